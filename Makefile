@@ -1,0 +1,51 @@
+# fluidnet — every target creates .venv and installs what it needs on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+# Re-install when pyproject.toml changes.
+STAMP  := $(VENV)/.stamp
+
+.PHONY: all test reproduce bench lint notebooks clean venv
+
+all: test
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP)-core: pyproject.toml | $(BIN)/python
+	$(PIP) install -e .
+	touch $@
+
+$(STAMP)-dev: pyproject.toml | $(BIN)/python
+	$(PIP) install -e ".[dev,notebooks]"
+	touch $@ $(STAMP)-core
+
+$(STAMP)-bench: pyproject.toml $(STAMP)-dev
+	$(PIP) install -e ".[dev,notebooks,bench]"
+	touch $@
+
+venv: $(STAMP)-dev
+
+## make test: the whole test suite, notebooks included (runs on 2 cores)
+test: $(STAMP)-dev
+	$(BIN)/python -m pytest -n 2 --dist loadgroup tests
+	$(BIN)/python -m pytest -p no:cacheprovider --nbmake -n 2 notebooks
+
+## make reproduce: regenerate every reproduced figure and table, print the target report
+reproduce: $(STAMP)-core
+	$(BIN)/fluidnet reproduce --all --out papers
+
+## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
+bench: $(STAMP)-bench
+	$(BIN)/python benchmarks/run.py
+
+lint: $(STAMP)-dev
+	$(BIN)/ruff check fluidnet tests benchmarks
+	$(BIN)/ruff format --check fluidnet tests benchmarks
+
+notebooks: $(STAMP)-dev
+	$(BIN)/jupyter lab notebooks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache

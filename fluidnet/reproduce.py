@@ -1,0 +1,3 @@
+"""placeholder"""
+def reproduce(*a, **k):
+    raise NotImplementedError
