@@ -17,13 +17,10 @@ $(STAMP)-core: pyproject.toml | $(BIN)/python
 	$(PIP) install -e .
 	touch $@
 
+# The tests compare the integrator with jitcdde, so the test environment has the bench extra.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[dev,notebooks]"
-	touch $@ $(STAMP)-core
-
-$(STAMP)-bench: pyproject.toml $(STAMP)-dev
 	$(PIP) install -e ".[dev,notebooks,bench]"
-	touch $@
+	touch $@ $(STAMP)-core
 
 venv: $(STAMP)-dev
 
@@ -37,7 +34,7 @@ reproduce: $(STAMP)-core
 	$(BIN)/fluidnet reproduce --all --out papers
 
 ## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
-bench: $(STAMP)-bench
+bench: $(STAMP)-dev
 	$(BIN)/python benchmarks/run.py
 
 lint: $(STAMP)-dev

@@ -20,6 +20,40 @@ from .symbols import params, s, signals, states, t
 
 __version__ = "0.1.0"
 
+# Public names implemented in subpackages, imported on first use (keeps `import fluidnet` fast
+# and avoids compiling anything at import time).
+_LAZY = {
+    # nonlinear DDE engine (fluidnet.dde)
+    "simulate": "fluidnet.dde",
+    "simulate_ensemble": "fluidnet.dde",
+    "Solution": "fluidnet.dde",
+    "oscillation": "fluidnet.dde",
+    "Oscillation": "fluidnet.dde",
+    # stability analysis (fluidnet.stability)
+    "bode": "fluidnet.stability",
+    "nyquist": "fluidnet.stability",
+    "margins": "fluidnet.stability",
+    "stability_chart": "fluidnet.stability",
+    "stability_boundary": "fluidnet.stability",
+    "critical_value": "fluidnet.stability",
+    "phase_portrait": "fluidnet.stability",
+    "nonlinear_chart": "fluidnet.stability",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'fluidnet' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 __all__ = [
     "AnalysisError",
     "DelayTF",
