@@ -15,7 +15,7 @@ from .errors import AnalysisError, FluidnetError, IntegrationError, ModelError, 
 from .lineardde import LinearDDE
 from .model import Model, Param
 from .quasipoly import QuasiPolynomial
-from .reproduce import reproduce
+from .registry import reproduce
 from .symbols import params, s, signals, states, t
 
 __version__ = "0.1.0"
@@ -53,6 +53,7 @@ def __getattr__(name: str):
 
 def __dir__():
     return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "AnalysisError",

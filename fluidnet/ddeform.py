@@ -100,7 +100,9 @@ class DDEForm:
     @property
     def explicit_time(self) -> bool:
         """True when ``t`` appears explicitly in a right-hand side or a delay."""
-        return any(e.has(self.t) for e in self.rhs) or any(lag.delay.has(self.t) for lag in self.lags)
+        return any(e.has(self.t) for e in self.rhs) or any(
+            lag.delay.has(self.t) for lag in self.lags
+        )
 
 
 def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
@@ -141,7 +143,9 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
             if delay == 0:
                 return x[i]
             if delay.is_number and delay < 0:
-                raise ModelError(f"{name}({e.args[0]}) refers to the future (negative delay {delay})")
+                raise ModelError(
+                    f"{name}({e.args[0]}) refers to the future (negative delay {delay})"
+                )
             key = (i, delay)
             sym = lag_index.get(key)
             if sym is None:
@@ -176,5 +180,5 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
         nonnegative=tuple(states.index(n) for n in model.nonnegative),
         signals=sig,
         inputs=inputs,
-        u=x[len(states):],
+        u=x[len(states) :],
     )

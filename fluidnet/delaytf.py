@@ -88,7 +88,7 @@ class DelayTF:
 
     @classmethod
     def from_control(cls, sys) -> DelayTF:
-        """Build from a SISO :class:`control.TransferFunction` (or anything with ``num``/``den``)."""
+        """Build from a SISO :class:`control.TransferFunction` or :class:`control.StateSpace`."""
         import control
 
         if isinstance(sys, control.StateSpace):

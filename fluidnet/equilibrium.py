@@ -20,8 +20,8 @@ import numpy as np
 import sympy
 from scipy import optimize
 
-from .model import param_subs
 from .errors import AnalysisError, ModelError
+from .model import param_subs
 
 __all__ = ["equilibria", "steady_state_equations", "symbolic_equilibria"]
 
@@ -65,8 +65,9 @@ def symbolic_equilibria(model) -> list[dict[str, sympy.Expr]] | None:
         for subset in _boundary_subsets(form):
             fixed = {form.x[i]: sympy.S.Zero for i in subset}
             free = [x for i, x in enumerate(form.x) if i not in subset]
-            sub_eqs = [sympy.together(eqs[i].xreplace(fixed)) for i in range(len(eqs))
-                       if i not in subset]
+            sub_eqs = [
+                sympy.together(eqs[i].xreplace(fixed)) for i in range(len(eqs)) if i not in subset
+            ]
             sub_eqs = [sympy.fraction(e)[0] for e in sub_eqs]
             if free:
                 try:
@@ -95,8 +96,9 @@ def _boundary_subsets(form):
         yield from itertools.combinations(idx, r)
 
 
-def equilibria(model, *, guess: Mapping[str, float] | None = None, **params: Any
-               ) -> list[dict[str, float]]:
+def equilibria(
+    model, *, guess: Mapping[str, float] | None = None, **params: Any
+) -> list[dict[str, float]]:
     """All equilibria found, best first.
 
     Parameters
@@ -129,8 +131,9 @@ def equilibria(model, *, guess: Mapping[str, float] | None = None, **params: Any
     if guess is not None:
         unknown = set(guess) - set(form.states)
         if unknown:
-            raise ModelError(f"guess names unknown states {sorted(unknown)} "
-                             f"(states: {', '.join(form.states)})")
+            raise ModelError(
+                f"guess names unknown states {sorted(unknown)} (states: {', '.join(form.states)})"
+            )
     f = sympy.lambdify([form.x], num_eqs, modules="numpy")
     fx = lambda v: np.asarray(f(v), dtype=float)  # noqa: E731
 

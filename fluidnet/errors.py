@@ -25,4 +25,4 @@ class AnalysisError(FluidnetError, ValueError):
 
 
 class IntegrationError(FluidnetError, RuntimeError):
-    """The nonlinear integrator failed; the message names the time, the state values and the cause."""
+    """The nonlinear integrator failed; the message names the time, state values and cause."""

@@ -114,7 +114,7 @@ class LinearDDE:
         return max(self.delays, default=0.0)
 
     def characteristic_matrix(self, s) -> np.ndarray:
-        """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, vectorized: shape ``s.shape + (n, n)``."""
+        """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
         s = np.asarray(s, dtype=complex)
         eye = np.eye(self.n)
         out = s[..., None, None] * eye - self.A0
@@ -134,9 +134,12 @@ class LinearDDE:
             out = out + (tau * np.exp(-s * tau))[..., None, None] * Ak
         return out
 
-    # ------------------------------------------------------------------ stability (see fluidnet.stability)
+    # ------------------------------------------------------------------ stability
     def roots(self, k: int = 6, region=None, **kwargs):
-        """The ``k`` rightmost characteristic roots (see :func:`fluidnet.stability.roots.characteristic_roots`)."""
+        """The ``k`` rightmost characteristic roots.
+
+        See :func:`fluidnet.stability.roots.characteristic_roots` for the method and options.
+        """
         from .stability.roots import characteristic_roots
 
         return characteristic_roots(self, k=k, region=region, **kwargs)

@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import sympy
 
-from .model import param_subs
 from .errors import AnalysisError, ModelError
 from .lineardde import LinearDDE
+from .model import param_subs
 
 __all__ = ["linearize", "jacobian_blocks", "frozen_delays"]
 
@@ -59,8 +59,10 @@ def frozen_delays(form, rep: Mapping, label: str = "") -> list[sympy.Expr]:
     for lag in form.lags:
         d = lag.delay.xreplace(rep)
         if d.has(form.t):
-            raise ModelError(f"the delay of {form.lag_label(lag)} depends explicitly on t; "
-                             "a time-varying model cannot be linearized")
+            raise ModelError(
+                f"the delay of {form.lag_label(lag)} depends explicitly on t; "
+                "a time-varying model cannot be linearized"
+            )
         out.append(d)
     return out
 
@@ -73,8 +75,7 @@ def _check_delay_value(form, lag, value: complex, where: str) -> float:
     return float(value.real)
 
 
-def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params: Any
-              ) -> LinearDDE:
+def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params: Any) -> LinearDDE:
     """Linearize ``model`` at an equilibrium.
 
     Parameters
@@ -111,8 +112,10 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     psubs = param_subs(values)
     for i, e in enumerate(form.rhs):
         if e.has(form.t):
-            raise ModelError(f"the right-hand side of {form.states[i]} depends explicitly on t; "
-                             "a time-varying model cannot be linearized")
+            raise ModelError(
+                f"the right-hand side of {form.states[i]} depends explicitly on t; "
+                "a time-varying model cannot be linearized"
+            )
 
     J0, Jlag = jacobian_blocks(form)
     rep_num = _eq_substitution(form, eq)
@@ -127,11 +130,14 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
             try:
                 z = complex(val)
             except TypeError as exc:
-                raise ModelError(f"{what}[{i},{j}] = {e} does not evaluate to a number at the "
-                                 f"equilibrium {eq}") from exc
+                raise ModelError(
+                    f"{what}[{i},{j}] = {e} does not evaluate to a number at the equilibrium {eq}"
+                ) from exc
             if not math.isfinite(z.real) or abs(z.imag) > 1e-12 * max(1.0, abs(z.real)):
-                raise AnalysisError(f"{what}[{i},{j}] = {e} is {z} at the equilibrium {eq} with "
-                                    f"{values}: the model is not differentiable there")
+                raise AnalysisError(
+                    f"{what}[{i},{j}] = {e} is {z} at the equilibrium {eq} with "
+                    f"{values}: the model is not differentiable there"
+                )
             out[i, j] = z.real
         return out
 
@@ -145,8 +151,9 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         delayed.append((tau, Ak))
 
     jac = _symbolic_jacobians(model, form, J0, Jlag, eq, psubs)
-    return LinearDDE(A0, delayed, state_names=form.states, equilibrium=eq, jacobians=jac,
-                     params=values)
+    return LinearDDE(
+        A0, delayed, state_names=form.states, equilibrium=eq, jacobians=jac, params=values
+    )
 
 
 def _matching_symbolic_equilibrium(model, form, eq, psubs) -> dict | None:

@@ -109,6 +109,7 @@ def _substitution(form: DDEForm, eq: Mapping[str, Any], u_eq: Any) -> dict:
 
 def _assemble(blocks, rep, delay_value, exp_of):
     """Matrices ``Delta(s)``, ``B(s)``, ``C(s)``, ``D(s)`` with ``exp_of(tau)`` for each delay."""
+
     def total(name):
         acc = None
         for dexpr, M in blocks[name]:
@@ -162,8 +163,9 @@ def _prepare(model, cut, equilibrium, params):
     return values, eq, form, output, psubs, u_eq, blocks
 
 
-def loop_gain(model, cut: str, *, equilibrium: Mapping[str, float] | None = None,
-              **params: Any) -> DelayTF:
+def loop_gain(
+    model, cut: str, *, equilibrium: Mapping[str, float] | None = None, **params: Any
+) -> DelayTF:
     """The loop transfer function ``L(s)`` of ``model`` cut at ``cut``.
 
     Parameters
@@ -224,8 +226,10 @@ def loop_gain(model, cut: str, *, equilibrium: Mapping[str, float] | None = None
 
     Delta, B, C, D = _assemble(blocks, rep, delay_value, exp_of)
     if any(sympy.expand(e) != 0 for e in D):
-        raise ModelError(f"cutting at {cut!r} leaves an algebraic loop: its definition depends "
-                         "directly on its own uses")
+        raise ModelError(
+            f"cutting at {cut!r} leaves an algebraic loop: its definition depends "
+            "directly on its own uses"
+        )
     det = Delta.det(method="berkowitz")
     adj = Delta.adjugate(method="berkowitz")
     num = -(C * adj * B)[0, 0]

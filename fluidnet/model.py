@@ -170,17 +170,23 @@ class Model:
         if "t" in self._state_names or "t" in self._signal_names:
             raise ModelError("'t' is the time symbol and cannot name a state or a signal")
 
-        self._rhs_exprs = {n: self._normalize(e, f"right-hand side of {n}")
-                           for n, e in zip(self._state_names, rhs.values(), strict=True)}
-        self._signal_exprs = {n: self._normalize(e, f"signal {n}")
-                              for n, e in zip(self._signal_names, signals.values(), strict=True)}
+        self._rhs_exprs = {
+            n: self._normalize(e, f"right-hand side of {n}")
+            for n, e in zip(self._state_names, rhs.values(), strict=True)
+        }
+        self._signal_exprs = {
+            n: self._normalize(e, f"signal {n}")
+            for n, e in zip(self._signal_names, signals.values(), strict=True)
+        }
 
         nonneg = []
         for key in nonnegative:
             n = _name_of(key, "nonnegative state")
             if n not in self._state_names:
-                raise ModelError(f"nonnegative entry {n!r} is not a state of the model "
-                                 f"(states: {', '.join(self._state_names)})")
+                raise ModelError(
+                    f"nonnegative entry {n!r} is not a state of the model "
+                    f"(states: {', '.join(self._state_names)})"
+                )
             if n not in nonneg:
                 nonneg.append(n)
         self._nonnegative = tuple(nonneg)
@@ -219,8 +225,10 @@ class Model:
                 raise ModelError(f"{where}: {app} must have exactly one argument (a time)")
             tau = sympy.expand(T_SYM - app.args[0])
             if tau.is_number and (not tau.is_real or tau < 0):
-                raise ModelError(f"{where}: {app} has delay {tau}, which is not a real "
-                                 "non-negative number (a reference to the future)")
+                raise ModelError(
+                    f"{where}: {app} has delay {tau}, which is not a real "
+                    "non-negative number (a reference to the future)"
+                )
         canon = {n: sympy.Function(n, real=True) for n in known}
         return _recanon(expr, canon)
 
@@ -231,8 +239,10 @@ class Model:
             for app in e.atoms(AppliedUndef):
                 if app.func.__name__ in self._signal_exprs:
                     if app.func.__name__ == n:
-                        raise ModelError(f"signal {n!r} refers to itself ({app}); signals are "
-                                         "algebraic, make it a state instead")
+                        raise ModelError(
+                            f"signal {n!r} refers to itself ({app}); signals are "
+                            "algebraic, make it a state instead"
+                        )
                     deps[n].add(app.func.__name__)
         visiting: set[str] = set()
         done: set[str] = set()
@@ -361,8 +371,10 @@ class Model:
         return m
 
     def _unknown(self, name: str) -> str:
-        return (f"unknown parameter {name!r} for model {self.name!r} "
-                f"(parameters: {', '.join(self._params) or 'none'})")
+        return (
+            f"unknown parameter {name!r} for model {self.name!r} "
+            f"(parameters: {', '.join(self._params) or 'none'})"
+        )
 
     def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
         """All parameter values as floats, defaults updated by ``overrides``.
@@ -394,8 +406,9 @@ class Model:
         return out
 
     # ------------------------------------------------------------------ analysis entry points
-    def equilibrium(self, *, all: bool = False, guess: Mapping[str, float] | None = None,
-                    **params: Any):
+    def equilibrium(
+        self, *, all: bool = False, guess: Mapping[str, float] | None = None, **params: Any
+    ):
         """The equilibrium ``{state: value}`` (see :func:`fluidnet.equilibrium.equilibria`)."""
         from .equilibrium import equilibria
 
@@ -409,8 +422,7 @@ class Model:
 
         return linearize(self, equilibrium=equilibrium, **params)
 
-    def loop_gain(self, cut: str, *, equilibrium: Mapping[str, float] | None = None,
-                  **params: Any):
+    def loop_gain(self, cut: str, *, equilibrium: Mapping[str, float] | None = None, **params: Any):
         """The loop transfer function cut at a state or signal
         (see :func:`fluidnet.loopgain.loop_gain`)."""
         from .loopgain import loop_gain
@@ -421,13 +433,19 @@ class Model:
     def _repr_latex_(self) -> str:
         lines = [sympy.latex(eq) for eq in self.equations]
         if self._nonnegative:
-            lines.append(r"\text{projected: } " + ", ".join(
-                sympy.latex(sympy.Function(n)(T_SYM)) + r" \ge 0" for n in self._nonnegative))
+            lines.append(
+                r"\text{projected: } "
+                + ", ".join(
+                    sympy.latex(sympy.Function(n)(T_SYM)) + r" \ge 0" for n in self._nonnegative
+                )
+            )
         return r"$\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}$"
 
     def __repr__(self) -> str:
-        return (f"Model({self.name!r}, states={list(self._state_names)}, "
-                f"params={ {k: p.value for k, p in self._params.items()} })")
+        return (
+            f"Model({self.name!r}, states={list(self._state_names)}, "
+            f"params={ {k: p.value for k, p in self._params.items()} })"
+        )
 
 
 def param_subs(values: Mapping[str, float]) -> dict[sympy.Symbol, sympy.Float]:

@@ -100,8 +100,10 @@ class QuasiPolynomial:
             if not np.isfinite(tau):
                 raise ValueError(f"delay {tau!r} is not finite")
             if tau < 0:
-                raise ValueError(f"delay {tau!r} is negative (an advance); quasi-polynomials "
-                                 "here use delays tau >= 0")
+                raise ValueError(
+                    f"delay {tau!r} is negative (an advance); quasi-polynomials "
+                    "here use delays tau >= 0"
+                )
             clean.append((tau, _as_coeffs(c)))
         merged = merge_delays(clean, _padd)
         merged = [(tau, c) for tau, c in merged if np.any(c != 0)]
@@ -148,8 +150,9 @@ class QuasiPolynomial:
         if self.is_zero:
             return False
         deg0 = len(self._coeffs[0]) - 1 if self._delays[0] == 0.0 else -1
-        others = [len(c) - 1 for tau, c in zip(self._delays, self._coeffs, strict=True)
-                  if tau != 0.0]
+        others = [
+            len(c) - 1 for tau, c in zip(self._delays, self._coeffs, strict=True) if tau != 0.0
+        ]
         return deg0 >= 0 and all(d < deg0 for d in others)
 
     # ------------------------------------------------------------------ evaluation
@@ -189,14 +192,17 @@ class QuasiPolynomial:
     def __mul__(self, other) -> QuasiPolynomial:
         other = as_quasipolynomial(other)
         return QuasiPolynomial(
-            [(ta + tb, np.polymul(ca, cb)) for ta, ca in self.terms.items()
-             for tb, cb in other.terms.items()]
+            [
+                (ta + tb, np.polymul(ca, cb))
+                for ta, ca in self.terms.items()
+                for tb, cb in other.terms.items()
+            ]
         )
 
     __rmul__ = __mul__
 
     def shift(self, tau: float) -> QuasiPolynomial:
-        """Multiply by ``exp(-s tau)`` (``tau`` may be negative as long as every delay stays >= 0)."""
+        """Multiply by ``exp(-s tau)`` (``tau < 0`` is allowed while every delay stays >= 0)."""
         return QuasiPolynomial([(d + tau, c) for d, c in self.terms.items()])
 
     def __eq__(self, other) -> bool:
@@ -206,8 +212,9 @@ class QuasiPolynomial:
             return False
         return all(
             _same_delay(a, b) and len(ca) == len(cb) and np.allclose(ca, cb, rtol=1e-12, atol=0)
-            for a, b, ca, cb in zip(self._delays, other._delays, self._coeffs, other._coeffs,
-                                    strict=True)
+            for a, b, ca, cb in zip(
+                self._delays, other._delays, self._coeffs, other._coeffs, strict=True
+            )
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -251,7 +258,7 @@ class QuasiPolynomial:
 
         def last_row(c: np.ndarray) -> np.ndarray:
             full = np.zeros(n + 1, dtype=np.result_type(c, float))
-            full[n + 1 - len(c):] = c
+            full[n + 1 - len(c) :] = c
             return -(full[1:][::-1]) / lead  # coefficients of s^0 ... s^{n-1}
 
         A0 = np.zeros((n, n), dtype=np.result_type(lead, float))

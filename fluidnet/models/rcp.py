@@ -34,7 +34,7 @@ def rcp(**values: float) -> Model:
     Parameters
     ----------
     **values
-        Overrides of the default parameter values (``alpha``, ``beta``, ``C``, ``N``, ``d0``, ``T``).
+        Overrides of the defaults of ``alpha``, ``beta``, ``C``, ``N``, ``d0``, ``T``.
 
     Returns
     -------
@@ -59,11 +59,16 @@ def rcp(**values: float) -> Model:
         params={
             alpha: Param(0.4, unit="1", doc="gain on spare capacity C - y", bounds=(0, None)),
             beta: Param(0.2, unit="1", doc="gain on the queue-drain term q/d", bounds=(0, None)),
-            C: Param(0.15e9 / PACKET_BITS, unit="pkts/s",
-                     doc="link capacity (0.15 Gb/s, 1000-byte packets)", bounds=(0, None)),
+            C: Param(
+                0.15e9 / PACKET_BITS,
+                unit="pkts/s",
+                doc="link capacity (0.15 Gb/s, 1000-byte packets)",
+                bounds=(0, None),
+            ),
             N: Param(10.0, unit="1", doc="number of flows", bounds=(0, None)),
-            d0: Param(0.2, unit="s", doc="round-trip propagation delay (feedback delay)",
-                      bounds=(0, None)),
+            d0: Param(
+                0.2, unit="s", doc="round-trip propagation delay (feedback delay)", bounds=(0, None)
+            ),
             T: Param(0.01, unit="s", doc="rate-update interval", bounds=(0, None)),
         },
         nonnegative=[q],
@@ -94,8 +99,9 @@ def rcp_dimensionless(**values: float) -> Model:
         params={
             alpha: Param(0.4, unit="1", doc="gain on spare capacity", bounds=(0, None)),
             beta: Param(0.2, unit="1", doc="gain on the queue-drain term", bounds=(0, None)),
-            Tr: Param(0.05, unit="1", doc="update interval over propagation RTT, T/d0",
-                      bounds=(0, None)),
+            Tr: Param(
+                0.05, unit="1", doc="update interval over propagation RTT, T/d0", bounds=(0, None)
+            ),
         },
         nonnegative=[x],
         name="rcp_dimensionless",

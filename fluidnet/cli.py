@@ -1,0 +1,59 @@
+"""The ``fluidnet`` command line (also ``python -m fluidnet``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="fluidnet", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser(
+        "reproduce",
+        help="regenerate papers' figures and tables and check their targets",
+        description="Regenerate figures and tables of the source papers and check every "
+        "registered target. Exits with status 1 when a target fails.",
+    )
+    r.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="paper key (e.g. rcp) or paper:item (e.g. rcp:linearization)",
+    )
+    r.add_argument("--all", action="store_true", help="everything registered (the default)")
+    r.add_argument("--out", default="papers", help="output root (default: ./papers)")
+    r.add_argument("--quick", action="store_true", help="reduced grids (fast, for smoke tests)")
+    r.add_argument("--list", action="store_true", help="list papers and items, then exit")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "reproduce":
+        import matplotlib
+
+        matplotlib.use("Agg")
+        from .registry import papers, reproduce
+
+        if args.list:
+            for key, pap in papers().items():
+                print(f"{key}: {pap.title}")
+                for name, item in pap.items.items():
+                    print(f"    {key}:{name:<24} {item.title}")
+            return 0
+        names = [] if args.all else args.names
+        try:
+            report = reproduce(*names, out=args.out, quick=args.quick)
+        except KeyError as exc:
+            print(f"fluidnet reproduce: {exc.args[0]}", file=sys.stderr)
+            return 2
+        return 0 if report.ok else 1
+    return 2  # pragma: no cover - argparse enforces the command
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

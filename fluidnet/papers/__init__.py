@@ -1,0 +1,1 @@
+"""One module per source paper: its figures, tables and checked targets (see fluidnet.registry)."""

@@ -1,0 +1,487 @@
+"""Reproduction registry: each paper module registers figures, tables and checked targets.
+
+A *paper* (``rcp``, ``sbrm``, ...) has *items* (a figure, a table, a group of equations). Running an
+item writes ``papers/<paper>/figures/*.png`` and ``papers/<paper>/tables/*.csv`` and records
+*targets*: a paper's number (printed, or derived from its equations) next to ours, with a tolerance
+and a verdict. :func:`reproduce` runs items, writes ``papers/<paper>/targets.json`` and the combined
+``papers/REPORT.md``, and returns a :class:`Report`.
+
+Example
+-------
+>>> import fluidnet as fn
+>>> report = fn.reproduce("rcp:linearization", out="/tmp/papers", progress=False)  # doctest: +SKIP
+>>> report.ok  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib
+import json
+import math
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Target", "Context", "Paper", "Report", "paper", "papers", "reproduce"]
+
+#: Modules under ``fluidnet.papers`` that register papers (imported on demand).
+PAPER_MODULES = ("rcp",)
+
+_REGISTRY: dict[str, Paper] = {}
+
+
+@dataclass
+class Target:
+    """One checked number (or statement) of a paper.
+
+    Attributes
+    ----------
+    paper : str
+        Registry key of the paper.
+    ref : str
+        Where the number lives in the paper: ``"eq (9)"``, ``"Fig 34"``, ``"Table 6.6.2"``.
+    name : str
+        What it is.
+    expected : float, str or bool
+        The paper's value (or a closed form, or a statement).
+    value : float, str or bool
+        Ours.
+    source : str
+        ``"printed"`` (the number is printed in the paper) or ``"derived"`` (derived from the
+        paper's equations, e.g. in the notes, and independent of fluidnet).
+    tol : float or None
+        Tolerance for numbers (``None`` for exact/symbolic/boolean targets).
+    rel : bool
+        Whether ``tol`` is relative.
+    passed : bool
+    note : str
+        Misprint, convention or explanation of a mismatch.
+    """
+
+    paper: str
+    ref: str
+    name: str
+    expected: Any
+    value: Any
+    source: str
+    tol: float | None
+    rel: bool
+    passed: bool
+    note: str = ""
+    item: str = ""
+
+    def row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+class Context:
+    """What a paper item receives: output locations and the ``check`` API.
+
+    Attributes
+    ----------
+    paper : str
+    outdir : pathlib.Path
+        ``<out>/<paper>``.
+    quick : bool
+        True when a reduced (fast) version is requested, e.g. by the tests.
+    """
+
+    def __init__(self, paper: str, item: str, out: Path, quick: bool = False):
+        self.paper = paper
+        self.item = item
+        self.outdir = Path(out) / paper
+        self.quick = quick
+        self.targets: list[Target] = []
+        self.files: list[Path] = []
+
+    @property
+    def figures_dir(self) -> Path:
+        d = self.outdir / "figures"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    @property
+    def tables_dir(self) -> Path:
+        d = self.outdir / "tables"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    # ------------------------------------------------------------------ outputs
+    def new_figure(self, nrows: int = 1, ncols: int = 1, **kw):
+        """A matplotlib ``(Figure, axes)`` pair that does not touch pyplot's global state."""
+        from matplotlib.figure import Figure
+
+        kw.setdefault("figsize", (6.4 * ncols, 4.2 * nrows))
+        fig = Figure(**{k: v for k, v in kw.items() if k in ("figsize", "dpi")})
+        axes = fig.subplots(nrows, ncols, squeeze=True)
+        return fig, axes
+
+    def figure(self, name: str, fig, dpi: int = 110) -> Path:
+        """Save ``fig`` as ``figures/<name>.png`` and return its path."""
+        path = self.figures_dir / f"{name}.png"
+        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        try:  # release pyplot-managed figures too
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+        self.files.append(path)
+        return path
+
+    def table(
+        self, name: str, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None
+    ) -> Path:
+        """Write ``rows`` (dicts) to ``tables/<name>.csv`` (``None`` → empty cell)."""
+        rows = list(rows)
+        cols = list(columns) if columns is not None else list(rows[0]) if rows else []
+        path = self.tables_dir / f"{name}.csv"
+        with path.open("w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=cols, extrasaction="raise")
+            w.writeheader()
+            for r in rows:
+                w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
+        self.files.append(path)
+        return path
+
+    # ------------------------------------------------------------------ checks
+    def check(
+        self,
+        ref: str,
+        name: str,
+        expected: float,
+        value: float,
+        *,
+        tol: float,
+        rel: bool = False,
+        source: str = "printed",
+        note: str = "",
+    ) -> Target:
+        """Compare a number with the paper's: passes when ``|value - expected| <= tol``
+        (times ``|expected|`` when ``rel``)."""
+        _check_source(source)
+        try:
+            v = float(value)
+            e = float(expected)
+        except (TypeError, ValueError):
+            passed = False
+            v, e = value, expected
+        else:
+            bound = tol * abs(e) if rel else tol
+            passed = math.isfinite(v) and abs(v - e) <= bound
+        return self._add(ref, name, e, v, source, tol, rel, passed, note)
+
+    def check_equal(
+        self,
+        ref: str,
+        name: str,
+        expected: Any,
+        value: Any,
+        *,
+        source: str = "printed",
+        note: str = "",
+    ) -> Target:
+        """Exact comparison (strings, integers, booleans)."""
+        _check_source(source)
+        return self._add(ref, name, expected, value, source, None, False, expected == value, note)
+
+    def check_expr(
+        self, ref: str, name: str, expected, value, *, source: str = "printed", note: str = ""
+    ) -> Target:
+        """Symbolic identity ``simplify(value - expected) == 0`` (sympy expressions)."""
+        import sympy
+
+        _check_source(source)
+        e, v = sympy.sympify(expected), sympy.sympify(value)
+        passed = bool(sympy.simplify(v - e) == 0)
+        return self._add(ref, name, str(e), str(v), source, None, False, passed, note)
+
+    def check_true(
+        self,
+        ref: str,
+        name: str,
+        condition: bool,
+        *,
+        expected: str = "true",
+        value: str | None = None,
+        source: str = "printed",
+        note: str = "",
+    ) -> Target:
+        """A qualitative statement of the paper, checked by ``condition``."""
+        _check_source(source)
+        return self._add(
+            ref,
+            name,
+            expected,
+            value if value is not None else bool(condition),
+            source,
+            None,
+            False,
+            bool(condition),
+            note,
+        )
+
+    def _add(self, ref, name, expected, value, source, tol, rel, passed, note) -> Target:
+        t = Target(
+            self.paper, ref, name, expected, value, source, tol, rel, bool(passed), note, self.item
+        )
+        self.targets.append(t)
+        return t
+
+
+def _check_source(source: str) -> None:
+    if source not in ("printed", "derived"):
+        raise ValueError(f"target source must be 'printed' or 'derived', got {source!r}")
+
+
+@dataclass
+class Item:
+    paper: str
+    name: str
+    title: str
+    func: Callable[[Context], None]
+
+
+@dataclass
+class Paper:
+    """A registered paper: key, citation and its items."""
+
+    key: str
+    title: str
+    citation: str
+    items: dict[str, Item] = field(default_factory=dict)
+
+    def item(self, name: str, title: str = "") -> Callable:
+        """Decorator registering ``func(ctx)`` as item ``name`` of this paper."""
+
+        def deco(func: Callable[[Context], None]):
+            if name in self.items:
+                raise ValueError(f"item {name!r} of paper {self.key!r} registered twice")
+            self.items[name] = Item(self.key, name, title or name, func)
+            return func
+
+        return deco
+
+
+def paper(key: str, title: str, citation: str) -> Paper:
+    """Register (or return the already registered) paper ``key``."""
+    if key not in _REGISTRY:
+        _REGISTRY[key] = Paper(key, title, citation)
+    return _REGISTRY[key]
+
+
+def papers() -> dict[str, Paper]:
+    """All registered papers (imports the paper modules)."""
+    for mod in PAPER_MODULES:
+        importlib.import_module(f"fluidnet.papers.{mod}")
+    return dict(_REGISTRY)
+
+
+@dataclass
+class Report:
+    """What :func:`reproduce` ran: targets and written files."""
+
+    targets: list[Target]
+    files: list[Path]
+    errors: list[str]
+    seconds: float
+
+    @property
+    def failed(self) -> list[Target]:
+        return [t for t in self.targets if not t.passed]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.errors
+
+    def summary(self) -> str:
+        lines = []
+        by_paper: dict[str, list[Target]] = {}
+        for t in self.targets:
+            by_paper.setdefault(t.paper, []).append(t)
+        for key, ts in by_paper.items():
+            n_ok = sum(t.passed for t in ts)
+            lines.append(f"{key:>8}: {n_ok}/{len(ts)} targets pass")
+        for t in self.failed:
+            lines.append(
+                f"  FAIL {t.paper} {t.ref} — {t.name}: expected {_fmt(t.expected)}, "
+                f"got {_fmt(t.value)}" + (f" ({t.note})" if t.note else "")
+            )
+        for e in self.errors:
+            lines.append(f"  ERROR {e}")
+        lines.append(
+            f"{len(self.targets) - len(self.failed)}/{len(self.targets)} targets pass, "
+            f"{len(self.errors)} item errors, {len(self.files)} files, "
+            f"{self.seconds:.1f} s"
+        )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _select(names: Iterable[str]) -> list[Item]:
+    reg = papers()
+    names = list(names)
+    if not names or names == ["all"] or "--all" in names:
+        return [it for p in reg.values() for it in p.items.values()]
+    out: list[Item] = []
+    for n in names:
+        key, _, item = n.partition(":")
+        if key not in reg:
+            raise KeyError(f"unknown paper {key!r}; registered: {', '.join(sorted(reg))}")
+        p = reg[key]
+        if item:
+            if item not in p.items:
+                raise KeyError(f"paper {key!r} has no item {item!r}; items: {', '.join(p.items)}")
+            out.append(p.items[item])
+        else:
+            out.extend(p.items.values())
+    return out
+
+
+def reproduce(
+    *names: str, out: str | Path = "papers", quick: bool = False, progress: bool = True
+) -> Report:
+    """Regenerate papers' figures and tables and check their targets.
+
+    Parameters
+    ----------
+    *names : str
+        Paper keys (``"rcp"``), single items (``"rcp:linearization"``), or nothing / ``"all"``
+        for everything registered.
+    out : path
+        Output root; each paper writes under ``<out>/<paper>/`` and ``<out>/REPORT.md`` lists
+        every target of every paper with results on disk.
+    quick : bool
+        Reduced grids (used by the tests); targets that need the full grids are still checked
+        where the reduced run supports them.
+    progress : bool
+        Print one line per item.
+
+    Returns
+    -------
+    Report
+    """
+    t0 = time.perf_counter()
+    items = _select(names)
+    out = Path(out)
+    targets: list[Target] = []
+    files: list[Path] = []
+    errors: list[str] = []
+    per_paper: dict[str, list[Target]] = {}
+    for it in items:
+        ctx = Context(it.paper, it.name, out, quick=quick)
+        t1 = time.perf_counter()
+        try:
+            it.func(ctx)
+        except Exception as exc:  # noqa: BLE001 - reported, not swallowed
+            msg = f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}"
+            errors.append(msg)
+            if progress:
+                traceback.print_exc(file=sys.stderr)
+        dt = time.perf_counter() - t1
+        targets.extend(ctx.targets)
+        files.extend(ctx.files)
+        per_paper.setdefault(it.paper, []).extend(ctx.targets)
+        if progress:
+            n_ok = sum(t.passed for t in ctx.targets)
+            print(
+                f"[{it.paper}:{it.name}] {n_ok}/{len(ctx.targets)} targets pass, "
+                f"{len(ctx.files)} files, {dt:.1f} s",
+                flush=True,
+            )
+    for key, ts in per_paper.items():
+        _write_targets(out / key, ts, items=[i.name for i in items if i.paper == key])
+    if per_paper:
+        _write_report(out)
+    report = Report(targets, files, errors, time.perf_counter() - t0)
+    if progress:
+        print(report.summary(), flush=True)
+    return report
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, (bool, int, str)) or v is None:
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else str(v)
+    return str(v)
+
+
+def _write_targets(dirpath: Path, targets: list[Target], items: list[str]) -> None:
+    """Merge this run's targets into ``<paper>/targets.json`` (items not run are kept)."""
+    dirpath.mkdir(parents=True, exist_ok=True)
+    path = dirpath / "targets.json"
+    old: list[dict] = []
+    if path.exists():
+        try:
+            old = [r for r in json.loads(path.read_text())["targets"] if r.get("item") not in items]
+        except (ValueError, KeyError):
+            old = []
+    rows = old + [{k: _jsonable(v) for k, v in t.row().items()} for t in targets]
+    path.write_text(
+        json.dumps({"updated": time.strftime("%Y-%m-%d %H:%M:%S"), "targets": rows}, indent=1)
+    )
+
+
+def _write_report(out: Path) -> Path:
+    """``REPORT.md``: one row per target of every paper with a ``targets.json`` under ``out``."""
+    reg = papers()
+    lines = [
+        "# fluidnet reproduction report",
+        "",
+        "Generated by `fluidnet reproduce`. One row per target: the paper's value (printed in",
+        "the paper, or derived from its equations independently of fluidnet), ours, the",
+        "tolerance and the verdict.",
+        "",
+    ]
+    total = passed = 0
+    for sub in sorted(p for p in out.iterdir() if (p / "targets.json").exists()):
+        data = json.loads((sub / "targets.json").read_text())
+        rows = data["targets"]
+        title = reg[sub.name].title if sub.name in reg else sub.name
+        n_ok = sum(bool(r["passed"]) for r in rows)
+        total += len(rows)
+        passed += n_ok
+        lines += [
+            f"## {sub.name}: {title}",
+            "",
+            f"{n_ok}/{len(rows)} targets pass (updated {data['updated']}).",
+            "",
+            "| item | where | target | paper | ours | source | tolerance | result | note |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for r in rows:
+            tol = "" if r["tol"] is None else (f"{r['tol']:g}" + (" rel" if r["rel"] else ""))
+            cells = [
+                r.get("item", ""),
+                r["ref"],
+                r["name"],
+                _fmt(r["expected"]),
+                _fmt(r["value"]),
+                r["source"],
+                tol,
+                "pass" if r["passed"] else "**FAIL**",
+                r["note"],
+            ]
+            lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+        lines.append("")
+    lines.insert(6, f"**{passed}/{total} targets pass.**\n")
+    path = out / "REPORT.md"
+    path.write_text("\n".join(lines))
+    return path
