@@ -20,6 +20,7 @@ import csv
 import importlib
 import json
 import math
+import pkgutil
 import sys
 import time
 import traceback
@@ -30,8 +31,6 @@ from typing import Any
 
 __all__ = ["Target", "Context", "Paper", "Report", "paper", "papers", "reproduce"]
 
-#: Modules under ``fluidnet.papers`` that register papers (imported on demand).
-PAPER_MODULES = ("rcp",)
 
 _REGISTRY: dict[str, Paper] = {}
 
@@ -286,8 +285,10 @@ def paper(key: str, title: str, citation: str) -> Paper:
 
 def papers() -> dict[str, Paper]:
     """All registered papers (imports the paper modules)."""
-    for mod in PAPER_MODULES:
-        importlib.import_module(f"fluidnet.papers.{mod}")
+    import fluidnet.papers as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"fluidnet.papers.{info.name}")
     return dict(_REGISTRY)
 
 
