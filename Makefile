@@ -26,8 +26,7 @@ venv: $(STAMP)-dev
 
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
 test: $(STAMP)-dev
-	$(BIN)/python -m pytest -n 2 --dist loadgroup tests
-	$(BIN)/python -m pytest -p no:cacheprovider --nbmake -n 2 notebooks
+	$(BIN)/python -m pytest -n 2 --nbmake tests notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
 reproduce: $(STAMP)-core

@@ -138,11 +138,11 @@ class DelayTF:
 
     def rhp_pole_count(self, **kwargs) -> int:
         """Number of open-loop poles with positive real part (counted with multiplicity)."""
-        from .stability.roots import count_rhp_roots
-
         if self.den.is_rational:
             r = np.roots(self.den.coeffs[0]) if self.den.degree > 0 else np.array([])
             return int(np.sum(r.real > 0))
+        from .stability.roots import count_rhp_roots
+
         return count_rhp_roots(self.den.companion(), **kwargs)
 
     # ------------------------------------------------------------------ algebra

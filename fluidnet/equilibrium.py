@@ -116,7 +116,8 @@ def equilibria(
         ``[{state: value}, ...]``. Without ``guess`` the order is: equilibria of the
         unprojected equations first (``f = 0`` everywhere, which the papers linearize at), then
         those held on a boundary by the projection (``f_i < 0`` at ``x_i = 0``); within each
-        group, fewer zero states first.
+        group, equilibria without negative states first (rates, windows and queues are
+        non-negative in fluid models), then fewer zero states first.
 
     Raises
     ------
@@ -164,7 +165,7 @@ def equilibria(
         g = np.array([guess.get(n, 0.0) for n in form.states], dtype=float)
         accepted.sort(key=lambda a: float(np.linalg.norm(a[0] - g)))
     else:
-        accepted.sort(key=lambda a: (a[1], int(np.sum(a[0] == 0))))
+        accepted.sort(key=lambda a: (a[1], bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
     return [{n: float(v) for n, v in zip(form.states, a[0], strict=True)} for a in accepted]
 
 

@@ -68,7 +68,9 @@ def _name_of(key: Any, what: str) -> str:
 def _check_value(name: str, value: Any, bounds=(None, None)) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (Real, sympy.Number)):
+    if isinstance(value, bool):
+        raise ParameterError(f"parameter {name!r}: value {value!r} is not a number")
+    if not isinstance(value, (Real, sympy.Number)):
         try:
             value = float(value)
         except (TypeError, ValueError) as exc:

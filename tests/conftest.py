@@ -1,0 +1,5 @@
+"""Shared test setup."""
+
+import matplotlib
+
+matplotlib.use("Agg")

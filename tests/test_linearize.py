@@ -1,0 +1,102 @@
+"""Linearization: RCP eq (8), closed forms, frozen state-dependent delays, merging, errors."""
+
+import numpy as np
+import pytest
+import sympy
+
+import fluidnet as fn
+from fluidnet import AnalysisError, ModelError
+
+t = fn.t
+
+
+def test_rcp_matches_eq8_numerically():
+    a, b, N, d0 = 0.4, 0.2, 10.0, 0.2
+    lin = fn.models.rcp().linearize()
+    assert lin.state_names == ("R", "q")
+    assert lin.delays == (d0,)
+    np.testing.assert_allclose(lin.A0, [[0.0, -b / (N * d0**2)], [0.0, 0.0]], rtol=1e-14)
+    np.testing.assert_allclose(lin.A[0], [[-a / d0, 0.0], [N, 0.0]], rtol=1e-14)
+    assert lin.equilibrium == {"R": 1875.0, "q": 0.0}
+    assert lin.params["alpha"] == 0.4
+
+
+def test_rcp_symbolic_jacobians():
+    alpha, beta, N, d0, T = sympy.symbols("alpha beta N d0 T", real=True)
+    jac = fn.models.rcp().linearize().jacobians
+    assert set(jac) == {sympy.S.Zero, d0, T}
+    assert sympy.simplify(jac[sympy.S.Zero][0, 1] + beta / (N * d0**2)) == 0
+    assert jac[d0][0, 0] == -alpha / d0 and jac[d0][1, 0] == N
+    assert jac[T] == sympy.zeros(2, 2)  # df/dR_T = 0 at the equilibrium
+
+
+def test_delayed_kelly_primal_closed_form():
+    # x' = kappa (w - x(t-T) p(x(t-T))), p(y) = (y/c)^B: at x*, d/dx [x p(x)] = (B+1) p*
+    x = fn.states("x")
+    kappa, w, c, B, T = fn.params("kappa w c B T")
+    m = fn.Model(
+        {x: kappa * (w - x(t - T) * (x(t - T) / c) ** B)},
+        {kappa: 0.5, w: 2.0, c: 10.0, B: 3.0, T: 0.3},
+    )
+    eq = m.equilibrium(guess={"x": 5.0})
+    xs = 10.0 * (2.0 / 10.0) ** (1 / 4)  # x p(x) = w  ->  x^(B+1) = w c^B
+    assert eq["x"] == pytest.approx(xs, rel=1e-10)
+    lin = m.linearize(equilibrium=eq)
+    pstar = (xs / 10.0) ** 3
+    assert lin.A0[0, 0] == 0.0
+    assert lin.delays == (0.3,)
+    assert lin.A[0][0, 0] == pytest.approx(-0.5 * 4 * pstar, rel=1e-12)
+
+
+def test_state_dependent_delay_is_frozen_at_equilibrium():
+    # x' = a - x(t - (1 + x(t)^2)): x* = a, delay frozen at 1 + a^2
+    x = fn.states("x")
+    a = fn.params("a")
+    m = fn.Model({x: a - x(t - (1 + x(t) ** 2))}, {a: 0.5})
+    lin = m.linearize()
+    assert lin.delays == (1.25,)
+    assert lin.A[0][0, 0] == -1.0 and lin.A0[0, 0] == 0.0
+
+
+def test_equal_delays_are_merged_and_zero_blocks_dropped():
+    x, y = fn.states("x y")
+    T1, T2 = fn.params("T1 T2")
+    m = fn.Model({x: -x(t - T1) - y(t - T2), y: x(t) - y(t)}, {T1: 0.5, T2: 0.5})
+    lin = m.linearize()
+    assert lin.delays == (0.5,)
+    np.testing.assert_array_equal(lin.A[0], [[-1.0, -1.0], [0.0, 0.0]])
+    lin2 = m.linearize(T2=0.7)
+    assert lin2.delays == (0.5, 0.7)
+
+
+def test_projected_state_is_linearized_without_projection():
+    # queue at its boundary: b' = x - c linearizes to delta b' = delta x, not max(.,0)
+    lin = fn.models.rcp().linearize()
+    assert lin.A[0][1, 0] == 10.0
+
+
+def test_negative_delay_at_equilibrium():
+    x = fn.states("x")
+    a = fn.params("a")
+    m = fn.Model({x: a - x(t - (2 - x(t)))}, {a: 3.0})
+    with pytest.raises(ModelError, match=r"delay of x\(t - \(2 - x\)\) is -1 < 0"):
+        m.linearize()
+
+
+def test_not_differentiable_at_equilibrium():
+    x = fn.states("x")
+    m = fn.Model({x: -sympy.sqrt(sympy.Abs(x(t))) * sympy.sign(x(t))}, {})
+    with pytest.raises(AnalysisError, match=r"df/dx\[0,0\].*not differentiable"):
+        m.linearize(equilibrium={"x": 0.0})
+
+
+def test_time_varying_model_cannot_be_linearized():
+    x = fn.states("x")
+    m = fn.Model({x: -x(t) * (1 + sympy.Heaviside(t - 1))}, {})
+    with pytest.raises(ModelError, match="explicitly on t"):
+        m.linearize(equilibrium={"x": 0.0})
+
+
+def test_explicit_equilibrium_must_name_every_state():
+    with pytest.raises(ModelError, match="misses states"):
+        fn.models.rcp().linearize(equilibrium={"R": 1875.0})
