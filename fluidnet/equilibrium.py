@@ -12,7 +12,6 @@ at most four states; otherwise numeric root finding (scipy) from a guess and a s
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,7 +20,7 @@ import sympy
 from scipy import optimize
 
 from .errors import AnalysisError, ModelError
-from .model import param_subs
+from .numeric import to_numpy
 
 __all__ = ["equilibria", "steady_state_equations", "symbolic_equilibria"]
 
@@ -96,6 +95,39 @@ def _boundary_subsets(form):
         yield from itertools.combinations(idx, r)
 
 
+class _Plan:
+    """Numeric functions of one model, built once: residuals, term sizes, closed forms."""
+
+    def __init__(self, model):
+        form = model.form
+        self.states = form.states
+        eqs = steady_state_equations(form)
+        args = (form.x, form.p)
+        self.f = to_numpy(args, eqs)
+        terms = [list(sympy.Add.make_args(sympy.expand(e))) for e in eqs]
+        self.term_fns = [to_numpy(args, ts) for ts in terms]
+        sym = symbolic_equilibria(model)
+        self.symbolic = sym is not None
+        self.closed = (
+            [to_numpy((form.p,), [sol[n] for n in form.states]) for sol in sym] if sym else []
+        )
+        self.nonneg = tuple(form.nonnegative)
+        self.subsets = list(_boundary_subsets(form))
+
+    def scale(self, i: int, x: np.ndarray, p: np.ndarray) -> float:
+        """Largest term of equation ``i`` at ``x`` (for a relative residual test)."""
+        mags = np.abs(self.term_fns[i](x, p))
+        mags = mags[np.isfinite(mags)]
+        return float(mags.max()) if mags.size else 0.0
+
+
+def _plan(model) -> _Plan:
+    cache = model.__dict__.setdefault("_equilibrium_plan", {})
+    if "v" not in cache:
+        cache["v"] = _Plan(model)
+    return cache["v"]
+
+
 def equilibria(
     model, *, guess: Mapping[str, float] | None = None, **params: Any
 ) -> list[dict[str, float]]:
@@ -123,86 +155,65 @@ def equilibria(
     ------
     AnalysisError
         When no equilibrium exists or none is found.
+    ModelError
+        When the model depends explicitly on time, or ``guess`` names an unknown state.
     """
     values = model.resolve_params(params)
-    form = model.form
-    eqs = steady_state_equations(form)
-    psubs = param_subs(values)
-    num_eqs = [e.xreplace(psubs) for e in eqs]
+    plan = _plan(model)
+    p = np.array([values[k] for k in model.param_names], dtype=float)
     if guess is not None:
-        unknown = set(guess) - set(form.states)
+        unknown = set(guess) - set(plan.states)
         if unknown:
             raise ModelError(
-                f"guess names unknown states {sorted(unknown)} (states: {', '.join(form.states)})"
+                f"guess names unknown states {sorted(unknown)} (states: {', '.join(plan.states)})"
             )
-    f = sympy.lambdify([form.x], num_eqs, modules="numpy")
-    fx = lambda v: np.asarray(f(v), dtype=float)  # noqa: E731
-
-    candidates: list[np.ndarray] = []
-    sym = symbolic_equilibria(model)
-    if sym is not None:
-        for sol in sym:
-            vals = []
-            ok = True
-            for n in form.states:
-                v = complex(sympy.N(sol[n].xreplace(psubs)))
-                if not (math.isfinite(v.real) and abs(v.imag) <= 1e-12 * max(1, abs(v.real))):
-                    ok = False
-                    break
-                vals.append(v.real)
-            if ok:
-                candidates.append(np.array(vals))
+    if plan.symbolic:
+        candidates = [fn(p) for fn in plan.closed]
+        candidates = [
+            np.real(c)
+            for c in candidates
+            if np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c))))
+        ]
     else:
-        candidates.extend(_numeric_candidates(form, fx, guess))
+        candidates = _numeric_candidates(plan, p, guess)
 
-    accepted = _admissible(form, fx, candidates, num_eqs)
+    accepted = _admissible(plan, candidates, p)
     if not accepted:
         raise AnalysisError(
             f"no equilibrium found for model {model.name!r} at {values}"
-            + ("" if sym is not None else " (numeric search; try guess={...})")
+            + ("" if plan.symbolic else " (numeric search; try guess={...})")
         )
     if guess is not None:
-        g = np.array([guess.get(n, 0.0) for n in form.states], dtype=float)
+        g = np.array([guess.get(n, 0.0) for n in plan.states], dtype=float)
         accepted.sort(key=lambda a: float(np.linalg.norm(a[0] - g)))
     else:
         accepted.sort(key=lambda a: (a[1], bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
-    return [{n: float(v) for n, v in zip(form.states, a[0], strict=True)} for a in accepted]
+    return [{n: float(v) for n, v in zip(plan.states, a[0], strict=True)} for a in accepted]
 
 
-def _scale(eq: sympy.Expr, x: np.ndarray, xs) -> float:
-    """Typical size of the terms of an equation at ``x`` (for a relative residual test)."""
-    subs = dict(zip(xs, x, strict=True))
-    mags = []
-    for term in sympy.Add.make_args(sympy.expand(eq)):
-        try:
-            mags.append(abs(complex(term.xreplace(subs))))
-        except TypeError:
-            mags.append(0.0)
-    return max(mags, default=0.0)
-
-
-def _admissible(form, fx, candidates, num_eqs) -> list[tuple[np.ndarray, int]]:
+def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, int]]:
     """Keep real, finite candidates that solve the projected steady-state problem; dedupe.
 
     Returns ``(x, is_boundary_only)`` pairs.
     """
     out: list[tuple[np.ndarray, int]] = []
-    nonneg = set(form.nonnegative)
+    nonneg = set(plan.nonneg)
     for x in candidates:
+        x = np.asarray(x, dtype=float)
         if not np.all(np.isfinite(x)):
             continue
-        if any(x[i] < -1e-12 * max(1.0, float(np.max(np.abs(x)))) for i in nonneg):
+        big = max(1.0, float(np.max(np.abs(x))))
+        if any(x[i] < -1e-12 * big for i in nonneg):
             continue
         x = x.copy()
         for i in nonneg:
-            if abs(x[i]) <= 1e-12 * max(1.0, float(np.max(np.abs(x)))):
+            if abs(x[i]) <= 1e-12 * big:
                 x[i] = 0.0
-        r = fx(x)
+        r = plan.f(x, p)
         boundary_only = 0
         ok = True
         for i, ri in enumerate(r):
-            tol = 1e-8 * max(1.0, _scale(num_eqs[i], x, form.x))
-            if abs(ri) <= tol:
+            if abs(ri) <= 1e-8 * max(1.0, plan.scale(i, x, p)):
                 continue
             if i in nonneg and x[i] == 0.0 and ri < 0:
                 boundary_only = 1  # held at 0 by the projection
@@ -217,18 +228,18 @@ def _admissible(form, fx, candidates, num_eqs) -> list[tuple[np.ndarray, int]]:
     return out
 
 
-def _numeric_candidates(form, fx, guess) -> list[np.ndarray]:
-    n = len(form.states)
+def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
+    n = len(plan.states)
     starts: list[np.ndarray] = []
     if guess is not None:
-        starts.append(np.array([guess.get(s, 1.0) for s in form.states], dtype=float))
+        starts.append(np.array([guess.get(s, 1.0) for s in plan.states], dtype=float))
     for mag in (1.0, 10.0, 0.1, 100.0, 1e3, 1e4, 0.01, 1e5):
         starts.append(np.full(n, mag))
     rng = np.random.default_rng(0)
     for _ in range(8):
         starts.append(10.0 ** rng.uniform(-2, 4, size=n))
     out = []
-    for subset in _boundary_subsets(form):
+    for subset in plan.subsets:
         free = [i for i in range(n) if i not in subset]
         if not free:
             out.append(np.zeros(n))
@@ -237,7 +248,7 @@ def _numeric_candidates(form, fx, guess) -> list[np.ndarray]:
         def reduced(v, free=free):
             x = np.zeros(n)
             x[free] = v
-            return fx(x)[free]
+            return plan.f(x, p)[free]
 
         for x0 in starts:
             with np.errstate(all="ignore"):

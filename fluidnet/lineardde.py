@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -46,8 +46,9 @@ class LinearDDE:
     state_names : sequence of str, optional
     equilibrium : dict, optional
         The equilibrium the system was linearized at (set by :meth:`fluidnet.Model.linearize`).
-    jacobians : dict, optional
-        Symbolic Jacobians ``{delay expression: sympy.Matrix}`` at the equilibrium.
+    jacobians : dict or callable, optional
+        Symbolic Jacobians ``{delay expression: sympy.Matrix}`` at the equilibrium, or a function
+        returning them (evaluated on first access).
     params : dict, optional
         The parameter values used.
 
@@ -68,7 +69,7 @@ class LinearDDE:
         *,
         state_names: Iterable[str] | None = None,
         equilibrium: Mapping[str, float] | None = None,
-        jacobians: Mapping[Any, Any] | None = None,
+        jacobians: Mapping[Any, Any] | Callable[[], Mapping[Any, Any]] | None = None,
         params: Mapping[str, float] | None = None,
     ):
         A0 = _as_matrix(A0, "A0")
@@ -100,10 +101,18 @@ class LinearDDE:
             raise ValueError(f"{len(names)} state names given for a {n}-state system")
         self.state_names: tuple[str, ...] = tuple(names)
         self.equilibrium: dict[str, float] | None = dict(equilibrium) if equilibrium else None
-        self.jacobians: dict[Any, Any] = dict(jacobians) if jacobians else {}
+        self._jacobians = jacobians
         self.params: dict[str, float] = dict(params) if params else {}
 
     # ------------------------------------------------------------------ basics
+    @property
+    def jacobians(self) -> dict[Any, Any]:
+        """Symbolic Jacobians ``{delay expression: sympy.Matrix}`` (empty if not linearized
+        from a model); computed on first access."""
+        if callable(self._jacobians):
+            self._jacobians = dict(self._jacobians())
+        return dict(self._jacobians) if self._jacobians else {}
+
     @property
     def n(self) -> int:
         """Number of states."""

@@ -23,6 +23,7 @@ import sympy
 from .errors import AnalysisError, ModelError
 from .lineardde import LinearDDE
 from .model import param_subs
+from .numeric import to_numpy
 
 __all__ = ["linearize", "jacobian_blocks", "frozen_delays"]
 
@@ -75,6 +76,46 @@ def _check_delay_value(form, lag, value: complex, where: str) -> float:
     return float(value.real)
 
 
+class _Plan:
+    """Numeric Jacobians and frozen delays of one model at a steady state, built once."""
+
+    def __init__(self, model):
+        form = model.form
+        for i, e in enumerate(form.rhs):
+            if e.has(form.t):
+                self.time_error = (
+                    f"the right-hand side of {form.states[i]} depends explicitly on t; "
+                    "a time-varying model cannot be linearized"
+                )
+                break
+        else:
+            self.time_error = None
+        for lag in form.lags:
+            if lag.delay.has(form.t):
+                self.time_error = (
+                    f"the delay of {form.lag_label(lag)} depends explicitly on t; "
+                    "a time-varying model cannot be linearized"
+                )
+        J0, Jlag = jacobian_blocks(form)
+        steady = {lag.symbol: form.x[lag.state] for lag in form.lags}
+        args = (form.x, form.p)
+        self.J0 = to_numpy(args, J0.xreplace(steady))
+        cols = sympy.Matrix.hstack(*Jlag) if Jlag else sympy.zeros(len(form.x), 0)
+        self.cols = to_numpy(args, cols.xreplace(steady))
+        self.delays = to_numpy(args, [lag.delay.xreplace(steady) for lag in form.lags])
+        self.lag_states = [lag.state for lag in form.lags]
+        self.form = form
+        self.J0_sym = J0
+        self.Jlag_sym = Jlag
+
+
+def _plan(model) -> _Plan:
+    cache = model.__dict__.setdefault("_linearize_plan", {})
+    if "v" not in cache:
+        cache["v"] = _Plan(model)
+    return cache["v"]
+
+
 def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params: Any) -> LinearDDE:
     """Linearize ``model`` at an equilibrium.
 
@@ -90,18 +131,24 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     -------
     LinearDDE
         ``x' = A0 x + sum_k A_k x(t - tau_k)`` in deviation variables, with the delays frozen at
-        the equilibrium and equal delays merged. ``jacobians`` maps each delay expression (``0``
-        for the undelayed part) to the symbolic Jacobian at the equilibrium, with symbolic
-        parameters when the equilibrium has a closed form (otherwise at the numeric equilibrium).
+        the equilibrium and equal delays merged. ``jacobians`` (computed on first access) maps
+        each delay expression (``0`` for the undelayed part) to the symbolic Jacobian at the
+        equilibrium, with symbolic parameters when the equilibrium has a closed form (otherwise
+        at the numeric equilibrium and parameter values).
 
     Raises
     ------
     ModelError
         When a delay is negative or not real at the equilibrium, or the model depends
         explicitly on time.
+    AnalysisError
+        When a Jacobian entry is not finite at the equilibrium (a kink of a switching term).
     """
     values = model.resolve_params(params)
-    form = model.form
+    plan = _plan(model)
+    form = plan.form
+    if plan.time_error:
+        raise ModelError(plan.time_error)
     if equilibrium is None:
         eq = model.equilibrium(**params)
     else:
@@ -109,51 +156,53 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         if missing:
             raise ModelError(f"equilibrium misses states {sorted(missing)}")
         eq = {n: float(equilibrium[n]) for n in form.states}
-    psubs = param_subs(values)
-    for i, e in enumerate(form.rhs):
-        if e.has(form.t):
-            raise ModelError(
-                f"the right-hand side of {form.states[i]} depends explicitly on t; "
-                "a time-varying model cannot be linearized"
-            )
+    x = np.array([eq[n] for n in form.states], dtype=float)
+    p = np.array([values[k] for k in model.param_names], dtype=float)
+    where = f"the equilibrium {eq} with {values}"
 
-    J0, Jlag = jacobian_blocks(form)
-    rep_num = _eq_substitution(form, eq)
-    rep_num.update(psubs)
-    delays_sym = frozen_delays(form, _eq_substitution(form, eq))
+    A0 = _finite(plan.J0(x, p), "df/dx", where, lambda i, j: plan.J0_sym[i, j])
+    cols = _finite(
+        plan.cols(x, p),
+        "df/d(delayed state)",
+        where,
+        lambda i, k: f"{plan.Jlag_sym[k][i]} (w.r.t. {form.lag_label(form.lags[k])})",
+    )
+    taus = plan.delays(x, p)
     n = len(form.states)
-
-    def num_matrix(M: sympy.Matrix, what: str) -> np.ndarray:
-        out = np.zeros(M.shape, dtype=float)
-        for (i, j), e in np.ndenumerate(np.array(M.tolist(), dtype=object)):
-            val = sympy.N(e.xreplace(rep_num))
-            try:
-                z = complex(val)
-            except TypeError as exc:
-                raise ModelError(
-                    f"{what}[{i},{j}] = {e} does not evaluate to a number at the equilibrium {eq}"
-                ) from exc
-            if not math.isfinite(z.real) or abs(z.imag) > 1e-12 * max(1.0, abs(z.real)):
-                raise AnalysisError(
-                    f"{what}[{i},{j}] = {e} is {z} at the equilibrium {eq} with "
-                    f"{values}: the model is not differentiable there"
-                )
-            out[i, j] = z.real
-        return out
-
-    A0 = num_matrix(J0, "df/dx")
     delayed: list[tuple[float, np.ndarray]] = []
-    where = f"the equilibrium {eq}"
-    for lag, col, dsym in zip(form.lags, Jlag, delays_sym, strict=True):
-        tau = _check_delay_value(form, lag, complex(sympy.N(dsym.xreplace(psubs))), where)
+    for k, lag in enumerate(form.lags):
+        tau = _check_delay_value(form, lag, complex(taus[k]), f"the equilibrium {eq}")
         Ak = np.zeros((n, n))
-        Ak[:, lag.state] = num_matrix(col, f"df/d[{form.lag_label(lag)}]")[:, 0]
+        Ak[:, lag.state] = cols[:, k]
         delayed.append((tau, Ak))
 
-    jac = _symbolic_jacobians(model, form, J0, Jlag, eq, psubs)
+    psubs = param_subs(values)
+
+    def jacobians() -> dict:
+        return _symbolic_jacobians(model, form, plan.J0_sym, plan.Jlag_sym, eq, psubs)
+
     return LinearDDE(
-        A0, delayed, state_names=form.states, equilibrium=eq, jacobians=jac, params=values
+        A0, delayed, state_names=form.states, equilibrium=eq, jacobians=jacobians, params=values
     )
+
+
+def _finite(M: np.ndarray, what: str, where: str, entry) -> np.ndarray:
+    """``M`` as a real finite array, or an AnalysisError naming the entry and its formula."""
+    if np.iscomplexobj(M):
+        bad = np.argwhere(np.abs(M.imag) > 1e-12 * np.maximum(1.0, np.abs(M.real)))
+        if bad.size:
+            i, j = (int(v) for v in bad[0])
+            raise AnalysisError(
+                f"{what}[{i},{j}] = {entry(i, j)} is {M[i, j]} (not real) at {where}"
+            )
+        M = M.real
+    if not np.all(np.isfinite(M)):
+        i, j = (int(v) for v in np.argwhere(~np.isfinite(M))[0])
+        raise AnalysisError(
+            f"{what}[{i},{j}] = {entry(i, j)} is {M[i, j]} at {where}: the model is not "
+            "differentiable there"
+        )
+    return M
 
 
 def _matching_symbolic_equilibrium(model, form, eq, psubs) -> dict | None:
