@@ -910,3 +910,105 @@ def processor_sharing(ctx: Context) -> None:
     ctx.check(
         "Sec II-C.1", "C/R = N1 + theta N2 with theta = R2/R", 8 + 4 * 20.0 / 40.0, est, tol=1e-9
     )
+
+
+# =====================================================================================
+# Bode plots of App. III (Figs 47, 48)
+# =====================================================================================
+
+
+def _unwrapped_phase(L: DelayTF, w: np.ndarray) -> np.ndarray:
+    """Continuous phase of ``L(j w)`` on an increasing grid starting near 0 (radians)."""
+    return np.unwrap(np.angle(L.freqresp(w)))
+
+
+@PAPER.item("bode_plots", title="Figs 47/48: Bode plots of G(s) at (0.2, 0.4) and (0.4, 0.2)")
+def bode_plots(ctx: Context) -> None:
+    """App. III: the phase of G returns to -pi only if alpha > beta (eq 14)."""
+    d0 = 0.2
+    fig, axes = ctx.new_figure(
+        2,
+        2,
+        figsize=(12.0, 7.0),
+    )
+    w = np.geomspace(1e-2 / d0, 20.0 / d0, 3000)
+    for col, (al, be, ref) in enumerate(((0.2, 0.4, "Fig 47"), (0.4, 0.2, "Fig 48"))):
+        L = rcp(alpha=al, beta=be, d0=d0).loop_gain("R")
+        ph = _unwrapped_phase(L, w)
+        # the phase starts at -pi (double integrator); shift the branch so it does
+        ph = ph - 2 * np.pi * np.round((ph[0] + np.pi) / (2 * np.pi))
+        wz = optimize.brentq(lambda x, L=L: abs(L.freqresp(x)) - 1.0, w[0], w[-1], xtol=1e-14)
+        ctx.check(
+            ref,
+            "gain crossover w_z d0, eq (12)",
+            omega_z(al, be),
+            wz * d0,
+            tol=1e-9,
+            source="derived",
+        )
+        cross = [c for c in negative_real_crossings(L, w_max=np.pi / d0) if c[0] > 1e-3]
+        wc_paper = omega_c(al, be)
+        if wc_paper is None:
+            ctx.check_true(
+                ref,
+                "w_c does not exist: the phase stays below -pi for w > 0",
+                not cross and bool(np.all(ph[1:] < -np.pi)),
+                value=f"max phase + pi = {np.max(ph[1:]) + np.pi:.3g} rad",
+            )
+        else:
+            ctx.check_true(ref, "w_c exists", bool(cross), value=f"crossings {cross}")
+            ctx.check(
+                ref,
+                "phase crossover w_c d0, eq (13)",
+                wc_paper,
+                cross[0][0] * d0 if cross else np.nan,
+                tol=1e-8,
+                source="derived",
+            )
+            wm = w[np.argmax(ph)]
+            wm_formula = (be / al) * np.sqrt(al / be - 1)
+            ctx.check(
+                ref,
+                "phase maximum w_m d0 (App. III)",
+                wm_formula,
+                wm * d0,
+                tol=2 * (w[1] / w[0] - 1) * wm_formula,
+                source="derived",
+                note="tolerance: two steps of the frequency grid",
+            )
+            ctx.check_true(
+                ref,
+                "w_z < w_c: stable by criterion (11)-(12)",
+                omega_z(al, be) < wc_paper,
+                value=f"w_z d0 = {omega_z(al, be):.4f}, w_c d0 = {wc_paper:.4f}",
+            )
+        mag_ax, ph_ax = axes[0, col], axes[1, col]
+        mag_ax.loglog(w, np.abs(L.freqresp(w)))
+        mag_ax.axhline(1.0, color="k", lw=0.6)
+        mag_ax.set(title=f"{ref}: (alpha, beta) = ({al}, {be}), d0 = {d0} s", ylabel="|G(jw)|")
+        ph_ax.semilogx(w, np.degrees(ph))
+        ph_ax.axhline(-180.0, color="k", lw=0.6)
+        ph_ax.set(xlabel="w [rad/s]", ylabel="phase [deg]", ylim=(-360, -150))
+    ctx.figure("fig47_48_bode", fig)
+    # the library's margins on the same exact-delay G
+    for al, be, ref in ((0.2, 0.4, "Fig 47"), (0.4, 0.2, "Fig 48")):
+        L = rcp(alpha=al, beta=be, d0=d0).loop_gain("R")
+        wc_paper = omega_c(al, be)
+        mg = fn.margins(L)
+        ctx.check(
+            ref,
+            "fn.margins gain crossover w_z d0",
+            omega_z(al, be),
+            mg.gain_crossover * d0,
+            tol=1e-6,
+            source="derived",
+        )
+        if wc_paper is not None:
+            ctx.check(
+                ref,
+                "fn.margins phase crossover w_c d0",
+                wc_paper,
+                mg.phase_crossover * d0,
+                tol=1e-6,
+                source="derived",
+            )
