@@ -99,9 +99,9 @@ class _Plan:
         J0, Jlag = jacobian_blocks(form)
         steady = {lag.symbol: form.x[lag.state] for lag in form.lags}
         args = (form.x, form.p)
-        self.J0 = to_numpy(args, J0.xreplace(steady))
+        self.J0 = to_numpy(args, J0.xreplace(steady), strict_switches=True)
         cols = sympy.Matrix.hstack(*Jlag) if Jlag else sympy.zeros(len(form.x), 0)
-        self.cols = to_numpy(args, cols.xreplace(steady))
+        self.cols = to_numpy(args, cols.xreplace(steady), strict_switches=True)
         self.delays = to_numpy(args, [lag.delay.xreplace(steady) for lag in form.lags])
         self.lag_states = [lag.state for lag in form.lags]
         self.form = form

@@ -100,3 +100,19 @@ def test_time_varying_model_cannot_be_linearized():
 def test_explicit_equilibrium_must_name_every_state():
     with pytest.raises(ModelError, match="misses states"):
         fn.models.rcp().linearize(equilibrium={"R": 1875.0})
+
+
+def test_switching_terms_linearize_away_from_their_kinks():
+    # x' = k (w - Max(x(t-T) - b0, 0)) (1 + Heaviside(x - 10)): smooth at x* = w + b0 = 4
+    x = fn.states("x")
+    k, w, b0, T = fn.params("k w b0 T")
+    m = fn.Model(
+        {x: k * (w - sympy.Max(x(t - T) - b0, 0)) * (1 + sympy.Heaviside(x(t) - 10))},
+        {k: 2.0, w: 3.0, b0: 1.0, T: 0.5},
+    )
+    assert m.equilibrium(guess={"x": 4.0}) == pytest.approx({"x": 4.0})
+    lin = m.linearize(equilibrium={"x": 4.0})
+    assert lin.delays == (0.5,) and lin.A[0][0, 0] == -2.0
+    # on the kink of Max the derivative is undefined: a clear error, not a number
+    with pytest.raises(AnalysisError, match="not differentiable"):
+        m.linearize(equilibrium={"x": 1.0}, w=0.0)

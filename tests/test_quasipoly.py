@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import sympy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fluidnet import QuasiPolynomial
 from fluidnet.quasipoly import from_sympy
@@ -73,3 +75,34 @@ def test_sympy_round_trip():
 def test_invalid(terms, match):
     with pytest.raises(ValueError, match=match):
         QuasiPolynomial(terms)
+
+
+finite = dict(allow_nan=False, allow_infinity=False)
+
+
+@given(
+    c0=st.lists(st.floats(-5, 5, **finite), min_size=1, max_size=3),
+    c1=st.lists(st.floats(-5, 5, **finite), min_size=1, max_size=3),
+    tau=st.floats(0.01, 3.0, **finite),
+    lead=st.floats(0.5, 4.0, **finite),
+)
+@settings(max_examples=60, deadline=None)
+def test_companion_property(c0, c1, tau, lead):
+    # degree-3 delay-free part with leading coefficient `lead`, delayed part of degree <= 2
+    qp = QuasiPolynomial({0.0: [lead, *c0] + [0.0] * (3 - len(c0)), tau: c1})
+    lin = qp.companion()
+    np.testing.assert_allclose(lin.characteristic(S), qp(S) / lead, rtol=1e-9, atol=1e-9)
+
+
+@given(
+    a=st.lists(st.floats(-3, 3, **finite), min_size=1, max_size=3),
+    b=st.lists(st.floats(-3, 3, **finite), min_size=1, max_size=3),
+    ta=st.floats(0, 2, **finite),
+    tb=st.floats(0, 2, **finite),
+)
+@settings(max_examples=60, deadline=None)
+def test_product_and_sum_evaluate_pointwise(a, b, ta, tb):
+    A = QuasiPolynomial({ta: a})
+    B = QuasiPolynomial({tb: b})
+    np.testing.assert_allclose((A * B)(S), A(S) * B(S), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose((A + B)(S), A(S) + B(S), rtol=1e-9, atol=1e-9)
