@@ -1,0 +1,19 @@
+"""Stability analysis of linearized fluid models, with exact delays.
+
+* characteristic roots: :func:`fluidnet.stability.roots.characteristic_roots` (also
+  ``LinearDDE.roots``, ``LinearDDE.spectral_abscissa``, ``LinearDDE.is_stable``);
+* frequency domain: :func:`bode`, :func:`nyquist`, :func:`margins`;
+* parameter planes: :func:`stability_chart`, :func:`stability_boundary`, :func:`critical_value`;
+* the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
+"""
+
+from .frequency import BodeResponse, Margins, NyquistResponse, bode, margins, nyquist
+
+__all__ = [
+    "BodeResponse",
+    "Margins",
+    "NyquistResponse",
+    "bode",
+    "margins",
+    "nyquist",
+]
