@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import sympy
-from scipy import optimize
+from scipy import integrate, optimize
 
 import fluidnet as fn
 
@@ -1472,7 +1472,7 @@ def heterogeneous(ctx: Context) -> None:
         )
     for lo, hi in ((20.0, 40.0), (80.0, 100.0), (120.0, 140.0)):
         sel = (tt >= lo) & (tt < hi)
-        u = float(np.trapezoid(util[sel], tt[sel]) / (tt[sel][-1] - tt[sel][0]))
+        u = float(integrate.trapezoid(util[sel], tt[sel]) / (tt[sel][-1] - tt[sel][0]))
         ctx.check(
             "Sec III-B.6",
             f"mean bottleneck utilization, {lo:g}-{hi:g} s",
