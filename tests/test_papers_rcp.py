@@ -83,6 +83,9 @@ def test_printed_pade_denominator_loses_the_s2_term():
     )
     printed = paper.g1_pade(b, d0, printed=True).den.coeffs[0]
     assert printed[2] == 0.0
+    # with the printed form the Nyquist curve never reaches the negative real axis
+    assert paper.negative_real_crossings(paper.g1_pade(b, d0, printed=True), w_max=300.0) == []
+    assert len(paper.negative_real_crossings(paper.g1_pade(b, d0), w_max=300.0)) == 2
 
 
 def test_onset_alpha():
