@@ -7,6 +7,9 @@
 * the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
 """
 
+from .boundary import BoundaryCurve, StabilityBoundary, stability_boundary
+from .chart import StabilityAccessor, stability_chart
+from .critical import CriticalValue, critical_value
 from .frequency import BodeResponse, Margins, NyquistResponse, bode, margins, nyquist
 
 __all__ = [
@@ -16,4 +19,11 @@ __all__ = [
     "bode",
     "margins",
     "nyquist",
+    "stability_chart",
+    "critical_value",
+    "stability_boundary",
+    "StabilityBoundary",
+    "BoundaryCurve",
+    "CriticalValue",
+    "StabilityAccessor",
 ]

@@ -824,7 +824,7 @@ def margins(L, *, w_range: tuple[float, float] | None = None) -> Margins:
     >>> k, tau = 1.0, 0.5                 # L = k e^{-s tau} / s
     >>> m = fn.margins(fn.DelayTF.from_expr(k * fn.sympy.exp(-tau * fn.s) / fn.s))
     >>> round(m.phase_margin, 6), round(m.delay_margin, 6)     # 90 - k tau (deg), pi/2k - tau
-    (61.352113, 1.070796)
+    (61.35211, 1.070796)
     """
     L = _coerce(L)
     w = frequency_grid(L, w_range)

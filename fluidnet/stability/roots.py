@@ -15,6 +15,9 @@ The roots of ``det Delta(lambda) = 0`` with
 The discretization size ``N`` is grown (by 1.5x) until the refined rightmost roots agree between
 two successive sizes, and until ``N`` resolves every frequency a root right of the current
 rightmost one could have (the bound ``|lambda| <= ||A0|| + sum_k ||A_k|| exp(-Re(lambda) tau_k)``).
+The agreement is checked for the roots within ``2 / tau_max`` of the rightmost one (all roots
+of a ``region``); roots further left are returned refined (their residuals are exact) but a
+root there may be missing from the list.
 
 Roots at or near zero
 ---------------------
@@ -60,6 +63,9 @@ __all__ = [
 RESIDUAL_TOL = 1e-8
 #: Relative distance below which refined roots are merged (and counted by multiplicity).
 MERGE_RTOL = 1e-6
+#: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
+#: rightmost one.
+WINDOW = 2.0
 #: Radius (relative) of the circle used to count multiplicities.
 MULTIPLICITY_RADIUS = 1e-4
 
@@ -234,9 +240,23 @@ def _residuals(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
 
 def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     """``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``; ``inf`` where Delta is singular."""
-    D = lin.characteristic_matrix(lam)
-    dD = lin.characteristic_derivative(lam)
+    lam = np.asarray(lam, dtype=complex)
+    n = lin.n
+    eye = np.eye(n)
+    D = lam[..., None, None] * eye - lin.A0
+    dD = np.broadcast_to(eye, lam.shape + (n, n)).astype(complex)
+    if lin.delays:
+        taus = np.asarray(lin.delays)
+        E = np.exp(-lam[..., None] * taus)  # (..., m)
+        stack = np.stack(lin.A)  # (m, n, n)
+        D = D - np.tensordot(E, stack, axes=(-1, 0))
+        dD = dD + np.tensordot(E * taus, stack, axes=(-1, 0))
     out = np.empty(lam.shape, dtype=complex)
+    if n == 1:
+        with np.errstate(all="ignore"):
+            out[...] = dD[..., 0, 0] / D[..., 0, 0]
+        out[~np.isfinite(out)] = np.inf
+        return out
     try:
         out[...] = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
     except np.linalg.LinAlgError:
@@ -506,7 +526,17 @@ def characteristic_roots(
         else:
             sigma = box[0]
         needed = _n_required(lin, sigma, im_extent, norms)
-        if previous is not None and N >= needed and _same_roots(previous, current):
+        if box is None:
+            # the k rightmost roots, compared within a window left of the rightmost one:
+            # roots further left (the chains of a retarded system) are reported as refined
+            # but their completeness is not checked
+            window = sigma - WINDOW / lin.max_delay
+            same = previous is not None and _same_roots(
+                _above(previous, window), _above(current, window)
+            )
+        else:
+            same = previous is not None and _same_roots(previous, current)
+        if same and N >= needed:
             break
         if N >= max_points:
             warnings.warn(
@@ -530,7 +560,7 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex,
     def keep(cand: np.ndarray) -> np.ndarray:
         if box is None:
             mask = np.zeros(cand.shape, dtype=bool)
-            mask[np.argsort(-cand.real, kind="stable")[: k + 4]] = True
+            mask[np.argsort(-cand.real, kind="stable")[: k + 2]] = True
             return mask
         slack = 1.0 / lin.max_delay
         return (
@@ -541,6 +571,10 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex,
         )
 
     return _refined_roots(lin, ev, norms, keep)
+
+
+def _above(roots: Roots, sigma: float) -> Roots:
+    return Roots([r for r in roots if r.real >= sigma], roots.n_points)
 
 
 def _same_roots(a: Roots, b: Roots) -> bool:

@@ -1,0 +1,722 @@
+"""Exact stability boundaries in a two-parameter plane.
+
+A characteristic root crosses the imaginary axis at ``lambda = j omega`` where
+``f(omega; x, y) = det Delta(j omega; x, y) = 0``: two real equations (real and imaginary
+parts). Their solution curves (the *D-subdivision* curves, one per crossing frequency) split the
+plane into regions with a constant number of unstable roots; the stability boundary is the part
+of them where every other root is in the open left half-plane. Roots crossing at ``omega = 0``
+give a separate curve ``det Delta(0; x, y) = 0``.
+
+Two methods:
+
+``"dsubdivision"``
+    When ``f`` is affine in ``(x, y)`` for every ``omega`` (as for gains that enter the
+    characteristic function linearly, e.g. RCP's ``alpha`` and ``beta``), the two equations are
+    solved exactly for ``(x, y)`` at each ``omega`` of an adaptive grid: every D-curve in the box
+    is found, with no seeds and no iteration.
+``"continuation"``
+    For any dependence: boundary points are bracketed on a coarse stability chart and located
+    by Brent's method, then each curve ``f(omega; x, y) = 0`` is followed in ``(x, y, omega)``
+    by pseudo-arclength continuation (Newton corrector) until it leaves the box.
+
+Both mark a curve point ``on_boundary`` when no characteristic root lies in the open right
+half-plane there (checked with :func:`~fluidnet.stability.roots.characteristic_roots`; the
+crossing roots themselves sit on the axis): the point then bounds the stable region. The flag is
+computed at about 64 points per curve and located by bisection where it changes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ..errors import AnalysisError, FluidnetError
+from ..lineardde import LinearDDE
+from ..sweep import resolve_executor
+from .roots import characteristic_roots
+from .system import SystemFactory
+
+__all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
+
+
+@dataclass
+class BoundaryCurve:
+    """One D-subdivision curve inside the box.
+
+    Attributes
+    ----------
+    x, y : numpy.ndarray
+        Parameter values along the curve.
+    omega : numpy.ndarray
+        The crossing frequency (rad/s) at each point (0 on a ``"zero"`` curve).
+    on_boundary : numpy.ndarray of bool
+        True where no root is in the open right half-plane: the point is on the boundary of
+        the stable region (corners where two curves meet included).
+    kind : str
+        ``"hopf"`` (a complex pair ``+-j omega`` on the axis) or ``"zero"`` (a root at 0).
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    omega: np.ndarray
+    on_boundary: np.ndarray
+    kind: str
+
+    def __len__(self) -> int:
+        return int(self.x.size)
+
+
+@dataclass
+class StabilityBoundary:
+    """The result of :func:`stability_boundary`.
+
+    Attributes
+    ----------
+    x_name, y_name : str
+    x_range, y_range : (float, float)
+    curves : list of BoundaryCurve
+        Every D-subdivision curve found in the box (boundary and non-boundary parts).
+    method : str
+    """
+
+    x_name: str
+    y_name: str
+    x_range: tuple[float, float]
+    y_range: tuple[float, float]
+    curves: list[BoundaryCurve]
+    method: str
+    fixed: dict[str, float] = field(default_factory=dict)
+
+    def segments(self) -> list[BoundaryCurve]:
+        """The contiguous runs of curve points that lie on the stability boundary."""
+        out = []
+        for c in self.curves:
+            mask = c.on_boundary
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(int), [0]])))
+            for a, b in zip(edges[::2], edges[1::2], strict=True):
+                out.append(BoundaryCurve(c.x[a:b], c.y[a:b], c.omega[a:b], mask[a:b], c.kind))
+        return out
+
+    def _joined(self, attr: str) -> np.ndarray:
+        parts = []
+        for seg in self.segments():
+            parts.append(getattr(seg, attr))
+            parts.append(np.array([np.nan]))
+        return np.concatenate(parts[:-1]) if parts else np.zeros(0)
+
+    @property
+    def x(self) -> np.ndarray:
+        """x along the stability boundary (segments separated by NaN)."""
+        return self._joined("x")
+
+    @property
+    def y(self) -> np.ndarray:
+        """y along the stability boundary (segments separated by NaN)."""
+        return self._joined("y")
+
+    @property
+    def omega(self) -> np.ndarray:
+        """Crossing frequency along the stability boundary (rad/s, NaN-separated)."""
+        return self._joined("omega")
+
+    def plot(self, ax=None, *, all_curves: bool = True, color: str = "C3", **kwargs):
+        """Draw the stability boundary (solid) and the other D-curves (thin, dotted).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        if all_curves:
+            for c in self.curves:
+                ax.plot(c.x, c.y, ls=":", lw=0.8, color="0.5")
+        kwargs.setdefault("lw", 2.0)
+        for i, seg in enumerate(self.segments()):
+            style = "-" if seg.kind == "hopf" else "--"
+            ax.plot(
+                seg.x,
+                seg.y,
+                style,
+                color=color,
+                label="stability boundary" if i == 0 else None,
+                **kwargs,
+            )
+        ax.set_xlim(*self.x_range)
+        ax.set_ylim(*self.y_range)
+        ax.set_xlabel(self.x_name)
+        ax.set_ylabel(self.y_name)
+        return ax
+
+    def __repr__(self) -> str:
+        n = sum(len(c) for c in self.curves)
+        nb = sum(int(c.on_boundary.sum()) for c in self.curves)
+        return (
+            f"StabilityBoundary({self.x_name} in {self.x_range}, {self.y_name} in "
+            f"{self.y_range}, {len(self.curves)} curves, {n} points ({nb} on the boundary), "
+            f"method={self.method!r})"
+        )
+
+
+# ---------------------------------------------------------------------- helpers
+class _Plane:
+    """``det Delta(s)`` at points of the (x, y) plane, with a small cache of linear systems."""
+
+    def __init__(self, factory: SystemFactory, x: str, y: str):
+        self.factory = factory
+        self.xn, self.yn = x, y
+        self._cache: dict[tuple[float, float], LinearDDE] = {}
+
+    def lin(self, x: float, y: float) -> LinearDDE:
+        key = (float(x), float(y))
+        if key not in self._cache:
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = self.factory(**{self.xn: key[0], self.yn: key[1]})
+        return self._cache[key]
+
+    def det(self, x: float, y: float, s) -> np.ndarray:
+        return self.lin(x, y).characteristic(s)
+
+
+def _norm_bound(plane: _Plane, xr, yr) -> float:
+    """Largest ``||A0|| + sum ||A_k||`` over the corners and centre of the box."""
+    best = 0.0
+    for x in (xr[0], 0.5 * (xr[0] + xr[1]), xr[1]):
+        for y in (yr[0], 0.5 * (yr[0] + yr[1]), yr[1]):
+            lin = plane.lin(x, y)
+            b = np.linalg.norm(lin.A0, 2) + sum(np.linalg.norm(a, 2) for a in lin.A)
+            best = max(best, float(b))
+    return best
+
+
+def _affine_coefficients(plane: _Plane, xr, yr, omegas: np.ndarray):
+    """``a, b, c`` with ``f = a + b (x - x0) + c (y - y0)`` if f is affine, else None."""
+    x0, y0 = 0.5 * (xr[0] + xr[1]), 0.5 * (yr[0] + yr[1])
+    hx, hy = 0.5 * (xr[1] - xr[0]), 0.5 * (yr[1] - yr[0])
+    s = 1j * omegas
+    f0 = plane.det(x0, y0, s)
+    b = (plane.det(x0 + hx, y0, s) - f0) / hx
+    c = (plane.det(x0, y0 + hy, s) - f0) / hy
+    size = np.abs(f0) + np.abs(b) * hx + np.abs(c) * hy
+    for fx, fy in ((0.37, -0.61), (-0.83, 0.29), (0.91, 0.88)):
+        x, y = x0 + fx * hx, y0 + fy * hy
+        pred = f0 + b * (x - x0) + c * (y - y0)
+        if np.any(np.abs(plane.det(x, y, s) - pred) > 1e-9 * size):
+            return None
+    return (x0, y0), f0, b, c
+
+
+def _solve_affine(a, b, c):
+    """Real (dx, dy) with ``a + b dx + c dy = 0`` (complex a, b, c), per entry."""
+    det = b.real * c.imag - b.imag * c.real
+    scale = np.abs(b) * np.abs(c)
+    with np.errstate(all="ignore"):
+        dx = (-a.real * c.imag + a.imag * c.real) / det
+        dy = (-b.real * a.imag + b.imag * a.real) / det
+    bad = np.abs(det) <= 1e-13 * scale
+    dx[bad] = np.nan
+    dy[bad] = np.nan
+    return dx, dy
+
+
+def _inside(x, y, xr, yr, slack=0.0):
+    sx, sy = slack * (xr[1] - xr[0]), slack * (yr[1] - yr[0])
+    return (x >= xr[0] - sx) & (x <= xr[1] + sx) & (y >= yr[0] - sy) & (y <= yr[1] + sy)
+
+
+# ---------------------------------------------------------------------- D-subdivision (affine)
+def _dsubdivision(plane: _Plane, xr, yr, omega_max: float, resolution: float):
+    probe = np.geomspace(omega_max * 1e-3, omega_max, 7)
+    if _affine_coefficients(plane, xr, yr, probe) is None:
+        return None
+    sx, sy = xr[1] - xr[0], yr[1] - yr[0]
+    x0, y0 = 0.5 * (xr[0] + xr[1]), 0.5 * (yr[0] + yr[1])
+    hx, hy = 0.5 * sx, 0.5 * sy
+
+    def xy(w):
+        """The D-curve point at each omega: the affine equations solved exactly."""
+        s = 1j * np.atleast_1d(np.asarray(w, dtype=float))
+        f0 = plane.det(x0, y0, s)
+        b = (plane.det(x0 + hx, y0, s) - f0) / hx
+        c = (plane.det(x0, y0 + hy, s) - f0) / hy
+        dx, dy = _solve_affine(f0, b, c)
+        return x0 + dx, y0 + dy
+
+    w = np.unique(
+        np.concatenate(
+            [np.geomspace(omega_max * 1e-7, omega_max, 3000), np.linspace(0, omega_max, 3000)[1:]]
+        )
+    )
+    X, Y = xy(w)
+    for _ in range(40):
+        inside = _inside(X, Y, xr, yr, 0.05)
+        near = inside[1:] | inside[:-1]
+        gap = np.hypot(np.diff(X) / sx, np.diff(Y) / sy)
+        gap = np.where(np.isfinite(gap), gap, np.inf)
+        bad = near & (gap > resolution) & (np.diff(w) > 1e-12 * w[1:])
+        if not bad.any():
+            break
+        i = np.flatnonzero(bad)
+        mid = 0.5 * (w[i] + w[i + 1])
+        xm, ym = xy(mid)
+        w = np.insert(w, i + 1, mid)
+        X = np.insert(X, i + 1, xm)
+        Y = np.insert(Y, i + 1, ym)
+    curves = _split_inside(w, X, Y, xr, yr, xy)
+    zero = _zero_line(plane, xr, yr, resolution)
+    return curves + ([zero] if zero is not None else [])
+
+
+def _split_inside(w, X, Y, xr, yr, xy):
+    """Contiguous runs inside the box, each ended exactly on the box edge (by bisection)."""
+    ok = _inside(X, Y, xr, yr) & np.isfinite(X) & np.isfinite(Y)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok.astype(int), [0]])))
+    out = []
+    for a, b in zip(edges[::2], edges[1::2], strict=True):
+        ws, xs, ys = list(w[a:b]), list(X[a:b]), list(Y[a:b])
+        if a > 0 and np.isfinite(X[a - 1]):
+            we = _edge_crossing(xy, w[a - 1], w[a], xr, yr)
+            if we is not None:
+                xe, ye = xy(we)
+                ws.insert(0, we)
+                xs.insert(0, float(xe[0]))
+                ys.insert(0, float(ye[0]))
+        if b < w.size and np.isfinite(X[b]):
+            we = _edge_crossing(xy, w[b - 1], w[b], xr, yr)
+            if we is not None:
+                xe, ye = xy(we)
+                ws.append(we)
+                xs.append(float(xe[0]))
+                ys.append(float(ye[0]))
+        if len(ws) >= 2:
+            out.append((np.array(xs), np.array(ys), np.array(ws), "hopf"))
+    return out
+
+
+def _edge_crossing(xy, w_in, w_out, xr, yr):
+    """The omega in (w_in, w_out) where the curve crosses the box edge."""
+    xo, yo = (float(v[0]) for v in xy(w_out))
+    for val, lo, hi, is_x in ((xo, xr[0], xr[1], True), (yo, yr[0], yr[1], False)):
+        for edge in (lo, hi):
+            if (val - edge) * (1 if edge == hi else -1) > 0:
+
+                def g(w, edge=edge, is_x=is_x):
+                    px, py = xy(w)
+                    return float((px if is_x else py)[0]) - edge
+
+                try:
+                    return brentq(g, w_in, w_out, xtol=1e-300, rtol=1e-15)
+                except ValueError:
+                    continue
+    return None
+
+
+def _zero_line(plane: _Plane, xr, yr, resolution: float):
+    """The curve det Delta(0; x, y) = 0 in the box when it is a line (affine case)."""
+    x0, y0 = 0.5 * (xr[0] + xr[1]), 0.5 * (yr[0] + yr[1])
+    hx, hy = 0.5 * (xr[1] - xr[0]), 0.5 * (yr[1] - yr[0])
+    f0 = complex(plane.det(x0, y0, 0.0)).real
+    b = (complex(plane.det(x0 + hx, y0, 0.0)).real - f0) / hx
+    c = (complex(plane.det(x0, y0 + hy, 0.0)).real - f0) / hy
+    if abs(b) * hx + abs(c) * hy <= 1e-14 * max(abs(f0), 1e-300):
+        return None
+    t = np.linspace(0.0, 1.0, int(math.ceil(2.0 / resolution)) + 1)
+    if abs(c) * hy >= abs(b) * hx:  # y as a function of x
+        x = xr[0] + t * (xr[1] - xr[0])
+        y = y0 - (f0 + b * (x - x0)) / c
+    else:
+        y = yr[0] + t * (yr[1] - yr[0])
+        x = x0 - (f0 + c * (y - y0)) / b
+    ok = _inside(x, y, xr, yr, 1e-12)
+    if ok.sum() < 2:
+        return None
+    return (x[ok], y[ok], np.zeros(int(ok.sum())), "zero")
+
+
+# ---------------------------------------------------------------------- continuation
+def _trace(G, u0, scales, xr, yr, h_max, max_steps, stop, hold=0):
+    """Pseudo-arclength continuation of ``G(u) = 0`` (``G: R^d -> R^(d-1)``) from ``u0``.
+
+    Works in scaled coordinates ``u / scales`` with a chord-Newton corrector (the Jacobian of
+    the last accepted point, by forward differences). Returns the points of the curve through
+    ``u0`` until it leaves the box (ending exactly on its edge), ``stop(u)`` holds, or it closes.
+    The seed is first corrected with coordinate ``hold`` kept fixed.
+    """
+    d = u0.size
+
+    def Gs(v):
+        return G(v * scales)
+
+    def jac(v):
+        g0 = Gs(v)
+        J = np.empty((d - 1, d))
+        for j in range(d):
+            h = 1e-7 * max(1.0, abs(v[j]))
+            e = np.zeros(d)
+            e[j] = h
+            J[:, j] = (Gs(v + e) - g0) / h
+        return J
+
+    def correct(v, J, row, target):
+        """Chord Newton on [G(v) = 0, row . v = target]."""
+        A = np.vstack([J, row])
+        if not np.all(np.isfinite(A)):
+            return None
+        size = math.inf
+        for _ in range(20):
+            g = Gs(v)
+            rhs = -np.concatenate([g, [row @ v - target]])
+            if not np.all(np.isfinite(rhs)):
+                return None
+            if np.linalg.cond(A) < 1e12:
+                step = np.linalg.solve(A, rhs)
+            else:
+                step = np.linalg.lstsq(A, rhs, rcond=None)[0]
+            v = v + step
+            size = float(np.max(np.abs(step)))
+            if size <= 1e-12:
+                return v
+        return v if size <= 1e-9 else None
+
+    def unit(j):
+        e = np.zeros(d)
+        e[j] = 1.0
+        return e
+
+    v0 = u0 / scales
+    J0 = jac(v0)
+    v0 = correct(v0, J0, unit(hold), v0[hold])
+    if v0 is None:
+        return None
+    J0 = jac(v0)
+    t0 = np.linalg.svd(J0)[2][-1]
+    lo = np.array([xr[0], yr[0]]) / scales[:2]
+    hi = np.array([xr[1], yr[1]]) / scales[:2]
+    branches = []
+    for sign in (1.0, -1.0):
+        pts = [v0]
+        v, J, t, h = v0, J0, sign * t0, h_max
+        closed = False
+        for _ in range(max_steps):
+            v_pred = v + h * t
+            v_new = correct(v_pred, J, t, t @ v_pred)
+            if v_new is None or np.linalg.norm(v_new - v) > 2 * h:
+                h *= 0.5
+                if h < 1e-7 * h_max:
+                    break
+                continue
+            xy = v_new[:2]
+            if np.any(xy < lo) or np.any(xy > hi):
+                # land exactly on the box edge that was crossed
+                j = int(np.argmax(np.maximum(lo - xy, xy - hi)))
+                edge = lo[j] if xy[j] < lo[j] else hi[j]
+                guess = v + (edge - v[j]) / (v_new[j] - v[j]) * (v_new - v)
+                v_edge = correct(guess, J, unit(j), edge)
+                if v_edge is not None:
+                    pts.append(v_edge)
+                break
+            pts.append(v_new)
+            if stop(v_new * scales):
+                break
+            if len(pts) > 8 and np.linalg.norm(v_new - v0) < 0.75 * h:
+                pts.append(v0)
+                closed = True
+                break
+            J_new = jac(v_new)
+            t_new = np.linalg.svd(J_new)[2][-1]
+            t_new = t_new if t_new @ t >= 0 else -t_new
+            v, J, t = v_new, J_new, t_new
+            h = min(2.0 * h, h_max)
+        branches.append(np.array(pts) * scales)
+        if closed:
+            return branches[0]
+    fwd, bwd = branches
+    return np.vstack([bwd[::-1], fwd[1:]])
+
+
+def _brackets(factory, xn, yn, xr, yr, n_seed, executor, progress):
+    """Edges of a coarse chart's cells whose two ends differ in stability."""
+    from .chart import stability_chart
+
+    gx = np.linspace(xr[0], xr[1], n_seed)
+    gy = np.linspace(yr[0], yr[1], n_seed)
+    ds = stability_chart(factory, {xn: gx, yn: gy}, executor=executor, progress=progress)
+    st = ds["stable"].values
+    ok = np.isfinite(ds["abscissa"].values)
+    out = []
+    for i in range(n_seed):
+        for j in range(n_seed):
+            for di, dj in ((1, 0), (0, 1)):
+                i2, j2 = i + di, j + dj
+                if i2 >= n_seed or j2 >= n_seed or st[i, j] == st[i2, j2]:
+                    continue
+                if ok[i, j] and ok[i2, j2]:
+                    out.append(((gx[i], gy[j]), (gx[i2], gy[j2])))
+    return out
+
+
+def _locate(factory, xn, yn, bracket):
+    """The boundary point on a bracketing edge (Brent's method on the abscissa) and omega."""
+    (xa, ya), (xb, yb) = bracket
+
+    def top(t):
+        x, y = xa + t * (xb - xa), ya + t * (yb - ya)
+        return characteristic_roots(factory(**{xn: x, yn: y}), k=2, multiplicity=False)[0]
+
+    t = brentq(lambda v: top(v).real, 0.0, 1.0, xtol=1e-14)
+    return xa + t * (xb - xa), ya + t * (yb - ya), abs(top(t).imag)
+
+
+def _near_segment(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
+    """Smallest distance from the columns of ``points`` (2 x n) to the segment [a, b]."""
+    ab = b - a
+    t = np.clip(((points - a[:, None]).T @ ab) / max(ab @ ab, 1e-300), 0.0, 1.0)
+    proj = a[:, None] + ab[:, None] * t[None, :]
+    return float(np.min(np.hypot(*(points - proj)), initial=np.inf))
+
+
+def _continuation(plane, factory, xr, yr, n_seed, executor, progress, omega_scale, resolution):
+    xn, yn = plane.xn, plane.yn
+    sx, sy = xr[1] - xr[0], yr[1] - yr[0]
+    origin = np.array([xr[0], yr[0]])
+    span = np.array([sx, sy])
+    curves = []
+    w_eps = 1e-6 * omega_scale
+
+    def G_hopf(u):
+        try:
+            f = complex(plane.det(u[0], u[1], 1j * u[2]))
+        except FluidnetError:  # outside the parameters' bounds: let the corrector back off
+            return np.full(2, np.nan)
+        return np.array([f.real, f.imag])
+
+    def G_zero(u):
+        try:
+            return np.array([complex(plane.det(u[0], u[1], 0.0)).real])
+        except FluidnetError:
+            return np.full(1, np.nan)
+
+    covered: list[np.ndarray] = []
+    for bracket in _brackets(factory, xn, yn, xr, yr, n_seed, executor, progress):
+        a = (np.asarray(bracket[0]) - origin) / span
+        b = (np.asarray(bracket[1]) - origin) / span
+        if any(_near_segment(c, a, b) < 1.5 * resolution for c in covered):
+            continue  # a traced curve already crosses this edge
+        x, y, w = _locate(factory, xn, yn, bracket)
+        hold = 1 if bracket[0][1] == bracket[1][1] else 0  # the edge's constant coordinate
+        if w > w_eps:
+            scales = np.array([sx, sy, max(w, omega_scale)])
+            pts = _trace(
+                G_hopf,
+                np.array([x, y, w]),
+                scales,
+                xr,
+                yr,
+                resolution,
+                20000,
+                stop=lambda u: u[2] < w_eps,
+                hold=hold,
+            )
+            kind = "hopf"
+        else:
+            scales = np.array([sx, sy])
+            pts = _trace(
+                G_zero,
+                np.array([x, y]),
+                scales,
+                xr,
+                yr,
+                resolution,
+                20000,
+                stop=lambda u: False,
+                hold=hold,
+            )
+            kind = "zero"
+        if pts is None or len(pts) < 2:
+            continue
+        omega = np.abs(pts[:, 2]) if kind == "hopf" else np.zeros(len(pts))
+        curves.append((pts[:, 0], pts[:, 1], omega, kind))
+        covered.append(((pts[:, :2] - origin) / span).T)
+    return curves
+
+
+# ---------------------------------------------------------------------- boundary marking
+class _OnBoundary:
+    """No root in the open right half-plane (the crossing ones sit on the axis)? Picklable."""
+
+    def __init__(self, factory: SystemFactory, xn: str, yn: str):
+        self.factory, self.xn, self.yn = factory, xn, yn
+
+    def __call__(self, point):
+        x, y, _ = point
+        try:
+            lin = self.factory(**{self.xn: x, self.yn: y})
+            roots = characteristic_roots(lin, k=4, multiplicity=False)
+        except FluidnetError:
+            return False
+        return all(r.real <= 1e-8 * (1.0 + abs(r.value)) for r in roots)
+
+
+def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> list[np.ndarray]:
+    """``on_boundary`` flags of every curve point.
+
+    The flag can only change where another D-curve crosses, so it is evaluated at about
+    ``samples`` points per curve (in parallel) and located by bisection between samples that
+    differ.
+    """
+    picks = []
+    for cx, _, _, _ in raw:
+        n = len(cx)
+        picks.append(np.unique(np.linspace(0, n - 1, min(n, samples)).round().astype(int)))
+    jobs = [
+        (float(cx[i]), float(cy[i]), float(cw[i]))
+        for (cx, cy, cw, _), idx in zip(raw, picks, strict=True)
+        for i in idx
+    ]
+    done = resolve_executor(executor).map(
+        marker, jobs, progress=progress, desc="stability boundary"
+    )
+    out, k = [], 0
+    for (cx, cy, cw, _), idx in zip(raw, picks, strict=True):
+        known = dict(zip(idx.tolist(), done[k : k + idx.size], strict=True))
+        k += idx.size
+
+        def flag(i, cx=cx, cy=cy, cw=cw, known=known):
+            if i not in known:
+                known[i] = marker((float(cx[i]), float(cy[i]), float(cw[i])))
+            return known[i]
+
+        for a, b in zip(idx[:-1], idx[1:], strict=True):
+            lo, hi = int(a), int(b)
+            while hi - lo > 1 and flag(lo) != flag(hi):
+                mid = (lo + hi) // 2
+                if flag(mid) == flag(lo):
+                    lo = mid
+                else:
+                    hi = mid
+        flags = np.zeros(len(cx), dtype=bool)
+        order = sorted(known)
+        for a, b in zip(order, order[1:] + [len(cx)], strict=True):
+            flags[a:b] = known[a]
+        out.append(flags)
+    return out
+
+
+def stability_boundary(
+    model_or_factory,
+    x: str,
+    y: str,
+    *,
+    x_range: tuple[float, float],
+    y_range: tuple[float, float],
+    method: str = "auto",
+    omega_max: float | None = None,
+    resolution: float = 0.005,
+    n_seed: int = 16,
+    executor=None,
+    progress: bool | None = None,
+    **fixed: float,
+) -> StabilityBoundary:
+    """The exact stability boundary in the plane of two parameters.
+
+    Parameters
+    ----------
+    model_or_factory : Model or callable
+        See :mod:`fluidnet.stability.system`.
+    x, y : str
+        The two parameters.
+    x_range, y_range : (float, float)
+        The box searched.
+    method : {"auto", "dsubdivision", "continuation"}
+        ``"auto"`` uses D-subdivision when the characteristic function is affine in ``(x, y)``
+        and continuation otherwise (see the module docstring).
+    omega_max : float, optional
+        Largest crossing frequency considered by D-subdivision. Default: the bound
+        ``||A0|| + sum ||A_k||`` (every root on the imaginary axis satisfies
+        ``|omega| <= ||A0|| + sum ||A_k||``), taken over the corners and centre of the box.
+    resolution : float, default 0.005
+        Largest gap between neighbouring curve points, relative to the box size.
+    n_seed : int, default 16
+        Continuation: the coarse chart that brackets boundary points is ``n_seed x n_seed``;
+        boundary pieces that cross no chart cell edge are missed.
+    executor, progress
+        For the coarse chart and the boundary marking (see :mod:`fluidnet.sweep`).
+    **fixed
+        Values of the other parameters.
+
+    Returns
+    -------
+    StabilityBoundary
+        ``.curves`` (every D-curve in the box, with ``on_boundary`` marks), ``.x``, ``.y``,
+        ``.omega`` along the boundary (NaN-separated segments), ``.plot()``.
+
+    Raises
+    ------
+    AnalysisError
+        For a bad range or method, or ``method="dsubdivision"`` on a non-affine dependence.
+
+    Examples
+    --------
+    >>> import numpy as np, fluidnet as fn
+    >>> b = fn.stability_boundary(fn.models.rcp(), "alpha", "beta", x_range=(0.0, 2.0),
+    ...                           y_range=(0.01, 0.6), d0=1.0)
+    >>> w = b.omega[np.isfinite(b.omega) & (b.omega > 0)]      # alpha = w sin w, beta = w^2 cos w
+    >>> a = b.x[np.isfinite(b.omega) & (b.omega > 0)]
+    >>> bool(np.max(np.abs(a - w * np.sin(w))) < 1e-9)
+    True
+    """
+    xr = _as_range(x_range, "x_range")
+    yr = _as_range(y_range, "y_range")
+    if method not in ("auto", "dsubdivision", "continuation"):
+        raise AnalysisError(f"method = {method!r}: use 'auto', 'dsubdivision' or 'continuation'")
+    if x == y:
+        raise AnalysisError(f"x and y must be two different parameters, got {x!r} twice")
+    if not 0 < resolution < 0.5:
+        raise AnalysisError(f"resolution = {resolution!r} must lie in (0, 0.5)")
+    factory = SystemFactory(model_or_factory, fixed)
+    factory.check_names([x, y])
+    plane = _Plane(factory, x, y)
+    bound = _norm_bound(plane, xr, yr)
+    w_max = float(omega_max) if omega_max is not None else 1.05 * bound
+    if not (w_max > 0 and math.isfinite(w_max)):
+        raise AnalysisError(f"omega_max = {omega_max!r} must be a positive number")
+    raw = None
+    used = method
+    if method in ("auto", "dsubdivision"):
+        raw = _dsubdivision(plane, xr, yr, w_max, resolution)
+        used = "dsubdivision"
+        if raw is None and method == "dsubdivision":
+            raise AnalysisError(
+                f"det Delta(j omega) is not affine in ({x}, {y}): use method='continuation'"
+            )
+    if raw is None:
+        lin = plane.lin(0.5 * (xr[0] + xr[1]), 0.5 * (yr[0] + yr[1]))
+        w_scale = 1.0 / lin.max_delay if lin.delays else max(bound, 1.0)
+        raw = _continuation(plane, factory, xr, yr, n_seed, executor, progress, w_scale, resolution)
+        used = "continuation"
+    # edge points found by root finding may overshoot the box by rounding: clip them
+    raw = [(np.clip(cx, *xr), np.clip(cy, *yr), cw, kind) for cx, cy, cw, kind in raw]
+    marker = _OnBoundary(factory, x, y)
+    flags = _mark(marker, raw, executor, progress)
+    curves = [
+        BoundaryCurve(np.asarray(cx, float), np.asarray(cy, float), np.asarray(cw, float), f, kind)
+        for (cx, cy, cw, kind), f in zip(raw, flags, strict=True)
+    ]
+    return StabilityBoundary(x, y, xr, yr, curves, used, dict(fixed))
+
+
+def _as_range(r: Any, name: str) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in r)
+    except (TypeError, ValueError) as exc:
+        raise AnalysisError(f"{name} = {r!r} must be a pair (low, high)") from exc
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise AnalysisError(f"{name} = {r!r}: need finite low < high")
+    return lo, hi

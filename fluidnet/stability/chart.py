@@ -1,0 +1,212 @@
+"""Stability charts: the spectral abscissa over a grid of parameter values.
+
+:func:`stability_chart` returns an :class:`xarray.Dataset`; ``ds.stability.plot()`` (an xarray
+accessor registered by this module) draws the stable region.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..errors import AnalysisError, FluidnetError
+from ..sweep import grid_points, resolve_executor
+from .roots import characteristic_roots
+from .system import SystemFactory
+
+__all__ = ["stability_chart", "StabilityAccessor"]
+
+
+class _ChartPoint:
+    """Evaluate one grid point (picklable for process executors)."""
+
+    def __init__(self, factory: SystemFactory, on_error: str, root_kw: Mapping[str, Any]):
+        self.factory = factory
+        self.on_error = on_error
+        self.root_kw = dict(root_kw)
+
+    def __call__(self, point: Mapping[str, float]) -> tuple[float, float, str]:
+        try:
+            lin = self.factory(**point)
+            roots = characteristic_roots(lin, k=2, multiplicity=False, **self.root_kw)
+        except FluidnetError as exc:
+            if self.on_error == "raise":
+                where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+                raise type(exc)(f"stability chart at {where}: {exc}") from exc
+            return math.nan, math.nan, str(exc)
+        top = roots[0]
+        return top.real, abs(top.imag), ""
+
+
+def stability_chart(
+    model_or_factory,
+    grids: Mapping[str, Any],
+    *,
+    executor=None,
+    progress: bool | None = None,
+    on_error: str = "raise",
+    root_options: Mapping[str, Any] | None = None,
+    **fixed: float,
+) -> xr.Dataset:
+    """Linear stability over a grid of parameter values.
+
+    At every point the model is linearized at its equilibrium (or the factory is called) and
+    the rightmost characteristic root is computed (see
+    :func:`fluidnet.stability.roots.characteristic_roots`).
+
+    Parameters
+    ----------
+    model_or_factory : Model or callable
+        See :mod:`fluidnet.stability.system` for what a factory may return.
+    grids : dict
+        ``{parameter name: 1-D values}``, one or more; one Dataset dimension per entry.
+    executor : optional
+        ``None``/``"serial"`` (default), ``"processes"``, a number of processes, ``"dask"``, or an
+        executor (see :mod:`fluidnet.sweep`).
+    progress : bool, optional
+        tqdm progress bar (default: for 200 points or more).
+    on_error : {"raise", "nan"}
+        What to do when a point has no answer (e.g. no equilibrium): raise the error (naming the
+        point), or store NaN and the message in the ``error`` variable.
+    root_options : dict, optional
+        Keyword arguments for :func:`~fluidnet.stability.roots.characteristic_roots`
+        (e.g. ``max_points``).
+    **fixed
+        Values of the other parameters.
+
+    Returns
+    -------
+    xarray.Dataset
+        ``abscissa`` (largest real part of the roots, 1/s), ``stable`` (``abscissa < 0``; a
+        root at exactly 0 is not stable) and ``omega`` (``|Im|`` of the rightmost root, rad/s:
+        the frequency of the oscillation that grows or decays slowest), plus ``error`` (str)
+        with ``on_error="nan"``. ``ds.stability.plot()`` draws the region.
+
+    Raises
+    ------
+    ParameterError
+        For an empty or non-numeric grid, an unknown parameter name (models), or a bad
+        ``executor``.
+
+    Examples
+    --------
+    >>> import numpy as np, fluidnet as fn
+    >>> ds = fn.stability_chart(fn.models.rcp(), {"alpha": [0.2, 0.8], "beta": [0.3]})
+    >>> ds["stable"].values.ravel().tolist()
+    [False, True]
+    """
+    if on_error not in ("raise", "nan"):
+        raise AnalysisError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
+    factory = SystemFactory(model_or_factory, fixed)
+    names, shape, points = grid_points(grids)
+    factory.check_names(names)
+    overlap = sorted(set(names) & set(fixed))
+    if overlap:
+        raise AnalysisError(f"{overlap} given both as a grid and as a fixed value")
+    task = _ChartPoint(factory, on_error, root_options or {})
+    results = resolve_executor(executor).map(
+        task, points, progress=progress, desc=f"stability chart ({factory.name})"
+    )
+    absc = np.array([r[0] for r in results], dtype=float).reshape(shape)
+    omega = np.array([r[1] for r in results], dtype=float).reshape(shape)
+    coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
+    data = {
+        "abscissa": (names, absc, {"long_name": "spectral abscissa", "units": "1/s"}),
+        "stable": (names, absc < 0, {"long_name": "linearly stable"}),
+        "omega": (names, omega, {"long_name": "|Im| of the rightmost root", "units": "rad/s"}),
+    }
+    if on_error == "nan":
+        data["error"] = (names, np.array([r[2] for r in results], dtype=object).reshape(shape))
+    attrs = {"model": factory.name, **{f"fixed_{k}": v for k, v in fixed.items()}}
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+@xr.register_dataset_accessor("stability")
+class StabilityAccessor:
+    """``ds.stability.plot()`` for a Dataset made by :func:`stability_chart`."""
+
+    def __init__(self, ds: xr.Dataset):
+        self._ds = ds
+
+    def plot(
+        self,
+        ax=None,
+        *,
+        color: str = "C0",
+        boundary: bool = True,
+        show_abscissa: bool = False,
+        **kwargs,
+    ):
+        """Draw the stable region (filled) and the boundary ``abscissa = 0``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        color : str
+            Fill colour of the stable region.
+        boundary : bool, default True
+            Draw the zero contour of the abscissa (2-D charts).
+        show_abscissa : bool, default False
+            Shade the abscissa itself (diverging colormap) under the region.
+        **kwargs
+            Passed to ``contourf`` (2-D) or ``plot`` (1-D).
+
+        Returns
+        -------
+        matplotlib Axes
+        """
+        import matplotlib.pyplot as plt
+
+        ds = self._ds
+        if "stable" not in ds or "abscissa" not in ds:
+            raise AnalysisError(
+                "this Dataset has no 'stable'/'abscissa': make it with fluidnet.stability_chart"
+            )
+        if ax is None:
+            _, ax = plt.subplots()
+        dims = list(ds["stable"].dims)
+        if len(dims) == 1:
+            x = ds[dims[0]].values
+            a = ds["abscissa"].values
+            ax.plot(x, a, **kwargs)
+            ax.axhline(0.0, color="0.5", lw=0.8)
+            st = ds["stable"].values
+            ax.fill_between(
+                x,
+                np.nanmin(a),
+                np.nanmax(a),
+                where=st,
+                color=color,
+                alpha=0.15,
+                step="mid",
+                label="stable",
+            )
+            ax.set_xlabel(dims[0])
+            ax.set_ylabel("spectral abscissa (1/s)")
+            return ax
+        if len(dims) != 2:
+            raise AnalysisError(f"plot needs a 1-D or 2-D chart, this one has dims {dims}")
+        xdim, ydim = dims  # the first grid on the horizontal axis
+        X = ds[xdim].values
+        Y = ds[ydim].values
+        st = ds["stable"].transpose(ydim, xdim).values.astype(float)
+        a = ds["abscissa"].transpose(ydim, xdim).values
+        if show_abscissa:
+            lim = np.nanmax(np.abs(a)) or 1.0
+            ax.pcolormesh(X, Y, a, cmap="RdBu_r", vmin=-lim, vmax=lim, shading="auto")
+        if X.size > 1 and Y.size > 1:
+            kwargs.setdefault("alpha", 0.5)
+            ax.contourf(X, Y, st, levels=[0.5, 1.5], colors=[color], **kwargs)
+            if boundary and np.nanmin(a) < 0 < np.nanmax(a):
+                ax.contour(X, Y, a, levels=[0.0], colors=[color], linewidths=1.2)
+        else:
+            xx, yy = np.meshgrid(X, Y)
+            ax.scatter(xx[st > 0], yy[st > 0], color=color, label="stable")
+        ax.set_xlabel(xdim)
+        ax.set_ylabel(ydim)
+        ax.set_title(f"linear stability ({ds.attrs.get('model', '')})", fontsize="small")
+        return ax
