@@ -375,23 +375,6 @@ def bode_region(ctx: Context) -> None:
             ref, f"Bode procedure: ({al}, {be}) linearly stable", want, bode_stable(al, be)
         )
 
-    # --- figure (the exact curve is drawn for reference; the region is the procedure's)
-    fig, ax = ctx.new_figure(figsize=(6.0, 5.0))
-    ax.contourf(A, B, stable.astype(float), levels=[0.5, 1.5], colors=["#9ecae1"])
-    xa, xb = exact_boundary()
-    ax.plot(xa, xb, "k-", lw=1.2, label="exact boundary (w sin w, w² cos w)")
-    ax.plot([], [], "s", color="#9ecae1", label=f"Bode procedure (12)-(14), grid {step}")
-    ax.plot(a_top, b_top, "r^", label=f"top of lobe beta = {b_top:.4f}")
-    ax.set(
-        xlabel="alpha",
-        ylabel="beta",
-        xlim=(0, 2),
-        ylim=(0, 1),
-        title="Fig 33: linear stable region of RCP",
-    )
-    ax.legend(loc="upper right", fontsize=8)
-    ctx.figure("fig33_bode_region", fig)
-
     # --- the library's own machinery: characteristic roots and the exact boundary
     lin_points = {}
     for (al, be), (want, ref) in points.items():
@@ -400,8 +383,8 @@ def bode_region(ctx: Context) -> None:
         ctx.check_equal(
             ref, f"characteristic roots: ({al}, {be}) linearly stable", want, lin_points[(al, be)]
         )
-    sub = slice(None, None, 2) if ctx.quick else slice(None, None, 4)
-    chart = fn.stability_chart(rcp, {"alpha": a[sub], "beta": b[b <= 1.0][sub]})
+    sub = slice(None, None, 2)
+    chart = fn.stability_chart(rcp(), {"alpha": a[sub], "beta": b[b <= 1.0][sub]}, progress=False)
     roots_stable = np.asarray(chart["stable"].transpose("beta", "alpha").values, dtype=bool)
     bode_sub = stable[: (b <= 1.0).sum()][sub][:, sub]
     ctx.check(
@@ -413,7 +396,9 @@ def bode_region(ctx: Context) -> None:
         source="derived",
         note="note 004 §2.6: the closed form and the D-subdivision agree at every grid point",
     )
-    curve = fn.stability_boundary(rcp, x="alpha", y="beta")
+    curve = fn.stability_boundary(
+        rcp(), "alpha", "beta", x_range=(0.0, 2.0), y_range=(0.0, 1.0), progress=False
+    )
     cx, cy = _boundary_xy(curve)
     dist = _distance_to_exact(cx, cy)
     ctx.check(
@@ -425,10 +410,37 @@ def bode_region(ctx: Context) -> None:
         source="derived",
     )
 
+    # --- figure: the Bode procedure's region, the exact curve, the library's chart and curve
+    fig, ax = ctx.new_figure(figsize=(6.0, 5.0))
+    ax.contourf(A, B, stable.astype(float), levels=[0.5, 1.5], colors=["#9ecae1"])
+    xa, xb = exact_boundary()
+    ax.plot(xa, xb, "k-", lw=1.2, label="exact boundary (w sin w, w² cos w)")
+    ax.plot([], [], "s", color="#9ecae1", label=f"Bode procedure (12)-(14), grid {step}")
+    ax.plot(a_top, b_top, "r^", label=f"top of lobe beta = {b_top:.4f}")
+    ax.plot(cx, cy, ".", color="C3", ms=2, label="fn.stability_boundary")
+    Ac, Bc = np.meshgrid(chart["alpha"].values, chart["beta"].values)
+    ax.plot(
+        Ac[roots_stable],
+        Bc[roots_stable],
+        "+",
+        color="C2",
+        ms=5,
+        label="stable roots (fn.stability_chart)",
+    )
+    ax.set(
+        xlabel="alpha",
+        ylabel="beta",
+        xlim=(0, 2),
+        ylim=(0, 1),
+        title="Fig 33: linear stable region of RCP",
+    )
+    ax.legend(loc="upper right", fontsize=8)
+    ctx.figure("fig33_bode_region", fig)
+
 
 def _boundary_xy(curve) -> tuple[np.ndarray, np.ndarray]:
     """The (alpha, beta) points of a :func:`fluidnet.stability_boundary` result."""
-    return np.asarray(curve["alpha"], dtype=float), np.asarray(curve["beta"], dtype=float)
+    return np.asarray(curve.x, dtype=float), np.asarray(curve.y, dtype=float)
 
 
 # Independent values for Fig 34 (beta = 0.3): G1 evaluated directly with numpy from its closed
@@ -1344,7 +1356,7 @@ def operating_point(ctx: Context) -> None:
         value=f"{sum(verdicts)}/6 converge",
     )
     # side by side: eq (8) (queue may go negative) and (4)-(7) from the same perturbation
-    t_show = 60.0 * d0
+    t_show = 15.0 * d0
     dq0 = 0.05 * C * d0
     lsol = fn.simulate(rcp_linearized(alpha=al, beta=be), t_show, history={"dR": 0.0, "dq": dq0})
     nsol = fn.simulate(m, t_show, history={"R": C / N, "q": dq0})
@@ -1357,6 +1369,7 @@ def operating_point(ctx: Context) -> None:
         xlabel="t / d0",
         ylabel="queue deviation / (C d0)",
         title="(0.1, 1.0): linear model grows, fluid model settles",
+        ylim=(-1.5, 1.5),
     )
     axes[0].legend(fontsize=8)
     axes[1].plot(np.asarray(lsol.t) / d0, np.asarray(lsol["dR"]) * N / C, label="eq (8)")
