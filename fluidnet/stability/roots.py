@@ -252,9 +252,14 @@ def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
         D = D - np.tensordot(E, stack, axes=(-1, 0))
         dD = dD + np.tensordot(E * taus, stack, axes=(-1, 0))
     out = np.empty(lam.shape, dtype=complex)
-    if n == 1:
+    if n <= 2:  # closed forms: trace(adj(D) dD) / det(D)
         with np.errstate(all="ignore"):
-            out[...] = dD[..., 0, 0] / D[..., 0, 0]
+            if n == 1:
+                out[...] = dD[..., 0, 0] / D[..., 0, 0]
+            else:
+                a, b, c, d = D[..., 0, 0], D[..., 0, 1], D[..., 1, 0], D[..., 1, 1]
+                num = d * dD[..., 0, 0] - b * dD[..., 1, 0] - c * dD[..., 0, 1] + a * dD[..., 1, 1]
+                out[...] = num / (a * d - b * c)
         out[~np.isfinite(out)] = np.inf
         return out
     try:
@@ -556,11 +561,17 @@ def characteristic_roots(
 def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex, float]]:
     """Refined roots from the size-N discretization (the relevant candidates only)."""
     ev = np.linalg.eigvals(generator_matrix(lin, N))
+    real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
 
     def keep(cand: np.ndarray) -> np.ndarray:
         if box is None:
+            # the rightmost candidates until they stand for k + 2 roots (a complex candidate
+            # of a real system stands for its conjugate pair too)
+            order = np.argsort(-cand.real, kind="stable")
+            weight = np.where(cand.imag[order] > 0, 2, 1) if real_sys else np.ones(order.size)
+            count = int(np.searchsorted(np.cumsum(weight), k + 2)) + 1
             mask = np.zeros(cand.shape, dtype=bool)
-            mask[np.argsort(-cand.real, kind="stable")[: k + 2]] = True
+            mask[order[:count]] = True
             return mask
         slack = 1.0 / lin.max_delay
         return (
