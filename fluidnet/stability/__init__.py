@@ -11,19 +11,25 @@ from .boundary import BoundaryCurve, StabilityBoundary, stability_boundary
 from .chart import StabilityAccessor, stability_chart
 from .critical import CriticalValue, critical_value
 from .frequency import BodeResponse, Margins, NyquistResponse, bode, margins, nyquist
+from .phaseplane import PhasePortrait, nonlinear_chart, phase_portrait
 
 __all__ = [
-    "BodeResponse",
-    "Margins",
-    "NyquistResponse",
+    # the public functions (re-exported lazily as fluidnet.<name>)
     "bode",
-    "margins",
     "nyquist",
+    "margins",
     "stability_chart",
-    "critical_value",
     "stability_boundary",
+    "critical_value",
+    "phase_portrait",
+    "nonlinear_chart",
+    # their result classes
+    "BodeResponse",
+    "NyquistResponse",
+    "Margins",
+    "StabilityAccessor",
     "StabilityBoundary",
     "BoundaryCurve",
     "CriticalValue",
-    "StabilityAccessor",
+    "PhasePortrait",
 ]
