@@ -181,3 +181,24 @@ def test_plots_draw():
     assert "N = 0" in ax.get_title()
     frd = fn.bode(L).to_frd()
     assert isinstance(frd, control.FrequencyResponseData)
+
+
+@pytest.mark.parametrize("num", [[1.0, 0.5], [1.0]])
+def test_poles_on_the_imaginary_axis_are_indented(num):
+    # L = num / ((s^2 + 1)(s + 2)): open-loop poles at +-j; Routh: num = s + 0.5 is stable,
+    # num = 1 gives s^3 + 2 s^2 + s + 3 with two right-half-plane roots
+    den = [1.0, 2.0, 1.0, 2.0]
+    r = fn.nyquist(control.tf(num, den))
+    assert sorted(r.axis_poles) == [-1.0, 1.0] and r.open_loop_rhp_poles == 0
+    closed = np.roots(np.polyadd(den, num))
+    assert r.closed_loop_rhp_roots == int(np.sum(closed.real > 0))
+
+
+def test_pade_round_trip_through_python_control():
+    # a high-order Pade approximation of the delay reproduces the exact-delay margins
+    L = _delayed_integrator(1.0, 0.3)
+    exact = fn.margins(L)
+    approx = control.stability_margins(L.to_control(pade=10))
+    assert approx[1] == pytest.approx(exact.phase_margin, rel=1e-9)  # (PM, as control orders)
+    assert approx[4] == pytest.approx(exact.gain_crossover, rel=1e-9)
+    assert approx[0] == pytest.approx(exact.gain_margin, rel=1e-6)
