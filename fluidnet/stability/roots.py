@@ -63,6 +63,8 @@ __all__ = [
 RESIDUAL_TOL = 1e-8
 #: Relative distance below which refined roots are merged (and counted by multiplicity).
 MERGE_RTOL = 1e-6
+#: Smallest Chebyshev discretization size tried first.
+MIN_POINTS = 12
 #: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
 #: rightmost one.
 WINDOW = 2.0
@@ -521,7 +523,7 @@ def characteristic_roots(
         im_extent = max(abs(box[2]), abs(box[3]))
         im_extent = im_extent if math.isfinite(im_extent) else 0.0
     sigma0 = 0.0 if box is None else box[0]
-    N = min(max(16, _n_required(lin, sigma0, im_extent, norms)), max_points)
+    N = min(max(MIN_POINTS, _n_required(lin, sigma0, im_extent, norms)), max_points)
     previous = None
     while True:
         found = _solve_at(lin, N, norms, k, box)
