@@ -181,7 +181,8 @@ def kelly_dual(
     sig: dict[Any, Any] = {}
     for n in range(S):
         sig[p[n]] = sum(lam[ll](t) for ll in range(L) if A[ll, n])
-        sig[x[n]] = sympy.Min(ws[n] / p[n](t), xs[n])  # (3.2.19), U = w ln x, capped
+        # (3.2.19) with U = w ln x, capped: w / max(p, w/x_max) = min(w/p, x_max), finite at p = 0
+        sig[x[n]] = ws[n] / sympy.Max(p[n](t), ws[n] / xs[n])
     for ll in range(L):
         sig[y[ll]] = sum(x[n](t) for n in range(S) if A[ll, n])
     rhs = {lam[ll]: gs[ll] * (y[ll](t) - cs[ll]) for ll in range(L)}  # (3.2.20)
