@@ -1,0 +1,256 @@
+"""``simulate_ensemble``: many parameter sets and initial histories in one parallel call."""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+import numpy as np
+
+from ..compile import compile_model
+from ..errors import FluidnetError, IntegrationError, ParameterError
+from .history import build_history, normalize_history
+from .simulation import (
+    check_t_eval,
+    failure_message,
+    make_options,
+    parameter_vector,
+    run_kernel,
+)
+
+__all__ = ["simulate_ensemble"]
+
+
+def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str], np.ndarray]:
+    """Names and a (M, k) array of the varied parameters (arrays broadcast together)."""
+    if not params:
+        return [], np.zeros((1, 0))
+    names = list(params)
+    for k in names:
+        if k not in model.param_names:
+            raise ParameterError(
+                f"unknown parameter {k!r} for model {model.name!r} "
+                f"(parameters: {', '.join(model.param_names)})"
+            )
+    try:
+        arrays = np.broadcast_arrays(*[np.asarray(params[k], dtype=float) for k in names])
+    except ValueError as exc:
+        shapes = {k: np.shape(params[k]) for k in names}
+        raise ParameterError(f"parameter arrays do not broadcast together: {shapes}") from exc
+    except TypeError as exc:
+        raise ParameterError(f"parameter values must be numbers or arrays: {exc}") from exc
+    table = np.stack([a.reshape(-1) for a in arrays], axis=1)
+    if table.shape[0] == 0:
+        raise ParameterError("the parameter arrays are empty")
+    return names, table
+
+
+def simulate_ensemble(
+    model,
+    t_end: float,
+    *,
+    params: Mapping[str, Any] | None = None,
+    history: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
+    t0: float = 0.0,
+    rtol: float = 1e-6,
+    atol: float | Mapping[str, float] = 1e-9,
+    max_step: float | None = None,
+    t_eval=None,
+    n_points: int = 1001,
+    method: str = "DP5",
+    first_step: float | None = None,
+    max_steps: int = 1_000_000,
+    workers: int | None = None,
+    progress: bool | None = None,
+    on_error: str = "raise",
+):
+    """Integrate many parameter sets and/or initial histories, in parallel.
+
+    Members are every combination of a parameter set and a history: parameter set ``m`` and
+    history ``h`` give member ``m * H + h``. One compiled integrator serves all of them
+    (parameters are runtime values), and the trajectories run on ``workers`` threads that
+    release the GIL.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    t_end : float
+    params : dict, optional
+        ``{name: value or array}``; arrays are broadcast together (build grids with
+        ``numpy.meshgrid``) and flattened in C order into the parameter sets. Parameters not
+        named keep their model values.
+    history : dict or list of dict, optional
+        One history for all members, or a list of ``H`` histories (see
+        :func:`fluidnet.simulate`); default: the equilibrium of each parameter set.
+    t0, rtol, atol, max_step, method, first_step, max_steps
+        As in :func:`fluidnet.simulate`.
+    t_eval : array_like, optional
+        Common output times; default ``n_points`` equally spaced times over ``[t0, t_end]``.
+    n_points : int
+        Number of default output times.
+    workers : int, optional
+        Threads (default: the number of CPU cores).
+    progress : bool, optional
+        Show a tqdm progress bar; by default it appears when the run takes more than a second.
+    on_error : {"raise", "nan"}
+        ``"raise"``: the first failing member raises :class:`~fluidnet.IntegrationError`
+        naming it. ``"nan"``: its values are NaN, its message is in the variable ``error``,
+        and a warning reports how many members failed.
+
+    Returns
+    -------
+    xarray.Dataset
+        One variable per state with dimensions ``(member, time)``; coordinates ``time``,
+        ``member``, ``history`` (index of the history) and one per varied parameter (along
+        ``member``); per-member counters ``steps``, ``rejected``, ``rhs_evaluations``,
+        ``events``, ``time_on_boundary_<state>`` for projected states, and ``error`` (empty
+        strings when every member succeeded). To get a grid back, e.g.
+        ``ds.set_index(member=["alpha", "beta", "history"]).unstack("member")``.
+
+    Examples
+    --------
+    >>> import numpy as np, fluidnet as fn
+    >>> m = fn.models.rcp()
+    >>> a, b = np.meshgrid([0.4, 0.8], [0.2, 0.6])
+    >>> ds = fn.simulate_ensemble(m, 20.0, params={"alpha": a, "beta": b},
+    ...                           history=[{"R": 375.0, "q": 0.0}, {"R": 3750.0, "q": 0.0}])
+    >>> ds.sizes["member"]
+    8
+    """
+    import xarray as xr
+    from tqdm.auto import tqdm
+
+    if on_error not in ("raise", "nan"):
+        raise ParameterError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
+    names, table = _parameter_sets(model, params)
+    histories = list(history) if isinstance(history, Sequence) else [history]
+    if not histories:
+        raise ParameterError("history is an empty list")
+    base = model.resolve_params({})
+    param_dicts = []
+    for row in table:
+        values = dict(base)
+        values.update({k: float(v) for k, v in zip(names, row, strict=True)})
+        param_dicts.append(model.resolve_params(values) if names else values)
+    opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
+    if t_eval is None:
+        n_points = int(n_points)
+        if n_points < 2:
+            raise ParameterError(f"n_points must be at least 2, got {n_points}")
+        t_eval = np.linspace(opts.t0, opts.t_end, n_points)
+    te = check_t_eval(t_eval, opts)
+    cm = compile_model(model)
+
+    n_par, n_hist = len(param_dicts), len(histories)
+    n_members = n_par * n_hist
+    n = cm.n
+    out = np.full((n, n_members, te.size), np.nan)
+    counters = np.zeros((n_members, 5), dtype=np.int64)
+    btimes = np.zeros((n_members, n))
+    errors = np.full(n_members, "", dtype=object)
+    lock = threading.Lock()
+
+    def prepare(m: int, h: int):
+        values = param_dicts[m]
+        spec = normalize_history(model, histories[h], values)
+        return parameter_vector(model, values), build_history(
+            model, spec, values, opts.t0, opts.rtol, opts.atol
+        )
+
+    def run(members: range) -> int:
+        for member in members:
+            m, h = divmod(member, n_hist)
+            try:
+                pvec, hist = prepare(m, h)
+                status, info, ylast, _, _, y_eval, cnt, bt = run_kernel(
+                    cm, pvec, hist, opts, te, False
+                )
+                msg = failure_message(cm, status, info, ylast)
+            except FluidnetError as exc:
+                msg = str(exc)
+                y_eval = None
+            if msg is not None:
+                label = _member_label(member, names, table[m], h, n_hist)
+                if on_error == "raise":
+                    raise IntegrationError(f"{model.name}, {label}: {msg}")
+                with lock:
+                    errors[member] = msg
+                continue
+            out[:, member, :] = y_eval.T
+            counters[member] = cnt[[0, 1, 2, 4, 3]]
+            btimes[member] = bt
+        return len(members)
+
+    workers = (os.cpu_count() or 1) if workers is None else int(workers)
+    if workers < 1:
+        raise ParameterError(f"workers must be at least 1, got {workers}")
+    chunk = max(1, min(64, n_members // (8 * workers) or 1))
+    chunks = [range(i, min(i + chunk, n_members)) for i in range(0, n_members, chunk)]
+    bar = tqdm(
+        total=n_members,
+        desc=f"{model.name} ensemble",
+        unit="run",
+        disable=(progress is False),
+        delay=0.0 if progress else 1.0,
+        leave=False,
+    )
+    try:
+        if workers == 1 or len(chunks) == 1:
+            for c in chunks:
+                bar.update(run(c))
+        else:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                futures = [pool.submit(run, c) for c in chunks]
+                try:
+                    for fut in as_completed(futures):
+                        bar.update(fut.result())
+                except BaseException:
+                    for f in futures:
+                        f.cancel()
+                    raise
+    finally:
+        bar.close()
+
+    failed = int(np.sum(errors != ""))
+    if failed:
+        warnings.warn(
+            f"{failed} of {n_members} ensemble members failed; their values are NaN "
+            "and the variable 'error' holds the reasons",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    member = np.arange(n_members)
+    coords: dict[str, Any] = {
+        "time": te,
+        "member": member,
+        "history": ("member", member % n_hist),
+    }
+    for j, k in enumerate(names):
+        coords[k] = ("member", np.repeat(table[:, j], n_hist))
+    data = {s: (("member", "time"), out[i]) for i, s in enumerate(cm.form.states)}
+    for j, k in enumerate(("steps", "rejected", "rhs_evaluations", "events", "discontinuities")):
+        data[k] = ("member", counters[:, j])
+    for i, s in enumerate(cm.form.states):
+        if cm.nonnegative[i]:
+            data[f"time_on_boundary_{s}"] = ("member", btimes[:, i])
+    data["error"] = ("member", errors.astype(str))
+    attrs = {
+        "model": model.name,
+        "method": opts.method,
+        "rtol": opts.rtol,
+        "t0": opts.t0,
+        "t_end": opts.t_end,
+    }
+    attrs.update({f"param_{k}": v for k, v in base.items() if k not in names})
+    return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def _member_label(member: int, names, row, h: int, n_hist: int) -> str:
+    details = [f"{k} = {v:g}" for k, v in zip(names, row, strict=True)]
+    if n_hist > 1:
+        details.append(f"history {h}")
+    return f"member {member}" + (f" ({', '.join(details)})" if details else "")

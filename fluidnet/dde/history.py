@@ -1,0 +1,318 @@
+"""Initial histories: what a state did before ``t0``, turned into the integrator's pieces.
+
+Per state, a history is
+
+* a number: the state was constant (it is constant arbitrarily far back);
+* a callable ``f(t)``: tabulated on ``[t0 - span, t0]`` by a cubic spline refined until it
+  matches ``f`` at the midpoints well below the integration tolerance; ``span`` is twice the
+  largest delay at ``t0``;
+* samples ``(t, values)``: interpolated by a not-a-knot cubic spline (linear for 2-3 samples);
+  they must reach ``t0``; the history is undefined before the first sample.
+
+States without an entry take their value at the model's equilibrium (constant).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import sympy
+from scipy.interpolate import CubicSpline, PPoly, make_interp_spline
+
+from ..errors import AnalysisError, IntegrationError, ModelError
+from ..model import _name_of
+from ._tableaux import NCOEF
+
+__all__ = ["HistoryData", "build_history", "normalize_history"]
+
+_MAX_TAB_POINTS = 2**15
+
+
+@dataclass(frozen=True)
+class HistoryData:
+    """The pre-``t0`` pieces in the integrator's layout.
+
+    Attributes
+    ----------
+    t : ndarray, shape (K+1,)
+        Breakpoints, ending at ``t0``.
+    c : ndarray, shape (K, n, NCOEF)
+        Power-basis coefficients in ``theta`` per piece and state.
+    start : ndarray, shape (n,)
+        Earliest time each state's history is defined (``-inf`` for constants).
+    x0 : ndarray, shape (n,)
+        State at ``t0``.
+    """
+
+    t: np.ndarray
+    c: np.ndarray
+    start: np.ndarray
+    x0: np.ndarray
+
+
+def _state_key(key: Any, names: tuple[str, ...]) -> str:
+    name = _name_of(key, "state")
+    if name not in names:
+        raise ModelError(
+            f"history given for {name!r}, which is not a state (states: {', '.join(names)})"
+        )
+    return name
+
+
+def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, Any]:
+    """``{state: spec}`` for every state; missing states get their equilibrium value."""
+    names = model.state_names
+    if history is None:
+        history = {}
+    if not isinstance(history, Mapping):
+        raise ModelError(
+            "history must be a dict {state: constant | callable | (t, values)}, "
+            f"not {type(history).__name__}"
+        )
+    spec = {_state_key(k, names): v for k, v in history.items()}
+    missing = [s for s in names if s not in spec]
+    if missing:
+        try:
+            eq = model.equilibrium(**dict(params))
+        except AnalysisError as exc:
+            raise AnalysisError(
+                f"no history given for {', '.join(missing)} and the default (the equilibrium) "
+                f"is not available: {exc}"
+            ) from exc
+        for s in missing:
+            spec[s] = float(eq[s])
+    return {s: spec[s] for s in names}
+
+
+def _kind(name: str, v: Any) -> str:
+    if isinstance(v, (Real, np.number)) and not isinstance(v, bool):
+        return "constant"
+    if isinstance(v, sympy.Expr) and v.is_number:
+        return "constant"
+    if isinstance(v, (tuple, list)) and len(v) == 2:
+        return "samples"
+    if callable(v):
+        return "callable"
+    raise ModelError(
+        f"history of {name!r}: {v!r} is neither a number, a callable of t, nor samples (t, values)"
+    )
+
+
+def _check_finite(name: str, t, v) -> None:
+    v = np.asarray(v, dtype=float)
+    bad = ~np.isfinite(v)
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        tt = np.broadcast_to(np.asarray(t, dtype=float), v.shape)[i]
+        raise IntegrationError(f"history of {name!r} is not finite: {v[i]} at t = {tt:g}")
+
+
+def _call(name: str, f: Callable, ts: np.ndarray) -> np.ndarray:
+    try:
+        out = np.asarray(f(ts), dtype=float)
+        if out.shape != ts.shape:
+            raise ValueError
+    except Exception:
+        try:
+            out = np.array([float(f(float(s))) for s in ts])
+        except Exception as exc:
+            raise ModelError(
+                f"history of {name!r}: calling it at t = {ts[0]:g} failed: {exc}"
+            ) from exc
+    _check_finite(name, ts, out)
+    return out
+
+
+def _tabulate(name: str, f: Callable, lo: float, t0: float, tol: Callable) -> PPoly:
+    """Cubic spline of ``f`` on ``[lo, t0]`` accurate to ``tol(value)`` at the midpoints."""
+    npts = 32
+    while True:
+        ts = np.linspace(lo, t0, npts + 1)
+        vs = _call(name, f, ts)
+        spl = CubicSpline(ts, vs)
+        mids = 0.5 * (ts[1:] + ts[:-1])
+        ref = _call(name, f, mids)
+        errs = np.abs(spl(mids) - ref)
+        if np.all(errs <= tol(ref)) or npts >= _MAX_TAB_POINTS:
+            if not np.all(errs <= tol(ref)):
+                warnings.warn(
+                    f"history of {name!r} is not smooth enough to tabulate to the integration "
+                    f"tolerance on [{lo:g}, {t0:g}] (max interpolation error "
+                    f"{errs.max():.3g}); give it as samples (t, values) to control this",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+            return PPoly(spl.c, spl.x)
+        npts *= 2
+
+
+def _from_samples(name: str, samples, t0: float) -> tuple[PPoly | None, float]:
+    ts, vs = samples
+    ts = np.asarray(ts, dtype=float).reshape(-1)
+    vs = np.asarray(vs, dtype=float).reshape(-1)
+    if ts.shape != vs.shape or ts.size == 0:
+        raise ModelError(
+            f"history of {name!r}: samples (t, values) must be two 1-D arrays of "
+            f"equal, non-zero length (got {ts.size} and {vs.size})"
+        )
+    if not np.all(np.isfinite(ts)):
+        raise ModelError(f"history of {name!r}: sample times must be finite")
+    _check_finite(name, ts, vs)
+    if ts.size > 1 and np.any(np.diff(ts) <= 0):
+        raise ModelError(f"history of {name!r}: sample times must be strictly increasing")
+    tol = 1e-12 * max(1.0, abs(t0))
+    if ts[-1] < t0 - tol:
+        raise IntegrationError(
+            f"history of {name!r}: the samples end at t = {ts[-1]:g}, before t0 = {t0:g}"
+        )
+    if ts.size == 1:
+        return None, float(vs[0])
+    k = 1 if ts.size < 4 else 3
+    spl = make_interp_spline(ts, vs, k=1) if k == 1 else CubicSpline(ts, vs)
+    pp = PPoly.from_spline(spl) if k == 1 else PPoly(spl.c, spl.x)
+    return pp, float(pp(min(t0, ts[-1])))
+
+
+def _restrict(pp: PPoly, a: float, b: float) -> np.ndarray:
+    """Power-basis coefficients in ``theta`` of ``pp`` on ``[a, b]`` (inside one of its pieces)."""
+    mid = 0.5 * (a + b)
+    j = int(np.clip(np.searchsorted(pp.x, mid, side="right") - 1, 0, pp.c.shape[1] - 1))
+    deg = pp.c.shape[0] - 1
+    coef = pp.c[:, j][::-1]  # coef[m]: coefficient of (x - x_j)**m
+    d = a - pp.x[j]
+    hh = b - a
+    out = np.zeros(NCOEF)
+    for m, cm in enumerate(coef):
+        # (d + theta*hh)**m = sum_r C(m, r) d**(m-r) hh**r theta**r
+        for r in range(m + 1):
+            out[r] += cm * math.comb(m, r) * d ** (m - r) * hh**r
+    if deg + 1 > NCOEF:  # pragma: no cover - splines here are at most cubic
+        raise AssertionError("history polynomial degree too high")
+    return out
+
+
+def _max_delay_at_t0(model, values: Mapping[str, float], t0: float, value_at) -> float:
+    """Largest delay at ``t0`` with the given history (lags evaluated in order)."""
+    form = model.form
+    subs = {sympy.Symbol(k, real=True): v for k, v in values.items()}
+    subs[form.t] = t0
+    for i, xs in enumerate(form.x):
+        subs[xs] = value_at(i, t0)
+    largest = 0.0
+    for lag in form.lags:
+        try:
+            tau = float(lag.delay.xreplace(subs))
+        except (TypeError, ValueError):
+            tau = float("nan")
+        if not math.isfinite(tau):
+            raise IntegrationError(
+                f"the delay {lag.delay} of {form.lag_label(lag)} is not finite at t0 = {t0:g} "
+                "with the given history"
+            )
+        if tau < 0:
+            raise IntegrationError(
+                f"the delay {lag.delay} of {form.lag_label(lag)} is negative ({tau:g}) at "
+                f"t0 = {t0:g} with the given history"
+            )
+        largest = max(largest, tau)
+        subs[lag.symbol] = value_at(lag.state, t0 - tau)
+    return largest
+
+
+def build_history(
+    model,
+    spec: Mapping[str, Any],
+    values: Mapping[str, float],
+    t0: float,
+    rtol: float,
+    atol: np.ndarray,
+) -> HistoryData:
+    """Turn a normalized history ``{state: spec}`` into :class:`HistoryData`."""
+    names = model.state_names
+    n = len(names)
+    kinds = {s: _kind(s, v) for s, v in spec.items()}
+    consts: dict[int, float] = {}
+    polys: dict[int, PPoly] = {}
+    x0 = np.zeros(n)
+    for i, s in enumerate(names):
+        v = spec[s]
+        if kinds[s] == "constant":
+            val = float(v)
+            _check_finite(s, t0, val)
+            consts[i] = val
+            x0[i] = val
+        elif kinds[s] == "samples":
+            pp, val = _from_samples(s, v, t0)
+            if pp is None:
+                consts[i] = val
+            else:
+                polys[i] = pp
+            x0[i] = val
+        else:
+            x0[i] = _call(s, v, np.array([t0]))[0]
+
+    def value_at(i: int, tt: float) -> float:
+        s = names[i]
+        if i in consts:
+            return consts[i]
+        if i in polys:
+            pp = polys[i]
+            if tt < pp.x[0]:
+                return float("nan")
+            return float(pp(min(tt, t0)))
+        return float(_call(s, spec[s], np.array([tt]))[0])
+
+    callables = [i for i, s in enumerate(names) if kinds[s] == "callable"]
+    if callables:
+        span = 2.0 * _max_delay_at_t0(model, values, t0, value_at)
+        if span > 0:
+            for i in callables:
+                s = names[i]
+                polys[i] = _tabulate(
+                    s,
+                    spec[s],
+                    t0 - span,
+                    t0,
+                    lambda ref, i=i: 0.01 * (atol[i] + rtol * np.abs(ref)),
+                )
+        else:
+            for i in callables:
+                consts[i] = x0[i]
+    for i in model.form.nonnegative:
+        if x0[i] < 0:
+            raise IntegrationError(
+                f"history of {names[i]!r} at t0 = {t0:g} is {x0[i]:g} < 0, but {names[i]!r} is "
+                "a non-negative (projected) state"
+            )
+
+    start = np.full(n, -np.inf)
+    if polys:
+        grid = np.unique(np.concatenate([pp.x[pp.x <= t0] for pp in polys.values()] + [[t0]]))
+        for i, pp in polys.items():
+            start[i] = pp.x[0]
+        grid = grid[grid >= grid[0]]
+        c = np.zeros((len(grid) - 1, n, NCOEF))
+        for k in range(len(grid) - 1):
+            a, b = grid[k], grid[k + 1]
+            for i in range(n):
+                if i in consts:
+                    c[k, i, 0] = consts[i]
+                elif a >= polys[i].x[0]:
+                    c[k, i] = _restrict(polys[i], a, b)
+                else:
+                    c[k, i, 0] = np.nan  # before this state's history: never read
+        t_grid = grid
+    else:
+        t_grid = np.array([t0 - 1.0, t0])
+        c = np.zeros((1, n, NCOEF))
+        for i in range(n):
+            c[0, i, 0] = consts[i]
+    return HistoryData(
+        t=np.ascontiguousarray(t_grid, dtype=float), c=np.ascontiguousarray(c), start=start, x0=x0
+    )

@@ -1,0 +1,310 @@
+"""``simulate``: integrate a fluid model's nonlinear delay equations."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..compile import CompiledModel, compile_model
+from ..errors import IntegrationError, ParameterError
+from . import _field as F
+from ._kernel import integrate
+from ._tableaux import BS3, DP5, METHODS
+from .history import HistoryData, build_history, normalize_history
+from .solution import Solution, counters_from
+
+__all__ = ["simulate"]
+
+_ORDER = {"BS3": BS3.order, "DP5": DP5.order}
+#: Generations of delay-propagated discontinuity points tracked after an event (a projected
+#: state reaching or leaving 0, a switch); the jump at ``t0`` is tracked to the method's order.
+EVENT_GENERATIONS = 2
+
+
+@dataclass(frozen=True)
+class Options:
+    """Validated integration options shared by :func:`simulate` and the ensemble."""
+
+    t0: float
+    t_end: float
+    rtol: float
+    atol: np.ndarray
+    max_step: float
+    first_step: float
+    method: str
+    max_steps: int
+
+
+def _positive(name: str, value: Any, allow_inf: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, not {value!r}") from None
+    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
+        raise ParameterError(f"{name} must be positive and finite, got {value!r}")
+    return v
+
+
+def make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps) -> Options:
+    """Check the integration options; raises :class:`ParameterError` naming the bad one."""
+    try:
+        t0 = float(t0)
+        t_end = float(t_end)
+    except (TypeError, ValueError):
+        raise ParameterError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
+    if not (math.isfinite(t0) and math.isfinite(t_end)):
+        raise ParameterError(f"t0 = {t0} and t_end = {t_end} must be finite")
+    if not t_end > t0:
+        raise ParameterError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
+    rtol = _positive("rtol", rtol)
+    if rtol < 1e-13:
+        raise ParameterError(f"rtol = {rtol:g} is below what double precision can deliver (1e-13)")
+    n = len(model.state_names)
+    if isinstance(atol, Mapping):
+        unknown = set(atol) - set(model.state_names)
+        if unknown:
+            raise ParameterError(f"atol given for unknown states {sorted(unknown)}")
+        a = np.full(n, 1e-9)
+        for i, s in enumerate(model.state_names):
+            if s in atol:
+                a[i] = _positive(f"atol[{s!r}]", atol[s])
+    else:
+        arr = np.atleast_1d(np.asarray(atol, dtype=float))
+        if arr.size == 1:
+            a = np.full(n, _positive("atol", arr[0]))
+        elif arr.shape == (n,):
+            a = np.array([_positive(f"atol[{i}]", v) for i, v in enumerate(arr)])
+        else:
+            raise ParameterError(f"atol must be a number, a dict by state, or {n} values")
+    max_step = np.inf if max_step is None else _positive("max_step", max_step, allow_inf=True)
+    first_step = 0.0 if first_step is None else _positive("first_step", first_step)
+    if method not in METHODS:
+        raise ParameterError(f"method {method!r} is unknown; choose one of {sorted(METHODS)}")
+    max_steps = int(_positive("max_steps", max_steps))
+    return Options(t0, t_end, rtol, a, max_step, first_step, method, max_steps)
+
+
+def check_t_eval(t_eval, opts: Options) -> np.ndarray:
+    if t_eval is None:
+        return np.zeros(0)
+    te = np.asarray(t_eval, dtype=float).reshape(-1)
+    if te.size and (not np.all(np.isfinite(te)) or np.any(np.diff(te) < 0)):
+        raise ParameterError("t_eval must be finite and non-decreasing")
+    tol = 1e-12 * max(1.0, abs(opts.t_end))
+    if te.size and (te[0] < opts.t0 - tol or te[-1] > opts.t_end + tol):
+        raise ParameterError(
+            f"t_eval must lie in [t0, t_end] = [{opts.t0:g}, {opts.t_end:g}] "
+            f"(got [{te[0]:g}, {te[-1]:g}])"
+        )
+    return np.clip(te, opts.t0, opts.t_end)
+
+
+def model_data(cm: CompiledModel, pvec: np.ndarray, hist: HistoryData) -> tuple:
+    """The ``md`` tuple of the kernel."""
+    return (
+        cm.addresses,
+        np.ascontiguousarray(pvec, dtype=np.float64) if pvec.size else np.zeros(1),
+        cm.lag_state,
+        cm.lag_statedep,
+        cm.nonnegative,
+        np.ascontiguousarray(hist.start, dtype=np.float64),
+        cm.switch_lagdep,
+    )
+
+
+def run_kernel(
+    cm: CompiledModel,
+    pvec: np.ndarray,
+    hist: HistoryData,
+    opts: Options,
+    t_eval: np.ndarray,
+    keep_mesh: bool,
+):
+    """Call the compiled integrator for one trajectory (releases the GIL)."""
+    return integrate(
+        model_data(cm, pvec, hist),
+        hist.t,
+        hist.c,
+        hist.x0.copy(),
+        opts.t0,
+        opts.t_end,
+        opts.rtol,
+        opts.atol,
+        opts.max_step,
+        opts.first_step,
+        METHODS[opts.method],
+        opts.max_steps,
+        t_eval,
+        keep_mesh,
+        _ORDER[opts.method],
+        EVENT_GENERATIONS,
+        cm.nswitch,
+    )
+
+
+def failure_message(cm: CompiledModel, status, info, ylast) -> str | None:
+    """Readable cause of a kernel failure, or None when the run succeeded."""
+    code, idx = int(status[0]), int(status[1])
+    if code == F.ST_OK:
+        return None
+    form = cm.form
+    names = form.states
+    t, h, value, extra = (float(v) for v in info)
+    state = ", ".join(f"{s} = {v:.6g}" for s, v in zip(names, ylast, strict=True))
+    where = f"at t = {t:.10g} (state {state})"
+    if code == F.ST_NONFINITE:
+        what = names[idx] if 0 <= idx < len(names) else "a state"
+        return (
+            f"non-finite right-hand side or state ({what}: {value}) {where}; the step size "
+            f"fell to {h:.3g} without avoiding it (a singular or blowing-up model?)"
+        )
+    if code == F.ST_NEG_DELAY:
+        lag = form.lags[idx]
+        return (
+            f"the delay {lag.delay} of {form.lag_label(lag)} became negative ({value:.6g}) "
+            f"at t = {extra:.10g}: the model refers to the future ({where})"
+        )
+    if code == F.ST_NONFINITE_DELAY:
+        lag = form.lags[idx]
+        return (
+            f"the delay {lag.delay} of {form.lag_label(lag)} is not finite ({value}) at "
+            f"t = {extra:.10g} ({where})"
+        )
+    if code == F.ST_HIST_RANGE:
+        s = names[idx] if 0 <= idx < len(names) else "a state"
+        return (
+            f"the history of {s!r} is not defined at t = {value:.10g}, needed at "
+            f"t = {extra:.10g} ({where}); give samples (t, values) reaching further back"
+        )
+    if code == F.ST_MAX_STEPS:
+        return f"max_steps reached {where}; raise max_steps or loosen rtol/atol"
+    if code == F.ST_ZENO:
+        return (
+            f"too many mode changes without progress {where} (Zeno or chattering between "
+            "switching surfaces / a projected state)"
+        )
+    if code == F.ST_UNDERFLOW:
+        return (
+            f"step size underflow {where}: the step fell to {h:.3g} (the solution may blow "
+            "up, or the right-hand side is discontinuous in a way the switching terms do not "
+            "expose)"
+        )
+    if code == F.ST_ITERATION:
+        return f"the lags inside a step did not converge {where}"
+    return f"integration failed (code {code}) {where}"  # pragma: no cover
+
+
+def parameter_vector(model, values: Mapping[str, float]) -> np.ndarray:
+    return np.array([values[k] for k in model.form.params], dtype=np.float64)
+
+
+def simulate(
+    model,
+    t_end: float,
+    *,
+    params: Mapping[str, float] | None = None,
+    history: Mapping[str, Any] | None = None,
+    t0: float = 0.0,
+    rtol: float = 1e-6,
+    atol: float | Mapping[str, float] = 1e-9,
+    max_step: float | None = None,
+    t_eval=None,
+    method: str = "DP5",
+    first_step: float | None = None,
+    max_steps: int = 1_000_000,
+) -> Solution:
+    """Integrate a model's nonlinear delay-differential equations.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    t_end : float
+        End time.
+    params : dict, optional
+        Parameter overrides ``{name: value}``.
+    history : dict, optional
+        ``{state: spec}`` with ``spec`` a number (constant history), a callable of ``t``, or
+        samples ``(t, values)`` reaching ``t0``. States left out start from (and have the
+        history of) the model's equilibrium.
+    t0 : float
+        Start time; the state at ``t0`` is the history's value there.
+    rtol, atol : float
+        Relative and absolute local error tolerances (``atol`` may be a dict by state).
+    max_step : float, optional
+        Largest step.
+    t_eval : array_like, optional
+        Output times in ``[t0, t_end]``; by default the accepted step points.
+    method : {"DP5", "BS3"}
+        Dormand-Prince 5(4) with its fourth-order dense output, or Bogacki-Shampine 3(2) with
+        cubic Hermite dense output.
+    first_step : float, optional
+        Initial step (default: estimated).
+    max_steps : int
+        Limit on accepted steps.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ParameterError
+        For a bad parameter value or option.
+    ModelError
+        For a history naming an unknown state, or a model that cannot be compiled.
+    IntegrationError
+        When the integration fails: step size underflow, a non-finite state or right-hand
+        side, a delay turning negative, a history that is not finite or does not reach back far
+        enough. The message names the time, the state values and the cause.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> x = fn.states("x")
+    >>> m = fn.Model(rhs={x: -x(fn.t - 1)}, params={})
+    >>> sol = fn.simulate(m, 5.0, history={"x": 1.0}, rtol=1e-10, atol=1e-12)
+    >>> round(float(sol(5.0)[0]), 8)   # method of steps: -19/120 + ... = 0.15833333...
+    ...
+    """
+    values = model.resolve_params(params or {})
+    opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
+    te = check_t_eval(t_eval, opts)
+    cm = compile_model(model)
+    spec = normalize_history(model, history, values)
+    hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
+    pvec = parameter_vector(model, values)
+    status, info, ylast, mt, mc, y_eval, cnt, btime = run_kernel(cm, pvec, hist, opts, te, True)
+    msg = failure_message(cm, status, info, ylast)
+    if msg is not None:
+        raise IntegrationError(f"{model.name}: {msg}")
+    nh = hist.c.shape[0]
+    if te.size:
+        t_out, y_out = te, y_eval.T.copy()
+    else:
+        t_out = mt[nh:]
+        y_out = np.empty((cm.n, t_out.size))
+        y_out[:, :-1] = mc[nh:, :, 0].T
+        y_out[:, -1] = ylast
+        nonneg = cm.nonnegative.astype(bool)
+        y_out[nonneg] = np.maximum(y_out[nonneg], 0.0)
+    counters = counters_from(cnt, btime, cm.form.states, cm.nonnegative.astype(bool))
+    return Solution(
+        model=model,
+        t=t_out,
+        y=y_out,
+        mesh_t=mt,
+        mesh_c=mc,
+        hist_start=hist.start,
+        n_hist_pieces=nh,
+        params=values,
+        t0=opts.t0,
+        t_end=opts.t_end,
+        method=opts.method,
+        rtol=opts.rtol,
+        atol=opts.atol,
+        counters=counters,
+    )

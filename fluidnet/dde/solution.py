@@ -1,0 +1,277 @@
+"""The result of :func:`fluidnet.simulate`: output values, dense output and counters."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ModelError, ParameterError
+
+__all__ = ["Solution", "Counters"]
+
+
+@dataclass(frozen=True)
+class Counters:
+    """Work done by the integrator.
+
+    Attributes
+    ----------
+    steps : int
+        Accepted steps.
+    rejected : int
+        Rejected step attempts (error too large, or a failed evaluation).
+    rhs_evaluations : int
+        Evaluations of the right-hand side (each corner field of a Filippov combination counts).
+    discontinuities : int
+        Derivative discontinuity points the steps landed on (propagated from ``t0`` and events).
+    events : int
+        Mode changes: a projected state reaching or leaving 0, a switching surface crossed,
+        sliding started or ended.
+    iterations : int
+        Extra fixed-point iterations for lags that fell inside the step being taken.
+    sliding_entries : int
+        Times a switching surface started a Filippov sliding motion.
+    time_on_boundary : dict of str to float
+        Per projected state, the total time it was held at 0.
+    """
+
+    steps: int
+    rejected: int
+    rhs_evaluations: int
+    discontinuities: int
+    events: int
+    iterations: int
+    sliding_entries: int
+    time_on_boundary: dict[str, float] = field(default_factory=dict)
+
+
+class Solution:
+    """A trajectory of a fluid model.
+
+    Attributes
+    ----------
+    t : ndarray
+        Output times: ``t_eval`` if given, else the accepted step points (``t0`` first).
+    y : ndarray, shape (n_states, len(t))
+        State values at ``t``.
+    state_names : tuple of str
+    params : dict of str to float
+        Parameter values of the run.
+    t0, t_end : float
+    method : str
+    rtol : float
+    atol : ndarray
+    counters : Counters
+    model : fluidnet.Model
+
+    Notes
+    -----
+    ``sol["q"]`` is the row of ``y`` for state ``q``; ``sol(t)`` evaluates the dense output
+    (the integrator's continuous extension, and the initial history before ``t0``) anywhere in
+    the run. Projected states are evaluated clipped at 0.
+    """
+
+    def __init__(
+        self,
+        *,
+        model,
+        t,
+        y,
+        mesh_t,
+        mesh_c,
+        hist_start,
+        n_hist_pieces,
+        params,
+        t0,
+        t_end,
+        method,
+        rtol,
+        atol,
+        counters: Counters,
+    ):
+        self.model = model
+        self.state_names = tuple(model.state_names)
+        self.t = np.asarray(t, dtype=float)
+        self.y = np.asarray(y, dtype=float)
+        self._mt = np.asarray(mesh_t, dtype=float)
+        self._mc = np.asarray(mesh_c, dtype=float)
+        self._start = np.asarray(hist_start, dtype=float)
+        self._nh = int(n_hist_pieces)
+        self.params = dict(params)
+        self.t0 = float(t0)
+        self.t_end = float(t_end)
+        self.method = method
+        self.rtol = float(rtol)
+        self.atol = np.asarray(atol, dtype=float)
+        self.counters = counters
+        self._nonneg = np.array([n in model.nonnegative for n in self.state_names])
+
+    # ------------------------------------------------------------------ access
+    def _index(self, state: str) -> int:
+        try:
+            return self.state_names.index(state)
+        except ValueError:
+            raise ModelError(
+                f"{state!r} is not a state of model {self.model.name!r} "
+                f"(states: {', '.join(self.state_names)})"
+            ) from None
+
+    def __getitem__(self, state: str) -> np.ndarray:
+        return self.y[self._index(state)]
+
+    @property
+    def mesh(self) -> np.ndarray:
+        """The accepted step points from ``t0`` to ``t_end``."""
+        return self._mt[self._nh :].copy()
+
+    @property
+    def history_start(self) -> float:
+        """Earliest time ``sol(t)`` can evaluate every state (``-inf`` for constant histories)."""
+        return float(np.max(self._start)) if self._start.size else -np.inf
+
+    def __call__(self, t, state: str | Sequence[str] | None = None) -> np.ndarray:
+        """Dense evaluation at ``t`` (scalar or array).
+
+        Parameters
+        ----------
+        t : float or array_like
+            Times in ``[history_start, t_end]``.
+        state : str or sequence of str, optional
+            Only these states.
+
+        Returns
+        -------
+        ndarray
+            Shape ``(n_states,)`` for scalar ``t``, ``(n_states, len(t))`` otherwise; the state
+            axis is dropped when ``state`` is a single name.
+
+        Raises
+        ------
+        ParameterError
+            For a time outside the run (or before the history of a state).
+        """
+        tq = np.asarray(t, dtype=float)
+        scalar = tq.ndim == 0
+        tq = np.atleast_1d(tq).ravel()
+        if isinstance(state, str):
+            idx = [self._index(state)]
+        elif state is None:
+            idx = list(range(len(self.state_names)))
+        else:
+            idx = [self._index(s) for s in state]
+        if np.any(~np.isfinite(tq)):
+            raise ParameterError("Solution evaluated at a non-finite time")
+        tol = 1e-12 * max(1.0, abs(self.t_end))
+        if np.any(tq > self.t_end + tol):
+            raise ParameterError(
+                f"t = {tq.max():g} is after the end of the run (t_end = {self.t_end:g})"
+            )
+        mt, mc = self._mt, self._mc
+        j = np.clip(np.searchsorted(mt, tq, side="right") - 1, 0, mc.shape[0] - 1)
+        th = (tq - mt[j]) / (mt[j + 1] - mt[j])
+        out = np.empty((len(idx), tq.size))
+        for r, i in enumerate(idx):
+            early = tq < self._start[i]
+            if np.any(early):
+                raise ParameterError(
+                    f"t = {tq[early].min():g} is before the history of {self.state_names[i]!r} "
+                    f"(defined from t = {self._start[i]:g})"
+                )
+            c = mc[j, i, :]
+            v = c[:, -1].copy()
+            for k in range(c.shape[1] - 2, -1, -1):
+                v = v * th + c[:, k]
+            before = tq < mt[0]
+            v[before] = mc[0, i, 0]
+            if self._nonneg[i]:
+                np.maximum(v, 0.0, out=v)
+            out[r] = v
+        if isinstance(state, str):
+            return out[0, 0] if scalar else out[0]
+        return out[:, 0] if scalar else out
+
+    # ------------------------------------------------------------------ export
+    def to_xarray(self):
+        """The output as an :class:`xarray.Dataset` (dimension ``time``, one variable per state).
+
+        Parameters and counters are stored in ``attrs``.
+        """
+        import xarray as xr
+
+        data = {s: ("time", self.y[i]) for i, s in enumerate(self.state_names)}
+        attrs = {f"param_{k}": v for k, v in self.params.items()}
+        attrs.update(
+            model=self.model.name,
+            method=self.method,
+            rtol=self.rtol,
+            steps=self.counters.steps,
+            rejected=self.counters.rejected,
+            rhs_evaluations=self.counters.rhs_evaluations,
+        )
+        return xr.Dataset(data, coords={"time": self.t}, attrs=attrs)
+
+    def plot(self, states: Sequence[str] | None = None, *, ax=None, n_points: int = 2000, **kwargs):
+        """Plot states against time from the dense output (one axes per state).
+
+        Parameters
+        ----------
+        states : sequence of str, optional
+            Default: all states.
+        ax : matplotlib Axes or array of Axes, optional
+        n_points : int
+            Evaluation points of the dense output.
+        **kwargs
+            Passed to ``Axes.plot``.
+
+        Returns
+        -------
+        array of matplotlib Axes
+        """
+        import matplotlib.pyplot as plt
+
+        states = list(states) if states is not None else list(self.state_names)
+        if ax is None:
+            _, ax = plt.subplots(
+                len(states), 1, sharex=True, squeeze=False, figsize=(6.4, 1.8 + 1.6 * len(states))
+            )
+            ax = ax[:, 0]
+        axes = np.atleast_1d(ax)
+        if axes.size != len(states):
+            raise ParameterError(f"{axes.size} axes given for {len(states)} states")
+        tt = np.union1d(np.linspace(self.t0, self.t_end, n_points), self.mesh)
+        vals = self(tt, states)
+        for a, s, v in zip(axes, states, np.atleast_2d(vals), strict=True):
+            a.plot(tt, v, **kwargs)
+            a.set_ylabel(s)
+        axes[-1].set_xlabel("t")
+        axes[0].set_title(f"{self.model.name}")
+        return axes
+
+    def __repr__(self) -> str:
+        c = self.counters
+        return (
+            f"Solution({self.model.name!r}, t = [{self.t0:g}, {self.t_end:g}], "
+            f"method={self.method}, steps={c.steps}, rejected={c.rejected}, "
+            f"rhs_evaluations={c.rhs_evaluations}, events={c.events})"
+        )
+
+
+def counters_from(
+    cnt: np.ndarray,
+    btime: np.ndarray,
+    names: Sequence[str],
+    nonneg: Mapping[int, bool] | np.ndarray,
+) -> Counters:
+    """:class:`Counters` from the kernel's counter arrays."""
+    return Counters(
+        steps=int(cnt[0]),
+        rejected=int(cnt[1]),
+        rhs_evaluations=int(cnt[2]),
+        discontinuities=int(cnt[3]),
+        events=int(cnt[4]),
+        iterations=int(cnt[5]),
+        sliding_entries=int(cnt[6]),
+        time_on_boundary={names[i]: float(btime[i]) for i in range(len(names)) if nonneg[i]},
+    )
