@@ -1107,6 +1107,9 @@ def allocations(ctx: Context) -> None:
             }
         )
 
+    if ctx.quick:
+        ctx.table("allocations", rows, columns=["network", "law", *xs3])
+        return
     names = [f"x_{i + 1}" for i in range(8)]
     dual = kelly_dual(PARKING_LOT)
     sol = fn.simulate(
@@ -1314,7 +1317,7 @@ def _start_queue(proto: str, N: int, c: int, delays_ms) -> float:
 def _classify(t: np.ndarray, series: np.ndarray, t_end: float):
     """``fn.oscillation`` on the second half of a run: (oscillating, amplitude, frequency)."""
     osc = fn.oscillation((t, series), "b", after=0.5 * t_end)
-    sustained = not bool(osc.converged)
+    sustained = bool(osc.sustained)
     amp = float(getattr(osc, "amplitude", math.nan) or 0.0)
     freq = float(getattr(osc, "frequency", math.nan) or math.nan)
     return sustained, amp, freq
@@ -1381,7 +1384,7 @@ def nonlinear_validation(ctx: Context) -> None:
         for N, c in pairs:
             if ctx.quick:
                 d_lin = 86 if proto == "SBRM" else 62
-                delays = (d_lin - 4, d_lin, d_lin + 4, d_lin + 8)
+                delays = (d_lin - 4, d_lin, d_lin + 4, 102)
             else:
                 delays = grid
             sw = nonlinear_sweep(proto, N, c, delays)
@@ -1466,33 +1469,62 @@ def nonlinear_validation(ctx: Context) -> None:
 
 def _means_checks(ctx: Context, sb: dict, rd: dict) -> None:
     """Figs 6.7.1/6.7.3: simulated means against Table 5.5.1 as the delay grows."""
-    red_unst = [r for r in rd.values() if r["oscillating"] and r["time_on_boundary_s"] > 0]
-    sb_unst = [r for r in sb.values() if r["oscillating"]]
+    red_unst = [rd[d] for d in sorted(rd) if rd[d]["oscillating"]]
+    sb_unst = [sb[d] for d in sorted(sb) if sb[d]["oscillating"]]
+
+    def listing(rows, var, fmt):
+        return ", ".join(
+            f"{r['d_ms']} ms: {r[f'mean_{var}']:{fmt}} vs {r[f'model_{var}']:{fmt}}" for r in rows
+        )
+
     if red_unst:
         ctx.check_true(
             "Sec 6.7.1, Fig 6.7.1",
-            "RED, unstable: the mean queue falls below the steady-state model",
-            all(r["mean_b"] < r["model_b"] for r in red_unst),
-            value=", ".join(f"{r['d_ms']} ms: {r['mean_b']:.1f} vs {r['model_b']:.1f}"
-                            for r in red_unst),
-        )  # fmt: skip
+            "RED, unstable: the mean window lies (slightly) below the steady-state model",
+            all(r["mean_W"] < r["model_W"] for r in red_unst),
+            value=listing(red_unst, "W", ".2f"),
+        )
+        gaps = [r["model_b"] - r["mean_b"] for r in red_unst]
+        last = red_unst[-1]
         ctx.check_true(
             "Sec 6.7.1, Fig 6.7.1",
-            "RED, unstable: the mean window falls (slightly) below the model",
-            all(r["mean_W"] < r["model_W"] for r in red_unst),
-            value=", ".join(f"{r['d_ms']} ms: {r['mean_W']:.2f} vs {r['model_W']:.2f}"
-                            for r in red_unst),
-        )  # fmt: skip
+            "RED, unstable: the mean queue falls far below the model as the delay grows "
+            "(deficit largest, and over 10 %, at the largest delay)",
+            gaps[-1] == max(gaps) and last["mean_b"] < 0.9 * last["model_b"],
+            value=listing(red_unst, "b", ".1f"),
+            note="near the onset (up to ~10 ms past d_crit) the mean queue is still 0-2 pkts "
+            "ABOVE the model although the queue empties; the text's 'much below' holds for "
+            "the large oscillations further out",
+        )
     if sb_unst:
         ctx.check_true(
             "Sec 6.7.1, Fig 6.7.3",
             "SBRM: the mean window matches the model even when unstable (within 2 %)",
             all(abs(r["mean_W"] / r["model_W"] - 1) < 0.02 for r in sb_unst),
-            value=", ".join(f"{r['d_ms']} ms: {r['mean_W']:.2f} vs {r['model_W']:.2f}"
-                            for r in sb_unst),
-            note="'mean cwnd matches the model even when unstable'; 2 % = the scatter the "
-            "figure's axes can show",
-        )  # fmt: skip
+            value=listing(sb_unst, "W", ".3f"),
+            note="2 % = the scatter the figure's axes can show",
+        )
+        gaps = [r["model_b"] - r["mean_b"] for r in sb_unst]
+        ctx.check_true(
+            "Sec 6.7.1, Fig 6.7.3",
+            "SBRM: the mean queue becomes smaller than predicted as the delay grows",
+            gaps[-1] == max(gaps) and gaps[-1] > 0,
+            value=listing(sb_unst, "b", ".2f"),
+        )
+        if red_unst and sb_unst[-1]["d_ms"] == red_unst[-1]["d_ms"]:
+            rel = {
+                k: (r["model_b"] - r["mean_b"]) / r["model_b"]
+                for k, r in (("SBRM", sb_unst[-1]), ("RED", red_unst[-1]))
+            }
+            ctx.check_true(
+                "Sec 6.7.1",
+                f"at d = {red_unst[-1]['d_ms']} ms SBRM's queue deficit is far smaller than RED's",
+                rel["SBRM"] < 0.25 * rel["RED"],
+                value=f"SBRM {100 * rel['SBRM']:.1f} %, RED {100 * rel['RED']:.1f} %",
+                source="derived",
+                note="note 002 §6.6 [DERIVED-CHECK]: mean b 59.5 vs 60.3 (SBRM), 44.3 vs 57.7 "
+                "(RED) at 102 ms",
+            )
 
 
 def _nonlinear_figures(ctx: Context, rows: list, summary: list) -> None:
