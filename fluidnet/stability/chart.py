@@ -127,7 +127,8 @@ def stability_chart(
 
 @xr.register_dataset_accessor("stability")
 class StabilityAccessor:
-    """``ds.stability.plot()`` for a Dataset made by :func:`stability_chart`."""
+    """``ds.stability.plot()`` for a Dataset made by :func:`stability_chart` (or by
+    :func:`~fluidnet.stability.nonlinear_chart`, whose ``stable`` region is drawn)."""
 
     def __init__(self, ds: xr.Dataset):
         self._ds = ds
@@ -162,10 +163,14 @@ class StabilityAccessor:
         import matplotlib.pyplot as plt
 
         ds = self._ds
-        if "stable" not in ds or "abscissa" not in ds:
+        if "stable" not in ds:
             raise AnalysisError(
-                "this Dataset has no 'stable'/'abscissa': make it with fluidnet.stability_chart"
+                "this Dataset has no 'stable' variable: make it with fluidnet.stability_chart "
+                "or fluidnet.nonlinear_chart"
             )
+        if "abscissa" not in ds:  # a nonlinear chart: draw the stable region only
+            ds = ds.assign(abscissa=xr.where(ds["stable"], -1.0, 1.0))
+            show_abscissa = False
         if ax is None:
             _, ax = plt.subplots()
         dims = list(ds["stable"].dims)

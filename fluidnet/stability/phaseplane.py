@@ -221,15 +221,16 @@ def nonlinear_chart(
     t_end: float,
     state: str | None = None,
     after: float | None = None,
-    n_points: int = 2001,
+    n_points: int = 4001,
+    equilibrium_rtol: float = 1e-2,
     **options: Any,
 ):
-    """Nonlinear stability over a parameter grid: convergence from every initial condition.
+    """Nonlinear stability over a parameter grid: does every initial condition settle?
 
     Every (grid point, initial condition) pair is one member of a single
-    :func:`fluidnet.simulate_ensemble` call; each trajectory of ``state`` is then classified by
-    :func:`fluidnet.oscillation` (converged to a constant, or a sustained oscillation with its
-    amplitude and frequency).
+    :func:`fluidnet.simulate_ensemble` call; the tail of each trajectory of ``state`` is then
+    classified by :func:`fluidnet.oscillation` (settles, or oscillates for good, with the
+    amplitude and frequency of the oscillation).
 
     Parameters
     ----------
@@ -243,22 +244,52 @@ def nonlinear_chart(
     state : str, optional
         The state classified (default: the first state).
     after : float, optional
-        Only the trajectory after this time is classified (default: see
+        Start of the classified tail (default: the middle of the run, see
         :func:`fluidnet.oscillation`).
-    n_points : int, default 2001
-        Output times per trajectory.
+    n_points : int, default 4001
+        Output times per trajectory; they must resolve the oscillation's period.
+    equilibrium_rtol : float, default 1e-2
+        A trajectory ends *at the equilibrium* when its last value is within this fraction of
+        ``max(|equilibrium value|, max |trajectory|)``.
     **options
-        Passed to :func:`fluidnet.simulate_ensemble`; other fixed parameter values go in
-        ``params={...}``.
+        Passed to :func:`fluidnet.simulate_ensemble` (``rtol``, ``max_step``, ``workers`` ...);
+        fixed values of other parameters go in ``params={...}``. Failed members are NaN
+        (``on_error="nan"`` by default) and count as neither stable nor oscillating.
 
     Returns
     -------
     xarray.Dataset
-        Dimensions: the grid names, plus ``ic`` for the per-initial-condition variables.
-        ``converged`` (bool, every initial condition converged), ``oscillating`` (bool, some
-        sustained oscillation), ``amplitude`` and ``frequency`` (Hz) of the largest oscillation,
-        and per initial condition ``ic_converged``, ``ic_amplitude``, ``ic_frequency``.
-        ``ds.stability.plot()`` is not meant for it; plot ``ds["converged"]`` directly.
+        Dimensions: the grid names, plus ``ic`` for the per-initial-condition variables:
+
+        * ``stable``: every trajectory is stable (``ic_stable``): it does not oscillate for good
+          and either settles (``Oscillation.converged``) or ends at the equilibrium;
+        * ``at_equilibrium``: every trajectory ends at the equilibrium of its parameters (a
+          slowly settling one may not have arrived by ``t_end``);
+        * ``oscillating``: some trajectory oscillates for good (``Oscillation.sustained``);
+        * ``amplitude`` (peak to peak) and ``frequency`` (Hz) of the largest such oscillation
+          (0 and NaN when there is none);
+        * ``ic_stable``, ``ic_status`` (the :func:`fluidnet.oscillation` status, ``"failed"``
+          for a failed integration), ``ic_amplitude``, ``ic_frequency``, ``ic_at_equilibrium``.
+
+        ``ds.stability.plot()`` draws the ``stable`` region.
+
+    Raises
+    ------
+    ModelError
+        When ``state`` is not a state.
+    AnalysisError
+        For malformed ``ics``, a grid name that is not a parameter, or a name both in the grid
+        and in ``params``.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> m = fn.models.rcp()
+    >>> C, d0 = 18750.0, 0.2
+    >>> ds = fn.nonlinear_chart(m, {"alpha": [0.6, 1.4], "beta": [0.8]},
+    ...                         ics=[{"R": 0.01 * C, "q": 2 * C * d0}], t_end=300 * d0)
+    >>> ds["stable"].values.ravel().tolist()       # seed 004 Figs 42 and 43
+    [True, False]
     """
     import xarray as xr
 
@@ -282,38 +313,56 @@ def nonlinear_chart(
     table.update({k: np.full(len(points), float(v)) for k, v in fixed.items()})
     options.setdefault("on_error", "nan")
     ds = simulate_ensemble(model, t_end, params=table, history=ics, n_points=n_points, **options)
-    n_ic = len(ics)
-    conv = np.zeros((len(points), n_ic), dtype=bool)
-    amp = np.full((len(points), n_ic), np.nan)
-    freq = np.full((len(points), n_ic), np.nan)
+    n_ic, n_pts = len(ics), len(points)
+    status = np.full((n_pts, n_ic), "failed", dtype=object)
+    amp = np.full((n_pts, n_ic), np.nan)
+    freq = np.full((n_pts, n_ic), np.nan)
+    at_eq = np.zeros((n_pts, n_ic), dtype=bool)
     t = ds["time"].values
-    for member in range(ds.sizes["member"]):
-        p, h = divmod(member, n_ic)
-        series = ds[state].values[member]
-        if not np.all(np.isfinite(series)):
-            continue
+    values = ds[state].values
+    for p, point in enumerate(points):
         try:
-            osc = oscillation((t, series), state, after=after)
+            target = float(model.equilibrium(**fixed, **point)[state])
         except FluidnetError:
-            continue
-        conv[p, h] = bool(osc.converged)
-        amp[p, h] = float(getattr(osc, "amplitude", math.nan) or 0.0)
-        freq[p, h] = float(getattr(osc, "frequency", math.nan) or math.nan)
-    grid_shape = tuple(shape)
+            target = math.nan
+        for h in range(n_ic):
+            series = values[p * n_ic + h]
+            if not np.all(np.isfinite(series)):
+                continue
+            osc = oscillation((t, series), state, after=after)
+            status[p, h] = osc.status
+            amp[p, h] = osc.amplitude
+            freq[p, h] = osc.frequency
+            scale = max(abs(target), float(np.max(np.abs(series))), np.finfo(float).tiny)
+            at_eq[p, h] = abs(series[-1] - target) <= equilibrium_rtol * scale
+    settled = np.isin(status, ("converged", "decaying", "settling"))
+    sustained = np.isin(status, ("sustained", "growing"))
+    # a trajectory that does not oscillate and ends at the equilibrium is stable even when a
+    # late small transient (e.g. the queue emptying) makes its tail look "diverging"
+    ic_stable = ~sustained & (status != "failed") & (settled | at_eq)
+    big = np.where(sustained, amp, -np.inf).argmax(axis=1)
+    rows = np.arange(n_pts)
+    any_osc = sustained.any(axis=1)
+    gshape = tuple(shape)
+    dims_ic = [*names, "ic"]
+    data = {
+        "stable": (names, ic_stable.all(axis=1).reshape(gshape)),
+        "at_equilibrium": (names, at_eq.all(axis=1).reshape(gshape)),
+        "oscillating": (names, any_osc.reshape(gshape)),
+        "amplitude": (names, np.where(any_osc, amp[rows, big], 0.0).reshape(gshape)),
+        "frequency": (names, np.where(any_osc, freq[rows, big], np.nan).reshape(gshape)),
+        "ic_stable": (dims_ic, ic_stable.reshape(gshape + (n_ic,))),
+        "ic_status": (dims_ic, status.astype(str).reshape(gshape + (n_ic,))),
+        "ic_amplitude": (dims_ic, amp.reshape(gshape + (n_ic,))),
+        "ic_frequency": (dims_ic, freq.reshape(gshape + (n_ic,))),
+        "ic_at_equilibrium": (dims_ic, at_eq.reshape(gshape + (n_ic,))),
+    }
     coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
     coords["ic"] = np.arange(n_ic)
-    all_conv = conv.all(axis=1)
-    osc_any = ~conv & np.isfinite(amp)
-    big = np.where(np.isfinite(amp), amp, -np.inf).argmax(axis=1)
-    rows = np.arange(len(points))
-    data = {
-        "converged": (names, all_conv.reshape(grid_shape)),
-        "oscillating": (names, osc_any.any(axis=1).reshape(grid_shape)),
-        "amplitude": (names, np.where(all_conv, 0.0, amp[rows, big]).reshape(grid_shape)),
-        "frequency": (names, np.where(all_conv, np.nan, freq[rows, big]).reshape(grid_shape)),
-        "ic_converged": ([*names, "ic"], conv.reshape(grid_shape + (n_ic,))),
-        "ic_amplitude": ([*names, "ic"], amp.reshape(grid_shape + (n_ic,))),
-        "ic_frequency": ([*names, "ic"], freq.reshape(grid_shape + (n_ic,))),
+    attrs = {
+        "model": model.name,
+        "state": state,
+        "t_end": float(t_end),
+        **{f"fixed_{k}": float(v) for k, v in fixed.items()},
     }
-    attrs = {"model": model.name, "state": state, "t_end": float(t_end)}
     return xr.Dataset(data, coords=coords, attrs=attrs)
