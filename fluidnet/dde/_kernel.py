@@ -67,6 +67,8 @@ EV_SDEP = 7
 
 _MAXIT = 12  # fixed-point iterations for lags inside the step
 _ITER_TOL = 1e-2  # interpolant self-consistency, in units of the error tolerance
+_GROW_ITER = 2.0  # largest step growth when lags fell inside the step
+_RATE_MAX = 0.5  # largest contraction rate of that iteration before steps are shortened
 _ITER_TOL_Y = 0.05  # estimated remaining iteration error of the step's end value
 _SAFETY = 0.9
 _FACMIN = 0.2
@@ -191,14 +193,23 @@ def _attempt(
     cc,
     tc,
     fe,
+    svs,
+    lams,
 ):
-    """One trial step; returns the scaled error norm (inf on failure, cause in ``fl``)."""
+    """One trial step; returns the scaled error norm (inf on failure, cause in ``fl``).
+
+    ``svs[s]`` and ``lams[s]`` receive the switching-function values and sliding weights at
+    stage ``s`` (row 0 holds the start values and is left alone).
+    """
     hints, slide, stuck, fl, cnt, sl = ib
+    sv = bf[4]
+    lam = bf[3]
     n = y.shape[0]
     S = C.shape[0]
     _predictor(h, y, K, mt, mc, nm, nh, extrapolate, cc)
     tc[0] = t
     tc[1] = h
+    tc[2] = -1.0
     converged = False
     gap_prev = 0.0
     for it in range(_MAXIT):
@@ -213,11 +224,20 @@ def _attempt(
                 t + C[s] * h, ytmp, K[s], Kraw[s], md, bf, ib, mt, mc, nm, cc, tc, fe
             ):
                 return np.inf
+            for j in range(svs.shape[1]):
+                svs[s, j] = sv[j]
+                lams[s, j] = lam[j]
         for i in range(n):
             acc = 0.0
             for j in range(S):
                 acc += B[j] * K[j, i]
             ynew[i] = y[i] + h * acc
+            if not math.isfinite(ynew[i]):
+                fl[FL_CAUSE] = ST_NONFINITE
+                fl[FL_INDEX] = i
+                fe[0] = ynew[i]
+                fe[1] = t + h
+                return np.inf
         _dense(method, h, y, ynew, K, D, cn)
         if fl[FL_FUTURE] == 0:
             converged = True
@@ -228,12 +248,16 @@ def _attempt(
         gap = _poly_gap(cn, cc, y, ynew, rtol, atol)
         if gap <= _ITER_TOL:
             converged = True
+            tc[2] = max(tc[2], 0.0)
             break
         if it > 0:
+            rate = gap / gap_prev if gap_prev > 0.0 else 1.0
+            tc[2] = rate
+            if rate >= 1.0 or (it >= 3 and rate > 0.9):
+                break  # diverging or stalling: a shorter step will do better
             for i in range(n):
                 etmp[i] = ynew[i] - yprev[i]
             change = _rms(etmp, y, ynew, rtol, atol)
-            rate = min(0.95, gap / gap_prev) if gap_prev > 0.0 else 0.95
             if change * rate / (1.0 - rate) <= _ITER_TOL_Y:
                 converged = True
                 break
@@ -245,6 +269,7 @@ def _attempt(
                 cc[i, j] = cn[i, j]
     if not converged:
         fl[FL_CAUSE] = ST_ITERATION
+        tc[2] = 1.0
         return np.inf
     for i in range(n):
         acc = 0.0
@@ -315,6 +340,93 @@ def _locate(
                 ga *= 0.5
             side = -1
     return a, b
+
+
+@njit(cache=True, nogil=True, _nrt=False)
+def _stage_event(
+    etype, idx, sgn, gst, C, best, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
+):
+    """Earliest time ``theta`` where ``g`` turns negative in the step, from its stage values.
+
+    ``gst[s]`` is ``g`` at stage ``s`` (``gst[0]`` at the start). The bracket is confirmed on
+    the dense output and shrunk by :func:`_locate`. When the step starts on the wrong side of a
+    surface (rounding right after an event) and no point with ``g >= 0`` is found, the step is
+    cut short and the mode decided again (``EV_REDECIDE``). Returns ``(theta, type)``;
+    ``type`` is ``EV_NONE`` when there is no event before ``best``.
+    """
+    hints, slide, stuck, fl, cnt, sl = ib
+    S = C.shape[0]
+    first = -1
+    for st in range(1, S):
+        if gst[st] < 0.0:
+            first = st
+            break
+    if first < 0:
+        return 2.0, EV_NONE
+    hi = C[first]
+    ghi = _g(etype, idx, 0.0, sgn, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+    if not ghi < 0.0:
+        hi = 1.0
+        ghi = _g(etype, idx, 0.0, sgn, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+        if not ghi < 0.0:
+            fl[FL_CAUSE] = ST_OK
+            return 2.0, EV_NONE
+    lo = -1.0
+    glo = 0.0
+    if first > 1:
+        lo = C[first - 1]
+        glo = _g(etype, idx, 0.0, sgn, lo, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+        if not glo >= 0.0:
+            lo = -1.0
+    if lo < 0.0 and gst[0] >= 0.0:
+        lo = 0.0
+        glo = gst[0]
+    if lo < 0.0:
+        # wrong side at the start: look for the side the mode belongs to
+        for k in range(1, 17):
+            th = hi * k / 16.0
+            gv = _g(
+                etype, idx, 0.0, sgn, th, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
+            )
+            if lo < 0.0 and gv >= 0.0:
+                lo = th
+                glo = gv
+            elif lo >= 0.0 and gv < 0.0:
+                hi = th
+                ghi = gv
+                break
+        if lo < 0.0:
+            fl[FL_CAUSE] = ST_OK
+            return hi / 16.0, EV_REDECIDE
+    fl[FL_CAUSE] = ST_OK
+    if lo >= best:
+        return 2.0, EV_NONE
+    a, b = _locate(
+        etype,
+        idx,
+        0.0,
+        sgn,
+        lo,
+        hi,
+        glo,
+        ghi,
+        t,
+        h,
+        ytmp,
+        fa,
+        fra,
+        md,
+        bf,
+        ib,
+        mt,
+        mc,
+        nm,
+        cc,
+        tc,
+        fe,
+    )
+    fl[FL_CAUSE] = ST_OK
+    return b, etype
 
 
 @njit(cache=True, nogil=True, _nrt=False)
@@ -458,7 +570,7 @@ def integrate(
     etmp = np.zeros(n)
     cn = np.zeros((n, NCOEF))
     cc = np.zeros((n, NCOEF))
-    tc = np.array([t0, 1.0])
+    tc = np.array([t0, 1.0, 0.0])
     fa = np.zeros(n)
     fra = np.zeros(n)
     fb = np.zeros(n)
@@ -469,6 +581,9 @@ def integrate(
     lam1 = np.zeros(ns1)
     largs0 = np.zeros(nl1)
     largs1 = np.zeros(nl1)
+    svs = np.zeros((S, ns1))
+    lams = np.zeros((S, ns1))
+    gst = np.zeros(S)
 
     nh = hist_c.shape[0]
     cap = nh + 1024
@@ -583,6 +698,7 @@ def integrate(
     last_cause = ST_OK
     rejected = False
     smooth_start = False
+    k_est = 1.0  # recent extra iterations per step with lags inside the step
     nzero = 0
     while t < t_end:
         if cnt[C_STEPS] >= max_steps:
@@ -598,6 +714,15 @@ def integrate(
                 target = dp_t[m]
                 target_disc = m
         h = min(h, h_max)
+        # A step longer than a delay needs the iteration; a step capped at the smallest delay
+        # needs none. Take the cheaper per unit time, judged by the recent iteration count.
+        tau_min = np.inf
+        for k in range(nlag):
+            tk = t - largs0[k]
+            if hmin < tk < tau_min:
+                tau_min = tk
+        if h > tau_min and (1.0 + k_est) * tau_min >= h:
+            h = tau_min
         h_prop = h
         land = False
         if t + h >= target - hmin:
@@ -607,6 +732,10 @@ def integrate(
             h = 0.5 * (target - t)
 
         fl[FL_CAUSE] = ST_OK
+        it_before = cnt[C_ITER]
+        for j in range(nsw):
+            svs[0, j] = sv0[j]
+            lams[0, j] = lam0[j]
         err = _attempt(
             t,
             h,
@@ -637,6 +766,8 @@ def integrate(
             cc,
             tc,
             fe,
+            svs,
+            lams,
         )
         if not err <= 1.0:
             cnt[C_REJECT] += 1
@@ -650,6 +781,9 @@ def integrate(
                 last_cause = ST_NONFINITE
             if math.isfinite(err):
                 h = h * max(_FACMIN, _SAFETY * err ** (-expo))
+            elif cause == ST_ITERATION:
+                h = 0.5 * h
+                k_est = max(k_est, 4.0)
             else:
                 h = 0.25 * h
             rejected = True
@@ -665,6 +799,9 @@ def integrate(
                 )
             continue
         last_cause = ST_OK
+        rate = tc[2]
+        if rate >= 0.0:
+            k_est = 0.7 * k_est + 0.3 * (cnt[C_ITER] - it_before)
         # the trial step passed: its dense output answers lookups inside the step
         for i in range(n):
             for j in range(NCOEF):
@@ -860,62 +997,20 @@ def integrate(
                     etype = EV_DEPART
                     eidx = i
         for j in range(nsw):
+            if best <= 0.0:
+                break
             if slide[j] == 1:
-                if lam1[j] < 0.0 or lam1[j] > 1.0:
-                    et = EV_SLIDE_LO if lam1[j] < 0.0 else EV_SLIDE_HI
-                    g0 = lam0[j] if et == EV_SLIDE_LO else 1.0 - lam0[j]
-                    g1 = lam1[j] if et == EV_SLIDE_LO else 1.0 - lam1[j]
-                    if g0 < 0.0:
-                        th = 0.0
-                    else:
-                        touched = True
-                        a, b = _locate(
-                            et,
-                            j,
-                            0.0,
-                            1.0,
-                            0.0,
-                            1.0,
-                            g0,
-                            g1,
-                            t,
-                            h,
-                            ytmp,
-                            fa,
-                            fra,
-                            md,
-                            bf,
-                            ib,
-                            mt,
-                            mc,
-                            nm,
-                            cc,
-                            tc,
-                            fe,
-                        )
-                        th = b
-                    if th < best:
-                        best = th
-                        etype = et
-                        eidx = j
-                continue
-            sgn = 1.0 if w[j] > 0.5 else -1.0
-            g1 = sgn * sv1[j]
-            if g1 >= 0.0:
-                continue
-            g0 = sgn * sv0[j]
-            lo = 0.0
-            hi = 1.0
-            if g0 < 0.0:
-                lo = -1.0
-                touched = True
-                for jj in range(1, 4):
-                    gv = _g(
-                        EV_SWITCH,
+                # sliding ends where the Filippov weight leaves [0, 1]
+                for et in (EV_SLIDE_LO, EV_SLIDE_HI):
+                    for st in range(S):
+                        gst[st] = lams[st, j] if et == EV_SLIDE_LO else 1.0 - lams[st, j]
+                    th, ety = _stage_event(
+                        et,
                         j,
-                        0.0,
-                        sgn,
-                        0.25 * jj,
+                        1.0,
+                        gst,
+                        C,
+                        best,
                         t,
                         h,
                         ytmp,
@@ -931,32 +1026,23 @@ def integrate(
                         tc,
                         fe,
                     )
-                    if lo < 0.0 and gv >= 0.0:
-                        lo = 0.25 * jj
-                        g0 = gv
-                    elif lo >= 0.0 and gv < 0.0:
-                        hi = 0.25 * jj
-                        g1 = gv
-                        break
-                fl[FL_CAUSE] = ST_OK
-            if lo < 0.0:
-                if 1.0 < best:
-                    best = 1.0
-                    etype = EV_REDECIDE
-                    eidx = j
+                    if ety != EV_NONE:
+                        touched = True
+                        if th < best:
+                            best = th
+                            etype = ety
+                            eidx = j
                 continue
-            if lo >= best:
-                continue
-            touched = True
-            a, b = _locate(
+            sgn = 1.0 if w[j] > 0.5 else -1.0
+            for st in range(S):
+                gst[st] = sgn * svs[st, j]
+            th, ety = _stage_event(
                 EV_SWITCH,
                 j,
-                0.0,
                 sgn,
-                lo,
-                hi,
-                g0,
-                g1,
+                gst,
+                C,
+                best,
                 t,
                 h,
                 ytmp,
@@ -972,13 +1058,15 @@ def integrate(
                 tc,
                 fe,
             )
-            if b < best:
-                best = b
-                etype = EV_SWITCH
-                eidx = j
+            if ety != EV_NONE:
+                touched = True
+                if th < best:
+                    best = th
+                    etype = ety
+                    eidx = j
         fl[FL_CAUSE] = ST_OK
 
-        if etype != EV_NONE and best * h <= hmin and etype != EV_REDECIDE:
+        if etype != EV_NONE and best * h <= hmin:
             # an event at the current time: change the mode without stepping
             nzero += 1
             if nzero > _ZENO_LIMIT:
@@ -1008,7 +1096,7 @@ def integrate(
 
         # ------------------------------------------------ commit the step
         th_end = 1.0
-        if etype != EV_NONE and etype != EV_REDECIDE:
+        if etype != EV_NONE and best < 1.0:
             th_end = best
             sc = 1.0
             for j in range(NCOEF):
@@ -1183,6 +1271,9 @@ def integrate(
         h_next = h * fac
         if land and not rejected and h_prop > h_next:
             h_next = h_prop
+        if rate >= 0.0:
+            # lags inside the step: grow gently and keep the iteration contracting fast
+            h_next = min(h_next, h * min(_GROW_ITER, _RATE_MAX / max(rate, 1e-12)))
         h = h_next
         rejected = False
         if not t > t_old:

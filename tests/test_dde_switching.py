@@ -1,0 +1,90 @@
+"""Switching right-hand sides: crossings, Filippov sliding on one and two surfaces, relays."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+from scipy.optimize import brentq
+
+import fluidnet as fn
+
+t = fn.t
+H = sympy.Heaviside
+
+
+def test_relay_slides_on_its_surface():
+    """x' = -sign(x) + 1/2: reaches 0 at t = 2 and slides there (Filippov weight 3/4)."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: -sympy.sign(x(t)) + sympy.Rational(1, 2)}, params={})
+    sol = fn.simulate(m, 5.0, history={"x": 1.0})
+    tt = np.linspace(0, 5, 501)
+    np.testing.assert_allclose(sol(tt)[0], np.maximum(1 - 0.5 * tt, 0.0), atol=1e-12)
+    assert sol.counters.sliding_entries == 1
+    assert sol.counters.steps < 20  # sliding is one smooth motion, not chattering
+
+
+def test_sliding_ends_where_the_fields_stop_pointing_at_the_surface():
+    """x' = -sign(x) + 2 sin t from 0: slides until 2 sin t = 1, then x > 0 until x = 0 again."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: -sympy.sign(x(t)) + 2 * sympy.sin(t)}, params={})
+    t1 = np.pi / 6
+    free = lambda s: -(s - t1) + 2 * (np.cos(t1) - np.cos(s))  # noqa: E731
+    t2 = brentq(free, 1.0, 6.0)
+    sol = fn.simulate(m, t2 - 0.01, history={"x": 0.0}, rtol=1e-10, atol=1e-12)
+    tt = np.linspace(0, t2 - 0.01, 1001)
+    exact = np.where(tt <= t1, 0.0, free(tt))
+    np.testing.assert_allclose(sol(tt)[0], exact, atol=1e-8)
+    assert np.min(np.abs(sol.mesh - t1)) < 1e-8  # the exit is located
+
+
+def test_crossing_a_continuous_switch():
+    """x' = Max(1 - x, 1/4): exponential approach until x = 3/4 at t = ln 4, then slope 1/4."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: sympy.Max(1 - x(t), sympy.Rational(1, 4))}, params={})
+    sol = fn.simulate(m, 4.0, history={"x": 0.0}, rtol=1e-10, atol=1e-12)
+    tt = np.linspace(0, 4, 801)
+    exact = np.where(tt < np.log(4), 1 - np.exp(-tt), 0.75 + 0.25 * (tt - np.log(4)))
+    np.testing.assert_allclose(sol(tt)[0], exact, atol=1e-9)
+    assert np.min(np.abs(sol.mesh - np.log(4))) < 1e-9
+    assert sol.counters.sliding_entries == 0
+
+
+def test_delayed_relay_is_a_triangle_wave():
+    """x' = 1/2 - H(x(t-1)): switches when the delayed state changes sign; period 4."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: sympy.Rational(1, 2) - H(x(t - 1))}, params={})
+    sol = fn.simulate(m, 15.0, history={"x": 1.0}, rtol=1e-10, atol=1e-12)
+    tt = np.linspace(0, 15, 1501)
+    # x = 1 - t/2 up to t = 3, then a triangle wave of amplitude 1/2 and period 4
+    phase = np.mod(tt - 3.0, 4.0)
+    tri = np.where(phase < 2.0, -0.5 + 0.5 * phase, 0.5 - 0.5 * (phase - 2.0))
+    exact = np.where(tt <= 3.0, 1 - 0.5 * tt, tri)
+    np.testing.assert_allclose(sol(tt)[0], exact, atol=1e-9)
+    assert sol.counters.sliding_entries == 0
+
+
+def test_two_surfaces_slide_with_multilinear_weights():
+    """Two links, two one-link flows and a two-link flow, binary congestion per link:
+
+    x1' = 1/2 - cgA, x2' = 1/2 - cgB, x3' = 3/10 - (1 - (1 - cgA)(1 - cgB)).
+    On both surfaces x1 + x3 = 1 and x2 + x3 = 1, the Filippov weights lam_A = lam_B = lam solve
+    lam^2 - 3 lam + 4/5 = 0, and the two-link flow then drifts at 3/10 - 1 + (1 - lam)^2.
+    """
+    x1, x2, x3 = fn.states("x1 x2 x3")
+    cgA = H(x1(t) + x3(t) - 1)
+    cgB = H(x2(t) + x3(t) - 1)
+    half, f3 = sympy.Rational(1, 2), sympy.Rational(3, 10)
+    m = fn.Model(
+        rhs={x1: half - cgA, x2: half - cgB, x3: f3 - (1 - (1 - cgA) * (1 - cgB))},
+        params={},
+        nonnegative=[x1, x2, x3],
+    )
+    sol = fn.simulate(m, 3.0, history={"x1": 0.2, "x2": 0.3, "x3": 0.4})
+    lam = (3 - np.sqrt(9 - 4 * 0.8)) / 2
+    drift = 0.3 - 1 + (1 - lam) ** 2
+    v = sol(np.array([1.5, 2.5]))
+    assert v[2, 1] - v[2, 0] == pytest.approx(drift, rel=1e-9)
+    np.testing.assert_allclose(v[0] + v[2], 1.0, atol=1e-9)
+    np.testing.assert_allclose(v[1] + v[2], 1.0, atol=1e-9)
+    assert sol.counters.sliding_entries == 2
