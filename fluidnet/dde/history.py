@@ -105,7 +105,7 @@ def _kind(name: str, v: Any) -> str:
 
 
 def _check_finite(name: str, t, v) -> None:
-    v = np.asarray(v, dtype=float)
+    v = np.atleast_1d(np.asarray(v, dtype=float))
     bad = ~np.isfinite(v)
     if np.any(bad):
         i = int(np.argmax(bad))
@@ -179,21 +179,24 @@ def _from_samples(name: str, samples, t0: float) -> tuple[PPoly | None, float]:
     return pp, float(pp(min(t0, ts[-1])))
 
 
-def _restrict(pp: PPoly, a: float, b: float) -> np.ndarray:
-    """Power-basis coefficients in ``theta`` of ``pp`` on ``[a, b]`` (inside one of its pieces)."""
+def _restrict(pp: PPoly, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Power-basis coefficients in ``theta`` of ``pp`` on each ``[a_k, b_k]``, shape (K, NCOEF).
+
+    Every interval must lie inside one piece of ``pp``.
+    """
     mid = 0.5 * (a + b)
-    j = int(np.clip(np.searchsorted(pp.x, mid, side="right") - 1, 0, pp.c.shape[1] - 1))
+    j = np.clip(np.searchsorted(pp.x, mid, side="right") - 1, 0, pp.c.shape[1] - 1)
     deg = pp.c.shape[0] - 1
-    coef = pp.c[:, j][::-1]  # coef[m]: coefficient of (x - x_j)**m
-    d = a - pp.x[j]
-    hh = b - a
-    out = np.zeros(NCOEF)
-    for m, cm in enumerate(coef):
-        # (d + theta*hh)**m = sum_r C(m, r) d**(m-r) hh**r theta**r
-        for r in range(m + 1):
-            out[r] += cm * math.comb(m, r) * d ** (m - r) * hh**r
     if deg + 1 > NCOEF:  # pragma: no cover - splines here are at most cubic
         raise AssertionError("history polynomial degree too high")
+    coef = pp.c[::-1, j]  # coef[m, k]: coefficient of (x - x_j)**m on interval k
+    d = a - pp.x[j]
+    hh = b - a
+    out = np.zeros((a.size, NCOEF))
+    for m in range(deg + 1):
+        # (d + theta*hh)**m = sum_r C(m, r) d**(m-r) hh**r theta**r
+        for r in range(m + 1):
+            out[:, r] += coef[m] * math.comb(m, r) * d ** (m - r) * hh**r
     return out
 
 
@@ -298,15 +301,14 @@ def build_history(
             start[i] = pp.x[0]
         grid = grid[grid >= grid[0]]
         c = np.zeros((len(grid) - 1, n, NCOEF))
-        for k in range(len(grid) - 1):
-            a, b = grid[k], grid[k + 1]
-            for i in range(n):
-                if i in consts:
-                    c[k, i, 0] = consts[i]
-                elif a >= polys[i].x[0]:
-                    c[k, i] = _restrict(polys[i], a, b)
-                else:
-                    c[k, i, 0] = np.nan  # before this state's history: never read
+        lo, hi = grid[:-1], grid[1:]
+        for i in range(n):
+            if i in consts:
+                c[:, i, 0] = consts[i]
+            else:
+                inside = lo >= polys[i].x[0]
+                c[inside, i] = _restrict(polys[i], lo[inside], hi[inside])
+                c[~inside, i, 0] = np.nan  # before this state's history: never read
         t_grid = grid
     else:
         t_grid = np.array([t0 - 1.0, t0])

@@ -272,8 +272,10 @@ def oscillation(
     tp = np.array([p[0] for p in peaks])
     period = float(np.mean(np.diff(tp[-9:])))
     first, final = tp[0], tp[-1]
-    sel = (t >= first) & (t <= final)
-    mean = float(np.trapezoid(y[sel], t[sel]) / (final - first)) if final > first else nan
+    sel = (t > first) & (t < final)
+    ts = np.concatenate([[first], t[sel], [final]])
+    ys = np.concatenate([[np.interp(first, t, y)], y[sel], [np.interp(final, t, y)]])
+    mean = float(np.trapezoid(ys, ts) / (final - first)) if final > first else float(np.mean(y))
     return Oscillation(
         state, status, float(amps[-1]), period, 1.0 / period, mean, ratio, n_cycles, tp, window
     )

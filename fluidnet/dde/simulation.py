@@ -155,42 +155,39 @@ def failure_message(cm: CompiledModel, status, info, ylast) -> str | None:
     names = form.states
     t, h, value, extra = (float(v) for v in info)
     state = ", ".join(f"{s} = {v:.6g}" for s, v in zip(names, ylast, strict=True))
-    where = f"at t = {t:.10g} (state {state})"
+    where = f"at t = {t:.10g} with {state}"
     if code == F.ST_NONFINITE:
         what = names[idx] if 0 <= idx < len(names) else "a state"
         return (
-            f"non-finite right-hand side or state ({what}: {value}) {where}; the step size "
+            f"non-finite right-hand side or state ({what} = {value}) {where}: the step size "
             f"fell to {h:.3g} without avoiding it (a singular or blowing-up model?)"
         )
     if code == F.ST_NEG_DELAY:
         lag = form.lags[idx]
         return (
             f"the delay {lag.delay} of {form.lag_label(lag)} became negative ({value:.6g}) "
-            f"at t = {extra:.10g}: the model refers to the future ({where})"
+            f"{where}: the model refers to the future"
         )
     if code == F.ST_NONFINITE_DELAY:
         lag = form.lags[idx]
-        return (
-            f"the delay {lag.delay} of {form.lag_label(lag)} is not finite ({value}) at "
-            f"t = {extra:.10g} ({where})"
-        )
+        return f"the delay {lag.delay} of {form.lag_label(lag)} is not finite ({value}) {where}"
     if code == F.ST_HIST_RANGE:
         s = names[idx] if 0 <= idx < len(names) else "a state"
         return (
-            f"the history of {s!r} is not defined at t = {value:.10g}, needed at "
-            f"t = {extra:.10g} ({where}); give samples (t, values) reaching further back"
+            f"the history of {s!r} is not defined at t = {value:.10g}, needed {where}; give "
+            "samples (t, values) reaching further back"
         )
     if code == F.ST_MAX_STEPS:
         return f"max_steps reached {where}; raise max_steps or loosen rtol/atol"
     if code == F.ST_ZENO:
         return (
-            f"too many mode changes without progress {where} (Zeno or chattering between "
-            "switching surfaces / a projected state)"
+            f"too many mode changes without progress {where} (Zeno behaviour or chattering "
+            "between switching surfaces or at a projected state)"
         )
     if code == F.ST_UNDERFLOW:
         return (
             f"step size underflow {where}: the step fell to {h:.3g} (the solution may blow "
-            "up, or the right-hand side is discontinuous in a way the switching terms do not "
+            "up, or the right-hand side is discontinuous in a way its switching terms do not "
             "expose)"
         )
     if code == F.ST_ITERATION:
