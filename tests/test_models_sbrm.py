@@ -210,3 +210,17 @@ def test_nonlinear_run_settles_below_and_keeps_queue_nonnegative():
     assert np.min(sol["b"]) >= 0.0
     assert sol["b"][-1] == pytest.approx(b, abs=0.05)
     assert sol["W"][-1] == pytest.approx(W, abs=0.01)
+
+
+def test_printed_network_loop_gain_reduces_to_6_5_21():
+    from fluidnet.models.sbrm import sbrm_printed_loop_gain_network
+
+    s = 1j * np.logspace(-1, 2, 15)
+    for form in ("printed", "corrected"):
+        one = sbrm_printed_loop_gain_network([30], [0.086], 10_000.0, form=form)
+        split = sbrm_printed_loop_gain_network([10, 20], [0.086, 0.086], 10_000.0, form=form)
+        ref = note_loop_gain(s, 30, 10_000.0, 0.086, form == "printed")
+        np.testing.assert_allclose(one(s), ref, rtol=1e-12)
+        np.testing.assert_allclose(split(s), ref, rtol=1e-12)
+    with pytest.raises(fn.ParameterError, match="sum N w"):
+        sbrm_printed_loop_gain_network([600], [0.05], 10_000.0)

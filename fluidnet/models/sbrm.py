@@ -51,6 +51,7 @@ __all__ = [
     "sbrm_network",
     "sbrm_steady_state",
     "sbrm_printed_loop_gain",
+    "sbrm_printed_loop_gain_network",
     "sbrm_printed_linear",
     "PAPER_DEFAULTS",
 ]
@@ -388,6 +389,63 @@ def sbrm_printed_loop_gain(
     source = QuasiPolynomial([R**2, R**2 * kappa * w / Wst])  # RTT*^2 (s + kb w / W*)
     buffer = QuasiPolynomial({0.0: [1.0, 0.0], tf: [N / c * Wst / R**2]})
     return DelayTF(num, source * buffer)
+
+
+def sbrm_printed_loop_gain_network(
+    N: Sequence[float],
+    d: Sequence[float],
+    c: float,
+    *,
+    w: float | Sequence[float] = 20.0,
+    kappa: float | Sequence[float] = 0.2,
+    gamma: float = 0.006,
+    b0: float = 50.0,
+    form: str = "printed",
+    split: float = 0.5,
+) -> DelayTF:
+    """The single-link loop gain with heterogeneous sources, (6.5.20), as a DelayTF.
+
+    Source class ``n`` has ``N[n]`` identical flows with propagation delay ``d[n]``, willingness
+    to pay ``w[n]`` and gain ``kappa[n]``; (6.5.20) sums over flows, so each class term is
+    multiplied by ``N[n]``. Steady state (Table 5.5.1): ``p* = sum N_n w_n / c``,
+    ``b* = b0 - ln(1 - p*)/gamma``, ``RTT*_n = d_n + b*/c``, ``x*_n = w_n / p*``,
+    ``cwnd*_n = x*_n RTT*_n``. ``form`` as in :func:`sbrm_printed_loop_gain` (note M1); the
+    buffer term uses ``RTT*_i^2`` (note M8).
+
+    Raises
+    ------
+    ParameterError
+        For mismatched lengths, an unknown ``form`` or ``sum N w >= c``.
+    """
+    if form not in ("printed", "corrected"):
+        raise ParameterError(f"form must be 'printed' or 'corrected', got {form!r}")
+    S = len(N)
+    Nv, dv = _per("N", N, S, "class"), _per("d", d, S, "class")
+    wv, kv = _per("w", w, S, "class"), _per("kappa", kappa, S, "class")
+    _check_positive(c=c, gamma=gamma, b0=b0)
+    p = sum(n * x for n, x in zip(Nv, wv, strict=True)) / c
+    if p >= 1:
+        raise ParameterError(f"sum N w / c = {p:g} >= 1: no equilibrium below full marking")
+    b = b0 - math.log1p(-p) / gamma
+    paqm = gamma * (1 - p)
+    k_delay = paqm if form == "printed" else 1.0
+    buffer = QuasiPolynomial([(0.0, [1.0, 0.0])])
+    terms = []
+    for n in range(S):
+        R = dv[n] + b / c
+        Wn = wv[n] / p * R
+        buffer = buffer + QuasiPolynomial([(split * R, [Nv[n] * Wn / (c * R**2)])])
+        num = QuasiPolynomial(
+            [
+                (R, [Nv[n] * kv[n] * Wn * paqm]),
+                (2 * split * R, [-Nv[n] * kv[n] * wv[n] / c * k_delay]),
+            ]
+        )
+        terms.append(DelayTF(num, QuasiPolynomial([R**2, R**2 * kv[n] * wv[n] / Wn])))
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total / DelayTF(buffer)
 
 
 def sbrm_printed_linear(form: str = "printed", **values: float) -> Model:

@@ -25,6 +25,7 @@ from ..models.sbrm import (
     sbrm_network,
     sbrm_printed_linear,
     sbrm_printed_loop_gain,
+    sbrm_printed_loop_gain_network,
     sbrm_steady_state,
 )
 from ..registry import Context, paper
@@ -536,6 +537,8 @@ def loop_gains(ctx: Context) -> None:
         note="note 002 M1: 'the difference is <= about 3 ms in d_crit'; the model has the "
         "corrected M1 term and the M10 delay",
     )
+    if not ctx.quick:
+        rows += _heterogeneous_comparison(ctx)
     ctx.table("loop_gain_comparison", rows, columns=["loop", "d_ms", "max_rel_diff", "f_crit_hz"])
 
     fig, ax = ctx.new_figure(1, 2, figsize=(11, 4.6))
@@ -556,6 +559,51 @@ def loop_gains(ctx: Context) -> None:
         a.set_title(f"SBRM N=30, c=10 pkts/ms, d=86 ms: {title}", fontsize="small")
         a.legend(fontsize="small")
     ctx.figure("loop_gains_sbrm", fig)
+
+
+def _het_factory(form: str, gamma: float) -> fn.DelayTF:
+    return sbrm_printed_loop_gain_network(
+        HET["N"], HET["d"], HET["c"], w=HET["w"], gamma=gamma, form=form
+    )
+
+
+#: Two source classes on one link for the (6.5.20) comparison.
+HET = {"N": (15, 15), "d": (0.03, 0.09), "w": (10.0, 40.0), "c": 10_000.0}
+
+
+def _heterogeneous_comparison(ctx: Context) -> list[dict]:
+    """(6.5.20): the critical gamma of the network model against the printed heterogeneous loop."""
+    net = sbrm_network([[1, 1]], N=HET["N"], d=HET["d"], w=HET["w"], c=HET["c"])
+    lo, hi = 0.0075, 0.0095  # brackets the crossing of all three (a scan over 0.002-0.03 finds it)
+    cv_m = fn.critical_value(net, "gamma_1", lo, hi, n_scan=2)
+    cv_c = fn.critical_value(partial(_het_factory, "corrected"), "gamma", lo, hi, n_scan=2)
+    cv_p = fn.critical_value(partial(_het_factory, "printed"), "gamma", lo, hi, n_scan=2)
+    g = cv_c.value
+    p = sum(n * w for n, w in zip(HET["N"], HET["w"], strict=True)) / HET["c"]
+    b = 50.0 - math.log1p(-p) / g
+    ratio = max(
+        (w / HET["c"]) / (g * (1 - p) * (w / p) * (d + b / HET["c"]))
+        for w, d in zip(HET["w"], HET["d"], strict=True)
+    )
+    rel = abs(cv_m.value / cv_c.value - 1)
+    ctx.check_true(
+        "(6.5.20), M10",
+        "heterogeneous sources (2 classes): critical gamma of the network model within 2x the "
+        "RTT-path weight of the corrected (6.5.20)",
+        rel <= 2 * ratio,
+        expected=f"relative difference <= {2 * ratio:.4f}",
+        value=f"{rel:.4f} (model {cv_m.value:.6g}, corrected {cv_c.value:.6g}, printed "
+        f"{cv_p.value:.6g})",
+        source="derived",
+        note="classes N = 15 + 15, d = 30/90 ms, w = 10/40 pkts/s, c = 10 pkts/ms; only the "
+        "M10 delay of the RTT-increase path differs",
+    )
+    return [
+        {"loop": f"SBRM 2-class critical gamma [1/pkt], {label}", "d_ms": None,
+         "max_rel_diff": cv.value, "f_crit_hz": cv.frequency}
+        for label, cv in (("network model", cv_m), ("(6.5.20) corrected", cv_c),
+                          ("(6.5.20) printed", cv_p))
+    ]  # fmt: skip
 
 
 # ------------------------------------------------------------------------------- Table 6.6.2
