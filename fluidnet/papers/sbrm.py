@@ -745,6 +745,22 @@ def table_6_6_2(ctx: Context) -> None:
             source="derived",
             note="note 002 §6.6 'cont. d*' columns, computed there with numpy/scipy",
         )
+    if not ctx.quick:
+        finite = [r for r in TABLE_6_6_2_PRINTED if _is_number(r[3])]
+        hits = sum(
+            grid_rule(loop_gain_factory("SBRM", r[0], r[1], form="corrected"))[0] == int(r[3])
+            for r in finite
+        )
+        ctx.check_equal(
+            "Table 6.6.2, M1",
+            "SBRM with the dimensionally corrected (6.5.21): grid-rule d_crit equal to the "
+            "printed one in this many of the 36 finite rows",
+            28,
+            hits,
+            source="derived",
+            note="note 002 M1 (printed form: 35/36): the printed, inconsistent form is the one "
+            "the table was computed with",
+        )
     for proto, N, c, d_ms in (("SBRM", 30, 10, 86), ("RED", 30, 10, 62)):
         r = next(x for x in res if (x["protocol"], x["N"], x["c_pkts_per_ms"]) == (proto, N, c))
         ctx.check(
