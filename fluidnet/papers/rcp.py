@@ -1409,10 +1409,10 @@ def _phase_levels(sol, times, C: float) -> list[float]:
 def flow_step(ctx: Context) -> None:
     """Sec IV-E: 5 flows, 5 more at t = 40 s, the first 5 leave at t = 100 s."""
     base = rcp_flow_schedule((5, 10, 5), (40.0, 100.0))
-    v = base.resolve_params()
-    C, d0 = v["C"], v["d0"]
+    C = base.resolve_params()["C"]
     t_end = 160.0
-    hist = {"R": C / 5, "q": 0.0}
+    # the router starts at R(0) = 0.05 C, the initial rate of the paper's Fig 5 run
+    hist = {"R": 0.05 * C, "q": 0.0}
     # the paper's operating point: the rate follows C/N(t)
     sol = fn.simulate(base.with_params(alpha=0.1, beta=1.0), t_end, history=hist)
     for when, n in ((39.0, 5), (99.0, 10), (159.0, 5)):
@@ -1429,16 +1429,24 @@ def flow_step(ctx: Context) -> None:
         )
     betas = (0.1, 0.4, 0.6)
     alphas = _grid() if not ctx.quick else _grid(0.1, 1.1, 1.7)
-    fig, axes = ctx.new_figure(2, 3, figsize=(16.0, 7.0))
+    fig, axes = ctx.new_figure(3, 3, figsize=(16.0, 9.0))
+    shown = (-0.2, 0.0, 0.2)  # alpha* - 0.2, alpha* and alpha* + 0.2 (paper's alpha*)
     rows = []
     for col, beta in enumerate(betas):
         stable = []
         for al in alphas:
             s = fn.simulate(base.with_params(alpha=float(al), beta=beta), t_end, history=hist)
-            stable.append(bool(fn.oscillation(s, "R", after=120.0).converged))
-            if any(abs(al - (PAPER_ONSET[beta] + k)) < 1e-9 for k in (-0.2, 0.0, 0.2)):
-                axes[0, col].plot(s.t, np.asarray(s["R"]) / C, lw=0.8, label=f"alpha = {al:g}")
-                axes[1, col].plot(s.t, np.asarray(s["q"]) / (C * d0), lw=0.8)
+            osc = fn.oscillation(s, "R", after=120.0)
+            stable.append(bool(osc.converged))
+            for row, k in enumerate(shown):
+                if abs(al - (PAPER_ONSET[beta] + k)) < 1e-9:
+                    ax = axes[row, col]
+                    ax.plot(s.t, np.asarray(s["R"]) / C, lw=0.6)
+                    ax.set(ylabel="R/C", ylim=(0.0, 0.45))
+                    ax.set_title(
+                        f"Fig {37 + col} analogue: beta = {beta}, alpha = {al:g} ({osc.status})",
+                        fontsize=9,
+                    )
         a_star = onset_alpha(alphas, stable)
         rows.append(
             {"beta": beta, "alpha_star_flow_step": a_star, "alpha_star_paper": PAPER_ONSET[beta]}
@@ -1451,9 +1459,7 @@ def flow_step(ctx: Context) -> None:
             tol=0.1 + 1e-9,
             note="fluid analogue of the packet simulations; one grid step",
         )
-        axes[0, col].set(title=f"Fig {37 + col} analogue: beta = {beta}", ylabel="R/C")
-        axes[0, col].legend(fontsize=7)
-        axes[1, col].set(xlabel="t [s]", ylabel="q / (C d0)")
+        axes[-1, col].set(xlabel="t [s]")
     ctx.table("flow_step_onset", rows, columns=list(rows[0]))
     ctx.figure("fig37_39_flow_step", fig)
 
@@ -1536,7 +1542,9 @@ def invariance(ctx: Context) -> None:
         val = x / PACKET_BITS if name == "C" else x
         st, ds = nonlinear_region(m.with_params(**{name: val}), alphas, betas, t_end_rtt=t_rtt)
         failed = int(np.sum(ds["ic_status"].values == "failed"))
-        label = f"{x / 1e9:g} Gb/s" if name == "C" else f"{x:g}"
+        label = (
+            (f"{x / 1e9:g} Gb/s" if x >= 1e8 else f"{x / 1e3:g} kb/s") if name == "C" else f"{x:g}"
+        )
         note = f"alpha {alphas[0]:g}-{alphas[-1]:g}, beta {[float(b) for b in betas]}"
         if failed:
             note += (
