@@ -558,10 +558,10 @@ class _OnBoundary:
         x, y, _ = point
         try:
             lin = self.factory(**{self.xn: x, self.yn: y})
-            roots = characteristic_roots(lin, k=4, multiplicity=False)
+            top = characteristic_roots(lin, k=2, multiplicity=False)[0]
         except FluidnetError:
             return False
-        return all(r.real <= 1e-8 * (1.0 + abs(r.value)) for r in roots)
+        return bool(top.real <= 1e-8 * (1.0 + abs(top.value)))
 
 
 def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> list[np.ndarray]:

@@ -16,8 +16,10 @@ The discretization size ``N`` is grown (by 1.5x) until the refined rightmost roo
 two successive sizes, and until ``N`` resolves every frequency a root right of the current
 rightmost one could have (the bound ``|lambda| <= ||A0|| + sum_k ||A_k|| exp(-Re(lambda) tau_k)``).
 The agreement is checked for the roots within ``2 / tau_max`` of the rightmost one (all roots
-of a ``region``); roots further left are returned refined (their residuals are exact) but a
-root there may be missing from the list.
+of a ``region``), and ``N`` grows until ``k`` roots are found (up to ``N = 96``); roots further
+left than that window are returned refined (their residuals are exact) but one of them may be
+missing from the list, and fewer than ``k`` roots are returned when the others lie in chains
+far to the left that this size does not resolve.
 
 Roots at or near zero
 ---------------------
@@ -46,6 +48,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import AnalysisError
+from ..sweep import single_threaded_blas
 
 if TYPE_CHECKING:
     from ..lineardde import LinearDDE
@@ -65,6 +68,9 @@ RESIDUAL_TOL = 1e-8
 MERGE_RTOL = 1e-6
 #: Smallest Chebyshev discretization size tried first.
 MIN_POINTS = 12
+#: Without a region, N grows until k roots are found, but not beyond this size (the missing
+#: roots are then far left, in chains that need a much finer discretization).
+ENOUGH_POINTS = 96
 #: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
 #: rightmost one.
 WINDOW = 2.0
@@ -336,31 +342,36 @@ def _n_required(lin: LinearDDE, sigma: float, im_extent: float, norms) -> int:
 
 
 # ---------------------------------------------------------------------- the driver
-def _refined_roots(
-    lin: LinearDDE, candidates: np.ndarray, norms, keep
-) -> list[tuple[complex, float]]:
-    """Refine candidates, drop failures, merge duplicates.
+def _is_real(lin: LinearDDE) -> bool:
+    return not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
 
-    ``keep(values)`` selects which candidates are worth refining.
-    """
-    real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
-    cand = candidates[np.isfinite(candidates)]
-    if real_sys:
+
+def _candidates(lin: LinearDDE, ev: np.ndarray) -> np.ndarray:
+    """Finite eigenvalues; for a real system only those with Im >= 0 (the others mirror)."""
+    cand = ev[np.isfinite(ev)]
+    if _is_real(lin):
         cand = cand[cand.imag >= 0]
         cand = np.where(np.abs(cand.imag) <= 1e-12 * (1 + np.abs(cand)), cand.real + 0j, cand)
-    cand = cand[keep(cand)]
+    return cand[np.argsort(-cand.real, kind="stable")]
+
+
+def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, np.ndarray]:
+    """Newton-refined candidates that converged to a root (residual test), and residuals."""
     lam = _newton(lin, cand)
-    ok = np.isfinite(lam)
-    lam = lam[ok]
+    lam = lam[np.isfinite(lam)]
     res = _residuals(lin, lam, norms)
     good = res <= RESIDUAL_TOL
-    lam, res = lam[good], res[good]
-    if real_sys:
+    return lam[good], res[good]
+
+
+def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray) -> list[tuple[complex, float]]:
+    """Mirror (real systems), sort by real part descending, merge duplicates."""
+    if _is_real(lin):
         near = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
         lam = np.where(near, lam.real + 0j, lam)
-        mirror = lam[lam.imag > 0].conj()
-        res = np.concatenate([res, res[lam.imag > 0]])
-        lam = np.concatenate([lam, mirror])
+        upper = lam.imag > 0
+        res = np.concatenate([res, res[upper]])
+        lam = np.concatenate([lam, lam[upper].conj()])
     order = np.lexsort((-lam.imag, -lam.real))
     merged: list[list] = []
     for i in order:
@@ -539,12 +550,15 @@ def characteristic_roots(
             # but their completeness is not checked
             window = sigma - WINDOW / lin.max_delay
             same = previous is not None and _same_roots(
-                _above(previous, window), _above(current, window)
+                _above(previous, window), _above(current, window), 1.0 / lin.max_delay
             )
         else:
-            same = previous is not None and _same_roots(previous, current)
-        if same and N >= needed:
+            same = previous is not None and _same_roots(previous, current, 1.0 / lin.max_delay)
+        enough = box is None and len(current) >= k or box is not None or N >= ENOUGH_POINTS
+        if same and N >= needed and enough:
             break
+        if N >= max_points and same and N >= needed:
+            break  # fewer than k roots found: the others are far left (see the module notes)
         if N >= max_points:
             warnings.warn(
                 f"characteristic roots of {lin!r} not converged at the discretization limit "
@@ -561,40 +575,60 @@ def characteristic_roots(
 
 
 def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex, float]]:
-    """Refined roots from the size-N discretization (the relevant candidates only)."""
-    ev = np.linalg.eigvals(generator_matrix(lin, N))
-    real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
+    """Refined roots from the size-N discretization (the relevant candidates only).
 
-    def keep(cand: np.ndarray) -> np.ndarray:
-        if box is None:
-            # the rightmost candidates until they stand for k + 2 roots (a complex candidate
-            # of a real system stands for its conjugate pair too)
-            order = np.argsort(-cand.real, kind="stable")
-            weight = np.where(cand.imag[order] > 0, 2, 1) if real_sys else np.ones(order.size)
-            count = int(np.searchsorted(np.cumsum(weight), k + 2)) + 1
-            mask = np.zeros(cand.shape, dtype=bool)
-            mask[order[:count]] = True
-            return mask
+    With a region, every candidate in it (plus a margin) is refined. Otherwise the rightmost
+    candidates standing for ``k + 2`` roots are refined first; then every candidate right of
+    the ``k``-th refined root is refined too, so that spurious eigenvalues of an unresolved
+    frequency band (which may lie right of true roots and refine to far-away ones) cannot hide
+    a root.
+    """
+    with single_threaded_blas():
+        ev = np.linalg.eigvals(generator_matrix(lin, N))
+    cand = _candidates(lin, ev)
+    if box is not None:
         slack = 1.0 / lin.max_delay
-        return (
+        inside = (
             (cand.real >= box[0] - slack)
             & (cand.real <= box[1] + slack)
             & (cand.imag >= min(box[2], -box[3]) - slack)
             & (cand.imag <= box[3] + slack)
         )
-
-    return _refined_roots(lin, ev, norms, keep)
+        return _merged(lin, *_refine(lin, cand[inside], norms))
+    weight = np.where(cand.imag > 0, 2, 1) if _is_real(lin) else np.ones(cand.size, dtype=int)
+    done = np.zeros(cand.size, dtype=bool)
+    lams, ress = [np.zeros(0, dtype=complex)], [np.zeros(0)]
+    batch = np.zeros(cand.size, dtype=bool)
+    batch[: int(np.searchsorted(np.cumsum(weight), k + 2)) + 1] = True
+    found: list[tuple[complex, float]] = []
+    for _ in range(8):
+        lam, res = _refine(lin, cand[batch], norms)
+        done |= batch
+        lams.append(lam)
+        ress.append(res)
+        found = _merged(lin, np.concatenate(lams), np.concatenate(ress))
+        if len(found) >= k:
+            sigma_k = found[k - 1][0].real
+            batch = ~done & (cand.real >= sigma_k - 1e-9 * (1 + abs(sigma_k)))
+        else:
+            rest = np.flatnonzero(~done)
+            batch = np.zeros(cand.size, dtype=bool)
+            batch[rest[: int(np.searchsorted(np.cumsum(weight[rest]), k + 2)) + 1]] = True
+        if not batch.any():
+            break
+    return found
 
 
 def _above(roots: Roots, sigma: float) -> Roots:
     return Roots([r for r in roots if r.real >= sigma], roots.n_points)
 
 
-def _same_roots(a: Roots, b: Roots) -> bool:
+def _same_roots(a: Roots, b: Roots, scale: float = 1.0) -> bool:
+    """Same roots to 1e-7 relative, with ``scale`` (1/tau_max) as the floor of the size."""
     if len(a) != len(b):
         return False
     va, vb = a.values, b.values
-    return bool(np.all(np.abs(va - vb) <= 1e-7 * (1.0 + np.abs(va))))
+    return bool(np.all(np.abs(va - vb) <= 1e-7 * (scale + np.abs(va))))
 
 
 def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
