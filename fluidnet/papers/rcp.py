@@ -1248,7 +1248,12 @@ def phase_portraits(ctx: Context) -> None:
     # Fig 43 bottom: the limit cycle from (gamma, q) = (0.01, 2 C d0)
     m = base.with_params(alpha=1.4, beta=0.8)
     t_cyc = (150.0 if ctx.quick else 400.0) * d0
-    sol = fn.simulate(m, t_cyc, history={"R": 0.01 * C, "q": 2 * C * d0})
+    sol = fn.simulate(
+        m,
+        t_cyc,
+        history={"R": 0.01 * C, "q": 2 * C * d0},
+        t_eval=np.linspace(0.0, t_cyc, 40001),
+    )
     osc = fn.oscillation(sol, "R", after=0.6 * t_cyc)
     ctx.check_true(
         "Fig 43",
@@ -1480,8 +1485,9 @@ def heterogeneous(ctx: Context) -> None:
     v = m.resolve_params()
     C = v["C"]
     t_end = 140.0
+    # R(0) is not stated; start five times below the 20-flow fair share, 0.01 C
     sol = fn.simulate(
-        m, t_end, history={"R": C / 20, "q": 0.0}, t_eval=np.linspace(0.0, t_end, 28001)
+        m, t_end, history={"R": 0.01 * C, "q": 0.0}, t_eval=np.linspace(0.0, t_end, 28001)
     )
     tt, rr, qq = np.asarray(sol.t), np.asarray(sol["R"]), np.asarray(sol["q"])
     counts = np.where((tt >= 40.0) & (tt < 100.0), 4.0, 2.0)
