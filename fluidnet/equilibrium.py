@@ -6,7 +6,9 @@ At an equilibrium every delayed value equals the current one, so the steady-stat
 states at the boundary are tried.
 
 Symbolic solving (sympy) is used when every equation is a rational function of the states with
-at most four states; otherwise numeric root finding (scipy) from a guess and a set of starts.
+at most four states; otherwise, and wherever a closed form is singular at the given parameter
+values (e.g. 0/0) or yields nothing admissible, numeric root finding (scipy) from a guess and a
+set of starts.
 """
 
 from __future__ import annotations
@@ -167,21 +169,24 @@ def equilibria(
             raise ModelError(
                 f"guess names unknown states {sorted(unknown)} (states: {', '.join(plan.states)})"
             )
-    if plan.symbolic:
-        candidates = [fn(p) for fn in plan.closed]
-        candidates = [
-            np.real(c)
-            for c in candidates
-            if np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c))))
-        ]
-    else:
-        candidates = _numeric_candidates(plan, p, guess)
-
+    numeric = not plan.symbolic
+    candidates: list[np.ndarray] = []
+    for closed in plan.closed:
+        c = closed(p)
+        if not np.all(np.isfinite(c)):
+            numeric = True  # a closed form singular at these values (e.g. 0/0): search too
+        elif np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c)))):
+            candidates.append(np.real(c))
+    if numeric:
+        candidates += _numeric_candidates(plan, p, guess)
     accepted = _admissible(plan, candidates, p)
+    if not accepted and not numeric:
+        numeric = True
+        accepted = _admissible(plan, _numeric_candidates(plan, p, guess), p)
     if not accepted:
         raise AnalysisError(
             f"no equilibrium found for model {model.name!r} at {values}"
-            + ("" if plan.symbolic else " (numeric search; try guess={...})")
+            + (" (numeric search; try guess={...})" if numeric else "")
         )
     if guess is not None:
         g = np.array([guess.get(n, 0.0) for n in plan.states], dtype=float)

@@ -87,3 +87,12 @@ def test_nonnegative_equilibria_come_first():
     m = fn.Model({x: 4 - x(t) ** 2}, {})
     assert m.equilibrium() == {"x": 2.0}
     assert [e["x"] for e in m.equilibrium(all=True)] == [2.0, -2.0]
+
+
+def test_singular_closed_form_falls_back_to_numeric_search():
+    # closed forms x = (-1 +- sqrt(1 + 4a)) / (2a) are 0/0 and -2/0 at a = 0, where x* = 1
+    x = fn.states("x")
+    a = fn.params("a")
+    m = fn.Model({x: a * x(t) ** 2 + x(t) - 1}, {a: 0.0})
+    assert m.equilibrium() == pytest.approx({"x": 1.0}, rel=1e-12)
+    assert m.equilibrium(a=2.0) == pytest.approx({"x": 0.5}, rel=1e-12)

@@ -14,29 +14,20 @@
 
 from __future__ import annotations
 
-import importlib
+# Functions are imported eagerly: a lazy export would be shadowed by the submodule of the same
+# name (``fluidnet.models.sbrm``) as soon as that submodule is imported.
+from .kelly import kelly_dual, kelly_primal
+from .rcp import rcp, rcp_dimensionless, rcp_heterogeneous
+from .reno_red import reno_red
+from .sbrm import sbrm, sbrm_network
 
-from .rcp import rcp, rcp_dimensionless
-
-_LAZY = {
-    "rcp_heterogeneous": "fluidnet.models.rcp",
-    "sbrm": "fluidnet.models.sbrm",
-    "sbrm_network": "fluidnet.models.sbrm",
-    "reno_red": "fluidnet.models.reno_red",
-    "kelly_primal": "fluidnet.models.kelly",
-    "kelly_dual": "fluidnet.models.kelly",
-}
-
-__all__ = ["rcp", "rcp_dimensionless", *_LAZY]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'fluidnet.models' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__all__ = [
+    "kelly_dual",
+    "kelly_primal",
+    "rcp",
+    "rcp_dimensionless",
+    "rcp_heterogeneous",
+    "reno_red",
+    "sbrm",
+    "sbrm_network",
+]

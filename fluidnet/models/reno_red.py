@@ -24,8 +24,6 @@ point (Table 5.5.1, whose undefined ``beta`` is ``rho``, note M13).
 from __future__ import annotations
 
 import math
-import sys
-import types
 from typing import Any
 
 import sympy
@@ -244,14 +242,3 @@ def reno_red_printed_loop_gain(
     buffer = QuasiPolynomial({0.0: [1.0, 0.0], tf: [N / c * Wst / R**2]})
     return DelayTF(num, source * red * buffer)
 
-
-class _CallableModule(types.ModuleType):
-    """Importing ``fluidnet.models.reno_red`` binds the package attribute ``reno_red`` to this
-    module, shadowing the lazily exported function; calling the module forwards to
-    :func:`reno_red`, so ``fn.models.reno_red(...)`` works in any import order."""
-
-    def __call__(self, gentle: bool = True, **values: float) -> Model:
-        return reno_red(gentle, **values)
-
-
-sys.modules[__name__].__class__ = _CallableModule

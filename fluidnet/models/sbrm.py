@@ -32,8 +32,6 @@ source's RTT is the current one, ``b(t)``, as (6.4.2)/(6.4.5) and (6.5.3) write 
 from __future__ import annotations
 
 import math
-import sys
-import types
 from collections.abc import Sequence
 from typing import Any
 
@@ -506,15 +504,3 @@ def sbrm_printed_linear(form: str = "printed", **values: float) -> Model:
     )
     return model.with_params(**values) if values else model
 
-
-class _CallableModule(types.ModuleType):
-    """Importing ``fluidnet.models.sbrm`` makes the package attribute ``sbrm`` this module (Python
-    binds submodules on their parent), shadowing the lazily exported function of the same name.
-    Calling the module forwards to :func:`sbrm`, so ``fn.models.sbrm(...)`` works in any import
-    order."""
-
-    def __call__(self, **values: float) -> Model:
-        return sbrm(**values)
-
-
-sys.modules[__name__].__class__ = _CallableModule
