@@ -138,3 +138,18 @@ def test_warns_when_not_converged():
         warnings.simplefilter("always")
         characteristic_roots(lin, k=2, max_points=20)
     assert any("not converged" in str(w.message) for w in caught)
+
+
+def test_k_rightmost_are_complete_by_the_argument_principle():
+    # s^2 + 0.3 e^{-s} (RCP's G1 denominator, seed 004 Sec IV-D, d0 = 1): every root with
+    # Re >= sigma has |s|^2 <= 0.3 e^{-sigma}, so the box below holds all roots right of sigma
+    lin = fn.QuasiPolynomial({0.0: [1.0, 0.0, 0.0], 1.0: [0.3]}).companion()
+    roots = lin.roots(k=6)
+    sigma = roots[-1].real - 0.05
+    reach = np.sqrt(0.3 * np.exp(-sigma)) + 1.0
+    count = _winding_count(lin.characteristic, sigma, reach, -reach, reach, n=20000)
+    assert round(count) == 6 and abs(count - 6) < 1e-6
+    assert lin.roots(k=7)[-1].real < sigma
+    np.testing.assert_allclose(
+        roots.values[:2], [0.12674441 + 0.49822033j, 0.12674441 - 0.49822033j], atol=1e-8
+    )
