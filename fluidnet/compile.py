@@ -35,6 +35,7 @@ import tempfile
 import threading
 import warnings
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from types import ModuleType
 
@@ -396,7 +397,6 @@ class CompiledModel:
         1 for projected states.
     addresses : ndarray of int64
         Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
-    switches : tuple of Switch
     module : module
         The imported generated module (keeps the compiled functions alive).
     path : Path
@@ -414,9 +414,13 @@ class CompiledModel:
     switch_lagdep: np.ndarray
     nonnegative: np.ndarray
     addresses: np.ndarray
-    switches: tuple
     module: ModuleType
     path: Path
+
+    @cached_property
+    def switches(self) -> tuple[Switch, ...]:
+        """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
+        return tuple(_symbolic(self.form).switches)
 
 
 _LOCK = threading.Lock()
@@ -454,10 +458,9 @@ def compile_form(form) -> CompiledModel:
     with _LOCK:
         if key in _MEMO:
             return _MEMO[key]
-        sym = _symbolic(form)
         path = cache_dir() / f"fluidnet_gen_{key}.py"
         if not path.exists():
-            source = generate_source(form, sym)
+            source = generate_source(form)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w") as fh:
                 fh.write(source)
@@ -492,7 +495,6 @@ def compile_form(form) -> CompiledModel:
                 [1 if i in form.nonnegative else 0 for i in range(form.n)], dtype=np.int64
             ),
             addresses=addresses,
-            switches=tuple(sym.switches),
             module=module,
             path=path,
         )

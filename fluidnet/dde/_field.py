@@ -4,12 +4,13 @@
 right-hand side in the current *mode*: projected states held at 0 contribute 0, switching terms
 take their mode weights, and on switching surfaces where the solution slides the field is the
 Filippov convex combination of the fields on both sides, with weights chosen so the solution
-stays on the surfaces (see :mod:`fluidnet.dde.switching` for the rules).
+stays on the surfaces (the rules are in the docstring of :mod:`fluidnet.dde`).
 
 Argument bundles (tuples, so the many arrays travel together):
 
-``md`` = (fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep)
-    model: function addresses, parameters and static integer facts.
+``md`` = (fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc)
+    model: function addresses, parameters, static integer facts, the start of each state's
+    history and the values of the constant and parameter delays (filled by the integrator).
 ``bf`` = (z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf)
     float work buffers: lag values and arguments, mode weights, sliding weights, switch values,
     lag derivatives, delay-index buffer, clamped state, switch gradients, corner fields, and
@@ -64,10 +65,20 @@ _NEG_DELAY_TOL = 1e-12
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def eval_lags(t, x, md, bf, ib, mt, mc, nm, cc, tc, fe):
     """Lag arguments ``largs[k] = t - tau_k`` and values ``z[k]``; False on failure."""
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep = md
+    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
     hints, slide, stuck, fl, cnt, sl = ib
     for k in range(lag_state.shape[0]):
+        if lag_sdep[k] == 0:
+            # constant and parameter delays were evaluated once, at the start
+            s = t - tauc[k]
+            largs[k] = s
+            z[k] = lookup(lag_state[k], s, mt, mc, nm, cc, tc, hstart, nonneg, hints, k, fl)
+            if fl[FL_CAUSE] != ST_OK:
+                fe[0] = s
+                fe[1] = t
+                return False
+            continue
         kbuf[0] = k
         call_model(fn[FN_DELAY], t, x, z, p, w, kbuf, kbuf)
         tau = kbuf[0]
@@ -140,7 +151,7 @@ def _corner_weight(c, lam_s, nsl, skip):
 @njit(cache=True, nogil=True, _nrt=False)
 def switch_gradients(t, x, md, bf, ib, mt, mc, nm, cc, tc):
     """``G[j*(n+1) + i] = ds_j/dx_i`` and ``G[j*(n+1) + n]`` = the rest of ``ds_j/dt``."""
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep = md
+    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
     hints, slide, stuck, fl, cnt, sl = ib
     need = False
@@ -156,7 +167,7 @@ def switch_gradients(t, x, md, bf, ib, mt, mc, nm, cc, tc):
 @njit(cache=True, nogil=True, _nrt=False)
 def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
     """Filippov field on the intersection of the sliding surfaces (multilinear weights)."""
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep = md
+    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
     hints, slide, stuck, fl, cnt, sl = ib
     n = x.shape[0]
@@ -239,7 +250,7 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
 
 @njit(cache=True, nogil=True, _nrt=False, inline="always")
 def _field_core(t, x, f, md, bf, ib, mt, mc, nm, cc, tc, fe, nsliding):
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep = md
+    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
     hints, slide, stuck, fl, cnt, sl = ib
     if not eval_lags(t, x, md, bf, ib, mt, mc, nm, cc, tc, fe):
@@ -258,7 +269,7 @@ def _feval(t, x, f, fraw, md, bf, ib, mt, mc, nm, cc, tc, fe):
     Also leaves the lag values/arguments of this point in ``z``/``largs`` and, for models with
     switches, the switching function values in ``sv``.
     """
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep = md
+    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
     hints, slide, stuck, fl, cnt, sl = ib
     n = x.shape[0]

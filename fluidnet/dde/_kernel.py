@@ -69,7 +69,7 @@ _MAXIT = 12  # fixed-point iterations for lags inside the step
 _ITER_TOL = 1e-2  # interpolant self-consistency, in units of the error tolerance
 _GROW_ITER = 2.0  # largest step growth when lags fell inside the step
 _RATE_MAX = 0.5  # largest contraction rate of that iteration before steps are shortened
-_ITER_TOL_Y = 0.05  # estimated remaining iteration error of the step's end value
+_ITER_TOL_Y = 0.2  # estimated remaining iteration error of the step's end value
 _SAFETY = 0.9
 _FACMIN = 0.2
 _FACMAX = 5.0
@@ -516,7 +516,7 @@ def integrate(
     counters : int64[8]
     btime : float64[n]     time spent held at 0, per projected state
     """
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep = md
+    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     n = x0.shape[0]
     nlag = lag_state.shape[0]
     if method == 0:
@@ -607,7 +607,6 @@ def integrate(
         if lag_sdep[k] == 1 and k < 62:
             any_sdep = True
             sdep_mask |= 1 << k
-    tauc = np.zeros(nl1)
     for k in range(nlag):
         if lag_sdep[k] == 0:
             # constant and parameter delays depend on parameters only

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
+import sympy
 
 from ..compile import compile_model
 from ..errors import FluidnetError, IntegrationError, ParameterError
@@ -130,12 +131,8 @@ def simulate_ensemble(
     histories = list(history) if isinstance(history, Sequence) else [history]
     if not histories:
         raise ParameterError("history is an empty list")
-    base = model.resolve_params({})
-    param_dicts = []
-    for row in table:
-        values = dict(base)
-        values.update({k: float(v) for k, v in zip(names, row, strict=True)})
-        param_dicts.append(model.resolve_params(values) if names else values)
+    param_dicts = _validated_sets(model, names, table)
+    base = param_dicts[0] if not names else model.resolve_params({})
     opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
     if t_eval is None:
         n_points = int(n_points)
@@ -154,12 +151,19 @@ def simulate_ensemble(
     errors = np.full(n_members, "", dtype=object)
     lock = threading.Lock()
 
+    # a history of constants and samples for every state does not depend on the parameters
+    shared = [_parameter_free(model, hh) for hh in histories]
+    built: dict[int, Any] = {}
+
     def prepare(m: int, h: int):
         values = param_dicts[m]
+        if shared[h] and h in built:
+            return parameter_vector(model, values), built[h]
         spec = normalize_history(model, histories[h], values)
-        return parameter_vector(model, values), build_history(
-            model, spec, values, opts.t0, opts.rtol, opts.atol
-        )
+        hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
+        if shared[h]:
+            built[h] = hist
+        return parameter_vector(model, values), hist
 
     def run(members: range) -> int:
         for member in members:
@@ -247,6 +251,70 @@ def simulate_ensemble(
     }
     attrs.update({f"param_{k}": v for k, v in base.items() if k not in names})
     return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def _validated_sets(model, names: list[str], table: np.ndarray) -> list[dict[str, float]]:
+    """Parameter dicts of the sets, checked like ``Model.resolve_params`` but vectorized."""
+    base = model.resolve_params({}) if not names else None
+    if base is not None:
+        return [base]
+    defaults = {k: p.value for k, p in model.params.items()}
+    missing = [k for k, v in defaults.items() if v is None and k not in names]
+    if missing:
+        model.resolve_params({})  # raises the usual message for the first missing value
+    for j, k in enumerate(names):
+        col = table[:, j]
+        bad = ~np.isfinite(col)
+        if np.any(bad):
+            raise ParameterError(f"parameter {k!r}: value {col[bad][0]} is not finite")
+        lo, hi = model.params[k].bounds
+        if lo is not None and np.any(col < lo):
+            raise ParameterError(
+                f"parameter {k!r}: value {col[col < lo][0]:g} is below its lower bound {lo:g}"
+            )
+        if hi is not None and np.any(col > hi):
+            raise ParameterError(
+                f"parameter {k!r}: value {col[col > hi][0]:g} is above its upper bound {hi:g}"
+            )
+    columns = {k: np.full(table.shape[0], float(v)) for k, v in defaults.items() if v is not None}
+    columns.update({k: table[:, j] for j, k in enumerate(names)})
+    form = model.form
+    for lag in form.lags:
+        if lag.kind != "parameter" or not ({s.name for s in lag.delay.free_symbols} & set(names)):
+            continue
+        syms = sorted(lag.delay.free_symbols, key=lambda s: s.name)
+        f = sympy.lambdify(syms, lag.delay, modules="numpy")
+        tau = np.broadcast_to(
+            np.asarray(f(*[columns[s.name] for s in syms]), float), table.shape[:1]
+        )
+        bad = ~np.isfinite(tau) | (tau < 0)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            used = {s.name: float(columns[s.name][i]) for s in syms}
+            raise ParameterError(
+                f"delay {lag.delay} of {form.lag_label(lag)} evaluates to {tau[i]} with {used}; "
+                "delays must be real and >= 0"
+            )
+    rows = []
+    for r in range(table.shape[0]):
+        values = {k: float(col[r]) for k, col in columns.items()}
+        rows.append({k: values[k] for k in model.param_names})
+    return rows
+
+
+def _parameter_free(model, history) -> bool:
+    """True when a history gives every state as a constant or samples (no callables)."""
+    if not isinstance(history, Mapping):
+        return False
+    try:
+        spec = (
+            normalize_history(model, history, {})
+            if len(history) >= len(model.state_names)
+            else None
+        )
+    except FluidnetError:
+        return False
+    return spec is not None and all(not callable(v) for v in spec.values())
 
 
 def _member_label(member: int, names, row, h: int, n_hist: int) -> str:

@@ -19,15 +19,17 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
-from scipy.interpolate import CubicSpline, PPoly, make_interp_spline
 
 from ..errors import AnalysisError, IntegrationError, ModelError
 from ..model import _name_of
 from ._tableaux import NCOEF
+
+if TYPE_CHECKING:  # scipy.interpolate is imported when a history needs it (slow import)
+    from scipy.interpolate import PPoly
 
 __all__ = ["HistoryData", "build_history", "normalize_history"]
 
@@ -131,6 +133,8 @@ def _call(name: str, f: Callable, ts: np.ndarray) -> np.ndarray:
 
 def _tabulate(name: str, f: Callable, lo: float, t0: float, tol: Callable) -> PPoly:
     """Cubic spline of ``f`` on ``[lo, t0]`` accurate to ``tol(value)`` at the midpoints."""
+    from scipy.interpolate import CubicSpline, PPoly
+
     npts = 32
     while True:
         ts = np.linspace(lo, t0, npts + 1)
@@ -153,6 +157,8 @@ def _tabulate(name: str, f: Callable, lo: float, t0: float, tol: Callable) -> PP
 
 
 def _from_samples(name: str, samples, t0: float) -> tuple[PPoly | None, float]:
+    from scipy.interpolate import CubicSpline, PPoly, make_interp_spline
+
     ts, vs = samples
     ts = np.asarray(ts, dtype=float).reshape(-1)
     vs = np.asarray(vs, dtype=float).reshape(-1)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.signal import find_peaks
 
 from ..errors import AnalysisError, ParameterError
 
@@ -213,6 +212,8 @@ def oscillation(
         return Oscillation(
             state, "converged", span, nan, nan, float(np.mean(y)), nan, 0, empty, window
         )
+    from scipy.signal import find_peaks  # slow import, only when classifying
+
     prominence = max(0.5 * atol, 0.02 * span)
     imax, _ = find_peaks(y, prominence=prominence)
     imin, _ = find_peaks(-y, prominence=prominence)

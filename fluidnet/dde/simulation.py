@@ -113,6 +113,7 @@ def model_data(cm: CompiledModel, pvec: np.ndarray, hist: HistoryData) -> tuple:
         cm.nonnegative,
         np.ascontiguousarray(hist.start, dtype=np.float64),
         cm.switch_lagdep,
+        np.zeros(max(1, cm.nlag)),
     )
 
 
@@ -258,14 +259,26 @@ def simulate(
         side, a delay turning negative, a history that is not finite or does not reach back far
         enough. The message names the time, the state values and the cause.
 
+    Notes
+    -----
+    How delays, discontinuities, projected states and switching terms (including Filippov
+    sliding on one or several surfaces) are handled is described in :mod:`fluidnet.dde`.
+
     Examples
     --------
     >>> import fluidnet as fn
     >>> x = fn.states("x")
     >>> m = fn.Model(rhs={x: -x(fn.t - 1)}, params={})
     >>> sol = fn.simulate(m, 5.0, history={"x": 1.0}, rtol=1e-10, atol=1e-12)
-    >>> round(float(sol(5.0)[0]), 8)   # method of steps: -19/120 + ... = 0.15833333...
-    ...
+    >>> round(float(sol(5.0)[0]), 8)  # method of steps: 19/120
+    0.15833333
+
+    The RCP fluid model from a 2x overload, its queue held at 0 part of the time:
+
+    >>> m = fn.models.rcp()
+    >>> sol = fn.simulate(m, 60.0, history={"R": 3750.0, "q": 0.0})
+    >>> bool(sol["q"].min() == 0.0), sol.counters.time_on_boundary["q"] > 0
+    (True, True)
     """
     values = model.resolve_params(params or {})
     opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
