@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ._ffi import call_model
@@ -172,7 +173,7 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
     hints, slide, stuck, fl, cnt, sl = ib
     n = x.shape[0]
     nsw = slide.shape[0]
-    nsl = 0
+    nsl = np.int64(0)
     for j in range(nsw):
         if slide[j] == 1:
             sl[nsl] = j
@@ -209,7 +210,7 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
             for i in range(n):
                 fl_[i] = 0.0
             for c in range(ncorner):
-                phi = _corner_weight(c, lam_s, nsl, -1)
+                phi = _corner_weight(c, lam_s, nsl, np.int64(-1))
                 for i in range(n):
                     fl_[i] += phi * corners[c, i]
             for a in range(nsl):
@@ -240,7 +241,7 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
     for i in range(n):
         f[i] = 0.0
     for c in range(ncorner):
-        phi = _corner_weight(c, lam_s, nsl, -1)
+        phi = _corner_weight(c, lam_s, nsl, np.int64(-1))
         for i in range(n):
             f[i] += phi * corners[c, i]
     for b in range(nsl):

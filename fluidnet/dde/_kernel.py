@@ -64,6 +64,8 @@ EV_SLIDE_LO = 4
 EV_SLIDE_HI = 5
 EV_REDECIDE = 6
 EV_SDEP = 7
+# event codes as run-time values: literal arguments would compile one copy of a callee per code
+EVT = np.arange(8, dtype=np.int64)
 
 _MAXIT = 12  # fixed-point iterations for lags inside the step
 _ITER_TOL = 1e-2  # interpolant self-consistency, in units of the error tolerance
@@ -596,12 +598,12 @@ def integrate(
     # discontinuity bookkeeping
     dp_t = np.empty(64)
     dp_l = np.empty(64, dtype=np.int64)
-    ndp = 0
+    ndp = np.int64(0)
     dw_t = np.empty(64)
     dw_l = np.empty(64, dtype=np.int64)
     dw_done = np.zeros(64, dtype=np.int64)
-    ndw = 0
-    any_sdep = False
+    ndw = np.int64(0)
+    any_sdep = nlag < 0  # (computed, not a literal: one compiled copy of the callees)
     sdep_mask = 0
     for k in range(nlag):
         if lag_sdep[k] == 1 and k < 62:
@@ -648,7 +650,7 @@ def integrate(
     if track_level >= 2:
         for k in range(nlag):
             if lag_sdep[k] == 0 and tauc[k] > tol0 and t0 + tauc[k] < t_end:
-                dp_t, dp_l, ndp = _push(dp_t, dp_l, ndp, t0 + tauc[k], 2, tol0)
+                dp_t, dp_l, ndp = _push(dp_t, dp_l, np.int64(ndp), t0 + tauc[k], np.int64(2), tol0)
         if any_sdep:
             dw_t[0] = t0
             dw_l[0] = 1
@@ -696,7 +698,7 @@ def integrate(
     # ---------------------------------------------------------------- main loop
     last_cause = ST_OK
     rejected = False
-    smooth_start = False
+    smooth_start = nlag < 0
     k_est = 1.0  # recent extra iterations per step with lags inside the step
     nzero = 0
     while t < t_end:
@@ -840,7 +842,7 @@ def integrate(
                         sgn = 1.0 if g0 > 0.0 else -1.0
                         touched = True
                         a, b = _locate(
-                            EV_SDEP,
+                            EVT[EV_SDEP],
                             k,
                             xi,
                             sgn,
@@ -902,8 +904,8 @@ def integrate(
 
         # ------------------------------------------------ events on the dense output
         best = 2.0
-        etype = EV_NONE
-        eidx = -1
+        etype = EVT[EV_NONE]
+        eidx = np.int64(-1)
         for i in range(n):
             if nonneg[i] == 0 or stuck[i] == 1:
                 continue
@@ -916,7 +918,7 @@ def integrate(
                 gv = horner(cc[i], th)
                 if gv < 0.0:
                     a, b = _locate(
-                        EV_ARRIVE,
+                        EVT[EV_ARRIVE],
                         i,
                         0.0,
                         1.0,
@@ -959,7 +961,25 @@ def integrate(
             touched = True
             hi = C[first]
             gb = _g(
-                EV_DEPART, i, 0.0, 1.0, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
+                EVT[EV_DEPART],
+                i,
+                0.0,
+                1.0,
+                hi,
+                t,
+                h,
+                ytmp,
+                fa,
+                fra,
+                md,
+                bf,
+                ib,
+                mt,
+                mc,
+                nm,
+                cc,
+                tc,
+                fe,
             )
             if not gb < 0.0:
                 hi = 1.0
@@ -968,7 +988,7 @@ def integrate(
             if gb < 0.0:
                 ga = max(-Kraw[0, i], 0.0)
                 a, b = _locate(
-                    EV_DEPART,
+                    EVT[EV_DEPART],
                     i,
                     0.0,
                     1.0,
@@ -1004,7 +1024,7 @@ def integrate(
                     for st in range(S):
                         gst[st] = lams[st, j] if et == EV_SLIDE_LO else 1.0 - lams[st, j]
                     th, ety = _stage_event(
-                        et,
+                        EVT[et],
                         j,
                         1.0,
                         gst,
@@ -1036,7 +1056,7 @@ def integrate(
             for st in range(S):
                 gst[st] = sgn * svs[st, j]
             th, ety = _stage_event(
-                EV_SWITCH,
+                EVT[EV_SWITCH],
                 j,
                 sgn,
                 gst,
@@ -1083,7 +1103,7 @@ def integrate(
                     fl, fe, y, t, h, status, info, mt, mc, nm, keep_mesh, y_eval, cnt, btime
                 )
             cnt[C_EVENTS] += 1
-            smooth_start = False
+            smooth_start = nlag < 0
             for j in range(nsw):
                 sv0[j] = sv[j]
                 lam0[j] = lam[j]
@@ -1157,7 +1177,7 @@ def integrate(
                     fl, fe, y, t, h, status, info, mt, mc, nm, keep_mesh, y_eval, cnt, btime
                 )
             cnt[C_EVENTS] += 1
-            smooth_start = False
+            smooth_start = nlag < 0
             lv0 = max(1, track_level - event_generations)
             if lv0 < track_level:
                 dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = _propagate(
