@@ -63,3 +63,27 @@ def test_bad_ensemble_arguments():
         fn.simulate_ensemble(m, 1.0, n_points=1)
     with pytest.raises(ParameterError, match="empty"):
         fn.simulate_ensemble(m, 1.0, history=[])
+
+
+def test_parameter_sets_are_validated_like_single_runs():
+    m = fn.models.rcp()
+    with pytest.raises(ParameterError, match=r"'alpha': value -0.1 is below its lower bound 0"):
+        fn.simulate_ensemble(m, 1.0, params={"alpha": [0.2, -0.1]})
+    with pytest.raises(ParameterError, match="not finite"):
+        fn.simulate_ensemble(m, 1.0, params={"beta": [0.2, np.nan]})
+    x = fn.states("x")
+    T, a = fn.params("T a")
+    shifted = fn.Model(rhs={x: -x(fn.t - (T - a))}, params={T: 1.0, a: 0.0})
+    with pytest.raises(ParameterError, match=r"delay T - a .* evaluates to -0.5"):
+        fn.simulate_ensemble(shifted, 1.0, params={"a": [0.5, 1.5]}, history={"x": 1.0})
+
+
+def test_runs_as_histories():
+    m = fn.models.rcp(alpha=0.8, beta=0.5)
+    warm = fn.simulate(m, 10.0, history=ICS[0])
+    ds = fn.simulate_ensemble(
+        m, 20.0, t0=10.0, history=[warm], params={"beta": [0.5, 0.6]}, n_points=11, progress=False
+    )
+    np.testing.assert_allclose(ds["R"][:, 0], warm(10.0, "R"), rtol=1e-15)
+    single = fn.simulate(m, 20.0, history=warm, t_eval=ds["time"].values)
+    np.testing.assert_allclose(ds["R"][0], single["R"], rtol=1e-12)

@@ -48,3 +48,22 @@ def test_plot_draws_one_axes_per_state():
     assert len(axes[0].lines[0].get_xdata()) >= 2000
     axes = sol.plot(["x"])
     assert len(axes) == 1
+
+
+def test_a_solution_continues_as_history():
+    """Continuing from a run reads its dense output exactly and matches one long run."""
+    m = fn.models.rcp(alpha=1.4, beta=0.8)
+    start = {"R": 9375.0, "q": 0.0}
+    first = fn.simulate(m, 8.0, history=start, rtol=1e-9, atol=1e-9)
+    cont = fn.simulate(m, 20.0, history=first, rtol=1e-9, atol=1e-9)
+    assert cont.t0 == 8.0
+    past = np.linspace(-0.5, 8.0, 301)
+    np.testing.assert_allclose(cont(past), first(past), rtol=1e-14)
+    whole = fn.simulate(m, 20.0, history=start, rtol=1e-9, atol=1e-9)
+    tt = np.linspace(8.0, 20.0, 121)
+    np.testing.assert_allclose(cont(tt), whole(tt), rtol=1e-6, atol=1e-6 * 18750 * 0.2)
+    # starting inside the earlier run cuts its last piece at t0
+    mid = fn.simulate(m, 20.0, history=whole, t0=5.0, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(mid(5.0), whole(5.0), rtol=1e-15)
+    with pytest.raises(fn.IntegrationError, match="outside the run"):
+        fn.simulate(m, 30.0, history=whole, t0=25.0)

@@ -80,7 +80,7 @@ def test_two_surfaces_slide_with_multilinear_weights():
         params={},
         nonnegative=[x1, x2, x3],
     )
-    sol = fn.simulate(m, 3.0, history={"x1": 0.2, "x2": 0.3, "x3": 0.4})
+    sol = fn.simulate(m, 8.0, history={"x1": 0.2, "x2": 0.3, "x3": 0.4})
     lam = (3 - np.sqrt(9 - 4 * 0.8)) / 2
     drift = 0.3 - 1 + (1 - lam) ** 2
     v = sol(np.array([1.5, 2.5]))
@@ -88,3 +88,13 @@ def test_two_surfaces_slide_with_multilinear_weights():
     np.testing.assert_allclose(v[0] + v[2], 1.0, atol=1e-9)
     np.testing.assert_allclose(v[1] + v[2], 1.0, atol=1e-9)
     assert sol.counters.sliding_entries == 2
+    # Closed-form schedule: link B saturates at t = 3/8 (x2 + x3 = 0.7 + 0.8 t); sliding on B
+    # alone has lam_B = 0.4, so x1 + x3 grows at 0.4 and link A saturates at t = 5/8 with
+    # x3 = 0.4875; x3 then drifts to 0 and is held there, the one-link flows at exactly 1.
+    t_empty = 0.625 + 0.4875 / -drift
+    assert np.min(np.abs(sol.mesh - 0.375)) < 1e-12
+    assert np.min(np.abs(sol.mesh - 0.625)) < 1e-12
+    assert sol.counters.time_on_boundary["x3"] == pytest.approx(8.0 - t_empty, abs=1e-9)
+    late = sol(np.linspace(t_empty + 0.01, 8.0, 50))
+    np.testing.assert_allclose(late[:2], 1.0, atol=1e-9)
+    assert np.all(late[2] == 0.0)

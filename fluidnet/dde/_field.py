@@ -188,6 +188,11 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
         w[sl[b]] = lam[sl[b]]
     switch_gradients(t, x, md, bf, ib, mt, mc, nm, cc, tc)
     width = n + 1
+    # states held at 0 do not move: the weights must keep ds/dt = 0 for the projected field
+    for b in range(nsl):
+        for i in range(n):
+            if stuck[i] == 1:
+                G[sl[b] * width + i] = 0.0
     lam_s = vbuf[:nsl]
     r = vbuf[nsw : nsw + nsl]
     fl_ = vbuf[2 * nsw : 2 * nsw + n]

@@ -640,10 +640,13 @@ def integrate(
                     )
     if not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
         return _fail(fl, fe, y, t, 0.0, status, info, mt, mc, nm, keep_mesh, y_eval, cnt, btime)
+    held = False
     for i in range(n):
         if nonneg[i] == 1 and y[i] == 0.0 and Kraw[0, i] <= 0.0:
             stuck[i] = 1
-            K[0, i] = 0.0
+            held = True
+    if held and not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
+        return _fail(fl, fe, y, t, 0.0, status, info, mt, mc, nm, keep_mesh, y_eval, cnt, btime)
 
     # t0 carries a jump in the first derivative (history slope vs. field)
     tol0 = _MERGE * max(1.0, abs(t0))
@@ -1326,7 +1329,9 @@ def _apply_event(etype, idx, t, y, K, Kraw, fa, fra, fb, frb, md, bf, ib, mt, mc
         return False
     if etype == EV_ARRIVE and Kraw[0, idx] <= 0.0:
         stuck[idx] = 1
-        K[0, idx] = 0.0
+        # held states change the sliding weights of the other states: evaluate again
+        if not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
+            return False
     for i in range(n):
         if stuck[i] == 1:
             K[0, i] = 0.0

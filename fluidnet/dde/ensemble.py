@@ -128,7 +128,7 @@ def simulate_ensemble(
     if on_error not in ("raise", "nan"):
         raise ParameterError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
     names, table = _parameter_sets(model, params)
-    histories = list(history) if isinstance(history, Sequence) else [history]
+    histories = list(history) if isinstance(history, (list, tuple)) else [history]
     if not histories:
         raise ParameterError("history is an empty list")
     param_dicts = _validated_sets(model, names, table)
@@ -303,7 +303,12 @@ def _validated_sets(model, names: list[str], table: np.ndarray) -> list[dict[str
 
 
 def _parameter_free(model, history) -> bool:
-    """True when a history gives every state as a constant or samples (no callables)."""
+    """True when a history gives every state as a constant or samples (no callables), or is
+    an earlier run."""
+    from .solution import Solution
+
+    if isinstance(history, Solution):
+        return True
     if not isinstance(history, Mapping):
         return False
     try:

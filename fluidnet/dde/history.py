@@ -68,8 +68,15 @@ def _state_key(key: Any, names: tuple[str, ...]) -> str:
 
 
 def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, Any]:
-    """``{state: spec}`` for every state; missing states get their equilibrium value."""
+    """``{state: spec}`` for every state; missing states get their equilibrium value.
+
+    A :class:`~fluidnet.Solution` is passed through (its dense output is the history).
+    """
+    from .solution import Solution
+
     names = model.state_names
+    if isinstance(history, Solution):
+        return history
     if history is None:
         history = {}
     if not isinstance(history, Mapping):
@@ -234,6 +241,32 @@ def _max_delay_at_t0(model, values: Mapping[str, float], t0: float, value_at) ->
     return largest
 
 
+def _from_solution(model, sol, t0: float) -> HistoryData:
+    """The dense output of an earlier run up to ``t0``, piece for piece (no re-interpolation)."""
+    names = model.state_names
+    if tuple(sol.state_names) != tuple(names):
+        raise ModelError(
+            f"the history is a run of a model with states {', '.join(sol.state_names)}, not "
+            f"{', '.join(names)}"
+        )
+    mt, mc = sol._mt, sol._mc
+    tol = 1e-12 * max(1.0, abs(sol.t_end))
+    if not (mt[0] < t0 <= sol.t_end + tol):
+        raise IntegrationError(
+            f"t0 = {t0:g} is outside the run given as history ({mt[0]:g}, {sol.t_end:g}]"
+        )
+    t0 = min(t0, float(mt[-1]))
+    k = int(np.clip(np.searchsorted(mt, t0, side="left") - 1, 0, mc.shape[0] - 1))
+    t_new = np.append(mt[: k + 1], t0)
+    c_new = mc[: k + 1].copy()
+    frac = (t0 - mt[k]) / (mt[k + 1] - mt[k])
+    c_new[k] *= frac ** np.arange(NCOEF)  # the last piece cut at t0
+    x0 = c_new[k].sum(axis=1)
+    for i in model.form.nonnegative:
+        x0[i] = max(x0[i], 0.0)
+    return HistoryData(t=t_new, c=np.ascontiguousarray(c_new), start=sol._start.copy(), x0=x0)
+
+
 def build_history(
     model,
     spec: Mapping[str, Any],
@@ -242,7 +275,11 @@ def build_history(
     rtol: float,
     atol: np.ndarray,
 ) -> HistoryData:
-    """Turn a normalized history ``{state: spec}`` into :class:`HistoryData`."""
+    """Turn a normalized history ``{state: spec}`` (or a Solution) into :class:`HistoryData`."""
+    from .solution import Solution
+
+    if isinstance(spec, Solution):
+        return _from_solution(model, spec, t0)
     names = model.state_names
     n = len(names)
     kinds = {s: _kind(s, v) for s, v in spec.items()}

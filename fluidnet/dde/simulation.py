@@ -205,8 +205,8 @@ def simulate(
     t_end: float,
     *,
     params: Mapping[str, float] | None = None,
-    history: Mapping[str, Any] | None = None,
-    t0: float = 0.0,
+    history: Mapping[str, Any] | Solution | None = None,
+    t0: float | None = None,
     rtol: float = 1e-6,
     atol: float | Mapping[str, float] = 1e-9,
     max_step: float | None = None,
@@ -224,12 +224,14 @@ def simulate(
         End time.
     params : dict, optional
         Parameter overrides ``{name: value}``.
-    history : dict, optional
+    history : dict or Solution, optional
         ``{state: spec}`` with ``spec`` a number (constant history), a callable of ``t``, or
         samples ``(t, values)`` reaching ``t0``. States left out start from (and have the
-        history of) the model's equilibrium.
-    t0 : float
-        Start time; the state at ``t0`` is the history's value there.
+        history of) the model's equilibrium. A :class:`Solution` of an earlier run continues
+        it: its dense output up to ``t0`` is the history, exactly.
+    t0 : float, optional
+        Start time; the state at ``t0`` is the history's value there. Default 0, or the end of
+        the run given as ``history``.
     rtol, atol : float
         Relative and absolute local error tolerances (``atol`` may be a dict by state).
     max_step : float, optional
@@ -281,6 +283,8 @@ def simulate(
     (True, True)
     """
     values = model.resolve_params(params or {})
+    if t0 is None:
+        t0 = history.t_end if isinstance(history, Solution) else 0.0
     opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
     te = check_t_eval(t_eval, opts)
     cm = compile_model(model)
