@@ -1369,8 +1369,11 @@ def operating_point(ctx: Context) -> None:
     # side by side: eq (8) (queue may go negative) and (4)-(7) from the same perturbation
     t_show = 15.0 * d0
     dq0 = 0.05 * C * d0
-    lsol = fn.simulate(rcp_linearized(alpha=al, beta=be), t_show, history={"dR": 0.0, "dq": dq0})
-    nsol = fn.simulate(m, t_show, history={"R": C / N, "q": dq0})
+    grid = np.linspace(0.0, t_show, 3001)
+    lsol = fn.simulate(
+        rcp_linearized(alpha=al, beta=be), t_show, history={"dR": 0.0, "dq": dq0}, t_eval=grid
+    )
+    nsol = fn.simulate(m, t_show, history={"R": C / N, "q": dq0}, t_eval=grid)
     axes[0].plot(np.asarray(lsol.t) / d0, np.asarray(lsol["dq"]) / (C * d0), label="eq (8)")
     axes[0].plot(
         np.asarray(nsol.t) / d0, np.asarray(nsol["q"]) / (C * d0), label="eqs (4)-(7), q >= 0"
