@@ -153,3 +153,13 @@ def test_k_rightmost_are_complete_by_the_argument_principle():
     np.testing.assert_allclose(
         roots.values[:2], [0.12674441 + 0.49822033j, 0.12674441 - 0.49822033j], atol=1e-8
     )
+
+
+def test_stiff_undelayed_mode_does_not_inflate_the_discretization():
+    # a fast decoupled mode at -1e4 next to x' = -x(t - 1): the rightmost roots are Lambert W's
+    lin = fn.LinearDDE([[-1e4, 0.0], [0.0, 0.0]], [(1.0, [[0.0, 0.0], [0.0, -1.0]])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roots = lin.roots(k=4)
+    np.testing.assert_allclose(roots.values, _lambert_roots(0.0, -1.0, 1.0)[:4], rtol=1e-11)
+    assert roots.n_points <= 40
