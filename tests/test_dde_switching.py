@@ -98,3 +98,15 @@ def test_two_surfaces_slide_with_multilinear_weights():
     late = sol(np.linspace(t_empty + 0.01, 8.0, 50))
     np.testing.assert_allclose(late[:2], 1.0, atol=1e-9)
     assert np.all(late[2] == 0.0)
+
+
+def test_sliding_on_a_surface_with_a_delayed_state():
+    """x' = -sign(x + x(t-1)/2), history 1: s = 0 at t = 4/3, then sliding keeps
+    x = -x(t-1)/2 (equivalent control from the history's slope): piecewise linear exactly."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: -sympy.sign(x(t) + x(t - 1) / 2)}, params={})
+    sol = fn.simulate(m, 10 / 3, history={"x": 1.0}, rtol=1e-10, atol=1e-12)
+    tt = np.linspace(0, 10 / 3, 1001)
+    exact = np.where(tt <= 4 / 3, 1 - tt, np.where(tt <= 7 / 3, -1 + tt / 2, 0.75 - tt / 4))
+    np.testing.assert_allclose(sol(tt)[0], exact, atol=1e-8)
+    assert sol.counters.sliding_entries == 1
