@@ -133,11 +133,22 @@ def test_bad_arguments():
 
 
 def test_warns_when_not_converged():
-    lin = fn.LinearDDE(0.0, [(1.0, -300.0)])  # roots near |lambda| ~ 300 need N ~ 200
+    # a fast rotation (+-300j) coupled through a unit delay needs N ~ 200
+    lin = fn.LinearDDE([[0.0, 300.0], [-300.0, 0.0]], [(1.0, [[-0.5, 0.0], [0.0, -0.5]])])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         characteristic_roots(lin, k=2, max_points=20)
     assert any("not converged" in str(w.message) for w in caught)
+    # with room to grow, the rightmost roots are +-300j - 0.5 exp(-lambda), Newton-exact
+    r = lin.roots(k=2)[0].value
+    assert abs(r - (300j - 0.5 * np.exp(-r))) < 1e-9 and abs(r.imag - 300) < 1
+
+
+def test_large_gain_delay_has_a_small_rightmost_root():
+    # x' = -300 x(t - 1): the rightmost root is W_0(-300), not of size 300
+    lin = fn.LinearDDE(0.0, [(1.0, -300.0)])
+    roots = lin.roots(k=2)
+    np.testing.assert_allclose(roots.values, _lambert_roots(0.0, -300.0, 1.0)[:2], rtol=1e-12)
 
 
 def test_k_rightmost_are_complete_by_the_argument_principle():

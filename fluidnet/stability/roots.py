@@ -13,8 +13,11 @@ The roots of ``det Delta(lambda) = 0`` with
    ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``.
 
 The discretization size ``N`` is grown (by 1.5x) until the refined rightmost roots agree between
-two successive sizes, and until ``N`` resolves every frequency a root right of the current
-rightmost one could have (the bound ``|lambda| <= ||A0|| + sum_k ||A_k|| exp(-Re(lambda) tau_k)``).
+two successive sizes (or the discretization's own eigenvalues already reproduce them to
+``1e-6``: spectral convergence), and until ``N`` resolves every frequency a root right of the
+current rightmost one could have (the bounds
+``|lambda| <= ||A0|| + sum_k ||A_k|| exp(-Re(lambda) tau_k)`` and Bauer-Fike's, see
+:func:`_n_required`).
 The agreement is checked for the roots within ``2 / tau_max`` of the rightmost one (all roots
 of a ``region``), and ``N`` grows until ``k`` roots are found (up to ``N = 96``); roots further
 left than that window are returned refined (their residuals are exact) but one of them may be
@@ -547,7 +550,7 @@ def characteristic_roots(
     if n_points is not None:
         if int(n_points) < 2:
             raise AnalysisError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
-        found = _solve_at(lin, int(n_points), norms, k, box)
+        found, _ = _solve_at(lin, int(n_points), norms, k, box)
         return _select(_finalize(lin, found, norms, int(n_points), multiplicity), k, box)
 
     im_extent = 0.0
@@ -558,7 +561,7 @@ def characteristic_roots(
     N = min(max(MIN_POINTS, _n_required(lin, sigma0, im_extent, norms)), max_points)
     previous = None
     while True:
-        found = _solve_at(lin, N, norms, k, box)
+        found, ev = _solve_at(lin, N, norms, k, box)
         current = _select(_finalize(lin, found, norms, N, False), k, box)
         if box is None:
             sigma = current[0].real if current else sigma0
@@ -575,6 +578,13 @@ def characteristic_roots(
             )
         else:
             same = previous is not None and _same_roots(previous, current, 1.0 / lin.max_delay)
+        if box is None:
+            checked = _above(current, window)
+        else:
+            checked = current
+        # converged: two sizes agree, or this size's eigenvalues already reproduce the refined
+        # roots to 1e-6 (the spectral discretization has converged there)
+        same = same or _reproduced(checked, ev, 1.0 / lin.max_delay)
         enough = box is None and len(current) >= k or box is not None or N >= ENOUGH_POINTS
         if same and N >= needed and enough:
             break
@@ -595,8 +605,9 @@ def characteristic_roots(
     return current
 
 
-def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex, float]]:
-    """Refined roots from the size-N discretization (the relevant candidates only).
+def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
+    """Refined roots from the size-N discretization (the relevant candidates only), and the
+    discretization's eigenvalues.
 
     With a region, every candidate in it (plus a margin) is refined. Otherwise the rightmost
     candidates standing for ``k + 2`` roots are refined first; then every candidate right of
@@ -615,7 +626,7 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex,
             & (cand.imag >= min(box[2], -box[3]) - slack)
             & (cand.imag <= box[3] + slack)
         )
-        return _merged(lin, *_refine(lin, cand[inside], norms))
+        return _merged(lin, *_refine(lin, cand[inside], norms)), ev
     weight = np.where(cand.imag > 0, 2, 1) if _is_real(lin) else np.ones(cand.size, dtype=int)
     done = np.zeros(cand.size, dtype=bool)
     lams, ress = [np.zeros(0, dtype=complex)], [np.zeros(0)]
@@ -637,7 +648,18 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box) -> list[tuple[complex,
             batch[rest[: int(np.searchsorted(np.cumsum(weight[rest]), k + 2)) + 1]] = True
         if not batch.any():
             break
-    return found
+    return found, ev
+
+
+def _reproduced(roots: Roots, ev: np.ndarray, scale: float) -> bool:
+    """True when every root has a discretization eigenvalue within 1e-6 of it (relative)."""
+    ev = ev[np.isfinite(ev)]
+    if ev.size == 0:
+        return not len(roots)
+    for r in roots:
+        if np.min(np.abs(ev - r.value)) > 1e-6 * (scale + abs(r.value)):
+            return False
+    return True
 
 
 def _above(roots: Roots, sigma: float) -> Roots:
