@@ -92,3 +92,27 @@ def test_cli_exit_codes(tmp_path, capsys):
 def test_rcp_linearization_targets_pass(tmp_path):
     report = fn.reproduce("rcp:linearization", out=tmp_path, progress=False)
     assert report.ok and len(report.targets) >= 10
+
+
+def test_documented_mismatch_is_strict(tmp_path):
+    ctx = Context("x", "y", tmp_path)
+    known = ctx.check("Fig 9", "misread", -0.696, -0.7064, tol=0.001, mismatch="read off a plot")
+    assert (known.passed, known.ok, known.status) == (False, True, "documented mismatch")
+    stale = ctx.check("Fig 9", "fixed", 1.0, 1.0, tol=0.0, mismatch="was wrong once")
+    assert (stale.passed, stale.ok, stale.status) == (True, False, "UNEXPECTED MATCH")
+    flag = ctx.check_true("Fig 9", "claim", False, mismatch="the text claims the opposite")
+    assert flag.ok
+
+
+def test_report_with_documented_mismatch(tmp_path, selftest_paper):
+    def item(ctx):
+        ctx.check("eq (5)", "ok", 1.0, 1.0, tol=0.0)
+        ctx.check("Fig 2", "misread plot", 0.696, 0.706, tol=0.001, mismatch="plot reading")
+
+    selftest_paper.item("mixed")(item)
+    report = fn.reproduce("zz_selftest:mixed", out=tmp_path, progress=False)
+    assert report.ok and len(report.documented_mismatches) == 1
+    md = (tmp_path / "REPORT.md").read_text()
+    assert "1/2 targets pass, 1 documented mismatches" in md
+    assert "| documented mismatch | plot reading" in md
+    assert main(["reproduce", "zz_selftest:mixed", "--out", str(tmp_path)]) == 0
