@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sympy
 
-from . import models
+from . import flowlevel, models
 from .delaytf import DelayTF, as_delay_tf
 from .errors import AnalysisError, FluidnetError, IntegrationError, ModelError, ParameterError
 from .lineardde import LinearDDE
@@ -67,6 +67,7 @@ __all__ = [
     "ParameterError",
     "QuasiPolynomial",
     "as_delay_tf",
+    "flowlevel",
     "models",
     "params",
     "reproduce",

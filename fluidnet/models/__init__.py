@@ -4,6 +4,8 @@
 ``rcp``                RCP fluid model, Dukkipati & McKeown (seed 004) eqs (4)-(7)
 ``rcp_dimensionless``  the same in (alpha, beta, T/d0) only
 ``rcp_heterogeneous``  RCP with flows of different RTTs, y = sum_i N_i R(t - d_i)
+``rcp_flow_schedule``  RCP with a piecewise-constant number of flows N(t) (Figs 37-39)
+``rcp_linearized``     eq (8) of seed 004 as a model (to simulate next to the nonlinear one)
 ``sbrm``               SBRM window/queue model, Zimmermann (seed 002) (6.4.1)-(6.4.7)
 ``sbrm_network``       the multi-link form with a routing matrix
 ``reno_red``           TCP Reno + RED comparison model (seed 002, after Low et al.)
@@ -17,16 +19,26 @@ from __future__ import annotations
 # Functions are imported eagerly: a lazy export would be shadowed by the submodule of the same
 # name (``fluidnet.models.sbrm``) as soon as that submodule is imported.
 from .kelly import kelly_dual, kelly_primal
-from .rcp import rcp, rcp_dimensionless, rcp_heterogeneous
+from .rcp import (
+    flow_schedule,
+    rcp,
+    rcp_dimensionless,
+    rcp_flow_schedule,
+    rcp_heterogeneous,
+    rcp_linearized,
+)
 from .reno_red import reno_red
 from .sbrm import sbrm, sbrm_network
 
 __all__ = [
+    "flow_schedule",
     "kelly_dual",
     "kelly_primal",
     "rcp",
     "rcp_dimensionless",
+    "rcp_flow_schedule",
     "rcp_heterogeneous",
+    "rcp_linearized",
     "reno_red",
     "sbrm",
     "sbrm_network",
