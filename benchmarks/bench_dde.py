@@ -48,6 +48,7 @@ import json, sys, time
 t0 = time.perf_counter()
 import numpy as np
 import fluidnet as fn
+import fluidnet.dde
 t1 = time.perf_counter()
 x = fn.states("x")
 kappa, T = fn.params("kappa T")
@@ -208,6 +209,15 @@ def bench_kelly(ddeint_steps=(0.1, 0.05)) -> dict:
         "steps": sol.counters.steps,
     }
     res["jitcdde, integration only"] = _jitcdde_inprocess(ref)
+    start = time.perf_counter()
+    sol = fn.simulate(
+        m, KELLY["t_end"], history={"x": KELLY["x0"]}, rtol=RTOL / 10, atol=ATOL / 10, t_eval=TIMES
+    )
+    res["fluidnet, integration only, rtol 1e-7"] = {
+        "wall": time.perf_counter() - start,
+        "error": float(np.max(np.abs(sol["x"] - ref))),
+        "steps": sol.counters.steps,
+    }
     for dt in ddeint_steps:
         vals, wall = _ddeint_run(dt)
         res[f"ddeint, grid dt = {dt:g}"] = {
@@ -342,9 +352,10 @@ def main() -> dict:
         f"   (limit cycle, peak-to-peak {kelly['amplitude']:.3f}; reference vs jitcdde at "
         f"rtol 1e-10: {kelly['reference_vs_jitcdde_1e-10']:.1e})"
     )
-    print(f"   {'run':46s} {'wall (s)':>9s} {'max error':>10s}")
+    print(f"   {'run':46s} {'wall (s)':>9s} {'imports':>8s} {'max error':>10s}")
     for name, r in kelly["runs"].items():
-        print(f"   {name:46s} {r['wall']:9.3f} {r['error']:10.2e}")
+        imp = f"{r['import']:8.2f}" if "import" in r else " " * 8
+        print(f"   {name:46s} {r['wall']:9.3f} {imp} {r['error']:10.2e}")
     ens = bench_rcp_ensemble()
     print(
         f"\n2. RCP ensemble: {ens['members']} trajectories (20 x 20 alpha, beta), 200 RTTs, "
