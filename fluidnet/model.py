@@ -431,6 +431,25 @@ class Model:
 
         return loop_gain(self, cut, equilibrium=equilibrium, **params)
 
+    # ------------------------------------------------------------------ pickling
+    #: The attributes that define a model; everything else in ``__dict__`` is a cache (the
+    #: canonical form, lambdified plans, compiled integrator kernels) rebuilt on demand.
+    _DEFINITION = (
+        "name",
+        "_state_names",
+        "_params",
+        "_signal_names",
+        "_rhs_exprs",
+        "_signal_exprs",
+        "_nonnegative",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: self.__dict__[k] for k in self._DEFINITION}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
     # ------------------------------------------------------------------ display
     def _repr_latex_(self) -> str:
         lines = [sympy.latex(eq) for eq in self.equations]

@@ -184,3 +184,15 @@ def test_empty_and_non_expression_rhs():
     x = fn.states("x")
     with pytest.raises(ModelError, match="cannot interpret"):
         fn.Model({x: object()}, {})
+
+
+def test_pickle_round_trip_after_analysis():
+    import pickle
+
+    m = fn.models.rcp(alpha=0.7)
+    m.linearize()
+    m.equilibrium()
+    m2 = pickle.loads(pickle.dumps(m))
+    assert m2.values == m.values and m2.state_names == m.state_names
+    np_A = m2.linearize().A[0]
+    assert np_A[0, 0] == pytest.approx(-0.7 / 0.2)

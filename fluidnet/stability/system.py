@@ -14,7 +14,6 @@ point — or a *factory*: a callable ``f(**params)`` returning one of
 
 from __future__ import annotations
 
-import pickle
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -52,18 +51,6 @@ def as_linear(obj: Any, where: str = "") -> LinearDDE:
     if not qp.is_retarded:
         raise AnalysisError(f"the {what}{where} is not retarded: {qp!r}")
     return qp.companion()
-
-
-def _picklable_copy(model: Model) -> Model:
-    """A copy of ``model`` without its compiled caches (rebuilt lazily where it is used)."""
-    clean = object.__new__(type(model))
-    for key, value in model.__dict__.items():
-        try:
-            pickle.dumps(value)
-        except Exception:  # a compiled (lambdified) cache: rebuilt on demand
-            continue
-        clean.__dict__[key] = value
-    return clean
 
 
 class SystemFactory:
@@ -124,12 +111,6 @@ class SystemFactory:
             return self.source.linearize(**params)
         where = " at " + ", ".join(f"{k}={v:g}" for k, v in params.items()) if params else ""
         return as_linear(self.source(**params), where)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        if self.is_model:
-            state["source"] = _picklable_copy(self.source)
-        return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
