@@ -11,7 +11,6 @@ STAMP  := $(VENV)/.stamp
 # One BLAS thread per process: the analyses solve many small eigenproblems, where threaded BLAS
 # on 2 cores is 10-40x slower, and the tests already use one process per core.
 export OPENBLAS_NUM_THREADS ?= 1
-export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
 all: test
