@@ -4,10 +4,13 @@ Per state, a history is
 
 * a number: the state was constant (it is constant arbitrarily far back);
 * a callable ``f(t)``: tabulated on ``[t0 - span, t0]`` by a cubic spline refined until it
-  matches ``f`` at the midpoints well below the integration tolerance; ``span`` is twice the
-  largest delay at ``t0``;
+  matches ``f`` at the midpoints well below the integration tolerance; ``span`` is four times
+  the largest delay at ``t0`` (state-dependent delays may grow; reaching further back raises
+  an error that says so);
 * samples ``(t, values)``: interpolated by a not-a-knot cubic spline (linear for 2-3 samples);
   they must reach ``t0``; the history is undefined before the first sample.
+
+* a :class:`~fluidnet.Solution`: an earlier run, whose dense output is used as it is.
 
 States without an entry take their value at the model's equilibrium (constant).
 """
@@ -316,7 +319,7 @@ def build_history(
 
     callables = [i for i, s in enumerate(names) if kinds[s] == "callable"]
     if callables:
-        span = 2.0 * _max_delay_at_t0(model, values, t0, value_at)
+        span = 4.0 * _max_delay_at_t0(model, values, t0, value_at)
         if span > 0:
             for i in callables:
                 s = names[i]
