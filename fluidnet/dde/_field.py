@@ -30,35 +30,21 @@ import math
 import numpy as np
 from numba import njit
 
+from ._codes import (
+    C_FEV,
+    FL_CAUSE,
+    FL_INDEX,
+    FN_DELAY,
+    FN_RHS,
+    FN_SGRAD,
+    FN_SWITCH,
+    ST_NEG_DELAY,
+    ST_NONFINITE,
+    ST_NONFINITE_DELAY,
+    ST_OK,
+)
 from ._ffi import call_model
-from ._history import FL_CAUSE, FL_INDEX, lookup, lookup_deriv
-
-# failure causes (fl[FL_CAUSE])
-ST_OK = 0
-ST_UNDERFLOW = 1
-ST_NONFINITE = 2
-ST_NEG_DELAY = 3
-ST_HIST_RANGE = 4
-ST_MAX_STEPS = 5
-ST_NONFINITE_DELAY = 6
-ST_ZENO = 7
-ST_ITERATION = 8
-
-FL_VALUE_SLOT = 0  # fe[0]: the offending value (a delay, ...), fe[1]: the time it refers to
-
-# counter slots
-C_STEPS = 0
-C_REJECT = 1
-C_FEV = 2
-C_DISC = 3
-C_EVENTS = 4
-C_ITER = 5
-C_SLIDE = 6
-
-FN_RHS = 0
-FN_DELAY = 1
-FN_SWITCH = 2
-FN_SGRAD = 3
+from ._history import lookup, lookup_deriv
 
 _NEG_DELAY_TOL = 1e-12
 

@@ -12,14 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ._codes import FL_CAUSE, FL_FUTURE, FL_INDEX, ST_HIST_RANGE
+
 __all__ = ["horner", "horner_deriv", "find_piece", "lookup", "lookup_deriv"]
-
-# flag slots (int64 array ``fl``)
-FL_FUTURE = 0  # a lookup went beyond the stored history (into the step being attempted)
-FL_CAUSE = 1  # failure cause of the current evaluation (see _kernel status codes)
-FL_INDEX = 2  # index (state or lag) the failure refers to
-
-ST_HIST_RANGE = 4
 
 
 @njit(cache=True, nogil=True, _nrt=False)

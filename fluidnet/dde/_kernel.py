@@ -28,26 +28,35 @@ import math
 import numpy as np
 from numba import njit
 
-from ._ffi import call_model
-from ._field import (
+from ._codes import (
     C_DISC,
     C_EVENTS,
     C_ITER,
     C_REJECT,
-    C_SLIDE,
     C_STEPS,
+    EV_ARRIVE,
+    EV_DEPART,
+    EV_NONE,
+    EV_SDEP,
+    EV_SLIDE_HI,
+    EV_SLIDE_LO,
+    EV_SWITCH,
+    EVT,
+    FL_CAUSE,
+    FL_INDEX,
     ST_ITERATION,
     ST_MAX_STEPS,
     ST_NONFINITE,
     ST_OK,
     ST_UNDERFLOW,
     ST_ZENO,
-    eval_lags,
-    feval,
-    feval_inline,
-    switch_gradients,
 )
-from ._history import FL_CAUSE, FL_FUTURE, FL_INDEX, horner
+from ._discontinuities import _MERGE, propagate, push
+from ._events import apply_event, decide, g, locate, stage_event
+from ._ffi import call_model
+from ._field import eval_lags, feval
+from ._history import horner
+from ._step import attempt, rms
 from ._tableaux import BS3, DP5, NCOEF
 
 __all__ = ["integrate"]
@@ -56,434 +65,15 @@ _BS3_A, _BS3_B, _BS3_E, _BS3_C = BS3.A, BS3.B, BS3.E, BS3.C
 _DP5_A, _DP5_B, _DP5_E, _DP5_C, _DP5_D = DP5.A, DP5.B, DP5.E, DP5.C, DP5.D
 _NO_D = np.zeros(4)
 
-EV_NONE = 0
-EV_ARRIVE = 1
-EV_DEPART = 2
-EV_SWITCH = 3
-EV_SLIDE_LO = 4
-EV_SLIDE_HI = 5
-EV_REDECIDE = 6
-EV_SDEP = 7
-# event codes as run-time values: literal arguments would compile one copy of a callee per code
-EVT = np.arange(8, dtype=np.int64)
 
-_MAXIT = 12  # fixed-point iterations for lags inside the step
-_ITER_TOL = 1e-2  # interpolant self-consistency, in units of the error tolerance
 _GROW_ITER = 2.0  # largest step growth when lags fell inside the step
 _RATE_MAX = 0.5  # largest contraction rate of that iteration before steps are shortened
-_ITER_TOL_Y = 0.2  # estimated remaining iteration error of the step's end value
 _SAFETY = 0.9
 _FACMIN = 0.2
 _FACMAX = 5.0
 _HMIN_FAC = 64.0 * np.finfo(np.float64).eps
-_MERGE = 1e-12  # discontinuity points closer than this (relative) are one point
 _SDEP_LAND = 1e-6  # a state-dependent crossing within this fraction of the step end is landed
 _ZENO_LIMIT = 200
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _rms(v, y0, y1, rtol, atol):
-    acc = 0.0
-    n = v.shape[0]
-    for i in range(n):
-        sc = atol[i] + rtol * max(abs(y0[i]), abs(y1[i]))
-        r = v[i] / sc
-        acc += r * r
-    res = math.sqrt(acc / n)
-    return res if math.isfinite(res) else np.inf
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _dense(method, h, y, ynew, K, D, cn):
-    """Power-basis coefficients of the step's continuous extension."""
-    n = y.shape[0]
-    for i in range(n):
-        dlt = ynew[i] - y[i]
-        cn[i, 0] = y[i]
-        cn[i, 1] = h * K[0, i]
-        if method == 0:
-            f0 = K[0, i]
-            f1 = K[3, i]
-            cn[i, 2] = 3.0 * dlt - h * (2.0 * f0 + f1)
-            cn[i, 3] = -2.0 * dlt + h * (f0 + f1)
-            cn[i, 4] = 0.0
-        else:
-            b = h * K[0, i] - dlt
-            cq = dlt - h * K[6, i] - b
-            d = 0.0
-            for j in range(7):
-                d += D[j] * K[j, i]
-            d *= h
-            cn[i, 2] = -b + cq + d
-            cn[i, 3] = -cq - 2.0 * d
-            cn[i, 4] = d
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _predictor(h, y, K, mt, mc, nm, nh, extrapolate, cc):
-    """First guess of the step's dense output, for lags that fall inside the step.
-
-    The previous step's polynomial continued past its end when ``extrapolate`` (smooth
-    continuation, no mode change at ``t``), else the Euler line ``y + theta h f``.
-    """
-    n = y.shape[0]
-    if extrapolate and nm > nh:
-        hp = mt[nm] - mt[nm - 1]
-        r = h / hp
-        for i in range(n):
-            # q(theta) = p(1 + r theta): Taylor shift of the power basis
-            rk = 1.0
-            for k in range(NCOEF):
-                acc = 0.0
-                binom = 1.0
-                for m in range(k, NCOEF):
-                    acc += binom * mc[nm - 1, i, m]
-                    binom = binom * (m + 1) / (m + 1 - k)
-                cc[i, k] = acc * rk
-                rk *= r
-            cc[i, 0] = y[i]
-    else:
-        for i in range(n):
-            cc[i, 0] = y[i]
-            cc[i, 1] = h * K[0, i]
-            for j in range(2, NCOEF):
-                cc[i, j] = 0.0
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _poly_gap(cn, cc, y0, y1, rtol, atol):
-    """RMS over states of a bound on ``max_theta |cn(theta) - cc(theta)|`` in tolerance units."""
-    n = cn.shape[0]
-    acc = 0.0
-    for i in range(n):
-        d = 0.0
-        for j in range(NCOEF):
-            d += abs(cn[i, j] - cc[i, j])
-        r = d / (atol[i] + rtol * max(abs(y0[i]), abs(y1[i])))
-        acc += r * r
-    return math.sqrt(acc / n)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _attempt(
-    t,
-    h,
-    y,
-    K,
-    Kraw,
-    ynew,
-    cn,
-    ytmp,
-    yprev,
-    etmp,
-    A,
-    B,
-    E,
-    C,
-    D,
-    method,
-    rtol,
-    atol,
-    md,
-    bf,
-    ib,
-    mt,
-    mc,
-    nm,
-    nh,
-    extrapolate,
-    cc,
-    tc,
-    fe,
-    svs,
-    lams,
-):
-    """One trial step; returns the scaled error norm (inf on failure, cause in ``fl``).
-
-    ``svs[s]`` and ``lams[s]`` receive the switching-function values and sliding weights at
-    stage ``s`` (row 0 holds the start values and is left alone).
-    """
-    hints, slide, stuck, fl, cnt, sl = ib
-    sv = bf[4]
-    lam = bf[3]
-    n = y.shape[0]
-    S = C.shape[0]
-    _predictor(h, y, K, mt, mc, nm, nh, extrapolate, cc)
-    tc[0] = t
-    tc[1] = h
-    tc[2] = -1.0
-    converged = False
-    gap_prev = 0.0
-    for it in range(_MAXIT):
-        fl[FL_FUTURE] = 0
-        for s in range(1, S):
-            for i in range(n):
-                acc = 0.0
-                for j in range(s):
-                    acc += A[s, j] * K[j, i]
-                ytmp[i] = y[i] + h * acc
-            if not feval_inline(
-                t + C[s] * h, ytmp, K[s], Kraw[s], md, bf, ib, mt, mc, nm, cc, tc, fe
-            ):
-                return np.inf
-            for j in range(svs.shape[1]):
-                svs[s, j] = sv[j]
-                lams[s, j] = lam[j]
-        for i in range(n):
-            acc = 0.0
-            for j in range(S):
-                acc += B[j] * K[j, i]
-            ynew[i] = y[i] + h * acc
-            if not math.isfinite(ynew[i]):
-                fl[FL_CAUSE] = ST_NONFINITE
-                fl[FL_INDEX] = i
-                fe[0] = ynew[i]
-                fe[1] = t + h
-                return np.inf
-        _dense(method, h, y, ynew, K, D, cn)
-        if fl[FL_FUTURE] == 0:
-            converged = True
-            break
-        # The stages read the step's own interpolant cc. Done when cc reproduces itself, or
-        # when the end value moved so little that, at the observed contraction rate, the
-        # remaining iteration error is a small fraction of the error tolerance.
-        gap = _poly_gap(cn, cc, y, ynew, rtol, atol)
-        if gap <= _ITER_TOL:
-            converged = True
-            tc[2] = max(tc[2], 0.0)
-            break
-        if it > 0:
-            rate = gap / gap_prev if gap_prev > 0.0 else 1.0
-            tc[2] = rate
-            if rate >= 1.0 or (it >= 3 and rate > 0.9):
-                break  # diverging or stalling: a shorter step will do better
-            for i in range(n):
-                etmp[i] = ynew[i] - yprev[i]
-            change = _rms(etmp, y, ynew, rtol, atol)
-            if change * rate / (1.0 - rate) <= _ITER_TOL_Y:
-                converged = True
-                break
-        gap_prev = gap
-        cnt[C_ITER] += 1
-        for i in range(n):
-            yprev[i] = ynew[i]
-            for j in range(NCOEF):
-                cc[i, j] = cn[i, j]
-    if not converged:
-        fl[FL_CAUSE] = ST_ITERATION
-        tc[2] = 1.0
-        return np.inf
-    for i in range(n):
-        acc = 0.0
-        for j in range(S):
-            acc += E[j] * K[j, i]
-        etmp[i] = h * acc
-    return _rms(etmp, y, ynew, rtol, atol)
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _g(etype, idx, xi, sgn, th, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
-    """Event function at ``theta`` of the accepted trial step (its dense output is ``cc``)."""
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    n = ytmp.shape[0]
-    if etype == EV_ARRIVE:
-        return horner(cc[idx], th)
-    for i in range(n):
-        ytmp[i] = horner(cc[i], th)
-    if etype == EV_SDEP:
-        if not eval_lags(t + th * h, ytmp, md, bf, ib, mt, mc, nm, cc, tc, fe):
-            return np.nan
-        return sgn * (largs[idx] - xi)
-    if not feval(t + th * h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
-        return np.nan
-    if etype == EV_DEPART:
-        return -fra[idx]
-    if etype == EV_SWITCH:
-        return sgn * sv[idx]
-    if etype == EV_SLIDE_LO:
-        return lam[idx]
-    return 1.0 - lam[idx]
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _locate(
-    etype, idx, xi, sgn, a, b, ga, gb, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
-):
-    """Bracket ``[a, b]`` (``g(a) >= 0 > g(b)``) shrunk to rounding level (Illinois method)."""
-    hints, slide, stuck, fl, cnt, sl = ib
-    side = 0
-    tol = 4.0 * np.finfo(np.float64).eps * max(1.0, abs(t)) / h
-    for _ in range(100):
-        if b - a <= tol:
-            break
-        m = (a * gb - b * ga) / (gb - ga)
-        if not (a < m < b):
-            m = 0.5 * (a + b)
-        fl[FL_CAUSE] = ST_OK
-        gm = _g(etype, idx, xi, sgn, m, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
-        if not math.isfinite(gm):
-            fl[FL_CAUSE] = ST_OK
-            m = 0.5 * (a + b)
-            gm = _g(etype, idx, xi, sgn, m, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
-            if not math.isfinite(gm):
-                fl[FL_CAUSE] = ST_OK
-                b = m
-                continue
-        if gm >= 0.0:
-            a = m
-            ga = gm
-            if side == 1:
-                gb *= 0.5
-            side = 1
-        else:
-            b = m
-            gb = gm
-            if side == -1:
-                ga *= 0.5
-            side = -1
-    return a, b
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _stage_event(
-    etype, idx, sgn, gst, C, best, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
-):
-    """Earliest time ``theta`` where ``g`` turns negative in the step, from its stage values.
-
-    ``gst[s]`` is ``g`` at stage ``s`` (``gst[0]`` at the start). The bracket is confirmed on
-    the dense output and shrunk by :func:`_locate`. When the step starts on the wrong side of a
-    surface (rounding right after an event) and no point with ``g >= 0`` is found, the step is
-    cut short and the mode decided again (``EV_REDECIDE``). Returns ``(theta, type)``;
-    ``type`` is ``EV_NONE`` when there is no event before ``best``.
-    """
-    hints, slide, stuck, fl, cnt, sl = ib
-    S = C.shape[0]
-    first = -1
-    for st in range(1, S):
-        if gst[st] < 0.0:
-            first = st
-            break
-    if first < 0:
-        return 2.0, EV_NONE
-    hi = C[first]
-    ghi = _g(etype, idx, 0.0, sgn, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
-    if not ghi < 0.0:
-        hi = 1.0
-        ghi = _g(etype, idx, 0.0, sgn, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
-        if not ghi < 0.0:
-            fl[FL_CAUSE] = ST_OK
-            return 2.0, EV_NONE
-    lo = -1.0
-    glo = 0.0
-    if first > 1:
-        lo = C[first - 1]
-        glo = _g(etype, idx, 0.0, sgn, lo, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
-        if not glo >= 0.0:
-            lo = -1.0
-    if lo < 0.0 and gst[0] >= 0.0:
-        lo = 0.0
-        glo = gst[0]
-    if lo < 0.0:
-        # wrong side at the start: look for the side the mode belongs to
-        for k in range(1, 17):
-            th = hi * k / 16.0
-            gv = _g(
-                etype, idx, 0.0, sgn, th, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
-            )
-            if lo < 0.0 and gv >= 0.0:
-                lo = th
-                glo = gv
-            elif lo >= 0.0 and gv < 0.0:
-                hi = th
-                ghi = gv
-                break
-        if lo < 0.0:
-            fl[FL_CAUSE] = ST_OK
-            return hi / 16.0, EV_REDECIDE
-    fl[FL_CAUSE] = ST_OK
-    if lo >= best:
-        return 2.0, EV_NONE
-    a, b = _locate(
-        etype,
-        idx,
-        0.0,
-        sgn,
-        lo,
-        hi,
-        glo,
-        ghi,
-        t,
-        h,
-        ytmp,
-        fa,
-        fra,
-        md,
-        bf,
-        ib,
-        mt,
-        mc,
-        nm,
-        cc,
-        tc,
-        fe,
-    )
-    fl[FL_CAUSE] = ST_OK
-    return b, etype
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _decide(j, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
-    """Mode of switch ``j`` at a point on its surface: side +, side -, or sliding (Filippov)."""
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
-    n = y.shape[0]
-    old = w[j]
-    slide[j] = 0
-    w[j] = 1.0
-    if not feval(t, y, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
-        return False
-    w[j] = 0.0
-    if not feval(t, y, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
-        return False
-    switch_gradients(t, y, md, bf, ib, mt, mc, nm, cc, tc)
-    row = j * (n + 1)
-    sp = G[row + n]
-    sm = G[row + n]
-    for i in range(n):
-        sp += G[row + i] * fa[i]
-        sm += G[row + i] * fb[i]
-    if sp > 0.0 and sm > 0.0:
-        w[j] = 1.0
-    elif sp < 0.0 and sm < 0.0:
-        w[j] = 0.0
-    elif sm > 0.0 and sp < 0.0:
-        slide[j] = 1
-        lam[j] = sm / (sm - sp)
-        w[j] = lam[j]
-        cnt[C_SLIDE] += 1
-    else:
-        w[j] = 1.0 - old if old == 0.0 or old == 1.0 else 1.0
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _push(arr_t, arr_l, cnt, xi, lvl, tol):
-    """Add a discontinuity point (merged with one within ``tol``); may grow the arrays."""
-    for m in range(cnt):
-        if abs(arr_t[m] - xi) <= tol:
-            if lvl < arr_l[m]:
-                arr_l[m] = lvl
-            return arr_t, arr_l, cnt
-    if cnt == arr_t.shape[0]:
-        nt = np.empty(2 * cnt)
-        nl = np.empty(2 * cnt, dtype=np.int64)
-        nt[:cnt] = arr_t[:cnt]
-        nl[:cnt] = arr_l[:cnt]
-        arr_t = nt
-        arr_l = nl
-    arr_t[cnt] = xi
-    arr_l[cnt] = lvl
-    return arr_t, arr_l, cnt + 1
 
 
 @njit(cache=True, nogil=True)
@@ -634,7 +224,7 @@ def integrate(
         for j in range(nsw):
             if sv[j] == 0.0:
                 w[j] = 0.0
-                if not _decide(j, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
+                if not decide(j, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
                     return _fail(
                         fl, fe, y, t, 0.0, status, info, mt, mc, nm, keep_mesh, y_eval, cnt, btime
                     )
@@ -653,7 +243,7 @@ def integrate(
     if track_level >= 2:
         for k in range(nlag):
             if lag_sdep[k] == 0 and tauc[k] > tol0 and t0 + tauc[k] < t_end:
-                dp_t, dp_l, ndp = _push(dp_t, dp_l, np.int64(ndp), t0 + tauc[k], np.int64(2), tol0)
+                dp_t, dp_l, ndp = push(dp_t, dp_l, np.int64(ndp), t0 + tauc[k], np.int64(2), tol0)
         if any_sdep:
             dw_t[0] = t0
             dw_l[0] = 1
@@ -663,8 +253,8 @@ def integrate(
     if h_first > 0.0:
         h = h_first
     else:
-        d0 = _rms(y, y, y, rtol, atol)
-        d1 = _rms(K[0], y, y, rtol, atol)
+        d0 = rms(y, y, y, rtol, atol)
+        d1 = rms(K[0], y, y, rtol, atol)
         h0 = 1e-6 if (d0 < 1e-5 or d1 < 1e-5) else 0.01 * d0 / d1
         h0 = min(h0, h_max, t_end - t0)
         for i in range(n):
@@ -678,7 +268,7 @@ def integrate(
         if feval(t0 + h0, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
             for i in range(n):
                 etmp[i] = (fa[i] - K[0, i]) / h0
-            d2 = _rms(etmp, y, y, rtol, atol)
+            d2 = rms(etmp, y, y, rtol, atol)
             mx = max(d1, d2)
             h1 = max(1e-6, h0 * 1e-3) if mx <= 1e-15 else (0.01 / mx) ** (1.0 / order)
             h = min(100.0 * h0, h1)
@@ -740,7 +330,7 @@ def integrate(
         for j in range(nsw):
             svs[0, j] = sv0[j]
             lams[0, j] = lam0[j]
-        err = _attempt(
+        err = attempt(
             t,
             h,
             y,
@@ -844,7 +434,7 @@ def integrate(
                     else:
                         sgn = 1.0 if g0 > 0.0 else -1.0
                         touched = True
-                        a, b = _locate(
+                        a, b = locate(
                             EVT[EV_SDEP],
                             k,
                             xi,
@@ -885,7 +475,7 @@ def integrate(
                     cnt[C_DISC] += 1
                     lv = dw_l[bm] + 1
                     if lv < track_level:
-                        dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = _propagate(
+                        dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = propagate(
                             t,
                             lv,
                             tauc,
@@ -920,7 +510,7 @@ def integrate(
                     break
                 gv = horner(cc[i], th)
                 if gv < 0.0:
-                    a, b = _locate(
+                    a, b = locate(
                         EVT[EV_ARRIVE],
                         i,
                         0.0,
@@ -963,7 +553,7 @@ def integrate(
                 continue
             touched = True
             hi = C[first]
-            gb = _g(
+            gb = g(
                 EVT[EV_DEPART],
                 i,
                 0.0,
@@ -990,7 +580,7 @@ def integrate(
             fl[FL_CAUSE] = ST_OK
             if gb < 0.0:
                 ga = max(-Kraw[0, i], 0.0)
-                a, b = _locate(
+                a, b = locate(
                     EVT[EV_DEPART],
                     i,
                     0.0,
@@ -1026,7 +616,7 @@ def integrate(
                 for et in (EV_SLIDE_LO, EV_SLIDE_HI):
                     for st in range(S):
                         gst[st] = lams[st, j] if et == EV_SLIDE_LO else 1.0 - lams[st, j]
-                    th, ety = _stage_event(
+                    th, ety = stage_event(
                         EVT[et],
                         j,
                         1.0,
@@ -1058,7 +648,7 @@ def integrate(
             sgn = 1.0 if w[j] > 0.5 else -1.0
             for st in range(S):
                 gst[st] = sgn * svs[st, j]
-            th, ety = _stage_event(
+            th, ety = stage_event(
                 EVT[EV_SWITCH],
                 j,
                 sgn,
@@ -1099,7 +689,7 @@ def integrate(
                 return _fail(
                     fl, fe, y, t, h, status, info, mt, mc, nm, keep_mesh, y_eval, cnt, btime
                 )
-            if not _apply_event(
+            if not apply_event(
                 etype, eidx, t, y, K, Kraw, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe
             ):
                 return _fail(
@@ -1173,7 +763,7 @@ def integrate(
 
         # ------------------------------------------------ next step's start
         if etype != EV_NONE:
-            if not _apply_event(
+            if not apply_event(
                 etype, eidx, t, y, K, Kraw, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe
             ):
                 return _fail(
@@ -1183,7 +773,7 @@ def integrate(
             smooth_start = nlag < 0
             lv0 = max(1, track_level - event_generations)
             if lv0 < track_level:
-                dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = _propagate(
+                dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = propagate(
                     t,
                     lv0,
                     tauc,
@@ -1236,7 +826,7 @@ def integrate(
                 else:
                     m += 1
             if lv < track_level:
-                dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = _propagate(
+                dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = propagate(
                     t,
                     lv,
                     tauc,
@@ -1256,7 +846,7 @@ def integrate(
             cnt[C_DISC] += 1
             lv = dw_l[sd_land_m] + 1
             if lv < track_level:
-                dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = _propagate(
+                dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw = propagate(
                     t,
                     lv,
                     tauc,
@@ -1305,65 +895,6 @@ def integrate(
     if keep_mesh:
         return status, info, y.copy(), mt[: nm + 1].copy(), mc[:nm].copy(), y_eval, cnt, btime
     return status, info, y.copy(), mt[:1].copy(), mc[:0].copy(), y_eval, cnt, btime
-
-
-@njit(cache=True, nogil=True, _nrt=False)
-def _apply_event(etype, idx, t, y, K, Kraw, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
-    n = y.shape[0]
-    if etype == EV_ARRIVE:
-        y[idx] = 0.0
-    elif etype == EV_DEPART:
-        stuck[idx] = 0
-    elif etype == EV_SLIDE_LO:
-        slide[idx] = 0
-        w[idx] = 0.0
-    elif etype == EV_SLIDE_HI:
-        slide[idx] = 0
-        w[idx] = 1.0
-    elif etype == EV_SWITCH or etype == EV_REDECIDE:
-        if not _decide(idx, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
-            return False
-    if not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
-        return False
-    if etype == EV_ARRIVE and Kraw[0, idx] <= 0.0:
-        stuck[idx] = 1
-        # held states change the sliding weights of the other states: evaluate again
-        if not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
-            return False
-    for i in range(n):
-        if stuck[i] == 1:
-            K[0, i] = 0.0
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _propagate(xi, lvl, tauc, lag_sdep, any_sdep, t_end, dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw):
-    """Successors of a discontinuity of derivative order ``lvl`` at ``xi`` (order ``lvl + 1``)."""
-    tol = _MERGE * max(1.0, abs(xi))
-    for k in range(lag_sdep.shape[0]):
-        if lag_sdep[k] == 0 and tauc[k] > tol and xi + tauc[k] < t_end:
-            dp_t, dp_l, ndp = _push(dp_t, dp_l, ndp, xi + tauc[k], lvl + 1, tol)
-    if any_sdep:
-        found = False
-        for m in range(ndw):
-            if abs(dw_t[m] - xi) <= tol:
-                found = True
-        if not found:
-            if ndw == dw_t.shape[0]:
-                nt = np.empty(2 * ndw)
-                nl = np.empty(2 * ndw, dtype=np.int64)
-                nd = np.zeros(2 * ndw, dtype=np.int64)
-                nt[:ndw] = dw_t[:ndw]
-                nl[:ndw] = dw_l[:ndw]
-                nd[:ndw] = dw_done[:ndw]
-                dw_t, dw_l, dw_done = nt, nl, nd
-            dw_t[ndw] = xi
-            dw_l[ndw] = lvl
-            dw_done[ndw] = 0
-            ndw += 1
-    return dp_t, dp_l, ndp, dw_t, dw_l, dw_done, ndw
 
 
 @njit(cache=True, nogil=True)

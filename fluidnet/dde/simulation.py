@@ -11,7 +11,7 @@ import numpy as np
 
 from ..compile import CompiledModel, compile_model
 from ..errors import IntegrationError, ParameterError
-from . import _field as F
+from . import _codes as F
 from ._kernel import integrate
 from ._tableaux import BS3, DP5, METHODS
 from .history import HistoryData, build_history, normalize_history
