@@ -147,3 +147,9 @@ def test_ensemble_failure_names_the_member():
     assert ds["error"][0] == "" and "step size underflow" in str(ds["error"][1].values)
     with pytest.raises(ParameterError, match="on_error"):
         fn.simulate_ensemble(m, 2.0, on_error="ignore")
+
+
+def test_delay_that_is_not_finite():
+    m = fn.Model(rhs={x: -1 + x(t - sympy.sqrt(x(t))) / 1000}, params={}, name="sqrtdelay")
+    with pytest.raises(IntegrationError, match=r"delay sqrt\(x\) of .* is not finite \(nan\)"):
+        fn.simulate(m, 3.0, history={"x": 1.0})
