@@ -10,13 +10,10 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import pytest
+import symengine  # installed with jitcdde (the test environment has the bench extra)
 import sympy
 
 import fluidnet as fn
-
-jitcdde = pytest.importorskip("jitcdde")
-symengine = pytest.importorskip("symengine")
 
 t = fn.t
 RTOL, ATOL = 1e-10, 1e-12
