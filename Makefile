@@ -50,3 +50,5 @@ notebooks: $(STAMP)-dev
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache
+	# numba's on-disk cache does not notice edits to the kernels' callees
+	find fluidnet -name '*.nbi' -delete -o -name '*.nbc' -delete

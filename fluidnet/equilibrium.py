@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 import sympy
-from scipy import optimize
 
 from .errors import AnalysisError, ModelError
 from .numeric import to_numpy
@@ -234,6 +233,8 @@ def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, int]]:
 
 
 def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
+    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
+
     n = len(plan.states)
     starts: list[np.ndarray] = []
     if guess is not None:

@@ -27,7 +27,6 @@ import math
 from typing import Any
 
 import sympy
-from scipy import optimize
 
 from ..delaytf import DelayTF
 from ..errors import AnalysisError, ParameterError
@@ -173,6 +172,8 @@ def reno_red_steady_state(
         When the fixed point lies above ``th_max`` (RED is not between its thresholds, the
         footnote of Table 5.5.1).
     """
+    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
+
     for k, v in dict(N=N, c=c, p_max=p_max).items():
         if not math.isfinite(v) or v <= 0:
             raise ParameterError(f"{k} = {v!r} must be finite and > 0")
