@@ -5,8 +5,8 @@ import json
 import pytest
 
 import fluidnet as fn
-from fluidnet.cli import main
 from fluidnet import registry
+from fluidnet.cli import main
 from fluidnet.registry import Context, paper, papers
 
 

@@ -242,4 +242,3 @@ def reno_red_printed_loop_gain(
     red = QuasiPolynomial([1.0, alpha * c])
     buffer = QuasiPolynomial({0.0: [1.0, 0.0], tf: [N / c * Wst / R**2]})
     return DelayTF(num, source * red * buffer)
-

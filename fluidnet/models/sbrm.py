@@ -503,4 +503,3 @@ def sbrm_printed_linear(form: str = "printed", **values: float) -> Model:
         name=f"sbrm_printed_linear_{form}",
     )
     return model.with_params(**values) if values else model
-
