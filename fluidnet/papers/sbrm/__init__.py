@@ -1,0 +1,113 @@
+"""Zimmermann, *Congestion Pricing as Scalable, Efficient and Stable Congestion Control for Future
+IP Networks* (dissertation, 2005; seed 002): SBRM against TCP Reno + RED.
+
+Items registered here are run by ``fluidnet reproduce sbrm``. Equation, table and figure numbers
+are the dissertation's; "note" refers to ``shared/notes/002_sbrm.md``, whose [DERIVED-CHECK]
+numbers (computed there with plain numpy/scipy from the printed equations) serve as the
+``source="derived"`` expectations. Conventions (note §0): d is the propagation delay with
+``RTT* = d + b*/c``, ``tau^f = tau^b = RTT*/2``, c in pkts/s, RED averaging weight 1e-4.
+
+Modules
+-------
+data
+    Table 6.6.2 as printed, note 002's continuous critical delays, the (N, c, d) grids.
+criticaldelay
+    The paper's grid rule and the exact critical delay on the printed loop gains; the Table
+    6.6.2 rows (:func:`table_results`).
+nonlinear
+    The nonlinear fluid models integrated over the delay grid, each run classified.
+steadystate, loopgains, criticaltable, regions, nyquistbode, gainmargins, fairness,
+friendliness, admission, validation
+    The items: Table 5.5.1; (6.5.20)-(6.5.22); Table 6.6.2; Fig 6.6.4; Figs 6.6.1-6.6.3; Figs
+    6.6.5/6.6.6; (3.2.16)-(3.2.21); Fig 5.6.1; Fig 7.2.3; Figs 6.6.8-6.6.11 and 6.7.1/6.7.3.
+"""
+
+from __future__ import annotations
+
+from ...registry import paper
+
+PAPER = paper(
+    "sbrm",
+    title="Zimmermann, Congestion Pricing as Scalable, Efficient and Stable Congestion Control "
+    "(SBRM vs Reno/RED)",
+    citation="M. Zimmermann, 'Congestion Pricing as Scalable, Efficient and Stable Congestion "
+    "Control for Future IP Networks', doctoral dissertation, 2005 (seed 002).",
+)
+
+# The item modules register their items on import, in this order: the order in which
+# ``fluidnet reproduce sbrm`` runs them and lists their targets. Keep it.
+# isort: off
+from . import steadystate as steadystate  # noqa: E402
+from . import loopgains as loopgains  # noqa: E402
+from . import criticaltable as criticaltable  # noqa: E402
+from . import regions as regions  # noqa: E402
+from . import nyquistbode as nyquistbode  # noqa: E402
+from . import gainmargins as gainmargins  # noqa: E402
+from . import fairness as fairness  # noqa: E402
+from . import friendliness as friendliness  # noqa: E402
+from . import admission as admission  # noqa: E402
+from . import validation as validation  # noqa: E402
+
+# isort: on
+
+# the helpers and values other code uses as ``fluidnet.papers.sbrm.<name>``
+from .admission import erlang_b  # noqa: E402
+from .criticaldelay import (  # noqa: E402
+    exact_critical,
+    grid_rule,
+    loop_gain_factory,
+    phase_crossover_hz,
+    table_results,
+)
+from .data import (  # noqa: E402
+    C_VALUES,
+    CONT_DCRIT_NOTE,
+    GRID_MS,
+    MISMATCH_NOTES,
+    N_VALUES,
+    PROTOCOLS,
+    TABLE_6_6_2_PRINTED,
+)
+from .data import _is_number as _is_number  # noqa: E402
+from .fairness import (  # noqa: E402
+    DOUBLE_BOTTLENECK,
+    PARKING_LOT,
+    PARKING_LOT_PRICES,
+    PARKING_LOT_SHARES,
+    PRIMAL_B,
+)
+from .friendliness import claimed_bandwidth  # noqa: E402
+from .gainmargins import GM_NOTE  # noqa: E402
+from .loopgains import HET  # noqa: E402
+from .nonlinear import NONLINEAR_PAIRS, T_END, TRACE_DELAYS_MS, nonlinear_sweep  # noqa: E402
+from .nyquistbode import FIG_VALUES_NOTE  # noqa: E402
+
+__all__ = [
+    "PAPER",
+    "C_VALUES",
+    "CONT_DCRIT_NOTE",
+    "DOUBLE_BOTTLENECK",
+    "FIG_VALUES_NOTE",
+    "GM_NOTE",
+    "GRID_MS",
+    "HET",
+    "MISMATCH_NOTES",
+    "NONLINEAR_PAIRS",
+    "N_VALUES",
+    "PARKING_LOT",
+    "PARKING_LOT_PRICES",
+    "PARKING_LOT_SHARES",
+    "PRIMAL_B",
+    "PROTOCOLS",
+    "TABLE_6_6_2_PRINTED",
+    "TRACE_DELAYS_MS",
+    "T_END",
+    "claimed_bandwidth",
+    "erlang_b",
+    "exact_critical",
+    "grid_rule",
+    "loop_gain_factory",
+    "nonlinear_sweep",
+    "phase_crossover_hz",
+    "table_results",
+]

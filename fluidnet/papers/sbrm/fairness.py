@@ -1,0 +1,158 @@
+"""(3.2.16)/(3.2.20)/(3.2.21), Sec 4.4: Kelly's primal and dual laws reach proportional fairness."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+import fluidnet as fn
+
+from ...models.kelly import kelly_dual, kelly_primal
+from ...registry import Context
+from . import PAPER
+
+if TYPE_CHECKING:
+    from ...dde import Solution
+
+DOUBLE_BOTTLENECK = np.array([[1, 0, 1], [0, 1, 1]])  # users A (link 1), B (link 2), C (both)
+PARKING_LOT = np.array(
+    [  # note 002 §4 [RECON]: S3-S5, S5-S7, S7-S9, S9-S11, S2-S6, S4-S8,
+        [1, 0, 0, 0, 1, 0, 0, 1],  # S6-S10, S1-S12 over the core links L1..L4
+        [0, 1, 0, 0, 1, 1, 0, 1],
+        [0, 0, 1, 0, 0, 1, 1, 1],
+        [0, 0, 0, 1, 0, 0, 1, 1],
+    ]
+)
+#: note 002 R8 [DERIVED-CHECK]: proportionally fair per-path shares of link capacity.
+PARKING_LOT_SHARES = (5 / 8, 5 / 12, 5 / 12, 5 / 8, 1 / 4, 5 / 24, 1 / 4, 1 / 8)
+PARKING_LOT_PRICES = (1.6, 2.4, 2.4, 1.6)  # x (k w / C)
+PRIMAL_B = 100.0
+
+
+class FairRates(NamedTuple):
+    """Final link prices and rates of the dual and primal laws on one network, and their runs."""
+
+    prices: np.ndarray
+    x_dual: np.ndarray
+    x_primal: np.ndarray
+    dual_run: Solution
+    primal_run: Solution
+
+
+def _final(sol, names) -> np.ndarray:
+    return np.array([float(sol[n][-1]) for n in names])
+
+
+def double_bottleneck_rates(t_end: float) -> FairRates:
+    """The two laws on :data:`DOUBLE_BOTTLENECK` (c = 1, w = 1), integrated to ``t_end``."""
+    xs3 = ["x_1", "x_2", "x_3"]
+    dual = kelly_dual(DOUBLE_BOTTLENECK)
+    sol = fn.simulate(dual, t_end, history={"lam_1": 0.0, "lam_2": 0.0}, rtol=1e-9, atol=1e-12)
+    lam = _final(sol, ["lam_1", "lam_2"])
+    x_dual = 1.0 / np.array([lam[0], lam[1], lam[0] + lam[1]])
+    primal = kelly_primal(DOUBLE_BOTTLENECK, B=PRIMAL_B)
+    solp = fn.simulate(primal, t_end, history={n: 0.01 for n in xs3}, rtol=1e-9, atol=1e-12)
+    x_primal = _final(solp, xs3)
+    return FairRates(lam, x_dual, x_primal, sol, solp)
+
+
+def parking_lot_rates(t_end: float) -> FairRates:
+    """The two laws on :data:`PARKING_LOT` (c = 1, w = 1), integrated to ``t_end``."""
+    names = [f"x_{i + 1}" for i in range(8)]
+    dual = kelly_dual(PARKING_LOT)
+    sol = fn.simulate(
+        dual, t_end, history={f"lam_{i + 1}": 0.0 for i in range(4)}, rtol=1e-9, atol=1e-12
+    )
+    lam = _final(sol, [f"lam_{i + 1}" for i in range(4)])
+    x_dual = 1.0 / (PARKING_LOT.T @ lam)
+    primal = kelly_primal(PARKING_LOT, B=PRIMAL_B)
+    solp = fn.simulate(primal, t_end, history={n: 0.01 for n in names}, rtol=1e-9, atol=1e-12)
+    x_primal = _final(solp, names)
+    return FairRates(lam, x_dual, x_primal, sol, solp)
+
+
+@PAPER.item("allocations", title="(3.2.16)/(3.2.20)/(3.2.21): proportionally fair allocations")
+def allocations(ctx: Context) -> None:
+    """Kelly's primal and the dual law reach the weighted proportionally fair rates."""
+    t_end = 60.0 if ctx.quick else 200.0
+    rows = []
+    # double bottleneck, equal w: the long flow gets 1/3 of each link (3.2.21 worked example)
+    xs3 = ["x_1", "x_2", "x_3"]
+    db = double_bottleneck_rates(t_end)
+    for law, x, tol in (("dual (3.2.20)", db.x_dual, 1e-4), ("primal (3.2.16)", db.x_primal, 1e-4)):
+        share = x[0] / (x[0] + x[2])
+        ctx.check(
+            "Sec 3.2.6 (3.2.21)",
+            f"double bottleneck, {law}: share of the one-link flow",
+            2 / 3,
+            share,
+            tol=tol,
+            note="printed alpha = 2/3 (max-min fairness would give 1/2); primal with the "
+            f"power price (y/c)^{PRIMAL_B:g}",
+        )
+        rows.append(
+            {
+                "network": "double bottleneck",
+                "law": law,
+                **{f"x_{i + 1}": v for i, v in enumerate(x)},
+            }
+        )
+
+    if ctx.quick:
+        ctx.table("allocations", rows, columns=["network", "law", *xs3])
+        return
+    names = [f"x_{i + 1}" for i in range(8)]
+    pl = parking_lot_rates(t_end)
+    for i, (v, e) in enumerate(zip(pl.prices, PARKING_LOT_PRICES, strict=True)):
+        ctx.check(
+            "Sec 4.4 (R8)",
+            f"parking lot, dual: price of link L{i + 1} [k w / C]",
+            e,
+            v,
+            tol=1e-4,
+            source="derived",
+            note="note 002 §4 [DERIVED-CHECK]",
+        )
+    for law, x, tol in (("dual", pl.x_dual, 1e-4), ("primal", pl.x_primal, 1.0 / PRIMAL_B)):
+        for i, (v, e) in enumerate(zip(x, PARKING_LOT_SHARES, strict=True)):
+            ctx.check(
+                "Sec 4.4 (R8)",
+                f"parking lot, {law}: share of path {i + 1}",
+                e,
+                v,
+                tol=tol,
+                source="derived",
+                note="note 002 §4 [DERIVED-CHECK]"
+                + (
+                    ""
+                    if law == "dual"
+                    else "; the power price (y/c)^B leaves links ~1/B overloaded, tol 1/B"
+                ),
+            )
+        rows.append(
+            {"network": "parking lot", "law": law, **{f"x_{i + 1}": v for i, v in enumerate(x)}}
+        )
+    ctx.table("allocations", rows, columns=["network", "law"] + names)
+    _allocations_figure(ctx, pl.primal_run, pl.dual_run)
+
+
+def _allocations_figure(ctx: Context, primal_run: Solution, prices_run: Solution) -> None:
+    """Left: rates x_1, x_3 of ``primal_run``; right: link prices of the parking-lot dual run."""
+    xs3 = ["x_1", "x_2", "x_3"]
+    fig, ax = ctx.new_figure(1, 2, figsize=(11, 4))
+    for n in xs3[:1] + xs3[2:]:
+        ax[0].plot(primal_run.t, primal_run[n], label=f"primal {n}")
+    ax[0].axhline(2 / 3, color="0.5", ls="--", lw=0.8)
+    ax[0].axhline(1 / 3, color="0.5", ls="--", lw=0.8)
+    ax[0].set_title("double bottleneck (c = 1, w = 1)", fontsize="small")
+    ax[0].set_xlim(0, 30)
+    for i in range(4):
+        ax[1].plot(prices_run.t, prices_run[f"lam_{i + 1}"], label=f"lam_{i + 1}")
+    for v in PARKING_LOT_PRICES:
+        ax[1].axhline(v, color="0.5", ls="--", lw=0.8)
+    ax[1].set_title("parking lot, dual law: link prices", fontsize="small")
+    for a in ax:
+        a.set_xlabel("t")
+        a.legend(fontsize="small")
+    ctx.figure("allocations", fig)
