@@ -134,11 +134,11 @@ def allocations(ctx: Context) -> None:
             {"network": "parking lot", "law": law, **{f"x_{i + 1}": v for i, v in enumerate(x)}}
         )
     ctx.table("allocations", rows, columns=["network", "law"] + names)
-    _allocations_figure(ctx, pl.primal_run, pl.dual_run)
+    _allocations_figure(ctx, db.primal_run, pl.dual_run)
 
 
 def _allocations_figure(ctx: Context, primal_run: Solution, prices_run: Solution) -> None:
-    """Left: rates x_1, x_3 of ``primal_run``; right: link prices of the parking-lot dual run."""
+    """Left: x_1, x_3 of the double-bottleneck primal run; right: the parking-lot dual prices."""
     xs3 = ["x_1", "x_2", "x_3"]
     fig, ax = ctx.new_figure(1, 2, figsize=(11, 4))
     for n in xs3[:1] + xs3[2:]:
