@@ -1,0 +1,104 @@
+"""Dukkipati & McKeown, "Processor Sharing Flows in the Internet" (RCP), seed 004.
+
+Items registered here are run by ``fluidnet reproduce rcp``. Equation numbers are the paper's.
+
+The submodules, in the order their items run:
+
+=========================  ==========================================================
+``linearization``          equilibrium, the linearization eq (8), the loop gain eq (9)
+``bode``                   the Bode procedure (12)-(14) and the exact boundary; Fig 33
+``nyquist``                ``G1`` with the exact delay and Padé; Figs 34-36
+``processor_sharing``      eq (3), bounds, slow start, Little's law, max-min; Figs 3, 7-22
+``bode_plots``             the Bode plots of App. III; Figs 47, 48
+``phase_plane``            the phase-plane rule on the fluid model; Figs 40/44
+``phase_portraits``        trajectories and the limit cycle; Figs 41-43
+``operating_point``        (alpha, beta) = (0.1, 1.0): linear analysis against the fluid model
+``transients``             flow steps (Figs 37-39) and mixed RTPDs (Fig 19)
+``invariance``             the region does not change with C, d0 and N (Sec IV-F)
+``constants``              the paper's printed values, derived values, grids
+=========================  ==========================================================
+
+The helpers the tests and the notebook use are re-exported here.
+"""
+
+from __future__ import annotations
+
+from ...registry import paper
+
+PAPER = paper(
+    "rcp",
+    title="Dukkipati & McKeown, Processor Sharing Flows in the Internet (RCP)",
+    citation="N. Dukkipati, N. McKeown, 'Processor Sharing Flows in the Internet', Stanford "
+    "HPNG technical report (seed 004).",
+)
+
+# Each submodule registers its items with PAPER (imported from here, hence below it) when it is
+# imported; the order of these imports is the order in which the items run.
+# isort: off
+from . import linearization  # noqa: E402, F401
+from . import bode  # noqa: E402, F401
+from . import nyquist  # noqa: E402, F401
+from . import processor_sharing  # noqa: E402, F401
+from . import bode_plots  # noqa: E402, F401
+from . import phase_plane  # noqa: E402, F401
+from . import phase_portraits  # noqa: E402, F401
+from . import operating_point  # noqa: E402, F401
+from . import transients  # noqa: E402, F401
+from . import invariance  # noqa: E402, F401
+
+# isort: on
+from .bode import (  # noqa: E402
+    bode_alpha_range,
+    bode_beta_max,
+    bode_margin,
+    bode_stable,
+    exact_boundary,
+    omega_c,
+    omega_z,
+)
+from .constants import (  # noqa: E402
+    EXACT_ALPHA_RANGE,
+    EXACT_BETA_MAX,
+    FIG34,
+    FIG34_POLE,
+    GAMMA_INIT,
+    INVARIANCE,
+    NOTE_ONSET,
+    PAPER_ONSET,
+    QUEUE_INIT,
+    T_END_RTT,
+    T_END_RTT_REGION,
+)
+from .nyquist import g1_exact, g1_pade, negative_real_crossings, nyquist_alpha_range  # noqa: E402
+from .operating_point import rightmost_root_closed_form  # noqa: E402
+from .phase_plane import nonlinear_region, onset_alpha, phase_plane_ics  # noqa: E402
+
+__all__ = [
+    "PAPER",
+    "EXACT_ALPHA_RANGE",
+    "EXACT_BETA_MAX",
+    "FIG34",
+    "FIG34_POLE",
+    "GAMMA_INIT",
+    "INVARIANCE",
+    "NOTE_ONSET",
+    "PAPER_ONSET",
+    "QUEUE_INIT",
+    "T_END_RTT",
+    "T_END_RTT_REGION",
+    "bode_alpha_range",
+    "bode_beta_max",
+    "bode_margin",
+    "bode_stable",
+    "exact_boundary",
+    "g1_exact",
+    "g1_pade",
+    "negative_real_crossings",
+    "nonlinear_region",
+    "nyquist_alpha_range",
+    "omega_c",
+    "omega_z",
+    "onset_alpha",
+    "phase_plane_ics",
+    "rightmost_root_closed_form",
+]
