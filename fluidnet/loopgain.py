@@ -16,7 +16,7 @@ closed-loop root, including modes a cancellation would hide.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -25,7 +25,7 @@ import sympy
 
 from .ddeform import DDEForm, Lag, build_form
 from .delaytf import DelayTF
-from .errors import ModelError
+from .errors import AnalysisError, ModelError
 from .linearize import _matching_symbolic_equilibrium
 from .model import param_subs
 from .quasipoly import DELAY_RTOL, QuasiPolynomial
@@ -124,20 +124,51 @@ def _assemble(blocks, rep, delay_value, exp_of):
     return sympy.eye(n) * S_SYM - A, total("B"), total("C"), total("D")
 
 
-def _quasi(expr: sympy.Expr, zs: list[sympy.Symbol], taus: list[float]) -> QuasiPolynomial:
-    expr = sympy.expand(expr)
-    if expr == 0:
-        return QuasiPolynomial([])
-    poly = sympy.Poly(expr, S_SYM, *zs)
-    terms = {}
-    for monom, coeff in poly.terms():
-        a, *bs = monom
-        tau = float(sum(b * tj for b, tj in zip(bs, taus, strict=True)))
-        c = complex(coeff)
-        if abs(c.imag) > 1e-14 * max(1.0, abs(c.real)):
-            raise ModelError(f"complex coefficient {c} in a loop gain")
-        arr = terms.setdefault(tau, {})
-        arr[a] = arr.get(a, 0.0) + c.real
+#: Refuse to expand a loop gain whose quasi-polynomials could hold more delay monomials than
+#: this (the exact form grows like the product over states of the delays each one sees).
+MAX_MONOMIALS = 20_000
+
+
+def monomial_bound(M: sympy.Matrix, zs: Sequence[sympy.Symbol]) -> int:
+    """An upper bound on the monomials of ``det(s I - M(z))``: every term of the determinant
+    picks one entry per column, so the product over columns of (distinct ``z`` in the column,
+    plus one for the delay-free part, plus one for ``s`` on the diagonal)."""
+    bound = 1
+    zset = set(zs)
+    for j in range(M.shape[1]):
+        col = set().union(*(M[i, j].free_symbols for i in range(M.shape[0]))) & zset
+        bound *= len(col) + 2
+    return bound
+
+
+def characteristic_quasipolynomial(
+    M: sympy.Matrix, zs: Sequence[sympy.Symbol], taus: Sequence[float]
+) -> QuasiPolynomial:
+    """``det(s I - M(z))`` with ``z_k = exp(-s tau_k)``, exactly, as a quasi-polynomial.
+
+    ``M`` holds numbers and the symbols ``zs``; the characteristic polynomial is computed
+    division-free (Berkowitz) over the polynomial ring in ``zs``.
+    """
+    from sympy.polys.matrices import DomainMatrix
+
+    n = M.shape[0]
+    dM = DomainMatrix.from_Matrix(M)
+    dom = dM.domain
+    gens = list(getattr(dom, "symbols", ()))
+    index = [gens.index(z) if z in gens else None for z in zs]
+    terms: dict[float, dict[int, float]] = {}
+    for k, c in enumerate(dM.charpoly()):
+        power = n - k
+        items = c.terms() if gens else [((), c)]
+        for monom, coeff in items:
+            tau = sum(
+                float(monom[i]) * t for i, t in zip(index, taus, strict=True) if i is not None
+            )
+            value = complex(coeff)
+            if abs(value.imag) > 1e-14 * max(1.0, abs(value.real)):
+                raise ModelError(f"complex coefficient {value} in a characteristic function")
+            slot = terms.setdefault(tau, {})
+            slot[power] = slot.get(power, 0.0) + value.real
     pairs = []
     for tau, powers in terms.items():
         deg = max(powers)
@@ -230,12 +261,21 @@ def loop_gain(
             f"cutting at {cut!r} leaves an algebraic loop: its definition depends "
             "directly on its own uses"
         )
-    det = Delta.det(method="berkowitz")
-    adj = Delta.adjugate(method="berkowitz")
-    num = -(C * adj * B)[0, 0]
-    zs = list(zsyms.values())
-    tl = list(zsyms.keys())
-    return DelayTF(_quasi(num, zs, tl), _quasi(det, zs, tl))
+    # open loop x' = A x + B u, y = C x; closing u = y gives A + B C, and
+    # det(sI - A - BC) = det(sI - A) (1 + L)  =>  L = [det(sI - A - BC) - det(sI - A)] / det(sI - A)
+    A = sympy.eye(Delta.shape[0]) * S_SYM - Delta
+    zs, tl = list(zsyms.values()), list(zsyms.keys())
+    closed = (A + B * C).applyfunc(sympy.expand)
+    bound = max(monomial_bound(A, zs), monomial_bound(closed, zs))
+    if bound > MAX_MONOMIALS:
+        raise AnalysisError(
+            f"the exact loop gain of model {model.name!r} cut at {cut!r} could hold up to "
+            f"{bound} delay monomials ({A.shape[0]} states, {len(zs)} distinct delays), too many "
+            "to expand; analyse the characteristic function instead: lin = model.linearize(); "
+            "lin.roots(), lin.spectral_abscissa(), fn.critical_value(...)"
+        )
+    den = characteristic_quasipolynomial(A, zs, tl)
+    return DelayTF(characteristic_quasipolynomial(closed, zs, tl) - den, den)
 
 
 def loop_gain_expr(model, cut: str, **params: Any) -> sympy.Expr:

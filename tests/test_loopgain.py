@@ -88,3 +88,18 @@ def test_delayed_signal_with_state_dependent_delay():
 def test_unknown_cut():
     with pytest.raises(ModelError, match="cannot cut the loop at 'rate'"):
         fn.models.rcp().loop_gain("rate")
+
+
+def test_too_many_delay_monomials_is_a_clear_error_not_a_hang():
+    # 8 states coupled through 8 distinct delays each: the exact quasi-polynomials could hold
+    # up to 10^8 delay monomials
+    xs = fn.states(" ".join(f"x{i}" for i in range(8)))
+    rhs = {
+        xi: -xi(t) - sum(0.1 * xj(t - 0.1 * (1 + i + 8 * j)) for j, xj in enumerate(xs))
+        for i, xi in enumerate(xs)
+    }
+    m = fn.Model(rhs, {})
+    zero = {f"x{i}": 0.0 for i in range(8)}
+    with pytest.raises(fn.AnalysisError, match=r"up to \d+ delay monomials.*linearize"):
+        m.loop_gain("x0", equilibrium=zero)
+    assert m.linearize(equilibrium=zero).n == 8  # the characteristic function remains available
