@@ -14,7 +14,7 @@ Conventions (the standard ones of the fluid-model literature, used by every sour
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,10 +25,10 @@ from .lineardde import LinearDDE
 from .model import param_subs
 from .numeric import to_numpy
 
-__all__ = ["linearize", "jacobian_blocks", "frozen_delays"]
+__all__ = ["linearize", "jacobian_blocks", "equilibrium_substitution"]
 
 
-def jacobian_blocks(form, wrt_inputs: bool = False):
+def jacobian_blocks(form):
     """Symbolic Jacobians of the right-hand sides.
 
     Returns
@@ -44,28 +44,14 @@ def jacobian_blocks(form, wrt_inputs: bool = False):
     return J0, Jlag
 
 
-def _eq_substitution(form, eq: Mapping[str, Any], inputs_eq: Mapping[str, Any] | None = None):
-    """Replace every current state and lag symbol by its equilibrium value."""
-    vals = [sympy.sympify(eq[n]) for n in form.states]
-    vals += [sympy.sympify((inputs_eq or {})[n]) for n in form.inputs]
+def equilibrium_substitution(form, eq: Mapping[str, Any], inputs: Sequence[Any] = ()) -> dict:
+    """``{symbol: value}`` replacing every current state, input and lag symbol of ``form`` by its
+    equilibrium value (states from ``eq``, inputs from ``inputs`` in ``form.inputs`` order)."""
+    vals = [sympy.sympify(eq[n]) for n in form.states] + [sympy.sympify(v) for v in inputs]
     rep = dict(zip(tuple(form.x) + tuple(form.u), vals, strict=True))
     for lag in form.lags:
         rep[lag.symbol] = vals[lag.state]
     return rep
-
-
-def frozen_delays(form, rep: Mapping, label: str = "") -> list[sympy.Expr]:
-    """Each lag's delay evaluated at the equilibrium substitution ``rep``."""
-    out = []
-    for lag in form.lags:
-        d = lag.delay.xreplace(rep)
-        if d.has(form.t):
-            raise ModelError(
-                f"the delay of {form.lag_label(lag)} depends explicitly on t; "
-                "a time-varying model cannot be linearized"
-            )
-        out.append(d)
-    return out
 
 
 def _check_delay_value(form, lag, value: complex, where: str) -> float:
@@ -176,9 +162,8 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         Ak[:, lag.state] = cols[:, k]
         delayed.append((tau, Ak))
 
-    psubs = param_subs(values)
-
     def jacobians() -> dict:
+        psubs = param_subs(values)
         return _symbolic_jacobians(model, form, plan.J0_sym, plan.Jlag_sym, eq, psubs)
 
     return LinearDDE(
@@ -227,9 +212,9 @@ def _symbolic_jacobians(model, form, J0, Jlag, eq, psubs) -> dict:
     """
     sym_eq = _matching_symbolic_equilibrium(model, form, eq, psubs)
     if sym_eq is not None:
-        rep = _eq_substitution(form, sym_eq)
+        rep = equilibrium_substitution(form, sym_eq)
     else:
-        rep = {**_eq_substitution(form, eq), **psubs}
+        rep = {**equilibrium_substitution(form, eq), **psubs}
     n = len(form.states)
     out: dict = {sympy.S.Zero: sympy.simplify(J0.xreplace(rep))}
     for lag, col in zip(form.lags, Jlag, strict=True):

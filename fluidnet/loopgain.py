@@ -6,8 +6,11 @@ its signal expression) becomes the output ``y``. With ``H(s)`` the transfer func
 to ``y`` of the linearized open loop, the loop gain is ``L(s) = -H(s)``, so that closing the loop
 (``u = y``) gives the characteristic equation ``1 + L(s) = 0``.
 
-The result is exact: ``L = N/D`` where ``D(s) = det(s I - A0 - sum A_k e^{-s tau_k})`` is the
-characteristic function of the open loop and ``N(s) = -C(s) adj(Delta(s)) B(s)``. The fraction
+The result is exact: ``L = N/D`` where ``D(s) = det(s I - A(s))`` is the characteristic function of
+the open loop ``x' = A x + B u, y = C x`` (``A``, ``B``, ``C`` sums of matrices times
+``e^{-s tau_k}``) and ``N(s) = det(s I - A - B C) - D(s)`` (which equals ``-C adj(sI - A) B``):
+both are characteristic polynomials, computed division-free over the ring of the delay
+exponentials. The fraction
 is deliberately not reduced: then ``D + N`` is exactly the closed-loop characteristic function,
 and the Nyquist count ``Z = N + P`` with ``P`` the right-half-plane zeros of ``D`` counts every
 closed-loop root, including modes a cancellation would hide.
@@ -26,7 +29,7 @@ import sympy
 from .ddeform import DDEForm, Lag, build_form
 from .delaytf import DelayTF
 from .errors import AnalysisError, ModelError
-from .linearize import _matching_symbolic_equilibrium
+from .linearize import _matching_symbolic_equilibrium, equilibrium_substitution
 from .model import param_subs
 from .quasipoly import DELAY_RTOL, QuasiPolynomial
 from .symbols import s as S_SYM
@@ -99,16 +102,9 @@ def _open_loop_blocks(form: DDEForm, output: sympy.Expr):
     return blocks
 
 
-def _substitution(form: DDEForm, eq: Mapping[str, Any], u_eq: Any) -> dict:
-    vals = [sympy.sympify(eq[n]) for n in form.states] + [sympy.sympify(u_eq)]
-    rep = dict(zip(tuple(form.x) + tuple(form.u), vals, strict=True))
-    for lag in form.lags:
-        rep[lag.symbol] = vals[lag.state]
-    return rep
-
-
 def _assemble(blocks, rep, delay_value, exp_of):
-    """Matrices ``Delta(s)``, ``B(s)``, ``C(s)``, ``D(s)`` with ``exp_of(tau)`` for each delay."""
+    """Matrices ``A``, ``B``, ``C``, ``D`` of the open loop, with ``exp_of(tau)`` standing for
+    each ``exp(-s tau)``."""
 
     def total(name):
         acc = None
@@ -119,9 +115,7 @@ def _assemble(blocks, rep, delay_value, exp_of):
             acc = term if acc is None else acc + term
         return acc
 
-    A = total("A")
-    n = A.shape[0]
-    return sympy.eye(n) * S_SYM - A, total("B"), total("C"), total("D")
+    return total("A"), total("B"), total("C"), total("D")
 
 
 #: Refuse to expand a loop gain whose quasi-polynomials could hold more delay monomials than
@@ -184,7 +178,7 @@ def _prepare(model, cut, equilibrium, params):
     eq = dict(equilibrium) if equilibrium is not None else model.equilibrium(**params)
     form, output = cut_form(model, cut)
     psubs = param_subs(values)
-    rep_state = _substitution(form, eq, 0)  # the input value is computed next
+    rep_state = equilibrium_substitution(form, eq, [0])  # the input value is computed next
     u_eq = output.xreplace(rep_state).xreplace(psubs)
     try:
         u_eq = float(sympy.N(u_eq))
@@ -232,7 +226,7 @@ def loop_gain(
     True
     """
     values, eq, form, output, psubs, u_eq, blocks = _prepare(model, cut, equilibrium, params)
-    rep = {**_substitution(form, eq, u_eq), **psubs}
+    rep = {**equilibrium_substitution(form, eq, [u_eq]), **psubs}
 
     taus: list[float] = []
 
@@ -255,7 +249,7 @@ def loop_gain(
             zsyms[tau] = sympy.Symbol(f"z{len(zsyms)}")
         return zsyms[tau]
 
-    Delta, B, C, D = _assemble(blocks, rep, delay_value, exp_of)
+    A, B, C, D = _assemble(blocks, rep, delay_value, exp_of)
     if any(sympy.expand(e) != 0 for e in D):
         raise ModelError(
             f"cutting at {cut!r} leaves an algebraic loop: its definition depends "
@@ -263,7 +257,6 @@ def loop_gain(
         )
     # open loop x' = A x + B u, y = C x; closing u = y gives A + B C, and
     # det(sI - A - BC) = det(sI - A) (1 + L)  =>  L = [det(sI - A - BC) - det(sI - A)] / det(sI - A)
-    A = sympy.eye(Delta.shape[0]) * S_SYM - Delta
     zs, tl = list(zsyms.values()), list(zsyms.keys())
     closed = (A + B * C).applyfunc(sympy.expand)
     bound = max(monomial_bound(A, zs), monomial_bound(closed, zs))
@@ -287,16 +280,17 @@ def loop_gain_expr(model, cut: str, **params: Any) -> sympy.Expr:
     values, eq, form, output, psubs, u_eq, blocks = _prepare(model, cut, None, params)
     sym_eq = _matching_symbolic_equilibrium(model, model.form, eq, psubs)
     if sym_eq is None:
-        rep = {**_substitution(form, eq, u_eq), **psubs}
+        rep = {**equilibrium_substitution(form, eq, [u_eq]), **psubs}
     else:
-        rep0 = _substitution(form, sym_eq, 0)
+        rep0 = equilibrium_substitution(form, sym_eq, [0])
         u_sym = sympy.simplify(output.xreplace(rep0))
-        rep = _substitution(form, sym_eq, u_sym)
+        rep = equilibrium_substitution(form, sym_eq, [u_sym])
 
     def delay_value(dexpr):
         return sympy.simplify(dexpr.xreplace(rep))
 
-    Delta, B, C, D = _assemble(blocks, rep, delay_value, lambda tau: sympy.exp(-S_SYM * tau))
+    A, B, C, D = _assemble(blocks, rep, delay_value, lambda tau: sympy.exp(-S_SYM * tau))
+    Delta = sympy.eye(A.shape[0]) * S_SYM - A
     if any(sympy.simplify(e) != 0 for e in D):
         raise ModelError(f"cutting at {cut!r} leaves an algebraic loop")
     num = -(C * Delta.adjugate(method="berkowitz") * B)[0, 0]

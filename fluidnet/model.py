@@ -14,6 +14,7 @@ from functools import cached_property
 from numbers import Real
 from typing import Any
 
+import numpy as np
 import sympy
 from sympy.core.function import AppliedUndef, UndefinedFunction
 
@@ -267,13 +268,20 @@ class Model:
         """Parameter-only delays must be real and >= 0 at the given parameter values."""
         if values is None:
             values = {k: p.value for k, p in self._params.items() if p.value is not None}
+        lags, delays = self._parameter_delays()
+        if not lags:
+            return
+        if len(values) == len(self._params):  # the hot path: one compiled evaluation
+            taus = delays([values[k] for k in self._params])
+            if np.all(np.isfinite(taus)) and np.all(np.real(taus) >= 0) and not np.any(
+                np.imag(taus)
+            ):
+                return
         subs = param_subs(values)
-        for lag in self.form.lags:
-            if lag.kind != "parameter":
-                continue
+        for lag in lags:
             val = lag.delay.xreplace(subs)
             if not val.is_number:
-                continue
+                continue  # uses a parameter without a value yet
             v = complex(val)
             if abs(v.imag) > 0 or not math.isfinite(v.real) or v.real < 0:
                 label = self.form.lag_label(lag)
@@ -282,6 +290,17 @@ class Model:
                     f"delay {lag.delay} of {label} evaluates to {val} with {used}; "
                     "delays must be real and >= 0"
                 )
+
+    def _parameter_delays(self):
+        """The lags whose delay depends on parameters only, and a compiled evaluator of them."""
+        cached = self.__dict__.get("_parameter_delay_cache")
+        if cached is None:
+            from .numeric import to_numpy
+
+            lags = [lag for lag in self.form.lags if lag.kind == "parameter"]
+            fn = to_numpy((self.form.p,), [lag.delay for lag in lags]) if lags else None
+            cached = self.__dict__["_parameter_delay_cache"] = (lags, fn)
+        return cached
 
     # ------------------------------------------------------------------ read-only views
     @property
