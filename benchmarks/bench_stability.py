@@ -133,7 +133,7 @@ def boundary(method: str) -> dict:
 
 
 def sbrm_critical_delays() -> dict:
-    from fluidnet.models.sbrm import sbrm_printed_linear
+    from fluidnet.models.single_bit import sbrm_printed_linear
 
     model = sbrm_printed_linear()
     model.linearize()  # compile once before timing

@@ -3,33 +3,46 @@
 Write a law once as symbolic delay-differential equations; solve its equilibrium, linearize it
 into a multi-delay linear DDE and loop transfer functions with exact delays, analyse stability,
 integrate it as a nonlinear DDE, and regenerate the source papers' figures and tables.
+
+The package is organised by stage, each building only on the ones before it:
+:mod:`fluidnet.linear` (linear delay systems, roots, transfer functions),
+:mod:`fluidnet.symbolic` (models, equilibria, linearization, loop gains), :mod:`fluidnet.dde`
+(the nonlinear integrator), :mod:`fluidnet.stability` (frequency domain, charts, boundaries,
+critical values, phase plane), then :mod:`fluidnet.models` and :mod:`fluidnet.papers`.
 """
 
 from __future__ import annotations
 
-import sympy
+import importlib
 
-from . import flowlevel, models
-from .delaytf import DelayTF, as_delay_tf
-from .errors import AnalysisError, FluidnetError, IntegrationError, ModelError, ParameterError
-from .lineardde import LinearDDE
-from .model import Model, Param
-from .quasipoly import QuasiPolynomial
-from .registry import reproduce
-from .symbols import params, s, signals, states, t
+import sympy  # noqa: F401  (``fn.sympy``: a convenience for notebooks, not part of __all__)
+
+from . import models
+from .errors import (
+    AnalysisError,
+    FluidnetError,
+    IntegrationError,
+    ModelError,
+    OptionError,
+    ParameterError,
+)
+from .linear import DelayTF, LinearDDE, QuasiPolynomial, as_delay_tf
+from .models import flow_level as flowlevel
+from .papers.registry import reproduce
+from .symbolic import Model, Param, params, s, signals, states, t
 
 __version__ = "0.1.0"
 
-# Public names implemented in subpackages, imported on first use (keeps `import fluidnet` fast
-# and avoids compiling anything at import time).
+# Public names implemented in later stages, imported on first use (keeps `import fluidnet` fast
+# and compiles nothing at import time).
 _LAZY = {
-    # nonlinear DDE engine (fluidnet.dde)
+    # nonlinear DDE engine
     "simulate": "fluidnet.dde",
     "simulate_ensemble": "fluidnet.dde",
     "Solution": "fluidnet.dde",
     "oscillation": "fluidnet.dde",
     "Oscillation": "fluidnet.dde",
-    # stability analysis (fluidnet.stability)
+    # stability analysis
     "bode": "fluidnet.stability",
     "nyquist": "fluidnet.stability",
     "margins": "fluidnet.stability",
@@ -43,8 +56,6 @@ _LAZY = {
 
 def __getattr__(name: str):
     if name in _LAZY:
-        import importlib
-
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value
         return value
@@ -63,6 +74,7 @@ __all__ = [
     "LinearDDE",
     "Model",
     "ModelError",
+    "OptionError",
     "Param",
     "ParameterError",
     "QuasiPolynomial",
@@ -74,6 +86,6 @@ __all__ = [
     "s",
     "signals",
     "states",
-    "sympy",
     "t",
+    *_LAZY,
 ]

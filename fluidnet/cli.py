@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         import matplotlib
 
         matplotlib.use("Agg")
-        from .registry import papers, reproduce
+        from .papers.registry import papers, reproduce
 
         if args.list:
             for key, pap in papers().items():

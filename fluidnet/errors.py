@@ -1,11 +1,32 @@
 """Exceptions raised by fluidnet.
 
-Every exception message names the parameter, state, time or value at fault.
+Every error a user can cause is a :class:`FluidnetError`; its message names the parameter,
+state, time, option or value at fault. Each class also derives from the built-in exception a
+caller would otherwise expect (``ValueError`` or ``RuntimeError``), so ``except ValueError``
+keeps working.
+
+==================  =======================================================================
+``ModelError``      an ill-formed model or system: unknown state, bad delay, free symbol,
+                    a matrix of the wrong shape, a non-causal transfer function
+``ParameterError``  a parameter value: unknown, missing, not finite, outside its bounds
+``OptionError``     an option of an analysis or of the integrator: ``rtol``, ``method``,
+                    ``k``, ``executor``, ``on_error``, grid sizes, ...
+``AnalysisError``   an analysis without an answer: no equilibrium, no crossing, no
+                    certificate
+``IntegrationError`` the nonlinear integrator failed (the message names time and cause)
+==================  =======================================================================
 """
 
 from __future__ import annotations
 
-__all__ = ["FluidnetError", "ModelError", "ParameterError", "IntegrationError", "AnalysisError"]
+__all__ = [
+    "FluidnetError",
+    "ModelError",
+    "ParameterError",
+    "OptionError",
+    "IntegrationError",
+    "AnalysisError",
+]
 
 
 class FluidnetError(Exception):
@@ -18,6 +39,10 @@ class ModelError(FluidnetError, ValueError):
 
 class ParameterError(FluidnetError, ValueError):
     """A parameter is unknown, missing, not finite or outside its bounds."""
+
+
+class OptionError(FluidnetError, ValueError):
+    """An option of an analysis or of the integrator is invalid (the message names it)."""
 
 
 class AnalysisError(FluidnetError, ValueError):

@@ -27,9 +27,6 @@ Examples
 from __future__ import annotations
 
 import concurrent.futures as cf
-import contextlib
-import ctypes
-import functools
 import itertools
 import math
 import os
@@ -40,6 +37,8 @@ from typing import Any
 import numpy as np
 
 from .errors import ParameterError
+from .progress import progress_bar
+from .threads import one_blas_thread, single_threaded_blas
 
 __all__ = [
     "SerialExecutor",
@@ -51,81 +50,6 @@ __all__ = [
     "sweep",
     "single_threaded_blas",
 ]
-
-#: With ``progress=None`` a bar is shown for this many items or more.
-AUTO_PROGRESS_MIN = 200
-
-
-# ---------------------------------------------------------------------- BLAS threads
-_SETTERS = (
-    ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-    ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
-    ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-    ("openblas_get_num_threads", "openblas_set_num_threads"),
-)
-
-
-@functools.lru_cache(maxsize=1)
-def _openblas_controls() -> tuple[tuple[Any, Any], ...]:
-    """(get, set) thread-count functions of every OpenBLAS loaded in this process (Linux)."""
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = {line.split()[-1] for line in fh if "openblas" in line and ".so" in line}
-    except OSError:
-        return ()
-    out = []
-    for path in sorted(paths):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for get_name, set_name in _SETTERS:
-            if hasattr(lib, get_name) and hasattr(lib, set_name):
-                get, put = getattr(lib, get_name), getattr(lib, set_name)
-                get.restype = ctypes.c_int
-                put.argtypes = [ctypes.c_int]
-                out.append((get, put))
-                break
-    return tuple(out)
-
-
-@contextlib.contextmanager
-def single_threaded_blas():
-    """Run the block with single-threaded OpenBLAS (restored afterwards).
-
-    The dense problems of the stability analysis are small (tens to a few hundred rows):
-    threading them gains nothing, and on a busy machine (or with one process per core) a
-    multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl`` when installed,
-    else the OpenBLAS libraries loaded in the process; a no-op when neither is available.
-    """
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        controls = _openblas_controls()
-        before = [get() for get, _ in controls]
-        for _, put in controls:
-            put(1)
-        try:
-            yield
-        finally:
-            for (_, put), n in zip(controls, before, strict=True):
-                put(n)
-    else:
-        with threadpool_limits(limits=1, user_api="blas"):
-            yield
-
-
-def _one_blas_thread() -> None:
-    """Process-pool initializer: one BLAS thread per worker process."""
-    for _, put in _openblas_controls():
-        put(1)
-
-
-def _progress_bar(total: int, progress: bool | None, desc: str | None):
-    from tqdm.auto import tqdm
-
-    show = total >= AUTO_PROGRESS_MIN if progress is None else bool(progress)
-    return tqdm(total=total, desc=desc, disable=not show, leave=False)
 
 
 def _run_chunk(fn: Callable[[Any], Any], chunk: Sequence[Any]) -> list[Any]:
@@ -162,7 +86,7 @@ class SerialExecutor:
     ) -> list[Any]:
         items = list(items)
         out = []
-        with _progress_bar(len(items), progress, desc) as bar:
+        with progress_bar(len(items), progress, desc) as bar:
             for item in items:
                 out.append(fn(item))
                 bar.update(1)
@@ -209,7 +133,7 @@ class FuturesExecutor:
             _check_picklable(fn, "processes")
         chunks = _chunks(items, self._size(len(items)))
         results: list[list[Any] | None] = [None] * len(chunks)
-        with _progress_bar(len(items), progress, desc) as bar:
+        with progress_bar(len(items), progress, desc) as bar:
             futures = {self.pool.submit(_run_chunk, fn, c): i for i, c in enumerate(chunks)}
             try:
                 for fut in cf.as_completed(futures):
@@ -260,7 +184,7 @@ class ProcessExecutor:
             return []
         workers = min(self.max_workers, len(items))
         with cf.ProcessPoolExecutor(
-            max_workers=workers, mp_context=self.mp_context, initializer=_one_blas_thread
+            max_workers=workers, mp_context=self.mp_context, initializer=one_blas_thread
         ) as pool:
             runner = FuturesExecutor(pool, self.chunksize, workers)
             return runner.map(fn, items, progress=progress, desc=desc)
@@ -319,7 +243,7 @@ class DaskExecutor:
         futures = [self.client.submit(_run_chunk, fn, c, pure=False) for c in chunks]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[list[Any] | None] = [None] * len(chunks)
-        with _progress_bar(len(items), progress, desc) as bar:
+        with progress_bar(len(items), progress, desc) as bar:
             for fut in as_completed(futures):
                 i = index[fut.key]
                 results[i] = fut.result()

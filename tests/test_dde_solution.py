@@ -46,7 +46,7 @@ def test_plot_draws_one_axes_per_state():
     axes = sol.plot()
     assert len(axes) == 2 and axes[1].get_ylabel() == "y"
     assert len(axes[0].lines[0].get_xdata()) >= 2000
-    axes = sol.plot(["x"])
+    axes = sol.plot(states=["x"])
     assert len(axes) == 1
 
 

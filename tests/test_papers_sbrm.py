@@ -21,12 +21,12 @@ def test_printed_table_shape():
     rows = paper.TABLE_6_6_2_PRINTED
     assert len(rows) == 40
     assert {(r[0], r[1]) for r in rows} == {(n, c) for n in paper.N_VALUES for c in paper.C_VALUES}
-    assert sum(paper._is_number(r[3]) for r in rows) == 36  # finite SBRM entries
-    assert sum(paper._is_number(r[2]) for r in rows) == 30  # finite RED entries
+    assert sum(paper.is_number(r[3]) for r in rows) == 36  # finite SBRM entries
+    assert sum(paper.is_number(r[2]) for r in rows) == 30  # finite RED entries
     # a printed frequency exactly where a delay is printed
     for r in rows:
-        assert paper._is_number(r[2]) == paper._is_number(r[4])
-        assert paper._is_number(r[3]) == paper._is_number(r[5])
+        assert paper.is_number(r[2]) == paper.is_number(r[4])
+        assert paper.is_number(r[3]) == paper.is_number(r[5])
 
 
 def test_grid_rule_on_integrator_with_delay():

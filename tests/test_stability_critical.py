@@ -54,7 +54,7 @@ def test_rcp_critical_alphas_at_beta_03():
 
 
 def test_sbrm_printed_loop_critical_delay_is_in_the_papers_grid_cell():
-    from fluidnet.models.sbrm import sbrm_printed_linear
+    from fluidnet.models.single_bit import sbrm_printed_linear
 
     # seed 002 Table 6.6.2, N = 30, c = 10 pkts/ms: d_crit = 86 ms, f_crit = 1.78 Hz on the
     # paper's 4 ms grid (the grid delay whose Nyquist curve comes closest to -1)

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import sympy
 
-from ..compile import compile_model
 from ..errors import FluidnetError, IntegrationError, ParameterError
+from ..progress import progress_bar
+from .codegen import compile_model
 from .history import build_history, normalize_history
 from .simulation import (
     check_t_eval,
@@ -96,7 +97,8 @@ def simulate_ensemble(
     workers : int, optional
         Threads (default: the number of CPU cores).
     progress : bool, optional
-        Show a tqdm progress bar; by default it appears when the run takes more than a second.
+        Show a tqdm progress bar; by default it appears when the run takes more than a second
+        and the output is a terminal or a notebook.
     on_error : {"raise", "nan"}
         ``"raise"``: the first failing member raises :class:`~fluidnet.IntegrationError`
         naming it. ``"nan"``: its values are NaN, its message is in the variable ``error``,
@@ -123,7 +125,6 @@ def simulate_ensemble(
     8
     """
     import xarray as xr
-    from tqdm.auto import tqdm
 
     if on_error not in ("raise", "nan"):
         raise ParameterError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
@@ -194,13 +195,13 @@ def simulate_ensemble(
         raise ParameterError(f"workers must be at least 1, got {workers}")
     chunk = max(1, min(64, n_members // (8 * workers) or 1))
     chunks = [range(i, min(i + chunk, n_members)) for i in range(0, n_members, chunk)]
-    bar = tqdm(
-        total=n_members,
-        desc=f"{model.name} ensemble",
+    bar = progress_bar(
+        n_members,
+        progress,
+        f"{model.name} ensemble",
+        min_items=0,
         unit="run",
-        disable=(progress is False),
         delay=0.0 if progress else 1.0,
-        leave=False,
     )
     try:
         if workers == 1 or len(chunks) == 1:

@@ -28,7 +28,7 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, IntegrationError, ModelError
-from ..model import _name_of
+from ..symbolic.symbols import name_of
 from ._tableaux import NCOEF
 
 if TYPE_CHECKING:  # scipy.interpolate is imported when a history needs it (slow import)
@@ -62,7 +62,7 @@ class HistoryData:
 
 
 def _state_key(key: Any, names: tuple[str, ...]) -> str:
-    name = _name_of(key, "state")
+    name = name_of(key, "state")
     if name not in names:
         raise ModelError(
             f"history given for {name!r}, which is not a state (states: {', '.join(names)})"

@@ -30,7 +30,7 @@ _CONVERGING = ("converged", "decaying", "settling")
 _SUSTAINED = ("sustained", "growing")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Oscillation:
     """Classification of the tail of one trajectory.
 
@@ -210,7 +210,16 @@ def oscillation(
     empty = np.zeros(0)
     if span <= atol:
         return Oscillation(
-            state, "converged", span, nan, nan, float(np.mean(y)), nan, 0, empty, window
+            state=state,
+            status="converged",
+            amplitude=span,
+            period=nan,
+            frequency=nan,
+            mean=float(np.mean(y)),
+            decay_ratio=nan,
+            n_cycles=0,
+            peak_times=empty,
+            window=window,
         )
     from scipy.signal import find_peaks  # slow import, only when classifying
 
@@ -234,28 +243,28 @@ def oscillation(
         if n_cycles == 1:
             period = peaks[1][0] - peaks[0][0]
             return Oscillation(
-                state,
-                status,
-                amps[0],
-                period,
-                1.0 / period,
-                float(np.mean(y)),
-                nan,
-                1,
-                np.array([p[0] for p in peaks]),
-                window,
+                state=state,
+                status=status,
+                amplitude=amps[0],
+                period=period,
+                frequency=1.0 / period,
+                mean=float(np.mean(y)),
+                decay_ratio=nan,
+                n_cycles=1,
+                peak_times=np.array([p[0] for p in peaks]),
+                window=window,
             )
         return Oscillation(
-            state,
-            status,
-            span,
-            nan,
-            nan,
-            float(np.mean(y)),
-            nan,
-            0,
-            np.array([p[0] for p in peaks]),
-            window,
+            state=state,
+            status=status,
+            amplitude=span,
+            period=nan,
+            frequency=nan,
+            mean=float(np.mean(y)),
+            decay_ratio=nan,
+            n_cycles=0,
+            peak_times=np.array([p[0] for p in peaks]),
+            window=window,
         )
     last = np.array(amps[-8:])
     k = np.arange(last.size)
@@ -278,5 +287,14 @@ def oscillation(
     ys = np.concatenate([[np.interp(first, t, y)], y[sel], [np.interp(final, t, y)]])
     mean = float(np.trapezoid(ys, ts) / (final - first)) if final > first else float(np.mean(y))
     return Oscillation(
-        state, status, float(amps[-1]), period, 1.0 / period, mean, ratio, n_cycles, tp, window
+        state=state,
+        status=status,
+        amplitude=float(amps[-1]),
+        period=period,
+        frequency=1.0 / period,
+        mean=mean,
+        decay_ratio=ratio,
+        n_cycles=n_cycles,
+        peak_times=tp,
+        window=window,
     )

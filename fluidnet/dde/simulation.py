@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..compile import CompiledModel, compile_model
 from ..errors import IntegrationError, ParameterError
 from . import _codes as F
 from ._kernel import integrate
 from ._tableaux import BS3, DP5, METHODS
+from .codegen import CompiledModel, compile_model
 from .history import HistoryData, build_history, normalize_history
 from .solution import Solution, counters_from
 

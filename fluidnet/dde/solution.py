@@ -12,7 +12,7 @@ from ..errors import ModelError, ParameterError
 __all__ = ["Solution", "Counters"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Counters:
     """Work done by the integrator.
 
@@ -212,14 +212,14 @@ class Solution:
         )
         return xr.Dataset(data, coords={"time": self.t}, attrs=attrs)
 
-    def plot(self, states: Sequence[str] | None = None, *, ax=None, n_points: int = 2000, **kwargs):
+    def plot(self, ax=None, *, states: Sequence[str] | None = None, n_points: int = 2000, **kwargs):
         """Plot states against time from the dense output (one axes per state).
 
         Parameters
         ----------
+        ax : matplotlib Axes or array of Axes, optional
         states : sequence of str, optional
             Default: all states.
-        ax : matplotlib Axes or array of Axes, optional
         n_points : int
             Evaluation points of the dense output.
         **kwargs

@@ -19,7 +19,7 @@ from __future__ import annotations
 # Functions are imported eagerly: a lazy export would be shadowed by the submodule of the same
 # name (``fluidnet.models.sbrm``) as soon as that submodule is imported.
 from .kelly import kelly_dual, kelly_primal
-from .rcp import (
+from .rate_control import (
     flow_schedule,
     rcp,
     rcp_dimensionless,
@@ -27,8 +27,8 @@ from .rcp import (
     rcp_heterogeneous,
     rcp_linearized,
 )
-from .reno_red import reno_red
-from .sbrm import sbrm, sbrm_network
+from .reno import reno_red
+from .single_bit import sbrm, sbrm_network
 
 __all__ = [
     "flow_schedule",

@@ -27,9 +27,9 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, ParameterError
-from ..model import Model, Param
-from ..symbols import t
-from .sbrm import _as_routing, _per
+from ..symbolic.model import Model, Param
+from ..symbolic.symbols import t
+from .network import per_element, routing_matrix
 
 __all__ = ["kelly_primal", "kelly_dual", "proportional_fair"]
 
@@ -92,10 +92,10 @@ def kelly_primal(
     >>> round(eq["x_1"] / (eq["x_1"] + eq["x_3"]), 6)          # the (3.2.21) share 2/3
     0.666667
     """
-    A = _as_routing(A)
+    A = routing_matrix(A)
     L, S = A.shape
-    wv, kv = _per("w", w, S, "source"), _per("kappa", kappa, S, "source")
-    cv = _per("c", c, L, "link")
+    wv, kv = per_element("w", w, S, "source"), per_element("kappa", kappa, S, "source")
+    cv = per_element("c", c, L, "link")
     x, y, lam, p = _funcs("x", S), _funcs("y", L), _funcs("lam", L), _funcs("p", S)
     ws, ks, cs = _syms("w", S), _syms("kappa", S), _syms("c", L)
     pdefs: dict[Any, Param] = {}
@@ -115,7 +115,7 @@ def kelly_primal(
 
     Ts: list = [0] * S
     if T is not None:
-        Tv = _per("T", T, S, "source")
+        Tv = per_element("T", T, S, "source")
         Ts = _syms("T", S)
         for n in range(S):
             pdefs[Ts[n]] = Param(Tv[n], unit="s", doc="feedback delay", bounds=(0, None))
@@ -163,11 +163,11 @@ def kelly_dual(
     -------
     Model
     """
-    A = _as_routing(A)
+    A = routing_matrix(A)
     L, S = A.shape
-    wv = _per("w", w, S, "source")
-    cv, gv = _per("c", c, L, "link"), _per("gamma", gamma, L, "link")
-    xm = _per("x_max", 10 * max(cv) if x_max is None else x_max, S, "source")
+    wv = per_element("w", w, S, "source")
+    cv, gv = per_element("c", c, L, "link"), per_element("gamma", gamma, L, "link")
+    xm = per_element("x_max", 10 * max(cv) if x_max is None else x_max, S, "source")
     lam, p, x, y = _funcs("lam", L), _funcs("p", S), _funcs("x", S), _funcs("y", L)
     ws, cs, gs = _syms("w", S), _syms("c", L), _syms("gamma", L)
     xs = _syms("x_max", S)
@@ -203,10 +203,10 @@ def proportional_fair(A, w, c, *, tol: float = 1e-12, max_iter: int = 10_000) ->
     """
     from scipy import optimize
 
-    A = _as_routing(A)
+    A = routing_matrix(A)
     L, S = A.shape
-    wv = np.asarray(_per("w", w, S, "source"))
-    cv = np.asarray(_per("c", c, L, "link"))
+    wv = np.asarray(per_element("w", w, S, "source"))
+    cv = np.asarray(per_element("c", c, L, "link"))
     if np.any(wv <= 0) or np.any(cv <= 0):
         raise ParameterError("w and c must be > 0")
 

@@ -7,10 +7,12 @@
 * the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
 """
 
+from .bode import BodeResponse, bode
 from .boundary import BoundaryCurve, StabilityBoundary, stability_boundary
 from .chart import StabilityAccessor, stability_chart
 from .critical import CriticalValue, critical_value
-from .frequency import BodeResponse, Margins, NyquistResponse, bode, margins, nyquist
+from .margins import Margins, margins
+from .nyquist import NyquistResponse, nyquist
 from .phaseplane import PhasePortrait, nonlinear_chart, phase_portrait
 
 __all__ = [

@@ -35,15 +35,15 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..errors import AnalysisError, FluidnetError
-from ..lineardde import LinearDDE
+from ..linear.lineardde import LinearDDE
+from ..linear.roots import characteristic_roots
 from ..sweep import resolve_executor
-from .roots import characteristic_roots
 from .system import SystemFactory
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BoundaryCurve:
     """One D-subdivision curve inside the box.
 
@@ -70,7 +70,7 @@ class BoundaryCurve:
         return int(self.x.size)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class StabilityBoundary:
     """The result of :func:`stability_boundary`.
 
@@ -98,7 +98,15 @@ class StabilityBoundary:
             mask = c.on_boundary
             edges = np.flatnonzero(np.diff(np.concatenate([[0], mask.astype(int), [0]])))
             for a, b in zip(edges[::2], edges[1::2], strict=True):
-                out.append(BoundaryCurve(c.x[a:b], c.y[a:b], c.omega[a:b], mask[a:b], c.kind))
+                out.append(
+                    BoundaryCurve(
+                        x=c.x[a:b],
+                        y=c.y[a:b],
+                        omega=c.omega[a:b],
+                        on_boundary=mask[a:b],
+                        kind=c.kind,
+                    )
+                )
         return out
 
     def _joined(self, attr: str) -> np.ndarray:
@@ -706,10 +714,18 @@ def stability_boundary(
     marker = _OnBoundary(factory, x, y)
     flags = _mark(marker, raw, executor, progress)
     curves = [
-        BoundaryCurve(np.asarray(cx, float), np.asarray(cy, float), np.asarray(cw, float), f, kind)
+        BoundaryCurve(
+            x=np.asarray(cx, float),
+            y=np.asarray(cy, float),
+            omega=np.asarray(cw, float),
+            on_boundary=f,
+            kind=kind,
+        )
         for (cx, cy, cw, kind), f in zip(raw, flags, strict=True)
     ]
-    return StabilityBoundary(x, y, xr, yr, curves, used, dict(fixed))
+    return StabilityBoundary(
+        x_name=x, y_name=y, x_range=xr, y_range=yr, curves=curves, method=used, fixed=dict(fixed)
+    )
 
 
 def _as_range(r: Any, name: str) -> tuple[float, float]:

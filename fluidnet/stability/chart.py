@@ -14,8 +14,8 @@ import numpy as np
 import xarray as xr
 
 from ..errors import AnalysisError, FluidnetError
+from ..linear.roots import characteristic_roots
 from ..sweep import grid_points, resolve_executor
-from .roots import characteristic_roots
 from .system import SystemFactory
 
 __all__ = ["stability_chart", "StabilityAccessor"]

@@ -10,13 +10,13 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..errors import AnalysisError, ParameterError
-from .roots import characteristic_roots
+from ..linear.roots import characteristic_roots
 from .system import SystemFactory
 
 __all__ = ["CriticalValue", "critical_value"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CriticalValue:
     """A parameter value where the spectral abscissa changes sign.
 
@@ -185,4 +185,11 @@ def critical_value(
         )
     root = top(value)
     direction = "destabilizing" if fa < 0 else "stabilizing"
-    return CriticalValue(name, float(value), abs(root.imag), direction, bracket, complex(root))
+    return CriticalValue(
+        name=name,
+        value=float(value),
+        omega=abs(root.imag),
+        direction=direction,
+        bracket=bracket,
+        root=complex(root),
+    )

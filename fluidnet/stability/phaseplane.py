@@ -56,7 +56,7 @@ def _initial_value(spec, t0: float) -> float:
     return float(spec)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PhasePortrait:
     """Trajectories of a model projected onto two states.
 
@@ -201,15 +201,15 @@ def phase_portrait(
         [[_initial_value(ic.get(x, eq[x]), t0), _initial_value(ic.get(y, eq[y]), t0)] for ic in ics]
     )
     return PhasePortrait(
-        x,
-        y,
-        ds["time"].values,
-        ds[x].values,
-        ds[y].values,
-        starts,
-        {k: float(v) for k, v in eq.items()},
-        model.resolve_params(params),
-        ds,
+        x_name=x,
+        y_name=y,
+        t=ds["time"].values,
+        x=ds[x].values,
+        y=ds[y].values,
+        starts=starts,
+        equilibrium={k: float(v) for k, v in eq.items()},
+        params=model.resolve_params(params),
+        data=ds,
     )
 
 

@@ -18,11 +18,11 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..delaytf import DelayTF
 from ..errors import AnalysisError, ParameterError
-from ..lineardde import LinearDDE
-from ..model import Model
-from ..quasipoly import QuasiPolynomial
+from ..linear.delaytf import DelayTF
+from ..linear.lineardde import LinearDDE
+from ..linear.quasipoly import QuasiPolynomial
+from ..symbolic.model import Model
 
 __all__ = ["SystemFactory", "as_linear"]
 

@@ -23,7 +23,7 @@ The helpers the tests and the notebook use are re-exported here.
 
 from __future__ import annotations
 
-from ...registry import paper
+from ..registry import paper
 
 PAPER = paper(
     "rcp",

@@ -13,8 +13,8 @@ from scipy import optimize
 
 import fluidnet as fn
 
-from ...models.rcp import rcp
-from ...registry import Context
+from ...models.rate_control import rcp
+from ..registry import Context
 from . import PAPER
 from .constants import EXACT_ALPHA_RANGE, EXACT_BETA_MAX, LINEAR_VERDICTS
 

@@ -11,9 +11,9 @@ from scipy import optimize
 
 import fluidnet as fn
 
-from ...delaytf import DelayTF
-from ...models.rcp import rcp
-from ...registry import Context
+from ...linear.delaytf import DelayTF
+from ...models.rate_control import rcp
+from ..registry import Context
 from . import PAPER
 from .bode import omega_c, omega_m, omega_z
 from .nyquist import negative_real_crossings
@@ -130,7 +130,7 @@ def bode_plots(ctx: Context) -> None:
         ph = np.asarray(resp.phase)  # unwrapped from -pi, the double integrator's branch
         _check_crossovers(ctx, ref, al, be, L, w, ph, d0)
         mag_ax, ph_ax = axes[0, col], axes[1, col]
-        resp.plot(axes=(mag_ax, ph_ax), db=False)
+        resp.plot((mag_ax, ph_ax), db=False)
         mag_ax.set_title(
             f"{ref}: (alpha, beta) = ({al}, {be}), d0 = {d0} s\n{mag_ax.get_title()}",
             fontsize=9,

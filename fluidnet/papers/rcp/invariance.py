@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...models.rcp import PACKET_BITS, rcp
-from ...registry import Context
+from ...models.rate_control import PACKET_BITS, rcp
+from ..registry import Context
 from . import PAPER
 from .constants import INVARIANCE, T_END_RTT, parameter_grid
 from .phase_plane import nonlinear_region

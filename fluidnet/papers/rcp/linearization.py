@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from ...loopgain import loop_gain_expr
-from ...model import Model
-from ...models.rcp import rcp
-from ...registry import Context
-from ...symbols import s as S
+from ...models.rate_control import rcp
+from ...symbolic.loopgain import loop_gain_expr
+from ...symbolic.model import Model
+from ...symbolic.symbols import s as S
+from ..registry import Context
 from . import PAPER
 
 

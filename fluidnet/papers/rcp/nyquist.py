@@ -12,10 +12,10 @@ from scipy import optimize
 
 import fluidnet as fn
 
-from ...delaytf import DelayTF
 from ...errors import AnalysisError
-from ...registry import Context
-from ...symbols import s as S
+from ...linear.delaytf import DelayTF
+from ...symbolic.symbols import s as S
+from ..registry import Context
 from . import PAPER
 from .bode import bode_alpha_range, exact_boundary
 from .constants import FIG34, FIG34_POLE

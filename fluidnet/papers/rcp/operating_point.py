@@ -11,8 +11,8 @@ from scipy import optimize
 
 import fluidnet as fn
 
-from ...models.rcp import rcp, rcp_linearized
-from ...registry import Context
+from ...models.rate_control import rcp, rcp_linearized
+from ..registry import Context
 from . import PAPER
 from .bode import bode_stable
 from .constants import T_END_RTT

@@ -12,9 +12,9 @@ import xarray as xr
 
 import fluidnet as fn
 
-from ...model import Model
-from ...models.rcp import rcp
-from ...registry import Context
+from ...models.rate_control import rcp
+from ...symbolic.model import Model
+from ..registry import Context
 from . import PAPER
 from .bode import bode_stable, exact_boundary
 from .constants import (

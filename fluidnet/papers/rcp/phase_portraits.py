@@ -10,9 +10,9 @@ import numpy as np
 
 import fluidnet as fn
 
-from ...model import Model
-from ...models.rcp import rcp
-from ...registry import Context
+from ...models.rate_control import rcp
+from ...symbolic.model import Model
+from ..registry import Context
 from . import PAPER
 from .phase_plane import converged, phase_plane_ics
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import flowlevel as fl
-from ...models.rcp import PACKET_BITS
-from ...registry import Context
+from ...models.rate_control import PACKET_BITS
+from ..registry import Context
 from . import PAPER
 
 #: The size-split PS workload of Figs 20-22: Pareto mean 25 pkts, shape 1.2, load 0.9.

@@ -12,8 +12,8 @@ from scipy import integrate
 
 import fluidnet as fn
 
-from ...models.rcp import PACKET_BITS, rcp_flow_schedule, rcp_heterogeneous
-from ...registry import Context
+from ...models.rate_control import PACKET_BITS, rcp_flow_schedule, rcp_heterogeneous
+from ..registry import Context
 from . import PAPER
 from .constants import PAPER_ONSET, parameter_grid
 from .phase_plane import onset_alpha

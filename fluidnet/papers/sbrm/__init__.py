@@ -24,7 +24,7 @@ friendliness, admission, validation
 
 from __future__ import annotations
 
-from ...registry import paper
+from ..registry import paper
 
 PAPER = paper(
     "sbrm",
@@ -37,12 +37,12 @@ PAPER = paper(
 # The item modules register their items on import, in this order: the order in which
 # ``fluidnet reproduce sbrm`` runs them and lists their targets. Keep it.
 # isort: off
-from . import steadystate as steadystate  # noqa: E402
-from . import loopgains as loopgains  # noqa: E402
-from . import criticaltable as criticaltable  # noqa: E402
+from . import steady_state as steady_state  # noqa: E402
+from . import loop_gains as loop_gains  # noqa: E402
+from . import critical_table as critical_table  # noqa: E402
 from . import regions as regions  # noqa: E402
-from . import nyquistbode as nyquistbode  # noqa: E402
-from . import gainmargins as gainmargins  # noqa: E402
+from . import nyquist_bode as nyquist_bode  # noqa: E402
+from . import gain_margins as gain_margins  # noqa: E402
 from . import fairness as fairness  # noqa: E402
 from . import friendliness as friendliness  # noqa: E402
 from . import admission as admission  # noqa: E402
@@ -52,7 +52,7 @@ from . import validation as validation  # noqa: E402
 
 # the helpers and values other code uses as ``fluidnet.papers.sbrm.<name>``
 from .admission import erlang_b  # noqa: E402
-from .criticaldelay import (  # noqa: E402
+from .critical_delay import (  # noqa: E402
     exact_critical,
     grid_rule,
     loop_gain_factory,
@@ -68,7 +68,7 @@ from .data import (  # noqa: E402
     PROTOCOLS,
     TABLE_6_6_2_PRINTED,
 )
-from .data import _is_number as _is_number  # noqa: E402
+from .data import is_number as is_number  # noqa: E402
 from .fairness import (  # noqa: E402
     DOUBLE_BOTTLENECK,
     PARKING_LOT,
@@ -77,10 +77,10 @@ from .fairness import (  # noqa: E402
     PRIMAL_B,
 )
 from .friendliness import claimed_bandwidth  # noqa: E402
-from .gainmargins import GM_NOTE  # noqa: E402
-from .loopgains import HET  # noqa: E402
+from .gain_margins import GM_NOTE  # noqa: E402
+from .loop_gains import HET  # noqa: E402
 from .nonlinear import NONLINEAR_PAIRS, T_END, TRACE_DELAYS_MS, nonlinear_sweep  # noqa: E402
-from .nyquistbode import FIG_VALUES_NOTE  # noqa: E402
+from .nyquist_bode import FIG_VALUES_NOTE  # noqa: E402
 
 __all__ = [
     "PAPER",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...registry import Context
+from ..registry import Context
 from . import PAPER
 
 

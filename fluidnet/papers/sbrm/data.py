@@ -86,7 +86,7 @@ C_VALUES = tuple(range(8, 16))  # pkts/ms
 PROTOCOLS = ("SBRM", "RED")
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
     """Whether a printed table entry is a number (not ``"<<50"``, ``">>102"`` or ``"n/a"``)."""
     try:
         float(text)

@@ -9,7 +9,7 @@ import numpy as np
 import fluidnet as fn
 
 from ...models.kelly import kelly_dual, kelly_primal
-from ...registry import Context
+from ..registry import Context
 from . import PAPER
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
-from ...models.sbrm import sbrm
-from ...registry import Context
+from ...models.single_bit import sbrm
+from ..registry import Context
 from . import PAPER
 
 

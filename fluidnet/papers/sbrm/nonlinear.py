@@ -13,8 +13,8 @@ import numpy as np
 
 import fluidnet as fn
 
-from ...models.reno_red import reno_red, reno_red_steady_state
-from ...models.sbrm import sbrm, sbrm_steady_state
+from ...models.reno import reno_red, reno_red_steady_state
+from ...models.single_bit import sbrm, sbrm_steady_state
 
 #: (N, c [pkts/ms]) pairs simulated besides N = 30, c = 10: their continuous critical delays lie
 #: at least ~1 ms from a grid delay, so "stable" and "oscillating" are decidable in finite time.

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...registry import Context
+from ..registry import Context
 from . import PAPER
-from .criticaldelay import table_results
-from .data import PROTOCOLS, _is_number
+from .critical_delay import table_results
+from .data import PROTOCOLS, is_number
 
 
 def exact_delays(res: list[dict]) -> dict[tuple[str, int, int], float]:
@@ -113,7 +113,7 @@ def _stability_regions_figure(ctx: Context, res: list[dict]) -> None:
             pr = [
                 (r["c_pkts_per_ms"], float(r["d_crit_printed_ms"]))
                 for r in rows
-                if _is_number(r["d_crit_printed_ms"])
+                if is_number(r["d_crit_printed_ms"])
             ]
             if pr:
                 ax.plot(*zip(*pr, strict=True), "x", ms=5, color=f"C{k}")

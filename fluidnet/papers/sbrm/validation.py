@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from ...registry import Context
+from ..registry import Context
 from . import PAPER
-from .criticaldelay import grid_rule, loop_gain_factory, phase_crossover_hz
+from .critical_delay import grid_rule, loop_gain_factory, phase_crossover_hz
 from .data import GRID_MS, PROTOCOLS
 from .nonlinear import NONLINEAR_PAIRS, TRACE_DELAYS_MS, nonlinear_sweep, oscillation_onset
 

@@ -1,0 +1,514 @@
+"""Code generation: a model's canonical form compiled to numba machine code, cached on disk.
+
+The nonlinear integrator (:mod:`fluidnet.dde`) is one generic compiled stepping loop. What is
+specific to a model is generated here from its :class:`~fluidnet.ddeform.DDEForm` as four small
+C-callable functions (numba ``cfunc``), all with the same signature
+``f(t, x*, z*, p*, w*, aux*, out*)``:
+
+``rhs``
+    ``out[i] = f_i(t, x, z, p, w)``: the unprojected right-hand sides, with every switching term
+    replaced by its *mode weight* ``w[j]`` (see :func:`extract_switches`).
+``delay``
+    ``out[0] = tau_k(t, x, z, p)`` for ``k = int(aux[0])``; lags are evaluated in order, so
+    ``tau_k`` may use the values ``z[0..k-1]`` of earlier lags (nested, state-dependent delays).
+``switch``
+    ``out[j] = s_j(t, x, z, p, w)``: the switching functions (surface ``s_j = 0``).
+``sgrad``
+    ``out[j*(n+1) + i] = ds_j/dx_i`` and ``out[j*(n+1) + n] = ds_j/dt + sum_k ds_j/dz_k aux[k]``
+    (``aux`` holds the time derivatives of the lagged values): what the integrator needs for the
+    Filippov equivalent control on a switching surface.
+
+Parameters enter as a runtime vector ``p``: one compilation serves every parameter value. The
+generated source is written to a cache directory (``$FLUIDNET_CACHE``, default
+``~/.cache/fluidnet``) under a name derived from a hash of the form, and imported from there, so
+numba's on-disk cache (``cache=True``) lets a second process load the machine code without
+compiling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import tempfile
+import threading
+import warnings
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+from types import ModuleType
+
+import numba
+import numpy as np
+import sympy
+from sympy.printing.pycode import PythonCodePrinter
+
+from ..errors import ModelError
+
+__all__ = [
+    "CompiledModel",
+    "Switch",
+    "cache_dir",
+    "compile_form",
+    "compile_model",
+    "extract_switches",
+    "generate_source",
+]
+
+#: Bump when the generated code changes meaning (invalidates every cached module).
+CODEGEN_VERSION = "1"
+
+_SWITCH_FUNCS = (sympy.Heaviside, sympy.sign, sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise)
+
+
+# --------------------------------------------------------------------------------- switches
+@dataclass(frozen=True)
+class Switch:
+    """A switching surface ``s(t, x, z, p) = 0`` and the weight symbol that replaces it.
+
+    Attributes
+    ----------
+    weight : sympy.Symbol
+        ``w_j``: 1 on the side ``s > 0``, 0 on the side ``s < 0``; a Filippov convex weight in
+        between while the solution slides on the surface.
+    surface : sympy.Expr
+        ``s_j``, an expression of ``t``, current states, lags, parameters and the weights of
+        switches nested inside it.
+    source : sympy.Expr
+        The term of the model it was extracted from (for messages).
+    """
+
+    weight: sympy.Symbol
+    surface: sympy.Expr
+    source: sympy.Expr
+
+
+def extract_switches(exprs, prefix: str = "w") -> tuple[list[sympy.Expr], list[Switch]]:
+    """Replace every switching term of ``exprs`` by an expression linear in a mode weight.
+
+    ``Heaviside(s)`` becomes ``w``, ``sign(s)`` becomes ``2w - 1``, ``Abs(s)`` becomes
+    ``(2w - 1) s``, ``Max(a, b)`` becomes ``w a + (1 - w) b`` with ``s = a - b`` (``Min``
+    likewise), and ``Piecewise((e1, c1), ..., (en, True))`` becomes nested convex combinations
+    with ``s = lhs - rhs`` of each relational condition. Inner switches are extracted first, so a
+    surface may depend on the weights of switches nested inside it. Identical surfaces share a
+    weight; a surface ``-s`` reuses the weight of ``s`` as ``1 - w``.
+
+    Returns
+    -------
+    new_exprs : list of sympy.Expr
+    switches : list of Switch
+        In evaluation order (inner before outer).
+
+    Raises
+    ------
+    ModelError
+        For a ``Piecewise`` without a final ``(value, True)`` branch or with a condition that is
+        not a single inequality (``==``, ``!=``, ``And``, ``Or`` ...).
+    """
+    switches: list[Switch] = []
+    by_surface: dict[sympy.Expr, sympy.Expr] = {}
+
+    def weight_for(s: sympy.Expr, source: sympy.Expr) -> sympy.Expr:
+        s = sympy.expand(s) if s.is_Add else s
+        if s in by_surface:
+            return by_surface[s]
+        neg = sympy.expand(-s) if (-s).is_Add else -s
+        if neg in by_surface:
+            return 1 - by_surface[neg]
+        w = sympy.Symbol(f"{prefix}[{len(switches)}]", real=True)
+        switches.append(Switch(w, s, source))
+        by_surface[s] = w
+        return w
+
+    def condition_surface(cond, where) -> sympy.Expr:
+        if isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
+            return cond.lhs - cond.rhs
+        if isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
+            return cond.rhs - cond.lhs
+        raise ModelError(
+            f"unsupported condition {cond} in {where}: a switching condition must be a single "
+            "inequality such as x > y (nest Piecewise terms for compound conditions)"
+        )
+
+    def rebuild(e: sympy.Expr) -> sympy.Expr:
+        if not e.args or e.is_Atom:
+            return e
+        if isinstance(e, sympy.Piecewise):
+            pieces = [(rebuild(v), c) for v, c in e.args]
+            if pieces[-1][1] is not sympy.true:
+                raise ModelError(f"{e}: a Piecewise must end with a (value, True) branch")
+            acc = pieces[-1][0]
+            for value, cond in reversed(pieces[:-1]):
+                cond = cond.func(*[rebuild(a) for a in cond.args])
+                w = weight_for(condition_surface(cond, e), e)
+                acc = w * value + (1 - w) * acc
+            return acc
+        args = [rebuild(a) for a in e.args]
+        if isinstance(e, sympy.Heaviside):
+            return weight_for(args[0], e)
+        if isinstance(e, sympy.sign):
+            return 2 * weight_for(args[0], e) - 1
+        if isinstance(e, sympy.Abs):
+            return (2 * weight_for(args[0], e) - 1) * args[0]
+        if isinstance(e, (sympy.Max, sympy.Min)):
+            acc = args[0]
+            for b in args[1:]:
+                w = weight_for(acc - b, e)
+                acc = w * acc + (1 - w) * b if isinstance(e, sympy.Max) else w * b + (1 - w) * acc
+            return acc
+        if all(a is b for a, b in zip(args, e.args, strict=True)):
+            return e
+        return e.func(*args)
+
+    return [rebuild(sympy.sympify(e)) for e in exprs], switches
+
+
+# --------------------------------------------------------------------------------- printing
+class _NumbaPrinter(PythonCodePrinter):
+    """Python source that numba compiles: ``math`` functions, floats for rationals."""
+
+    def __init__(self):
+        super().__init__({"standard": "python3", "fully_qualified_modules": True})
+
+    def _print_Rational(self, expr):
+        return repr(float(expr))
+
+    def _print_Half(self, expr):
+        return "0.5"
+
+    def _print_Integer(self, expr):
+        return str(int(expr)) if abs(int(expr)) < 2**53 else repr(float(expr))
+
+    def _print_Float(self, expr):
+        return repr(float(expr))
+
+    def _print_Heaviside(self, expr):
+        a = self._print(expr.args[0])
+        h0 = float(expr.args[1]) if len(expr.args) > 1 else 0.5
+        return f"(1.0 if ({a}) > 0.0 else (0.0 if ({a}) < 0.0 else {h0!r}))"
+
+    def _print_sign(self, expr):
+        a = self._print(expr.args[0])
+        return f"(1.0 if ({a}) > 0.0 else (-1.0 if ({a}) < 0.0 else 0.0))"
+
+    def _print_Max(self, expr):
+        return "max(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Min(self, expr):
+        return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+
+def _code_lines(exprs, targets: list[str], indent: str = "    ") -> list[str]:
+    """Assignments ``target = expr`` with common subexpressions hoisted."""
+    printer = _NumbaPrinter()
+    exprs = [sympy.sympify(e) for e in exprs]
+    if not exprs:
+        return []
+    subs, reduced = sympy.cse(exprs, symbols=sympy.numbered_symbols("_c"), optimizations="basic")
+    lines = [f"{indent}{printer.doprint(sym)} = {printer.doprint(val)}" for sym, val in subs]
+    lines += [
+        f"{indent}{tgt} = {printer.doprint(e)}" for tgt, e in zip(targets, reduced, strict=True)
+    ]
+    return lines
+
+
+# --------------------------------------------------------------------------------- generation
+@dataclass(frozen=True)
+class _Symbolic:
+    """The form rewritten in array symbols, ready to print."""
+
+    rhs: list[sympy.Expr]
+    delays: list[sympy.Expr]
+    switches: list[Switch]
+    grads: list[list[sympy.Expr]]
+    lag_state: list[int]
+    lag_statedep: list[int]
+    switch_lagdep: list[int]
+
+
+def _symbolic(form) -> _Symbolic:
+    n = form.n
+    xs = [sympy.Symbol(f"x[{i}]", real=True) for i in range(n)]
+    zs = [sympy.Symbol(f"z[{k}]", real=True) for k in range(len(form.lags))]
+    ps = [sympy.Symbol(f"p[{j}]", real=True) for j in range(len(form.p))]
+    if form.inputs:
+        raise ModelError("cannot integrate a loop-gain form (it has external inputs)")
+    rep = dict(zip(form.x, xs, strict=True))
+    rep.update(zip(form.p, ps, strict=True))
+    rep.update({lag.symbol: z for lag, z in zip(form.lags, zs, strict=True)})
+    rhs = [e.xreplace(rep) for e in form.rhs]
+    delays = [lag.delay.xreplace(rep) for lag in form.lags]
+    rhs, switches = extract_switches(rhs)
+    aux = [sympy.Symbol(f"aux[{k}]", real=True) for k in range(len(form.lags))]
+    grads = []
+    lagdep = []
+    for sw in switches:
+        row = [sympy.diff(sw.surface, x) for x in xs]
+        dt = sympy.diff(sw.surface, form.t)
+        used = [k for k, z in enumerate(zs) if sw.surface.has(z)]
+        dt += sum((sympy.diff(sw.surface, zs[k]) * aux[k] for k in used), sympy.S.Zero)
+        grads.append(row + [dt])
+        lagdep.append(1 if used else 0)
+    statedep = [0 if lag.kind in ("constant", "parameter") else 1 for lag in form.lags]
+    return _Symbolic(
+        rhs=rhs,
+        delays=delays,
+        switches=switches,
+        grads=grads,
+        lag_state=[lag.state for lag in form.lags],
+        lag_statedep=statedep,
+        switch_lagdep=lagdep,
+    )
+
+
+_HEADER = """# Generated by fluidnet.compile (codegen {version}) for model {name!r}; do not edit.
+import math
+
+from numba import carray, cfunc, types
+
+_D = types.float64
+_P = types.CPointer(types.float64)
+_SIG = types.void(_D, _P, _P, _P, _P, _P, _P)
+
+N_STATES = {n}
+N_LAGS = {nlag}
+N_SWITCHES = {nsw}
+N_PARAMS = {npar}
+LAG_STATE = {lag_state!r}
+LAG_STATEDEP = {lag_statedep!r}
+SWITCH_LAGDEP = {switch_lagdep!r}
+"""
+
+_DEF = """
+
+@cfunc(_SIG, cache=True, error_model="numpy", nogil=True)
+def {name}(t, x_, z_, p_, w_, aux_, out_):
+    x = carray(x_, ({n},))
+    z = carray(z_, ({nlag},))
+    p = carray(p_, ({npar},))
+    w = carray(w_, ({nsw},))
+    aux = carray(aux_, ({naux},))
+    out = carray(out_, ({nout},))
+"""
+
+
+def generate_source(form, sym: _Symbolic | None = None) -> str:
+    """The Python source of the compiled module of a :class:`~fluidnet.ddeform.DDEForm`."""
+    sym = sym or _symbolic(form)
+    n, nlag, nsw, npar = form.n, len(form.lags), len(sym.switches), len(form.p)
+    dims = {"n": n, "nlag": max(nlag, 1), "nsw": max(nsw, 1), "npar": max(npar, 1)}
+    src = [
+        _HEADER.format(
+            version=CODEGEN_VERSION,
+            name=form.name,
+            n=n,
+            nlag=nlag,
+            nsw=nsw,
+            npar=npar,
+            lag_state=tuple(sym.lag_state),
+            lag_statedep=tuple(sym.lag_statedep),
+            switch_lagdep=tuple(sym.switch_lagdep),
+        )
+    ]
+    # rhs
+    src.append(_DEF.format(name="rhs", naux=1, nout=n, **dims))
+    src += _code_lines(sym.rhs, [f"out[{i}]" for i in range(n)])
+    # delays: one branch per lag
+    src.append(_DEF.format(name="delay", naux=1, nout=1, **dims))
+    src.append("    k = int(aux[0])")
+    if nlag == 0:
+        src.append("    out[0] = 0.0")
+    for k, d in enumerate(sym.delays):
+        src.append(f"    {'if' if k == 0 else 'elif'} k == {k}:")
+        src += _code_lines([d], ["out[0]"], indent="        ")
+    if nlag:
+        src.append("    else:\n        out[0] = math.nan")
+    # switching functions and their gradients
+    src.append(_DEF.format(name="switch", naux=1, nout=max(nsw, 1), **dims))
+    src += _code_lines([s.surface for s in sym.switches], [f"out[{j}]" for j in range(nsw)])
+    if not nsw:
+        src.append("    out[0] = 0.0")
+    width = n + 1
+    src.append(_DEF.format(name="sgrad", naux=max(nlag, 1), nout=max(nsw * width, 1), **dims))
+    flat = [g for row in sym.grads for g in row]
+    src += _code_lines(flat, [f"out[{i}]" for i in range(len(flat))])
+    if not nsw:
+        src.append("    out[0] = 0.0")
+    return "\n".join(src) + "\n"
+
+
+# --------------------------------------------------------------------------------- cache
+def cache_dir() -> Path:
+    """The directory of generated modules: ``$FLUIDNET_CACHE`` or ``~/.cache/fluidnet``."""
+    env = os.environ.get("FLUIDNET_CACHE")
+    path = Path(env).expanduser() if env else Path.home() / ".cache" / "fluidnet"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / f".probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError:
+        fallback = Path(tempfile.gettempdir()) / f"fluidnet-cache-{os.getuid()}"
+        fallback.mkdir(parents=True, exist_ok=True)
+        warnings.warn(
+            f"fluidnet cache directory {path} is not writable; using {fallback} "
+            "(set FLUIDNET_CACHE to choose another)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        path = fallback
+    return path
+
+
+@lru_cache(maxsize=1)
+def _generator_digest() -> str:
+    """Hash of this module's source: a change of the generator regenerates every module."""
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+
+
+def _form_key(form) -> str:
+    """Hash of everything that determines the generated code (not the parameter values)."""
+    parts = [
+        CODEGEN_VERSION,
+        _generator_digest(),
+        numba.__version__,
+        sys.version.split()[0],
+        repr(form.states),
+        repr(form.params),
+        repr(form.nonnegative),
+        repr(form.inputs),
+    ]
+    parts += [f"{lag.symbol.name}|{lag.state}|{sympy.srepr(lag.delay)}" for lag in form.lags]
+    parts += [sympy.srepr(e) for e in form.rhs]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """A model's compiled functions and the static facts the integrator needs.
+
+    Attributes
+    ----------
+    key : str
+        Hash of the form; the name of the cached module is ``fluidnet_gen_<key>``.
+    form : DDEForm
+    n, nlag, nswitch, nparam : int
+    lag_state : ndarray of int64
+        State index of each lag.
+    lag_statedep : ndarray of int64
+        1 for lags whose delay depends on states, other lags or ``t``.
+    switch_lagdep : ndarray of int64
+        1 for switching functions that depend on lagged values.
+    nonnegative : ndarray of int64
+        1 for projected states.
+    addresses : ndarray of int64
+        Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
+    module : module
+        The imported generated module (keeps the compiled functions alive).
+    path : Path
+        Its source file.
+    """
+
+    key: str
+    form: object
+    n: int
+    nlag: int
+    nswitch: int
+    nparam: int
+    lag_state: np.ndarray
+    lag_statedep: np.ndarray
+    switch_lagdep: np.ndarray
+    nonnegative: np.ndarray
+    addresses: np.ndarray
+    module: ModuleType
+    path: Path
+
+    @cached_property
+    def switches(self) -> tuple[Switch, ...]:
+        """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
+        return tuple(_symbolic(self.form).switches)
+
+
+_LOCK = threading.Lock()
+_MEMO: dict[str, CompiledModel] = {}
+
+
+def _import_generated(key: str, path: Path) -> ModuleType:
+    name = f"fluidnet_gen_{key}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def compile_form(form) -> CompiledModel:
+    """Generate, cache and compile the functions of a :class:`~fluidnet.ddeform.DDEForm`.
+
+    The result is memoized per process; the generated module and numba's machine code are
+    cached on disk, so another process with the same model structure does not recompile.
+
+    Raises
+    ------
+    ModelError
+        For a form that cannot be integrated (external inputs, unsupported switching
+        conditions) or an expression numba cannot compile.
+    """
+    key = _form_key(form)
+    with _LOCK:
+        if key in _MEMO:
+            return _MEMO[key]
+        path = cache_dir() / f"fluidnet_gen_{key}.py"
+        if not path.exists():
+            source = generate_source(form)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            with os.fdopen(fd, "w") as fh:
+                fh.write(source)
+            os.replace(tmp, path)
+        try:
+            module = _import_generated(key, path)
+            addresses = np.array(
+                [
+                    module.rhs.address,
+                    module.delay.address,
+                    module.switch.address,
+                    module.sgrad.address,
+                ],
+                dtype=np.int64,
+            )
+        except (numba.core.errors.NumbaError, SyntaxError, NameError) as exc:
+            raise ModelError(
+                f"model {form.name!r} could not be compiled ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else ''}); generated source: {path}"
+            ) from exc
+        compiled = CompiledModel(
+            key=key,
+            form=form,
+            n=form.n,
+            nlag=len(form.lags),
+            nswitch=module.N_SWITCHES,
+            nparam=len(form.p),
+            lag_state=np.array(module.LAG_STATE, dtype=np.int64).reshape(-1),
+            lag_statedep=np.array(module.LAG_STATEDEP, dtype=np.int64).reshape(-1),
+            switch_lagdep=np.array(module.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
+            nonnegative=np.array(
+                [1 if i in form.nonnegative else 0 for i in range(form.n)], dtype=np.int64
+            ),
+            addresses=addresses,
+            module=module,
+            path=path,
+        )
+        _MEMO[key] = compiled
+        return compiled
+
+
+def compile_model(model) -> CompiledModel:
+    """The :class:`CompiledModel` of a :class:`fluidnet.Model` (see :func:`compile_form`)."""
+    return model.cached("compiled integrator", lambda: compile_form(model.form))

@@ -1,0 +1,310 @@
+"""SISO transfer functions with exact delays: ``L(s) = N(s) / D(s)`` with quasi-polynomials N, D."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from ..errors import ModelError
+from .quasipoly import LAPLACE, QuasiPolynomial, as_quasipolynomial, terms_from_sympy
+from .roots import count_rhp_roots
+
+__all__ = ["DelayTF", "PoleCensus", "as_delay_tf"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoleCensus:
+    """The open-loop poles that matter to Nyquist's criterion.
+
+    Attributes
+    ----------
+    rhp : int
+        Zeros of the denominator with positive real part, counted with multiplicity.
+    axis_frequencies : numpy.ndarray of float
+        Frequencies ``w`` of the denominator zeros ``j w`` on the imaginary axis, one entry per
+        distinct pole.
+    """
+
+    rhp: int
+    axis_frequencies: np.ndarray
+
+
+class DelayTF:
+    """A SISO transfer function with exact delays, ``L(s) = num(s) / den(s)``.
+
+    ``num`` and ``den`` are :class:`~fluidnet.linear.quasipoly.QuasiPolynomial` objects, so sums of
+    rational functions times ``exp(-s tau)`` and quotients of such quasi-polynomials (a delay in
+    the denominator, as in RCP's ``G1``) are represented exactly. No Padé approximation is made
+    unless asked for by :meth:`to_control`.
+
+    Parameters
+    ----------
+    num, den : QuasiPolynomial, coefficient sequence, number or mapping ``{tau: coeffs}``
+    expr : sympy.Expr, optional
+        A symbolic form kept for display.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> L = fn.DelayTF.from_expr(fn.sympy.exp(-fn.s) / fn.s)
+    >>> round(abs(L(1j)), 12)
+    1.0
+    """
+
+    __slots__ = ("num", "den", "expr")
+
+    def __init__(self, num, den=1.0, *, expr: sympy.Expr | None = None):
+        self.num = as_quasipolynomial(num)
+        self.den = as_quasipolynomial(den)
+        if self.den.is_zero:
+            raise ModelError("the denominator of a DelayTF must not be identically zero")
+        self.expr = expr
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_expr(cls, expr, s: sympy.Symbol | None = None) -> DelayTF:
+        """Build from a sympy expression in ``s`` with ``exp(-tau*s)`` delays.
+
+        Parameters
+        ----------
+        expr : sympy.Expr or str
+            E.g. ``exp(-0.2*s)*(0.4*0.2*s + 0.2)/(0.2*s)**2``. Every symbol other than ``s`` must
+            already be replaced by a number.
+        s : sympy.Symbol, optional
+            The Laplace variable (default :data:`fluidnet.s`, or the only symbol named ``s``).
+
+        Raises
+        ------
+        ModelError
+            When a free symbol other than ``s`` remains, a term is not polynomial times
+            exponential, or the result would need a time advance (non-causal).
+        """
+        expr = sympy.sympify(expr)
+        if s is None:
+            named = [x for x in expr.free_symbols if x.name == "s"]
+            s = named[0] if named else LAPLACE
+        others = sorted(str(x) for x in expr.free_symbols if x != s)
+        if others:
+            raise ModelError(
+                f"DelayTF.from_expr: free symbols {others} besides {s}; substitute numbers for them"
+            )
+        num, den = sympy.fraction(sympy.together(expr))
+        nterms = terms_from_sympy(num, s)
+        dterms = terms_from_sympy(den, s)
+        dterms = [(tau, c) for tau, c in dterms if np.any(c != 0)]
+        if not dterms:
+            raise ModelError(f"the denominator of {expr} is zero")
+        shift = -min(tau for tau, _ in dterms)  # make the smallest denominator delay zero
+        nterms = [(tau + shift, c) for tau, c in nterms]
+        dterms = [(tau + shift, c) for tau, c in dterms]
+        bad = [tau for tau, c in nterms if tau < -1e-15 and np.any(c != 0)]
+        if bad:
+            raise ModelError(f"{expr} is not causal: it needs a time advance exp(+{-min(bad):g} s)")
+        nterms = [(max(tau, 0.0), c) for tau, c in nterms]
+        return cls(QuasiPolynomial(nterms), QuasiPolynomial(dterms), expr=expr)
+
+    @classmethod
+    def from_control(cls, sys) -> DelayTF:
+        """Build from a SISO :class:`control.TransferFunction` or :class:`control.StateSpace`."""
+        import control
+
+        if isinstance(sys, control.StateSpace):
+            sys = control.ss2tf(sys)
+        if not isinstance(sys, control.TransferFunction):
+            raise ModelError(f"expected a control.TransferFunction, got {type(sys).__name__}")
+        if sys.ninputs != 1 or sys.noutputs != 1:
+            raise ModelError(f"only SISO systems are supported, got {sys.noutputs}x{sys.ninputs}")
+        if not sys.isctime(strict=False):
+            raise ModelError("only continuous-time systems are supported")
+        num = np.asarray(sys.num[0][0], dtype=float)
+        den = np.asarray(sys.den[0][0], dtype=float)
+        return cls(num, den)
+
+    # ------------------------------------------------------------------ evaluation
+    def __call__(self, s):
+        """Evaluate ``L(s)`` at complex ``s`` (any array shape)."""
+        return self.num(s) / self.den(s)
+
+    def freqresp(self, w) -> np.ndarray:
+        """Complex frequency response ``L(j w)`` for angular frequencies ``w`` (rad/s)."""
+        w = np.asarray(w, dtype=float)
+        return self(1j * w)
+
+    @property
+    def delays(self) -> tuple[float, ...]:
+        """All delays in numerator and denominator."""
+        return tuple(sorted(set(self.num.delays) | set(self.den.delays)))
+
+    @property
+    def is_rational(self) -> bool:
+        return self.num.is_rational and self.den.is_rational
+
+    # ------------------------------------------------------------------ poles
+    def poles(self, k: int = 10, **kwargs) -> np.ndarray:
+        """The ``k`` rightmost roots of the denominator (the open-loop poles).
+
+        The roots of a rational denominator come from :func:`numpy.roots` (multiple roots, which
+        it splits by about ``eps**(1/m)``, merged); a delayed, retarded denominator is handled by
+        :func:`fluidnet.linear.roots.characteristic_roots` on its companion system.
+        """
+        values, _ = self._poles_with_multiplicity(k=k, **kwargs)
+        return values
+
+    def _poles_with_multiplicity(self, k=None, region=None, **kwargs):
+        if self.den.is_rational:
+            c = self.den.coeffs[0]
+            if len(c) < 2:
+                return np.zeros(0, dtype=complex), np.zeros(0, dtype=int)
+            values, mult = _merge_close(np.roots(c))
+            return values[:k], mult[:k]
+        roots = self.den.companion().roots(k=k or 10, region=region, **kwargs)
+        return roots.values, np.array([r.multiplicity for r in roots], dtype=int)
+
+    def pole_census(self, *, axis_tol: float = 1e-9) -> PoleCensus:
+        """The open-loop poles in the right half-plane and on the imaginary axis.
+
+        Poles with ``|Re(p)| <= axis_tol * max(1, |p|)`` are on the axis (for a rational
+        denominator also those within ``1e-7 * max(1, |p|)``, the accuracy of
+        :func:`numpy.roots`).
+        """
+        if self.den.is_rational:
+            r, mult = self._poles_with_multiplicity()
+        else:
+            r, mult = self._poles_with_multiplicity(region=-1e-6)
+        scale = np.maximum(1.0, np.abs(r))
+        tol = np.maximum(axis_tol, 1e-7 * self.den.is_rational) * scale
+        on_axis = np.abs(r.real) <= tol
+        rhp = int(np.sum(mult[(r.real > 0) & ~on_axis]))
+        return PoleCensus(rhp=rhp, axis_frequencies=np.unique(np.round(r.imag[on_axis], 12)))
+
+    def rhp_pole_count(self, **kwargs) -> int:
+        """Number of open-loop poles with positive real part (counted with multiplicity)."""
+        if self.den.is_rational:
+            return self.pole_census(**kwargs).rhp
+        return count_rhp_roots(self.den.companion(), **kwargs)
+
+    # ------------------------------------------------------------------ algebra
+    def __mul__(self, other) -> DelayTF:
+        other = as_delay_tf(other)
+        return DelayTF(self.num * other.num, self.den * other.den)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other) -> DelayTF:
+        other = as_delay_tf(other)
+        return DelayTF(self.num * other.den, self.den * other.num)
+
+    def __rtruediv__(self, other) -> DelayTF:
+        return as_delay_tf(other) / self
+
+    def __add__(self, other) -> DelayTF:
+        other = as_delay_tf(other)
+        if self.den == other.den:
+            return DelayTF(self.num + other.num, self.den)
+        return DelayTF(self.num * other.den + other.num * self.den, self.den * other.den)
+
+    __radd__ = __add__
+
+    def __neg__(self) -> DelayTF:
+        return DelayTF(-self.num, self.den)
+
+    def __sub__(self, other) -> DelayTF:
+        return self + (-as_delay_tf(other))
+
+    def __rsub__(self, other) -> DelayTF:
+        return as_delay_tf(other) - self
+
+    # ------------------------------------------------------------------ interop
+    def to_control(self, pade: int | None = None):
+        """Convert to a :class:`control.TransferFunction`.
+
+        Parameters
+        ----------
+        pade : int, optional
+            Order of the Padé approximation used for every ``exp(-s tau)``. Required when
+            the transfer function has delays.
+        """
+        import control
+
+        delays = [tau for tau in self.delays if tau > 0]
+        if delays and pade is None:
+            raise ModelError(
+                f"this DelayTF has delays {delays}; pass pade=N to approximate them "
+                "(python-control has no exact delay)"
+            )
+        approx = {tau: control.pade(tau, int(pade)) for tau in delays}
+
+        def rational(qp: QuasiPolynomial) -> tuple[np.ndarray, np.ndarray]:
+            # sum_k p_k * P_k/Q_k over the common denominator prod_all Q
+            common = np.array([1.0])
+            for tau in delays:
+                common = np.polymul(common, approx[tau][1])
+            total = np.zeros(1)
+            for tau, c in qp.terms.items():
+                term = np.polymul(c, common)
+                if tau > 0:
+                    P, Q = approx[tau]
+                    others = np.array([1.0])
+                    for t2 in delays:
+                        if t2 != tau:
+                            others = np.polymul(others, approx[t2][1])
+                    term = np.polymul(c, np.polymul(P, others))
+                total = np.polyadd(total, term)
+            return total, common
+
+        n_num, _ = rational(self.num)
+        d_num, _ = rational(self.den)  # the common factor cancels between num and den
+        return control.tf(np.real_if_close(n_num), np.real_if_close(d_num))
+
+    def frd(self, omega):
+        """The exact frequency response as :class:`control.FrequencyResponseData`."""
+        import control
+
+        omega = np.asarray(omega, dtype=float)
+        return control.frd(self.freqresp(omega), omega)
+
+    def to_sympy(self, s: sympy.Symbol | None = None) -> sympy.Expr:
+        """``num(s)/den(s)`` as a sympy expression."""
+        return self.num.to_sympy(s) / self.den.to_sympy(s)
+
+    def _repr_latex_(self) -> str:
+        expr = self.expr if self.expr is not None else self.to_sympy()
+        return "$L(s) = " + sympy.latex(expr) + "$"
+
+    def __repr__(self) -> str:
+        return f"DelayTF(num={self.num!r}, den={self.den!r})"
+
+
+def as_delay_tf(obj) -> DelayTF:
+    """Coerce a DelayTF, a :class:`control.TransferFunction`, a number or a sympy expression."""
+    if isinstance(obj, DelayTF):
+        return obj
+    if isinstance(obj, sympy.Basic):
+        return DelayTF.from_expr(obj)
+    if np.isscalar(obj):
+        return DelayTF(obj)
+    try:
+        import control
+    except ImportError:  # pragma: no cover - control is a dependency
+        control = None
+    if control is not None and isinstance(obj, (control.TransferFunction, control.StateSpace)):
+        return DelayTF.from_control(obj)
+    raise ModelError(f"cannot interpret {type(obj).__name__} as a transfer function")
+
+
+def _merge_close(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge the roots :func:`numpy.roots` returns for one multiple root; sorted rightmost first."""
+    vals: list[complex] = []
+    mult: list[int] = []
+    for v in r[np.argsort(-r.real)]:
+        for i, u in enumerate(vals):
+            if abs(u - v) <= 1e-5 * max(1.0, abs(v)):
+                vals[i] = (u * mult[i] + v) / (mult[i] + 1)
+                mult[i] += 1
+                break
+        else:
+            vals.append(complex(v))
+            mult.append(1)
+    return np.array(vals, dtype=complex), np.array(mult, dtype=int)

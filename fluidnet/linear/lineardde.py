@@ -1,0 +1,166 @@
+"""Linear multi-delay systems ``x'(t) = A0 x(t) + sum_k A_k x(t - tau_k)``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from .delays import merge_delays
+from .roots import Roots, characteristic_roots, spectral_abscissa
+
+__all__ = ["LinearDDE"]
+
+
+def _as_matrix(a, name: str, n: int | None = None) -> np.ndarray:
+    arr = np.asarray(a)
+    if arr.ndim == 0:
+        arr = arr.reshape(1, 1)
+    elif arr.ndim == 1 and arr.size == 1:
+        arr = arr.reshape(1, 1)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ModelError(f"{name} must be a square matrix, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.number):
+        raise ModelError(f"{name} must hold numbers, got dtype {arr.dtype}")
+    arr = arr.astype(complex if np.iscomplexobj(arr) else float)
+    if not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ModelError(f"{name} has a non-finite entry {arr[bad]} at index {bad}")
+    if n is not None and arr.shape != (n, n):
+        raise ModelError(f"{name} has shape {arr.shape}, expected ({n}, {n}) like A0")
+    return arr
+
+
+class LinearDDE:
+    """A linear retarded delay-differential system with constant delays.
+
+    ``x'(t) = A0 x(t) + sum_k A[k] x(t - delays[k])``
+
+    Parameters
+    ----------
+    A0 : array_like or float
+        The undelayed matrix (a scalar means a 1x1 system).
+    delayed : iterable of ``(tau, A_k)`` or mapping ``{tau: A_k}``
+        Delays in seconds (``tau >= 0``) and their matrices. Equal delays are merged (their
+        matrices added), a zero delay is added to ``A0``, and all-zero matrices are dropped.
+    state_names : sequence of str, optional
+    equilibrium : dict, optional
+        The equilibrium the system was linearized at (set by :meth:`fluidnet.Model.linearize`).
+    jacobians : dict or callable, optional
+        Symbolic Jacobians ``{delay expression: sympy.Matrix}`` at the equilibrium, or a function
+        returning them (evaluated on first access).
+    params : dict, optional
+        The parameter values used.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> lin = fn.LinearDDE(0.0, [(1.0, -1.2)])      # x' = -1.2 x(t - 1)
+    >>> lin.delays
+    (1.0,)
+    >>> abs(lin.characteristic(0.5j)) > 0
+    True
+    """
+
+    def __init__(
+        self,
+        A0,
+        delayed: Iterable[tuple[float, Any]] | Mapping[float, Any] = (),
+        *,
+        state_names: Iterable[str] | None = None,
+        equilibrium: Mapping[str, float] | None = None,
+        jacobians: Mapping[Any, Any] | Callable[[], Mapping[Any, Any]] | None = None,
+        params: Mapping[str, float] | None = None,
+    ):
+        A0 = _as_matrix(A0, "A0")
+        n = A0.shape[0]
+        pairs = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)
+        clean = []
+        for k, pair in enumerate(pairs):
+            try:
+                tau, Ak = pair
+            except (TypeError, ValueError) as exc:
+                raise ModelError(f"delayed[{k}] must be a (tau, A_k) pair, got {pair!r}") from exc
+            tau = float(tau)
+            if not np.isfinite(tau) or tau < 0:
+                raise ModelError(f"delay tau_{k} = {tau!r} must be finite and >= 0")
+            clean.append((tau, _as_matrix(Ak, f"A_{k} (delay {tau:g})", n)))
+        merged = merge_delays(clean, lambda a, b: a + b)
+        delays, mats = [], []
+        for tau, Ak in merged:
+            if tau == 0.0:
+                A0 = A0 + Ak
+            elif np.any(Ak != 0):
+                delays.append(tau)
+                mats.append(Ak)
+        self.A0: np.ndarray = A0
+        self.delays: tuple[float, ...] = tuple(delays)
+        self.A: tuple[np.ndarray, ...] = tuple(mats)
+        names = list(state_names) if state_names is not None else [f"x{i}" for i in range(n)]
+        if len(names) != n:
+            raise ModelError(f"{len(names)} state names given for a {n}-state system")
+        self.state_names: tuple[str, ...] = tuple(names)
+        self.equilibrium: dict[str, float] | None = dict(equilibrium) if equilibrium else None
+        self._jacobians = jacobians
+        self.params: dict[str, float] = dict(params) if params else {}
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def jacobians(self) -> dict[Any, Any]:
+        """Symbolic Jacobians ``{delay expression: sympy.Matrix}`` (empty if not linearized
+        from a model); computed on first access."""
+        if callable(self._jacobians):
+            self._jacobians = dict(self._jacobians())
+        return dict(self._jacobians) if self._jacobians else {}
+
+    @property
+    def n(self) -> int:
+        """Number of states."""
+        return self.A0.shape[0]
+
+    @property
+    def max_delay(self) -> float:
+        return max(self.delays, default=0.0)
+
+    def characteristic_matrix(self, s) -> np.ndarray:
+        """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
+        s = np.asarray(s, dtype=complex)
+        eye = np.eye(self.n)
+        out = s[..., None, None] * eye - self.A0
+        for tau, Ak in zip(self.delays, self.A, strict=True):
+            out = out - np.exp(-s * tau)[..., None, None] * Ak
+        return out
+
+    def characteristic(self, s) -> np.ndarray:
+        """``det Delta(s)``, vectorized over ``s``."""
+        return np.linalg.det(self.characteristic_matrix(s))
+
+    def characteristic_derivative(self, s) -> np.ndarray:
+        """``d/ds Delta(s) = I + sum_k tau_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
+        s = np.asarray(s, dtype=complex)
+        out = np.broadcast_to(np.eye(self.n, dtype=complex), s.shape + (self.n, self.n)).copy()
+        for tau, Ak in zip(self.delays, self.A, strict=True):
+            out = out + (tau * np.exp(-s * tau))[..., None, None] * Ak
+        return out
+
+    # ------------------------------------------------------------------ stability
+    def roots(self, k: int = 6, region=None, **kwargs) -> Roots:
+        """The ``k`` rightmost characteristic roots.
+
+        See :func:`fluidnet.linear.roots.characteristic_roots` for the method and options.
+        """
+        return characteristic_roots(self, k=k, region=region, **kwargs)
+
+    def spectral_abscissa(self, **kwargs) -> float:
+        """The largest real part of the characteristic roots."""
+        return spectral_abscissa(self, **kwargs)
+
+    def is_stable(self, margin: float = 0.0, **kwargs) -> bool:
+        """True when every characteristic root has real part ``< -margin``."""
+        return self.spectral_abscissa(**kwargs) < -margin
+
+    def __repr__(self) -> str:
+        d = ", ".join(f"{tau:g}" for tau in self.delays)
+        return f"LinearDDE(n={self.n}, delays=({d}))"

@@ -1,0 +1,708 @@
+"""Characteristic roots of linear multi-delay systems.
+
+The roots of ``det Delta(lambda) = 0`` with
+``Delta(lambda) = lambda I - A0 - sum_k A_k exp(-lambda tau_k)`` are computed in two stages:
+
+1. **Candidates** from a spectral discretization of the infinitesimal generator of the
+   solution semigroup (Chebyshev collocation on ``[-tau_max, 0]``, the method of Breda, Maset
+   and Vermiglio used by TRACE-DDE and DDE-BIFTOOL). The generator acts on the history
+   ``phi`` as ``phi'``; its domain condition ``phi'(0) = A0 phi(0) + sum_k A_k phi(-tau_k)``
+   becomes the first block row. The eigenvalues of the ``n (N + 1)`` square matrix converge
+   spectrally to the rightmost characteristic roots.
+2. **Refinement** of each candidate by Newton's method on ``det Delta``, using
+   ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``.
+
+The discretization size ``N`` is grown (by 1.5x) until the refined rightmost roots agree between
+two successive sizes (or the discretization's own eigenvalues already reproduce them to
+``1e-6``: spectral convergence), and until ``N`` resolves every frequency a root right of the
+current rightmost one could have (the bounds
+``|lambda| <= ||A0|| + sum_k ||A_k|| exp(-Re(lambda) tau_k)`` and Bauer-Fike's, see
+:func:`_n_required`).
+The agreement is checked for the roots within ``2 / tau_max`` of the rightmost one (all roots
+of a ``region``), and ``N`` grows until ``k`` roots are found (up to ``N = 96``); roots further
+left than that window are returned refined (their residuals are exact) but one of them may be
+missing from the list, and fewer than ``k`` roots are returned when the others lie in chains
+far to the left that this size does not resolve.
+
+Roots at or near zero
+---------------------
+When ``Delta(0) = -(A0 + sum_k A_k)`` is singular to working precision (an integrator, a
+conserved quantity) the system has a root at exactly 0. The refined root closest to 0 is then
+snapped to ``0`` so that the spectral abscissa is exactly ``0.0`` and :meth:`LinearDDE.is_stable`
+reports a marginal system as not stable, instead of flipping on rounding noise.
+
+Multiplicities
+--------------
+Candidates that refine to the same root are merged, and the multiplicity of every root is
+counted by the argument principle on a small circle around it (``(1/2 pi i) oint g``,
+``g = (det Delta)'/det Delta``, trapezoidal rule). Distinct roots closer than about ``1e-4``
+times their modulus are reported as one root with that multiplicity.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..errors import AnalysisError
+from ..threads import single_threaded_blas
+
+if TYPE_CHECKING:
+    from .lineardde import LinearDDE
+
+__all__ = [
+    "CharacteristicRoot",
+    "Roots",
+    "characteristic_roots",
+    "spectral_abscissa",
+    "count_rhp_roots",
+    "generator_matrix",
+]
+
+#: Relative residual below which a refined candidate is accepted as a root.
+RESIDUAL_TOL = 1e-8
+#: Relative distance below which refined roots are merged (and counted by multiplicity).
+MERGE_RTOL = 1e-6
+#: Smallest Chebyshev discretization size tried first.
+MIN_POINTS = 12
+#: Without a region, N grows until k roots are found, but not beyond this size (the missing
+#: roots are then far left, in chains that need a much finer discretization).
+ENOUGH_POINTS = 96
+#: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
+#: rightmost one.
+WINDOW = 2.0
+#: Radius (relative) of the circle used to count multiplicities.
+MULTIPLICITY_RADIUS = 1e-4
+
+
+@dataclass(frozen=True, kw_only=True)
+class CharacteristicRoot:
+    """One characteristic root.
+
+    Attributes
+    ----------
+    value : complex
+        The root ``lambda`` (1/s).
+    residual : float
+        Relative residual: the smallest singular value of ``Delta(lambda)`` divided by
+        ``|lambda| + ||A0|| + sum_k ||A_k|| |exp(-lambda tau_k)|`` (for a scalar system this is
+        ``|det Delta(lambda)|`` relative to the size of its terms).
+    multiplicity : int
+        Algebraic multiplicity, counted by the argument principle on a small circle.
+    """
+
+    value: complex
+    residual: float
+    multiplicity: int = 1
+
+    @property
+    def real(self) -> float:
+        return self.value.real
+
+    @property
+    def imag(self) -> float:
+        return self.value.imag
+
+    def __complex__(self) -> complex:
+        return complex(self.value)
+
+    def __repr__(self) -> str:
+        m = f", multiplicity={self.multiplicity}" if self.multiplicity != 1 else ""
+        return f"CharacteristicRoot({self.value:.10g}, residual={self.residual:.1e}{m})"
+
+
+class Roots(tuple):
+    """Characteristic roots sorted by real part, descending.
+
+    A tuple of :class:`CharacteristicRoot`.
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        The roots as a complex array.
+    n_points : int
+        The Chebyshev discretization size ``N`` that was used (0 for a delay-free system).
+    """
+
+    n_points: int
+
+    def __new__(cls, roots: Sequence[CharacteristicRoot], n_points: int = 0):
+        obj = super().__new__(cls, roots)
+        obj.n_points = int(n_points)
+        return obj
+
+    @property
+    def values(self) -> np.ndarray:
+        return np.array([r.value for r in self], dtype=complex)
+
+    @property
+    def abscissa(self) -> float:
+        """Largest real part (``-inf`` when empty)."""
+        return max((r.real for r in self), default=-math.inf)
+
+    def plot(self, ax=None, **kwargs):
+        """Scatter the roots in the complex plane, with the imaginary axis drawn."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        v = self.values
+        kwargs.setdefault("marker", "x")
+        kwargs.setdefault("linestyle", "none")
+        ax.plot(v.real, v.imag, **kwargs)
+        ax.axvline(0.0, color="0.6", lw=0.8)
+        ax.axhline(0.0, color="0.85", lw=0.8)
+        ax.set_xlabel(r"Re $\lambda$ (1/s)")
+        ax.set_ylabel(r"Im $\lambda$ (rad/s)")
+        ax.set_title("characteristic roots")
+        return ax
+
+    def __repr__(self) -> str:
+        inner = ",\n ".join(repr(r) for r in self)
+        return f"Roots([\n {inner}\n], n_points={self.n_points})"
+
+
+# ---------------------------------------------------------------------- discretization
+@lru_cache(maxsize=64)
+def _chebyshev(N: int) -> tuple[np.ndarray, np.ndarray]:
+    """Chebyshev extremal points ``cos(pi j / N)`` and the differentiation matrix on [-1, 1]."""
+    j = np.arange(N + 1)
+    x = np.cos(np.pi * j / N)
+    c = np.where((j == 0) | (j == N), 2.0, 1.0) * (-1.0) ** j
+    dx = x[:, None] - x[None, :]
+    D = np.outer(c, 1.0 / c) / (dx + np.eye(N + 1))
+    D -= np.diag(D.sum(axis=1))
+    x.flags.writeable = False
+    D.flags.writeable = False
+    return x, D
+
+
+def _interpolation_row(x: np.ndarray, point: float) -> np.ndarray:
+    """Barycentric Lagrange weights ``l_j(point)`` on Chebyshev extremal points ``x``."""
+    N = len(x) - 1
+    hit = np.flatnonzero(np.abs(x - point) <= 1e-15)
+    if hit.size:
+        row = np.zeros(N + 1)
+        row[hit[0]] = 1.0
+        return row
+    w = (-1.0) ** np.arange(N + 1)
+    w[0] *= 0.5
+    w[-1] *= 0.5
+    terms = w / (point - x)
+    return terms / terms.sum()
+
+
+def generator_matrix(lin: LinearDDE, N: int) -> np.ndarray:
+    """The ``n (N + 1)`` square Chebyshev collocation matrix of the infinitesimal generator.
+
+    Parameters
+    ----------
+    lin : LinearDDE
+        A system with at least one delay.
+    N : int
+        Polynomial degree (``N + 1`` collocation points on ``[-tau_max, 0]``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Its eigenvalues approximate the characteristic roots.
+    """
+    n = lin.n
+    tau_max = lin.max_delay
+    x, D = _chebyshev(N)
+    big = np.zeros((n * (N + 1), n * (N + 1)), dtype=np.result_type(lin.A0, *lin.A))
+    # rows 1..N: d/dtheta on [-tau_max, 0] (theta = tau_max (x - 1) / 2)
+    big[n:, :] = np.kron((2.0 / tau_max) * D[1:, :], np.eye(n))
+    top = np.zeros((n, n * (N + 1)), dtype=big.dtype)
+    top[:, :n] += lin.A0
+    for tau, Ak in zip(lin.delays, lin.A, strict=True):
+        row = _interpolation_row(x, 1.0 - 2.0 * tau / tau_max)
+        top += np.kron(row[None, :], Ak)
+    big[:n, :] = top
+    return big
+
+
+# ---------------------------------------------------------------------- helpers
+def _norms(lin: LinearDDE) -> tuple[float, np.ndarray]:
+    return float(np.linalg.norm(lin.A0, 2)), np.array([np.linalg.norm(a, 2) for a in lin.A])
+
+
+def _scale(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
+    n0, nk = norms
+    out = np.abs(lam) + n0
+    for tau, nrm in zip(lin.delays, nk, strict=True):
+        out = out + nrm * np.abs(np.exp(-lam * tau))
+    return out
+
+
+def _residuals(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
+    if lam.size == 0:
+        return np.zeros(0)
+    sv = np.linalg.svd(lin.characteristic_matrix(lam), compute_uv=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return sv[..., -1] / np.maximum(_scale(lin, lam, norms), np.finfo(float).tiny)
+
+
+def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
+    """``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``; ``inf`` where Delta is singular."""
+    lam = np.asarray(lam, dtype=complex)
+    n = lin.n
+    eye = np.eye(n)
+    D = lam[..., None, None] * eye - lin.A0
+    dD = np.broadcast_to(eye, lam.shape + (n, n)).astype(complex)
+    if lin.delays:
+        taus = np.asarray(lin.delays)
+        E = np.exp(-lam[..., None] * taus)  # (..., m)
+        stack = np.stack(lin.A)  # (m, n, n)
+        D = D - np.tensordot(E, stack, axes=(-1, 0))
+        dD = dD + np.tensordot(E * taus, stack, axes=(-1, 0))
+    out = np.empty(lam.shape, dtype=complex)
+    if n <= 2:  # closed forms: trace(adj(D) dD) / det(D)
+        with np.errstate(all="ignore"):
+            if n == 1:
+                out[...] = dD[..., 0, 0] / D[..., 0, 0]
+            else:
+                a, b, c, d = D[..., 0, 0], D[..., 0, 1], D[..., 1, 0], D[..., 1, 1]
+                num = d * dD[..., 0, 0] - b * dD[..., 1, 0] - c * dD[..., 0, 1] + a * dD[..., 1, 1]
+                out[...] = num / (a * d - b * c)
+        out[~np.isfinite(out)] = np.inf
+        return out
+    try:
+        out[...] = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
+    except np.linalg.LinAlgError:
+        for i in np.ndindex(lam.shape):
+            try:
+                out[i] = np.trace(np.linalg.solve(D[i], dD[i]))
+            except np.linalg.LinAlgError:
+                out[i] = np.inf
+    return out
+
+
+def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 30) -> np.ndarray:
+    """Newton on ``det Delta``, vectorized over candidates.
+
+    A candidate stops when its step falls below ``1e-11 |lambda|`` (quadratic convergence
+    makes the error then negligible; a multiple root, where Newton is linear, ends about that
+    accurate), when its steps stop shrinking near the rounding floor, or after ``maxiter``.
+    """
+    lam = np.array(lam, dtype=complex)
+    if lam.size == 0:
+        return lam
+    real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
+    active = np.ones(lam.shape, dtype=bool)
+    prev = np.full(lam.shape, np.inf)
+    for _ in range(maxiter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            step = 1.0 / _log_derivative(lin, lam[idx])
+        step[~np.isfinite(step)] = 0.0  # exactly singular: already at a root
+        if real_sys:
+            # keep real candidates real (their Newton steps are real up to rounding)
+            on_axis = lam[idx].imag == 0.0
+            step[on_axis] = step[on_axis].real
+        lam[idx] -= step
+        size = np.abs(step)
+        scale = 1.0 + np.abs(lam[idx])
+        done = size <= 1e-11 * scale
+        done |= (size >= 0.9 * prev[idx]) & (size <= 1e-8 * scale)
+        done |= ~np.isfinite(lam[idx])
+        prev[idx] = size
+        active[idx[done]] = False
+    return lam
+
+
+def _multiplicities(lin: LinearDDE, lam: np.ndarray, radius: np.ndarray, M: int = 16) -> np.ndarray:
+    """Winding number of ``det Delta`` on circles of the given radii (argument principle)."""
+    if lam.size == 0:
+        return np.zeros(0, dtype=int)
+    h = radius[:, None] * np.exp(2j * np.pi * (np.arange(M) + 0.5) / M)[None, :]
+    with np.errstate(all="ignore"):
+        g = _log_derivative(lin, lam[:, None] + h)
+        m = np.mean(h * g, axis=1)
+    out = np.rint(m.real).astype(int)
+    bad = ~np.isfinite(m) | (np.abs(m - out) > 0.25) | (out < 1)
+    out[bad] = 1
+    return out
+
+
+def _a0_spectrum(lin: LinearDDE) -> tuple[np.ndarray, float]:
+    """Eigenvalues of A0 and the condition number of its eigenvector matrix (inf if defective)."""
+    mu, V = np.linalg.eig(lin.A0)
+    with np.errstate(all="ignore"):
+        kappa = float(np.linalg.cond(V))
+    return mu, kappa if np.isfinite(kappa) else math.inf
+
+
+def _n_required(lin: LinearDDE, sigma: float, im_extent: float, norms) -> int:
+    """Discretization size resolving every root with ``Re >= sigma`` (and ``|Im| <= im_extent``).
+
+    A root ``lambda`` is an eigenvalue of ``A0 + E`` with ``||E|| <= S = sum_k ||A_k||
+    exp(-Re(lambda) tau_k)``, so ``|lambda| <= ||A0|| + S`` and, by Bauer-Fike, ``lambda`` lies
+    within ``kappa(V) S`` of an eigenvalue of ``A0``. The smaller of the two bounds on
+    ``|Im lambda|`` (over the eigenvalues of ``A0`` whose disc reaches ``Re >= sigma``) sets
+    ``N``: a fast, stiff undelayed mode far to the left does not inflate it.
+    """
+    n0, nk = norms
+    tau_max = lin.max_delay
+    sigma = max(sigma, -5.0 / tau_max)
+    with np.errstate(over="ignore"):
+        S = float(np.sum(nk * np.exp(-sigma * np.asarray(lin.delays))))
+    bound = n0 + S
+    mu, kappa = _a0_spectrum(lin)
+    if kappa < 1e8:
+        r = kappa * S
+        reach = mu.real + r >= sigma
+        bound = min(bound, float(np.max(np.abs(mu.imag[reach]) + r, initial=0.0)))
+    extent = max(min(bound, 1e12), im_extent)
+    return int(math.ceil(0.6 * extent * tau_max)) + 12
+
+
+# ---------------------------------------------------------------------- the driver
+def _is_real(lin: LinearDDE) -> bool:
+    return not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
+
+
+def _candidates(lin: LinearDDE, ev: np.ndarray) -> np.ndarray:
+    """Finite eigenvalues; for a real system only those with Im >= 0 (the others mirror)."""
+    cand = ev[np.isfinite(ev)]
+    if _is_real(lin):
+        cand = cand[cand.imag >= 0]
+        cand = np.where(np.abs(cand.imag) <= 1e-12 * (1 + np.abs(cand)), cand.real + 0j, cand)
+    return cand[np.argsort(-cand.real, kind="stable")]
+
+
+def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, np.ndarray]:
+    """Newton-refined candidates that converged to a root (residual test), and residuals."""
+    lam = _newton(lin, cand)
+    lam = lam[np.isfinite(lam)]
+    res = _residuals(lin, lam, norms)
+    good = res <= RESIDUAL_TOL
+    return lam[good], res[good]
+
+
+def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray) -> list[tuple[complex, float]]:
+    """Mirror (real systems), sort by real part descending, merge duplicates."""
+    if _is_real(lin):
+        near = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
+        lam = np.where(near, lam.real + 0j, lam)
+        upper = lam.imag > 0
+        res = np.concatenate([res, res[upper]])
+        lam = np.concatenate([lam, lam[upper].conj()])
+    order = np.lexsort((-lam.imag, -lam.real))
+    merged: list[list] = []
+    for i in order:
+        v = lam[i]
+        for grp in merged:
+            if abs(grp[0] - v) <= MERGE_RTOL * (1 + abs(v)):
+                grp[1] = min(grp[1], res[i])
+                break
+        else:
+            merged.append([v, res[i]])
+    return [(complex(v), float(r)) for v, r in merged]
+
+
+def _zero_root_exists(lin: LinearDDE, norms) -> bool:
+    M0 = lin.A0 + sum(lin.A, np.zeros_like(lin.A0))
+    sv = np.linalg.svd(M0, compute_uv=False)
+    size = norms[0] + float(np.sum(norms[1]))
+    return bool(sv[-1] <= 1e-12 * max(size, np.finfo(float).tiny)) if size > 0 else True
+
+
+def _finalize(lin, found, norms, n_points, with_multiplicity) -> Roots:
+    """Snap a root to 0 when Delta(0) is singular, count multiplicities, wrap up."""
+    vals = np.array([v for v, _ in found], dtype=complex)
+    res = np.array([r for _, r in found])
+    if vals.size and _zero_root_exists(lin, norms):
+        i = int(np.argmin(np.abs(vals)))
+        ref = 1.0 / lin.max_delay if lin.delays else 1.0
+        if abs(vals[i]) <= 1e-6 * max(ref, norms[0] + float(np.sum(norms[1])), 1e-300):
+            vals[i] = 0.0
+            res[i] = _residuals(lin, vals[i : i + 1], norms)[0]
+    if with_multiplicity and vals.size:
+        radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
+        mult = _multiplicities(lin, vals, radius)
+    else:
+        mult = np.ones(vals.size, dtype=int)
+    order = np.lexsort((-vals.imag, -vals.real))
+    roots = [
+        CharacteristicRoot(
+            value=complex(vals[i]), residual=float(res[i]), multiplicity=int(mult[i])
+        )
+        for i in order
+    ]
+    return Roots(roots, n_points)
+
+
+def _ode_roots(lin: LinearDDE, norms, with_multiplicity) -> Roots:
+    ev = np.linalg.eigvals(lin.A0)
+    found = []
+    for v in ev[np.lexsort((-ev.imag, -ev.real))]:
+        if not any(abs(v - f[0]) <= MERGE_RTOL * (1 + abs(v)) for f in found):
+            found.append((complex(v), 0.0))
+    vals = np.array([v for v, _ in found], dtype=complex)
+    found = list(zip(vals, _residuals(lin, vals, norms), strict=True))
+    out = _finalize(lin, found, norms, 0, False)
+    if with_multiplicity:
+        # multiplicities of an ODE: cluster the eigenvalues directly
+        roots = []
+        for r in out:
+            m = int(np.sum(np.abs(ev - r.value) <= 1e-5 * (1 + abs(r.value))))
+            roots.append(
+                CharacteristicRoot(value=r.value, residual=r.residual, multiplicity=max(m, 1))
+            )
+        out = Roots(roots, 0)
+    return out
+
+
+def _select(roots: Roots, k: int, region) -> Roots:
+    if region is None:
+        return Roots(roots[:k], roots.n_points)
+    lo_re, hi_re, lo_im, hi_im = region
+    kept = [r for r in roots if lo_re <= r.real <= hi_re and lo_im <= r.imag <= hi_im]
+    return Roots(kept, roots.n_points)
+
+
+def _parse_region(region) -> tuple[float, float, float, float] | None:
+    if region is None:
+        return None
+    if isinstance(region, (int, float, np.integer, np.floating)) and not isinstance(region, bool):
+        r = float(region)
+        if not math.isfinite(r):
+            raise AnalysisError(
+                f"region = {region!r}: a half-plane Re(lambda) >= r needs a finite r"
+            )
+        return (r, math.inf, -math.inf, math.inf)
+    try:
+        lo_re, hi_re, lo_im, hi_im = (float(v) for v in region)
+    except (TypeError, ValueError) as exc:
+        raise AnalysisError(
+            f"region = {region!r}: give a number r (the half-plane Re >= r) or a rectangle "
+            "(re_min, re_max, im_min, im_max)"
+        ) from exc
+    if not (lo_re < hi_re and lo_im < hi_im) or not math.isfinite(lo_re):
+        raise AnalysisError(
+            f"region = {region!r}: need re_min < re_max, im_min < im_max and a finite re_min"
+        )
+    return (lo_re, hi_re, lo_im, hi_im)
+
+
+def characteristic_roots(
+    lin: LinearDDE,
+    k: int = 6,
+    region=None,
+    *,
+    max_points: int = 400,
+    n_points: int | None = None,
+    multiplicity: bool = True,
+) -> Roots:
+    """Rightmost characteristic roots of a linear multi-delay system.
+
+    Parameters
+    ----------
+    lin : LinearDDE
+        ``x'(t) = A0 x(t) + sum_k A_k x(t - tau_k)``.
+    k : int, default 6
+        How many distinct rightmost roots to return (a complex pair counts as two) when no
+        ``region`` is given.
+    region : float or (re_min, re_max, im_min, im_max), optional
+        Return every root with ``Re(lambda) >= region`` (a half-plane), or every root in the
+        rectangle, instead of the ``k`` rightmost. A retarded system has finitely many roots
+        in any right half-plane.
+    max_points : int, default 400
+        Largest Chebyshev discretization size ``N`` tried.
+    n_points : int, optional
+        Use exactly this ``N`` (no growth, no convergence check) — for speed in sweeps where
+        the caller knows the scales.
+    multiplicity : bool, default True
+        Count multiplicities (16 extra evaluations of ``Delta`` per root).
+
+    Returns
+    -------
+    Roots
+        A tuple of :class:`CharacteristicRoot` sorted by real part, descending (then by
+        imaginary part, descending).
+
+    Raises
+    ------
+    AnalysisError
+        For ``k < 1`` or an invalid ``region``.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the roots had not converged at ``max_points``.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> lin = fn.LinearDDE(0.0, [(1.0, -1.0)])          # x' = -x(t - 1)
+    >>> r = lin.roots(k=2)
+    >>> round(r[0].real, 6), round(abs(r[0].imag), 6)
+    (-0.318132, 1.337236)
+    """
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise AnalysisError(f"k = {k!r}: the number of roots must be a positive integer")
+    box = _parse_region(region)
+    norms = _norms(lin)
+    if not lin.delays:
+        return _select(_ode_roots(lin, norms, multiplicity), k, box)
+    if n_points is not None:
+        if int(n_points) < 2:
+            raise AnalysisError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
+        found, _ = _solve_at(lin, int(n_points), norms, k, box)
+        return _select(_finalize(lin, found, norms, int(n_points), multiplicity), k, box)
+
+    im_extent = 0.0
+    if box is not None:
+        im_extent = max(abs(box[2]), abs(box[3]))
+        im_extent = im_extent if math.isfinite(im_extent) else 0.0
+    sigma0 = 0.0 if box is None else box[0]
+    N = min(max(MIN_POINTS, _n_required(lin, sigma0, im_extent, norms)), max_points)
+    previous = None
+    while True:
+        found, ev = _solve_at(lin, N, norms, k, box)
+        current = _select(_finalize(lin, found, norms, N, False), k, box)
+        if box is None:
+            sigma = current[0].real if current else sigma0
+        else:
+            sigma = box[0]
+        needed = _n_required(lin, sigma, im_extent, norms)
+        if box is None:
+            # the k rightmost roots, compared within a window left of the rightmost one:
+            # roots further left (the chains of a retarded system) are reported as refined
+            # but their completeness is not checked
+            window = sigma - WINDOW / lin.max_delay
+            same = previous is not None and _same_roots(
+                _above(previous, window), _above(current, window), 1.0 / lin.max_delay
+            )
+        else:
+            same = previous is not None and _same_roots(previous, current, 1.0 / lin.max_delay)
+        if box is None:
+            checked = _above(current, window)
+        else:
+            checked = current
+        # converged: two sizes agree, or this size's eigenvalues already reproduce the refined
+        # roots to 1e-6 (the spectral discretization has converged there)
+        same = same or _reproduced(checked, ev, 1.0 / lin.max_delay)
+        enough = box is None and len(current) >= k or box is not None or N >= ENOUGH_POINTS
+        if same and N >= needed and enough:
+            break
+        if N >= max_points and same and N >= needed:
+            break  # fewer than k roots found: the others are far left (see the module notes)
+        if N >= max_points:
+            warnings.warn(
+                f"characteristic roots of {lin!r} not converged at the discretization limit "
+                f"max_points={max_points} (needed about {needed}); the result may miss roots",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            break
+        previous = current
+        N = min(max(int(math.ceil(1.5 * N)), needed), max_points)
+    if multiplicity:
+        return _select(_finalize(lin, found, norms, N, True), k, box)
+    return current
+
+
+def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
+    """Refined roots from the size-N discretization (the relevant candidates only), and the
+    discretization's eigenvalues.
+
+    With a region, every candidate in it (plus a margin) is refined. Otherwise the rightmost
+    candidates standing for ``k + 2`` roots are refined first; then every candidate right of
+    the ``k``-th refined root is refined too, so that spurious eigenvalues of an unresolved
+    frequency band (which may lie right of true roots and refine to far-away ones) cannot hide
+    a root.
+    """
+    with single_threaded_blas():
+        ev = np.linalg.eigvals(generator_matrix(lin, N))
+    cand = _candidates(lin, ev)
+    if box is not None:
+        slack = 1.0 / lin.max_delay
+        inside = (
+            (cand.real >= box[0] - slack)
+            & (cand.real <= box[1] + slack)
+            & (cand.imag >= min(box[2], -box[3]) - slack)
+            & (cand.imag <= box[3] + slack)
+        )
+        return _merged(lin, *_refine(lin, cand[inside], norms)), ev
+    weight = np.where(cand.imag > 0, 2, 1) if _is_real(lin) else np.ones(cand.size, dtype=int)
+    done = np.zeros(cand.size, dtype=bool)
+    lams, ress = [np.zeros(0, dtype=complex)], [np.zeros(0)]
+    batch = np.zeros(cand.size, dtype=bool)
+    batch[: int(np.searchsorted(np.cumsum(weight), k + 2)) + 1] = True
+    found: list[tuple[complex, float]] = []
+    for _ in range(8):
+        lam, res = _refine(lin, cand[batch], norms)
+        done |= batch
+        lams.append(lam)
+        ress.append(res)
+        found = _merged(lin, np.concatenate(lams), np.concatenate(ress))
+        if len(found) >= k:
+            sigma_k = found[k - 1][0].real
+            batch = ~done & (cand.real >= sigma_k - 1e-9 * (1 + abs(sigma_k)))
+        else:
+            rest = np.flatnonzero(~done)
+            batch = np.zeros(cand.size, dtype=bool)
+            batch[rest[: int(np.searchsorted(np.cumsum(weight[rest]), k + 2)) + 1]] = True
+        if not batch.any():
+            break
+    return found, ev
+
+
+def _reproduced(roots: Roots, ev: np.ndarray, scale: float) -> bool:
+    """True when every root has a discretization eigenvalue within 1e-6 of it (relative)."""
+    ev = ev[np.isfinite(ev)]
+    if ev.size == 0:
+        return not len(roots)
+    for r in roots:
+        if np.min(np.abs(ev - r.value)) > 1e-6 * (scale + abs(r.value)):
+            return False
+    return True
+
+
+def _above(roots: Roots, sigma: float) -> Roots:
+    return Roots([r for r in roots if r.real >= sigma], roots.n_points)
+
+
+def _same_roots(a: Roots, b: Roots, scale: float = 1.0) -> bool:
+    """Same roots to 1e-7 relative, with ``scale`` (1/tau_max) as the floor of the size."""
+    if len(a) != len(b):
+        return False
+    va, vb = a.values, b.values
+    return bool(np.all(np.abs(va - vb) <= 1e-7 * (scale + np.abs(va))))
+
+
+def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
+    """The largest real part of the characteristic roots of ``lin``.
+
+    Keyword arguments go to :func:`characteristic_roots`. A system with a root at exactly 0
+    (see the module notes) has abscissa ``0.0``.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> round(fn.LinearDDE(0.0, [(1.0, -1.0)]).spectral_abscissa(), 6)
+    -0.318132
+    """
+    kwargs.setdefault("multiplicity", False)
+    roots = characteristic_roots(lin, k=2, **kwargs)
+    return roots[0].real
+
+
+def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
+    """Number of roots with positive real part, counted with multiplicity.
+
+    Roots with ``|Re(lambda)| <= axis_tol * max(1, |lambda|)`` are on the imaginary axis and
+    not counted.
+    """
+    roots = characteristic_roots(lin, region=0.0, **kwargs)
+    return int(sum(r.multiplicity for r in roots if r.real > axis_tol * max(1.0, abs(r.value))))

@@ -1,0 +1,508 @@
+"""Symbolic fluid models: delay-differential equations written with sympy.
+
+A :class:`Model` holds right-hand sides for its states, named parameters with values, optional
+projected (non-negative) states and named algebraic signals. It is immutable; every analysis
+takes parameter overrides as keyword arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import sympy
+from sympy.core.function import AppliedUndef
+
+from ..errors import ModelError, ParameterError
+from .canonical import DDEForm, build_form
+from .equilibrium import equilibria
+from .linearize import linearize
+from .loopgain import loop_gain
+from .numeric import to_numpy
+from .symbols import name_of, param_subs
+from .symbols import t as T_SYM
+
+__all__ = ["Model", "Param"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A model parameter: value plus metadata.
+
+    Parameters
+    ----------
+    value : float or None
+        Default value; ``None`` means the value must be given at analysis time.
+    unit : str
+        Unit, e.g. ``"pkts/s"``.
+    doc : str
+        Meaning.
+    bounds : (lower, upper)
+        Inclusive admissible range; ``None`` for an open side.
+    """
+
+    value: float | None = None
+    unit: str = ""
+    doc: str = ""
+    bounds: tuple[float | None, float | None] = (None, None)
+
+    def with_value(self, value: float | None) -> Param:
+        return replace(self, value=value)
+
+
+def _check_value(name: str, value: Any, bounds=(None, None)) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ParameterError(f"parameter {name!r}: value {value!r} is not a number")
+    if not isinstance(value, (Real, sympy.Number)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError(f"parameter {name!r}: value {value!r} is not a number") from exc
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        raise ParameterError(f"parameter {name!r}: value {value} is not finite")
+    lo, hi = bounds
+    if lo is not None and value < lo:
+        raise ParameterError(f"parameter {name!r}: value {value:g} is below its lower bound {lo:g}")
+    if hi is not None and value > hi:
+        raise ParameterError(f"parameter {name!r}: value {value:g} is above its upper bound {hi:g}")
+    return value
+
+
+class Model:
+    """A fluid model: delay-differential equations in sympy.
+
+    Parameters
+    ----------
+    rhs : dict
+        ``{state: expression}``; a state is given as a function from :func:`fluidnet.states`,
+        ``R(t)`` or its name. Expressions may use current states ``R(t)``, delayed states
+        ``R(t - tau)`` (``tau`` a number, a parameter expression or a state-dependent
+        expression such as ``d0 + q(t)/C``), signals (current or delayed), explicit ``t`` and
+        switching terms (``Heaviside``, ``Piecewise``, ``Max``, ``Min``, ``sign``, ``Abs``).
+    params : dict
+        ``{symbol or name: value or Param}``. Every free symbol of the equations other than
+        ``t`` must be a parameter. ``None`` (or ``Param(None)``) means "give it later".
+    nonnegative : iterable
+        States with projected dynamics: while such a state is 0 its derivative is ``max(f, 0)``.
+    signals : dict
+        ``{name or function: expression}``: named algebraic functions of time (a marking
+        probability, an aggregate rate) usable in the right-hand sides, current or delayed.
+    name : str
+
+    Raises
+    ------
+    ModelError
+        For a state listed twice, an unknown function (a reference to an unknown state), a free
+        symbol that is neither a parameter nor ``t``, a negative constant delay, an algebraic
+        loop between signals, or a non-negative state that is not a state.
+    ParameterError
+        For a parameter value that is not finite, outside its bounds, or that makes a delay
+        negative.
+
+    Examples
+    --------
+    >>> import fluidnet as fn
+    >>> x, = (fn.states("x"),)
+    >>> k, T = fn.params("k T")
+    >>> m = fn.Model(rhs={x: -k * x(fn.t - T)}, params={k: 1.0, T: 1.0}, name="delayed decay")
+    >>> m.state_names
+    ('x',)
+    """
+
+    def __init__(
+        self,
+        rhs: Mapping[Any, Any],
+        params: Mapping[Any, Any] | None = None,
+        *,
+        nonnegative: Iterable[Any] = (),
+        signals: Mapping[Any, Any] | None = None,
+        name: str = "model",
+    ):
+        self.name = str(name)
+        if not isinstance(rhs, Mapping) or not rhs:
+            raise ModelError("rhs must be a non-empty dict {state: expression}")
+        state_names: list[str] = []
+        for key in rhs:
+            n = name_of(key, "state")
+            if n in state_names:
+                raise ModelError(f"state {n!r} is listed twice in rhs")
+            state_names.append(n)
+        self._state_names = tuple(state_names)
+
+        params = dict(params or {})
+        self._params: dict[str, Param] = {}
+        for key, val in params.items():
+            n = name_of(key, "parameter")
+            if n in self._params:
+                raise ModelError(f"parameter {n!r} is listed twice")
+            p = val if isinstance(val, Param) else Param(val)
+            _check_bounds_shape(n, p.bounds)
+            self._params[n] = p.with_value(_check_value(n, p.value, p.bounds))
+
+        signals = dict(signals or {})
+        signal_names = [name_of(k, "signal") for k in signals]
+        if len(set(signal_names)) != len(signal_names):
+            raise ModelError(f"a signal is listed twice: {signal_names}")
+        self._signal_names = tuple(signal_names)
+
+        for n in self._params:
+            if n in self._state_names or n in self._signal_names or n == "t":
+                raise ModelError(f"parameter name {n!r} clashes with a state, a signal or t")
+        for n in self._signal_names:
+            if n in self._state_names:
+                raise ModelError(f"signal name {n!r} clashes with a state")
+        if "t" in self._state_names or "t" in self._signal_names:
+            raise ModelError("'t' is the time symbol and cannot name a state or a signal")
+
+        self._rhs_exprs = {
+            n: self._normalize(e, f"right-hand side of {n}")
+            for n, e in zip(self._state_names, rhs.values(), strict=True)
+        }
+        self._signal_exprs = {
+            n: self._normalize(e, f"signal {n}")
+            for n, e in zip(self._signal_names, signals.values(), strict=True)
+        }
+
+        nonneg = []
+        for key in nonnegative:
+            n = name_of(key, "nonnegative state")
+            if n not in self._state_names:
+                raise ModelError(
+                    f"nonnegative entry {n!r} is not a state of the model "
+                    f"(states: {', '.join(self._state_names)})"
+                )
+            if n not in nonneg:
+                nonneg.append(n)
+        self._nonnegative = tuple(nonneg)
+        self._cache: dict[str, Any] = {}
+        self._check_signal_cycles()
+        self._check_delays()
+
+    # ------------------------------------------------------------------ construction helpers
+    def _normalize(self, expr: Any, where: str) -> sympy.Expr:
+        try:
+            expr = sympy.sympify(expr)
+        except (sympy.SympifyError, TypeError) as exc:
+            raise ModelError(f"{where}: cannot interpret {expr!r} as an expression") from exc
+        if not isinstance(expr, sympy.Expr):
+            raise ModelError(f"{where}: {expr!r} is not an expression")
+        sym_rep = {}
+        for s in expr.free_symbols:
+            if s.name == "t":
+                sym_rep[s] = T_SYM
+            elif s.name in self._params:
+                sym_rep[s] = sympy.Symbol(s.name, real=True)
+            else:
+                raise ModelError(
+                    f"{where}: free symbol {s.name!r} is neither a parameter nor t "
+                    f"(parameters: {', '.join(self._params) or 'none'})"
+                )
+        expr = expr.xreplace(sym_rep)
+        known = set(self._state_names) | set(self._signal_names)
+        for app in expr.atoms(AppliedUndef):
+            fname = app.func.__name__
+            if fname not in known:
+                raise ModelError(
+                    f"{where}: {app} refers to {fname!r}, which is neither a state nor a signal "
+                    f"(states: {', '.join(self._state_names)})"
+                )
+            if len(app.args) != 1:
+                raise ModelError(f"{where}: {app} must have exactly one argument (a time)")
+            tau = sympy.expand(T_SYM - app.args[0])
+            if tau.is_number and (not tau.is_real or tau < 0):
+                raise ModelError(
+                    f"{where}: {app} has delay {tau}, which is not a real "
+                    "non-negative number (a reference to the future)"
+                )
+        canon = {n: sympy.Function(n, real=True) for n in known}
+        return _recanon(expr, canon)
+
+    def _check_signal_cycles(self) -> None:
+        deps: dict[str, set[str]] = {}
+        for n, e in self._signal_exprs.items():
+            deps[n] = set()
+            for app in e.atoms(AppliedUndef):
+                if app.func.__name__ in self._signal_exprs:
+                    if app.func.__name__ == n:
+                        raise ModelError(
+                            f"signal {n!r} refers to itself ({app}); signals are "
+                            "algebraic, make it a state instead"
+                        )
+                    deps[n].add(app.func.__name__)
+        visiting: set[str] = set()
+        done: set[str] = set()
+
+        def visit(n: str, path: list[str]) -> None:
+            if n in done:
+                return
+            if n in visiting:
+                raise ModelError("signals form an algebraic loop: " + " -> ".join(path + [n]))
+            visiting.add(n)
+            for m in deps[n]:
+                visit(m, path + [n])
+            visiting.discard(n)
+            done.add(n)
+
+        for n in deps:
+            visit(n, [])
+
+    def _check_delays(self, values: Mapping[str, float] | None = None) -> None:
+        """Parameter-only delays must be real and >= 0 at the given parameter values."""
+        if values is None:
+            values = {k: p.value for k, p in self._params.items() if p.value is not None}
+        lags, delays = self._parameter_delays()
+        if not lags:
+            return
+        if len(values) == len(self._params):  # the hot path: one compiled evaluation
+            taus = delays([values[k] for k in self._params])
+            if (
+                np.all(np.isfinite(taus))
+                and np.all(np.real(taus) >= 0)
+                and not np.any(np.imag(taus))
+            ):
+                return
+        subs = param_subs(values)
+        for lag in lags:
+            val = lag.delay.xreplace(subs)
+            if not val.is_number:
+                continue  # uses a parameter without a value yet
+            v = complex(val)
+            if abs(v.imag) > 0 or not math.isfinite(v.real) or v.real < 0:
+                label = self.form.lag_label(lag)
+                used = {str(s): values[str(s)] for s in lag.delay.free_symbols}
+                raise ParameterError(
+                    f"delay {lag.delay} of {label} evaluates to {val} with {used}; "
+                    "delays must be real and >= 0"
+                )
+
+    def _parameter_delays(self):
+        """The lags whose delay depends on parameters only, and a compiled evaluator of them."""
+
+        def build():
+            lags = [lag for lag in self.form.lags if lag.kind == "parameter"]
+            fn = to_numpy((self.form.p,), [lag.delay for lag in lags]) if lags else None
+            return lags, fn
+
+        return self.cached("parameter delays", build)
+
+    # ------------------------------------------------------------------ derived-object cache
+    def cached(self, key: str, build: Callable[[], Any]) -> Any:
+        """A object derived from the model's definition, built by ``build()`` on first use.
+
+        The one cache of a model: the canonical form, equilibrium and linearization plans and
+        the compiled integrator live here under their ``key``. What is cached must not depend
+        on parameter values: :meth:`with_params` shares the cache with the new model, and
+        pickling drops it (it is rebuilt on demand).
+        """
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = build()
+            return value
+
+    # ------------------------------------------------------------------ read-only views
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        """State names in state-vector order."""
+        return self._state_names
+
+    @property
+    def signal_names(self) -> tuple[str, ...]:
+        return self._signal_names
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(self._params)
+
+    @property
+    def params(self) -> dict[str, Param]:
+        """``{name: Param}`` (a copy)."""
+        return dict(self._params)
+
+    @property
+    def values(self) -> dict[str, float | None]:
+        """``{name: default value}``."""
+        return {k: p.value for k, p in self._params.items()}
+
+    @property
+    def nonnegative(self) -> tuple[str, ...]:
+        """Names of projected (non-negative) states."""
+        return self._nonnegative
+
+    @property
+    def rhs(self) -> dict[str, sympy.Expr]:
+        """``{state name: right-hand side}`` as written (signals not expanded)."""
+        return dict(self._rhs_exprs)
+
+    @property
+    def signals(self) -> dict[str, sympy.Expr]:
+        return dict(self._signal_exprs)
+
+    def state(self, name: str) -> sympy.FunctionClass:
+        """The sympy function of a state or signal, to build expressions such as ``q(t - 1)``."""
+        if name not in self._state_names and name not in self._signal_names:
+            raise ModelError(f"{name!r} is not a state or signal of model {self.name!r}")
+        return sympy.Function(name, real=True)
+
+    @property
+    def equations(self) -> list[sympy.Eq]:
+        """The model as sympy equations: ``d/dt X(t) = f`` for states, ``p(t) = g`` for signals."""
+        eqs = []
+        for n in self._state_names:
+            f = sympy.Function(n, real=True)
+            eqs.append(sympy.Eq(sympy.Derivative(f(T_SYM), T_SYM), self._rhs_exprs[n]))
+        for n in self._signal_names:
+            f = sympy.Function(n, real=True)
+            eqs.append(sympy.Eq(f(T_SYM), self._signal_exprs[n]))
+        return eqs
+
+    @property
+    def form(self) -> DDEForm:
+        """The canonical :class:`~fluidnet.symbolic.canonical.DDEForm` (signals expanded, lags as
+        symbols)."""
+        return self.cached("form", lambda: build_form(self))
+
+    # ------------------------------------------------------------------ parameters
+    def with_params(self, **values: Any) -> Model:
+        """A new model with some default parameter values replaced.
+
+        Values may be numbers, ``None`` or :class:`Param` objects.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name or an invalid value.
+        """
+        new = dict(self._params)
+        for k, v in values.items():
+            if k not in new:
+                raise ParameterError(self._unknown(k))
+            new[k] = v if isinstance(v, Param) else new[k].with_value(v)
+        m = object.__new__(Model)
+        m.__dict__.update(self.__dict__)  # the definition and the (parameter-free) cache
+        params = {}
+        for k, p in new.items():
+            _check_bounds_shape(k, p.bounds)
+            params[k] = p.with_value(_check_value(k, p.value, p.bounds))
+        m._params = params
+        m._check_delays()
+        return m
+
+    def _unknown(self, name: str) -> str:
+        return (
+            f"unknown parameter {name!r} for model {self.name!r} "
+            f"(parameters: {', '.join(self._params) or 'none'})"
+        )
+
+    def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """All parameter values as floats, defaults updated by ``overrides``.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name, a missing value, a value that is not finite or out of bounds,
+            or a value that makes a delay negative.
+        """
+        overrides = dict(overrides or {})
+        out: dict[str, float] = {}
+        for k in overrides:
+            if k not in self._params:
+                raise ParameterError(self._unknown(k))
+        for k, p in self._params.items():
+            v = overrides.get(k, p.value)
+            if isinstance(v, Param):
+                v = v.value
+            v = _check_value(k, v, p.bounds)
+            if v is None:
+                raise ParameterError(
+                    f"parameter {k!r} of model {self.name!r} has no value; give it as "
+                    f"{k}=... or with with_params"
+                )
+            out[k] = v
+        if overrides:
+            self._check_delays(out)
+        return out
+
+    # ------------------------------------------------------------------ analysis entry points
+    def equilibrium(
+        self, *, all: bool = False, guess: Mapping[str, float] | None = None, **params: Any
+    ):
+        """The equilibrium ``{state: value}`` (see
+        :func:`fluidnet.symbolic.equilibrium.equilibria`)."""
+        found = equilibria(self, guess=guess, **params)
+        return found if all else found[0]
+
+    def linearize(self, *, equilibrium: Mapping[str, float] | None = None, **params: Any):
+        """Linearize at an equilibrium into a :class:`fluidnet.LinearDDE`
+        (see :func:`fluidnet.symbolic.linearize.linearize`)."""
+        return linearize(self, equilibrium=equilibrium, **params)
+
+    def loop_gain(self, cut: str, *, equilibrium: Mapping[str, float] | None = None, **params: Any):
+        """The loop transfer function cut at a state or signal
+        (see :func:`fluidnet.symbolic.loopgain.loop_gain`)."""
+        return loop_gain(self, cut, equilibrium=equilibrium, **params)
+
+    # ------------------------------------------------------------------ pickling
+    #: The attributes that define a model; ``_cache`` (see :meth:`cached`) is rebuilt on demand.
+    _DEFINITION = (
+        "name",
+        "_state_names",
+        "_params",
+        "_signal_names",
+        "_rhs_exprs",
+        "_signal_exprs",
+        "_nonnegative",
+    )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: self.__dict__[k] for k in self._DEFINITION}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._cache = {}
+
+    # ------------------------------------------------------------------ display
+    def _repr_latex_(self) -> str:
+        lines = [sympy.latex(eq) for eq in self.equations]
+        if self._nonnegative:
+            lines.append(
+                r"\text{projected: } "
+                + ", ".join(
+                    sympy.latex(sympy.Function(n)(T_SYM)) + r" \ge 0" for n in self._nonnegative
+                )
+            )
+        return r"$\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}$"
+
+    def __repr__(self) -> str:
+        return (
+            f"Model({self.name!r}, states={list(self._state_names)}, "
+            f"params={ {k: p.value for k, p in self._params.items()} })"
+        )
+
+
+def _check_bounds_shape(name: str, bounds) -> None:
+    try:
+        lo, hi = bounds
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"parameter {name!r}: bounds must be a (lower, upper) pair") from exc
+    if lo is not None and hi is not None and lo > hi:
+        raise ParameterError(f"parameter {name!r}: lower bound {lo} exceeds upper bound {hi}")
+
+
+def _recanon(expr: sympy.Expr, canon: Mapping[str, sympy.FunctionClass]) -> sympy.Expr:
+    """Rebuild ``expr`` with every applied state/signal function replaced by the canonical one."""
+    if isinstance(expr, AppliedUndef) and expr.func.__name__ in canon:
+        return canon[expr.func.__name__](*[_recanon(a, canon) for a in expr.args])
+    if not expr.args:
+        return expr
+    new = [_recanon(a, canon) for a in expr.args]
+    if all(a is b for a, b in zip(new, expr.args, strict=True)):
+        return expr
+    return expr.func(*new)

@@ -1,0 +1,176 @@
+"""Characteristic roots: Lambert W closed forms, the argument principle, zero roots, errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.special import lambertw
+
+import fluidnet as fn
+from fluidnet.linear.roots import characteristic_roots, count_rhp_roots, generator_matrix
+
+
+def _lambert_roots(a, b, tau, branches=range(-6, 7)):
+    """Roots of lambda = a + b exp(-lambda tau): a + W_k(b tau exp(-a tau)) / tau."""
+    z = b * tau * np.exp(-a * tau)
+    r = np.array([a + lambertw(z, k) / tau for k in branches])
+    return r[np.lexsort((-r.imag, -r.real))]
+
+
+@pytest.mark.parametrize("a, b, tau", [(0.0, -1.0, 1.0), (-0.5, 2.0, 0.7), (0.3, -4.0, 0.25)])
+def test_scalar_roots_match_lambert_w(a, b, tau):
+    lin = fn.LinearDDE(a, [(tau, b)])
+    roots = lin.roots(k=7)
+    expected = _lambert_roots(a, b, tau)[:7]
+    np.testing.assert_allclose(roots.values, expected, rtol=1e-11, atol=1e-12)
+    assert all(r.residual < 1e-13 and r.multiplicity == 1 for r in roots)
+    assert lin.spectral_abscissa() == pytest.approx(expected[0].real, abs=1e-12)
+
+
+def _winding_count(f, re_lo, re_hi, im_lo, im_hi, n=4000):
+    """Zeros of f inside the rectangle by the argument principle (dense boundary sampling)."""
+    t = np.linspace(0.0, 1.0, n, endpoint=False)
+    corners = [
+        complex(re_lo, im_lo),
+        complex(re_hi, im_lo),
+        complex(re_hi, im_hi),
+        complex(re_lo, im_hi),
+    ]
+    path = np.concatenate(
+        [a + (b - a) * t for a, b in zip(corners, corners[1:] + corners[:1], strict=True)]
+    )
+    vals = f(np.append(path, path[0]))
+    steps = np.angle(vals[1:] / vals[:-1])
+    assert np.max(np.abs(steps)) < np.pi / 4, "boundary sampling too coarse for the test"
+    return steps.sum() / (2 * np.pi)
+
+
+def test_multi_delay_matrix_roots_agree_with_argument_principle():
+    A0 = np.array([[-1.0, 0.5, 0.0], [0.0, -0.3, 1.0], [0.2, 0.0, -0.8]])
+    A1 = np.array([[0.0, 0.0, -1.2], [0.4, 0.0, 0.0], [0.0, -0.6, 0.0]])
+    A2 = np.array([[0.3, 0.0, 0.0], [0.0, -0.9, 0.0], [0.0, 0.0, 0.5]])
+    lin = fn.LinearDDE(A0, [(0.8, A1), (2.1, A2)])
+    box = (-1.5, 2.0, -12.0, 12.0)
+    roots = lin.roots(region=box)
+    count = sum(r.multiplicity for r in roots)
+    winding = _winding_count(lin.characteristic, *box)
+    assert abs(winding - round(winding)) < 1e-6
+    assert count == round(winding) and count >= 6
+    # every reported root is a root, and the rightmost ones are the same via k
+    assert all(r.residual < 1e-12 for r in roots)
+    top = lin.roots(k=3)
+    np.testing.assert_allclose(top.values, roots.values[:3], rtol=1e-10)
+    # the unstable count agrees with the argument principle on the right half of the box
+    rhp = _winding_count(lin.characteristic, 0.0, 40.0, -60.0, 60.0, n=20000)
+    assert count_rhp_roots(lin) == round(rhp)
+
+
+def test_zero_delay_terms_give_the_ode_eigenvalues():
+    A0 = np.array([[0.0, 1.0], [-2.0, -0.3]])
+    A1 = np.array([[0.1, 0.0], [0.5, 0.0]])
+    lin = fn.LinearDDE(A0, [(0.0, A1)])
+    assert lin.delays == ()
+    ev = np.linalg.eigvals(A0 + A1)
+    np.testing.assert_allclose(
+        np.sort_complex(lin.roots(k=2).values), np.sort_complex(ev), rtol=1e-13
+    )
+
+
+def test_double_root_at_zero_is_exact_and_not_stable():
+    # x' = x - x(t - 1): lambda = 1 - exp(-lambda) has a double root at 0
+    lin = fn.LinearDDE(1.0, [(1.0, -1.0)])
+    roots = lin.roots(k=3)
+    assert roots[0].value == 0 and roots[0].multiplicity == 2
+    assert lin.spectral_abscissa() == 0.0
+    assert not lin.is_stable()
+    # the next pair is 1 + W_{1,-2}(-1/e) (W_0 = W_{-1} = -1 give the double root)
+    expected = _lambert_roots(1.0, -1.0, 1.0, branches=[1, -2])
+    np.testing.assert_allclose(np.sort_complex(roots.values[1:3]), np.sort_complex(expected))
+
+
+def test_integrator_ode_double_root():
+    lin = fn.LinearDDE([[0.0, 1.0], [0.0, 0.0]])
+    (root,) = lin.roots()
+    assert root.value == 0 and root.multiplicity == 2
+
+
+def test_simple_root_at_zero_with_delay():
+    # RCP at beta = 0: s (s + alpha e^{-s}) has a simple root at 0, others stable
+    lin = fn.LinearDDE([[0.0, 0.0], [0.0, 0.0]], [(1.0, [[-0.8, 0.0], [1.0, 0.0]])])
+    roots = lin.roots(k=3)
+    assert roots[0].value == 0 and roots[0].multiplicity == 1
+    assert roots[1].real < -0.1
+
+
+def test_generator_eigenvalues_converge_spectrally():
+    lin = fn.LinearDDE(0.0, [(1.0, -1.0)])
+    exact = _lambert_roots(0.0, -1.0, 1.0)[0]
+    errs = []
+    for N in (6, 10, 14):
+        ev = np.linalg.eigvals(generator_matrix(lin, N))
+        errs.append(np.min(np.abs(ev - exact)))
+    assert errs[0] > errs[1] > errs[2] and errs[2] < 1e-8
+
+
+def test_dimensional_scales_and_rcp_rightmost():
+    # the RCP linearization (seed 004 eq 8) has char. eq. d0^2 s^2 + (alpha d0 s + beta) e^{-s d0}
+    lin = fn.models.rcp().linearize(alpha=0.4, beta=0.2)
+    for r in lin.roots(k=5):
+        lam = r.value * 0.2
+        assert abs(lam**2 + (0.4 * lam + 0.2) * np.exp(-lam)) < 1e-12
+
+
+def test_bad_arguments():
+    lin = fn.LinearDDE(0.0, [(1.0, -1.0)])
+    with pytest.raises(fn.AnalysisError, match="k = 0"):
+        lin.roots(k=0)
+    with pytest.raises(fn.AnalysisError, match="region"):
+        lin.roots(region=(1.0, 0.0, -1.0, 1.0))
+    with pytest.raises(fn.AnalysisError, match="region"):
+        lin.roots(region="left")
+    with pytest.raises(fn.AnalysisError, match="n_points"):
+        characteristic_roots(lin, n_points=1)
+
+
+def test_warns_when_not_converged():
+    # a fast rotation (+-300j) coupled through a unit delay needs N ~ 200
+    lin = fn.LinearDDE([[0.0, 300.0], [-300.0, 0.0]], [(1.0, [[-0.5, 0.0], [0.0, -0.5]])])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        characteristic_roots(lin, k=2, max_points=20)
+    assert any("not converged" in str(w.message) for w in caught)
+    # with room to grow, the rightmost roots are +-300j - 0.5 exp(-lambda), Newton-exact
+    r = lin.roots(k=2)[0].value
+    assert abs(r - (300j - 0.5 * np.exp(-r))) < 1e-9 and abs(r.imag - 300) < 1
+
+
+def test_large_gain_delay_has_a_small_rightmost_root():
+    # x' = -300 x(t - 1): the rightmost root is W_0(-300), not of size 300
+    lin = fn.LinearDDE(0.0, [(1.0, -300.0)])
+    roots = lin.roots(k=2)
+    np.testing.assert_allclose(roots.values, _lambert_roots(0.0, -300.0, 1.0)[:2], rtol=1e-12)
+
+
+def test_k_rightmost_are_complete_by_the_argument_principle():
+    # s^2 + 0.3 e^{-s} (RCP's G1 denominator, seed 004 Sec IV-D, d0 = 1): every root with
+    # Re >= sigma has |s|^2 <= 0.3 e^{-sigma}, so the box below holds all roots right of sigma
+    lin = fn.QuasiPolynomial({0.0: [1.0, 0.0, 0.0], 1.0: [0.3]}).companion()
+    roots = lin.roots(k=6)
+    sigma = roots[-1].real - 0.05
+    reach = np.sqrt(0.3 * np.exp(-sigma)) + 1.0
+    count = _winding_count(lin.characteristic, sigma, reach, -reach, reach, n=20000)
+    assert round(count) == 6 and abs(count - 6) < 1e-6
+    assert lin.roots(k=7)[-1].real < sigma
+    np.testing.assert_allclose(
+        roots.values[:2], [0.12674441 + 0.49822033j, 0.12674441 - 0.49822033j], atol=1e-8
+    )
+
+
+def test_stiff_undelayed_mode_does_not_inflate_the_discretization():
+    # a fast decoupled mode at -1e4 next to x' = -x(t - 1): the rightmost roots are Lambert W's
+    lin = fn.LinearDDE([[-1e4, 0.0], [0.0, 0.0]], [(1.0, [[0.0, 0.0], [0.0, -1.0]])])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roots = lin.roots(k=4)
+    np.testing.assert_allclose(roots.values, _lambert_roots(0.0, -1.0, 1.0)[:4], rtol=1e-11)
+    assert roots.n_points <= 40

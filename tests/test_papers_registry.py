@@ -1,0 +1,118 @@
+"""The reproduction registry, report files and the command line."""
+
+import json
+
+import pytest
+
+import fluidnet as fn
+from fluidnet.papers import registry
+from fluidnet.cli import main
+from fluidnet.papers.registry import Context, paper, papers
+
+
+def _good(ctx: Context) -> None:
+    ctx.check("eq (1)", "pi to 3 digits", 3.142, 3.14159, tol=5e-4)
+    ctx.check("eq (2)", "relative", 100.0, 101.0, tol=0.02, rel=True, source="derived")
+    ctx.check_equal("Table 1", "count", 3, 3)
+    ctx.check_expr("eq (3)", "identity", "sin(x)**2 + cos(x)**2", "1")
+    ctx.check_true("Fig 1", "qualitative claim", True, expected="increasing")
+    fig, ax = ctx.new_figure()
+    ax.plot([0, 1], [0, 1])
+    ctx.figure("line", fig)
+    ctx.table("numbers", [{"a": 1, "b": None}, {"a": 2, "b": 3.5}])
+
+
+def _bad(ctx: Context) -> None:
+    ctx.check("eq (4)", "off by one", 1.0, 2.0, tol=0.1, note="known mismatch")
+    raise RuntimeError("boom")
+
+
+@pytest.fixture(autouse=True)
+def selftest_paper():
+    """Register a throw-away paper for the duration of each test."""
+    p = paper("zz_selftest", title="registry self-test", citation="none")
+    p.item("good", title="targets that pass")(_good)
+    p.item("bad", title="a failing target and an error")(_bad)
+    yield p
+    registry._REGISTRY.pop("zz_selftest", None)
+
+
+def test_papers_discovered():
+    reg = papers()
+    assert "rcp" in reg and "zz_selftest" in reg
+
+
+def test_passing_item_writes_files_and_report(tmp_path):
+    report = fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    assert report.ok and len(report.targets) == 5
+    assert (tmp_path / "zz_selftest" / "figures" / "line.png").stat().st_size > 1000
+    csv_text = (tmp_path / "zz_selftest" / "tables" / "numbers.csv").read_text().splitlines()
+    assert csv_text == ["a,b", "1,", "2,3.5"]
+    md = (tmp_path / "REPORT.md").read_text()
+    assert "**5/5 targets pass.**" in md and "pi to 3 digits" in md
+
+
+def test_failures_and_errors_are_reported(tmp_path):
+    report = fn.reproduce("zz_selftest", out=tmp_path, progress=False)
+    assert not report.ok
+    assert [t.name for t in report.failed] == ["off by one"]
+    assert report.errors and "boom" in report.errors[0]
+    data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())
+    assert len(data["targets"]) == 6
+    assert "**FAIL**" in (tmp_path / "REPORT.md").read_text()
+    # re-running one item replaces only that item's rows
+    fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())
+    assert len(data["targets"]) == 6
+
+
+def test_bad_source_and_unknown_names(tmp_path):
+    ctx = Context("x", "y", tmp_path)
+    with pytest.raises(ValueError, match="printed"):
+        ctx.check("r", "n", 1.0, 1.0, tol=0, source="guessed")
+    with pytest.raises(KeyError, match="unknown paper"):
+        fn.reproduce("nonexistent", out=tmp_path, progress=False)
+    with pytest.raises(KeyError, match="no item"):
+        fn.reproduce("zz_selftest:nothing", out=tmp_path, progress=False)
+
+
+def test_non_finite_value_fails(tmp_path):
+    ctx = Context("x", "y", tmp_path)
+    assert not ctx.check("r", "n", 1.0, float("nan"), tol=1.0).passed
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    assert main(["reproduce", "zz_selftest:good", "--out", str(tmp_path)]) == 0
+    assert main(["reproduce", "zz_selftest:bad", "--out", str(tmp_path)]) == 1
+    assert main(["reproduce", "nonexistent", "--out", str(tmp_path)]) == 2
+    assert main(["reproduce", "--list"]) == 0
+    assert "rcp:linearization" in capsys.readouterr().out
+
+
+def test_rcp_linearization_targets_pass(tmp_path):
+    report = fn.reproduce("rcp:linearization", out=tmp_path, progress=False)
+    assert report.ok and len(report.targets) >= 10
+
+
+def test_documented_mismatch_is_strict(tmp_path):
+    ctx = Context("x", "y", tmp_path)
+    known = ctx.check("Fig 9", "misread", -0.696, -0.7064, tol=0.001, mismatch="read off a plot")
+    assert (known.passed, known.ok, known.status) == (False, True, "documented mismatch")
+    stale = ctx.check("Fig 9", "fixed", 1.0, 1.0, tol=0.0, mismatch="was wrong once")
+    assert (stale.passed, stale.ok, stale.status) == (True, False, "UNEXPECTED MATCH")
+    flag = ctx.check_true("Fig 9", "claim", False, mismatch="the text claims the opposite")
+    assert flag.ok
+
+
+def test_report_with_documented_mismatch(tmp_path, selftest_paper):
+    def item(ctx):
+        ctx.check("eq (5)", "ok", 1.0, 1.0, tol=0.0)
+        ctx.check("Fig 2", "misread plot", 0.696, 0.706, tol=0.001, mismatch="plot reading")
+
+    selftest_paper.item("mixed")(item)
+    report = fn.reproduce("zz_selftest:mixed", out=tmp_path, progress=False)
+    assert report.ok and len(report.documented_mismatches) == 1
+    md = (tmp_path / "REPORT.md").read_text()
+    assert "1/2 targets pass, 1 documented mismatches" in md
+    assert "| documented mismatch | plot reading" in md
+    assert main(["reproduce", "zz_selftest:mixed", "--out", str(tmp_path)]) == 0
