@@ -31,7 +31,7 @@ venv: $(STAMP)-dev
 
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
 test: $(STAMP)-dev
-	$(BIN)/python -m pytest -n 2 --nbmake tests notebooks
+	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
 reproduce: $(STAMP)-core

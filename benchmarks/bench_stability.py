@@ -8,7 +8,7 @@
    ``alpha = w sin w, beta = w^2 cos w`` (``w = omega d0``) or to the segment ``beta = 0``.
 3. :func:`fluidnet.critical_value` of the propagation delay ``d`` for the 40 (N, c) pairs of
    seed 002 Table 6.6.2, on the printed SBRM loop gain (6.5.21) (the linear model
-   ``fluidnet.models.sbrm.sbrm_printed_linear``): total time, and the comparison with the
+   ``fluidnet.models.single_bit.sbrm_printed_linear``): total time, and the comparison with the
    paper's printed d_crit (a 4 ms grid: the grid delay whose Nyquist curve comes closest to -1).
 """
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import OptionError, ParameterError
 from .progress import progress_bar
 from .threads import one_blas_thread, single_threaded_blas
 
@@ -64,7 +64,7 @@ def _check_picklable(fn, where: str) -> None:
     try:
         pickle.dumps(fn)
     except Exception as exc:  # pickling raises many types
-        raise ParameterError(
+        raise OptionError(
             f"executor={where!r} sends the function to other processes, but it cannot be "
             f"pickled ({type(exc).__name__}: {exc}); use a module-level function or a "
             "picklable object instead of a lambda or a closure, or executor='serial'"
@@ -165,7 +165,7 @@ class ProcessExecutor:
         self, max_workers: int | None = None, chunksize: int | None = None, mp_context=None
     ):
         if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) < 1):
-            raise ParameterError(f"max_workers = {max_workers!r} must be a positive integer")
+            raise OptionError(f"max_workers = {max_workers!r} must be a positive integer")
         self.max_workers = int(max_workers) if max_workers is not None else (os.cpu_count() or 1)
         self.chunksize = chunksize
         self.mp_context = mp_context
@@ -267,19 +267,19 @@ def resolve_executor(spec=None):
             return ProcessExecutor()
         if key == "dask":
             return DaskExecutor()
-        raise ParameterError(
+        raise OptionError(
             f"executor = {spec!r}: use 'serial', 'processes', 'dask', a number of processes, "
             "an executor object or a concurrent.futures.Executor"
         )
     if isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
         if spec < 1:
-            raise ParameterError(f"executor = {spec!r}: the number of processes must be >= 1")
+            raise OptionError(f"executor = {spec!r}: the number of processes must be >= 1")
         return SerialExecutor() if spec == 1 else ProcessExecutor(int(spec))
     if isinstance(spec, cf.Executor):
         return FuturesExecutor(spec)
     if callable(getattr(spec, "map", None)) and hasattr(spec, "name"):
         return spec
-    raise ParameterError(
+    raise OptionError(
         f"executor = {spec!r} ({type(spec).__name__}) is not an executor: use 'serial', "
         "'processes', 'dask', a number of processes or a concurrent.futures.Executor"
     )

@@ -1,4 +1,4 @@
-"""Code generation (fluidnet.compile): generated functions against sympy's own evaluation."""
+"""Code generation (fluidnet.dde.codegen): generated functions against sympy's own evaluation."""
 
 from __future__ import annotations
 

@@ -122,13 +122,13 @@ def test_dimensional_scales_and_rcp_rightmost():
 
 def test_bad_arguments():
     lin = fn.LinearDDE(0.0, [(1.0, -1.0)])
-    with pytest.raises(fn.AnalysisError, match="k = 0"):
+    with pytest.raises(fn.OptionError, match="k = 0"):
         lin.roots(k=0)
-    with pytest.raises(fn.AnalysisError, match="region"):
+    with pytest.raises(fn.OptionError, match="region"):
         lin.roots(region=(1.0, 0.0, -1.0, 1.0))
-    with pytest.raises(fn.AnalysisError, match="region"):
+    with pytest.raises(fn.OptionError, match="region"):
         lin.roots(region="left")
-    with pytest.raises(fn.AnalysisError, match="n_points"):
+    with pytest.raises(fn.OptionError, match="n_points"):
         characteristic_roots(lin, n_points=1)
 
 

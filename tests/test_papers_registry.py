@@ -5,8 +5,8 @@ import json
 import pytest
 
 import fluidnet as fn
-from fluidnet.papers import registry
 from fluidnet.cli import main
+from fluidnet.papers import registry
 from fluidnet.papers.registry import Context, paper, papers
 
 

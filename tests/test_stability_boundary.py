@@ -111,12 +111,12 @@ def test_non_affine_plane_uses_continuation():
 )
 def test_bad_arguments(kwargs, match):
     args = {"x_range": (0.0, 2.0), "y_range": (0.0, 0.6), **kwargs}
-    with pytest.raises(fn.AnalysisError, match=match):
+    with pytest.raises(fn.OptionError, match=match):
         fn.stability_boundary(fn.models.rcp(), "alpha", "beta", **args)
 
 
 def test_same_parameter_twice_and_unknown_name():
-    with pytest.raises(fn.AnalysisError, match="two different"):
+    with pytest.raises(fn.OptionError, match="two different"):
         fn.stability_boundary(fn.models.rcp(), "alpha", "alpha", x_range=(0, 1), y_range=(0, 1))
     with pytest.raises(fn.ParameterError, match="gain"):
         fn.stability_boundary(fn.models.rcp(), "alpha", "gain", x_range=(0, 1), y_range=(0, 1))

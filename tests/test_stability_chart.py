@@ -92,7 +92,7 @@ def test_bad_arguments():
         fn.stability_chart(m, {"gamma": [1.0]})
     with pytest.raises(fn.AnalysisError, match="both as a grid and as a fixed"):
         fn.stability_chart(m, {"alpha": [0.5]}, alpha=0.4)
-    with pytest.raises(fn.AnalysisError, match="on_error"):
+    with pytest.raises(fn.OptionError, match="on_error"):
         fn.stability_chart(m, {"alpha": [0.5]}, on_error="ignore")
     with pytest.raises(fn.ParameterError, match="non-empty"):
         fn.stability_chart(m, {"alpha": []})

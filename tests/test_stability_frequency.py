@@ -162,9 +162,9 @@ def test_bad_inputs():
         fn.nyquist(fn.DelayTF([1.0], {0.0: [1.0, 1.0], 1.0: [1.0, 0.0]}))
     with pytest.raises(fn.AnalysisError, match="loop transfer function"):
         fn.margins("not a system at all ((")
-    with pytest.raises(fn.AnalysisError, match="w must"):
+    with pytest.raises(fn.OptionError, match="w must"):
         fn.bode(control.tf([1.0], [1.0, 1.0]), w=[-1.0, 1.0])
-    with pytest.raises(fn.AnalysisError, match="w_range"):
+    with pytest.raises(fn.OptionError, match="w_range"):
         fn.margins(control.tf([1.0], [1.0, 1.0]), w_range=(2.0, 1.0))
 
 

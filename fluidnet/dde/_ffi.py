@@ -1,7 +1,7 @@
 """Calling a generated model function (a numba ``cfunc``) through its machine address.
 
 The integrator is compiled once for every model: the model-specific functions reach it as
-integer addresses (see :mod:`fluidnet.compile`) and are called through this intrinsic, which
+integer addresses (see :mod:`fluidnet.dde.codegen`) and are called through this intrinsic, which
 casts the address to a C function pointer ``void f(double, double*, ..., double*)`` and passes
 the data pointers of the arrays.
 """

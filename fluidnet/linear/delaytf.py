@@ -49,7 +49,7 @@ class DelayTF:
     --------
     >>> import fluidnet as fn
     >>> L = fn.DelayTF.from_expr(fn.sympy.exp(-fn.s) / fn.s)
-    >>> round(abs(L(1j)), 12)
+    >>> round(float(abs(L(1j))), 12)
     1.0
     """
 

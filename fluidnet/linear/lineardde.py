@@ -60,7 +60,7 @@ class LinearDDE:
     >>> lin = fn.LinearDDE(0.0, [(1.0, -1.2)])      # x' = -1.2 x(t - 1)
     >>> lin.delays
     (1.0,)
-    >>> abs(lin.characteristic(0.5j)) > 0
+    >>> bool(abs(lin.characteristic(0.5j)) > 0)
     True
     """
 

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import AnalysisError
+from ..errors import OptionError
 from ..threads import single_threaded_blas
 
 if TYPE_CHECKING:
@@ -476,19 +476,17 @@ def _parse_region(region) -> tuple[float, float, float, float] | None:
     if isinstance(region, (int, float, np.integer, np.floating)) and not isinstance(region, bool):
         r = float(region)
         if not math.isfinite(r):
-            raise AnalysisError(
-                f"region = {region!r}: a half-plane Re(lambda) >= r needs a finite r"
-            )
+            raise OptionError(f"region = {region!r}: a half-plane Re(lambda) >= r needs a finite r")
         return (r, math.inf, -math.inf, math.inf)
     try:
         lo_re, hi_re, lo_im, hi_im = (float(v) for v in region)
     except (TypeError, ValueError) as exc:
-        raise AnalysisError(
+        raise OptionError(
             f"region = {region!r}: give a number r (the half-plane Re >= r) or a rectangle "
             "(re_min, re_max, im_min, im_max)"
         ) from exc
     if not (lo_re < hi_re and lo_im < hi_im) or not math.isfinite(lo_re):
-        raise AnalysisError(
+        raise OptionError(
             f"region = {region!r}: need re_min < re_max, im_min < im_max and a finite re_min"
         )
     return (lo_re, hi_re, lo_im, hi_im)
@@ -549,14 +547,14 @@ def characteristic_roots(
     (-0.318132, 1.337236)
     """
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise AnalysisError(f"k = {k!r}: the number of roots must be a positive integer")
+        raise OptionError(f"k = {k!r}: the number of roots must be a positive integer")
     box = _parse_region(region)
     norms = _norms(lin)
     if not lin.delays:
         return _select(_ode_roots(lin, norms, multiplicity), k, box)
     if n_points is not None:
         if int(n_points) < 2:
-            raise AnalysisError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
+            raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
         found, _ = _solve_at(lin, int(n_points), norms, k, box)
         return _select(_finalize(lin, found, norms, int(n_points), multiplicity), k, box)
 

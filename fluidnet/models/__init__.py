@@ -16,8 +16,8 @@
 
 from __future__ import annotations
 
-# Functions are imported eagerly: a lazy export would be shadowed by the submodule of the same
-# name (``fluidnet.models.sbrm``) as soon as that submodule is imported.
+# No module here is named like a function it exports (``rcp`` lives in ``rate_control``), so
+# ``import fluidnet.models.<module>`` always gives the module and ``fn.models.rcp`` the function.
 from .kelly import kelly_dual, kelly_primal
 from .rate_control import (
     flow_schedule,

@@ -96,7 +96,7 @@ def ps_fct(L, *, C: float, rtpd: float, rho: float):
 
     Examples
     --------
-    >>> from fluidnet.flowlevel import ps_fct
+    >>> from fluidnet.models.flow_level import ps_fct
     >>> round(ps_fct(2000, C=300_000, rtpd=0.1, rho=0.9), 4)   # Setup 1 (Fig 7)
     0.2167
     """
@@ -268,7 +268,7 @@ def max_min_rates(
     Fig 3 of seed 004: 8 flows (group A) on link C (400 Mb/s), 4 flows (group B) on links B
     (80 Mb/s) and C.
 
-    >>> from fluidnet.flowlevel import max_min_rates
+    >>> from fluidnet.models.flow_level import max_min_rates
     >>> max_min_rates({"B": 80, "C": 400}, {"A": ["C"], "B": ["B", "C"]}, {"A": 8, "B": 4})
     {'A': 40.0, 'B': 20.0}
     """

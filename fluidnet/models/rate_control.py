@@ -145,7 +145,7 @@ def flow_schedule(counts: Sequence[float], times: Sequence[float]) -> sympy.Expr
     Examples
     --------
     >>> import fluidnet as fn
-    >>> from fluidnet.models.rcp import flow_schedule
+    >>> from fluidnet.models.rate_control import flow_schedule
     >>> N = flow_schedule([5, 10, 5], [40, 100])   # Figs 37-39 of seed 004
     >>> [float(N.subs(fn.t, x)) for x in (0, 50, 120)]
     [5.0, 10.0, 5.0]

@@ -1,6 +1,6 @@
 """Stability analysis of linearized fluid models, with exact delays.
 
-* characteristic roots: :func:`fluidnet.stability.roots.characteristic_roots` (also
+* characteristic roots: :func:`fluidnet.linear.roots.characteristic_roots` (also
   ``LinearDDE.roots``, ``LinearDDE.spectral_abscissa``, ``LinearDDE.is_stable``);
 * frequency domain: :func:`bode`, :func:`nyquist`, :func:`margins`;
 * parameter planes: :func:`stability_chart`, :func:`stability_boundary`, :func:`critical_value`;

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import AnalysisError
+from ..errors import OptionError
 from ..linear.delaytf import DelayTF
 from .frequency_grid import as_loop, frequency_grid, unwrapped_phase
 from .margins import margins_from_grid
@@ -144,7 +144,7 @@ def bode(L, w=None, *, w_range: tuple[float, float] | None = None) -> BodeRespon
     else:
         w = np.unique(np.asarray(w, dtype=float).ravel())
         if w.size == 0 or not np.all(np.isfinite(w)) or w[0] < 0:
-            raise AnalysisError("w must hold finite, non-negative frequencies")
+            raise OptionError("w must hold finite, non-negative frequencies")
     with np.errstate(all="ignore"):
         resp = L(1j * w)
     return BodeResponse(omega=w, response=resp, phase=unwrapped_phase(L, w, resp), L=L)

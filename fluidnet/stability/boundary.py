@@ -20,7 +20,7 @@ Two methods:
     by pseudo-arclength continuation (Newton corrector) until it leaves the box.
 
 Both mark a curve point ``on_boundary`` when no characteristic root lies in the open right
-half-plane there (checked with :func:`~fluidnet.stability.roots.characteristic_roots`; the
+half-plane there (checked with :func:`~fluidnet.linear.roots.characteristic_roots`; the
 crossing roots themselves sit on the axis): the point then bounds the stable region. The flag is
 computed at about 64 points per curve and located by bisection where it changes.
 """
@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import AnalysisError, FluidnetError
+from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
 from ..sweep import resolve_executor
@@ -683,18 +683,18 @@ def stability_boundary(
     xr = _as_range(x_range, "x_range")
     yr = _as_range(y_range, "y_range")
     if method not in ("auto", "dsubdivision", "continuation"):
-        raise AnalysisError(f"method = {method!r}: use 'auto', 'dsubdivision' or 'continuation'")
+        raise OptionError(f"method = {method!r}: use 'auto', 'dsubdivision' or 'continuation'")
     if x == y:
-        raise AnalysisError(f"x and y must be two different parameters, got {x!r} twice")
+        raise OptionError(f"x and y must be two different parameters, got {x!r} twice")
     if not 0 < resolution < 0.5:
-        raise AnalysisError(f"resolution = {resolution!r} must lie in (0, 0.5)")
+        raise OptionError(f"resolution = {resolution!r} must lie in (0, 0.5)")
     factory = SystemFactory(model_or_factory, fixed)
     factory.check_names([x, y])
     plane = _Plane(factory, x, y)
     bound = _norm_bound(plane, xr, yr)
     w_max = float(omega_max) if omega_max is not None else 1.05 * bound
     if not (w_max > 0 and math.isfinite(w_max)):
-        raise AnalysisError(f"omega_max = {omega_max!r} must be a positive number")
+        raise OptionError(f"omega_max = {omega_max!r} must be a positive number")
     raw = None
     used = method
     if method in ("auto", "dsubdivision"):
@@ -732,7 +732,7 @@ def _as_range(r: Any, name: str) -> tuple[float, float]:
     try:
         lo, hi = (float(v) for v in r)
     except (TypeError, ValueError) as exc:
-        raise AnalysisError(f"{name} = {r!r} must be a pair (low, high)") from exc
+        raise OptionError(f"{name} = {r!r} must be a pair (low, high)") from exc
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise AnalysisError(f"{name} = {r!r}: need finite low < high")
+        raise OptionError(f"{name} = {r!r}: need finite low < high")
     return lo, hi

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..errors import AnalysisError, FluidnetError
+from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.roots import characteristic_roots
 from ..sweep import grid_points, resolve_executor
 from .system import SystemFactory
@@ -56,7 +56,7 @@ def stability_chart(
 
     At every point the model is linearized at its equilibrium (or the factory is called) and
     the rightmost characteristic root is computed (see
-    :func:`fluidnet.stability.roots.characteristic_roots`).
+    :func:`fluidnet.linear.roots.characteristic_roots`).
 
     Parameters
     ----------
@@ -73,7 +73,7 @@ def stability_chart(
         What to do when a point has no answer (e.g. no equilibrium): raise the error (naming the
         point), or store NaN and the message in the ``error`` variable.
     root_options : dict, optional
-        Keyword arguments for :func:`~fluidnet.stability.roots.characteristic_roots`
+        Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`
         (e.g. ``max_points``).
     **fixed
         Values of the other parameters.
@@ -100,13 +100,13 @@ def stability_chart(
     [False, True]
     """
     if on_error not in ("raise", "nan"):
-        raise AnalysisError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
+        raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     factory = SystemFactory(model_or_factory, fixed)
     names, shape, points = grid_points(grids)
     factory.check_names(names)
     overlap = sorted(set(names) & set(fixed))
     if overlap:
-        raise AnalysisError(f"{overlap} given both as a grid and as a fixed value")
+        raise OptionError(f"{overlap} given both as a grid and as a fixed value")
     task = _ChartPoint(factory, on_error, root_options or {})
     results = resolve_executor(executor).map(
         task, points, progress=progress, desc=f"stability chart ({factory.name})"

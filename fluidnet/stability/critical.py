@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import AnalysisError, ParameterError
+from ..errors import AnalysisError, OptionError, ParameterError
 from ..linear.roots import characteristic_roots
 from .system import SystemFactory
 
@@ -103,7 +103,7 @@ def critical_value(
     rtol : float, default 1e-13
         Relative tolerance on the value.
     root_options : dict, optional
-        Keyword arguments for :func:`~fluidnet.stability.roots.characteristic_roots`.
+        Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`.
     **fixed
         Values of the other parameters.
 
@@ -131,15 +131,15 @@ def critical_value(
     (True, True)
     """
     if isinstance(n_scan, bool) or not isinstance(n_scan, (int, np.integer)) or n_scan < 1:
-        raise AnalysisError(f"n_scan = {n_scan!r} must be a positive integer")
+        raise OptionError(f"n_scan = {n_scan!r} must be a positive integer")
     try:
         lo, hi = float(lo), float(hi)
     except (TypeError, ValueError) as exc:
-        raise AnalysisError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
+        raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise AnalysisError(f"need finite lo < hi for {name!r}, got [{lo!r}, {hi!r}]")
+        raise OptionError(f"need finite lo < hi for {name!r}, got [{lo!r}, {hi!r}]")
     if name in fixed:
-        raise AnalysisError(f"{name!r} is the swept parameter: do not also fix it")
+        raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
     factory = SystemFactory(model_or_factory, fixed)
     factory.check_names([name])
     root_kw = dict(root_options or {})

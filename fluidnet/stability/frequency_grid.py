@@ -29,7 +29,7 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from ..errors import AnalysisError
+from ..errors import AnalysisError, OptionError
 from ..linear.delaytf import DelayTF, as_delay_tf
 from ..linear.quasipoly import QuasiPolynomial
 
@@ -165,7 +165,7 @@ def frequency_grid(
     else:
         lo, hi = (float(v) for v in w_range)
         if not (0 < lo < hi and math.isfinite(hi)):
-            raise AnalysisError(f"w_range = {w_range!r}: need 0 < w_min < w_max < inf")
+            raise OptionError(f"w_range = {w_range!r}: need 0 < w_min < w_max < inf")
     w = np.logspace(math.log10(lo), math.log10(hi), int(40 * math.log10(hi / lo)) + 2)
     w = refine_grid(lambda x: L(1j * x), w, max_points=200_000)
     cross = np.concatenate([gain_crossovers(L, w), phase_crossovers(L, w)])

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnalysisError, FluidnetError, ModelError
+from ..errors import AnalysisError, FluidnetError, ModelError, OptionError
 from ..sweep import grid_points
 
 __all__ = ["PhasePortrait", "phase_portrait", "nonlinear_chart"]
@@ -302,7 +302,7 @@ def nonlinear_chart(
     fixed = dict(options.pop("params", None) or {})
     overlap = sorted(set(names) & set(fixed))
     if overlap:
-        raise AnalysisError(f"{overlap} given both as a grid and in params")
+        raise OptionError(f"{overlap} given both as a grid and in params")
     for n in names:
         if n not in model.param_names:
             raise AnalysisError(

@@ -2,7 +2,7 @@
 
 The analytic curves the paper draws next to its ns-2 results (Figs 7-10, 20-22), the mean number
 of active flows under PS, and the max-min example of Fig 3. The formulas themselves are in
-:mod:`fluidnet.flowlevel`.
+:mod:`fluidnet.models.flow_level`.
 """
 
 from __future__ import annotations

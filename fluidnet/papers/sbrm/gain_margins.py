@@ -125,7 +125,7 @@ def _parameter_variation_figure(ctx: Context, loops: dict[str, dict[float, fn.De
     for col, (name, ls) in enumerate(loops.items()):
         for k, (v, L) in enumerate(ls.items()):
             fn.bode(L, w=np.logspace(-1, 2.5, 500)).plot(
-                axes=(axes[0, col], axes[1, col]),
+                ax=(axes[0, col], axes[1, col]),
                 hz=True,
                 margins=False,
                 color=f"C{k}",

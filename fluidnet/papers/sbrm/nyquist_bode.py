@@ -141,7 +141,7 @@ def _bode_figure(ctx: Context, grid) -> None:
         fac = loop_gain_factory(proto, 30, 10)
         for k, d in enumerate(grid):
             fn.bode(fac(d / 1000.0), w=np.logspace(-1, 2.5, 600)).plot(
-                axes=(axes[0, col], axes[1, col]),
+                ax=(axes[0, col], axes[1, col]),
                 hz=True,
                 margins=False,
                 color=f"C{k % 10}",
