@@ -1,4 +1,4 @@
-"""Flow-level formulas (fluidnet.models.flow_level) against the RCP paper's numbers and closed forms.
+"""Flow-level formulas (fluidnet.models.flow_level) against the RCP paper and closed forms.
 
 Expected values are the independent numbers of note 004 (§3, §5 R9-R12) or a second method
 (numerical integration of the Pareto density).

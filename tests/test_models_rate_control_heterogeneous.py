@@ -1,4 +1,4 @@
-"""RCP extensions of fluidnet.models.rate_control: heterogeneous RTTs, flow schedules, eq (8) as a model.
+"""RCP extensions (fluidnet.models.rate_control): heterogeneous RTTs, flow schedules, eq (8).
 
 Expected values are closed forms derived by hand from seed 004's eqs (4)-(9) (note 004 §2.4-2.6).
 """
