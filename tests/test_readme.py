@@ -29,3 +29,42 @@ def test_readme_example_runs_and_prints_its_comments():
     assert printed[3] == "False"
     q_end, q_min = (float(v) for v in re.findall(r"=\s*([-\d.e+]+)", printed[4]))
     assert q_min >= 0.0
+
+
+def layout_block() -> str:
+    text = README.read_text()
+    section = text[text.index("## Layout") :]
+    block = re.search(r"```\n(.*?)```", section, flags=re.S).group(1)
+    return block.split("\npapers/<paper>/")[0]  # the package part of the tree
+
+
+def test_readme_layout_matches_the_tree():
+    # every package and module the layout names exists, and every package and public module of
+    # fluidnet is named there
+    root = README.parent / "fluidnet"
+    block = layout_block()
+    named = set(re.findall(r"([a-z_]+(?:\.py|/))", block))
+    for name in named:
+        if name.endswith("/") and name.rstrip("/") in {
+            "fluidnet",
+            "papers",
+            "notebooks",
+            "benchmarks",
+            "tests",
+        }:
+            continue
+        hits = list(root.rglob(name.rstrip("/"))) if name.endswith("/") else list(root.rglob(name))
+        assert hits, f"the README layout names {name!r}, which is not in fluidnet/"
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if (
+            "__pycache__" in rel.parts
+            or path.name.startswith("_")
+            or path.suffix not in ("", ".py")
+        ):
+            continue
+        if path.is_dir() and rel.parts[0] == "papers" and len(rel.parts) > 1:
+            continue  # one package per paper, described as such
+        if path.is_dir() or len(rel.parts) == 1 or rel.parts[0] in ("linear", "symbolic"):
+            label = path.name + ("/" if path.is_dir() else "")
+            assert label in named, f"fluidnet/{rel} is missing from the README layout"

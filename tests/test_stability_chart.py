@@ -86,11 +86,22 @@ def test_on_error_raise_or_nan():
     assert not ds["stable"].values[1] and "a=2" in ds["error"].values[1]
 
 
+def bad_matrix(a):
+    # a factory whose system is ill-formed at one point: the linear layer's ModelError
+    return fn.LinearDDE(-a if a < 1.0 else [[1.0, 2.0]])
+
+
+def test_on_error_nan_keeps_points_after_a_linear_layer_error():
+    ds = fn.stability_chart(bad_matrix, {"a": [0.5, 2.0, 0.25]}, on_error="nan")
+    np.testing.assert_array_equal(ds["abscissa"].values[[0, 2]], [-0.5, -0.25])
+    assert np.isnan(ds["abscissa"].values[1]) and "square" in ds["error"].values[1]
+
+
 def test_bad_arguments():
     m = fn.models.rcp()
     with pytest.raises(fn.ParameterError, match="gamma"):
         fn.stability_chart(m, {"gamma": [1.0]})
-    with pytest.raises(fn.AnalysisError, match="both as a grid and as a fixed"):
+    with pytest.raises(fn.OptionError, match="both as a grid and as a fixed"):
         fn.stability_chart(m, {"alpha": [0.5]}, alpha=0.4)
     with pytest.raises(fn.OptionError, match="on_error"):
         fn.stability_chart(m, {"alpha": [0.5]}, on_error="ignore")
