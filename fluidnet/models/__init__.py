@@ -11,6 +11,18 @@
 ``reno_red``           TCP Reno + RED comparison model (seed 002, after Low et al.)
 ``kelly_primal``       Kelly primal rate ODE (seed 002 (3.2.16)) on a routing matrix
 ``kelly_dual``         dual price ODE (seed 002 (3.2.20)) on a routing matrix
+``Utility``            utility functions with symbolic U, U', U'' (Kunniyur & Srikant 2003,
+                       Assumption 4): ``log_utility``, ``power_utility`` (-1/x^nu),
+                       ``utility_family``
+``UserNetwork``        routing matrix, capacities, utilities and users' constants (Sec II)
+``utility_primal``     primal rate laws (9)/(10)/(38), ECN (40)/(41), disturbances (31),
+                       delayed extensions (every feedback, or the price only)
+``utility_window``     window laws (12)/(13) and (22)/(23) in the window sizes
+``adaptive_marking``   ECN users with the adaptive marking level of Sec V-D (projected)
+``marking_level``      loss-free marking levels of Props 3-5, (27)/(39)
+``penalty_optimum``    the team problems (3)/(5)/(42), solved by scipy (independent of ODEs)
+``capacity_optimum``   the NLP (6)-(8) with its Lagrange multipliers
+``fluid_penalty``      the loss/mark fraction (u - C)^+/u; ``mm1b_loss``, its M/M/1/B origin
 =====================  =====================================================================
 """
 
@@ -19,6 +31,9 @@ from __future__ import annotations
 # No module here is named like a function it exports (``rcp`` lives in ``rate_control``), so
 # ``import fluidnet.models.<module>`` always gives the module and ``fn.models.rcp`` the function.
 from .kelly import kelly_dual, kelly_primal
+from .marking import adaptive_marking, marking_condition, marking_level
+from .penalty import fluid_penalty, mm1b_loss, penalty_integral
+from .primal_rate import utility_primal
 from .rate_control import (
     flow_schedule,
     rcp,
@@ -29,11 +44,35 @@ from .rate_control import (
 )
 from .reno import reno_red
 from .single_bit import sbrm, sbrm_network
+from .team import (
+    CapacityOptimum,
+    capacity_optimum,
+    penalty_optimum,
+    team_gradient,
+    team_objective,
+    team_weights,
+)
+from .user_network import UserNetwork
+from .utility import Utility, log_utility, power_utility, utility_family
+from .window_control import utility_window
 
 __all__ = [
+    "CapacityOptimum",
+    "Utility",
+    "UserNetwork",
+    "adaptive_marking",
+    "capacity_optimum",
     "flow_schedule",
+    "fluid_penalty",
     "kelly_dual",
     "kelly_primal",
+    "log_utility",
+    "marking_condition",
+    "marking_level",
+    "mm1b_loss",
+    "penalty_integral",
+    "penalty_optimum",
+    "power_utility",
     "rcp",
     "rcp_dimensionless",
     "rcp_flow_schedule",
@@ -42,4 +81,10 @@ __all__ = [
     "reno_red",
     "sbrm",
     "sbrm_network",
+    "team_gradient",
+    "team_objective",
+    "team_weights",
+    "utility_family",
+    "utility_primal",
+    "utility_window",
 ]
