@@ -42,17 +42,29 @@ def test_prop3_on_a_network_is_loss_free():
     assert np.all(net.loads(x) <= net.C * (1 + 1e-12))
 
 
-def test_headroom_and_infeasible_units():
+def test_disturbance_levels_and_infeasible_units():
     net = UserNetwork([[1]], log_utility(), C=100.0, N=10, w=0.5)
-    # (39) / Prop 4 reconstructed: C~ + sum w/(beta beta_i) <= C - xi
-    assert marking_level(net, 0.5, headroom=10.0) == pytest.approx([100 - 10 - 10], rel=1e-12)
+    # Prop 4 reconstructed: C~ + sum w/(beta beta_i) <= C - xi^
+    lv = marking_level(net, 0.5, disturbance=10.0, kind="bound")
+    assert lv == pytest.approx([100 - 10 - 10], rel=1e-12)
+    # Prop 5: sum w/(beta beta_i) C/(C - C~) <= C - xi, tight for (38) with the mean xi
+    lv = marking_level(net, 0.5, disturbance=10.0)
+    assert lv == pytest.approx([100 - 10 * 100 / 90], rel=1e-12)
+    m = utility_primal(net, beta=0.5, feedback="ecn", levels=lv, disturbance=10.0)
+    assert 10 * m.equilibrium()["x_1"] == pytest.approx(90.0, rel=1e-10)
+    with pytest.raises(fn.ParameterError, match="log users only"):
+        marking_level(
+            UserNetwork([[1]], power_utility(1), C=10.0), 0.5, disturbance=1.0, kind="bound"
+        )
+    with pytest.raises(fn.OptionError, match="kind"):
+        marking_level(net, 0.5, kind="peak")
     exp3 = UserNetwork(**EXP3, C=[156.25, 78.125], rate_unit="pkts/(0.02 s)")
     with pytest.raises(fn.ParameterError, match=r"link 1.*beta = 0.5.*pkts/\(0.02 s\)"):
         marking_level(exp3, 0.5)
     with pytest.raises(fn.ParameterError, match="no feasible marking level"):
         adaptive_marking(exp3)
-    with pytest.raises(fn.ParameterError, match="headroom"):
-        marking_level(net, 0.5, headroom=100.0)
+    with pytest.raises(fn.ParameterError, match="disturbance"):
+        marking_level(net, 0.5, disturbance=100.0)
     with pytest.raises(fn.ParameterError, match="gamma"):
         adaptive_marking(net, gamma=1.5)
 

@@ -10,18 +10,21 @@ fraction ``(y - C~_l)^+/y`` of its packets, with a marking level ``C~_l <= C_l``
   the Nash equilibrium has every load ``<= C_l``: no loss anywhere. Both sums are
   ``sum_r (U_r')^(-1)[beta beta_r/w_r * p(C~_l, C_l)]`` with ``(U')^(-1)`` the inverse function
   of ``U'``, the form of (39). A link decides alone (decentralised).
-* Prop 5, (39): with a mean disturbance ``xi_l``, the same with ``C_l - xi_l`` for ``C_l``
-  (printed with ``p`` evaluated at the controlled load; at the bound it is ``C_l - xi_l``, by
-  analogy with (27), whose proof it copies).
+* Prop 5, (39): with a mean disturbance ``xi_l`` added to the load that is marked (38),
+  ``sum_r (U_r')^(-1)[beta beta_r/w_r * p(C~_l, C_l)] <= C_l - xi_l``. (39) prints ``p`` at
+  ``sum_j x_j``; in (38) the second argument of ``p`` is the controlled load plus ``xi``, which
+  is ``C_l`` at the bound ``sum_j x_j = C_l - xi_l`` of the proof (by Prop 3's argument). It is
+  tight on a link with identical users.
 * Prop 4, (35): a bounded disturbance ``xi_l(t) <= xi^_l`` and ``log`` users. As printed,
   ``sum w_i/beta_i / p(C~_l, C_l) <= C_l - xi^_l`` lacks the ``1/beta`` of (27) and evaluates
   ``p`` at ``C_l``; its proof applies Prop 3 to the disturbance-free system with capacity
-  ``C_l - xi^_l``, which requires ``C~_l + sum w_i/(beta beta_i) <= C_l - xi^_l`` (the Prop-5
-  form with ``xi^``). The printed condition (with ``1/beta``) is tight only for a constant
-  ``xi = xi^`` and lets the load exceed ``C_l`` for a time-varying one (paper package ``ks``,
-  item ``prop4``). :func:`marking_level` with ``headroom=xi^`` gives the reconstructed level.
+  ``C_l - xi^_l``, which requires ``C~_l + sum w_i/(beta beta_i) <= C_l - xi^_l``. The
+  printed condition with ``1/beta`` restored is the Prop 5 condition, right for a constant
+  ``xi = xi^`` but not for a time-varying one (the load then exceeds ``C_l``; paper package
+  ``ks``, item ``prop4``).
+  :func:`marking_level` with ``kind="bound"`` gives the reconstructed level.
 
-A level is the largest ``C~_l`` in ``[0, C_l - headroom)`` meeting the condition (its left side
+A level is the largest ``C~_l`` below the capacity meeting the condition (its left side
 increases with ``C~_l``). When even ``C~_l = 0`` fails, no marking level gives loss-free
 operation for this ``beta`` (the paper: raise ``beta`` or the capacity); the constants ``beta``
 and ``w`` are not unit-free, so the same numbers in another rate unit can make that happen.
@@ -39,7 +42,7 @@ from collections.abc import Sequence
 import numpy as np
 import sympy
 
-from ..errors import ParameterError
+from ..errors import OptionError, ParameterError
 from ..symbolic.model import Model, Param
 from ..symbolic.symbols import t
 from .penalty import fluid_penalty
@@ -49,14 +52,28 @@ from .user_network import UserNetwork, bounded_per_element
 __all__ = ["adaptive_marking", "marking_condition", "marking_level"]
 
 
-def marking_condition(net: UserNetwork, beta: float, link: int, level: float, headroom=0.0):
-    """Left side of (27)/(39) for ``link`` (0-based) at marking level ``level``.
+_KINDS = ("mean", "bound")
 
-    ``sum_{r through link} N_r (U_r')^(-1)[beta beta_r/w_r * p(level, C - headroom)]``; the
-    level is loss-free when this is ``<= C - headroom``.
+
+def marking_condition(
+    net: UserNetwork,
+    beta: float,
+    link: int,
+    level: float,
+    disturbance: float = 0.0,
+    kind: str = "mean",
+) -> float:
+    """Left side of (27) / (39) / reconstructed (35) for ``link`` (0-based) at ``level``.
+
+    ``sum_{r through link} N_r (U_r')^(-1)[beta beta_r/w_r * p(level, c)]`` with ``c = C`` for
+    ``kind="mean"`` (the disturbance is in the marked load, Prop 5) and ``c = C - disturbance``
+    for ``kind="bound"`` (Prop 4's comparison system without disturbance). The level is
+    loss-free when this is ``<= C - disturbance``.
     """
-    cap = net.C[link] - headroom
-    p = float(fluid_penalty(cap, level))
+    if kind not in _KINDS:
+        raise OptionError(f"kind = {kind!r} must be one of {_KINDS}")
+    at = net.C[link] if kind == "mean" else net.C[link] - disturbance
+    p = float(fluid_penalty(at, level))
     if p <= 0:
         return float("inf")
     total = 0.0
@@ -67,18 +84,27 @@ def marking_condition(net: UserNetwork, beta: float, link: int, level: float, he
 
 
 def marking_level(
-    net: UserNetwork, beta: float, *, headroom: float | Sequence[float] = 0.0
+    net: UserNetwork,
+    beta: float,
+    *,
+    disturbance: float | Sequence[float] = 0.0,
+    kind: str = "mean",
 ) -> np.ndarray:
-    """The largest marking levels meeting Prop 3's condition (27) (Prop 5's (39) with headroom).
+    """The largest marking levels meeting Prop 3's (27), Prop 5's (39) or Prop 4's (35).
 
     Parameters
     ----------
     net : UserNetwork
     beta : float
         Network penalty ``beta``.
-    headroom : float or sequence, default 0
-        Mean disturbance ``xi_l`` per link (Prop 5), or its bound ``xi^_l`` for ``log`` users
-        (Prop 4 as reconstructed).
+    disturbance : float or sequence, default 0
+        Rate of unresponsive flows per link: with ``kind="mean"`` their mean ``xi_l``, added to
+        the load the marks are computed on ((38), Prop 5); with ``kind="bound"`` a bound
+        ``xi^_l`` on a time-varying rate (Prop 4 as reconstructed; ``log`` users only).
+    kind : {"mean", "bound"}
+        Which condition (both are (27) without disturbance): ``"mean"``:
+        ``sum (U')^(-1)[beta beta_r/w_r p(C~, C)] <= C - xi`` (tight on one link with identical
+        users); ``"bound"``: ``C~ + sum w_i/(beta beta_i) <= C - xi^``.
 
     Returns
     -------
@@ -90,7 +116,10 @@ def marking_level(
     ParameterError
         When a link has no feasible level (the condition fails at ``C~ = 0``): the message
         names the link, ``beta`` and the unit of rates, since ``beta`` and ``w`` are not
-        unit-free; or for a headroom not below the capacity.
+        unit-free; for a disturbance not below the capacity; for ``kind="bound"`` with a
+        utility other than ``log`` (Prop 4 is proved for ``log`` users only).
+    OptionError
+        For an unknown ``kind``.
 
     Examples
     --------
@@ -101,19 +130,30 @@ def marking_level(
     """
     from scipy.optimize import brentq
 
+    if kind not in _KINDS:
+        raise OptionError(f"kind = {kind!r} must be one of {_KINDS}")
     (b,) = bounded_per_element("beta", beta, 1, "network", low=0.0, low_open=True)
-    hr = bounded_per_element("headroom", headroom, net.n_links, "link", low=0.0, low_open=False)
+    hr = bounded_per_element(
+        "disturbance", disturbance, net.n_links, "link", low=0.0, low_open=False
+    )
+    if kind == "bound":
+        for r, u in enumerate(net.utilities):
+            if u.nu != 0 and net.A[:, r].any():
+                raise ParameterError(
+                    f"kind='bound' (Prop 4) holds for log users only; route {net.names[r]} has "
+                    f"{u.name}"
+                )
     out = np.empty(net.n_links)
     for ll in range(net.n_links):
         cap = net.C[ll] - hr[ll]
         if not cap > 0:
             raise ParameterError(
-                f"headroom[{ll}] = {hr[ll]:g} is not below the capacity {net.C[ll]:g} of link "
-                f"{ll + 1}"
+                f"disturbance[{ll}] = {hr[ll]:g} is not below the capacity {net.C[ll]:g} of "
+                f"link {ll + 1}"
             )
 
         def excess(level, ll=ll, cap=cap):
-            return marking_condition(net, b, ll, level, hr[ll]) - cap
+            return marking_condition(net, b, ll, level, hr[ll], kind) - cap
 
         at0 = excess(0.0)
         if at0 > 0:
@@ -123,8 +163,8 @@ def marking_level(
                 f"marked (C~ = 0), more than {cap:.6g} {net.rate_unit}; raise beta or the "
                 f"capacity (beta and w are not unit-free: rates in {net.rate_unit!r})"
             )
-        hi = cap * (1 - 1e-15)
-        out[ll] = brentq(excess, 0.0, hi, xtol=1e-12 * cap, rtol=1e-15) if excess(hi) > 0 else hi
+        top = (net.C[ll] if kind == "mean" else cap) * (1 - 1e-15)
+        out[ll] = brentq(excess, 0.0, top, xtol=1e-12 * cap, rtol=1e-15) if excess(top) > 0 else top
     return out
 
 
