@@ -24,7 +24,7 @@ STARTS = ((1.0, 1.0, 1.0), (60.0, 5.0, 150.0), (5.0, 300.0, 2.0))
 def runs(t_end: float, starts=STARTS):
     """Trajectories of (9)/(10) on Experiment 1 with random losses ``1 - ALPHA``, beta = 0.5."""
     net = exp1_network(alpha=ALPHA)
-    m = utility_primal(net, beta=0.5, kappa=[0.2, 1.0, 0.02])
+    m = utility_primal(net, beta=0.5, kappa=[0.5, 1.0, 2.0])
     t = np.linspace(0.0, t_end, 801)
     out = []
     for x0 in starts:
