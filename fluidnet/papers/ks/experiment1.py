@@ -135,21 +135,26 @@ def experiment1(ctx: Context) -> None:
         value=str(np.round(W_end, 3)),
         source="derived",
     )
-    _fig2(ctx, sol, nlp.x * net.d, W_eq)
+    _fig2(ctx, sol, net.d, nlp.x, x05)
 
 
-def _fig2(ctx: Context, sol, W_nlp, W_eq) -> None:
-    fig, ax = ctx.new_figure()
+def _fig2(ctx: Context, sol, d, x_nlp, x_eq) -> None:
+    """Windows (Fig 2's quantity) and rates ``x = W/d`` of the fluid window laws."""
+    fig, ax = ctx.new_figure(1, 2, figsize=(11, 4))
     for r, c in zip("012", ("C0", "C1", "C2"), strict=True):
-        ax.plot(sol.t, sol[f"W_{r}"], color=c, label=f"user {r}")
-        ax.axhline(W_eq[int(r)], color=c, ls=":", lw=0.8)
-        ax.axhline(W_nlp[int(r)], color=c, ls="--", lw=0.8)
-    ax.set_xlabel("t [units of 0.02 s]")
-    ax.set_ylabel("window W = x d [packets]")
-    ax.set_title(
-        "Experiment 1, window laws (12)/(13), fluid (ns-2 Fig 2 not reproducible)\n"
-        "dotted: equilibrium at beta = 0.5; dashed: NLP (6)-(8) x d",
+        i = int(r)
+        for a, scale in ((ax[0], d[i]), (ax[1], 1.0)):
+            a.plot(sol.t, sol[f"W_{r}"] * (scale / d[i]), color=c, label=f"user {r}")
+            a.axhline(x_eq[i] * scale, color=c, ls=":", lw=0.8)
+            a.axhline(x_nlp[i] * scale, color=c, ls="--", lw=0.8)
+    ax[0].set_ylabel("window W [packets]")
+    ax[1].set_ylabel("rate x = W/d [packets per 0.02 s]")
+    for a in ax:
+        a.set_xlabel("t [units of 0.02 s]")
+        a.legend(fontsize="small")
+    ax[0].set_title(
+        "Experiment 1, window laws (12)/(13), fluid (the ns-2 Fig 2 is not reproducible)",
         fontsize="small",
     )
-    ax.legend(fontsize="small")
+    ax[1].set_title("dotted: equilibrium at beta = 0.5; dashed: NLP (6)-(8)", fontsize="small")
     ctx.figure("fig2_windows_fluid", fig)
