@@ -1,23 +1,38 @@
 """Library models, one module per law family, each citing its paper and equation numbers.
 
-=====================  =====================================================================
-``rcp``                RCP fluid model, Dukkipati & McKeown (seed 004) eqs (4)-(7)
-``rcp_dimensionless``  the same in (alpha, beta, T/d0) only
-``rcp_heterogeneous``  RCP with flows of different RTTs, y = sum_i N_i R(t - d_i)
-``rcp_flow_schedule``  RCP with a piecewise-constant number of flows N(t) (Figs 37-39)
-``rcp_linearized``     eq (8) of seed 004 as a model (to simulate next to the nonlinear one)
-``sbrm``               SBRM window/queue model, Zimmermann (seed 002) (6.4.1)-(6.4.7)
-``sbrm_network``       the multi-link form with a routing matrix
-``reno_red``           TCP Reno + RED comparison model (seed 002, after Low et al.)
-``kelly_primal``       Kelly primal rate ODE (seed 002 (3.2.16)) on a routing matrix
-``kelly_dual``         dual price ODE (seed 002 (3.2.20)) on a routing matrix
-=====================  =====================================================================
+===============================  ==================================================================
+``rcp``                          RCP fluid model, Dukkipati & McKeown (seed 004) eqs (4)-(7)
+``rcp_dimensionless``            the same in (alpha, beta, T/d0) only
+``rcp_heterogeneous``            RCP with flows of different RTTs, y = sum_i N_i R(t - d_i)
+``rcp_flow_schedule``            RCP with a piecewise-constant number of flows N(t) (Figs 37-39)
+``rcp_linearized``               eq (8) of seed 004 as a model (to simulate next to the nonlinear
+                                 one)
+``sbrm``                         SBRM window/queue model, Zimmermann (seed 002) (6.4.1)-(6.4.7)
+``sbrm_network``                 the multi-link form with a routing matrix
+``reno_red``                     TCP Reno + RED comparison model (seed 002, after Low et al.)
+``kelly_primal``                 Kelly primal rate ODE (seed 002 (3.2.16)) on a routing matrix
+``kelly_dual``                   dual price ODE (seed 002 (3.2.20)) on a routing matrix
+``assured_service``              N generalized TCPs (+c1 W^alpha / -c2 W^beta) at an ORED queue,
+                                 mean-field DDE; equilibrium = the fixed point of Misra, Baras &
+                                 Ott (2000) Sec III
+``assured_service_fixed_point``  that fixed point, eqs (4)-(9), solved as in their Sec III-B
+``generalized_tcp_pipe``         one generalized TCP with a full pipe, eqs (14)-(16), as a DDE
+``generalized_tcp_chain``        the per-ACK window chain (17) as a ``fluidnet.WindowChain``
+``ored_marking``                 the RED profile f_mark(Q) of ORED (Sec II), sympy
+===============================  ==================================================================
 """
 
 from __future__ import annotations
 
 # No module here is named like a function it exports (``rcp`` lives in ``rate_control``), so
 # ``import fluidnet.models.<module>`` always gives the module and ``fn.models.rcp`` the function.
+from .generalized_tcp import (
+    assured_service,
+    assured_service_fixed_point,
+    generalized_tcp_chain,
+    generalized_tcp_pipe,
+    ored_marking,
+)
 from .kelly import kelly_dual, kelly_primal
 from .rate_control import (
     flow_schedule,
@@ -31,9 +46,14 @@ from .reno import reno_red
 from .single_bit import sbrm, sbrm_network
 
 __all__ = [
+    "assured_service",
+    "assured_service_fixed_point",
     "flow_schedule",
+    "generalized_tcp_chain",
+    "generalized_tcp_pipe",
     "kelly_dual",
     "kelly_primal",
+    "ored_marking",
     "rcp",
     "rcp_dimensionless",
     "rcp_flow_schedule",

@@ -50,8 +50,7 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ParameterError
-from ..model import Model, Param
-from ..symbols import params, states, t
+from ..symbolic import Model, Param, params, states, t
 
 __all__ = [
     "ored_marking",
