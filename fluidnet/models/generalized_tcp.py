@@ -192,7 +192,12 @@ def assured_service_fixed_point(
         raise ParameterError(
             f"C = {C:g} bytes/s must exceed the sum of assured rates {R.sum():g} (eq (3))"
         )
-    fm = sympy.lambdify(sympy.Symbol("q"), ored_marking(sympy.Symbol("q"), min_th, max_th, p_max))
+
+    def fm(Q: float) -> float:  # ored_marking, evaluated directly (called ~1e4 times)
+        if Q < min_th:
+            return 0.0
+        return p_max * (Q - min_th) / (max_th - min_th) if Q < max_th else p_max
+
     ratio = c2 / c1
 
     def h(Q: float, i: int) -> float:
