@@ -30,6 +30,7 @@ PAPER = paper(
 from . import fixed_point  # noqa: E402, F401
 from . import mean_field  # noqa: E402, F401
 from . import window_distribution  # noqa: E402, F401
+from . import variability  # noqa: E402, F401
 
 # isort: on
 from .fixed_point import fixed_point as sec3_fixed_point  # noqa: E402
