@@ -134,9 +134,16 @@ def chain_kernel(chain) -> ModuleType:
         name = f"fluidnet_chain_{key}"
         path = cache_dir() / f"{name}.py"
         if not path.exists():
+            try:
+                source = _source(chain)
+            except NotImplementedError as exc:  # a function the numba printer does not know
+                raise ModelError(
+                    f"the laws of window chain {chain.name!r} could not be compiled: "
+                    f"{str(exc).splitlines()[0]}"
+                ) from exc
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w") as fh:
-                fh.write(_source(chain))
+                fh.write(source)
             os.replace(tmp, path)
         try:
             module = _import_generated(key, path)

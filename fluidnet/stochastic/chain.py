@@ -242,7 +242,7 @@ class WindowChain:
             i = np.flatnonzero(bad.ravel())[0]
             raise ParameterError(
                 f"{law} law of {self.name!r} {what}; at w = {w.ravel()[i]:.6g} it is "
-                f"{v.ravel()[i]!r} ({law} = {self._exprs[law]}, {self._fmt_values()})"
+                f"{float(v.ravel()[i]):.6g} ({law} = {self._exprs[law]}, {self._fmt_values()})"
             )
 
     def _fmt_values(self) -> str:

@@ -98,8 +98,9 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
     lam_end, start, n, base = 0.0, 0, 0, None
     lam_parts = []
     cap = upper if upper is not None else lo * 1e9
+    n_cap = int(math.ceil(math.log(cap / lo) / math.log(rho))) + 1  # points up to the cap
     while True:
-        idx = np.arange(start, start + chunk)
+        idx = np.arange(start, min(start + chunk, n_cap + 1))
         w = lo * rho**idx
         v, p, k = _hazard(chain, w, drift)
         if ws:  # trapezoid between the previous chunk's last point and this chunk
@@ -110,8 +111,8 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
             lam = np.concatenate(([0.0], np.cumsum(0.5 * (k[1:] + k[:-1]) * np.diff(w))))
         ws.append(w), vs.append(v), ps.append(p), ks.append(k), lam_parts.append(lam)
         lam_end = float(lam[-1])
-        n += chunk
-        start += chunk
+        n += idx.size
+        start += idx.size
         if base is None and np.any(k > 0):
             base = float(lam[np.flatnonzero(k > 0)[0]])
         if upper is not None:
@@ -119,8 +120,8 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
                 break
         elif base is not None and lam_end - base > TAIL:
             break
-        if w[-1] > cap or n > max_points:
-            if upper is None and w[-1] > cap:
+        if w[-1] >= cap or n > max_points:
+            if upper is None and w[-1] >= cap:
                 raise NotNormalizableError(
                     f"{chain.name!r}: the hazard integral int mark/increase dw grows only to "
                     f"{lam_end - (base or 0.0):.4g} between the marking onset and w = "
