@@ -29,7 +29,7 @@ def test_constant_marking_inside_the_interval():
     lo, hi = d.interval("mark_probability")
     assert d.mark_probability == pytest.approx(p, rel=1e-12)  # constant marking: no spread
     assert hi - lo < 1e-12
-    assert d.info["outside"] == 0.0
+    assert d.info["outside"] < 1e-3  # windows beyond the histogram range are counted
 
 
 def test_state_dependent_chain_agrees_with_pdmp_baseline():
