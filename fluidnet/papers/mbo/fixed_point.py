@@ -67,9 +67,10 @@ def fixed_point(set_id: int, C: float, rates, rtts) -> dict[str, float]:
 
 
 def capacity_grid(quick: bool, lo: float = 4.5) -> list[float]:
-    """Link capacities [Mb/s]: the paper's range 4.5-12 (every 0.25, or every 1.5 when quick)."""
-    step = 1.5 if quick else 0.25
-    return [float(x) for x in np.arange(lo, 12.0 + 1e-9, step)]
+    """Link capacities [Mb/s] from ``lo`` to 12, the top of the paper's range (every 0.25, or
+    five points when quick)."""
+    n = 5 if quick else int(round((12.0 - lo) / 0.25)) + 1
+    return [float(x) for x in np.linspace(lo, 12.0, n)]
 
 
 def sweep(rates, rtts, capacities) -> dict[int, list[dict[str, float]]]:
