@@ -210,7 +210,7 @@ def monte_carlo(
         out = {}
         for key, val in point.items():
             spread = float(np.std([pg[key] for pg in per_group], ddof=1))
-            out[key] = (val - half * spread, val + half * spread)
+            out[key] = (float(val - half * spread), float(val + half * spread))
         return out
 
     info = {
