@@ -412,10 +412,12 @@ def window_statistics(ctx: Context) -> None:
             m = mcs[case]
             row.update(
                 mc_mean=m.mean,
-                mc_mean_ci=m.interval("mean"),
+                mc_mean_lo=m.interval("mean")[0],
+                mc_mean_hi=m.interval("mean")[1],
                 mc_var=m.var,
                 mc_cov=m.cov,
-                mc_cov_ci=m.interval("cov"),
+                mc_cov_lo=m.interval("cov")[0],
+                mc_cov_hi=m.interval("cov")[1],
             )
         rows.append(row)
     ctx.table("window_statistics", rows)
