@@ -100,7 +100,7 @@ class WindowChain:
     >>> w, p = fn.sympy.symbols("w p")
     >>> chain = fn.WindowChain(1 / w, w / 2, p, params={p: 0.01})
     >>> round(chain.zero_drift(), 4)    # where the expected change per ACK vanishes
-    14.1067
+    14.0712
     """
 
     def __init__(

@@ -104,9 +104,11 @@ def monte_carlo(
 
     Raises
     ------
+    OptionError
+        For a bad option (run lengths, ``start``, ``window_range``, ``level``).
     ParameterError
-        For bad options, or when a chain reaches a window where a law is out of range (the
-        message names the law, the window, the value, the chain and the ACK).
+        When a chain reaches a window where a law is out of range (the message names the law,
+        the window, the value, the chain and the ACK).
     ModelError
         When numba cannot compile the laws.
 

@@ -244,7 +244,9 @@ def stationary_distribution(
         For a decrease that is not multiplicative.
     ParameterError
         For a law out of its range on the grid (non-positive increase, marking outside
-        ``[0, 1]``, ``c`` outside ``(0, 1)``) or a bad option.
+        ``[0, 1]``, ``c`` outside ``(0, 1)``).
+    OptionError
+        For a bad ``m``, ``drift``, ``support`` or ``tol``.
     NotNormalizableError
         When the marking cannot hold the window (no zero-drift window, or a hazard integral
         that stays bounded).

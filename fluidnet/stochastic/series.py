@@ -95,7 +95,9 @@ def constant_mark_moment(q: float, *, alpha: float, c1: float, c2: float, p: flo
     Raises
     ------
     ParameterError
-        For parameters outside these ranges or an order ``q <= alpha - 1``.
+        For parameters outside these ranges.
+    OptionError
+        For an order ``q <= alpha - 1``.
 
     Examples
     --------
