@@ -51,6 +51,16 @@ _LAZY = {
     "critical_value": "fluidnet.stability",
     "phase_portrait": "fluidnet.stability",
     "nonlinear_chart": "fluidnet.stability",
+    # stationary laws of window chains (fluidnet.stochastic)
+    "WindowChain": "fluidnet.stochastic",
+    "WindowDistribution": "fluidnet.stochastic",
+    "stationary_distribution": "fluidnet.stochastic",
+    "constant_mark_distribution": "fluidnet.stochastic",
+    "constant_mark_moment": "fluidnet.stochastic",
+    "constant_mark_tail": "fluidnet.stochastic",
+    "monte_carlo": "fluidnet.stochastic",
+    "NotNormalizableError": "fluidnet.stochastic",
+    "GridConvergenceError": "fluidnet.stochastic",
 }
 
 

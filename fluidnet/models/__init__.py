@@ -1,35 +1,50 @@
 """Library models, one module per law family, each citing its paper and equation numbers.
 
-=====================  =====================================================================
-``rcp``                RCP fluid model, Dukkipati & McKeown (seed 004) eqs (4)-(7)
-``rcp_dimensionless``  the same in (alpha, beta, T/d0) only
-``rcp_heterogeneous``  RCP with flows of different RTTs, y = sum_i N_i R(t - d_i)
-``rcp_flow_schedule``  RCP with a piecewise-constant number of flows N(t) (Figs 37-39)
-``rcp_linearized``     eq (8) of seed 004 as a model (to simulate next to the nonlinear one)
-``sbrm``               SBRM window/queue model, Zimmermann (seed 002) (6.4.1)-(6.4.7)
-``sbrm_network``       the multi-link form with a routing matrix
-``reno_red``           TCP Reno + RED comparison model (seed 002, after Low et al.)
-``kelly_primal``       Kelly primal rate ODE (seed 002 (3.2.16)) on a routing matrix
-``kelly_dual``         dual price ODE (seed 002 (3.2.20)) on a routing matrix
-``Utility``            utility functions with symbolic U, U', U'' (Kunniyur & Srikant 2003,
-                       Assumption 4): ``log_utility``, ``power_utility`` (-1/x^nu),
-                       ``utility_family``
-``UserNetwork``        routing matrix, capacities, utilities and users' constants (Sec II)
-``utility_primal``     primal rate laws (9)/(10)/(38), ECN (40)/(41), disturbances (31),
-                       delayed extensions (every feedback, or the price only)
-``utility_window``     window laws (12)/(13) and (22)/(23) in the window sizes
-``adaptive_marking``   ECN users with the adaptive marking level of Sec V-D (projected)
-``marking_level``      loss-free marking levels of Props 3-5, (27)/(39)
-``penalty_optimum``    the team problems (3)/(5)/(42), solved by scipy (independent of ODEs)
-``capacity_optimum``   the NLP (6)-(8) with its Lagrange multipliers
-``fluid_penalty``      the loss/mark fraction (u - C)^+/u; ``mm1b_loss``, its M/M/1/B origin
-=====================  =====================================================================
+===============================  ==================================================================
+``rcp``                          RCP fluid model, Dukkipati & McKeown (seed 004) eqs (4)-(7)
+``rcp_dimensionless``            the same in (alpha, beta, T/d0) only
+``rcp_heterogeneous``            RCP with flows of different RTTs, y = sum_i N_i R(t - d_i)
+``rcp_flow_schedule``            RCP with a piecewise-constant number of flows N(t) (Figs 37-39)
+``rcp_linearized``               eq (8) of seed 004 as a model (to simulate next to the nonlinear
+                                 one)
+``sbrm``                         SBRM window/queue model, Zimmermann (seed 002) (6.4.1)-(6.4.7)
+``sbrm_network``                 the multi-link form with a routing matrix
+``reno_red``                     TCP Reno + RED comparison model (seed 002, after Low et al.)
+``kelly_primal``                 Kelly primal rate ODE (seed 002 (3.2.16)) on a routing matrix
+``kelly_dual``                   dual price ODE (seed 002 (3.2.20)) on a routing matrix
+``assured_service``              N generalized TCPs (+c1 W^alpha / -c2 W^beta) at an ORED queue,
+                                 mean-field DDE; equilibrium = the fixed point of Misra, Baras &
+                                 Ott (2000) Sec III
+``assured_service_fixed_point``  that fixed point, eqs (4)-(9), solved as in their Sec III-B
+``generalized_tcp_pipe``         one generalized TCP with a full pipe, eqs (14)-(16), as a DDE
+``generalized_tcp_chain``        the per-ACK window chain (17) as a ``fluidnet.WindowChain``
+``ored_marking``                 the RED profile f_mark(Q) of ORED (Sec II), sympy
+``Utility``                      utility functions with symbolic U, U', U'' (Kunniyur &
+                                 Srikant 2003, Assumption 4): ``log_utility``,
+                                 ``power_utility`` (-1/x^nu), ``utility_family``
+``UserNetwork``                  routing matrix, capacities, utilities and users' constants (Sec II)
+``utility_primal``               primal rate laws (9)/(10)/(38), ECN (40)/(41), disturbances (31),
+                                 delayed extensions (every feedback, or the price only)
+``utility_window``               window laws (12)/(13) and (22)/(23) in the window sizes
+``adaptive_marking``             ECN users with the adaptive marking level of Sec V-D (projected)
+``marking_level``                loss-free marking levels of Props 3-5, (27)/(39)
+``penalty_optimum``              the team problems (3)/(5)/(42), solved by scipy (no ODE)
+``capacity_optimum``             the NLP (6)-(8) with its Lagrange multipliers
+``fluid_penalty``                the loss/mark fraction (u - C)^+/u; ``mm1b_loss``: M/M/1/B
+===============================  ==================================================================
 """
 
 from __future__ import annotations
 
 # No module here is named like a function it exports (``rcp`` lives in ``rate_control``), so
 # ``import fluidnet.models.<module>`` always gives the module and ``fn.models.rcp`` the function.
+from .generalized_tcp import (
+    assured_service,
+    assured_service_fixed_point,
+    generalized_tcp_chain,
+    generalized_tcp_pipe,
+    ored_marking,
+)
 from .kelly import kelly_dual, kelly_primal
 from .marking import adaptive_marking, marking_condition, marking_level
 from .penalty import fluid_penalty, mm1b_loss, penalty_integral
@@ -58,18 +73,23 @@ from .window_control import utility_window
 
 __all__ = [
     "CapacityOptimum",
-    "Utility",
     "UserNetwork",
+    "Utility",
     "adaptive_marking",
+    "assured_service",
+    "assured_service_fixed_point",
     "capacity_optimum",
     "flow_schedule",
     "fluid_penalty",
+    "generalized_tcp_chain",
+    "generalized_tcp_pipe",
     "kelly_dual",
     "kelly_primal",
     "log_utility",
     "marking_condition",
     "marking_level",
     "mm1b_loss",
+    "ored_marking",
     "penalty_integral",
     "penalty_optimum",
     "power_utility",
