@@ -72,8 +72,8 @@ def test_no_crossing_is_a_clear_error():
 @pytest.mark.parametrize(
     "args, kwargs, exc, match",
     [
-        (("T", 1.0, 0.5), {}, fn.AnalysisError, "lo < hi"),
-        (("T", 0.1, math.inf), {}, fn.AnalysisError, "lo < hi"),
+        (("T", 1.0, 0.5), {}, fn.OptionError, "lo < hi"),
+        (("T", 0.1, math.inf), {}, fn.OptionError, "lo < hi"),
         (("T", 0.1, 1.0), {"n_scan": 0}, fn.OptionError, "n_scan"),
         (("T", 0.1, 1.0), {"T": 0.3}, fn.OptionError, "swept"),
         (("speed", 0.1, 1.0), {}, fn.ParameterError, "speed"),

@@ -68,5 +68,5 @@ def test_nonlinear_chart_errors():
         fn.nonlinear_chart(m, {"gain": [1.0]}, ics=ICS, t_end=1.0)
     with pytest.raises(fn.ModelError, match="'rate' is not a state"):
         fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, state="rate")
-    with pytest.raises(fn.AnalysisError, match="both as a grid and in params"):
+    with pytest.raises(fn.OptionError, match="both as a grid and in params"):
         fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, params={"alpha": 0.5})

@@ -54,7 +54,7 @@ def test_futures_executor_wrapper_keeps_order():
 
 
 def test_lambda_with_processes_is_refused_clearly():
-    with pytest.raises(fn.ParameterError, match="pickled"):
+    with pytest.raises(fn.OptionError, match="pickled"):
         sweep(lambda a: a, {"a": [1.0, 2.0]}, executor="processes")
 
 
@@ -67,7 +67,7 @@ def test_worker_errors_propagate_with_their_type():
 
 @pytest.mark.parametrize("spec", ["threads", 0, 1.5, object()])
 def test_bad_executor_specs(spec):
-    with pytest.raises(fn.ParameterError, match="executor"):
+    with pytest.raises(fn.OptionError, match="executor"):
         resolve_executor(spec)
 
 
