@@ -110,3 +110,27 @@ def test_sliding_on_a_surface_with_a_delayed_state():
     exact = np.where(tt <= 4 / 3, 1 - tt, np.where(tt <= 7 / 3, -1 + tt / 2, 0.75 - tt / 4))
     np.testing.assert_allclose(sol(tt)[0], exact, atol=1e-8)
     assert sol.counters.sliding_entries == 1
+
+
+def test_two_surfaces_reached_at_the_same_time_both_slide():
+    """The two-link network above from a symmetric start: both links saturate at t = 3/8
+    together. The second surface must be decided where the first one is, not a step later
+    (it used to be crossed in the wrong mode and then "slid" on at an offset s = 0.0056)."""
+    x1, x2, x3 = fn.states("x1 x2 x3")
+    cgA = H(x1(t) + x3(t) - 1)
+    cgB = H(x2(t) + x3(t) - 1)
+    half, f3 = sympy.Rational(1, 2), sympy.Rational(3, 10)
+    m = fn.Model(
+        rhs={x1: half - cgA, x2: half - cgB, x3: f3 - (1 - (1 - cgA) * (1 - cgB))},
+        params={},
+        nonnegative=[x1, x2, x3],
+    )
+    sol = fn.simulate(m, 1.5, history={"x1": 0.3, "x2": 0.3, "x3": 0.4})
+    lam = (3 - np.sqrt(9 - 4 * 0.8)) / 2
+    drift = 0.3 - 1 + (1 - lam) ** 2
+    tt = np.linspace(0.375, 1.5, 50)
+    v = sol(tt)
+    np.testing.assert_allclose(v[2], 0.5125 + drift * (tt - 0.375), atol=1e-12)
+    np.testing.assert_allclose(v[0] + v[2], 1.0, atol=1e-12)
+    np.testing.assert_allclose(v[1] + v[2], 1.0, atol=1e-12)
+    assert sol.counters.sliding_entries == 2

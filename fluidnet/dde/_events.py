@@ -101,8 +101,9 @@ def stage_event(
 
     ``gst[s]`` is ``g`` at stage ``s`` (``gst[0]`` at the start). The bracket is confirmed on
     the dense output and shrunk by :func:`_locate`. When the step starts on the wrong side of a
-    surface (rounding right after an event) and no point with ``g >= 0`` is found, the step is
-    cut short and the mode decided again (``EV_REDECIDE``). Returns ``(theta, type)``;
+    surface (rounding right after an event, e.g. when several surfaces are reached at the same
+    time) and no point with ``g >= 0`` is found, the mode is decided again at the start of the
+    step (``EV_REDECIDE`` at ``theta = 0``). Returns ``(theta, type)``;
     ``type`` is ``EV_NONE`` when there is no event before ``best``.
     """
     hints, slide, stuck, fl, cnt, sl = ib
@@ -147,8 +148,11 @@ def stage_event(
                 ghi = gv
                 break
         if lo < 0.0:
+            # the solution is on the surface already (several surfaces reached at once, the
+            # others decided after the first): decide this one now, before stepping; stepping
+            # first would carry the solution across it in the wrong mode
             fl[FL_CAUSE] = ST_OK
-            return hi / 16.0, EV_REDECIDE
+            return 0.0, EV_REDECIDE
     fl[FL_CAUSE] = ST_OK
     if lo >= best:
         return 2.0, EV_NONE
