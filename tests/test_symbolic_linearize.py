@@ -116,3 +116,27 @@ def test_switching_terms_linearize_away_from_their_kinks():
     # on the kink of Max the derivative is undefined: a clear error, not a number
     with pytest.raises(AnalysisError, match="not differentiable"):
         m.linearize(equilibrium={"x": 1.0}, w=0.0)
+
+
+def test_sliding_equilibrium_has_no_jacobian():
+    """Two flows on a link with binary congestion feedback slide on x1 + x2 = B; the sliding
+    equilibrium (x1, x2) = (B mu1, B mu2) / (mu1 + mu2) found by a simulation sits a rounding
+    error off the surface. Linearizing there must fail, not return one side's Jacobian."""
+    x1, x2 = fn.states("x1 x2")
+    mu1, mu2, B = fn.params("mu1 mu2 B")
+    cg = sympy.Heaviside(x1(t) + x2(t) - B)
+    m = fn.Model(
+        {x1: mu1 * (1 - cg) - x1(t) * cg, x2: mu2 * (1 - cg) - x2(t) * cg},
+        {mu1: 1.0, mu2: 3.0, B: 10.0},
+    )
+    sol = fn.simulate(m, 60.0, history={"x1": 1.0, "x2": 1.0})
+    eq = dict(zip(("x1", "x2"), sol(60.0), strict=True))
+    assert eq["x1"] == pytest.approx(2.5, abs=1e-6) and eq["x2"] == pytest.approx(7.5, abs=1e-6)
+    for point in (eq, {"x1": 2.5, "x2": 7.5}, {"x1": 2.5, "x2": 7.5 + 1e-13}):
+        with pytest.raises(
+            AnalysisError, match=r"(switching surface -B \+ x1 \+ x2 = 0|not differentiable)"
+        ):
+            m.linearize(equilibrium=point)
+    # off the surface the one-sided field is smooth and linearizes as before
+    lin = m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})
+    np.testing.assert_allclose(lin.A0, -np.eye(2))

@@ -5,7 +5,7 @@ import pytest
 import sympy
 
 import fluidnet as fn
-from fluidnet import ModelError
+from fluidnet import AnalysisError, ModelError
 from fluidnet.symbolic.loopgain import loop_gain_expr
 
 t = fn.t
@@ -103,3 +103,17 @@ def test_too_many_delay_monomials_is_a_clear_error_not_a_hang():
     with pytest.raises(fn.AnalysisError, match=r"up to \d+ delay monomials.*linearize"):
         m.loop_gain("x0", equilibrium=zero)
     assert m.linearize(equilibrium=zero).n == 8  # the characteristic function remains available
+
+
+def test_no_loop_gain_at_a_sliding_equilibrium():
+    """Binary congestion feedback holds x1 + x2 = B by sliding: no linearization exists there."""
+    x1, x2 = fn.states("x1 x2")
+    mu1, mu2, B = fn.params("mu1 mu2 B")
+    cg = sympy.Heaviside(x1(t) + x2(t) - B)
+    m = fn.Model(
+        {x1: mu1 * (1 - cg) - x1(t) * cg, x2: mu2 * (1 - cg) - x2(t) * cg},
+        {mu1: 1.0, mu2: 3.0, B: 10.0},
+    )
+    for point in ({"x1": 2.5, "x2": 7.5}, {"x1": 2.5, "x2": 7.5 + 1e-13}):
+        with pytest.raises(AnalysisError, match="switching surface"):
+            m.loop_gain("x1", equilibrium=point)

@@ -26,7 +26,12 @@ from .equilibrium import symbolic_equilibria
 from .numeric import to_numpy
 from .symbols import param_subs
 
-__all__ = ["linearize", "jacobian_blocks", "equilibrium_substitution"]
+__all__ = [
+    "linearize",
+    "jacobian_blocks",
+    "equilibrium_substitution",
+    "check_off_switching_surfaces",
+]
 
 
 def jacobian_blocks(form):
@@ -94,6 +99,26 @@ class _Plan:
         self.form = form
         self.J0_sym = J0
         self.Jlag_sym = Jlag
+        self._switches = None
+
+    def switch_check(self):
+        """``(switches, values, scales)``: the switching terms of the right-hand sides and
+        compiled functions of ``(x, p, w)`` for their switching functions at a steady state and
+        the sum of the absolute values of each function's terms (built on first use)."""
+        if self._switches is None:
+            from ..dde.codegen import extract_switches  # imports numba: only when needed
+
+            form = self.form
+            _, switches = extract_switches(form.rhs)
+            if not switches:
+                self._switches = ([], None, None)
+                return self._switches
+            steady = {lag.symbol: form.x[lag.state] for lag in form.lags}
+            surfaces = [sw.surface.xreplace(steady) for sw in switches]
+            scales = [sum(abs(a) for a in sympy.Add.make_args(s)) for s in surfaces]
+            args = (form.x, form.p, [sw.weight for sw in switches])
+            self._switches = (switches, to_numpy(args, surfaces), to_numpy(args, scales))
+        return self._switches
 
 
 def _plan(model) -> _Plan:
@@ -126,7 +151,8 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         When a delay is negative or not real at the equilibrium, or the model depends
         explicitly on time.
     AnalysisError
-        When a Jacobian entry is not finite at the equilibrium (a kink of a switching term).
+        When a Jacobian entry is not finite at the equilibrium, or the equilibrium lies on a
+        switching surface (a kink or jump of a switching term, e.g. a sliding equilibrium).
     """
     values = model.resolve_params(params)
     plan = _plan(model)
@@ -151,6 +177,7 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         where,
         lambda i, k: f"{plan.Jlag_sym[k][i]} (w.r.t. {form.lag_label(form.lags[k])})",
     )
+    _off_switching_surfaces(plan, x, p, where)
     taus = plan.delays(x, p)
     n = len(form.states)
     delayed: list[tuple[float, np.ndarray]] = []
@@ -167,6 +194,45 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     return LinearDDE(
         A0, delayed, state_names=form.states, equilibrium=eq, jacobians=jacobians, params=values
     )
+
+
+#: A switching function within this fraction of the size of its terms counts as zero.
+SURFACE_TOL = 1e-9
+
+
+def check_off_switching_surfaces(model, eq: Mapping[str, float], values: Mapping[str, float]):
+    """Raise :class:`AnalysisError` when the steady state ``eq`` (all states, parameter
+    ``values``) lies on a switching surface of ``model``, where no Jacobian exists."""
+    form = model.form
+    x = np.array([float(eq[n]) for n in form.states])
+    p = np.array([float(values[k]) for k in model.param_names])
+    _off_switching_surfaces(_plan(model), x, p, f"the equilibrium {dict(eq)} with {dict(values)}")
+
+
+def _off_switching_surfaces(plan: _Plan, x: np.ndarray, p: np.ndarray, where: str) -> None:
+    """AnalysisError when the point lies on a switching surface (to rounding).
+
+    There the right-hand side is discontinuous (``Heaviside``, ``sign``, ``Piecewise``) or has
+    a kink (``Max``, ``Min``, ``Abs``); an equilibrium held on such a surface by Filippov
+    sliding has no Jacobian. A point a rounding error off the surface would otherwise be
+    linearized silently with one side's field.
+    """
+    switches, values, scales = plan.switch_check()
+    if not switches:
+        return
+    w = np.zeros(len(switches))
+    for _ in range(len(switches)):  # nested switches: inner weights first
+        s = values(x, p, w)
+        w = (s > 0).astype(float)
+    scale = scales(x, p, w)
+    for j, sw in enumerate(switches):
+        if abs(s[j]) <= SURFACE_TOL * max(1.0, abs(scale[j])):
+            raise AnalysisError(
+                f"{where} lies on the switching surface {sw.surface} = 0 of {sw.source} "
+                f"(value {s[j]:.3g}): the model is not differentiable there. An equilibrium "
+                "held on a switching surface (Filippov sliding) has no Jacobian; linearize the "
+                "sliding dynamics (the equivalent control) or a smoothed model instead"
+            )
 
 
 def _finite(M: np.ndarray, what: str, where: str, entry) -> np.ndarray:

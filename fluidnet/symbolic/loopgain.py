@@ -31,7 +31,11 @@ from ..linear.delays import DELAY_RTOL
 from ..linear.delaytf import DelayTF
 from ..linear.quasipoly import QuasiPolynomial
 from .canonical import DDEForm, Lag, build_form
-from .linearize import equilibrium_substitution, matching_symbolic_equilibrium
+from .linearize import (
+    check_off_switching_surfaces,
+    equilibrium_substitution,
+    matching_symbolic_equilibrium,
+)
 from .symbols import param_subs
 from .symbols import s as S_SYM
 
@@ -180,6 +184,7 @@ def _prepare(model, cut, equilibrium, params):
     form, output = cut_form(model, cut)
     psubs = param_subs(values)
     rep_state = equilibrium_substitution(form, eq, [0])  # the input value is computed next
+    check_off_switching_surfaces(model, eq, values)
     u_eq = output.xreplace(rep_state).xreplace(psubs)
     try:
         u_eq = float(sympy.N(u_eq))
@@ -216,6 +221,9 @@ def loop_gain(
     ModelError
         For an unknown cut, an algebraic loop (the output depends directly on the input), or a
         delay that is negative or not real at the equilibrium.
+    AnalysisError
+        When the equilibrium lies on a switching surface (e.g. a sliding equilibrium of a
+        binary-feedback law), where the model has no linearization.
 
     Examples
     --------
