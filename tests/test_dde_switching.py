@@ -134,3 +134,36 @@ def test_two_surfaces_reached_at_the_same_time_both_slide():
     np.testing.assert_allclose(v[0] + v[2], 1.0, atol=1e-12)
     np.testing.assert_allclose(v[1] + v[2], 1.0, atol=1e-12)
     assert sol.counters.sliding_entries == 2
+
+
+def test_time_sliding_and_mean_weight_are_reported():
+    """x' = -sign(x) + 1/2 from x = 1: slides on x = 0 from t = 2 with weight 3/4 (side x > 0,
+    where sign = 1, acts three quarters of the time)."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: -sympy.sign(x(t)) + sympy.Rational(1, 2)}, params={})
+    sol = fn.simulate(m, 5.0, history={"x": 1.0})
+    assert sol.counters.time_sliding == {"x": pytest.approx(3.0, abs=1e-12)}
+    assert sol.counters.mean_sliding_weight == {"x": pytest.approx(0.75, abs=1e-12)}
+    # a crossing only: no time on the surface, no weight
+    m2 = fn.Model(rhs={x: sympy.Max(1 - x(t), sympy.Rational(1, 4))}, params={})
+    c = fn.simulate(m2, 4.0, history={"x": 0.0}).counters
+    assert c.time_sliding == {"x - 3/4": 0.0}
+    assert all(np.isnan(v) for v in c.mean_sliding_weight.values())
+
+
+def test_sliding_weights_on_two_surfaces_are_link_marking_fractions():
+    """The symmetric two-link network: both links slide from t = 3/8 with the multilinear
+    weights lam_A = lam_B = (3 - sqrt(5.8)) / 2."""
+    x1, x2, x3 = fn.states("x1 x2 x3")
+    cgA = H(x1(t) + x3(t) - 1)
+    cgB = H(x2(t) + x3(t) - 1)
+    half, f3 = sympy.Rational(1, 2), sympy.Rational(3, 10)
+    m = fn.Model(
+        rhs={x1: half - cgA, x2: half - cgB, x3: f3 - (1 - (1 - cgA) * (1 - cgB))},
+        params={},
+        nonnegative=[x1, x2, x3],
+    )
+    c = fn.simulate(m, 1.5, history={"x1": 0.3, "x2": 0.3, "x3": 0.4}).counters
+    lam = (3 - np.sqrt(9 - 4 * 0.8)) / 2
+    assert sorted(c.time_sliding.values()) == pytest.approx([1.125, 1.125], abs=1e-12)
+    assert list(c.mean_sliding_weight.values()) == pytest.approx([lam, lam], abs=1e-12)

@@ -45,16 +45,21 @@ of ``s`` is an event located on the dense output. At the surface the two one-sid
   side opposite to the one it came from.
 
 Continuous switches (``Max``, ``Min``, ``Abs``) have ``f+ = f-`` on the surface and are simply
-crossed at located events.
+crossed at located events. Surfaces reached at the same time are decided one after the other at
+that time, each with the modes already chosen for the others.
+
+The time spent sliding on each surface and the weight ``lam`` averaged over it (the equivalent
+control: for a congestion indicator, the fraction of time the link is congested) are reported in
+``Solution.counters.time_sliding`` and ``Solution.counters.mean_sliding_weight``.
 
 *Several surfaces at once.* Where the solution slides on ``m`` surfaces together, the
-Filippov convex combination is not unique (seed 000, note section 1.10). fluidnet uses the
+Filippov convex combination is not unique (Ye et al., the multi-link case). fluidnet uses the
 *multilinear* combination ``sum over the 2^m corners of prod_j (lam_j or 1 - lam_j) f_corner``,
 with the weights ``lam_j`` solved by Newton's method so that every ``ds_j/dt = 0``. This is
 the product form of independent link congestion: when a path's congestion bit is written
 ``1 - prod_l (1 - H(y_l - B_l))``, the sliding weights act as link marking probabilities and
 the path is "not congested" with probability ``prod_l (1 - lam_l)``, which is the assumption
-behind the ``n``-th power in seed 000's eq. (16). Writing the OR as ``Max(H_1, H_2)`` instead
+behind the ``n``-th power in Ye et al.'s eq. (16). Writing the OR as ``Max(H_1, H_2)`` instead
 creates a switch on ``H_1 - H_2`` whose surface does not depend on the state, and the result
 is not the product form: write path indicators as products. Other choices (the minimum-norm
 combination, random desynchronisation) are not implemented.

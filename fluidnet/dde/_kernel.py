@@ -106,7 +106,9 @@ def integrate(
     mt, mc                 the mesh and dense output, history included (empty unless keep_mesh)
     y_eval : float64[m, n] values at ``t_eval``
     counters : int64[8]
-    btime : float64[n]     time spent held at 0, per projected state
+    btime : float64[n + 2 nsw]  time spent held at 0, per projected state; then, per switch,
+                           the time spent sliding on its surface and the integral of its
+                           Filippov weight over that time
     """
     fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
     n = x0.shape[0]
@@ -125,7 +127,7 @@ def integrate(
     status = np.zeros(2, dtype=np.int64)
     info = np.zeros(4)
     cnt = np.zeros(8, dtype=np.int64)
-    btime = np.zeros(n)
+    btime = np.zeros(n + 2 * nsw)
     neval = t_eval.shape[0]
     y_eval = np.full((neval, n), np.nan)
 
@@ -741,6 +743,14 @@ def integrate(
         for i in range(n):
             if stuck[i] == 1:
                 btime[i] += t_new - t
+        for j in range(nsw):
+            if slide[j] == 1:
+                # the equivalent control, averaged with the method's quadrature weights
+                wbar = 0.0
+                for st in range(S):
+                    wbar += B[st] * lams[st, j]
+                btime[n + j] += t_new - t
+                btime[n + nsw + j] += (t_new - t) * wbar
         while ie < neval and t_eval[ie] <= t_new:
             th = (t_eval[ie] - t) / (t_new - t)
             for i in range(n):

@@ -430,6 +430,24 @@ class CompiledModel:
         """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
         return tuple(_symbolic(self.form).switches)
 
+    @cached_property
+    def surface_labels(self) -> tuple[str, ...]:
+        """The switching functions as text, delayed values written ``x(t - (tau))``."""
+        form = self.form
+        names = {
+            sympy.Symbol(f"x[{i}]", real=True): sympy.Symbol(n) for i, n in enumerate(form.states)
+        }
+        names.update(
+            {sympy.Symbol(f"p[{j}]", real=True): sympy.Symbol(n) for j, n in enumerate(form.params)}
+        )
+        names.update(
+            {
+                sympy.Symbol(f"z[{k}]", real=True): sympy.Symbol(form.lag_label(lag))
+                for k, lag in enumerate(form.lags)
+            }
+        )
+        return tuple(str(sw.surface.xreplace(names)) for sw in self.switches)
+
 
 _LOCK = threading.Lock()
 _MEMO: dict[str, CompiledModel] = {}

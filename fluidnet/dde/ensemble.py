@@ -187,7 +187,7 @@ def simulate_ensemble(
                 continue
             out[:, member, :] = y_eval.T
             counters[member] = cnt[[0, 1, 2, 4, 3]]
-            btimes[member] = bt
+            btimes[member] = bt[:n]
         return len(members)
 
     workers = (os.cpu_count() or 1) if workers is None else int(workers)

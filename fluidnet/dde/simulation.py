@@ -305,7 +305,9 @@ def simulate(
         y_out[:, -1] = ylast
         nonneg = cm.nonnegative.astype(bool)
         y_out[nonneg] = np.maximum(y_out[nonneg], 0.0)
-    counters = counters_from(cnt, btime, cm.form.states, cm.nonnegative.astype(bool))
+    counters = counters_from(
+        cnt, btime, cm.form.states, cm.nonnegative.astype(bool), cm.surface_labels
+    )
     return Solution(
         model=model,
         t=t_out,

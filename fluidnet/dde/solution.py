@@ -35,6 +35,13 @@ class Counters:
         Times a switching surface started a Filippov sliding motion.
     time_on_boundary : dict of str to float
         Per projected state, the total time it was held at 0.
+    time_sliding : dict of str to float
+        Per switching surface (keyed by its switching function ``s``, surface ``s = 0``), the
+        total time the solution slid on it.
+    mean_sliding_weight : dict of str to float
+        Per switching surface, the Filippov weight (the equivalent control: the fraction of
+        time the side ``s > 0`` acts) averaged over the time spent sliding on it; NaN for a
+        surface never slid on.
     """
 
     steps: int
@@ -45,6 +52,8 @@ class Counters:
     iterations: int
     sliding_entries: int
     time_on_boundary: dict[str, float] = field(default_factory=dict)
+    time_sliding: dict[str, float] = field(default_factory=dict)
+    mean_sliding_weight: dict[str, float] = field(default_factory=dict)
 
 
 class Solution:
@@ -263,8 +272,16 @@ def counters_from(
     btime: np.ndarray,
     names: Sequence[str],
     nonneg: Mapping[int, bool] | np.ndarray,
+    surfaces: Sequence[str] = (),
 ) -> Counters:
-    """:class:`Counters` from the kernel's counter arrays."""
+    """:class:`Counters` from the kernel's counter arrays (``surfaces``: the switching
+    functions, in the order of the kernel's switches)."""
+    n, m = len(names), len(surfaces)
+    slid = {s: float(btime[n + j]) for j, s in enumerate(surfaces)}
+    mean = {
+        s: float(btime[n + m + j] / btime[n + j]) if btime[n + j] > 0 else float("nan")
+        for j, s in enumerate(surfaces)
+    }
     return Counters(
         steps=int(cnt[0]),
         rejected=int(cnt[1]),
@@ -274,4 +291,6 @@ def counters_from(
         iterations=int(cnt[5]),
         sliding_entries=int(cnt[6]),
         time_on_boundary={names[i]: float(btime[i]) for i in range(len(names)) if nonneg[i]},
+        time_sliding=slid,
+        mean_sliding_weight=mean,
     )
