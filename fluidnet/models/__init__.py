@@ -31,6 +31,17 @@
 ``penalty_optimum``              the team problems (3)/(5)/(42), solved by scipy (no ODE)
 ``capacity_optimum``             the NLP (6)-(8) with its Lagrange multipliers
 ``fluid_penalty``                the loss/mark fraction (u - C)^+/u; ``mm1b_loss``: M/M/1/B
+``binary_feedback``              the binary-feedback law family of Ye et al. (3)-(5) on a network:
+                                 Filippov sliding on the capacity surfaces, or a smoothed indicator
+``tcp_law``                      the TCP control law (6)-(13) of Ye et al., fixed slow-start
+                                 threshold; ``approximate_law`` (10) + (18); ``mrg_law`` (20)-(22)
+``tcp_utility``                  the TCP utility (8), (12), (14) of Ye et al.;
+                                 ``approximate_utility`` (19), ``continuity_constant`` (14),
+                                 ``reverse_engineer``: z, f and U' from increase/decrease rates
+``BinaryFeedbackNetwork``        flows on links: ``.model()``, ``.sliding_model()`` (the sliding
+                                 motion on one link, smooth), ``.discrete()`` (discrete-time law,
+                                 deterministic or seeded random marking); ``single_link_network``,
+                                 ``topology_one_network`` (Ye et al.'s topology I)
 ===============================  ==================================================================
 """
 
@@ -59,6 +70,24 @@ from .rate_control import (
 )
 from .reno import reno_red
 from .single_bit import sbrm, sbrm_network
+from .sliding_mode import (
+    RATE,
+    TOPOLOGY_ONE_RTTS,
+    BinaryFeedbackNetwork,
+    DiscreteRun,
+    FlowLaw,
+    ReverseEngineered,
+    approximate_law,
+    approximate_utility,
+    binary_feedback,
+    continuity_constant,
+    mrg_law,
+    reverse_engineer,
+    single_link_network,
+    tcp_law,
+    tcp_utility,
+    topology_one_network,
+)
 from .team import (
     CapacityOptimum,
     capacity_optimum,
@@ -72,6 +101,22 @@ from .utility import Utility, log_utility, power_utility, utility_family
 from .window_control import utility_window
 
 __all__ = [
+    "RATE",
+    "TOPOLOGY_ONE_RTTS",
+    "BinaryFeedbackNetwork",
+    "DiscreteRun",
+    "FlowLaw",
+    "ReverseEngineered",
+    "approximate_law",
+    "approximate_utility",
+    "binary_feedback",
+    "continuity_constant",
+    "mrg_law",
+    "reverse_engineer",
+    "single_link_network",
+    "tcp_law",
+    "tcp_utility",
+    "topology_one_network",
     "CapacityOptimum",
     "UserNetwork",
     "Utility",
