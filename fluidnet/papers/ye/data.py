@@ -1,0 +1,155 @@
+"""Ye et al.'s printed values, and references derived from the printed equations with plain
+numpy/scipy (independent of fluidnet's models).
+
+Conventions: rates in Mb/s, ``mu_i = w / RTT_i`` with ``w = 8000`` bits, ``beta = 1/2``,
+``alpha = 1``, bottleneck ``B = 100`` Mb/s, time in per-flow RTTs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq, minimize_scalar
+
+#: packet size in Mb (1000 bytes)
+W_MB = 8000e-6
+B_TOPOLOGY_ONE = 100.0
+BETA = 0.5
+ALPHA = 1.0
+#: Table I / Sec III: RTTs (s) of flows 1-3 and of flow 4 (flow 4 the longer; see README)
+RTTS = {"I": (0.030, 0.050), "II": (0.018, 0.050), "III": (0.030, 0.038)}
+
+# --- printed values
+#: Table II, theoretical x4 : x (2 decimals)
+TABLE_II = {"I": 0.2, "II": 0.12, "III": 0.26}
+#: Table III, theoretical x4 : x with the approximate utility (19), Case I delays
+TABLE_III = {10: 0.223, 20: 0.373, 40: 0.769}
+#: Sec IV, x_s > B/2: theoretical x4 : x (x_s = 80) and x4 (x_s = 100)
+FIXED_LARGE = {80: 0.25, 100: 0.0}
+#: Fig 1 parameters
+FIG1 = {"mu": 0.1, "x_s": 1.0}
+#: Sec V ns-2 observation: the target is reached for r_max >= 2 and missed below
+NS2_R_THRESHOLD = 2.0
+
+# --- derived in the note on this paper (checked here again by the functions below)
+#: T2: C (14), U at sample points, crossing of U with log(1+x) (raw and U/log 3), the limit of
+#: U - (mu/beta) log x
+FIG1_C = 1.218456
+FIG1_U = {
+    1.5: 1.1737,
+    2.0: 1.2281,
+    3.0: 1.3061,
+    5.0: 1.4057,
+    10.0: 1.5423,
+    20.0: 1.6800,
+    100.0: 2.0011,
+}
+FIG1_CROSSING = 2.5877
+FIG1_CROSSING_NORMALIZED = 2.0791
+FIG1_LIMIT = 1.07983
+#: T3: exact roots of (16) and the approximation (17)
+TABLE_II_EXACT = {"I": 0.1987, "II": 0.1188, "III": 0.2614}
+TABLE_II_APPROX = {"I": 0.2000, "II": 0.1200, "III": 0.2632}
+#: T3: beta-insensitivity, Case I
+BETA_SWEEP = {0.3: 0.1979, 0.5: 0.1987, 0.7: 0.1991, 0.9: 0.1993}
+#: T5: exact optima with (19)
+TABLE_III_EXACT = {10: 0.2215, 20: 0.3741, 40: 0.7633}
+#: T6: the exact fluid TCP law with a fixed threshold (KKT of (8)/(12))
+FIXED_EXACT = {10: 0.1987, 20: 0.25, 40: 2.0 / 3.0, 80: 0.25, 100: 0.0}
+#: T8: single-link MRG case: B = 20, TCP flow RTT 12 ms, MRG flow RTT 80 ms
+MRG_LINK = {"B": 20.0, "rtt_tcp": 0.012, "rtt_mrg": 0.080, "theta": 5.0}
+MRG_R_CRIT = {2: 0.976, 3: 1.011, 4: 1.032, 5: 1.047, 8: 1.084, 10: 1.111, 15: 1.250}
+MRG_PREDICTED = {1.0: 2.609, 1.02: 3.386, 1.04: 4.513, 1.06: 5.0}
+#: Sec 1.10 of the note: the deterministic discrete law on topology I, Case I: synchronized
+#: (symmetric start) and desynchronized (asymmetric start)
+DISCRETE_SYNCHRONIZED = 0.600
+DISCRETE_DESYNCHRONIZED = 0.1974
+
+
+def mu(rtt: float) -> float:
+    """``w / RTT`` in Mb/s per RTT."""
+    return W_MB / rtt
+
+
+# --- independent references (formulas typed from the paper)
+def u_tcp(x, mu_, x_s=None, beta=BETA, alpha=ALPHA):
+    """(8) below x_s, (12) + C (14) above; (12) with C = 0 when ``x_s`` is None."""
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ca = (mu_ / beta + x) * (np.log(mu_ + beta * x) - 1) - x * (np.log(beta * x) - 1)
+    if x_s is None:
+        return ca
+    c = (
+        x_s * math.log((alpha + beta) * x_s / (mu_ + beta * x_s))
+        - mu_ / beta * math.log(mu_ + beta * x_s)
+        + mu_ / beta
+    )
+    return np.where(x < x_s, x * math.log(1 + alpha / beta), ca + c)
+
+
+def u2(x, mu_, x_s):
+    """(19)."""
+    v = np.asarray(x, dtype=float) - x_s
+    return (mu_ + v) * np.log(mu_ + v) - v * np.log(v)
+
+
+def eq16_root(mu13: float, mu4: float, B: float = B_TOPOLOGY_ONE, beta: float = BETA, n: int = 3):
+    """x4 solving (16) with exponent ``n``: ``[(mu/beta + B - x4)/(B - x4)]^n =
+    (mu4/beta + x4)/x4``."""
+
+    def g(x4):
+        return n * math.log((mu13 / beta + B - x4) / (B - x4)) - math.log((mu4 / beta + x4) / x4)
+
+    return brentq(g, 1e-9 * B, B * (1 - 1e-12), xtol=1e-14)
+
+
+def table_three_root(x_s: float, mu13: float, mu4: float, B: float = B_TOPOLOGY_ONE):
+    """x4 maximizing 3 U1(B - x4) + U2(x4) (x_s = 10, 20) or 3 U2(B - x4) + U2(x4) (x_s = 40),
+    from the first-order condition with U1' = log(1 + mu/(beta x)), U2' = log(1 + mu/(x - x_s))."""
+
+    def u2p(x, m):
+        return math.log(1 + m / (x - x_s))
+
+    def u1p(x, m):
+        return math.log(1 + m / (BETA * x))
+
+    if x_s >= 40:
+        return brentq(lambda v: u2p(v, mu4) - 3 * u2p(B - v, mu13), x_s + 1e-12, B - x_s - 1e-12)
+    return brentq(lambda v: u2p(v, mu4) - 3 * u1p(B - v, mu13), x_s + 1e-12, B - 1e-9)
+
+
+def fixed_threshold_optimum(x_s: float, mu13: float, mu4: float, B: float = B_TOPOLOGY_ONE):
+    """x4 maximizing 3 U(B - x4) + U(x4) with the composite TCP utility (8)/(12)/(14) (a
+    concave function of x4 when alpha x_s >= mu), by bounded scalar search."""
+    res = minimize_scalar(
+        lambda v: -(3 * u_tcp(B - v, mu13, x_s) + u_tcp(v, mu4, x_s)),
+        bounds=(0.0, B),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
+    return float(res.x)
+
+
+def mrg_prediction(r: float, theta: float, B: float, mu_tcp: float, mu_mrg: float):
+    """The MRG flow's rate on one link shared with one TCP flow (both congestion avoidance):
+    ``U'_tcp(B - x) = U'_mrg(x) + log(r) [x < theta]`` (the averaged (20)); a kink at theta."""
+
+    def up(x, m):
+        return math.log(1 + m / (BETA * x))
+
+    def gap(x, bonus):
+        return up(B - x, mu_tcp) - up(x, mu_mrg) - bonus
+
+    lo, hi = 1e-9, B - 1e-9
+    below = brentq(lambda v: gap(v, math.log(r)), lo, hi)
+    if below < theta:
+        return below
+    above = brentq(lambda v: gap(v, 0.0), lo, hi)
+    return above if above > theta else theta
+
+
+def mrg_r_crit(theta: float, B: float, mu_tcp: float, mu_mrg: float) -> float:
+    """``exp(lambda(theta) - U'(theta))``, ``lambda(theta) = U'_tcp(B - theta)``."""
+    lam = math.log(1 + mu_tcp / (BETA * (B - theta)))
+    return math.exp(lam - math.log(1 + mu_mrg / (BETA * theta)))
