@@ -667,8 +667,8 @@ class BinaryFeedbackNetwork:
     # ------------------------------------------------------------------ discrete time
     def _compiled_loop(self):
         """The discrete-time loop with this network's laws inlined, compiled by numba and
-        cached on disk with the engine's generated modules (compiled once per law structure
-        and parameter values)."""
+        cached on disk with the engine's generated modules: compiled once per structure of
+        the laws, their parameter values are passed as an array."""
         cached = self.__dict__.get("_loop")
         if cached is not None:
             return cached
@@ -676,10 +676,12 @@ class BinaryFeedbackNetwork:
 
         from ..dde.codegen import cache_dir
 
-        lines = []
+        lines, pvals = [], []
         for i, law in enumerate(self.laws):
             rep = {RATE: sympy.Symbol(f"x[{i}]")}
-            rep.update({law.symbol(k): sympy.Float(v, 17) for k, v in law.values().items()})
+            for k, v in law.values().items():
+                rep[law.symbol(k)] = sympy.Symbol(f"p[{len(pvals)}]")
+                pvals.append(v)
             for arr, expr in (("a", law.increase), ("d", law.decrease)):
                 code = pycode(expr.xreplace(rep), fully_qualified_modules=True)
                 lines.append(f"    {arr}[{i}] = {code}")
@@ -698,8 +700,9 @@ class BinaryFeedbackNetwork:
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             sys.modules[name] = module
-        object.__setattr__(self, "_loop", module.run)
-        return module.run
+        result = (module.run, np.array(pvals, dtype=np.float64))
+        object.__setattr__(self, "_loop", result)
+        return result
 
     def discrete(
         self,
@@ -768,7 +771,7 @@ class BinaryFeedbackNetwork:
         if steps < 1:
             raise ParameterError(f"t_end = {t_end:g} is shorter than one step dt = {dt:g}")
         record_every = max(1, int(record_every))
-        loop = self._compiled_loop()
+        loop, pvec = self._compiled_loop()
         scale = np.ones(F) if self.rtt is None else 1.0 / np.array(self.rtt)
         start_avg = steps - int(round(average * steps))
         n_rec = steps // record_every + 1
@@ -777,6 +780,7 @@ class BinaryFeedbackNetwork:
         mode = 0 if marking == "deterministic" else (1 if correlation == "independent" else 2)
         r = loop(
             x,
+            pvec,
             self.routes.astype(np.float64),
             np.array(self.capacities),
             scale,
@@ -893,12 +897,12 @@ from numba import njit
 
 
 @njit(cache=True)
-def speeds(x, a, d):
+def speeds(x, p, a, d):
     # SPEEDS
 
 
 @njit(cache=True)
-def run(x, A, B, scale, dt, steps, mode, width, rng, start_avg, every, t_rec, x_rec, acc):
+def run(x, p, A, B, scale, dt, steps, mode, width, rng, start_avg, every, t_rec, x_rec, acc):
     F = x.shape[0]
     L = B.shape[0]
     a = np.zeros(F)
@@ -923,7 +927,7 @@ def run(x, A, B, scale, dt, steps, mode, width, rng, start_avg, every, t_rec, x_
                 if mode == 1:
                     u = rng.random()
                 m[j] = 1.0 if u < prob else 0.0
-        speeds(x, a, d)
+        speeds(x, p, a, d)
         for i in range(F):
             cg = 0.0
             for j in range(L):
