@@ -1,17 +1,16 @@
 """Library models, one module per law family, each citing its paper and equation numbers.
 
 ===============================  ==================================================================
-``rcp``                          RCP fluid model, Dukkipati & McKeown (seed 004) eqs (4)-(7)
+``rcp``                          RCP fluid model, Dukkipati & McKeown (2004) eqs (4)-(7)
 ``rcp_dimensionless``            the same in (alpha, beta, T/d0) only
 ``rcp_heterogeneous``            RCP with flows of different RTTs, y = sum_i N_i R(t - d_i)
 ``rcp_flow_schedule``            RCP with a piecewise-constant number of flows N(t) (Figs 37-39)
-``rcp_linearized``               eq (8) of seed 004 as a model (to simulate next to the nonlinear
-                                 one)
-``sbrm``                         SBRM window/queue model, Zimmermann (seed 002) (6.4.1)-(6.4.7)
+``rcp_linearized``               their eq (8) as a model (to simulate next to the nonlinear one)
+``sbrm``                         SBRM window/queue model, Zimmermann (2005) (6.4.1)-(6.4.7)
 ``sbrm_network``                 the multi-link form with a routing matrix
-``reno_red``                     TCP Reno + RED comparison model (seed 002, after Low et al.)
-``kelly_primal``                 Kelly primal rate ODE (seed 002 (3.2.16)) on a routing matrix
-``kelly_dual``                   dual price ODE (seed 002 (3.2.20)) on a routing matrix
+``reno_red``                     TCP Reno + RED comparison model (Zimmermann, after Low et al. 2002)
+``kelly_primal``                 Kelly primal rate ODE (Zimmermann (3.2.16)) on a routing matrix
+``kelly_dual``                   dual price ODE (Zimmermann (3.2.20)) on a routing matrix
 ``assured_service``              N generalized TCPs (+c1 W^alpha / -c2 W^beta) at an ORED queue,
                                  mean-field DDE; equilibrium = the fixed point of Misra, Baras &
                                  Ott (2000) Sec III

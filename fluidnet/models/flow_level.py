@@ -1,6 +1,6 @@
 """Flow-level formulas: processor sharing, completion-time bounds, Little's law, max-min rates.
 
-These are the closed forms that the RCP paper (Dukkipati & McKeown, seed 004, Sec III-A) uses as
+These are the closed forms that the RCP paper (Dukkipati & McKeown, 2004, Sec III-A) uses as
 benchmarks for its packet simulations:
 
 * eq (3), the mean completion time of a flow of ``L`` packets under processor sharing (the
@@ -67,7 +67,7 @@ def _out(x):
 
 
 def ps_fct(L, *, C: float, rtpd: float, rho: float):
-    """Mean flow completion time under processor sharing, seed 004 eq (3).
+    """Mean flow completion time under processor sharing, Dukkipati & McKeown (2004) eq (3).
 
     ``FCT_PS(L) = 1.5 rtpd + L / (C (1 - rho))``: one round trip for the SYN/SYN-ACK handshake,
     half a round trip for the first packet to arrive, and the M/G/1-PS expected sojourn time of a
@@ -111,7 +111,7 @@ def fct_lower_bound(L, *, C: float, rtpd: float):
     """Smallest possible completion time of a flow of ``L`` packets: ``1.5 rtpd + L/C``.
 
     One round trip for the handshake plus half a round trip and the transmission time of the
-    data, with no queueing and the whole link to itself (seed 004, Sec III-A, Fig 15).
+    data, with no queueing and the whole link to itself (Dukkipati & McKeown, Sec III-A, Fig 15).
     """
     L = _positive("flow size L", L, allow_zero=True)
     C = _positive("capacity C", C)
@@ -122,9 +122,9 @@ def fct_lower_bound(L, *, C: float, rtpd: float):
 def slow_start_fct(L, *, C: float, rtpd: float):
     """Completion time of a flow that stays in TCP slow start: ``[log2(L+1) + 1/2] rtpd + L/C``.
 
-    Seed 004, Sec III-B.1 (the "Slow-start" curve of Figs 7, 8 and 31): the handshake and the
-    ``log2(L + 1)`` round trips needed to send ``L`` packets with a window that starts at one
-    packet and doubles every round trip, excluding queueing. It equals the lower bound at
+    Dukkipati & McKeown, Sec III-B.1 (the "Slow-start" curve of Figs 7, 8 and 31): the handshake
+    and the ``log2(L + 1)`` round trips needed to send ``L`` packets with a window that starts at
+    one packet and doubles every round trip, excluding queueing. It equals the lower bound at
     ``L = 1``.
     """
     L = _positive("flow size L", L, allow_zero=True)
@@ -134,7 +134,7 @@ def slow_start_fct(L, *, C: float, rtpd: float):
 
 
 def offered_load(arrival_rate, mean_size, C):
-    """Offered load ``rho = lambda E[L] / C`` (seed 004, Sec III-A)."""
+    """Offered load ``rho = lambda E[L] / C`` (Dukkipati & McKeown, Sec III-A)."""
     lam = _positive("arrival rate", arrival_rate, allow_zero=True)
     m = _positive("mean flow size", mean_size)
     C = _positive("capacity C", C)
@@ -265,8 +265,8 @@ def max_min_rates(
 
     Examples
     --------
-    Fig 3 of seed 004: 8 flows (group A) on link C (400 Mb/s), 4 flows (group B) on links B
-    (80 Mb/s) and C.
+    Fig 3 of Dukkipati & McKeown (2004): 8 flows (group A) on link C (400 Mb/s), 4 flows
+    (group B) on links B (80 Mb/s) and C.
 
     >>> from fluidnet.models.flow_level import max_min_rates
     >>> max_min_rates({"B": 80, "C": 400}, {"A": ["C"], "B": ["B", "C"]}, {"A": 8, "B": 4})
@@ -316,7 +316,7 @@ def max_min_rates(
 
 
 def rcp_flow_estimate(C: float, R: float):
-    """RCP's estimate of the number of flows, ``C / R`` (seed 004, Sec II-B).
+    """RCP's estimate of the number of flows, ``C / R`` (Dukkipati & McKeown, Sec II-B).
 
     With ``N1`` flows bottlenecked at this link and ``N2`` flows limited elsewhere to
     ``R2 < R``, the equilibrium ``R N1 + R2 N2 = C`` gives ``C/R = N1 + theta N2`` with

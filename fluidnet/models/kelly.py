@@ -1,14 +1,15 @@
 """Kelly's primal rate law and the dual (gradient-projection) price law on a network.
 
-Source: Zimmermann (seed 002), Section 3.2, with logarithmic utilities ``U_n(x) = w_n ln x``
+Source: Zimmermann (2005), Section 3.2, with logarithmic utilities ``U_n(x) = w_n ln x``
 (3.2.21), so that ``x U'(x) = w_n``:
 
 * primal (3.2.16): ``x_n' = kappa_n (w_n - p_n x_n)`` with the path price
   ``p_n = sum_l A_ln lambda_l(y_l)`` (3.2.15), ``y_l = sum_n A_ln x_n`` and a static price
   (penalty derivative) per link ``lambda_l(y) = C_l'(y)``;
 * dual (3.2.20): ``lambda_l' = gamma_l (y_l - c_l)`` projected at ``lambda_l = 0`` (the continuous
-  form of the projected step ``[lambda + gamma (y - c)]^+``; note M19: the price rises when the
-  link is overloaded), with the sources at their static optimum ``x_n = w_n / p_n`` (3.2.19).
+  form of the projected step ``[lambda + gamma (y - c)]^+``; the price rises when the link is
+  overloaded, as printed: M19 in ``papers/sbrm/README.md``), with the sources at their static
+  optimum ``x_n = w_n / p_n`` (3.2.19).
 
 The dissertation does not fix a price function for the primal law; the default here is the power
 law ``lambda_l(y) = (y / c_l)^B`` (a penalty ``C_l`` that steepens with ``B``): the equilibrium

@@ -1,7 +1,7 @@
 """Rate Control Protocol (RCP) fluid model.
 
 Source: N. Dukkipati and N. McKeown, "Processor Sharing Flows in the Internet", Stanford HPNG
-technical report (seed 004), Section IV-A, equations (4)-(7):
+technical report (2004), Section IV-A, equations (4)-(7):
 
 * (4) ``dR/dt = R(t - T) [alpha (C - y(t)) - beta q(t)/d(t)] / (C d(t))``
 * (5) ``y(t) = N R(t - d0)``
@@ -39,7 +39,7 @@ PACKET_BITS = 8000.0
 
 
 def rcp(**values: float) -> Model:
-    """The RCP fluid model, seed 004 eqs (4)-(7).
+    """The RCP fluid model, Dukkipati & McKeown (2004) eqs (4)-(7).
 
     States ``R`` (rate per flow, pkts/s) and ``q`` (queue, pkts, projected at 0). Defaults are
     the paper's phase-plane setup (Sec IV-E): C = 0.15 Gb/s with 1000-byte packets
@@ -92,7 +92,7 @@ def rcp(**values: float) -> Model:
 
 
 def rcp_dimensionless(**values: float) -> Model:
-    """RCP in dimensionless form (seed 004, eqs (4)-(7) rescaled; note 004 §2.4).
+    """RCP in dimensionless form (Dukkipati & McKeown (2004) eqs (4)-(7), rescaled).
 
     With time ``tau = t/d0``, aggregate normalized rate ``g = N R / C`` and normalized queue
     ``x = q/(C d0)``:
@@ -146,7 +146,7 @@ def flow_schedule(counts: Sequence[float], times: Sequence[float]) -> sympy.Expr
     --------
     >>> import fluidnet as fn
     >>> from fluidnet.models.rate_control import flow_schedule
-    >>> N = flow_schedule([5, 10, 5], [40, 100])   # Figs 37-39 of seed 004
+    >>> N = flow_schedule([5, 10, 5], [40, 100])   # Figs 37-39 of the RCP paper
     >>> [float(N.subs(fn.t, x)) for x in (0, 50, 120)]
     [5.0, 10.0, 5.0]
     """
@@ -178,7 +178,7 @@ def rcp_flow_schedule(
 ) -> Model:
     """RCP (eqs (4)-(7)) with a number of long-lived flows that changes at given times.
 
-    The Sec IV-E experiment of seed 004 (Figs 37-39): 5 flows from t = 0, 5 more from t = 40 s,
+    The Sec IV-E experiment of the RCP paper (Figs 37-39): 5 flows from t = 0, 5 more from t = 40 s,
     the first 5 leave at t = 100 s. The aggregate arrival rate is ``y(t) = N(t) R(t - d0)``:
     ``N(t)`` counts the flows whose traffic reaches the router at ``t``, each sending at the rate
     it was told one feedback delay earlier (the paper does not state the convention; the
@@ -219,7 +219,7 @@ def rcp_heterogeneous(
     times: Sequence[float] | None = None,
     **values: float,
 ) -> Model:
-    """RCP with groups of flows of different round-trip times (Fig 19 of seed 004).
+    """RCP with groups of flows of different round-trip times (Fig 19 of Dukkipati & McKeown).
 
     Eqs (4)-(7) with the aggregate arrival rate ``y(t) = sum_i N_i R(t - d_i)``: group ``i`` has
     ``N_i`` flows of propagation RTT ``d_i`` and sends at the rate it was told ``d_i`` ago. The
@@ -326,7 +326,7 @@ def rcp_heterogeneous(
 
 
 def rcp_linearized(**values: float) -> Model:
-    """The linearized RCP loop, seed 004 eq (8), as a model in the deviations ``dR, dq``.
+    """The linearized RCP loop, Dukkipati & McKeown eq (8), as a model in the deviations ``dR, dq``.
 
     ``d/dt dR = -(alpha/d0) dR(t - d0) - beta/(N d0^2) dq(t)``, ``d/dt dq = N dR(t - d0)``.
 

@@ -1,9 +1,9 @@
-"""TCP Reno with RED (or gentle RED) queues: the comparison model of seed 002, Chapter 6.
+"""TCP Reno with RED (or gentle RED) queues: the comparison model of Zimmermann (2005), Chapter 6.
 
-Zimmermann's dissertation (seed 002) compares SBRM against TCP Reno + RED using the model of Low,
-Paganini, Wang, Adlakha and Doyle (2002) [LPW+02], which it cites but does not restate. The
-equations below are the reconstruction in note 002 §6.4, consistent with Table 5.5.1 and the
-linearization (6.5.22):
+Zimmermann's dissertation (2005) compares SBRM against TCP Reno + RED using the model of Low,
+Paganini, Wang, Adlakha and Doyle (2002), which it cites but does not restate. The
+equations below are our reconstruction of that model; their steady state is Table 5.5.1 and
+their linearization is (6.5.22) (with the loop delay of M2):
 
 * window: ``W' = x(t - RTT(t)) [(1 - p(t))/W(t) - p(t) W(t)/2]`` (ACKs arrive at the delayed rate;
   an unmarked ACK adds ``1/W``, a marked one halves the window),
@@ -15,10 +15,11 @@ linearization (6.5.22):
   ``2 th_max``, plain RED marks everything,
 * the source sees ``p(t) = m(t - tau^b)``.
 
-Conventions (note 002 M3-M6): ``tau^f = tau^b = RTT(t)/2``; ``alpha = 1e-4`` (missing from
+Conventions (M3-M6; labels M1, M2, ... are the misprints and conventions listed in
+``papers/sbrm/README.md``): ``tau^f = tau^b = RTT(t)/2``; ``alpha = 1e-4`` (missing from
 Table 6.6.1; it is the value that reproduces Table 6.6.2); c in pkts/s. The steady state is
 ``p* = 2/(2 + W*^2)``, ``W* = c RTT*/N``, ``b* = th_min + p*/rho`` with ``RTT* = d + b*/c``: a fixed
-point (Table 5.5.1, whose undefined ``beta`` is ``rho``, note M13).
+point (Table 5.5.1, whose undefined ``beta`` is ``rho``, M13).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ __all__ = [
     "PAPER_DEFAULTS",
 ]
 
-#: Table 6.6.1 (Reno+RED rows), alpha = 1e-4 (note M3), N = 30, c = 10 pkts/ms, d = 62 ms.
+#: Table 6.6.1 (Reno+RED rows), alpha = 1e-4 (M3), N = 30, c = 10 pkts/ms, d = 62 ms.
 PAPER_DEFAULTS: dict[str, float] = {
     "N": 30.0,
     "c": 10_000.0,
@@ -80,17 +81,17 @@ def red_marking(r, th_min, th_max, p_max, gentle: bool = True):
 
 
 def reno_red(gentle: bool = True, **values: float) -> Model:
-    """TCP Reno flows on one RED link (seed 002 Chapter 6, after [LPW+02]; note 002 §6.4).
+    """TCP Reno flows on one RED link (Zimmermann (2005) Chapter 6, after Low et al. (2002)).
 
     States ``W`` (window, pkts), ``b`` (queue, pkts, projected at 0) and ``r`` (RED average
     queue, pkts). Signals ``rtt``, ``x``, ``m`` and ``p = m(t - tau^b)``; ``loop_gain("p")`` is
-    (6.5.22) with the full-RTT loop delay (note M2).
+    (6.5.22) with the full-RTT loop delay (misprint M2).
 
     Parameters
     ----------
     gentle : bool
         Gentle RED (Table 6.6.1: true). It changes nothing in the linearization while
-        ``th_min < b* < th_max`` (note M27), only large nonlinear oscillations.
+        ``th_min < b* < th_max`` (M27), only large nonlinear oscillations.
     **values
         Overrides of :data:`PAPER_DEFAULTS`: ``N``, ``c`` [pkts/s], ``d`` [s], ``th_min``,
         ``th_max`` [pkts], ``p_max``, ``alpha``, ``split``.
@@ -219,7 +220,7 @@ def reno_red_printed_loop_gain(
     Parameters
     ----------
     delay : {"rtt", "printed"}
-        The loop delay ``T``: ``"rtt"`` uses ``RTT*`` (note M2; the only choice that reproduces
+        The loop delay ``T``: ``"rtt"`` uses ``RTT*`` (misprint M2; the only choice that reproduces
         Table 6.6.2 and the one the model's linearization gives), ``"printed"`` uses the printed
         ``tau^f``.
 

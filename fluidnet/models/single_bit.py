@@ -1,7 +1,7 @@
 """SBRM (Single-Bit Resource Marking) fluid model with the Direct Window Update source.
 
 Source: M. Zimmermann, *Congestion Pricing as Scalable, Efficient and Stable Congestion Control
-for Future IP Networks* (dissertation, 2005; seed 002), Section 6.4, equations (6.4.1)-(6.4.7):
+for Future IP Networks* (doctoral dissertation, 2005), Section 6.4, equations (6.4.1)-(6.4.7):
 
 * (6.4.1) ``x_n(t) = cwnd_n(t) / RTT_n(t)``
 * (6.4.2) ``cwnd_n' = kappa (w_n RTT_n(t)/cwnd_n(t) - p_n(t)) x_n(t - RTT_n(t))``
@@ -12,7 +12,8 @@ for Future IP Networks* (dissertation, 2005; seed 002), Section 6.4, equations (
 * (6.4.6) ``b_l' = y_l(t) - c_l``, projected at ``b_l = 0`` (the text states it for ``b_l > 0``)
 * (6.4.7) ``m_l(t) = 1 - exp(-gamma_l [b_l(t) - b0_l]^+)``
 
-Conventions the text leaves unstated (note 002 §0, M4-M6), used as defaults:
+Conventions the text leaves unstated (M4-M6; labels M1, M2, ... are the misprints and
+conventions listed in ``papers/sbrm/README.md``), used as defaults:
 
 * the forward and backward delays split the current round trip, ``tau^f = split RTT(t)`` and
   ``tau^b = (1 - split) RTT(t)`` with ``split = 1/2`` (this is what reproduces Table 6.6.2);
@@ -20,12 +21,12 @@ Conventions the text leaves unstated (note 002 §0, M4-M6), used as defaults:
   pkts/s, ``gamma`` in 1/pkt.
 
 The source is the Direct Window Update algorithm (4.2.3), not the ns-2 SBRM source (5.1.2)/(5.1.3)
-(note M11): its equilibrium is ``x_n = w_n / p_n`` (utility ``w_n ln x_n``), Table 5.5.1.
+(M11): its equilibrium is ``x_n = w_n / p_n`` (utility ``w_n ln x_n``), Table 5.5.1.
 
 Linearizing the model (``m.linearize()``) freezes the delays at the equilibrium and keeps the
 state dependence of ``RTT`` inside the right-hand side, as Section 6.5 does. The queue seen in the
 source's RTT is the current one, ``b(t)``, as (6.4.2)/(6.4.5) and (6.5.3) write it; (6.5.1) uses
-``b(t - tau^f)`` instead (note M10), which is why the paper's loop gain carries
+``b(t - tau^f)`` instead (M10), which is why the paper's loop gain carries
 ``e^{-2 tau^f s}`` on the small RTT-increase path where the derived one has ``e^{-tau^f s}``.
 """
 
@@ -96,7 +97,7 @@ def _marking(b, gamma, b0):
 
 
 def sbrm(**values: float) -> Model:
-    """The homogeneous single-link SBRM fluid model, seed 002 (6.4.1)-(6.4.7).
+    """The homogeneous single-link SBRM fluid model, Zimmermann (2005) (6.4.1)-(6.4.7).
 
     ``N`` identical Direct-Window-Update sources share one SBRM link. States ``W`` (congestion
     window, pkts) and ``b`` (queue, pkts, projected at 0). Signals ``rtt`` (6.4.5), ``x`` (6.4.1),
@@ -162,7 +163,7 @@ def sbrm_network(
     forward=0.5,
     marking: str = "sum",
 ) -> Model:
-    """The general SBRM fluid model on a network, seed 002 (6.4.1)-(6.4.7).
+    """The general SBRM fluid model on a network, Zimmermann (2005) (6.4.1)-(6.4.7).
 
     Source class ``n`` (``N_n`` identical flows, propagation RTT ``d_n``, willingness to pay
     ``w_n``, gain ``kappa_n``) uses the links ``l`` with ``A[l, n] = 1``. States ``W_n`` (window of
@@ -337,7 +338,7 @@ def sbrm_printed_loop_gain(
     ----------
     form : {"printed", "corrected"}
         ``"printed"``: as printed, ``P_aqm = gamma e^{-gamma (b* - b0)}`` multiplies both
-        numerator terms. ``"corrected"``: it multiplies only the marking term (note M1: the
+        numerator terms. ``"corrected"``: it multiplies only the marking term (misprint M1: the
         RTT-increase term ``kb w/c`` is dimensionless while ``kb W*`` is in packets;
         (6.5.16)-(6.5.19) put ``P_aqm`` on the marking path only). The printed form is the one
         that reproduces Table 6.6.2.
@@ -381,8 +382,8 @@ def sbrm_printed_loop_gain_network(
     to pay ``w[n]`` and gain ``kappa[n]``; (6.5.20) sums over flows, so each class term is
     multiplied by ``N[n]``. Steady state (Table 5.5.1): ``p* = sum N_n w_n / c``,
     ``b* = b0 - ln(1 - p*)/gamma``, ``RTT*_n = d_n + b*/c``, ``x*_n = w_n / p*``,
-    ``cwnd*_n = x*_n RTT*_n``. ``form`` as in :func:`sbrm_printed_loop_gain` (note M1); the
-    buffer term uses ``RTT*_i^2`` (note M8).
+    ``cwnd*_n = x*_n RTT*_n``. ``form`` as in :func:`sbrm_printed_loop_gain` (misprint M1); the
+    buffer term uses ``RTT*_i^2`` (misprint M8).
 
     Raises
     ------
@@ -431,7 +432,7 @@ def sbrm_printed_linear(form: str = "printed", **values: float) -> Model:
     ``dW' = -kb (w/W*) dW - kb (W*/RTT*) p + kb (w/(c RTT*)) k q(t - tau^f)``
     ``db' = (N/RTT*) dW(t - tau^f) - (N W*/(c RTT*^2)) db(t - tau^f)``
 
-    with ``k = P_aqm`` for ``form="printed"`` and ``k = 1`` for ``"corrected"`` (note M1).
+    with ``k = P_aqm`` for ``form="printed"`` and ``k = 1`` for ``"corrected"`` (misprint M1).
     ``loop_gain("q")`` is (6.5.21) as printed (or corrected); ``loop_gain("p")`` is the same loop
     cut where :func:`sbrm`'s ``loop_gain("p")`` cuts it, for a like-for-like comparison.
 

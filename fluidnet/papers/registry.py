@@ -53,7 +53,7 @@ class Target:
         Ours.
     source : str
         ``"printed"`` (the number is printed in the paper) or ``"derived"`` (derived from the
-        paper's equations, e.g. in the notes, and independent of fluidnet).
+        paper's equations independently of fluidnet; ``note`` says from what).
     tol : float or None
         Tolerance for numbers (``None`` for exact/symbolic/boolean targets).
     rel : bool

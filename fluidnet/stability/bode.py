@@ -133,7 +133,7 @@ def bode(L, w=None, *, w_range: tuple[float, float] | None = None) -> BodeRespon
     Examples
     --------
     >>> import fluidnet as fn
-    >>> L = fn.models.rcp().loop_gain("R")        # seed 004 eq (9)
+    >>> L = fn.models.rcp().loop_gain("R")        # Dukkipati & McKeown eq (9)
     >>> b = fn.bode(L)
     >>> bool(abs(b.phase[0] + 3.14159) < 1e-2)    # the phase starts at -pi (App. III)
     True

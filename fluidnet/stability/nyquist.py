@@ -227,7 +227,7 @@ def nyquist(L, w=None, *, axis_tol: float = 1e-9) -> NyquistResponse:
     --------
     >>> import fluidnet as fn
     >>> s, e = fn.s, fn.sympy.exp
-    >>> beta, d0 = 0.3, 1.0                         # RCP's G1 (seed 004 Sec IV-D)
+    >>> beta, d0 = 0.3, 1.0                         # RCP's G1 (Dukkipati & McKeown, Sec IV-D)
     >>> G1 = fn.DelayTF.from_expr(d0*s*e(-s*d0) / (d0**2*s**2 + beta*e(-s*d0)))
     >>> r = fn.nyquist(0.8 * G1)                    # alpha = 0.8 in (0.3427, 1.4061)
     >>> r.open_loop_rhp_poles, r.encirclements, r.stable

@@ -288,7 +288,7 @@ def nonlinear_chart(
     >>> C, d0 = 18750.0, 0.2
     >>> ds = fn.nonlinear_chart(m, {"alpha": [0.6, 1.4], "beta": [0.8]},
     ...                         ics=[{"R": 0.01 * C, "q": 2 * C * d0}], t_end=300 * d0)
-    >>> ds["stable"].values.ravel().tolist()       # seed 004 Figs 42 and 43
+    >>> ds["stable"].values.ravel().tolist()       # Dukkipati & McKeown Figs 42, 43
     [True, False]
     """
     import xarray as xr

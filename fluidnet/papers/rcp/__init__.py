@@ -1,4 +1,4 @@
-"""Dukkipati & McKeown, "Processor Sharing Flows in the Internet" (RCP), seed 004.
+"""Dukkipati & McKeown, "Processor Sharing Flows in the Internet" (RCP), 2004.
 
 Items registered here are run by ``fluidnet reproduce rcp``. Equation numbers are the paper's.
 
@@ -29,7 +29,7 @@ PAPER = paper(
     "rcp",
     title="Dukkipati & McKeown, Processor Sharing Flows in the Internet (RCP)",
     citation="N. Dukkipati, N. McKeown, 'Processor Sharing Flows in the Internet', Stanford "
-    "HPNG technical report (seed 004).",
+    "HPNG technical report, 2004.",
 )
 
 # Each submodule registers its items with PAPER (imported from here, hence below it) when it is

@@ -1,8 +1,9 @@
 """The paper's Bode procedure (Sec IV-C, eqs (12)-(14)) and Fig 33, the linear stable region.
 
 The crossover frequencies of the loop gain eq (9) in closed form, the stable alpha interval they
-give at each beta, and the exact D-subdivision boundary ``(w sin w, w^2 cos w)`` (note 004 §2.8)
-that they, fluidnet's characteristic roots and its boundary tracer are checked against.
+give at each beta, and the exact D-subdivision boundary ``(w sin w, w^2 cos w)`` of eq (15)
+(derived in ``papers/rcp/README.md``, "Exact linear region") that they, fluidnet's characteristic
+roots and its boundary tracer are checked against.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ def bode_stable_grid(step: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def exact_boundary(n: int = 400) -> tuple[np.ndarray, np.ndarray]:
     """The closed-form D-subdivision boundary ``(w sin w, w^2 cos w)``, ``0 < w < pi/2``.
 
-    Note 004 §2.8 ([derived], independent of fluidnet): the reference curve for Figs 33/36.
+    Putting ``lambda = jw`` into eq (15), ``lambda^2 + (alpha lambda + beta) e^{-lambda} = 0``,
+    and solving the real and imaginary parts for alpha and beta gives this curve, closed by the
+    segment ``beta = 0``: the reference, independent of fluidnet, for Figs 33/36.
     """
     w = np.linspace(1e-4, np.pi / 2, n)
     return w * np.sin(w), w**2 * np.cos(w)
@@ -160,7 +163,7 @@ def _check_alpha_intervals(ctx: Context) -> None:
             rng[0] if rng else float("nan"),
             tol=1e-4,
             source="derived",
-            note="exact boundary alpha = w sin w, beta = w^2 cos w (note 004 §2.8)",
+            note="exact boundary of eq (15): alpha = w sin w, beta = w^2 cos w, solved for w",
         )
         ctx.check(
             "Fig 33",
@@ -262,7 +265,8 @@ def bode_region(ctx: Context) -> None:
         int(np.sum(roots_stable != bode_sub)),
         tol=0,
         source="derived",
-        note="note 004 §2.6: the closed form and the D-subdivision agree at every grid point",
+        note="expected 0: the Bode test (12)-(13) and the D-subdivision boundary of eq (15) bound "
+        "the same region",
     )
     cx, cy = traced_boundary()
     ctx.check(

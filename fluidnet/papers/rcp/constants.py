@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-# --- linear analysis (Sec IV-C/D, note 004 §2.6-2.8)
+# --- linear analysis (Sec IV-C/D)
 
-#: The exact stable alpha interval per beta, from the D-subdivision boundary
-#: alpha = w sin w, beta = w^2 cos w (note 004 §2.8, derived independently of fluidnet).
+#: The exact stable alpha interval per beta, from the D-subdivision boundary of eq (15):
+#: lambda = jw in lambda^2 + (alpha lambda + beta) e^{-lambda} = 0 gives alpha = w sin w,
+#: beta = w^2 cos w, 0 < w < pi/2, solved for w at each beta (derived independently of fluidnet).
 EXACT_ALPHA_RANGE = {
     0.05: (0.0509, 1.5496),
     0.1: (0.1037, 1.5265),
@@ -20,7 +21,8 @@ EXACT_ALPHA_RANGE = {
     0.4: (0.4916, 1.3163),
     0.5: (0.6954, 1.1715),
 }
-#: Top of the linear region (note 004 §2.8): beta_max = 0.54977 at alpha = 0.94817.
+#: Top of the linear region, the maximum of w^2 cos w on that boundary: beta_max = 0.54977 at
+#: alpha = w sin w = 0.94817.
 EXACT_BETA_MAX = (0.94817, 0.54977)
 #: Sample points of Secs IV-E/F and App. III: (alpha, beta) -> (the paper's verdict "linearly
 #: stable", where it is stated).
@@ -35,13 +37,13 @@ LINEAR_VERDICTS = {
 
 # Independent values for Fig 34 (beta = 0.3): G1 evaluated directly with numpy from its closed
 # form (exact delay, and the [2/2] Padé form with the corrected denominator), crossings found by
-# bracketing. Note 004 §2.7 gives the same numbers to its 4 digits, except the Padé point A,
-# which it rounds to -2.9191 (the value is -2.918971).
+# bracketing.
 FIG34 = {
     "exact": {"A": -2.918251, "B": -0.711181, "alpha": (0.342671, 1.406112)},
     "pade": {"A": -2.918971, "B": -0.706367, "alpha": (0.342586, 1.415695)},
 }
-#: RHP poles of G1 at beta = 0.3 in lambda = s d0 (note 004 §2.7).
+#: RHP poles of G1 at beta = 0.3 in lambda = s d0: the roots of its denominator
+#: lambda^2 + 0.3 e^{-lambda}, computed independently of fluidnet.
 FIG34_POLE = complex(0.12674, 0.49822)
 
 # --- the nonlinear fluid model (Sec IV-E/F)
@@ -51,12 +53,13 @@ GAMMA_INIT = (0.5, 0.1, 0.01)
 QUEUE_INIT = (2.0, 0.0)
 #: The paper's onset of instability alpha*(beta) (Figs 37-40, printed).
 PAPER_ONSET = {0.1: 1.6, 0.4: 1.3, 0.6: 1.2}
-#: Onsets from note 004's own Euler integration of (4)-(7) ([derived], independent of fluidnet).
+#: Onsets alpha*(beta) from a fixed-step Euler integration of the dimensionless form of (4)-(7)
+#: (step 0.002 d0, T/d0 = 0.05, queue projected at 0), written independently of fluidnet.
 NOTE_ONSET = {0.2: 1.5, 0.3: 1.5, 0.5: 1.3, 0.7: 1.2, 0.8: 1.1, 1.0: 1.0, 1.5: 0.9, 2.0: 0.8}
 #: Simulated time of a phase-plane trajectory, in propagation RTTs d0.
 T_END_RTT = 400.0
 #: ... and on the full (alpha, beta) grid, where the 5x-overloaded starts at small alpha and
-#: beta drain their queue over hundreds of RTTs (note 004 §2.9). Much longer horizons do not
+#: beta drain their queue over hundreds of RTTs. Much longer horizons do not
 #: help: near the linear boundary (e.g. (1.4, 0.3)) the oscillation, whose queue touches 0,
 #: decays only like 1/t, and after ~1000 RTTs it decays by less than fn.oscillation's 0.5 %
 #: per cycle and is taken for a sustained one.

@@ -75,5 +75,5 @@ def invariance(ctx: Context) -> None:
                 int(np.sum(st2 != ref)),
                 tol=0,
                 source="derived",
-                note="only alpha, beta and T/d0 enter the dimensionless model (note 004 §2.4)",
+                note="only alpha, beta and T/d0 enter the dimensionless form of (4)-(7)",
             )

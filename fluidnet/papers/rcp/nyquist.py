@@ -33,7 +33,7 @@ def g1_pade(beta: float, d0: float = 0.2, printed: bool = False) -> DelayTF:
     The denominator printed in the paper, ``(d0^4/12) s^4 + (d0^3/2) s^3 + (d0^2 + beta d0^2/12
     - d0 beta/2) s + beta``, has lost its ``s^2`` term; substituting the Padé form gives
     ``(d0^4/12) s^4 + (d0^3/2) s^3 + (d0^2 + beta d0^2/12) s^2 - (beta d0/2) s + beta``, used
-    unless ``printed=True`` (note 004 §2.7 and §7 item 5).
+    unless ``printed=True`` (see the misprints in ``papers/rcp/README.md``).
     """
     num = [d0**3 / 12, -(d0**2) / 2, d0, 0.0]
     if printed:
@@ -152,7 +152,7 @@ def _check_fig34_crossings(ctx: Context, kind: str, label: str, G1: DelayTF, d0:
             B,
             tol=0.001,
             mismatch="the paper's -0.696 is 1.5% (Padé) and 2.2% (exact delay) from the "
-            "crossing that note 004 §2.7 computes independently; most likely read off the plot",
+            "crossing of G1(jw) evaluated directly with numpy; most likely read off the plot",
         )
     # the open-loop RHP poles of G1 (the zeros of its denominator)
     P = G1.rhp_pole_count()
@@ -206,8 +206,8 @@ def _check_fig34_interval(ctx: Context, kind: str, label: str, d0: float) -> Non
             hi,
             tol=0.001 / 0.696,
             rel=True,
-            mismatch="1.436 = 1/0.696 inherits the misread crossing B; note 004 §2.7 finds "
-            "1.4157 (Padé) and 1.4061 (exact delay)",
+            mismatch="1.436 = 1/0.696 inherits the misread crossing B; G1(jw) evaluated directly "
+            "gives 1.4157 (Padé) and 1.4061 (exact delay)",
         )
 
 

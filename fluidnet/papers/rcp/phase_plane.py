@@ -85,7 +85,7 @@ def converged(sol, *, after: float) -> bool:
 
 
 def _check_onsets(ctx: Context, alphas, betas, stable: np.ndarray) -> list[dict]:
-    """The onset alpha*(beta) of each grid row against the paper's and note 004's; the rows."""
+    """Onset alpha*(beta) per grid row against the paper's and an Euler check's; the rows."""
     rows = []
     for j, beta in enumerate(betas):
         a_star = onset_alpha(alphas, stable[j])
@@ -108,7 +108,7 @@ def _check_onsets(ctx: Context, alphas, betas, stable: np.ndarray) -> list[dict]
                 np.nan if a_star is None else a_star,
                 tol=0.1 + 1e-9,
                 source="derived",
-                note="note 004 §2.9 Euler check; tolerance one grid step",
+                note="independent Euler integration of (4)-(7); tolerance one grid step",
             )
     return rows
 

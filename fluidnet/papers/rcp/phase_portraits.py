@@ -92,7 +92,7 @@ def _check_limit_cycle(ctx: Context, base: Model, ax) -> None:
         float(np.max(np.abs(g_agg - 1))),
         tol=0.01,
         source="derived",
-        note="note 004 §2.9 Euler check (2 digits)",
+        note="independent Euler integration of (4)-(7) (2 digits)",
     )
     ctx.check(
         "Fig 43",
@@ -101,7 +101,7 @@ def _check_limit_cycle(ctx: Context, base: Model, ax) -> None:
         float(np.max(qn)),
         tol=0.01,
         source="derived",
-        note="note 004 §2.9 Euler check (2 digits)",
+        note="independent Euler integration of (4)-(7) (2 digits)",
     )
     ctx.check_true(
         "Fig 43",

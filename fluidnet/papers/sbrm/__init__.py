@@ -1,22 +1,24 @@
 """Zimmermann, *Congestion Pricing as Scalable, Efficient and Stable Congestion Control for Future
-IP Networks* (dissertation, 2005; seed 002): SBRM against TCP Reno + RED.
+IP Networks* (doctoral dissertation, 2005): SBRM against TCP Reno + RED.
 
 Items registered here are run by ``fluidnet reproduce sbrm``. Equation, table and figure numbers
-are the dissertation's; "note" refers to ``shared/notes/002_sbrm.md``, whose [DERIVED-CHECK]
-numbers (computed there with plain numpy/scipy from the printed equations) serve as the
-``source="derived"`` expectations. Conventions (note §0): d is the propagation delay with
+are the dissertation's. Targets with ``source="derived"`` check numbers computed from the printed
+equations independently of fluidnet, with plain numpy/scipy; the note of each target says from
+what. Labels M1, M2, ... are the misprints and unstated conventions listed in
+``papers/sbrm/README.md``. Conventions (M3-M6): d is the propagation delay with
 ``RTT* = d + b*/c``, ``tau^f = tau^b = RTT*/2``, c in pkts/s, RED averaging weight 1e-4.
 
 Modules
 -------
 data
-    Table 6.6.2 as printed, note 002's continuous critical delays, the (N, c, d) grids.
-criticaldelay
+    Table 6.6.2 as printed, independently computed continuous critical delays, the (N, c, d)
+    grids.
+critical_delay
     The paper's grid rule and the exact critical delay on the printed loop gains; the Table
     6.6.2 rows (:func:`table_results`).
 nonlinear
     The nonlinear fluid models integrated over the delay grid, each run classified.
-steadystate, loopgains, criticaltable, regions, nyquistbode, gainmargins, fairness,
+steady_state, loop_gains, critical_table, regions, nyquist_bode, gain_margins, fairness,
 friendliness, admission, validation
     The items: Table 5.5.1; (6.5.20)-(6.5.22); Table 6.6.2; Fig 6.6.4; Figs 6.6.1-6.6.3; Figs
     6.6.5/6.6.6; (3.2.16)-(3.2.21); Fig 5.6.1; Fig 7.2.3; Figs 6.6.8-6.6.11 and 6.7.1/6.7.3.
@@ -31,7 +33,7 @@ PAPER = paper(
     title="Zimmermann, Congestion Pricing as Scalable, Efficient and Stable Congestion Control "
     "(SBRM vs Reno/RED)",
     citation="M. Zimmermann, 'Congestion Pricing as Scalable, Efficient and Stable Congestion "
-    "Control for Future IP Networks', doctoral dissertation, 2005 (seed 002).",
+    "Control for Future IP Networks', doctoral dissertation, 2005.",
 )
 
 # The item modules register their items on import, in this order: the order in which

@@ -29,7 +29,7 @@ def fig_7_2_3(ctx: Context) -> None:
         streams,
         tol=0.05,
         source="derived",
-        note="note 002 §7",
+        note="100e6 / 8 / 24360 (the stream rate is printed)",
     )
     loads = np.arange(300, 701, 5)
     fig, ax = ctx.new_figure()
@@ -53,5 +53,5 @@ def fig_7_2_3(ctx: Context) -> None:
             erlang_b(load, 460),
             tol=tol,
             source="derived",
-            note="note 002 §7",
+            note="Erlang-B formula evaluated independently of fluidnet (3 digits)",
         )

@@ -64,7 +64,8 @@ class Agreement:
     below_ok, above_ok : list of dict
         Those whose continuous d* lies outside the grid on the printed side.
     exact_ok : list of dict
-        Rows whose continuous d* equals note 002's to 0.05 ms.
+        Rows whose continuous d* equals the independent computation (``CONT_DCRIT_NOTE``) to
+        0.05 ms.
     """
 
     rows: list[dict]
@@ -81,7 +82,7 @@ class Agreement:
 
 
 def agreement(res: list[dict], proto: str) -> Agreement:
-    """Which rows of ``proto`` in ``res`` agree with the printed Table 6.6.2 and note 002."""
+    """Which rows of ``proto`` in ``res`` agree with the printed Table 6.6.2 and independent d*."""
     rows = [r for r in res if r["protocol"] == proto]
     finite = [r for r in rows if is_number(r["d_crit_printed_ms"])]
     d_ok = [r for r in finite if r["d_crit_grid_ms"] == int(r["d_crit_printed_ms"])]
@@ -95,7 +96,7 @@ def agreement(res: list[dict], proto: str) -> Agreement:
     above = [r for r in rows if r["d_crit_printed_ms"] == ">>102"]
     below_ok = [r for r in below if r["d_crit_exact_ms"] < 50.0]
     above_ok = [r for r in above if r["d_crit_exact_ms"] > 102.0]
-    # the exact crossing against the note's independent computation
+    # the exact crossing against an independent numpy/scipy computation
     exact_ok = [
         r
         for r in rows
@@ -169,7 +170,7 @@ def table_6_6_2(ctx: Context) -> None:
             28,
             corrected_form_grid_hits(),
             source="derived",
-            note="note 002 M1 (printed form: 35/36): the printed, inconsistent form is the one "
+            note="misprint M1 (printed form: 35/36): the printed, inconsistent form is the one "
             "the table was computed with",
         )
     for proto, N, c, d_ms in (("SBRM", 30, 10, 86), ("RED", 30, 10, 62)):
@@ -185,7 +186,7 @@ def table_6_6_2(ctx: Context) -> None:
 
 
 def _check_agreement(ctx: Context, proto: str, a: Agreement) -> None:
-    """The scorecard of one protocol: delays, frequencies, outside-grid rows, note 002's d*."""
+    """The scorecard of one protocol: delays, frequencies, outside-grid rows, independent d*."""
     finite, d_ok, f_rows, rows = a.finite, a.d_ok, a.f_rows, a.rows
     below, above = a.below, a.above
     need_d = {"SBRM": 35, "RED": 28}[proto] if not ctx.quick else len(finite) - 1
@@ -197,7 +198,7 @@ def _check_agreement(ctx: Context, proto: str, a: Agreement) -> None:
         len(d_ok) >= need_d,
         expected=f">= {need_d}/{len(finite)}",
         value=f"{len(d_ok)}/{len(finite)}",
-        note="the issue's bar (35/36 SBRM, 28/30 RED); mismatches: "
+        note="the bar: 35/36 SBRM, 28/30 RED; mismatches: "
         + "; ".join(
             f"N={r['N']}, c={r['c_pkts_per_ms']}: printed {r['d_crit_printed_ms']}, "
             f"grid {r['d_crit_grid_ms']}"
@@ -225,8 +226,8 @@ def _check_agreement(ctx: Context, proto: str, a: Agreement) -> None:
         expected=f">= {need_fg}/{len(f_rows)}",
         value=f"{len(a.f_ok)}/{len(f_rows)}",
         source="derived",
-        note="note 002 scorecard (SBRM 34/36, RED 28/30): an f mismatch follows every d "
-        "mismatch, plus the likely typo N=40, c=13 SBRM 2.19 Hz (M25)",
+        note="34/36 and 28/30 by an independent numpy/scipy evaluation: an f mismatch follows "
+        "every d mismatch, plus the likely typo N=40, c=13 SBRM 2.19 Hz (M25)",
     )
     if below:
         ctx.check_true(
@@ -235,8 +236,7 @@ def _check_agreement(ctx: Context, proto: str, a: Agreement) -> None:
             len(a.below_ok) >= len(below) - (1 if proto == "RED" and full else 0),
             expected=f">= {len(below) - (1 if proto == 'RED' and full else 0)}/{len(below)}",
             value=f"{len(a.below_ok)}/{len(below)}",
-            note="RED N=50, c=15 is printed <<50 but its crossing is at 53.7 ms "
-            "(note 002 scorecard)"
+            note="RED N=50, c=15 is printed <<50 but its crossing is at 53.7 ms"
             if proto == "RED"
             else "",
         )
@@ -250,10 +250,11 @@ def _check_agreement(ctx: Context, proto: str, a: Agreement) -> None:
         )
     ctx.check_true(
         "Table 6.6.2",
-        f"{proto}: continuous d* (critical_value) equals note 002's to 0.05 ms in every row",
+        f"{proto}: continuous d* (critical_value) equals an independent computation's to 0.05 ms "
+        "in every row",
         len(a.exact_ok) == len(rows),
         expected=f"{len(rows)}/{len(rows)}",
         value=f"{len(a.exact_ok)}/{len(rows)}",
         source="derived",
-        note="note 002 §6.6 'cont. d*' columns, computed there with numpy/scipy",
+        note="d* of the printed loop gains computed independently with numpy/scipy",
     )

@@ -1,6 +1,6 @@
-"""Printed values of Table 6.6.2, note 002's independent numbers for it, and the (N, c, d) grids.
+"""Printed values of Table 6.6.2, independently computed numbers for it, and the (N, c, d) grids.
 
-Shared by the critical-delay computation (:mod:`.criticaldelay`), the Table 6.6.2 and Fig 6.6.4
+Shared by the critical-delay computation (:mod:`.critical_delay`), the Table 6.6.2 and Fig 6.6.4
 items and the nonlinear validation.
 """
 
@@ -50,8 +50,10 @@ TABLE_6_6_2_PRINTED: tuple[tuple[int, int, str, str, str, str], ...] = (
     (60, 15, "58", "58", "0.94", "2.64"),
 )
 
-#: Note 002 §6.6, "cont. d*" columns [DERIVED-CHECK]: the continuous critical delay [ms] of the
-#: printed loop gains, per N (rows) and c = 8 ... 15 pkts/ms (columns), to 0.1 ms.
+#: The continuous critical delay d* [ms] of the printed loop gains ((6.5.21) as printed for SBRM,
+#: (6.5.22) with e^{-RTT* s} and alpha = 1e-4 for RED): the d where |L(jw)| = 1 at the phase
+#: crossover, computed independently of fluidnet with numpy/scipy, per N (rows) and
+#: c = 8 ... 15 pkts/ms (columns), to 0.1 ms.
 CONT_DCRIT_NOTE = {
     "RED": {
         20: (62.0, 55.1, 49.6, 45.1, 41.3, 38.1, 35.4, 33.1),
@@ -69,12 +71,12 @@ CONT_DCRIT_NOTE = {
     },
 }
 
-#: Why a finite printed entry differs from the grid rule (note 002 §6.6 scorecard, M25).
+#: Why a finite printed entry differs from the grid rule (the printed f of SBRM N=40, c=13 is M25).
 MISMATCH_NOTES = {
     ("SBRM", 60, 12): "continuous d* = 76.1 ms lies between 74 and 78 and the grid rule picks 78; "
     "the printed 74 is one grid step away (the f printed, 2.07 Hz, is that of 74 ms)",
     ("SBRM", 40, 13): "printed f = 2.19 Hz with d = 66 ms; every other 66 ms row has 2.32-2.33 Hz "
-    "and f depends almost only on d: a likely typo for 2.32 (note M25)",
+    "and f depends almost only on d: a likely typo for 2.32 (M25)",
     ("RED", 30, 11): "continuous d* = 56.0 ms; the grid rule gives 58, printed 54",
     ("RED", 60, 13): "continuous d* = 68.0 ms; the grid rule gives 70, printed 66",
     ("RED", 50, 15): "printed <<50 but the continuous d* = 53.7 ms lies inside the grid (54)",

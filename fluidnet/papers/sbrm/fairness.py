@@ -16,15 +16,20 @@ if TYPE_CHECKING:
     from ...dde import Solution
 
 DOUBLE_BOTTLENECK = np.array([[1, 0, 1], [0, 1, 1]])  # users A (link 1), B (link 2), C (both)
+#: The parking lot of Sec 4.4: rows are the core links L1..L4, columns the routes S3-S5, S5-S7,
+#: S7-S9, S9-S11, S2-S6, S4-S8, S6-S10, S1-S12, reconstructed from the hop counts and minimum
+#: RTTs of Table 4.4.1 (e.g. S1-S12 crosses all four: 2 (1 + 8 + 24 + 8 + 8 + 1) = 100 ms).
 PARKING_LOT = np.array(
-    [  # note 002 §4 [RECON]: S3-S5, S5-S7, S7-S9, S9-S11, S2-S6, S4-S8,
-        [1, 0, 0, 0, 1, 0, 0, 1],  # S6-S10, S1-S12 over the core links L1..L4
+    [
+        [1, 0, 0, 0, 1, 0, 0, 1],
         [0, 1, 0, 0, 1, 1, 0, 1],
         [0, 0, 1, 0, 0, 1, 1, 1],
         [0, 0, 0, 1, 0, 0, 1, 1],
     ]
 )
-#: note 002 R8 [DERIVED-CHECK]: proportionally fair per-path shares of link capacity.
+#: Proportionally fair per-path shares of link capacity (equal w): with the link prices below,
+#: each path's rate is 1 / (sum of its prices) and every link is exactly full (the KKT conditions
+#: of maximizing sum_n w ln x_n), derived by hand.
 PARKING_LOT_SHARES = (5 / 8, 5 / 12, 5 / 12, 5 / 8, 1 / 4, 5 / 24, 1 / 4, 1 / 8)
 PARKING_LOT_PRICES = (1.6, 2.4, 2.4, 1.6)  # x (k w / C)
 PRIMAL_B = 100.0
@@ -106,24 +111,24 @@ def allocations(ctx: Context) -> None:
     pl = parking_lot_rates(t_end)
     for i, (v, e) in enumerate(zip(pl.prices, PARKING_LOT_PRICES, strict=True)):
         ctx.check(
-            "Sec 4.4 (R8)",
+            "Sec 4.4",
             f"parking lot, dual: price of link L{i + 1} [k w / C]",
             e,
             v,
             tol=1e-4,
             source="derived",
-            note="note 002 §4 [DERIVED-CHECK]",
+            note="KKT point of the proportionally fair problem on the parking lot",
         )
     for law, x, tol in (("dual", pl.x_dual, 1e-4), ("primal", pl.x_primal, 1.0 / PRIMAL_B)):
         for i, (v, e) in enumerate(zip(x, PARKING_LOT_SHARES, strict=True)):
             ctx.check(
-                "Sec 4.4 (R8)",
+                "Sec 4.4",
                 f"parking lot, {law}: share of path {i + 1}",
                 e,
                 v,
                 tol=tol,
                 source="derived",
-                note="note 002 §4 [DERIVED-CHECK]"
+                note="KKT point of the proportionally fair problem on the parking lot"
                 + (
                     ""
                     if law == "dual"

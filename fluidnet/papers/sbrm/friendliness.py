@@ -39,7 +39,7 @@ def fig_5_6_1(ctx: Context) -> None:
         cross,
         tol=0.005e-3,
         source="derived",
-        note="note 002 §5.6",
+        note="(w RTT / (1.5 sqrt(2/3)))^2, where (2.4.1) and w B / p meet",
     )
     ctx.check(
         "Fig 5.6.1",
@@ -49,7 +49,7 @@ def fig_5_6_1(ctx: Context) -> None:
         tol=1e-12,
         source="derived",
     )
-    bw = 10 * 2**30 / 8  # 10 Gb/s with binary giga, bytes/s (note M20)
+    bw = 10 * 2**30 / 8  # 10 Gb/s with binary giga, bytes/s (M20)
     p_tcp = (1.5 * math.sqrt(2 / 3) * 1500.0 / (0.1 * bw)) ** 2
     p_sbrm = 1.0 * 1500.0 / bw
     ctx.check(
@@ -58,7 +58,7 @@ def fig_5_6_1(ctx: Context) -> None:
         1.9e-10,
         p_tcp,
         tol=0.05e-10,
-        note="binary giga, 10 * 2^30 bit/s (note M20)",
+        note="binary giga, 10 * 2^30 bit/s (M20)",
     )
     ctx.check(
         "Sec 5.6.1",
@@ -66,7 +66,7 @@ def fig_5_6_1(ctx: Context) -> None:
         1.1e-6,
         p_sbrm,
         tol=0.05e-6,
-        note="binary giga (note M20)",
+        note="binary giga (M20)",
     )
     # the fluid model's equilibrium sits on the SBRM curve: x* = w/p*
     eq = sbrm().equilibrium(N=30, c=10_000.0, d=0.1)

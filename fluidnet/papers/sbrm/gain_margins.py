@@ -10,7 +10,9 @@ from ...models.single_bit import sbrm_printed_loop_gain
 from ..registry import Context
 from . import PAPER
 
-#: Note 002 §6.6.2 [DERIVED-CHECK]: gain margin [dB] at N=30, c=10 pkts/ms, d=86 ms.
+#: Gain margin [dB] of (6.5.21) at N=30, c=10 pkts/ms, d=86 ms with one parameter varied (the
+#: text gives no values): an independent numpy evaluation of (6.5.21) on a ~2000-point log
+#: frequency grid, read at the first sample past -180 deg.
 GM_NOTE = {
     "kappa": {0.05: 12.1, 0.1: 6.1, 0.2: 0.1, 0.4: -5.8},
     "w": {5.0: -0.26, 10.0: -0.13, 20.0: 0.12, 40.0: 0.66},
@@ -53,9 +55,9 @@ def figs_6_6_5_6(ctx: Context) -> None:
     _parameter_variation_figure(ctx, loops)
     for name, values in GM_NOTE.items():
         for v in values:
-            # the note reads GM off a ~2000-point log grid (its §10 sketch): the first sample
-            # past -180 deg shifts GM by up to ~0.04 dB, e.g. 6.086 instead of 6.049 at
-            # gamma = 0.003; hence 0.1 dB for its 1-decimal values, 0.005 for its 2-decimal ones
+            # GM_NOTE reads GM off a ~2000-point log grid: the first sample past -180 deg
+            # shifts GM by up to ~0.04 dB, e.g. 6.086 instead of 6.049 at gamma = 0.003;
+            # hence 0.1 dB for its 1-decimal values, 0.005 for its 2-decimal ones
             digits = 0.1 if name in ("kappa", "gamma") else 0.005
             ctx.check(
                 f"Fig {'6.6.5' if name in ('kappa', 'w') else '6.6.6'}",
@@ -64,8 +66,8 @@ def figs_6_6_5_6(ctx: Context) -> None:
                 gm[name][v],
                 tol=digits,
                 source="derived",
-                note="note 002 §6.6.2 (the text gives no numbers); tolerance: the note's "
-                "frequency-grid reading (see README)",
+                note="independent numpy evaluation of (6.5.21) (the text gives no numbers); "
+                "tolerance: its frequency-grid reading (see README)",
             )
     rows = [
         {"parameter": n, "value": v, "gain_margin_db": g}
@@ -115,7 +117,8 @@ def figs_6_6_5_6(ctx: Context) -> None:
             min(gms) >= 22.5 and max(gms) <= 39.5,
             value=f"{min(gms):.1f}-{max(gms):.1f} dB",
             source="derived",
-            note="note 002 §6.6.2 (N = 30); the text recommends gamma = 1/c",
+            note="independent numpy evaluation of (6.5.21), N = 30; the text recommends "
+            "gamma = 1/c",
         )
 
 

