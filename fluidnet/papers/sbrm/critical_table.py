@@ -226,8 +226,8 @@ def _check_agreement(ctx: Context, proto: str, a: Agreement) -> None:
         expected=f">= {need_fg}/{len(f_rows)}",
         value=f"{len(a.f_ok)}/{len(f_rows)}",
         source="derived",
-        note="34/36 and 28/30 by an independent numpy/scipy evaluation: an f mismatch follows "
-        "every d mismatch, plus the likely typo N=40, c=13 SBRM 2.19 Hz (M25)",
+        note="SBRM 34/36, RED 28/30 in an independent numpy/scipy evaluation: an f mismatch "
+        "follows every d mismatch, plus the likely typo N=40, c=13 SBRM 2.19 Hz (M25)",
     )
     if below:
         ctx.check_true(

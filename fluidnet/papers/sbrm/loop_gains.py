@@ -172,7 +172,7 @@ def _check_red_loop(ctx: Context, N: int, c: float, w_rad: np.ndarray) -> list[d
         1e3 * cv_printed_delay.value,
         tol=2.0,
         source="derived",
-        note="M2: with e^{-tau^f s} the d_crit of (6.5.22) move by about 11 ms in an independent "
+        note="M2: with e^{-tau^f s} the d_crit of (6.5.22) moves by about 11 ms in an independent "
         "numpy/scipy evaluation (so it cannot be what the table was computed with); "
         "tolerance: that 'about'",
     )
