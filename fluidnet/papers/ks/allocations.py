@@ -52,14 +52,10 @@ def allocations(ctx: Context) -> None:
             tol=1e-9,
             rel=True,
             source="derived",
-            note="note 001 T1: 2.75918, 3.24082, 0.095212",
+            note="KKT root computed independently: 2.75918, 3.24082, 0.095212",
         )
-    ctx.check(
-        "Sec IV", "-1/x^2 vs -1/x: x_i (note 001 T1)", 2.75918, b.x[0], tol=5e-6, source="derived"
-    )
-    ctx.check(
-        "Sec IV", "-1/x^2 vs -1/x: x_j (note 001 T1)", 3.24082, b.x[1], tol=5e-6, source="derived"
-    )
+    ctx.check("Sec IV", "-1/x^2 vs -1/x: x_i", 2.75918, b.x[0], tol=5e-6, source="derived")
+    ctx.check("Sec IV", "-1/x^2 vs -1/x: x_j", 3.24082, b.x[1], tol=5e-6, source="derived")
     ctx.check_true(
         "Sec IV",
         "log users out-compete TCP (-1/x); -1/x^2 users do not",

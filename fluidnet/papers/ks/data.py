@@ -1,9 +1,10 @@
 """The paper's networks and printed numbers (Kunniyur & Srikant 2003).
 
-Unstated constants (the paper's note 21 of misprints and omissions): ``kappa_r = beta_r = 1``,
-``w_r = 1`` unless the paper gives them; packets of 32 bytes where Experiment 1 says so and, for
-Experiments 2-3, the same (their packet size is not stated). Experiment 1 measures time in units
-of 0.02 s (the paper's choice: round-trip delays 2 and 1 units) and rates in packets per 0.02 s.
+Unstated constants (see "Conventions the paper does not state" in ``papers/ks/README.md``):
+``kappa_r = beta_r = 1``, ``w_r = 1`` unless the paper gives them; packets of 32 bytes where
+Experiment 1 says so and, for Experiments 2-3, the same (their packet size is not stated).
+Experiment 1 measures time in units of 0.02 s (the paper's choice: round-trip delays 2 and 1
+units) and rates in packets per 0.02 s.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def exp1_network(**changes) -> UserNetwork:
 
 def exp2_network(**changes) -> UserNetwork:
     """Experiment 2 (Sec VI-B): one 1 Mb/s link, three ``-1/x`` users with 5 % random loss,
-    RTT 40 ms = 2 units of 0.02 s; rates in pkts per 0.02 s (the note's reading)."""
+    RTT 40 ms = 2 units of 0.02 s; rates in pkts per 0.02 s (as in
+    Experiment 1; the paper states neither units nor packet size here)."""
     kw = dict(
         A=[[1]],
         utilities=power_utility(1),

@@ -68,11 +68,12 @@ def delay(ctx: Context) -> None:
     closed = {"full": math.pi / 2, "price": price_only_closed_form()}
     ctx.check(
         "delayed extension",
-        "price-only closed form kappa beta T_c (note 001 T9)",
+        "price-only closed form kappa beta T_c",
         2.170,
         closed["price"],
         tol=5e-4,
         source="derived",
+        note="computed independently of fluidnet for p* = 1/6",
     )
     for kind in ("full", "price"):
         cv, below, above = critical_gain(kind)

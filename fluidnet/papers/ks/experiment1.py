@@ -61,7 +61,7 @@ def experiment1(ctx: Context) -> None:
             nlp.multipliers[i],
             tol=5e-8,
             source="derived",
-            note="note 001 T2",
+            note="KKT multipliers of (6)-(8), computed independently of fluidnet",
         )
     eqs = model_equilibria(BETAS if not ctx.quick else BETAS[:2] + BETAS[-1:])
     x05 = eqs[0.5]
@@ -80,11 +80,12 @@ def experiment1(ctx: Context) -> None:
     for i, e in enumerate((16.712, 141.773, 61.454)):
         ctx.check(
             "Sec VI-A",
-            f"beta = 0.5 fluid equilibrium x_{i} (note 001 T2)",
+            f"beta = 0.5 fluid equilibrium x_{i}",
             e,
             x05[i],
             tol=5e-4,
             source="derived",
+            note="maximum of (5) with p = (u - C)^+/u, computed independently with scipy",
         )
     gaps = {b: float(np.max(np.abs(x - nlp.x))) for b, x in eqs.items()}
     bs = sorted(gaps)

@@ -75,10 +75,22 @@ def marking_levels(ctx: Context) -> None:
             }
         )
     ctx.check(
-        "Sec V-A", "note 001 T5: log level", 80.0, rows[0]["level"], tol=1e-9, source="derived"
+        "Sec V-A",
+        "10 log users, C = 100: loss-free level",
+        80.0,
+        rows[0]["level"],
+        tol=1e-9,
+        source="derived",
+        note="N x = C~ + N/beta at load C: C~ = C - N/beta",
     )
     ctx.check(
-        "Sec V-A", "note 001 T5: -1/x level", 98.0, rows[1]["level"], tol=1e-9, source="derived"
+        "Sec V-A",
+        "10 -1/x users, C = 100: loss-free level",
+        98.0,
+        rows[1]["level"],
+        tol=1e-9,
+        source="derived",
+        note="N x = C~ + N/beta at load C: C~ = C - N^2/(beta C)",
     )
     # Prop 3 on Experiment 3's network: each link alone, 100 log and 100 -1/x users
     net = exp3_network()

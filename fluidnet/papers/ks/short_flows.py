@@ -7,7 +7,7 @@ with capacity ``C - xi^``, which needs ``C~ + sum w_i/(beta beta_i) <= C - xi^``
 printed condition is Prop 5's (``kind="mean"``), tight for a constant ``xi = xi^`` but not for a
 time-varying ``xi``: when the short
 flows pause, the users fill the link up to ``C~ + sum w/(beta beta_i)``, and when they resume the
-load jumps by ``xi^``. Example (note 001 T10): ``beta = 1``, ``sum w/beta_i = 10``, ``C = 100``,
+load jumps by ``xi^``. Example (derived): ``beta = 1``, ``sum w/beta_i = 10``, ``C = 100``,
 ``xi^ = 10``: reconstructed ``C~ = 80``, printed ``C~ = 88.89``, peak load 108.9.
 """
 
@@ -99,7 +99,7 @@ def prop4(ctx: Context) -> None:
     peak_rec, sol_rec = peak_load(rec, t_end)
     ctx.check(
         "Prop 4",
-        "printed level, square-wave xi: peak total load (note 001 T10)",
+        "printed level, square-wave xi: peak total load",
         108.9,
         peak_pr,
         tol=0.05,

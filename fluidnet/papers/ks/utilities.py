@@ -112,6 +112,6 @@ def utilities(ctx: Context) -> None:
             K,
             tol=5e-4 if label != "2/3" else 5e-5,
             source="derived",
-            note="from (18): TCP's throughput is 1/(sqrt(beta) d sqrt(1 - alpha)); note 001 T4",
+            note="from (18): TCP's throughput is 1/(sqrt(beta) d sqrt(1 - alpha))",
         )
     ctx.table("tcp_friendly_constants", rows)

@@ -87,11 +87,12 @@ def window(ctx: Context) -> None:
     for i, e in enumerate((8.623, 147.627, 69.502)):
         ctx.check(
             "Remark 3 (26)",
-            f"beta -> oo with the weights of (26): x_{i} (note 001 T2)",
+            f"beta -> oo with the weights of (26): x_{i}",
             e,
             nlp[i],
             tol=5e-4,
             source="derived",
+            note="NLP (6)-(8) with the weights of (26), solved independently",
         )
     ctx.check_true(
         "Sec VI-A",

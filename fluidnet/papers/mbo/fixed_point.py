@@ -87,7 +87,7 @@ def _check_exp_b_tables(ctx: Context) -> None:
         ours += (fp["p1"], fp["p2"])
         for name, e, v in zip(names, row, ours, strict=True):
             # marking probabilities are recorded to 2 significant digits: half a unit of the
-            # last digit; everything else to the +-0.5 % of the acceptance test
+            # last digit; everything else to +-0.5 %
             small = name.startswith("p")
             ctx.check(
                 "Sec III, Fig 3",
@@ -222,7 +222,7 @@ def exp_b(ctx: Context) -> None:
         abs(inv[0] / inv[1] - 1) <= max(r["p1"], r["p2"]),
         value=f"{inv[0]:.6f} vs {inv[1]:.6f} (max p = {max(r['p1'], r['p2']):.2g})",
         source="derived",
-        note="the note records 0.01820 vs 0.01822, computed from rounded inputs",
+        note="an independent computation from rounded inputs gave 0.01820 vs 0.01822",
     )
     ratio = {k: np.array([x["rho1"] / x["rho2"] for x in rows]) for k, rows in runs.items()}
     ctx.check_true(

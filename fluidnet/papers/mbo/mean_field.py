@@ -180,7 +180,7 @@ def dde_equilibrium(ctx: Context) -> None:
         # discretization needs ~700 points to converge (the default stops at 400 and warns)
         sa = m.linearize(equilibrium=eq).spectral_abscissa(max_points=1000)
         ctx.check_true(
-            "note (mean-field DDE)",
+            "mean-field DDE (not in the paper)",
             f"{label}: the equilibrium is linearly stable",
             sa < 0,
             value=f"spectral abscissa {sa:.4g} 1/s",
@@ -245,7 +245,7 @@ def pipe_stability(ctx: Context) -> None:
         b_tau = float(lin.A[0][0, 0]) * tau
         ref = pipe_coefficients(bdp)
         ctx.check(
-            "note (pipe DDE)",
+            "pipe-full DDE (not in the paper)",
             f"bdp {bdp:g}: a tau from the linearization = closed form",
             ref[1],
             a_tau,
@@ -254,7 +254,7 @@ def pipe_stability(ctx: Context) -> None:
             source="derived",
         )
         ctx.check(
-            "note (pipe DDE)",
+            "pipe-full DDE (not in the paper)",
             f"bdp {bdp:g}: b tau from the linearization = closed form",
             ref[2],
             b_tau,
@@ -263,7 +263,7 @@ def pipe_stability(ctx: Context) -> None:
             source="derived",
         )
         ctx.check(
-            "note (pipe DDE)",
+            "pipe-full DDE (not in the paper)",
             f"bdp {bdp:g}: a tau ~ -0.06",
             a_exp,
             a_tau,
@@ -271,7 +271,7 @@ def pipe_stability(ctx: Context) -> None:
             source="derived",
         )
         ctx.check_true(
-            "note (pipe DDE)",
+            "pipe-full DDE (not in the paper)",
             f"bdp {bdp:g}: b tau in [-0.11, -0.09], deeply stable (Hayes)",
             -0.115 < b_tau < -0.085 and hayes_stable(a_tau, b_tau),
             value=f"b tau = {b_tau:.4f}",
@@ -290,14 +290,14 @@ def pipe_stability(ctx: Context) -> None:
         below = np.linspace(lo, cv.value * 0.995, 12 if ctx.quick else 40)
         abscissa = [base.linearize(bdp=float(b), **kw).spectral_abscissa() for b in below]
         ctx.check_true(
-            "note (Hopf)",
+            "pipe-full DDE, Hopf point (not in the paper)",
             f"{case}: stable at every scanned bdp below the critical one",
             max(abscissa) < 0,
             value=f"max abscissa {max(abscissa):.3g} 1/s on {below.size} points",
             source="derived",
         )
         ctx.check(
-            "note (Hopf)",
+            "pipe-full DDE, Hopf point (not in the paper)",
             f"{case}: critical bdp, characteristic roots = Lambert W closed form",
             closed,
             cv.value,
@@ -308,13 +308,13 @@ def pipe_stability(ctx: Context) -> None:
         We, a_lo, b_lo = pipe_coefficients(closed * 0.999, **law)
         _, a_hi, b_hi = pipe_coefficients(closed * 1.001, **law)
         ctx.check_true(
-            "note (Hopf)",
+            "pipe-full DDE, Hopf point (not in the paper)",
             f"{case}: Hayes criterion switches at the same bdp (+-0.1 %)",
             hayes_stable(a_lo, b_lo) and not hayes_stable(a_hi, b_hi),
             source="derived",
         )
         ctx.check(
-            "note (Hopf)",
+            "pipe-full DDE, Hopf point (not in the paper)",
             f"{case}: critical bdp (segments)",
             HOPF_BDP[case],
             cv.value,
@@ -325,7 +325,7 @@ def pipe_stability(ctx: Context) -> None:
         We_c = pipe_coefficients(cv.value, **law)[0]
         if case == "baseline":
             ctx.check(
-                "note (Hopf)",
+                "pipe-full DDE, Hopf point (not in the paper)",
                 "baseline: window at the Hopf point",
                 HOPF_WINDOW,
                 We_c,

@@ -75,7 +75,7 @@ def variability(ctx: Context) -> None:
     bdps_dde = [100.0, 140.0] if ctx.quick else [60.0, 100.0, 110.0, 120.0, 140.0, 170.0, 200.0]
     covs_dde = {b: dde_cov(b, 600.0)[1] for b in bdps_dde}
     ctx.check_true(
-        "note (Hopf)",
+        "pipe-full DDE, Hopf point (not in the paper)",
         "the DDE oscillates only beyond the Hopf bdp (~114): CoV < 1e-4 below, > 1e-3 above",
         all((c < 1e-4) if b < 114 else (c > 1e-3) for b, c in covs_dde.items()),
         value=", ".join(f"{b:g}: {c:.2g}" for b, c in covs_dde.items()),
