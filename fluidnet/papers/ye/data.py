@@ -32,8 +32,9 @@ FIG1 = {"mu": 0.1, "x_s": 1.0}
 #: Sec V ns-2 observation: the target is reached for r_max >= 2 and missed below
 NS2_R_THRESHOLD = 2.0
 
-# --- derived in the note on this paper (checked here again by the functions below)
-#: T2: C (14), U at sample points, crossing of U with log(1+x) (raw and U/log 3), the limit of
+# --- derived from the paper's equations independently of fluidnet with numpy/scipy (checked here
+# again by the functions below)
+#: Fig 1: C (14), U at sample points, crossing of U with log(1+x) (raw and U/log 3), the limit of
 #: U - (mu/beta) log x
 FIG1_C = 1.218456
 FIG1_U = {
@@ -48,21 +49,21 @@ FIG1_U = {
 FIG1_CROSSING = 2.5877
 FIG1_CROSSING_NORMALIZED = 2.0791
 FIG1_LIMIT = 1.07983
-#: T3: exact roots of (16) and the approximation (17)
+#: Table II: exact roots of (16) and the approximation (17)
 TABLE_II_EXACT = {"I": 0.1987, "II": 0.1188, "III": 0.2614}
 TABLE_II_APPROX = {"I": 0.2000, "II": 0.1200, "III": 0.2632}
-#: T3: beta-insensitivity, Case I
+#: Table II: beta-insensitivity, Case I
 BETA_SWEEP = {0.3: 0.1979, 0.5: 0.1987, 0.7: 0.1991, 0.9: 0.1993}
-#: T5: exact optima with (19)
+#: Table III: exact optima with (19)
 TABLE_III_EXACT = {10: 0.2215, 20: 0.3741, 40: 0.7633}
-#: T6: the exact fluid TCP law with a fixed threshold (KKT of (8)/(12))
+#: Sec IV: the exact fluid TCP law with a fixed threshold (KKT of (8)/(12))
 FIXED_EXACT = {10: 0.1987, 20: 0.25, 40: 2.0 / 3.0, 80: 0.25, 100: 0.0}
-#: T8: single-link MRG case: B = 20, TCP flow RTT 12 ms, MRG flow RTT 80 ms
+#: Sec V, our fluid check: single-link MRG case: B = 20, TCP flow RTT 12 ms, MRG flow RTT 80 ms
 MRG_LINK = {"B": 20.0, "rtt_tcp": 0.012, "rtt_mrg": 0.080, "theta": 5.0}
 MRG_R_CRIT = {2: 0.976, 3: 1.011, 4: 1.032, 5: 1.047, 8: 1.084, 10: 1.111, 15: 1.250}
 MRG_PREDICTED = {1.0: 2.609, 1.02: 3.386, 1.04: 4.513, 1.06: 5.0}
-#: Sec 1.10 of the note: the deterministic discrete law on topology I, Case I: synchronized
-#: (symmetric start) and desynchronized (asymmetric start)
+#: An independent integration of the deterministic discrete law on topology I, Case I:
+#: synchronized (symmetric start) and desynchronized (asymmetric start)
 DISCRETE_SYNCHRONIZED = 0.600
 DISCRETE_DESYNCHRONIZED = 0.1974
 

@@ -160,6 +160,6 @@ def identities() -> list[tuple[str, str, sympy.Expr, sympy.Expr]]:
 
 @PAPER.item("derivations", title="(3)-(22): the reverse engineering as sympy identities")
 def derivations(ctx: Context) -> None:
-    """T1: every symbolic step of Sec II, IV and V with residual 0."""
+    """Every symbolic step of Sec II, IV and V, checked as an identity with residual 0."""
     for ref, what, expected, ours in identities():
         ctx.check_expr(ref, what, expected, ours, source="printed" if "(" in ref else "derived")

@@ -1,7 +1,7 @@
 """Sec V: the minimum-rate-guaranteed law (20)-(22) in the fluid model.
 
 The paper tests MRG only by ns-2 on topology II, whose paths and delays are in the missing
-Fig 12; those runs cannot be regenerated. The fluid check (the note on this paper): one 20 Mb/s
+Fig 12; those runs cannot be regenerated. Our fluid check instead: one 20 Mb/s
 link shared by a TCP flow (RTT 12 ms) and an MRG flow (RTT 80 ms, target theta), both in
 congestion avoidance. Averaged over the sliding motion, the MRG flow below theta acts as if its
 marginal utility were ``U' + log r_max``: the guarantee holds iff ``r_max >= r_crit =
@@ -58,7 +58,7 @@ def mrg_rate(r: float, theta: float, t_end: float = T_MRG) -> float:
 
 @PAPER.item("mrg", title="Sec V: MRG law, r_crit and the guarantee against r (fluid)")
 def mrg(ctx: Context) -> None:
-    """T8."""
+    """Sec V: r_crit of the MRG law and the guarantee against r_max, in the fluid model."""
     B, th = MRG_LINK["B"], MRG_LINK["theta"]
     mt, mm = mu(MRG_LINK["rtt_tcp"]), mu(MRG_LINK["rtt_mrg"])
     rows = []

@@ -36,7 +36,7 @@ from .data import (
 
 #: A start far from the optimum with unequal one-link flows (in Mb/s).
 X0 = {"x_1": 10.0, "x_2": 20.0, "x_3": 30.0, "x_4": 5.0}
-#: The symmetric start of the note's synchronized run.
+#: The symmetric start of the synchronized discrete-law run (DISCRETE_SYNCHRONIZED).
 X0_SYMMETRIC = {"x_1": 10.0, "x_2": 10.0, "x_3": 10.0, "x_4": 5.0}
 #: Per-RTT time to steady state: the slowest sliding mode decays like exp(-0.0075 t).
 T_END = 4000.0
@@ -82,7 +82,7 @@ def n_bottleneck_network(n: int, mu13: float, mu4: float, B: float = B_TOPOLOGY_
 
 @PAPER.item("table2", title="Table II: x4 : x from (16) and from the fluid law; Figs 4-6 analogue")
 def table2(ctx: Context) -> None:
-    """T3 and the variants of the multi-link marking."""
+    """Table II from (16) and from the fluid law, and the variants of the multi-link marking."""
     rows, traces = [], {}
     for case, printed in TABLE_II.items():
         r13, r4 = RTTS[case]
@@ -242,7 +242,7 @@ def table2(ctx: Context) -> None:
 
 @PAPER.item("claims_sec3", title="Sec III: beta, B, n bottlenecks, equal additive increase")
 def claims_sec3(ctx: Context) -> None:
-    """T7 (Sec III part)."""
+    """The claims of Sec III: beta and B do not matter, n bottlenecks, equal additive increase."""
     m = topology_one_network("I").model()
     vals = {}
     for b, expected in BETA_SWEEP.items():

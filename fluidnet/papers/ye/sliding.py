@@ -84,7 +84,7 @@ def duty_fraction_series(sol, tt: np.ndarray) -> np.ndarray:
     title="The sliding mode on one link: duty fraction, no chattering, linear analysis",
 )
 def sliding_mode(ctx: Context) -> None:
-    """T9 and the sliding-mode measurements."""
+    """One link: sliding equilibrium, duty fraction, no chattering, discrete law, linearization."""
     net = link_network()
     m = net.model()
     hist = {f"x_{i + 1}": v for i, v in enumerate(X0_LINK)}

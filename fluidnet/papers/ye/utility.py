@@ -46,7 +46,7 @@ def plot_fig1(ax, U) -> None:
 
 @PAPER.item("fig1", title="Fig 1: the TCP utility against log(1 + x)")
 def fig1(ctx: Context) -> None:
-    """T2."""
+    """Fig 1: C of (14), U at sample points, its crossings with log(1 + x), its large-x limit."""
     mu_, xs_ = FIG1["mu"], FIG1["x_s"]
     U = fig1_utility()
     C = float(continuity_constant(mu_, 0.5, 1.0, xs_))
