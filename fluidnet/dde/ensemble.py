@@ -26,6 +26,9 @@ from .simulation import (
 
 __all__ = ["simulate_ensemble"]
 
+#: Per-member counters of the result (see :class:`fluidnet.dde.solution.Counters`).
+_COUNTERS = ("steps", "rejected", "rhs_evaluations", "events", "discontinuities")
+
 
 def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str], np.ndarray]:
     """Names and a (M, k) array of the varied parameters (arrays broadcast together)."""
@@ -171,13 +174,10 @@ def simulate_ensemble(
             m, h = divmod(member, n_hist)
             try:
                 pvec, hist = prepare(m, h)
-                status, info, ylast, _, _, y_eval, cnt, bt = run_kernel(
-                    cm, pvec, hist, opts, te, False
-                )
-                msg = failure_message(cm, status, info, ylast)
+                res = run_kernel(cm, pvec, hist, opts, te, False)
+                msg = failure_message(cm, res)
             except FluidnetError as exc:
                 msg = str(exc)
-                y_eval = None
             if msg is not None:
                 label = _member_label(member, names, table[m], h, n_hist)
                 if on_error == "raise":
@@ -185,9 +185,9 @@ def simulate_ensemble(
                 with lock:
                     errors[member] = msg
                 continue
-            out[:, member, :] = y_eval.T
-            counters[member] = cnt[[0, 1, 2, 4, 3]]
-            btimes[member] = bt[:n]
+            out[:, member, :] = res.y_eval.T
+            counters[member] = [res.counters[k] for k in _COUNTERS]
+            btimes[member] = res.btime
         return len(members)
 
     workers = (os.cpu_count() or 1) if workers is None else int(workers)
@@ -237,7 +237,7 @@ def simulate_ensemble(
     for j, k in enumerate(names):
         coords[k] = ("member", np.repeat(table[:, j], n_hist))
     data = {s: (("member", "time"), out[i]) for i, s in enumerate(cm.form.states)}
-    for j, k in enumerate(("steps", "rejected", "rhs_evaluations", "events", "discontinuities")):
+    for j, k in enumerate(_COUNTERS):
         data[k] = ("member", counters[:, j])
     for i, s in enumerate(cm.form.states):
         if cm.nonnegative[i]:

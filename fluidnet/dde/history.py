@@ -29,7 +29,7 @@ import sympy
 
 from ..errors import AnalysisError, IntegrationError, ModelError
 from ..symbolic.symbols import name_of
-from ._tableaux import NCOEF
+from .methods import NCOEF
 
 if TYPE_CHECKING:  # scipy.interpolate is imported when a history needs it (slow import)
     from scipy.interpolate import PPoly

@@ -268,28 +268,23 @@ class Solution:
 
 
 def counters_from(
-    cnt: np.ndarray,
+    counts: Mapping[str, int],
     btime: np.ndarray,
     names: Sequence[str],
     nonneg: Mapping[int, bool] | np.ndarray,
     surfaces: Sequence[str] = (),
+    slide_time: np.ndarray | None = None,
+    slide_weight: np.ndarray | None = None,
 ) -> Counters:
-    """:class:`Counters` from the kernel's counter arrays (``surfaces``: the switching
-    functions, in the order of the kernel's switches)."""
-    n, m = len(names), len(surfaces)
-    slid = {s: float(btime[n + j]) for j, s in enumerate(surfaces)}
+    """:class:`Counters` from the kernel's counters (by field name), held and sliding times
+    (``surfaces``: the switching functions, in the order of the kernel's switches)."""
+    slid = {s: float(slide_time[j]) for j, s in enumerate(surfaces)}
     mean = {
-        s: float(btime[n + m + j] / btime[n + j]) if btime[n + j] > 0 else float("nan")
+        s: float(slide_weight[j] / slide_time[j]) if slide_time[j] > 0 else float("nan")
         for j, s in enumerate(surfaces)
     }
     return Counters(
-        steps=int(cnt[0]),
-        rejected=int(cnt[1]),
-        rhs_evaluations=int(cnt[2]),
-        discontinuities=int(cnt[3]),
-        events=int(cnt[4]),
-        iterations=int(cnt[5]),
-        sliding_entries=int(cnt[6]),
+        **{k: int(v) for k, v in counts.items()},
         time_on_boundary={names[i]: float(btime[i]) for i in range(len(names)) if nonneg[i]},
         time_sliding=slid,
         mean_sliding_weight=mean,
