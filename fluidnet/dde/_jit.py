@@ -18,11 +18,18 @@ from __future__ import annotations
 
 from numba import njit
 
-_OPTIONS = dict(cache=True, nogil=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+_OPTIONS = dict(
+    cache=True,
+    nogil=True,
+    _nrt=False,
+    error_model="numpy",
+    no_cpython_wrapper=True,
+    no_cfunc_wrapper=True,
+)
 
 #: A function called from compiled code at several places (compiled once, linked).
 kernel = njit(**_OPTIONS)
 #: A function called from one place, merged into its caller.
 inlined = njit(inline="always", **_OPTIONS)
 #: The entry point called from Python.
-entry = njit(cache=True, nogil=True, _nrt=False)
+entry = njit(cache=True, nogil=True, _nrt=False, error_model="numpy")
