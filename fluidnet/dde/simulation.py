@@ -6,11 +6,12 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
-from ..errors import IntegrationError, ParameterError
+from ..errors import IntegrationError, OptionError, ParameterError
 from . import _codes as F
 from ._kernel import advance
 from ._state import ModelData, enlarged, new_run, trimmed
@@ -44,60 +45,82 @@ def _positive(name: str, value: Any, allow_inf: bool = False) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, not {value!r}") from None
+        raise OptionError(f"{name} must be a number, not {value!r}") from None
     if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
-        raise ParameterError(f"{name} must be positive and finite, got {value!r}")
+        raise OptionError(f"{name} must be positive and finite, got {value!r}")
     return v
 
 
 def make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps) -> Options:
-    """Check the integration options; raises :class:`ParameterError` naming the bad one."""
+    """Check the integration options; raises :class:`OptionError` naming the bad one."""
     try:
         t0 = float(t0)
         t_end = float(t_end)
     except (TypeError, ValueError):
-        raise ParameterError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
+        raise OptionError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
     if not (math.isfinite(t0) and math.isfinite(t_end)):
-        raise ParameterError(f"t0 = {t0} and t_end = {t_end} must be finite")
+        raise OptionError(f"t0 = {t0} and t_end = {t_end} must be finite")
     if not t_end > t0:
-        raise ParameterError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
+        raise OptionError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
     rtol = _positive("rtol", rtol)
     if rtol < 1e-13:
-        raise ParameterError(f"rtol = {rtol:g} is below what double precision can deliver (1e-13)")
+        raise OptionError(f"rtol = {rtol:g} is below what double precision can deliver (1e-13)")
     n = len(model.state_names)
     if isinstance(atol, Mapping):
         unknown = set(atol) - set(model.state_names)
         if unknown:
-            raise ParameterError(f"atol given for unknown states {sorted(unknown)}")
+            raise OptionError(f"atol given for unknown states {sorted(unknown)}")
         a = np.full(n, 1e-9)
         for i, s in enumerate(model.state_names):
             if s in atol:
                 a[i] = _positive(f"atol[{s!r}]", atol[s])
     else:
-        arr = np.atleast_1d(np.asarray(atol, dtype=float))
+        arr = np.atleast_1d(np.asarray(atol))
+        if arr.dtype.kind not in "fiu":
+            raise OptionError(f"atol must be real numbers, not {atol!r}")
+        arr = arr.astype(float)
         if arr.size == 1:
             a = np.full(n, _positive("atol", arr[0]))
         elif arr.shape == (n,):
             a = np.array([_positive(f"atol[{i}]", v) for i, v in enumerate(arr)])
         else:
-            raise ParameterError(f"atol must be a number, a dict by state, or {n} values")
+            raise OptionError(f"atol must be a number, a dict by state, or {n} values")
     max_step = np.inf if max_step is None else _positive("max_step", max_step, allow_inf=True)
     first_step = 0.0 if first_step is None else _positive("first_step", first_step)
     if method not in METHODS:
-        raise ParameterError(f"method {method!r} is unknown; choose one of {sorted(METHODS)}")
-    max_steps = int(_positive("max_steps", max_steps))
-    return Options(t0, t_end, rtol, a, max_step, first_step, method, max_steps)
+        raise OptionError(f"method {method!r} is unknown; choose one of {sorted(METHODS)}")
+    return Options(t0, t_end, rtol, a, max_step, first_step, method, _max_steps(max_steps))
+
+
+#: Largest ``max_steps`` (the kernel counts steps in 64-bit integers).
+MAX_STEPS_LIMIT = 2**62
+
+
+def _max_steps(value: Any) -> int:
+    """``max_steps`` as an int in ``[1, MAX_STEPS_LIMIT]``; raises :class:`OptionError`."""
+    if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
+        raise OptionError(f"max_steps must be a whole number, not {value!r}")
+    if isinstance(value, Real) and not isinstance(value, Integral):
+        if not (math.isfinite(value) and float(value).is_integer()):
+            raise OptionError(f"max_steps must be a whole number, got {value!r}")
+    v = int(value)
+    if not 1 <= v <= MAX_STEPS_LIMIT:
+        raise OptionError(f"max_steps must be between 1 and 2**62, got {value!r}")
+    return v
 
 
 def check_t_eval(t_eval, opts: Options) -> np.ndarray:
     if t_eval is None:
         return np.zeros(0)
-    te = np.asarray(t_eval, dtype=float).reshape(-1)
+    te = np.asarray(t_eval).reshape(-1)
+    if te.size and te.dtype.kind not in "fiu":
+        raise OptionError(f"t_eval must be real times, not {te.dtype} values")
+    te = te.astype(float)
     if te.size and (not np.all(np.isfinite(te)) or np.any(np.diff(te) < 0)):
-        raise ParameterError("t_eval must be finite and non-decreasing")
+        raise OptionError("t_eval must be finite and non-decreasing")
     tol = 1e-12 * max(1.0, abs(opts.t_end))
     if te.size and (te[0] < opts.t0 - tol or te[-1] > opts.t_end + tol):
-        raise ParameterError(
+        raise OptionError(
             f"t_eval must lie in [t0, t_end] = [{opts.t0:g}, {opts.t_end:g}] "
             f"(got [{te[0]:g}, {te[-1]:g}])"
         )
@@ -286,7 +309,12 @@ def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
 
 
 def parameter_vector(model, values: Mapping[str, float]) -> np.ndarray:
-    return np.array([values[k] for k in model.form.params], dtype=np.float64)
+    """The kernel's parameter vector; raises :class:`ParameterError` for a complex value."""
+    for k in model.form.params:
+        v = values[k]
+        if isinstance(v, (complex, np.complexfloating)) and v.imag != 0:
+            raise ParameterError(f"parameter {k!r}: value {v!r} is complex")
+    return np.array([float(np.real(values[k])) for k in model.form.params], dtype=np.float64)
 
 
 def simulate(
@@ -303,6 +331,7 @@ def simulate(
     method: str = "DP5",
     first_step: float | None = None,
     max_steps: int = 1_000_000,
+    dense: bool = True,
 ) -> Solution:
     """Integrate a model's nonlinear delay-differential equations.
 
@@ -334,7 +363,13 @@ def simulate(
     first_step : float, optional
         Initial step (default: estimated).
     max_steps : int
-        Limit on accepted steps.
+        Limit on accepted steps (at most ``2**62``).
+    dense : bool
+        Keep the dense output (the default): ``sol(t)`` then evaluates the solution anywhere
+        and the run can be continued. With ``dense=False`` only the values at ``t_eval``
+        (required) are kept, and the integrator drops the dense output older than twice the
+        largest delay seen, so memory stays bounded however long the run; the values at
+        ``t_eval`` are identical to those of a dense run.
 
     Returns
     -------
@@ -343,7 +378,10 @@ def simulate(
     Raises
     ------
     ParameterError
-        For a bad parameter value or option.
+        For a bad parameter value (unknown, out of bounds, complex, ...).
+    OptionError
+        For a bad integration option (``rtol``, ``atol``, ``method``, ``max_steps``,
+        ``t_eval``, ``dense``, ...).
     ModelError
         For a history naming an unknown state, or a model that cannot be compiled.
     IntegrationError
@@ -377,11 +415,15 @@ def simulate(
         t0 = history.t_end if isinstance(history, Solution) else 0.0
     opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
     te = check_t_eval(t_eval, opts)
+    if not isinstance(dense, (bool, np.bool_)):
+        raise OptionError(f"dense must be True or False, not {dense!r}")
+    if not dense and t_eval is None:
+        raise OptionError("dense=False keeps only the values at t_eval: give t_eval")
     cm = compile_model(model)
     spec = normalize_history(model, history, values)
     hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
     pvec = parameter_vector(model, values)
-    res = run_kernel(cm, pvec, hist, opts, te, True)
+    res = run_kernel(cm, pvec, hist, opts, te, bool(dense))
     msg = failure_message(cm, res)
     if msg is not None:
         raise IntegrationError(f"{model.name}: {msg}")
@@ -419,4 +461,5 @@ def simulate(
         rtol=opts.rtol,
         atol=opts.atol,
         counters=counters,
+        dense=bool(dense),
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError, ParameterError
+from ..errors import ModelError, OptionError, ParameterError
 
 __all__ = ["Solution", "Counters"]
 
@@ -74,6 +74,8 @@ class Solution:
     atol : ndarray
     counters : Counters
     model : fluidnet.Model
+    dense : bool
+        Whether the dense output was kept (``simulate(..., dense=False)`` keeps only ``t, y``).
 
     Notes
     -----
@@ -99,6 +101,7 @@ class Solution:
         rtol,
         atol,
         counters: Counters,
+        dense: bool = True,
     ):
         self.model = model
         self.state_names = tuple(model.state_names)
@@ -115,6 +118,7 @@ class Solution:
         self.rtol = float(rtol)
         self.atol = np.asarray(atol, dtype=float)
         self.counters = counters
+        self.dense = bool(dense)
         self._nonneg = np.array([n in model.nonnegative for n in self.state_names])
 
     # ------------------------------------------------------------------ access
@@ -130,9 +134,17 @@ class Solution:
     def __getitem__(self, state: str) -> np.ndarray:
         return self.y[self._index(state)]
 
+    def _require_dense(self, what: str) -> None:
+        if not self.dense:
+            raise OptionError(
+                f"{what} needs the dense output, which this run did not keep (dense=False); "
+                "use sol.t and sol.y, or run with dense=True"
+            )
+
     @property
     def mesh(self) -> np.ndarray:
         """The accepted step points from ``t0`` to ``t_end``."""
+        self._require_dense("Solution.mesh")
         return self._mt[self._nh :].copy()
 
     @property
@@ -161,6 +173,7 @@ class Solution:
         ParameterError
             For a time outside the run (or before the history of a state).
         """
+        self._require_dense("evaluating a Solution at arbitrary times")
         tq = np.asarray(t, dtype=float)
         scalar = tq.ndim == 0
         tq = np.atleast_1d(tq).ravel()
