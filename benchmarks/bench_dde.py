@@ -14,6 +14,13 @@
    states; its queue uses its smooth ``conditional`` for ``q' = max(y - C, 0)`` at ``q = 0``
    (sigmoids one packet wide: with the default width the integration stalls at the start).
 
+3. Compile time of the engine (issue 14: first ``simulate`` on a fresh install <= 10 s, a new
+   model's first run <= 1 s, a later process <= 0.3 s): one small model in a fresh process with
+   nothing cached, with only the engine cached, and with everything cached; wall and CPU time of
+   the process (the CPU time is the fair figure on a shared machine). Before the integrator was
+   split into phases (main at 55c7d84) the first row took 90 s of CPU on this machine under
+   load (the issue measured 39 s wall on an idle one).
+
 Run with ``make bench`` (or ``python benchmarks/bench_dde.py``); ``main()`` returns the numbers.
 """
 
@@ -343,6 +350,46 @@ def bench_rcp_ensemble(n_check: int = 20) -> dict:
     }
 
 
+# ----------------------------------------------------------------------------- part 3
+_FLUIDNET_FIRST_RUN = """
+import json, time
+t0 = time.perf_counter()
+import fluidnet as fn
+t1 = time.perf_counter()
+x = fn.states("x")
+m = fn.Model(rhs={x: -x(fn.t - 1) + 1e-3 * fn.t}, params={})
+fn.simulate(m, 5.0, history={"x": 1.0})
+t2 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "simulate": t2 - t1}))
+"""
+
+
+def _run_timed(code: str, env: dict[str, str]) -> dict:
+    """Wall and CPU time of a fresh Python process running ``code``."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    info, wall = _run(code, [], env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, **info}
+
+
+def bench_compile() -> dict:
+    """Part 3: the engine's cold compile, a new model's first run, a cached process."""
+    res: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        engine = str(tmp / "numba")
+        cold = dict(base, NUMBA_CACHE_DIR=engine, FLUIDNET_CACHE=str(tmp / "m1"))
+        res["nothing cached (engine and model compile)"] = _run_timed(_FLUIDNET_FIRST_RUN, cold)
+        new_model = dict(base, NUMBA_CACHE_DIR=engine, FLUIDNET_CACHE=str(tmp / "m2"))
+        res["engine cached, new model (model compile)"] = _run_timed(_FLUIDNET_FIRST_RUN, new_model)
+        res["everything cached (cache load)"] = _run_timed(_FLUIDNET_FIRST_RUN, new_model)
+    return res
+
+
 # ----------------------------------------------------------------------------- report
 def main() -> dict:
     print(textwrap.dedent(__doc__).split("\n\n")[0])
@@ -376,7 +423,15 @@ def main() -> dict:
         f"{ens['fluidnet_ensemble_cpu']:.2f} s vs {ens['jitcdde_loop_cpu']:.2f} s "
         "(errors relative to C and C d0)"
     )
-    return {"kelly": kelly, "rcp_ensemble": ens}
+    comp = bench_compile()
+    print("\n3. Compile time, one small model in a fresh process (simulate = first call)")
+    print(f"   {'process':46s} {'wall (s)':>9s} {'CPU (s)':>8s} {'import':>7s} {'simulate':>9s}")
+    for name, r in comp.items():
+        print(
+            f"   {name:46s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
+            f"{r['simulate']:9.2f}"
+        )
+    return {"kelly": kelly, "rcp_ensemble": ens, "compile": comp}
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import fluidnet as fn
-from fluidnet.errors import ParameterError
+from fluidnet.errors import OptionError, ParameterError
 
 C, N, D0 = 18750.0, 10.0, 0.2
 ICS = [{"R": 0.5 * C, "q": 2 * C * D0}, {"R": 0.01 * C, "q": 0.0}]
@@ -59,7 +59,7 @@ def test_bad_ensemble_arguments():
         fn.simulate_ensemble(m, 1.0, params={"alpha": [0.1, 0.2], "beta": [0.1, 0.2, 0.3]})
     with pytest.raises(ParameterError, match="unknown parameter 'gamma'"):
         fn.simulate_ensemble(m, 1.0, params={"gamma": [0.1]})
-    with pytest.raises(ParameterError, match="n_points"):
+    with pytest.raises(OptionError, match="n_points"):
         fn.simulate_ensemble(m, 1.0, n_points=1)
     with pytest.raises(ParameterError, match="empty"):
         fn.simulate_ensemble(m, 1.0, history=[])

@@ -7,7 +7,7 @@ import pytest
 import sympy
 
 import fluidnet as fn
-from fluidnet.errors import IntegrationError, ModelError, ParameterError
+from fluidnet.errors import IntegrationError, ModelError, OptionError, ParameterError
 
 t = fn.t
 x = fn.states("x")
@@ -97,12 +97,16 @@ def test_max_steps():
         ({"t0": 3.0}, "t_end = 2 must be after t0 = 3"),
         ({"t_eval": [0.5, 3.0]}, "t_eval must lie in"),
         ({"t_eval": [1.0, 0.5]}, "non-decreasing"),
-        ({"params": {"k": 1.0}}, "unknown parameter 'k'"),
     ],
 )
-def test_bad_options_are_parameter_errors(kwargs, match):
-    with pytest.raises(ParameterError, match=match):
+def test_bad_options_are_option_errors(kwargs, match):
+    with pytest.raises(OptionError, match=match):
         fn.simulate(_decay(), 2.0, **kwargs)
+
+
+def test_unknown_parameter_is_a_parameter_error():
+    with pytest.raises(ParameterError, match="unknown parameter 'k'"):
+        fn.simulate(_decay(), 2.0, params={"k": 1.0})
 
 
 def test_bad_history_specs_are_model_errors():
@@ -145,7 +149,7 @@ def test_ensemble_failure_names_the_member():
         )
     assert np.all(np.isfinite(ds["x"][0])) and np.all(np.isnan(ds["x"][1]))
     assert ds["error"][0] == "" and "step size underflow" in str(ds["error"][1].values)
-    with pytest.raises(ParameterError, match="on_error"):
+    with pytest.raises(OptionError, match="on_error"):
         fn.simulate_ensemble(m, 2.0, on_error="ignore")
 
 

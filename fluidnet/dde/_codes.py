@@ -1,11 +1,11 @@
-"""Codes shared by the compiled integrator: failure causes, flag and counter slots, events."""
+"""Named codes shared by the compiled integrator and its Python driver."""
 
 from __future__ import annotations
 
 import numpy as np
 
-# failure causes (fl[FL_CAUSE], and the status the integrator returns)
-ST_OK = 0
+# Outcome of a call of the kernel, and failure causes (``RunState.status``, ``RunState.cause``)
+ST_OK = 0  # finished at t_end
 ST_UNDERFLOW = 1
 ST_NONFINITE = 2
 ST_NEG_DELAY = 3
@@ -14,26 +14,9 @@ ST_MAX_STEPS = 5
 ST_NONFINITE_DELAY = 6
 ST_ZENO = 7
 ST_ITERATION = 8
-
-# slots of the integer flag array ``fl``
-FL_FUTURE = 0  # a lookup went beyond the stored history (into the step being attempted)
-FL_CAUSE = 1  # failure cause of the current evaluation
-FL_INDEX = 2  # index (state or lag) the failure refers to
-
-# slots of the counter array ``cnt``
-C_STEPS = 0
-C_REJECT = 1
-C_FEV = 2
-C_DISC = 3
-C_EVENTS = 4
-C_ITER = 5
-C_SLIDE = 6
-
-# the generated functions, in the order of their addresses
-FN_RHS = 0
-FN_DELAY = 1
-FN_SWITCH = 2
-FN_SGRAD = 3
+ST_DROPPED = 9  # a lag reached history discarded by ``dense=False``
+ST_PAUSED = 10  # the work budget of this call is spent: call again to continue
+ST_NEED_SPACE = 11  # the mesh or the discontinuity lists are full: enlarge, then call again
 
 # events located on the dense output of a step
 EV_NONE = 0
@@ -46,3 +29,9 @@ EV_REDECIDE = 6  # a step started on the wrong side of a surface: decide the mod
 EV_SDEP = 7  # a state-dependent lag argument reaches a discontinuity point
 # event codes as run-time values: literal arguments would compile one copy of a callee per code
 EVT = np.arange(8, dtype=np.int64)
+
+# what the state-dependent crossing phase asks of the driver
+SD_NONE = 0  # no crossing in the step
+SD_REDO = 1  # redo the step, shortened to end on the crossing
+SD_AT_START = 2  # the crossing is at the step's start: recorded, take the step again
+SD_LAND = 3  # the step ends on the crossing: record it after the step

@@ -1,9 +1,14 @@
 """Events on the dense output of an accepted step, and the mode changes they cause.
 
-``stage_event`` finds the first sign change of an event function from its values at the
-stages, confirms it on the dense output and shrinks the bracket with ``locate`` (Illinois).
-``decide`` chooses the mode of a switch at its surface (side +, side -, or Filippov sliding);
-``apply_event`` performs a mode change and re-evaluates the field.
+``find_events`` looks for the earliest event in a step: a projected state reaching 0, a held
+state whose unprojected derivative turns positive, a switching function changing sign, a
+Filippov sliding weight leaving [0, 1]. ``stage_event`` finds the first sign change of an event
+function from its values at the stages, confirms it on the dense output and shrinks the bracket
+with ``locate`` (Illinois). ``decide`` chooses the mode of a switch at its surface (side +,
+side -, or Filippov sliding); ``apply_event`` performs a mode change and re-evaluates the field.
+
+The event function being located is named by ``st.loc_type``, ``st.loc_index`` (a state, a
+switch or a lag), ``st.loc_xi`` (a discontinuity point, for ``EV_SDEP``) and ``st.loc_sgn``.
 """
 
 from __future__ import annotations
@@ -11,10 +16,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from ._codes import (
-    C_SLIDE,
     EV_ARRIVE,
     EV_DEPART,
     EV_NONE,
@@ -23,59 +26,67 @@ from ._codes import (
     EV_SLIDE_HI,
     EV_SLIDE_LO,
     EV_SWITCH,
-    FL_CAUSE,
+    EVT,
     ST_OK,
 )
 from ._field import eval_lags, feval, switch_gradients
 from ._history import horner
+from ._jit import inlined, kernel
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def g(etype, idx, xi, sgn, th, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
-    """Event function at ``theta`` of the accepted trial step (its dense output is ``cc``)."""
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    n = ytmp.shape[0]
+@kernel
+def g(th, st, md, fw, hs, sw):
+    """The located event function at ``theta`` of the accepted trial step (dense output ``cc``)."""
+    etype = st.loc_type
+    idx = st.loc_index
     if etype == EV_ARRIVE:
-        return horner(cc[idx], th)
-    for i in range(n):
-        ytmp[i] = horner(cc[i], th)
+        return horner(hs.cc[idx], th)
+    ytmp = sw.ytmp
+    for i in range(ytmp.shape[0]):
+        ytmp[i] = horner(hs.cc[i], th)
     if etype == EV_SDEP:
-        if not eval_lags(t + th * h, ytmp, md, bf, ib, mt, mc, nm, cc, tc, fe):
+        if not eval_lags(st.t + th * st.h, ytmp, st, md, fw, hs):
             return np.nan
-        return sgn * (largs[idx] - xi)
-    if not feval(t + th * h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
+        return st.loc_sgn * (fw.largs[idx] - st.loc_xi)
+    if not feval(st.t + th * st.h, ytmp, sw.fa, sw.fra, st, md, fw, hs):
         return np.nan
     if etype == EV_DEPART:
-        return -fra[idx]
+        return -sw.fra[idx]
     if etype == EV_SWITCH:
-        return sgn * sv[idx]
+        return st.loc_sgn * fw.sv[idx]
     if etype == EV_SLIDE_LO:
-        return lam[idx]
-    return 1.0 - lam[idx]
+        return fw.lam[idx]
+    return 1.0 - fw.lam[idx]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def locate(
-    etype, idx, xi, sgn, a, b, ga, gb, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
-):
+@inlined
+def _target(st, etype, idx, xi, sgn):
+    """Name the event function that ``g`` evaluates."""
+    st.loc_type = etype
+    st.loc_index = idx
+    st.loc_xi = xi
+    st.loc_sgn = sgn
+
+
+@kernel
+def locate(a, b, ga, gb, st, md, fw, hs, sw):
     """Bracket ``[a, b]`` (``g(a) >= 0 > g(b)``) shrunk to rounding level (Illinois method)."""
-    hints, slide, stuck, fl, cnt, sl = ib
     side = 0
-    tol = 4.0 * np.finfo(np.float64).eps * max(1.0, abs(t)) / h
+    tol = 4.0 * np.finfo(np.float64).eps * max(1.0, abs(st.t)) / st.h
     for _ in range(100):
         if b - a <= tol:
             break
         m = (a * gb - b * ga) / (gb - ga)
         if not (a < m < b):
             m = 0.5 * (a + b)
-        fl[FL_CAUSE] = ST_OK
-        gm = g(etype, idx, xi, sgn, m, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+        st.cause = ST_OK
+        gm = g(m, st, md, fw, hs, sw)
         if not math.isfinite(gm):
-            fl[FL_CAUSE] = ST_OK
+            st.cause = ST_OK
             m = 0.5 * (a + b)
-            gm = g(etype, idx, xi, sgn, m, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+            gm = g(m, st, md, fw, hs, sw)
             if not math.isfinite(gm):
-                fl[FL_CAUSE] = ST_OK
+                st.cause = ST_OK
                 b = m
                 continue
         if gm >= 0.0:
@@ -93,41 +104,39 @@ def locate(
     return a, b
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def stage_event(
-    etype, idx, sgn, gst, C, best, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
-):
-    """Earliest time ``theta`` where ``g`` turns negative in the step, from its stage values.
+@kernel
+def stage_event(gst, best, st, rk, md, fw, hs, sw):
+    """Earliest ``theta`` where the located function turns negative, from its stage values.
 
     ``gst[s]`` is ``g`` at stage ``s`` (``gst[0]`` at the start). The bracket is confirmed on
-    the dense output and shrunk by :func:`_locate`. When the step starts on the wrong side of a
+    the dense output and shrunk by :func:`locate`. When the step starts on the wrong side of a
     surface (rounding right after an event, e.g. when several surfaces are reached at the same
     time) and no point with ``g >= 0`` is found, the mode is decided again at the start of the
     step (``EV_REDECIDE`` at ``theta = 0``). Returns ``(theta, type)``;
     ``type`` is ``EV_NONE`` when there is no event before ``best``.
     """
-    hints, slide, stuck, fl, cnt, sl = ib
+    C = rk.C
     S = C.shape[0]
     first = -1
-    for st in range(1, S):
-        if gst[st] < 0.0:
-            first = st
+    for s in range(1, S):
+        if gst[s] < 0.0:
+            first = s
             break
     if first < 0:
         return 2.0, EV_NONE
     hi = C[first]
-    ghi = g(etype, idx, 0.0, sgn, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+    ghi = g(hi, st, md, fw, hs, sw)
     if not ghi < 0.0:
         hi = 1.0
-        ghi = g(etype, idx, 0.0, sgn, hi, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+        ghi = g(hi, st, md, fw, hs, sw)
         if not ghi < 0.0:
-            fl[FL_CAUSE] = ST_OK
+            st.cause = ST_OK
             return 2.0, EV_NONE
     lo = -1.0
     glo = 0.0
     if first > 1:
         lo = C[first - 1]
-        glo = g(etype, idx, 0.0, sgn, lo, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe)
+        glo = g(lo, st, md, fw, hs, sw)
         if not glo >= 0.0:
             lo = -1.0
     if lo < 0.0 and gst[0] >= 0.0:
@@ -137,9 +146,7 @@ def stage_event(
         # wrong side at the start: look for the side the mode belongs to
         for k in range(1, 17):
             th = hi * k / 16.0
-            gv = g(
-                etype, idx, 0.0, sgn, th, t, h, ytmp, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe
-            )
+            gv = g(th, st, md, fw, hs, sw)
             if lo < 0.0 and gv >= 0.0:
                 lo = th
                 glo = gv
@@ -151,54 +158,137 @@ def stage_event(
             # the solution is on the surface already (several surfaces reached at once, the
             # others decided after the first): decide this one now, before stepping; stepping
             # first would carry the solution across it in the wrong mode
-            fl[FL_CAUSE] = ST_OK
+            st.cause = ST_OK
             return 0.0, EV_REDECIDE
-    fl[FL_CAUSE] = ST_OK
+    st.cause = ST_OK
     if lo >= best:
         return 2.0, EV_NONE
-    a, b = locate(
-        etype,
-        idx,
-        0.0,
-        sgn,
-        lo,
-        hi,
-        glo,
-        ghi,
-        t,
-        h,
-        ytmp,
-        fa,
-        fra,
-        md,
-        bf,
-        ib,
-        mt,
-        mc,
-        nm,
-        cc,
-        tc,
-        fe,
-    )
-    fl[FL_CAUSE] = ST_OK
-    return b, etype
+    a, b = locate(lo, hi, glo, ghi, st, md, fw, hs, sw)
+    st.cause = ST_OK
+    return b, st.loc_type
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def decide(j, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
+@inlined
+def _candidate(st, theta, etype, idx):
+    """Keep the event if it is the earliest so far."""
+    if theta < st.ev_theta:
+        st.ev_theta = theta
+        st.ev_type = etype
+        st.ev_index = idx
+
+
+@inlined
+def _arrivals(st, md, fw, hs, sw):
+    """Projected states reaching 0 (sampled on eighths of the step, then located)."""
+    cc = hs.cc
+    for i in range(sw.y.shape[0]):
+        if md.nonneg[i] == 0 or fw.stuck[i] == 1:
+            continue
+        prev = 0.0
+        gprev = cc[i, 0]
+        for jj in range(1, 9):
+            th = jj / 8.0
+            if th > st.ev_theta:
+                break
+            gv = horner(cc[i], th)
+            if gv < 0.0:
+                _target(st, EVT[EV_ARRIVE], i, 0.0, 1.0)
+                a, b = locate(prev, th, max(gprev, 0.0), gv, st, md, fw, hs, sw)
+                _candidate(st, a, EVT[EV_ARRIVE], i)
+                break
+            prev = th
+            gprev = gv
+
+
+@inlined
+def _departures(st, rk, md, fw, hs, sw):
+    """Held states whose unprojected derivative turns positive."""
+    Kraw = sw.Kraw
+    S = rk.C.shape[0]
+    for i in range(sw.y.shape[0]):
+        if fw.stuck[i] == 0 or st.ev_theta <= 0.0:
+            continue
+        first = -1
+        for s in range(1, S):
+            if Kraw[s, i] > 0.0:
+                first = s
+                break
+        if first < 0:
+            continue
+        st.touched = True
+        _target(st, EVT[EV_DEPART], i, 0.0, 1.0)
+        hi = rk.C[first]
+        gb = g(hi, st, md, fw, hs, sw)
+        if not gb < 0.0:
+            hi = 1.0
+            gb = -Kraw[S - 1, i]
+        st.cause = ST_OK
+        if gb < 0.0:
+            ga = max(-Kraw[0, i], 0.0)
+            a, b = locate(0.0, hi, ga, gb, st, md, fw, hs, sw)
+            _candidate(st, b, EVT[EV_DEPART], i)
+
+
+@inlined
+def _switch_event(j, etype, sgn, st, rk, md, fw, hs, sw):
+    """The stage-value search of one switch's event function."""
+    _target(st, etype, j, 0.0, sgn)
+    th, found = stage_event(sw.gst, st.ev_theta, st, rk, md, fw, hs, sw)
+    if found != EV_NONE:
+        st.touched = True
+        _candidate(st, th, found, j)
+
+
+@inlined
+def _switches(st, rk, md, fw, hs, sw):
+    """Switching functions changing sign; sliding weights leaving [0, 1]."""
+    S = rk.C.shape[0]
+    gst = sw.gst
+    for j in range(st.nsw):
+        if st.ev_theta <= 0.0:
+            break
+        if fw.slide[j] == 1:
+            # sliding ends where the Filippov weight leaves [0, 1]
+            for s in range(S):
+                gst[s] = sw.lams[s, j]
+            _switch_event(j, EVT[EV_SLIDE_LO], 1.0, st, rk, md, fw, hs, sw)
+            for s in range(S):
+                gst[s] = 1.0 - sw.lams[s, j]
+            _switch_event(j, EVT[EV_SLIDE_HI], 1.0, st, rk, md, fw, hs, sw)
+            continue
+        sgn = 1.0 if fw.w[j] > 0.5 else -1.0
+        for s in range(S):
+            gst[s] = sgn * sw.svs[s, j]
+        _switch_event(j, EVT[EV_SWITCH], sgn, st, rk, md, fw, hs, sw)
+
+
+@inlined
+def find_events(st, rk, md, fw, hs, sw):
+    """The earliest event in the accepted trial step: ``st.ev_type``, ``ev_index``, ``ev_theta``."""
+    st.ev_theta = 2.0
+    st.ev_type = EV_NONE
+    st.ev_index = -1
+    _arrivals(st, md, fw, hs, sw)
+    _departures(st, rk, md, fw, hs, sw)
+    _switches(st, rk, md, fw, hs, sw)
+    st.cause = ST_OK
+
+
+@kernel
+def decide(j, t, st, md, fw, hs, sw):
     """Mode of switch ``j`` at a point on its surface: side +, side -, or sliding (Filippov)."""
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
+    y, fa, fb = sw.y, sw.fa, sw.fb
+    w, G = fw.w, fw.G
     n = y.shape[0]
     old = w[j]
-    slide[j] = 0
+    fw.slide[j] = 0
     w[j] = 1.0
-    if not feval(t, y, fa, fra, md, bf, ib, mt, mc, nm, cc, tc, fe):
+    if not feval(t, y, fa, sw.fra, st, md, fw, hs):
         return False
     w[j] = 0.0
-    if not feval(t, y, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
+    if not feval(t, y, fb, sw.frb, st, md, fw, hs):
         return False
-    switch_gradients(t, y, md, bf, ib, mt, mc, nm, cc, tc)
+    switch_gradients(t, y, st, md, fw, hs)
     row = j * (n + 1)
     sp = G[row + n]
     sm = G[row + n]
@@ -210,41 +300,41 @@ def decide(j, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
     elif sp < 0.0 and sm < 0.0:
         w[j] = 0.0
     elif sm > 0.0 and sp < 0.0:
-        slide[j] = 1
-        lam[j] = sm / (sm - sp)
-        w[j] = lam[j]
-        cnt[C_SLIDE] += 1
+        fw.slide[j] = 1
+        fw.lam[j] = sm / (sm - sp)
+        w[j] = fw.lam[j]
+        st.slides += 1
     else:
         w[j] = 1.0 - old if old == 0.0 or old == 1.0 else 1.0
     return True
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def apply_event(etype, idx, t, y, K, Kraw, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
-    n = y.shape[0]
+@inlined
+def start_field(t, st, md, fw, hs, sw):
+    """The field at the step's start ``(t, sw.y)`` into ``K[0]`` (held states: 0)."""
+    return feval(t, sw.y, sw.K[0], sw.Kraw[0], st, md, fw, hs)
+
+
+@kernel
+def apply_event(etype, idx, t, st, md, fw, hs, sw):
+    """Change the mode for an event at ``t`` and evaluate the field there; False on failure."""
     if etype == EV_ARRIVE:
-        y[idx] = 0.0
+        sw.y[idx] = 0.0
     elif etype == EV_DEPART:
-        stuck[idx] = 0
+        fw.stuck[idx] = 0
     elif etype == EV_SLIDE_LO:
-        slide[idx] = 0
-        w[idx] = 0.0
+        fw.slide[idx] = 0
+        fw.w[idx] = 0.0
     elif etype == EV_SLIDE_HI:
-        slide[idx] = 0
-        w[idx] = 1.0
+        fw.slide[idx] = 0
+        fw.w[idx] = 1.0
     elif etype == EV_SWITCH or etype == EV_REDECIDE:
-        if not decide(idx, t, y, fa, fra, fb, frb, md, bf, ib, mt, mc, nm, cc, tc, fe):
+        if not decide(idx, t, st, md, fw, hs, sw):
             return False
-    if not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
+    if not start_field(t, st, md, fw, hs, sw):
         return False
-    if etype == EV_ARRIVE and Kraw[0, idx] <= 0.0:
-        stuck[idx] = 1
+    if etype == EV_ARRIVE and sw.Kraw[0, idx] <= 0.0:
+        fw.stuck[idx] = 1
         # held states change the sliding weights of the other states: evaluate again
-        if not feval(t, y, K[0], Kraw[0], md, bf, ib, mt, mc, nm, cc, tc, fe):
-            return False
-    for i in range(n):
-        if stuck[i] == 1:
-            K[0, i] = 0.0
+        return start_field(t, st, md, fw, hs, sw)
     return True

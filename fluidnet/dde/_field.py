@@ -6,21 +6,9 @@ take their mode weights, and on switching surfaces where the solution slides the
 Filippov convex combination of the fields on both sides, with weights chosen so the solution
 stays on the surfaces (the rules are in the docstring of :mod:`fluidnet.dde`).
 
-Argument bundles (tuples, so the many arrays travel together):
-
-``md`` = (fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc)
-    model: function addresses, parameters, static integer facts, the start of each state's
-    history and the values of the constant and parameter delays (filled by the integrator).
-``bf`` = (z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf)
-    float work buffers: lag values and arguments, mode weights, sliding weights, switch values,
-    lag derivatives, delay-index buffer, clamped state, switch gradients, corner fields, and
-    the Newton matrix and vectors of the multi-surface sliding weights.
-``ib`` = (hints, slide, stuck, fl, cnt, sl)
-    integer buffers: lookup hints, sliding flags, stuck flags, flags, counters, indices of the
-    sliding surfaces.
-
-Everything here runs without numba's reference counting (``_nrt=False``): it allocates
-nothing, which keeps the hot path free of atomic reference-count traffic.
+The arguments are the run's named groups (see :mod:`fluidnet.dde._state`): ``st`` the scalar
+state record, ``md`` the model, ``fw`` the field's work arrays and modes, ``hs`` the history.
+Everything here runs without numba's reference counting (``_nrt=False``): it allocates nothing.
 """
 
 from __future__ import annotations
@@ -28,73 +16,52 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from ._codes import (
-    C_FEV,
-    FL_CAUSE,
-    FL_INDEX,
-    FN_DELAY,
-    FN_RHS,
-    FN_SGRAD,
-    FN_SWITCH,
-    ST_NEG_DELAY,
-    ST_NONFINITE,
-    ST_NONFINITE_DELAY,
-    ST_OK,
-)
+from ._codes import ST_NEG_DELAY, ST_NONFINITE, ST_NONFINITE_DELAY, ST_OK
 from ._ffi import call_model
 from ._history import lookup, lookup_deriv
+from ._jit import inlined, kernel
 
 _NEG_DELAY_TOL = 1e-12
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def eval_lags(t, x, md, bf, ib, mt, mc, nm, cc, tc, fe):
+@inlined
+def lag_delay(k, t, x, md, fw):
+    """Delay of lag ``k`` at ``(t, x)`` (the lags before ``k`` already in ``fw.z``)."""
+    if md.lag_sdep[k] == 0:
+        # constant and parameter delays were evaluated once, at the start
+        return md.tauc[k]
+    fw.kbuf[0] = k
+    call_model(md.delay, t, x, fw.z, md.p, fw.w, fw.kbuf, fw.kbuf)
+    return fw.kbuf[0]
+
+
+@kernel
+def eval_lags(t, x, st, md, fw, hs):
     """Lag arguments ``largs[k] = t - tau_k`` and values ``z[k]``; False on failure."""
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
-    for k in range(lag_state.shape[0]):
-        if lag_sdep[k] == 0:
-            # constant and parameter delays were evaluated once, at the start
-            s = t - tauc[k]
-            largs[k] = s
-            z[k] = lookup(lag_state[k], s, mt, mc, nm, cc, tc, hstart, nonneg, hints, k, fl)
-            if fl[FL_CAUSE] != ST_OK:
-                fe[0] = s
-                fe[1] = t
+    for k in range(md.lag_state.shape[0]):
+        tau = lag_delay(k, t, x, md, fw)
+        if md.lag_sdep[k] == 1:
+            if not math.isfinite(tau) or tau <= -_NEG_DELAY_TOL * max(1.0, abs(t)):
+                st.cause = ST_NONFINITE_DELAY if not math.isfinite(tau) else ST_NEG_DELAY
+                st.index = k
+                st.fault_value = tau
+                st.fault_time = t
                 return False
-            continue
-        kbuf[0] = k
-        call_model(fn[FN_DELAY], t, x, z, p, w, kbuf, kbuf)
-        tau = kbuf[0]
-        if not math.isfinite(tau):
-            fl[FL_CAUSE] = ST_NONFINITE_DELAY
-            fl[FL_INDEX] = k
-            fe[0] = tau
-            fe[1] = t
-            return False
-        if tau < 0.0:
-            if tau > -_NEG_DELAY_TOL * max(1.0, abs(t)):
-                tau = 0.0
-            else:
-                fl[FL_CAUSE] = ST_NEG_DELAY
-                fl[FL_INDEX] = k
-                fe[0] = tau
-                fe[1] = t
-                return False
+            tau = max(tau, 0.0)
+            if tau > st.max_delay:
+                st.max_delay = tau
         s = t - tau
-        largs[k] = s
-        z[k] = lookup(lag_state[k], s, mt, mc, nm, cc, tc, hstart, nonneg, hints, k, fl)
-        if fl[FL_CAUSE] != ST_OK:
-            fe[0] = s
-            fe[1] = t
+        fw.largs[k] = s
+        fw.z[k] = lookup(md.lag_state[k], s, k, st, md, fw, hs)
+        if st.cause != ST_OK:
+            st.fault_value = s
+            st.fault_time = t
             return False
     return True
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel
 def _solve_small(J, r, m):
     """Solve ``J d = r`` in place (Gaussian elimination, partial pivoting); False if singular."""
     for col in range(m):
@@ -121,7 +88,7 @@ def _solve_small(J, r, m):
     return True
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel
 def _corner_weight(c, lam_s, nsl, skip):
     """Multilinear weight of corner ``c`` (bit b set: side + of surface b); ``skip``: omit b."""
     phi = 1.0
@@ -135,29 +102,35 @@ def _corner_weight(c, lam_s, nsl, skip):
     return phi
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def switch_gradients(t, x, md, bf, ib, mt, mc, nm, cc, tc):
+@kernel
+def _combination(corners, lam_s, nsl, out):
+    """The multilinear convex combination of the corner fields with weights ``lam_s``."""
+    for i in range(out.shape[0]):
+        out[i] = 0.0
+    for c in range(1 << nsl):
+        phi = _corner_weight(c, lam_s, nsl, np.int64(-1))
+        for i in range(out.shape[0]):
+            out[i] += phi * corners[c, i]
+
+
+@kernel
+def switch_gradients(t, x, st, md, fw, hs):
     """``G[j*(n+1) + i] = ds_j/dx_i`` and ``G[j*(n+1) + n]`` = the rest of ``ds_j/dt``."""
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
     need = False
-    for j in range(sw_lagdep.shape[0]):
-        if sw_lagdep[j] == 1:
+    for j in range(md.sw_lagdep.shape[0]):
+        if md.sw_lagdep[j] == 1:
             need = True
     if need:
-        for k in range(lag_state.shape[0]):
-            zdot[k] = lookup_deriv(lag_state[k], largs[k], mt, mc, nm, cc, tc, hints, k)
-    call_model(fn[FN_SGRAD], t, x, z, p, w, zdot, G)
+        for k in range(md.lag_state.shape[0]):
+            fw.zdot[k] = lookup_deriv(md.lag_state[k], fw.largs[k], k, st, fw, hs)
+    call_model(md.sgrad, t, x, fw.z, md.p, fw.w, fw.zdot, fw.G)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
+@kernel
+def _filippov(t, x, f, st, md, fw, hs):
     """Filippov field on the intersection of the sliding surfaces (multilinear weights)."""
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
     n = x.shape[0]
+    slide, sl, w, lam, G, corners = fw.slide, fw.sl, fw.w, fw.lam, fw.G, fw.corners
     nsw = slide.shape[0]
     nsl = np.int64(0)
     for j in range(nsw):
@@ -168,20 +141,21 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
     for c in range(ncorner):
         for b in range(nsl):
             w[sl[b]] = 1.0 if (c >> b) & 1 else 0.0
-        call_model(fn[FN_RHS], t, x, z, p, w, kbuf, corners[c])
-    cnt[C_FEV] += ncorner
+        call_model(md.rhs, t, x, fw.z, md.p, w, fw.kbuf, corners[c])
+    st.fev += ncorner
     for b in range(nsl):
         w[sl[b]] = lam[sl[b]]
-    switch_gradients(t, x, md, bf, ib, mt, mc, nm, cc, tc)
+    switch_gradients(t, x, st, md, fw, hs)
     width = n + 1
     # states held at 0 do not move: the weights must keep ds/dt = 0 for the projected field
     for b in range(nsl):
         for i in range(n):
-            if stuck[i] == 1:
+            if fw.stuck[i] == 1:
                 G[sl[b] * width + i] = 0.0
-    lam_s = vbuf[:nsl]
-    r = vbuf[nsw : nsw + nsl]
-    fl_ = vbuf[2 * nsw : 2 * nsw + n]
+    lam_s = fw.vbuf[:nsl]
+    r = fw.vbuf[nsw : nsw + nsl]
+    fl_ = fw.vbuf[2 * nsw : 2 * nsw + n]
+    J = fw.J
     for b in range(nsl):
         lam_s[b] = lam[sl[b]]
     if nsl == 1:
@@ -198,12 +172,7 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
         for b in range(nsl):
             lam_s[b] = min(1.0, max(0.0, lam_s[b]))
         for _ in range(30):
-            for i in range(n):
-                fl_[i] = 0.0
-            for c in range(ncorner):
-                phi = _corner_weight(c, lam_s, nsl, np.int64(-1))
-                for i in range(n):
-                    fl_[i] += phi * corners[c, i]
+            _combination(corners, lam_s, nsl, fl_)
             for a in range(nsl):
                 row = sl[a] * width
                 acc = G[row + n]
@@ -229,46 +198,37 @@ def _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc):
                 step = max(step, abs(r[b]))
             if step < 1e-14:
                 break
-    for i in range(n):
-        f[i] = 0.0
-    for c in range(ncorner):
-        phi = _corner_weight(c, lam_s, nsl, np.int64(-1))
-        for i in range(n):
-            f[i] += phi * corners[c, i]
+    _combination(corners, lam_s, nsl, f)
     for b in range(nsl):
         lam[sl[b]] = lam_s[b]
         w[sl[b]] = lam_s[b]
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def _field_core(t, x, f, md, bf, ib, mt, mc, nm, cc, tc, fe, nsliding):
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
-    if not eval_lags(t, x, md, bf, ib, mt, mc, nm, cc, tc, fe):
+@inlined
+def _field_in_mode(t, x, f, st, md, fw, hs):
+    """Lags, then the right-hand side in the current mode (Filippov while sliding)."""
+    if not eval_lags(t, x, st, md, fw, hs):
         return False
+    nsliding = 0
+    for j in range(fw.slide.shape[0]):
+        nsliding += fw.slide[j]
     if nsliding == 0:
-        call_model(fn[FN_RHS], t, x, z, p, w, kbuf, f)
-        cnt[C_FEV] += 1
+        call_model(md.rhs, t, x, fw.z, md.p, fw.w, fw.kbuf, f)
+        st.fev += 1
     else:
-        _filippov(t, x, f, md, bf, ib, mt, mc, nm, cc, tc)
+        _filippov(t, x, f, st, md, fw, hs)
     return True
 
 
-def _feval(t, x, f, fraw, md, bf, ib, mt, mc, nm, cc, tc, fe):
+@kernel
+def feval(t, x, f, fraw, st, md, fw, hs):
     """The projected field ``f`` and the unprojected one ``fraw`` at ``(t, x)``; False on failure.
 
-    Also leaves the lag values/arguments of this point in ``z``/``largs`` and, for models with
-    switches, the switching function values in ``sv``.
+    Also leaves the lag values/arguments of this point in ``fw.z``/``fw.largs`` and, for models
+    with switches, the switching function values in ``fw.sv``.
     """
-    fn, p, lag_state, lag_sdep, nonneg, hstart, sw_lagdep, tauc = md
-    z, largs, w, lam, sv, zdot, kbuf, xe, G, corners, J, vbuf = bf
-    hints, slide, stuck, fl, cnt, sl = ib
     n = x.shape[0]
-    nsliding = 0
-    for j in range(slide.shape[0]):
-        nsliding += slide[j]
-    if not _field_core(t, x, f, md, bf, ib, mt, mc, nm, cc, tc, fe, nsliding):
+    if not _field_in_mode(t, x, f, st, md, fw, hs):
         return False
     finite = True
     for i in range(n):
@@ -277,31 +237,25 @@ def _feval(t, x, f, fraw, md, bf, ib, mt, mc, nm, cc, tc, fe):
     if not finite:
         # a projected state overshooting below 0 inside a trial step: evaluate at the boundary
         clamp = False
+        xe = fw.xe
         for i in range(n):
             xe[i] = x[i]
-            if nonneg[i] == 1 and x[i] < 0.0:
+            if md.nonneg[i] == 1 and x[i] < 0.0:
                 xe[i] = 0.0
                 clamp = True
-        if clamp:
-            if not _field_core(t, xe, f, md, bf, ib, mt, mc, nm, cc, tc, fe, nsliding):
-                return False
+        if clamp and not _field_in_mode(t, xe, f, st, md, fw, hs):
+            return False
         for i in range(n):
             if not math.isfinite(f[i]):
-                fl[FL_CAUSE] = ST_NONFINITE
-                fl[FL_INDEX] = i
-                fe[0] = f[i]
-                fe[1] = t
+                st.cause = ST_NONFINITE
+                st.index = i
+                st.fault_value = f[i]
+                st.fault_time = t
                 return False
     for i in range(n):
         fraw[i] = f[i]
-        if stuck[i] == 1:
+        if fw.stuck[i] == 1:
             f[i] = 0.0
-    if sw_lagdep.shape[0] > 0:
-        call_model(fn[FN_SWITCH], t, x, z, p, w, kbuf, sv)
+    if md.sw_lagdep.shape[0] > 0:
+        call_model(md.switch, t, x, fw.z, md.p, fw.w, fw.kbuf, fw.sv)
     return True
-
-
-#: The field, compiled as a function (for the many cold call sites) ...
-feval = njit(cache=True, nogil=True, _nrt=False)(_feval)
-#: ... and inlined into the step attempt, the hot path (one call site).
-feval_inline = njit(cache=True, nogil=True, _nrt=False, inline="always")(_feval)

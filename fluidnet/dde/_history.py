@@ -1,23 +1,24 @@
 """Compiled storage and evaluation of the solution history (piecewise polynomials).
 
-The past of a run is a sequence of pieces ``[mt[k], mt[k+1]]``, each holding, per state, the
-power-basis coefficients of a polynomial in ``theta = (s - mt[k]) / (mt[k+1] - mt[k])``. The
-pieces before ``t0`` come from the user's history; the pieces after ``t0`` are the integrator's
-dense output, one per accepted step. During a step, values beyond the last stored time come from
-the *trial* polynomial of the step being attempted (``cc`` over ``[tc[0], tc[0] + tc[1]]``).
+The past of a run is a sequence of pieces ``[mt[k], mt[k+1]]`` (``k < RunState.nm``), each
+holding, per state, the power-basis coefficients of a polynomial in
+``theta = (s - mt[k]) / (mt[k+1] - mt[k])``. The pieces before ``t0`` come from the user's
+history; the pieces after ``t0`` are the integrator's dense output, one per accepted step.
+During a step, values beyond the last stored time come from the *trial* polynomial ``cc`` of
+the step being attempted, over ``[trial_t, trial_t + trial_h]``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from ._codes import FL_CAUSE, FL_FUTURE, FL_INDEX, ST_HIST_RANGE
+from ._codes import ST_DROPPED, ST_HIST_RANGE
+from ._jit import kernel
 
 __all__ = ["horner", "horner_deriv", "find_piece", "lookup", "lookup_deriv"]
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel
 def horner(c, th):
     """``sum_j c[j] th**j``."""
     v = c[c.shape[0] - 1]
@@ -26,7 +27,7 @@ def horner(c, th):
     return v
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel
 def horner_deriv(c, th):
     """``d/dth sum_j c[j] th**j``."""
     m = c.shape[0]
@@ -36,7 +37,7 @@ def horner_deriv(c, th):
     return v
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel
 def find_piece(mt, nm, s, hint):
     """Index ``k`` with ``mt[k] <= s <= mt[k+1]`` (``s`` inside ``[mt[0], mt[nm]]``)."""
     k = hint
@@ -65,38 +66,47 @@ def find_piece(mt, nm, s, hint):
     return lo
 
 
-@njit(cache=True, nogil=True, _nrt=False, inline="always")
-def lookup(i, s, mt, mc, nm, cc, tc, hstart, nonneg, hints, k, fl):
+@kernel
+def lookup(i, s, k, st, md, fw, hs):
     """Value of state ``i`` at time ``s``; ``k`` indexes the search hint (a lag).
 
-    ``hstart[i]`` is the earliest time the history of state ``i`` is defined (``-inf`` for a
-    constant history, which extends the first piece's constant to the left).
+    ``md.hstart[i]`` is the earliest time the history of state ``i`` is defined (``-inf`` for
+    a constant history, which extends the first piece's constant to the left). Sets
+    ``st.future`` when ``s`` lies in the step being attempted, ``st.cause`` on failure.
     """
+    mt = hs.mt
+    nm = st.nm
     if s > mt[nm]:
-        fl[FL_FUTURE] = 1
-        v = horner(cc[i], (s - tc[0]) / tc[1])
-    elif s < hstart[i]:
-        fl[FL_CAUSE] = ST_HIST_RANGE
-        fl[FL_INDEX] = i
+        st.future = True
+        v = horner(hs.cc[i], (s - st.trial_t) / st.trial_h)
+    elif s < md.hstart[i]:
+        st.cause = ST_HIST_RANGE
+        st.index = i
+        return np.nan
+    elif s < st.dropped_before:
+        st.cause = ST_DROPPED
+        st.index = i
         return np.nan
     elif s < mt[0]:
-        v = mc[0, i, 0]
+        v = hs.mc[0, i, 0]
     else:
-        j = find_piece(mt, nm, s, hints[k])
-        hints[k] = j
-        v = horner(mc[j, i], (s - mt[j]) / (mt[j + 1] - mt[j]))
-    if nonneg[i] == 1 and v < 0.0:
+        j = find_piece(mt, nm, s, fw.hints[k])
+        fw.hints[k] = j
+        v = horner(hs.mc[j, i], (s - mt[j]) / (mt[j + 1] - mt[j]))
+    if md.nonneg[i] == 1 and v < 0.0:
         v = 0.0
     return v
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def lookup_deriv(i, s, mt, mc, nm, cc, tc, hints, k):
+@kernel
+def lookup_deriv(i, s, k, st, fw, hs):
     """Time derivative of state ``i`` at ``s`` (0 left of the stored pieces: constants)."""
+    mt = hs.mt
+    nm = st.nm
     if s > mt[nm]:
-        return horner_deriv(cc[i], (s - tc[0]) / tc[1]) / tc[1]
+        return horner_deriv(hs.cc[i], (s - st.trial_t) / st.trial_h) / st.trial_h
     if s < mt[0]:
         return 0.0
-    j = find_piece(mt, nm, s, hints[k])
+    j = find_piece(mt, nm, s, fw.hints[k])
     hj = mt[j + 1] - mt[j]
-    return horner_deriv(mc[j, i], (s - mt[j]) / hj) / hj
+    return horner_deriv(hs.mc[j, i], (s - mt[j]) / hj) / hj

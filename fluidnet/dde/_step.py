@@ -1,9 +1,10 @@
-"""One step of the embedded Runge-Kutta pair, with lags that may fall inside the step.
+"""One step of an embedded Runge-Kutta pair, with lags that may fall inside the step.
 
-``attempt`` computes the stages; lagged values beyond the stored history come from the step's
-own continuous extension ``cc`` (first guess: ``predictor``), and the stages are iterated until
-that extension reproduces itself (or the step's end value stops moving, at the observed
-contraction rate). Returns the scaled local error estimate.
+``attempt`` computes the stages of the method given as data (``rk``: tableau ``A, B, C``, error
+weights ``E``, dense-output matrix ``P``); lagged values beyond the stored history come from
+the step's own continuous extension ``hs.cc`` (first guess: ``predictor``), and the stages are
+iterated until that extension reproduces itself (or the step's end value stops moving, at the
+observed contraction rate). Returns the scaled local error estimate.
 """
 
 from __future__ import annotations
@@ -11,19 +12,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
-from ._codes import C_ITER, FL_CAUSE, FL_FUTURE, FL_INDEX, ST_ITERATION, ST_NONFINITE
-from ._field import feval_inline
-from ._tableaux import NCOEF
+from ._codes import ST_ITERATION, ST_NONFINITE
+from ._field import feval
+from ._jit import inlined, kernel
 
 _MAXIT = 12  # fixed-point iterations for lags inside the step
 _ITER_TOL = 1e-2  # interpolant self-consistency, in units of the error tolerance
 _ITER_TOL_Y = 0.2  # estimated remaining iteration error of the step's end value
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@kernel
 def rms(v, y0, y1, rtol, atol):
+    """RMS of ``v`` in units of ``atol + rtol max(|y0|, |y1|)`` (inf if not finite)."""
     acc = 0.0
     n = v.shape[0]
     for i in range(n):
@@ -34,50 +35,49 @@ def rms(v, y0, y1, rtol, atol):
     return res if math.isfinite(res) else np.inf
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _dense(method, h, y, ynew, K, D, cn):
-    """Power-basis coefficients of the step's continuous extension."""
-    n = y.shape[0]
-    for i in range(n):
-        dlt = ynew[i] - y[i]
+@inlined
+def combine(W, m, K, h, y, out):
+    """``out = y + h * sum_s W[s] K[s]`` over the stages ``s < m``."""
+    for i in range(y.shape[0]):
+        acc = 0.0
+        for s in range(m):
+            acc += W[s] * K[s, i]
+        out[i] = y[i] + h * acc
+
+
+@inlined
+def dense_coefficients(P, K, h, y, cn):
+    """Power-basis coefficients of the step's continuous extension: ``y + h (K.T @ P) theta``."""
+    S = P.shape[0]
+    for i in range(y.shape[0]):
         cn[i, 0] = y[i]
-        cn[i, 1] = h * K[0, i]
-        if method == 0:
-            f0 = K[0, i]
-            f1 = K[3, i]
-            cn[i, 2] = 3.0 * dlt - h * (2.0 * f0 + f1)
-            cn[i, 3] = -2.0 * dlt + h * (f0 + f1)
-            cn[i, 4] = 0.0
-        else:
-            b = h * K[0, i] - dlt
-            cq = dlt - h * K[6, i] - b
-            d = 0.0
-            for j in range(7):
-                d += D[j] * K[j, i]
-            d *= h
-            cn[i, 2] = -b + cq + d
-            cn[i, 3] = -cq - 2.0 * d
-            cn[i, 4] = d
+        for j in range(P.shape[1]):
+            acc = 0.0
+            for s in range(S):
+                acc += P[s, j] * K[s, i]
+            cn[i, j + 1] = h * acc
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def _predictor(h, y, K, mt, mc, nm, nh, extrapolate, cc):
+@inlined
+def predictor(st, sw, hs, extrapolate):
     """First guess of the step's dense output, for lags that fall inside the step.
 
     The previous step's polynomial continued past its end when ``extrapolate`` (smooth
     continuation, no mode change at ``t``), else the Euler line ``y + theta h f``.
     """
+    y, cc, mc = sw.y, hs.cc, hs.mc
     n = y.shape[0]
-    if extrapolate and nm > nh:
-        hp = mt[nm] - mt[nm - 1]
-        r = h / hp
+    ncoef = cc.shape[1]
+    nm = st.nm
+    if extrapolate and nm > st.nh:
+        r = st.h / (hs.mt[nm] - hs.mt[nm - 1])
         for i in range(n):
             # q(theta) = p(1 + r theta): Taylor shift of the power basis
             rk = 1.0
-            for k in range(NCOEF):
+            for k in range(ncoef):
                 acc = 0.0
                 binom = 1.0
-                for m in range(k, NCOEF):
+                for m in range(k, ncoef):
                     acc += binom * mc[nm - 1, i, m]
                     binom = binom * (m + 1) / (m + 1 - k)
                 cc[i, k] = acc * rk
@@ -86,137 +86,108 @@ def _predictor(h, y, K, mt, mc, nm, nh, extrapolate, cc):
     else:
         for i in range(n):
             cc[i, 0] = y[i]
-            cc[i, 1] = h * K[0, i]
-            for j in range(2, NCOEF):
+            cc[i, 1] = st.h * sw.K[0, i]
+            for j in range(2, ncoef):
                 cc[i, j] = 0.0
 
 
-@njit(cache=True, nogil=True, _nrt=False)
+@inlined
 def _poly_gap(cn, cc, y0, y1, rtol, atol):
     """RMS over states of a bound on ``max_theta |cn(theta) - cc(theta)|`` in tolerance units."""
     n = cn.shape[0]
     acc = 0.0
     for i in range(n):
         d = 0.0
-        for j in range(NCOEF):
+        for j in range(cn.shape[1]):
             d += abs(cn[i, j] - cc[i, j])
         r = d / (atol[i] + rtol * max(abs(y0[i]), abs(y1[i])))
         acc += r * r
     return math.sqrt(acc / n)
 
 
-@njit(cache=True, nogil=True, _nrt=False)
-def attempt(
-    t,
-    h,
-    y,
-    K,
-    Kraw,
-    ynew,
-    cn,
-    ytmp,
-    yprev,
-    etmp,
-    A,
-    B,
-    E,
-    C,
-    D,
-    method,
-    rtol,
-    atol,
-    md,
-    bf,
-    ib,
-    mt,
-    mc,
-    nm,
-    nh,
-    extrapolate,
-    cc,
-    tc,
-    fe,
-    svs,
-    lams,
-):
-    """One trial step; returns the scaled error norm (inf on failure, cause in ``fl``).
+@inlined
+def _stages(st, rk, md, fw, hs, sw):
+    """Stages ``1..S-1`` (stage 0 is the field at the start); False on a failed evaluation.
 
-    ``svs[s]`` and ``lams[s]`` receive the switching-function values and sliding weights at
-    stage ``s`` (row 0 holds the start values and is left alone).
+    ``sw.svs[s]`` and ``sw.lams[s]`` receive the switching-function values and sliding weights
+    at stage ``s`` (row 0 holds the start values).
     """
-    hints, slide, stuck, fl, cnt, sl = ib
-    sv = bf[4]
-    lam = bf[3]
+    t, h = st.t, st.h
+    A = rk.A
+    for s in range(1, rk.C.shape[0]):
+        combine(A[s], s, sw.K, h, sw.y, sw.ytmp)
+        if not feval(t + rk.C[s] * h, sw.ytmp, sw.K[s], sw.Kraw[s], st, md, fw, hs):
+            return False
+        for j in range(sw.svs.shape[1]):
+            sw.svs[s, j] = fw.sv[j]
+            sw.lams[s, j] = fw.lam[j]
+    return True
+
+
+@inlined
+def attempt(st, rk, md, fw, hs, sw):
+    """One trial step of size ``st.h`` from ``(st.t, sw.y)``: stages, ``sw.ynew``, ``sw.cn``.
+
+    Returns the scaled error norm (inf on failure, cause in ``st.cause``). ``st.rate`` is the
+    contraction rate of the lag iteration (-1 when no lag fell inside the step).
+    """
+    y, ynew, cn, cc = sw.y, sw.ynew, sw.cn, hs.cc
     n = y.shape[0]
-    S = C.shape[0]
-    _predictor(h, y, K, mt, mc, nm, nh, extrapolate, cc)
-    tc[0] = t
-    tc[1] = h
-    tc[2] = -1.0
+    h = st.h
+    predictor(st, sw, hs, st.smooth_start)
+    st.trial_t = st.t
+    st.trial_h = h
+    st.rate = -1.0
     converged = False
     gap_prev = 0.0
     for it in range(_MAXIT):
-        fl[FL_FUTURE] = 0
-        for s in range(1, S):
-            for i in range(n):
-                acc = 0.0
-                for j in range(s):
-                    acc += A[s, j] * K[j, i]
-                ytmp[i] = y[i] + h * acc
-            if not feval_inline(
-                t + C[s] * h, ytmp, K[s], Kraw[s], md, bf, ib, mt, mc, nm, cc, tc, fe
-            ):
-                return np.inf
-            for j in range(svs.shape[1]):
-                svs[s, j] = sv[j]
-                lams[s, j] = lam[j]
+        st.future = False
+        if not _stages(st, rk, md, fw, hs, sw):
+            return np.inf
+        combine(rk.B, rk.B.shape[0], sw.K, h, y, ynew)
         for i in range(n):
-            acc = 0.0
-            for j in range(S):
-                acc += B[j] * K[j, i]
-            ynew[i] = y[i] + h * acc
             if not math.isfinite(ynew[i]):
-                fl[FL_CAUSE] = ST_NONFINITE
-                fl[FL_INDEX] = i
-                fe[0] = ynew[i]
-                fe[1] = t + h
+                st.cause = ST_NONFINITE
+                st.index = i
+                st.fault_value = ynew[i]
+                st.fault_time = st.t + h
                 return np.inf
-        _dense(method, h, y, ynew, K, D, cn)
-        if fl[FL_FUTURE] == 0:
+        dense_coefficients(rk.P, sw.K, h, y, cn)
+        if not st.future:
             converged = True
             break
         # The stages read the step's own interpolant cc. Done when cc reproduces itself, or
         # when the end value moved so little that, at the observed contraction rate, the
         # remaining iteration error is a small fraction of the error tolerance.
-        gap = _poly_gap(cn, cc, y, ynew, rtol, atol)
+        gap = _poly_gap(cn, cc, y, ynew, st.rtol, sw.atol)
         if gap <= _ITER_TOL:
             converged = True
-            tc[2] = max(tc[2], 0.0)
+            st.rate = max(st.rate, 0.0)
             break
         if it > 0:
             rate = gap / gap_prev if gap_prev > 0.0 else 1.0
-            tc[2] = rate
+            st.rate = rate
             if rate >= 1.0 or (it >= 3 and rate > 0.9):
                 break  # diverging or stalling: a shorter step will do better
             for i in range(n):
-                etmp[i] = ynew[i] - yprev[i]
-            change = rms(etmp, y, ynew, rtol, atol)
+                sw.etmp[i] = ynew[i] - sw.yprev[i]
+            change = rms(sw.etmp, y, ynew, st.rtol, sw.atol)
             if change * rate / (1.0 - rate) <= _ITER_TOL_Y:
                 converged = True
                 break
         gap_prev = gap
-        cnt[C_ITER] += 1
+        st.iterations += 1
         for i in range(n):
-            yprev[i] = ynew[i]
-            for j in range(NCOEF):
+            sw.yprev[i] = ynew[i]
+            for j in range(cn.shape[1]):
                 cc[i, j] = cn[i, j]
     if not converged:
-        fl[FL_CAUSE] = ST_ITERATION
-        tc[2] = 1.0
+        st.cause = ST_ITERATION
+        st.rate = 1.0
         return np.inf
     for i in range(n):
         acc = 0.0
-        for j in range(S):
-            acc += E[j] * K[j, i]
-        etmp[i] = h * acc
-    return rms(etmp, y, ynew, rtol, atol)
+        for s in range(rk.E.shape[0]):
+            acc += rk.E[s] * sw.K[s, i]
+        sw.etmp[i] = h * acc
+    return rms(sw.etmp, y, ynew, st.rtol, sw.atol)

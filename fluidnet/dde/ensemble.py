@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import sympy
 
-from ..errors import FluidnetError, IntegrationError, ParameterError
+from ..errors import FluidnetError, IntegrationError, OptionError, ParameterError
 from ..progress import progress_bar
 from .codegen import compile_model
 from .history import build_history, normalize_history
@@ -26,6 +26,9 @@ from .simulation import (
 
 __all__ = ["simulate_ensemble"]
 
+#: Per-member counters of the result (see :class:`fluidnet.dde.solution.Counters`).
+_COUNTERS = ("steps", "rejected", "rhs_evaluations", "events", "discontinuities")
+
 
 def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str], np.ndarray]:
     """Names and a (M, k) array of the varied parameters (arrays broadcast together)."""
@@ -38,8 +41,15 @@ def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str],
                 f"unknown parameter {k!r} for model {model.name!r} "
                 f"(parameters: {', '.join(model.param_names)})"
             )
+    raw = {}
+    for k in names:
+        arr = np.asarray(params[k])
+        if np.iscomplexobj(arr) and np.any(arr.imag != 0):
+            bad = np.atleast_1d(arr)[np.argmax(np.atleast_1d(arr.imag != 0))]
+            raise ParameterError(f"parameter {k!r}: value {bad} is complex")
+        raw[k] = arr.real if np.iscomplexobj(arr) else arr
     try:
-        arrays = np.broadcast_arrays(*[np.asarray(params[k], dtype=float) for k in names])
+        arrays = np.broadcast_arrays(*[np.asarray(raw[k], dtype=float) for k in names])
     except ValueError as exc:
         shapes = {k: np.shape(params[k]) for k in names}
         raise ParameterError(f"parameter arrays do not broadcast together: {shapes}") from exc
@@ -127,7 +137,7 @@ def simulate_ensemble(
     import xarray as xr
 
     if on_error not in ("raise", "nan"):
-        raise ParameterError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
+        raise OptionError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
     names, table = _parameter_sets(model, params)
     histories = list(history) if isinstance(history, (list, tuple)) else [history]
     if not histories:
@@ -138,7 +148,7 @@ def simulate_ensemble(
     if t_eval is None:
         n_points = int(n_points)
         if n_points < 2:
-            raise ParameterError(f"n_points must be at least 2, got {n_points}")
+            raise OptionError(f"n_points must be at least 2, got {n_points}")
         t_eval = np.linspace(opts.t0, opts.t_end, n_points)
     te = check_t_eval(t_eval, opts)
     cm = compile_model(model)
@@ -166,18 +176,19 @@ def simulate_ensemble(
             built[h] = hist
         return parameter_vector(model, values), hist
 
+    stop = threading.Event()  # set when the caller is interrupted: workers end their runs
+
     def run(members: range) -> int:
         for member in members:
+            if stop.is_set():
+                break
             m, h = divmod(member, n_hist)
             try:
                 pvec, hist = prepare(m, h)
-                status, info, ylast, _, _, y_eval, cnt, bt = run_kernel(
-                    cm, pvec, hist, opts, te, False
-                )
-                msg = failure_message(cm, status, info, ylast)
+                res = run_kernel(cm, pvec, hist, opts, te, False, stop.is_set)
+                msg = failure_message(cm, res)
             except FluidnetError as exc:
                 msg = str(exc)
-                y_eval = None
             if msg is not None:
                 label = _member_label(member, names, table[m], h, n_hist)
                 if on_error == "raise":
@@ -185,14 +196,14 @@ def simulate_ensemble(
                 with lock:
                     errors[member] = msg
                 continue
-            out[:, member, :] = y_eval.T
-            counters[member] = cnt[[0, 1, 2, 4, 3]]
-            btimes[member] = bt[:n]
+            out[:, member, :] = res.y_eval.T
+            counters[member] = [res.counters[k] for k in _COUNTERS]
+            btimes[member] = res.btime
         return len(members)
 
     workers = (os.cpu_count() or 1) if workers is None else int(workers)
     if workers < 1:
-        raise ParameterError(f"workers must be at least 1, got {workers}")
+        raise OptionError(f"workers must be at least 1, got {workers}")
     chunk = max(1, min(64, n_members // (8 * workers) or 1))
     chunks = [range(i, min(i + chunk, n_members)) for i in range(0, n_members, chunk)]
     bar = progress_bar(
@@ -213,7 +224,8 @@ def simulate_ensemble(
                 try:
                     for fut in as_completed(futures):
                         bar.update(fut.result())
-                except BaseException:
+                except BaseException:  # KeyboardInterrupt included: stop the workers too
+                    stop.set()
                     for f in futures:
                         f.cancel()
                     raise
@@ -237,7 +249,7 @@ def simulate_ensemble(
     for j, k in enumerate(names):
         coords[k] = ("member", np.repeat(table[:, j], n_hist))
     data = {s: (("member", "time"), out[i]) for i, s in enumerate(cm.form.states)}
-    for j, k in enumerate(("steps", "rejected", "rhs_evaluations", "events", "discontinuities")):
+    for j, k in enumerate(_COUNTERS):
         data[k] = ("member", counters[:, j])
     for i, s in enumerate(cm.form.states):
         if cm.nonnegative[i]:

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy
 
-from ..errors import AnalysisError, IntegrationError, ModelError
+from ..errors import AnalysisError, IntegrationError, ModelError, OptionError, ParameterError
 from ..symbolic.symbols import name_of
-from ._tableaux import NCOEF
+from .methods import NCOEF
 
 if TYPE_CHECKING:  # scipy.interpolate is imported when a history needs it (slow import)
     from scipy.interpolate import PPoly
@@ -102,7 +102,25 @@ def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, 
     return {s: spec[s] for s in names}
 
 
+def _real(name: str, values: Any, t: Any) -> np.ndarray:
+    """``values`` as floats; :class:`ParameterError` naming the state for a complex value."""
+    arr = np.asarray(values)
+    if np.iscomplexobj(arr):
+        bad = np.atleast_1d(arr.imag != 0)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            v = np.atleast_1d(arr)[i]
+            tt = np.broadcast_to(np.asarray(t, dtype=float), bad.shape)[i]
+            raise ParameterError(f"history of {name!r} is complex: {v} at t = {tt:g}")
+        arr = arr.real
+    return arr.astype(float)
+
+
 def _kind(name: str, v: Any) -> str:
+    if isinstance(v, (complex, np.complexfloating)) or (
+        isinstance(v, sympy.Expr) and v.is_number and v.is_real is False
+    ):
+        raise ParameterError(f"history of {name!r}: the value {v} is complex")
     if isinstance(v, (Real, np.number)) and not isinstance(v, bool):
         return "constant"
     if isinstance(v, sympy.Expr) and v.is_number:
@@ -127,16 +145,19 @@ def _check_finite(name: str, t, v) -> None:
 
 def _call(name: str, f: Callable, ts: np.ndarray) -> np.ndarray:
     try:
-        out = np.asarray(f(ts), dtype=float)
-        if out.shape != ts.shape:
+        out = np.asarray(f(ts))
+        if out.shape != ts.shape or out.dtype.kind not in "fiuc":
             raise ValueError
     except Exception:
         try:
-            out = np.array([float(f(float(s))) for s in ts])
+            out = np.array([f(float(s)) for s in ts])
+            if out.shape != ts.shape or out.dtype.kind not in "fiuc":
+                raise ValueError(f"it returned {out[0]!r}, not a number")
         except Exception as exc:
             raise ModelError(
                 f"history of {name!r}: calling it at t = {ts[0]:g} failed: {exc}"
             ) from exc
+    out = _real(name, out, ts)
     _check_finite(name, ts, out)
     return out
 
@@ -170,8 +191,9 @@ def _from_samples(name: str, samples, t0: float) -> tuple[PPoly | None, float]:
     from scipy.interpolate import CubicSpline, PPoly, make_interp_spline
 
     ts, vs = samples
-    ts = np.asarray(ts, dtype=float).reshape(-1)
-    vs = np.asarray(vs, dtype=float).reshape(-1)
+    ts = _real(f"{name}'s sample times", np.asarray(ts).reshape(-1), np.nan)
+    vs = np.asarray(vs).reshape(-1)
+    vs = _real(name, vs, ts if ts.shape == vs.shape else np.nan)
     if ts.shape != vs.shape or ts.size == 0:
         raise ModelError(
             f"history of {name!r}: samples (t, values) must be two 1-D arrays of "
@@ -247,6 +269,11 @@ def _max_delay_at_t0(model, values: Mapping[str, float], t0: float, value_at) ->
 def _from_solution(model, sol, t0: float) -> HistoryData:
     """The dense output of an earlier run up to ``t0``, piece for piece (no re-interpolation)."""
     names = model.state_names
+    if not sol.dense:
+        raise OptionError(
+            "a run made with dense=False cannot be continued: it kept no dense output "
+            "(run it with dense=True to use it as a history)"
+        )
     if tuple(sol.state_names) != tuple(names):
         raise ModelError(
             f"the history is a run of a model with states {', '.join(sol.state_names)}, not "

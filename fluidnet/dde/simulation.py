@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
-from ..errors import IntegrationError, ParameterError
+from ..errors import IntegrationError, OptionError, ParameterError
 from . import _codes as F
-from ._kernel import integrate
-from ._tableaux import BS3, DP5, METHODS
+from ._kernel import advance
+from ._state import ModelData, enlarged, new_run, trimmed
 from .codegen import CompiledModel, compile_model
 from .history import HistoryData, build_history, normalize_history
+from .methods import METHODS
 from .solution import Solution, counters_from
 
 __all__ = ["simulate"]
 
-_ORDER = {"BS3": BS3.order, "DP5": DP5.order}
 #: Generations of delay-propagated discontinuity points tracked after an event (a projected
 #: state reaching or leaving 0, a switch); the jump at ``t0`` is tracked to the method's order.
 EVENT_GENERATIONS = 2
@@ -43,78 +45,136 @@ def _positive(name: str, value: Any, allow_inf: bool = False) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, not {value!r}") from None
+        raise OptionError(f"{name} must be a number, not {value!r}") from None
     if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
-        raise ParameterError(f"{name} must be positive and finite, got {value!r}")
+        raise OptionError(f"{name} must be positive and finite, got {value!r}")
     return v
 
 
 def make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps) -> Options:
-    """Check the integration options; raises :class:`ParameterError` naming the bad one."""
+    """Check the integration options; raises :class:`OptionError` naming the bad one."""
     try:
         t0 = float(t0)
         t_end = float(t_end)
     except (TypeError, ValueError):
-        raise ParameterError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
+        raise OptionError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
     if not (math.isfinite(t0) and math.isfinite(t_end)):
-        raise ParameterError(f"t0 = {t0} and t_end = {t_end} must be finite")
+        raise OptionError(f"t0 = {t0} and t_end = {t_end} must be finite")
     if not t_end > t0:
-        raise ParameterError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
+        raise OptionError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
     rtol = _positive("rtol", rtol)
     if rtol < 1e-13:
-        raise ParameterError(f"rtol = {rtol:g} is below what double precision can deliver (1e-13)")
+        raise OptionError(f"rtol = {rtol:g} is below what double precision can deliver (1e-13)")
     n = len(model.state_names)
     if isinstance(atol, Mapping):
         unknown = set(atol) - set(model.state_names)
         if unknown:
-            raise ParameterError(f"atol given for unknown states {sorted(unknown)}")
+            raise OptionError(f"atol given for unknown states {sorted(unknown)}")
         a = np.full(n, 1e-9)
         for i, s in enumerate(model.state_names):
             if s in atol:
                 a[i] = _positive(f"atol[{s!r}]", atol[s])
     else:
-        arr = np.atleast_1d(np.asarray(atol, dtype=float))
+        arr = np.atleast_1d(np.asarray(atol))
+        if arr.dtype.kind not in "fiu":
+            raise OptionError(f"atol must be real numbers, not {atol!r}")
+        arr = arr.astype(float)
         if arr.size == 1:
             a = np.full(n, _positive("atol", arr[0]))
         elif arr.shape == (n,):
             a = np.array([_positive(f"atol[{i}]", v) for i, v in enumerate(arr)])
         else:
-            raise ParameterError(f"atol must be a number, a dict by state, or {n} values")
+            raise OptionError(f"atol must be a number, a dict by state, or {n} values")
     max_step = np.inf if max_step is None else _positive("max_step", max_step, allow_inf=True)
     first_step = 0.0 if first_step is None else _positive("first_step", first_step)
     if method not in METHODS:
-        raise ParameterError(f"method {method!r} is unknown; choose one of {sorted(METHODS)}")
-    max_steps = int(_positive("max_steps", max_steps))
-    return Options(t0, t_end, rtol, a, max_step, first_step, method, max_steps)
+        raise OptionError(f"method {method!r} is unknown; choose one of {sorted(METHODS)}")
+    return Options(t0, t_end, rtol, a, max_step, first_step, method, _max_steps(max_steps))
+
+
+#: Largest ``max_steps`` (the kernel counts steps in 64-bit integers).
+MAX_STEPS_LIMIT = 2**62
+
+
+def _max_steps(value: Any) -> int:
+    """``max_steps`` as an int in ``[1, MAX_STEPS_LIMIT]``; raises :class:`OptionError`."""
+    if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
+        raise OptionError(f"max_steps must be a whole number, not {value!r}")
+    if isinstance(value, Real) and not isinstance(value, Integral):
+        if not (math.isfinite(value) and float(value).is_integer()):
+            raise OptionError(f"max_steps must be a whole number, got {value!r}")
+    v = int(value)
+    if not 1 <= v <= MAX_STEPS_LIMIT:
+        raise OptionError(f"max_steps must be between 1 and 2**62, got {value!r}")
+    return v
 
 
 def check_t_eval(t_eval, opts: Options) -> np.ndarray:
     if t_eval is None:
         return np.zeros(0)
-    te = np.asarray(t_eval, dtype=float).reshape(-1)
+    te = np.asarray(t_eval).reshape(-1)
+    if te.size and te.dtype.kind not in "fiu":
+        raise OptionError(f"t_eval must be real times, not {te.dtype} values")
+    te = te.astype(float)
     if te.size and (not np.all(np.isfinite(te)) or np.any(np.diff(te) < 0)):
-        raise ParameterError("t_eval must be finite and non-decreasing")
+        raise OptionError("t_eval must be finite and non-decreasing")
     tol = 1e-12 * max(1.0, abs(opts.t_end))
     if te.size and (te[0] < opts.t0 - tol or te[-1] > opts.t_end + tol):
-        raise ParameterError(
+        raise OptionError(
             f"t_eval must lie in [t0, t_end] = [{opts.t0:g}, {opts.t_end:g}] "
             f"(got [{te[0]:g}, {te[-1]:g}])"
         )
     return np.clip(te, opts.t0, opts.t_end)
 
 
-def model_data(cm: CompiledModel, pvec: np.ndarray, hist: HistoryData) -> tuple:
-    """The ``md`` tuple of the kernel."""
-    return (
-        cm.addresses,
-        np.ascontiguousarray(pvec, dtype=np.float64) if pvec.size else np.zeros(1),
-        cm.lag_state,
-        cm.lag_statedep,
-        cm.nonnegative,
-        np.ascontiguousarray(hist.start, dtype=np.float64),
-        cm.switch_lagdep,
-        np.zeros(max(1, cm.nlag)),
+def model_data(cm: CompiledModel, pvec: np.ndarray, hist: HistoryData) -> ModelData:
+    """The kernel's view of a compiled model with its parameter values."""
+    rhs, delay, switch, sgrad = (int(a) for a in cm.addresses)
+    return ModelData(
+        rhs=rhs,
+        delay=delay,
+        switch=switch,
+        sgrad=sgrad,
+        p=np.ascontiguousarray(pvec, dtype=np.float64) if pvec.size else np.zeros(1),
+        lag_state=cm.lag_state,
+        lag_sdep=cm.lag_statedep,
+        nonneg=cm.nonnegative,
+        hstart=np.ascontiguousarray(hist.start, dtype=np.float64),
+        sw_lagdep=cm.switch_lagdep,
+        tauc=np.zeros(max(1, cm.nlag)),
     )
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    """What one run of the kernel returns to Python."""
+
+    status: int
+    index: int
+    info: tuple[float, float, float, float]  # time, step, value and extra of a failure
+    y: np.ndarray  # the last accepted state
+    mesh_t: np.ndarray  # the mesh and dense output, history pieces included
+    mesh_c: np.ndarray
+    n_hist_pieces: int
+    y_eval: np.ndarray
+    counters: dict[str, int]
+    btime: np.ndarray  # time held at 0, per projected state
+    slide_time: np.ndarray  # time sliding, per switch
+    slide_weight: np.ndarray  # integral of the Filippov weight while sliding, per switch
+
+
+#: Seconds of work per call of the compiled kernel: Ctrl-C is seen between calls.
+SLICE_SECONDS = 0.05
+
+_COUNTER_FIELDS = {
+    "steps": "steps",
+    "rejected": "rejects",
+    "rhs_evaluations": "fev",
+    "discontinuities": "discontinuities",
+    "events": "events",
+    "iterations": "iterations",
+    "sliding_entries": "slides",
+}
 
 
 def run_kernel(
@@ -124,38 +184,83 @@ def run_kernel(
     opts: Options,
     t_eval: np.ndarray,
     keep_mesh: bool,
-):
-    """Call the compiled integrator for one trajectory (releases the GIL)."""
-    return integrate(
-        model_data(cm, pvec, hist),
-        hist.t,
-        hist.c,
-        hist.x0.copy(),
-        opts.t0,
-        opts.t_end,
-        opts.rtol,
-        opts.atol,
-        opts.max_step,
-        opts.first_step,
-        METHODS[opts.method],
-        opts.max_steps,
-        t_eval,
-        keep_mesh,
-        _ORDER[opts.method],
-        EVENT_GENERATIONS,
-        cm.nswitch,
+    stop: Callable[[], bool] | None = None,
+) -> KernelResult:
+    """Integrate one trajectory with the compiled kernel (which releases the GIL).
+
+    The kernel runs in slices of about :data:`SLICE_SECONDS`, so a KeyboardInterrupt (or
+    ``stop()`` returning True, for worker threads) ends the run between slices. Without
+    ``keep_mesh`` the dense output older than what the delays can still reach is dropped.
+    """
+    rk = METHODS[opts.method]
+    st, run = new_run(
+        model_data(cm, pvec, hist), rk, hist.t, hist.c, hist.x0, opts.atol, t_eval, cm.nswitch
+    )
+    s = st[0]
+    s["t0"] = opts.t0
+    s["t_end"] = opts.t_end
+    s["rtol"] = opts.rtol
+    s["h_max"] = opts.max_step
+    s["h_first"] = opts.first_step
+    s["max_steps"] = opts.max_steps
+    s["track_level"] = rk.order
+    s["event_generations"] = EVENT_GENERATIONS
+    budget = 1000
+    while True:
+        started = time.perf_counter()
+        status = advance(s, run, budget)
+        if status == F.ST_PAUSED:
+            if stop is not None and stop():
+                raise KeyboardInterrupt
+            spent = max(time.perf_counter() - started, 1e-4)
+            budget = int(min(max(budget * SLICE_SECONDS / spent, 16), 1_000_000))
+        elif status == F.ST_NEED_SPACE:
+            if keep_mesh:
+                run = enlarged(st, run)
+            else:
+                reach = 2.0 * float(s["max_delay"]) + 2.0 * float(s["h"])
+                run = trimmed(st, run, float(s["t"]) - reach)
+        else:
+            break
+    nm = int(s["nm"])
+    if keep_mesh:
+        mesh_t, mesh_c = run.hs.mt[: nm + 1].copy(), run.hs.mc[:nm].copy()
+    else:
+        mesh_t, mesh_c = run.hs.mt[:1].copy(), run.hs.mc[:0].copy()
+    if status != F.ST_OK:
+        info = (
+            float(s["fail_t"]),
+            float(s["fail_h"]),
+            float(s["fault_value"]),
+            float(s["fault_time"]),
+        )
+    else:
+        info = (float(s["t"]), float(s["h"]), 0.0, 0.0)
+    return KernelResult(
+        status=int(status),
+        index=int(s["index"]),
+        info=info,
+        y=run.sw.y.copy(),
+        mesh_t=mesh_t,
+        mesh_c=mesh_c,
+        n_hist_pieces=int(s["nh"]),
+        y_eval=run.out.y_eval,
+        counters={k: int(s[f]) for k, f in _COUNTER_FIELDS.items()},
+        btime=run.out.btime,
+        slide_time=run.out.slide_time,
+        slide_weight=run.out.slide_weight,
     )
 
 
-def failure_message(cm: CompiledModel, status, info, ylast) -> str | None:
+def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
     """Readable cause of a kernel failure, or None when the run succeeded."""
-    code, idx = int(status[0]), int(status[1])
+    code, idx = res.status, res.index
     if code == F.ST_OK:
         return None
     form = cm.form
     names = form.states
-    t, h, value, extra = (float(v) for v in info)
-    state = ", ".join(f"{s} = {v:.6g}" for s, v in zip(names, ylast, strict=True))
+    t, h, value, extra = res.info
+    state = ", ".join(f"{s} = {v:.6g}" for s, v in zip(names, res.y, strict=True))
     where = f"at t = {t:.10g} with {state}"
     if code == F.ST_NONFINITE:
         what = names[idx] if 0 <= idx < len(names) else "a state"
@@ -193,11 +298,23 @@ def failure_message(cm: CompiledModel, status, info, ylast) -> str | None:
         )
     if code == F.ST_ITERATION:
         return f"the lags inside a step did not converge {where}"
+    if code == F.ST_DROPPED:
+        s = names[idx] if 0 <= idx < len(names) else "a state"
+        return (
+            f"a delay reached back to t = {value:.10g} for {s!r} {where}, before the history "
+            "kept with dense=False (the delay grew beyond twice its largest earlier value); "
+            "run with dense=True"
+        )
     return f"integration failed (code {code}) {where}"  # pragma: no cover
 
 
 def parameter_vector(model, values: Mapping[str, float]) -> np.ndarray:
-    return np.array([values[k] for k in model.form.params], dtype=np.float64)
+    """The kernel's parameter vector; raises :class:`ParameterError` for a complex value."""
+    for k in model.form.params:
+        v = values[k]
+        if isinstance(v, (complex, np.complexfloating)) and v.imag != 0:
+            raise ParameterError(f"parameter {k!r}: value {v!r} is complex")
+    return np.array([float(np.real(values[k])) for k in model.form.params], dtype=np.float64)
 
 
 def simulate(
@@ -214,6 +331,7 @@ def simulate(
     method: str = "DP5",
     first_step: float | None = None,
     max_steps: int = 1_000_000,
+    dense: bool = True,
 ) -> Solution:
     """Integrate a model's nonlinear delay-differential equations.
 
@@ -238,13 +356,20 @@ def simulate(
         Largest step.
     t_eval : array_like, optional
         Output times in ``[t0, t_end]``; by default the accepted step points.
-    method : {"DP5", "BS3"}
-        Dormand-Prince 5(4) with its fourth-order dense output, or Bogacki-Shampine 3(2) with
-        cubic Hermite dense output.
+    method : {"DP5", "Tsit5", "BS3"}
+        Dormand-Prince 5(4) with its fourth-order dense output, Tsitouras 5(4) with its free
+        fourth-order interpolant, or Bogacki-Shampine 3(2) with cubic Hermite dense output
+        (see :mod:`fluidnet.dde.methods`).
     first_step : float, optional
         Initial step (default: estimated).
     max_steps : int
-        Limit on accepted steps.
+        Limit on accepted steps (at most ``2**62``).
+    dense : bool
+        Keep the dense output (the default): ``sol(t)`` then evaluates the solution anywhere
+        and the run can be continued. With ``dense=False`` only the values at ``t_eval``
+        (required) are kept, and the integrator drops the dense output older than twice the
+        largest delay seen, so memory stays bounded however long the run; the values at
+        ``t_eval`` are identical to those of a dense run.
 
     Returns
     -------
@@ -253,7 +378,10 @@ def simulate(
     Raises
     ------
     ParameterError
-        For a bad parameter value or option.
+        For a bad parameter value (unknown, out of bounds, complex, ...).
+    OptionError
+        For a bad integration option (``rtol``, ``atol``, ``method``, ``max_steps``,
+        ``t_eval``, ``dense``, ...).
     ModelError
         For a history naming an unknown state, or a model that cannot be compiled.
     IntegrationError
@@ -287,26 +415,36 @@ def simulate(
         t0 = history.t_end if isinstance(history, Solution) else 0.0
     opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
     te = check_t_eval(t_eval, opts)
+    if not isinstance(dense, (bool, np.bool_)):
+        raise OptionError(f"dense must be True or False, not {dense!r}")
+    if not dense and t_eval is None:
+        raise OptionError("dense=False keeps only the values at t_eval: give t_eval")
     cm = compile_model(model)
     spec = normalize_history(model, history, values)
     hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
     pvec = parameter_vector(model, values)
-    status, info, ylast, mt, mc, y_eval, cnt, btime = run_kernel(cm, pvec, hist, opts, te, True)
-    msg = failure_message(cm, status, info, ylast)
+    res = run_kernel(cm, pvec, hist, opts, te, bool(dense))
+    msg = failure_message(cm, res)
     if msg is not None:
         raise IntegrationError(f"{model.name}: {msg}")
-    nh = hist.c.shape[0]
+    mt, mc, nh = res.mesh_t, res.mesh_c, res.n_hist_pieces
     if te.size:
-        t_out, y_out = te, y_eval.T.copy()
+        t_out, y_out = te, res.y_eval.T.copy()
     else:
         t_out = mt[nh:]
         y_out = np.empty((cm.n, t_out.size))
         y_out[:, :-1] = mc[nh:, :, 0].T
-        y_out[:, -1] = ylast
+        y_out[:, -1] = res.y
         nonneg = cm.nonnegative.astype(bool)
         y_out[nonneg] = np.maximum(y_out[nonneg], 0.0)
     counters = counters_from(
-        cnt, btime, cm.form.states, cm.nonnegative.astype(bool), cm.surface_labels
+        res.counters,
+        res.btime,
+        cm.form.states,
+        cm.nonnegative.astype(bool),
+        cm.surface_labels,
+        res.slide_time,
+        res.slide_weight,
     )
     return Solution(
         model=model,
@@ -323,4 +461,5 @@ def simulate(
         rtol=opts.rtol,
         atol=opts.atol,
         counters=counters,
+        dense=bool(dense),
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError, ParameterError
+from ..errors import ModelError, OptionError, ParameterError
 
 __all__ = ["Solution", "Counters"]
 
@@ -74,6 +74,8 @@ class Solution:
     atol : ndarray
     counters : Counters
     model : fluidnet.Model
+    dense : bool
+        Whether the dense output was kept (``simulate(..., dense=False)`` keeps only ``t, y``).
 
     Notes
     -----
@@ -99,6 +101,7 @@ class Solution:
         rtol,
         atol,
         counters: Counters,
+        dense: bool = True,
     ):
         self.model = model
         self.state_names = tuple(model.state_names)
@@ -115,6 +118,7 @@ class Solution:
         self.rtol = float(rtol)
         self.atol = np.asarray(atol, dtype=float)
         self.counters = counters
+        self.dense = bool(dense)
         self._nonneg = np.array([n in model.nonnegative for n in self.state_names])
 
     # ------------------------------------------------------------------ access
@@ -130,9 +134,17 @@ class Solution:
     def __getitem__(self, state: str) -> np.ndarray:
         return self.y[self._index(state)]
 
+    def _require_dense(self, what: str) -> None:
+        if not self.dense:
+            raise OptionError(
+                f"{what} needs the dense output, which this run did not keep (dense=False); "
+                "use sol.t and sol.y, or run with dense=True"
+            )
+
     @property
     def mesh(self) -> np.ndarray:
         """The accepted step points from ``t0`` to ``t_end``."""
+        self._require_dense("Solution.mesh")
         return self._mt[self._nh :].copy()
 
     @property
@@ -161,6 +173,7 @@ class Solution:
         ParameterError
             For a time outside the run (or before the history of a state).
         """
+        self._require_dense("evaluating a Solution at arbitrary times")
         tq = np.asarray(t, dtype=float)
         scalar = tq.ndim == 0
         tq = np.atleast_1d(tq).ravel()
@@ -268,28 +281,23 @@ class Solution:
 
 
 def counters_from(
-    cnt: np.ndarray,
+    counts: Mapping[str, int],
     btime: np.ndarray,
     names: Sequence[str],
     nonneg: Mapping[int, bool] | np.ndarray,
     surfaces: Sequence[str] = (),
+    slide_time: np.ndarray | None = None,
+    slide_weight: np.ndarray | None = None,
 ) -> Counters:
-    """:class:`Counters` from the kernel's counter arrays (``surfaces``: the switching
-    functions, in the order of the kernel's switches)."""
-    n, m = len(names), len(surfaces)
-    slid = {s: float(btime[n + j]) for j, s in enumerate(surfaces)}
+    """:class:`Counters` from the kernel's counters (by field name), held and sliding times
+    (``surfaces``: the switching functions, in the order of the kernel's switches)."""
+    slid = {s: float(slide_time[j]) for j, s in enumerate(surfaces)}
     mean = {
-        s: float(btime[n + m + j] / btime[n + j]) if btime[n + j] > 0 else float("nan")
+        s: float(slide_weight[j] / slide_time[j]) if slide_time[j] > 0 else float("nan")
         for j, s in enumerate(surfaces)
     }
     return Counters(
-        steps=int(cnt[0]),
-        rejected=int(cnt[1]),
-        rhs_evaluations=int(cnt[2]),
-        discontinuities=int(cnt[3]),
-        events=int(cnt[4]),
-        iterations=int(cnt[5]),
-        sliding_entries=int(cnt[6]),
+        **{k: int(v) for k, v in counts.items()},
         time_on_boundary={names[i]: float(btime[i]) for i in range(len(names)) if nonneg[i]},
         time_sliding=slid,
         mean_sliding_weight=mean,
