@@ -8,7 +8,8 @@ The package is organised by stage, each building only on the ones before it:
 :mod:`fluidnet.linear` (linear delay systems, roots, transfer functions),
 :mod:`fluidnet.symbolic` (models, equilibria, linearization, loop gains), :mod:`fluidnet.dde`
 (the nonlinear integrator), :mod:`fluidnet.stability` (frequency domain, charts, boundaries,
-critical values, phase plane), then :mod:`fluidnet.models` and :mod:`fluidnet.papers`.
+critical values, phase plane), :mod:`fluidnet.bifurcation` (Hopf normal forms, periodic orbits,
+Floquet multipliers, continuation), then :mod:`fluidnet.models` and :mod:`fluidnet.papers`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,17 @@ _LAZY = {
     "critical_value": "fluidnet.stability",
     "phase_portrait": "fluidnet.stability",
     "nonlinear_chart": "fluidnet.stability",
+    # bifurcation analysis
+    "hopf_point": "fluidnet.bifurcation",
+    "hopf_at": "fluidnet.bifurcation",
+    "periodic_orbit": "fluidnet.bifurcation",
+    "continue_orbits": "fluidnet.bifurcation",
+    "continue_hopf": "fluidnet.bifurcation",
+    "HopfPoint": "fluidnet.bifurcation",
+    "PeriodicOrbit": "fluidnet.bifurcation",
+    "OrbitBranch": "fluidnet.bifurcation",
+    "HopfCurve": "fluidnet.bifurcation",
+    "NonSmoothError": "fluidnet.bifurcation",
     # stationary laws of window chains (fluidnet.stochastic)
     "WindowChain": "fluidnet.stochastic",
     "WindowDistribution": "fluidnet.stochastic",

@@ -1,0 +1,39 @@
+"""Bifurcation analysis of fluid models: Hopf points and their normal forms, periodic orbits by
+collocation, Floquet multipliers, continuation of orbit branches and of Hopf curves.
+
+* :func:`hopf_point` (:class:`HopfPoint`): where a root pair crosses the imaginary axis, the
+  crossing frequency, the root speed (transversality), the first Lyapunov coefficient
+  (criticality) and the normal form's prediction of the orbit's amplitude and period;
+* :func:`periodic_orbit` (:class:`PeriodicOrbit`): a periodic solution by piecewise-polynomial
+  collocation of the delay equation, from a Hopf point, a simulated cycle or another orbit,
+  with its Floquet multipliers;
+* :func:`continue_orbits` (:class:`OrbitBranch`): a branch of orbits in one parameter by
+  pseudo-arclength continuation (amplitude and period against the parameter, folds of cycles,
+  stability changes);
+* :func:`continue_hopf` (:class:`HopfCurve`): a curve of Hopf points in two parameters, with
+  the criticality along it.
+
+The theory is that of smooth vector fields. Fluid models are not smooth where a projected
+state (a queue) sits at 0 or a switching term changes branch: every result checks this and
+raises :class:`NonSmoothError` (an :class:`~fluidnet.errors.AnalysisError`) instead of returning
+the numbers of a different, smooth model.
+"""
+
+from .continuation import OrbitBranch, continue_orbits
+from .hopf import HopfPoint, hopf_at, hopf_point
+from .hopf_curve import HopfCurve, continue_hopf
+from .orbit import PeriodicOrbit, periodic_orbit
+from .smoothness import NonSmoothError
+
+__all__ = [
+    "hopf_point",
+    "hopf_at",
+    "periodic_orbit",
+    "continue_orbits",
+    "continue_hopf",
+    "HopfPoint",
+    "PeriodicOrbit",
+    "OrbitBranch",
+    "HopfCurve",
+    "NonSmoothError",
+]

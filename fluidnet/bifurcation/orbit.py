@@ -1,0 +1,350 @@
+"""Periodic orbits of a model by collocation: the result object and the one-orbit solver."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import AnalysisError, OptionError
+from ._system import orbit_system
+from .collocation import Mesh, assemble, profile_values
+from .floquet import multipliers as floquet_multipliers
+from .newton import OrbitState, correct
+from .smoothness import check_orbit_smooth
+
+__all__ = ["PeriodicOrbit", "periodic_orbit"]
+
+#: Samples per mesh interval for amplitudes and plots.
+_SAMPLES = 24
+
+
+@dataclass(frozen=True, kw_only=True)
+class PeriodicOrbit:
+    """A periodic solution of a model, computed by collocation.
+
+    Attributes
+    ----------
+    model : fluidnet.Model
+    params : dict of str to float
+        Parameter values of the orbit.
+    period : float
+        Period ``T`` (s).
+    mesh : Mesh
+        Collocation mesh (``intervals`` x ``degree``).
+    nodes : ndarray, shape (intervals * degree, n_states)
+        Profile values at the mesh nodes ``s = i / (intervals degree)`` of the scaled time
+        ``s = t / T`` (the node at ``s = 1`` is the first one).
+    multipliers : ndarray of complex or None
+        Leading Floquet multipliers, by decreasing modulus (``None`` when not computed). One of
+        them approximates the trivial multiplier 1.
+    defect : float
+        Largest ``|x' - f|`` between the collocation points relative to ``max |x'|``: an a
+        posteriori measure of the discretization error.
+    iterations : int
+        Newton iterations of the last correction.
+    """
+
+    model: Any = field(repr=False)
+    params: dict = field(repr=False)
+    period: float
+    mesh: Mesh = field(repr=False)
+    nodes: np.ndarray = field(repr=False)
+    multipliers: np.ndarray | None = field(default=None, repr=False)
+    defect: float = float("nan")
+    iterations: int = 0
+
+    # ------------------------------------------------------------------ values
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(self.model.state_names)
+
+    def __call__(self, t, state: str | None = None) -> np.ndarray:
+        """Values at times ``t`` (periodic); one state, or all as ``(len(t), n)``."""
+        vals = profile_values(self.mesh, self.nodes, np.asarray(t, dtype=float) / self.period)
+        if state is None:
+            return vals
+        return vals[:, self._index(state)]
+
+    def _index(self, state: str) -> int:
+        try:
+            return self.state_names.index(state)
+        except ValueError:
+            raise OptionError(
+                f"{state!r} is not a state (states: {', '.join(self.state_names)})"
+            ) from None
+
+    def sample(self, n_points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(t, values)`` over one period, ``values`` shaped ``(n_points, n_states)``."""
+        n_points = n_points or _SAMPLES * self.mesh.intervals
+        s = np.linspace(0.0, 1.0, n_points + 1)
+        return s * self.period, profile_values(self.mesh, self.nodes, s)
+
+    @property
+    def maximum(self) -> dict[str, float]:
+        _, v = self.sample()
+        return {k: float(v[:, i].max()) for i, k in enumerate(self.state_names)}
+
+    @property
+    def minimum(self) -> dict[str, float]:
+        _, v = self.sample()
+        return {k: float(v[:, i].min()) for i, k in enumerate(self.state_names)}
+
+    @property
+    def amplitude(self) -> dict[str, float]:
+        """Peak-to-peak amplitude of each state (as :func:`fluidnet.oscillation` reports)."""
+        hi, lo = self.maximum, self.minimum
+        return {k: hi[k] - lo[k] for k in self.state_names}
+
+    @property
+    def mean(self) -> dict[str, float]:
+        """Time average of each state over the period (Gauss quadrature)."""
+        s, _, w = self.mesh.collocation_points()
+        v = profile_values(self.mesh, self.nodes, s)
+        return {k: float(w @ v[:, i]) for i, k in enumerate(self.state_names)}
+
+    # ------------------------------------------------------------------ stability
+    @property
+    def trivial_multiplier(self) -> complex:
+        """The multiplier closest to 1 (exactly 1 for the exact orbit)."""
+        self._need_multipliers()
+        return complex(self.multipliers[np.argmin(np.abs(self.multipliers - 1.0))])
+
+    @property
+    def nontrivial_multipliers(self) -> np.ndarray:
+        """The multipliers without the trivial one, by decreasing modulus."""
+        self._need_multipliers()
+        k = int(np.argmin(np.abs(self.multipliers - 1.0)))
+        return np.delete(self.multipliers, k)
+
+    @property
+    def stable(self) -> bool:
+        """True when every nontrivial multiplier lies inside the unit circle."""
+        return bool(np.all(np.abs(self.nontrivial_multipliers) < 1.0))
+
+    @property
+    def unstable_count(self) -> int:
+        """Number of nontrivial multipliers outside the unit circle."""
+        return int(np.sum(np.abs(self.nontrivial_multipliers) > 1.0))
+
+    def _need_multipliers(self) -> None:
+        if self.multipliers is None:
+            raise AnalysisError("the Floquet multipliers were not computed (floquet=False)")
+
+    # ------------------------------------------------------------------ display
+    def __repr__(self) -> str:
+        amp = ", ".join(f"{k}: {v:.6g}" for k, v in self.amplitude.items())
+        stab = ""
+        if self.multipliers is not None:
+            stab = ", stable" if self.stable else f", unstable ({self.unstable_count})"
+        return f"PeriodicOrbit(period={self.period:.10g}, peak-to-peak {{{amp}}}{stab})"
+
+    def plot(self, ax=None, *, states=None, periods: float = 1.0, **kwargs):
+        """Plot the profile over ``periods`` periods.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+        states : sequence of str, optional
+            Default: all states.
+        periods : float
+            How many periods to draw.
+        **kwargs
+            Passed to ``ax.plot``.
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        t = np.linspace(0.0, periods * self.period, int(_SAMPLES * self.mesh.intervals * periods))
+        vals = self(t)
+        for name in states or self.state_names:
+            ax.plot(t, vals[:, self._index(name)], label=name, **kwargs)
+        ax.set(xlabel="t", title=f"periodic orbit, T = {self.period:.6g}")
+        ax.legend()
+        return ax
+
+
+# ---------------------------------------------------------------------------------- build
+def _state_scales(Y: np.ndarray) -> np.ndarray:
+    """A positive scale per state for scaled norms."""
+    return np.maximum(np.max(np.abs(Y), axis=0), 1e-12 + np.ptp(Y, axis=0))
+
+
+def unknown_scales(Y: np.ndarray, T: float, p: float | None = None) -> np.ndarray:
+    st = _state_scales(Y)
+    parts = [np.tile(st, Y.shape[0]), [abs(T)]]
+    if p is not None:
+        parts.append([max(abs(p), 1e-12)])
+    return np.concatenate(parts)
+
+
+def finish(model, mesh: Mesh, st: OrbitState, iterations: int, *, floquet: bool, smooth: bool):
+    """Checks and derived quantities of a corrected orbit state."""
+    system = orbit_system(model)
+    if st.T <= 0 or not math.isfinite(st.T):
+        raise AnalysisError(f"the collocation converged to a non-positive period T = {st.T:g}")
+    ptp = np.ptp(st.Y, axis=0)
+    scale = np.maximum(np.max(np.abs(st.Y), axis=0), 1e-300)
+    if np.all(ptp <= 1e-8 * scale):
+        raise AnalysisError(
+            "the collocation converged to the equilibrium (a constant profile), not to an "
+            "oscillation"
+        )
+    # sample points between and at collocation points: smoothness and defect
+    s_chk = mesh.check_points()
+    X = profile_values(mesh, st.Y, s_chk)
+    Xd = profile_values(mesh, st.Y, s_chk, derivative=True)
+
+    def prof(k, tau):
+        return profile_values(mesh, st.Y, s_chk - tau / st.T)[:, system.lag_state[k]]
+
+    _, Z = system.lags_at(X, st.P, prof)
+    F = system.f(X.T, Z.T, system.params_columns(st.P, len(s_chk)))
+    defect = float(np.max(np.abs(Xd - st.T * F)) / max(np.max(np.abs(Xd)), 1e-300))
+    if smooth:
+        asm = assemble(system, mesh, st.Y, st.T, st.P, jac=False)
+        times = np.concatenate([s_chk, mesh.collocation_points()[0]]) * st.T
+        check_orbit_smooth(model, np.vstack([X, asm.X]), np.vstack([Z, asm.Z]), st.P, times)
+    mu = floquet_multipliers(system, mesh, st.Y, st.T, st.P) if floquet else None
+    params = dict(zip(model.param_names, (float(v) for v in st.P), strict=True))
+    return PeriodicOrbit(
+        model=model,
+        params=params,
+        period=float(st.T),
+        mesh=mesh,
+        nodes=st.Y.copy(),
+        multipliers=mu,
+        defect=defect,
+        iterations=iterations,
+    )
+
+
+def _from_solution(sol, mesh: Mesh, state: str | None, after: float | None):
+    from ..dde import oscillation
+
+    names = list(sol.state_names)
+    t_end = float(sol.t_end)
+    after = 0.5 * (sol.t0 + t_end) if after is None else float(after)
+    if state is None:
+        tt = np.linspace(after, t_end, 4000)
+        v = sol(tt)
+        v = v if v.shape[0] == len(tt) else v.T
+        rel = np.ptp(v, axis=0) / np.maximum(np.max(np.abs(v), axis=0), 1e-300)
+        state = names[int(np.argmax(rel))]
+    osc = oscillation(sol, state, after=after)
+    if not osc.sustained:
+        raise AnalysisError(
+            f"the simulated {state} does not oscillate for good after t = {after:g} "
+            f"(status {osc.status!r}): no periodic orbit to start from"
+        )
+    T = float(osc.period)
+    t_start = float(osc.peak_times[-1]) - T
+    s = mesh.nodes[:-1]
+    Y = sol(t_start + s * T)
+    Y = Y if Y.shape[0] == len(s) else Y.T
+    return np.asarray(Y, dtype=float), T
+
+
+def periodic_orbit(
+    start,
+    value: float | None = None,
+    *,
+    intervals: int = 40,
+    degree: int = 4,
+    state: str | None = None,
+    after: float | None = None,
+    floquet: bool = True,
+    check_smooth: bool = True,
+    tol: float = 1e-10,
+    **params: float,
+) -> PeriodicOrbit:
+    """A periodic orbit by collocation, from a Hopf point, a simulated cycle or another orbit.
+
+    Parameters
+    ----------
+    start : HopfPoint, Solution or PeriodicOrbit
+        * a :class:`HopfPoint`: the orbit at ``value`` of its parameter, started from the
+          normal form's prediction (``value`` must lie on the side where orbits exist);
+        * a :class:`fluidnet.dde.Solution` of :func:`fluidnet.simulate` that has settled on a
+          cycle: the last full period of its tail (after ``after``) is the initial profile;
+        * a :class:`PeriodicOrbit`: re-solved at the parameter overrides ``**params`` (small
+          changes) or on another mesh.
+    value : float, optional
+        The bifurcation parameter's value (with a Hopf point).
+    intervals, degree : int
+        Collocation mesh: equal intervals and polynomial degree (order ``h^degree``).
+    state : str, optional
+        With a simulation: the state used to detect the period (default: the one that varies
+        most, relative to its size).
+    after : float, optional
+        With a simulation: start of the tail searched for the cycle (default: mid-run).
+    floquet : bool
+        Compute the Floquet multipliers.
+    check_smooth : bool
+        Raise :class:`NonSmoothError` when the orbit reaches a projected state's 0 or a
+        switching surface (default). Turning this off returns the orbit of the *smooth*
+        right-hand side (unprojected, one branch of each switch), which is not the model's.
+    tol : float
+        Newton tolerance on the scaled correction.
+    **params
+        Parameter overrides (with a simulation: must be empty; its parameters are used).
+
+    Returns
+    -------
+    PeriodicOrbit
+
+    Raises
+    ------
+    AnalysisError
+        When Newton fails, or converges to the equilibrium.
+    NonSmoothError
+        When the orbit touches a non-smooth surface of the model.
+
+    Examples
+    --------
+    >>> import math, fluidnet as fn
+    >>> x, = (fn.states("x"),)
+    >>> a, = (fn.params("a"),)
+    >>> wright = fn.Model({x: -a * x(fn.t - 1) * (1 + x(fn.t))}, {a: 1.0})
+    >>> hp = fn.hopf_point(wright, "a", 1.0, 2.0)
+    >>> orb = fn.periodic_orbit(hp, math.pi / 2 + 0.01)
+    >>> round(orb.period, 3), orb.stable
+    (4.007, True)
+    """
+    from ..dde.solution import Solution
+    from .hopf import HopfPoint
+
+    mesh = Mesh(intervals, degree)
+    if isinstance(start, HopfPoint):
+        if value is None:
+            raise OptionError(f"give the value of {start.name!r} at which to compute the orbit")
+        model = start.model
+        values = model.resolve_params({**start.params, **params, start.name: float(value)})
+        Y, T = start.guess(value, mesh.nodes[:-1])
+    elif isinstance(start, Solution):
+        if params or value is not None:
+            raise OptionError(
+                "a simulated cycle is continued at its own parameters: do not give overrides"
+            )
+        model = start.model
+        values = model.resolve_params(start.params)
+        Y, T = _from_solution(start, mesh, state, after)
+    elif isinstance(start, PeriodicOrbit):
+        if value is not None:
+            raise OptionError("with a PeriodicOrbit, give parameter overrides as keywords")
+        model = start.model
+        values = model.resolve_params({**start.params, **params})
+        Y = profile_values(start.mesh, start.nodes, mesh.nodes[:-1])
+        T = start.period
+    else:
+        raise OptionError(
+            f"start must be a HopfPoint, a Solution or a PeriodicOrbit, got {type(start).__name__}"
+        )
+    system = orbit_system(model)
+    P = np.array([values[k] for k in model.param_names], dtype=float)
+    guess = OrbitState(np.asarray(Y, dtype=float), float(T), P)
+    st, it = correct(system, mesh, guess, guess, scales=unknown_scales(guess.Y, guess.T), tol=tol)
+    return finish(model, mesh, st, it, floquet=floquet, smooth=check_smooth)

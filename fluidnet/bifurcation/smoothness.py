@@ -1,0 +1,141 @@
+"""Where the smooth theory stops: projected states and switching terms along an orbit.
+
+Normal forms, collocation and Floquet multipliers assume a smooth vector field. A fluid model
+is not smooth where a projected queue sits at 0 (``q' = max(f, 0)`` while ``q = 0``) or where a
+switching term (``Heaviside``, ``Max``, ``Min``, ``Abs``, ``sign``, ``Piecewise``) changes
+branch. An orbit computed for the smooth right-hand side is the model's orbit only if it stays
+strictly inside the projected region and on one side of every switching surface; otherwise
+these checks raise :class:`NonSmoothError` instead of returning a number that belongs to a
+different (unprojected or one-branch) model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from ..errors import AnalysisError
+from ._system import _vectorized
+
+__all__ = ["NonSmoothError", "check_equilibrium_smooth", "check_orbit_smooth"]
+
+_SWITCH_TYPES = (sympy.Heaviside, sympy.Max, sympy.Min, sympy.Abs, sympy.sign, sympy.Piecewise)
+
+#: A projected state or switching function within this fraction of its scale counts as 0.
+TOUCH_TOL = 1e-9
+
+
+class NonSmoothError(AnalysisError):
+    """The equilibrium or orbit reaches a non-smooth surface of the model (a projected state at
+    0 or a switching surface), where the smooth bifurcation theory does not apply.
+
+    Attributes
+    ----------
+    surface : str
+        The state held at 0 or the switching term.
+    where : float
+        Time on the orbit (``nan`` for an equilibrium).
+    """
+
+    def __init__(self, message: str, *, surface: str = "", where: float = float("nan")):
+        super().__init__(message)
+        self.surface = surface
+        self.where = where
+
+
+class _Switches:
+    def __init__(self, form):
+        from ..dde.codegen import extract_switches  # numba: only for models with switches
+
+        _, switches = extract_switches(list(form.rhs))
+        self.switches = switches
+        z = tuple(lag.symbol for lag in form.lags)
+        w = tuple(sw.weight for sw in switches)
+        self.values = _vectorized(
+            (form.x, z, form.p, w), [sw.surface for sw in switches], (len(w),)
+        )
+        scales = [sum(abs(a) for a in sympy.Add.make_args(sw.surface)) for sw in switches]
+        self.scales = _vectorized((form.x, z, form.p, w), scales, (len(w),))
+
+    def evaluate(self, X: np.ndarray, Z: np.ndarray, P: np.ndarray):
+        npts = X.shape[0]
+        Pc = np.broadcast_to(P[:, None], (len(P), npts))
+        W = np.zeros((len(self.switches), npts))
+        for _ in range(len(self.switches)):  # nested switches: inner weights first
+            S = self.values(X.T, Z.T, Pc, W)
+            W = (S > 0).astype(float).T
+        return S, self.scales(X.T, Z.T, Pc, W)
+
+
+def _switches(model):
+    form = model.form
+    if not any(e.has(*_SWITCH_TYPES) for e in form.rhs):
+        return None
+    return model.cached("bifurcation switches", lambda: _Switches(form))
+
+
+def check_equilibrium_smooth(model, eq: dict, where: str) -> None:
+    """Raise :class:`NonSmoothError` when a projected state is 0 at the equilibrium ``eq``.
+
+    An orbit bifurcating from such an equilibrium has the state below 0 half of the time in the
+    unprojected model: the projected model's oscillation is not the smooth Hopf orbit.
+    """
+    for name in model.nonnegative:
+        v = float(eq[name])
+        if abs(v) <= TOUCH_TOL * max(1.0, *(abs(float(x)) for x in eq.values())):
+            raise NonSmoothError(
+                f"{where}: the projected state {name} is {v:g} at the equilibrium, on its "
+                f"boundary {name} = 0; any oscillation about it reaches {name} < 0 where the "
+                f"projection {name}' = max(f, 0) acts, so the smooth Hopf theory (normal form, "
+                "smooth orbits) does not describe the projected model",
+                surface=name,
+            )
+
+
+def check_orbit_smooth(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray, times: np.ndarray):
+    """Raise :class:`NonSmoothError` when sampled orbit points reach a projected state's 0 or
+    cross (or touch) a switching surface.
+
+    Parameters
+    ----------
+    X, Z : ndarray
+        Current and delayed values at the sample points, ``(npts, n)`` and ``(npts, K)``.
+    P : ndarray
+        Parameter values.
+    times : ndarray
+        Times of the samples on the orbit (for the message).
+    """
+    names = model.state_names
+    for name in model.nonnegative:
+        i = names.index(name)
+        scale = max(1.0, float(np.max(np.abs(X[:, i]))))
+        k = int(np.argmin(X[:, i]))
+        if X[k, i] <= TOUCH_TOL * scale:
+            raise NonSmoothError(
+                f"the orbit reaches the boundary of the projected state {name} "
+                f"(min {name} = {X[k, i]:.4g} at t = {times[k]:.4g} in the period): there the "
+                f"projected model holds {name} at 0, and the smooth orbit (of the unprojected "
+                "model) is not the model's orbit",
+                surface=name,
+                where=float(times[k]),
+            )
+    sw = _switches(model)
+    if sw is None:
+        return
+    S, scales = sw.evaluate(X, Z, P)
+    for j, s in enumerate(sw.switches):
+        vals = S[:, j]
+        tol = TOUCH_TOL * np.maximum(1.0, np.abs(scales[:, j]))
+        near = np.abs(vals) <= tol
+        sign_change = np.any(vals > tol) and np.any(vals < -tol)
+        if sign_change or np.any(near):
+            k = int(np.argmin(np.abs(vals)))
+            raise NonSmoothError(
+                f"the orbit crosses the switching surface {s.surface} = 0 of {s.source} "
+                f"(near t = {times[k]:.4g} in the period, value range [{vals.min():.4g}, "
+                f"{vals.max():.4g}]): the right-hand side is not smooth along the orbit, so "
+                "collocation, Floquet multipliers and normal forms of the smooth theory do not "
+                "apply",
+                surface=str(s.source),
+                where=float(times[k]),
+            )
