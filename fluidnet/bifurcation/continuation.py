@@ -306,7 +306,7 @@ def continue_orbits(
     else:
         prev_t = None
     tangents = []
-    for k, st in enumerate(states):
+    for st in states:
         t = _tangent(system, mesh, st, free, st, scales, prev_t)
         if prev_t is None and direction < 0:
             t = -t

@@ -230,13 +230,11 @@ class HopfPoint:
         span = span or 0.05 * max(abs(self.value), 1e-12)
         side = self.orbit_side
         dp = np.linspace(0.0, span, 200)
-        ax.plot(self.value + side * dp, K[state] * np.sqrt(dp), **kwargs)
-        ls = "-" if self.root_speed.real * side < 0 else "--"
-        ax.plot([self.value - span, self.value + span], [0, 0], "k", ls="-", lw=0.8)
-        ax.plot(
-            [self.value, self.value + span * np.sign(self.root_speed.real)], [0, 0], "k", ls=":"
-        )
-        del ls
+        ls = "-" if self.criticality == "supercritical" else "--"  # stable orbits solid
+        ax.plot(self.value + side * dp, K[state] * np.sqrt(dp), ls=ls, **kwargs)
+        up = 1.0 if self.root_speed.real > 0 else -1.0  # the equilibrium is unstable there
+        ax.plot([self.value - up * span, self.value], [0, 0], "k-", lw=0.8)
+        ax.plot([self.value, self.value + up * span], [0, 0], "k:", lw=0.8)
         ax.plot([self.value], [0], "ko")
         ax.set(xlabel=self.name, ylabel=f"{state} peak-to-peak", title=f"{self.criticality} Hopf")
         return ax

@@ -73,7 +73,7 @@ def correct(
     arclength: tuple[np.ndarray, np.ndarray, float] | None = None,
     scales: np.ndarray | None = None,
     tol: float = 1e-10,
-    maxiter: int = 12,
+    maxiter: int = 25,
 ) -> tuple[OrbitState, int]:
     """Newton-correct ``guess`` to a periodic solution.
 
@@ -103,41 +103,54 @@ def correct(
     if scales is None:
         scales = np.ones(size)
     P = guess.P.copy()
-    last = np.inf
-    for it in range(1, maxiter + 1):
+
+    def equations(u, jac=True):
         st = OrbitState.from_vector(u, shape, P, free)
-        asm = assemble(system, mesh, st.Y, st.T, st.P)
+        asm = assemble(system, mesh, st.Y, st.T, st.P, jac=jac)
+        extra = [row @ st.Y.reshape(-1) - c]
+        if free is not None:
+            u_prev, tangent, ds = arclength
+            extra.append(tangent @ (u / scales - u_prev) - ds)
+        return st, asm, np.concatenate([asm.R, extra])
+
+    last = np.inf
+    st, asm, rhs = equations(u)
+    for it in range(1, maxiter + 1):
         nr = asm.R.size
-        nrows = nr + 1 + (free is not None)
-        A = np.zeros((nrows, size))
-        rhs = np.zeros(nrows)
+        A = np.zeros((rhs.size, size))
         A[:nr, : shape[0] * shape[1]] = asm.J
         A[:nr, shape[0] * shape[1]] = asm.JT
-        rhs[:nr] = asm.R
         A[nr, : row.size] = row
-        rhs[nr] = row @ st.Y.reshape(-1) - c
         if free is not None:
             A[:nr, -1] = _param_column(system, mesh, st, free)
-            u_prev, tangent, ds = arclength
-            A[nr + 1] = tangent / scales
-            rhs[nr + 1] = tangent @ (u / scales - u_prev) - ds
+            A[nr + 1] = arclength[1] / scales
         try:
             du = np.linalg.solve(A, -rhs)
         except np.linalg.LinAlgError as exc:
             raise AnalysisError(f"the collocation system is singular ({exc})") from exc
-        u = u + du
         step = float(np.max(np.abs(du / scales)))
-        if not np.all(np.isfinite(u)):
+        if not np.all(np.isfinite(du)):
             raise AnalysisError("Newton's method diverged (non-finite iterate)")
         if step < tol:
-            return OrbitState.from_vector(u, shape, P, free), it
-        if it >= 3 and step > 0.5 * last:
+            return OrbitState.from_vector(u + du, shape, P, free), it
+        if it >= 3 and step > 0.5 * last and step < STAGNATION:
             # no longer converging quadratically: the rounding floor of an ill-conditioned
             # system (near a Hopf point the amplitude is very sensitive to the parameter)
-            if step < STAGNATION:
-                return OrbitState.from_vector(u, shape, P, free), it
-            break
-        last = step
+            return OrbitState.from_vector(u + du, shape, P, free), it
+        # damped step: halve while the residual grows (far from the solution only)
+        lam, norm0 = 1.0, float(np.linalg.norm(rhs))
+        while True:
+            try:
+                _, _, trial = equations(u + lam * du, jac=False)
+                ok = np.all(np.isfinite(trial)) and np.linalg.norm(trial) < norm0
+            except AnalysisError:
+                ok = False
+            if ok or lam < 1 / 64 or step < 1e-3:
+                break
+            lam /= 2
+        u = u + lam * du
+        st, asm, rhs = equations(u)
+        last = step * lam
     raise AnalysisError(
         f"Newton's method on the collocation system did not converge (last scaled step "
         f"{step:.3g} after {it} iterations)"

@@ -169,8 +169,11 @@ class PeriodicOrbit:
 
 # ---------------------------------------------------------------------------------- build
 def _state_scales(Y: np.ndarray) -> np.ndarray:
-    """A positive scale per state for scaled norms."""
-    return np.maximum(np.max(np.abs(Y), axis=0), 1e-12 + np.ptp(Y, axis=0))
+    """A positive scale per state for scaled norms: its size, at least 1e-3 of the largest
+    state's (a state that is 0 in the initial guess, e.g. one driven only at second order,
+    would otherwise have a zero scale)."""
+    sc = np.maximum(np.max(np.abs(Y), axis=0), np.ptp(Y, axis=0))
+    return np.maximum(sc, max(1e-3 * float(np.max(sc)), 1e-300))
 
 
 def unknown_scales(Y: np.ndarray, T: float, p: float | None = None) -> np.ndarray:
@@ -230,8 +233,7 @@ def _from_solution(sol, mesh: Mesh, state: str | None, after: float | None):
     after = 0.5 * (sol.t0 + t_end) if after is None else float(after)
     if state is None:
         tt = np.linspace(after, t_end, 4000)
-        v = sol(tt)
-        v = v if v.shape[0] == len(tt) else v.T
+        v = np.asarray(sol(tt)).T  # (len(tt), n)
         rel = np.ptp(v, axis=0) / np.maximum(np.max(np.abs(v), axis=0), 1e-300)
         state = names[int(np.argmax(rel))]
     osc = oscillation(sol, state, after=after)
@@ -243,9 +245,26 @@ def _from_solution(sol, mesh: Mesh, state: str | None, after: float | None):
     T = float(osc.period)
     t_start = float(osc.peak_times[-1]) - T
     s = mesh.nodes[:-1]
-    Y = sol(t_start + s * T)
-    Y = Y if Y.shape[0] == len(s) else Y.T
-    return np.asarray(Y, dtype=float), T
+    Y = np.asarray(sol(t_start + s * T), dtype=float).T  # (nodes, n)
+    _check_simulated_cycle(sol, t_start, T, mesh)
+    return Y, T
+
+
+def _check_simulated_cycle(sol, t_start: float, T: float, mesh: Mesh) -> None:
+    """The simulated cycle itself must avoid the non-smooth surfaces (it is the model's)."""
+    model = sol.model
+    system = orbit_system(model)
+    values = model.resolve_params(sol.params)
+    P = np.array([values[k] for k in model.param_names], dtype=float)
+    tt = t_start + np.linspace(0.0, T, 8 * mesh.n_nodes, endpoint=False)
+    X = np.asarray(sol(tt), dtype=float).T
+    lo = float(sol.history_start)
+
+    def prof(k, tau):
+        return np.asarray(sol(np.maximum(tt - tau, lo), model.state_names[system.lag_state[k]]))
+
+    _, Z = system.lags_at(X, P, prof)
+    check_orbit_smooth(model, X, Z, P, tt - t_start)
 
 
 def periodic_orbit(

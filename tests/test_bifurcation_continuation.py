@@ -1,0 +1,89 @@
+"""continue_orbits: branches from Hopf points, folds of cycles, non-smooth ends."""
+
+import math
+
+import numpy as np
+import pytest
+
+import fluidnet as fn
+
+
+def wright():
+    x = fn.states("x")
+    a = fn.params("a")
+    return fn.Model({x: -a * x(fn.t - 1) * (1 + x(fn.t))}, {a: 1.0}, name="wright")
+
+
+def test_wright_branch_follows_the_normal_form_then_the_simulation():
+    hp = fn.hopf_point(wright(), "a", 1.0, 2.0)
+    br = fn.continue_orbits(hp, n_orbits=14, max_step=0.1)
+    assert len(br) == 14 and br.folds == [] and br.stability_changes == []
+    assert bool(br.stable.all()) and np.all(np.diff(br.values) > 0)
+    assert "14 orbits" in br.stop_reason
+    # near onset: the normal form's amplitude 2 sqrt(40 (a - pi/2) / (3 pi - 2))
+    da = br.values[0] - math.pi / 2
+    assert br.amplitude["x"][0] == pytest.approx(
+        2 * math.sqrt(40 * da / (3 * math.pi - 2)), rel=0.01
+    )
+    # at the far end: a long simulation at the same a, started 2 % off the orbit, settles on it
+    a = float(br.values[-1])
+    orb = br.orbits[-1]
+    hist_t = np.linspace(-1.5, 0.0, 300)
+    sol = fn.simulate(
+        wright(),
+        150.0,
+        params={"a": a},
+        history={"x": (hist_t, 1.02 * orb(hist_t, "x"))},
+        rtol=1e-10,
+        atol=1e-12,
+    )
+    osc = fn.oscillation(sol, "x", after=100.0)
+    assert br.periods[-1] == pytest.approx(osc.period, rel=1e-4)
+    assert br.amplitude["x"][-1] == pytest.approx(osc.amplitude, rel=1e-4)
+    ax = br.plot()
+    assert ax.get_xlabel() == "a"
+
+
+def test_fold_of_cycles_in_the_delayed_kelly_law():
+    """x' = kappa (1 - x(t-1)^5): the stable branch turns back at a fold of cycles.
+
+    Independent check: the simulation settles on a cycle just below the fold and has no
+    bounded attractor just above it (the run blows up).
+    """
+    m = fn.models.kelly_primal([[1]], T=1.0, B=4.0)
+    hp = fn.hopf_point(m, "kappa_1", 0.05, 5.0)
+    assert hp.criticality == "supercritical"
+    br = fn.continue_orbits(hp, n_orbits=26)
+    assert len(br.folds) == 1
+    i, k_fold = br.folds[0]
+    assert 0.59 < k_fold < 0.61
+    assert br.stable[i - 1] and not br.stable[i + 1]
+    assert [kind for _, kind in br.stability_changes] == ["+1"]
+    below = fn.simulate(m, 200.0, params={"kappa_1": 0.59}, history={"x_1": 0.9}, rtol=1e-8)
+    assert fn.oscillation(below, "x_1", after=120.0).sustained
+    with pytest.raises(fn.IntegrationError):
+        fn.simulate(m, 200.0, params={"kappa_1": 0.61}, history={"x_1": 0.9}, rtol=1e-8)
+
+
+def test_branch_stops_where_the_projected_queue_empties():
+    """Reno/RED past its critical delay: the smooth branch ends when the queue reaches 0."""
+    m = fn.models.reno_red()
+    hp = fn.hopf_point(m, "d", 0.03, 0.3)
+    br = fn.continue_orbits(hp, n_orbits=40, floquet=False)
+    assert br.stop_reason.startswith("non-smooth") and "projected state b" in br.stop_reason
+    last = br.orbits[-1]
+    assert 0 < last.minimum["b"] < 0.05 * hp.equilibrium["b"]
+    # the whole smooth branch lies within 0.2 ms of the critical delay
+    assert br.values.max() - hp.value < 2e-4
+
+
+def test_bad_options():
+    hp = fn.hopf_point(wright(), "a", 1.0, 2.0)
+    with pytest.raises(fn.OptionError, match="n_orbits"):
+        fn.continue_orbits(hp, n_orbits=1)
+    with pytest.raises(fn.OptionError, match="min_step"):
+        fn.continue_orbits(hp, step=1.0, max_step=0.1)
+    with pytest.raises(fn.OptionError, match="continued in 'a'"):
+        fn.continue_orbits(hp, "tau")
+    with pytest.raises(fn.OptionError, match="HopfPoint or a PeriodicOrbit"):
+        fn.continue_orbits(wright(), "a")
