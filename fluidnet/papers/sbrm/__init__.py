@@ -22,6 +22,9 @@ steady_state, loop_gains, critical_table, regions, nyquist_bode, gain_margins, f
 friendliness, admission, validation
     The items: Table 5.5.1; (6.5.20)-(6.5.22); Table 6.6.2; Fig 6.6.4; Figs 6.6.1-6.6.3; Figs
     6.6.5/6.6.6; (3.2.16)-(3.2.21); Fig 5.6.1; Fig 7.2.3; Figs 6.6.8-6.6.11 and 6.7.1/6.7.3.
+bifurcation
+    Derived: the Hopf bifurcation at the critical delay (criticality, normal form, the smooth
+    orbit branch and where it meets the marking threshold or the empty queue).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from . import fairness as fairness  # noqa: E402
 from . import friendliness as friendliness  # noqa: E402
 from . import admission as admission  # noqa: E402
 from . import validation as validation  # noqa: E402
+from . import bifurcation as bifurcation  # noqa: E402
 
 # isort: on
 
