@@ -15,6 +15,7 @@ The submodules, in the order their items run:
 ``operating_point``        (alpha, beta) = (0.1, 1.0): linear analysis against the fluid model
 ``transients``             flow steps (Figs 37-39) and mixed RTPDs (Fig 19)
 ``invariance``             the region does not change with C, d0 and N (Sec IV-F)
+``bifurcation``            the Hopf boundary continued (derived); q* = 0 makes the cycle non-smooth
 ``constants``              the paper's printed values, derived values, grids
 =========================  ==========================================================
 
@@ -45,6 +46,7 @@ from . import phase_portraits  # noqa: E402, F401
 from . import operating_point  # noqa: E402, F401
 from . import transients  # noqa: E402, F401
 from . import invariance  # noqa: E402, F401
+from . import bifurcation  # noqa: E402, F401
 
 # isort: on
 from .bode import (  # noqa: E402
