@@ -21,6 +21,7 @@ The submodules, in the order their items run:
 ``experiment2``        Sec V-C / VI-B: loss versus ECN reaction with random losses, Prop 6 (42)
 ``experiment3``        Sec V-D / VI-C: the adaptive marking level, Figs 4/5 (fluid analogue), units
 ``delay``              the delayed extension: kappa beta T = pi/2, price-only 2.170, the boundary
+``bifurcation``        its Hopf bifurcation: degenerate for (9), supercritical for Kelly's (y/c)^B
 ``data``               the paper's networks and printed numbers
 =====================  ============================================================================
 """
@@ -50,6 +51,7 @@ from . import short_flows  # noqa: E402, F401
 from . import experiment2  # noqa: E402, F401
 from . import experiment3  # noqa: E402, F401
 from . import delay  # noqa: E402, F401
+from . import bifurcation  # noqa: E402, F401
 
 # isort: on
 from .data import (  # noqa: E402
