@@ -55,11 +55,13 @@ def bifurcation(ctx: Context) -> None:
             1e3 * hp.value,
             tol=0.1,
             source="derived",
-            note="note 002's continuous critical delay of the loop gain",
+            note="continuous critical delay of the printed loop gain, computed independently "
+            "with numpy/scipy (data.CONT_DCRIT_NOTE)",
             mismatch=(
-                "note 002 computes 87.3 ms on the printed loop gain (6.5.20), whose RTT-increase "
-                "path carries e^{-2 tau^f s} (it uses b(t - tau^f), note M10); the model "
-                "(6.4.2)/(6.4.5) has the current queue in the RTT, hence e^{-tau^f s} and 87.9 ms"
+                "87.3 ms is the printed loop gain (6.5.21) with its misprints M1 and M10; the "
+                "nonlinear model is the derived loop (both corrected), whose crossing is at "
+                "87.9 ms (papers/sbrm/README.md: model / corrected / printed 87.91 / 88.39 / "
+                "87.33 ms)"
                 if proto == "SBRM"
                 else ""
             ),
