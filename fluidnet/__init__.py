@@ -21,6 +21,7 @@ import sympy  # noqa: F401  (``fn.sympy``: a convenience for notebooks, not part
 from . import models
 from .errors import (
     AnalysisError,
+    CacheError,
     FluidnetError,
     IntegrationError,
     ModelError,
@@ -90,6 +91,7 @@ def __dir__():
 
 __all__ = [
     "AnalysisError",
+    "CacheError",
     "DelayTF",
     "FluidnetError",
     "IntegrationError",

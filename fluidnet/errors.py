@@ -14,6 +14,7 @@ keeps working.
 ``AnalysisError``   an analysis without an answer: no equilibrium, no crossing, no
                     certificate
 ``IntegrationError`` the nonlinear integrator failed (the message names time and cause)
+``CacheError``      the compile-cache directory is unsafe (not ours, or writable by others)
 ==================  =======================================================================
 """
 
@@ -26,6 +27,7 @@ __all__ = [
     "OptionError",
     "IntegrationError",
     "AnalysisError",
+    "CacheError",
 ]
 
 
@@ -51,3 +53,8 @@ class AnalysisError(FluidnetError, ValueError):
 
 class IntegrationError(FluidnetError, RuntimeError):
     """The nonlinear integrator failed; the message names the time, state values and cause."""
+
+
+class CacheError(FluidnetError, RuntimeError):
+    """The directory of compiled models is unsafe: owned by another user, or writable by others
+    (code found there would run in this process). The message names the directory."""

@@ -20,20 +20,26 @@ specific to a model is generated here from its canonical form
 
 Parameters enter as a runtime vector ``p``: one compilation serves every parameter value. The
 generated source is written to a cache directory (``$FLUIDNET_CACHE``, default
-``~/.cache/fluidnet``) under a name derived from a hash of the form, and imported from there, so
+``~/.cache/fluidnet``) under a name derived from a hash of the form, and run from there, so
 numba's on-disk cache (``cache=True``) lets a second process load the machine code without
-compiling.
+compiling. Since that directory holds code this process runs, it must be private: it is
+created with mode 0700, refused when it belongs to another user or is writable by others, and a
+module is run only when its bytes match the hash recorded in the directory's index when it was
+written (see :func:`cache_dir` and :func:`compile_form`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import importlib.util
+import json
 import os
+import stat
 import sys
 import tempfile
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -44,7 +50,12 @@ import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from ..errors import ModelError
+from ..errors import CacheError, ModelError
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no cross-process lock
+    fcntl = None
 
 __all__ = [
     "CompiledModel",
@@ -340,26 +351,139 @@ def generate_source(form, sym: _Symbolic | None = None) -> str:
 
 
 # --------------------------------------------------------------------------------- cache
+_FALLBACK: list[Path] = []  # the private directory of this process, once one was needed
+
+
+def _check_private(path: Path) -> None:
+    """Refuse a directory another user could have written to: its code would run here."""
+    st = path.stat()
+    if not stat.S_ISDIR(st.st_mode):
+        raise CacheError(f"fluidnet cache {path} is not a directory")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise CacheError(
+            f"fluidnet cache directory {path} belongs to user id {st.st_uid}, not to you "
+            f"(user id {os.getuid()}): refusing to load code from it. Remove it, or set "
+            "FLUIDNET_CACHE to a directory of your own"
+        )
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise CacheError(
+            f"fluidnet cache directory {path} is writable by other users "
+            f"(mode {stat.S_IMODE(st.st_mode):o}): refusing to load code from it. Run "
+            f"'chmod go-w {path}', or set FLUIDNET_CACHE to a private directory"
+        )
+
+
+def _private_dir(path: Path) -> Path:
+    """``path`` created with mode 0700 if missing; an existing one is checked, never trusted."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    _check_private(path)
+    machine_code = path / "__pycache__"  # numba's cache (pickles) goes next to the modules
+    try:
+        os.mkdir(machine_code, 0o700)
+    except FileExistsError:
+        pass
+    _check_private(machine_code)
+    probe = path / f".probe-{os.getpid()}-{threading.get_ident()}"
+    probe.write_text("")
+    probe.unlink()
+    return path
+
+
 def cache_dir() -> Path:
-    """The directory of generated modules: ``$FLUIDNET_CACHE`` or ``~/.cache/fluidnet``."""
+    """The directory of generated modules: ``$FLUIDNET_CACHE`` or ``~/.cache/fluidnet``.
+
+    The directory is created with mode 0700. Code is loaded from it only when it belongs to the
+    current user and is not writable by others; when it cannot be created or written, a fresh
+    private directory (:func:`tempfile.mkdtemp`) serves this process, with a warning.
+
+    Raises
+    ------
+    CacheError
+        When the directory exists but belongs to another user or is group- or world-writable.
+    """
     env = os.environ.get("FLUIDNET_CACHE")
     path = Path(env).expanduser() if env else Path.home() / ".cache" / "fluidnet"
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        probe = path / f".probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError:
-        fallback = Path(tempfile.gettempdir()) / f"fluidnet-cache-{os.getuid()}"
-        fallback.mkdir(parents=True, exist_ok=True)
-        warnings.warn(
-            f"fluidnet cache directory {path} is not writable; using {fallback} "
-            "(set FLUIDNET_CACHE to choose another)",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-        path = fallback
-    return path
+        return _private_dir(path)
+    except CacheError:
+        raise
+    except OSError as exc:
+        if not _FALLBACK:
+            _FALLBACK.append(Path(tempfile.mkdtemp(prefix="fluidnet-cache-")))
+            warnings.warn(
+                f"fluidnet cache directory {path} is not usable ({exc.strerror or exc}); "
+                f"compiling into the private directory {_FALLBACK[0]} for this process only "
+                "(set FLUIDNET_CACHE to a writable directory of your own to keep compiled "
+                "models between runs)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+        return _FALLBACK[0]
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@contextmanager
+def _file_lock(path: Path):
+    """An exclusive advisory lock on ``path`` held across processes (POSIX ``flock``)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+_INDEX = "index.json"
+
+
+def _read_index(directory: Path) -> dict[str, str] | None:
+    """``{module file name: sha256 of its source}``: empty when there is no index yet, ``None``
+    when it cannot be read (then no module of the directory is trusted)."""
+    try:
+        data = json.loads((directory / _INDEX).read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def _record(directory: Path, filename: str, digest: str) -> None:
+    with _file_lock(directory / (_INDEX + ".lock")):
+        index = _read_index(directory) or {}
+        index[filename] = digest
+        _write_atomic(directory / _INDEX, json.dumps(index, indent=0, sort_keys=True).encode())
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _discard(path: Path) -> None:
+    """Delete a generated module and numba's machine code for it (``__pycache__``)."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+    for f in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
+        with contextlib.suppress(OSError):
+            f.unlink()
 
 
 @lru_cache(maxsize=1)
@@ -451,62 +575,108 @@ class CompiledModel:
 
 _LOCK = threading.Lock()
 _MEMO: dict[str, CompiledModel] = {}
+_WARNED: set[str] = set()
 
 
-def _import_generated(key: str, path: Path) -> ModuleType:
+def _warn_corrupt(key: str, name: str, path: Path, what: str) -> None:
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn(
+        f"fluidnet: the compile cache of model {name!r} in {path.parent} was corrupt ({what}); "
+        "discarded it and compiled again",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+def _exec_generated(key: str, path: Path, source: bytes) -> ModuleType:
+    """Run the verified bytes ``source`` as module ``fluidnet_gen_<key>`` (file name ``path``,
+    so that numba finds its on-disk cache next to it); the file is not read again."""
     name = f"fluidnet_gen_{key}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    module = ModuleType(name)
+    module.__file__ = str(path)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
-    except Exception:
+        exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - our own code
+    except BaseException:
         del sys.modules[name]
         raise
     return module
+
+
+def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
+    """The generated module of ``form``, verified against the cache index, and the addresses
+    of its compiled functions. Called with the file lock of ``key`` held."""
+    directory = path.parent
+    index = _read_index(directory)
+    recorded = None if index is None else index.get(path.name)
+    try:
+        source = path.read_bytes()
+    except OSError:
+        source = None
+    fresh = False
+    if source is None or recorded is None or _digest(source) != recorded:
+        if source is not None and index is None:
+            _warn_corrupt(key, form.name, path, f"its index {directory / _INDEX} is unreadable")
+        elif source is not None and recorded is not None:
+            _warn_corrupt(key, form.name, path, f"{path.name} does not match its recorded hash")
+        # unknown or altered code is never run: regenerate it (and drop machine code for it)
+        _discard(path)
+        source = generate_source(form).encode()
+        _write_atomic(path, source)
+        _record(directory, path.name, _digest(source))
+        fresh = True
+    for attempt in range(2):
+        try:
+            module = _exec_generated(key, path, source)
+            functions = (module.rhs, module.delay, module.switch, module.sgrad)
+            return module, np.array([f.address for f in functions], dtype=np.int64)
+        except (numba.core.errors.NumbaError, SyntaxError, NameError) as exc:
+            if fresh or attempt:
+                raise ModelError(
+                    f"model {form.name!r} could not be compiled ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0] if str(exc) else ''}); generated source: {path}"
+                ) from exc
+            reason = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - numba's machine-code cache could not be read
+            if attempt:
+                raise
+            reason = f"{type(exc).__name__} while loading machine code: {exc}"
+        _warn_corrupt(key, form.name, path, reason.splitlines()[0])
+        _discard(path)
+        source = generate_source(form).encode()
+        _write_atomic(path, source)
+        _record(directory, path.name, _digest(source))
+        fresh = True
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def compile_form(form) -> CompiledModel:
     """Generate, cache and compile the functions of a :class:`~fluidnet.symbolic.canonical.DDEForm`.
 
     The result is memoized per process; the generated module and numba's machine code are
-    cached on disk, so another process with the same model structure does not recompile.
+    cached on disk (see :func:`cache_dir`), so another process with the same model structure
+    does not recompile. A generated module is run only when its bytes match the hash recorded
+    when it was written; a module or machine code found corrupt is discarded and compiled
+    again (with one warning). A file lock makes concurrent processes compile a model once.
 
     Raises
     ------
     ModelError
         For a form that cannot be integrated (external inputs, unsupported switching
         conditions) or an expression numba cannot compile.
+    CacheError
+        When the cache directory is unsafe (see :func:`cache_dir`).
     """
     key = _form_key(form)
     with _LOCK:
         if key in _MEMO:
             return _MEMO[key]
-        path = cache_dir() / f"fluidnet_gen_{key}.py"
-        if not path.exists():
-            source = generate_source(form)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(source)
-            os.replace(tmp, path)
-        try:
-            module = _import_generated(key, path)
-            addresses = np.array(
-                [
-                    module.rhs.address,
-                    module.delay.address,
-                    module.switch.address,
-                    module.sgrad.address,
-                ],
-                dtype=np.int64,
-            )
-        except (numba.core.errors.NumbaError, SyntaxError, NameError) as exc:
-            raise ModelError(
-                f"model {form.name!r} could not be compiled ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else ''}); generated source: {path}"
-            ) from exc
+        directory = cache_dir()
+        path = directory / f"fluidnet_gen_{key}.py"
+        with _file_lock(directory / f"fluidnet_gen_{key}.lock"):
+            module, addresses = _load(form, key, path)
         compiled = CompiledModel(
             key=key,
             form=form,
