@@ -71,7 +71,8 @@ class DelayTF:
         ----------
         expr : sympy.Expr or str
             E.g. ``exp(-0.2*s)*(0.4*0.2*s + 0.2)/(0.2*s)**2``. Every symbol other than ``s`` must
-            already be replaced by a number.
+            already be replaced by a number. Text is parsed, never run (see
+            :mod:`fluidnet.symbolic.parsing`).
         s : sympy.Symbol, optional
             The Laplace variable (default :data:`fluidnet.s`, or the only symbol named ``s``).
 
@@ -81,7 +82,17 @@ class DelayTF:
             When a free symbol other than ``s`` remains, a term is not polynomial times
             exponential, or the result would need a time advance (non-causal).
         """
-        expr = sympy.sympify(expr)
+        if isinstance(expr, str):
+            # parsed over the Laplace variable only, never evaluated (sympify would run it)
+            from ..symbolic.parsing import parse_expression
+
+            var = LAPLACE if s is None else s
+            expr = parse_expression(expr, symbols={var.name: var}, where="DelayTF.from_expr")
+        else:
+            try:
+                expr = sympy.sympify(expr, strict=True)
+            except (sympy.SympifyError, TypeError) as exc:
+                raise ModelError(f"DelayTF.from_expr: cannot interpret {expr!r}") from exc
         if s is None:
             named = [x for x in expr.free_symbols if x.name == "s"]
             s = named[0] if named else LAPLACE
@@ -278,10 +289,11 @@ class DelayTF:
 
 
 def as_delay_tf(obj) -> DelayTF:
-    """Coerce a DelayTF, a :class:`control.TransferFunction`, a number or a sympy expression."""
+    """Coerce a DelayTF, a :class:`control.TransferFunction`, a number, a sympy expression or
+    its text (parsed, never run: see :meth:`DelayTF.from_expr`)."""
     if isinstance(obj, DelayTF):
         return obj
-    if isinstance(obj, sympy.Basic):
+    if isinstance(obj, (sympy.Basic, str)):
         return DelayTF.from_expr(obj)
     if np.isscalar(obj):
         return DelayTF(obj)

@@ -178,9 +178,29 @@ def characteristic_quasipolynomial(
     return QuasiPolynomial(pairs)
 
 
+def _numeric_equilibrium(model, equilibrium: Mapping[str, Any]) -> dict[str, float]:
+    """``{state: float}`` from a user's equilibrium: numbers only (text is never evaluated)."""
+    missing = [n for n in model.state_names if n not in equilibrium]
+    if missing:
+        raise ModelError(f"equilibrium misses states {missing}")
+    out = {}
+    for n in model.state_names:
+        v = equilibrium[n]
+        if isinstance(v, (str, bytes)) or isinstance(v, bool):
+            raise ModelError(f"equilibrium value of state {n!r} is {v!r}: give a number")
+        try:
+            out[n] = float(v)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"equilibrium value of state {n!r} is {v!r}: not a number") from exc
+    return out
+
+
 def _prepare(model, cut, equilibrium, params):
     values = model.resolve_params(params)
-    eq = dict(equilibrium) if equilibrium is not None else model.equilibrium(**params)
+    if equilibrium is None:
+        eq = model.equilibrium(**params)
+    else:
+        eq = _numeric_equilibrium(model, equilibrium)
     form, output = cut_form(model, cut)
     psubs = param_subs(values)
     rep_state = equilibrium_substitution(form, eq, [0])  # the input value is computed next

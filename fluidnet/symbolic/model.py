@@ -23,6 +23,7 @@ from .equilibrium import equilibria
 from .linearize import linearize
 from .loopgain import loop_gain
 from .numeric import to_numpy
+from .parsing import parse_expression
 from .symbols import name_of, param_subs
 from .symbols import t as T_SYM
 
@@ -86,6 +87,8 @@ class Model:
         ``R(t - tau)`` (``tau`` a number, a parameter expression or a state-dependent
         expression such as ``d0 + q(t)/C``), signals (current or delayed), explicit ``t`` and
         switching terms (``Heaviside``, ``Piecewise``, ``Max``, ``Min``, ``sign``, ``Abs``).
+        An expression given as text, e.g. ``"-k*x(t - T)"``, is parsed over the model's names
+        only, never run (see :mod:`fluidnet.symbolic.parsing`).
     params : dict
         ``{symbol or name: value or Param}``. Every free symbol of the equations other than
         ``t`` must be a parameter. ``None`` (or ``Param(None)``) means "give it later".
@@ -161,14 +164,18 @@ class Model:
         if "t" in self._state_names or "t" in self._signal_names:
             raise ModelError("'t' is the time symbol and cannot name a state or a signal")
 
+        # one canonical function per state and signal, shared by every expression (building
+        # them per right-hand side made a model of n states cost n^2 function classes)
+        canon = {n: sympy.Function(n, real=True) for n in self._state_names + self._signal_names}
         self._rhs_exprs = {
-            n: self._normalize(e, f"right-hand side of {n}")
+            n: self._normalize(e, f"right-hand side of {n}", canon)
             for n, e in zip(self._state_names, rhs.values(), strict=True)
         }
         self._signal_exprs = {
-            n: self._normalize(e, f"signal {n}")
+            n: self._normalize(e, f"signal {n}", canon)
             for n, e in zip(self._signal_names, signals.values(), strict=True)
         }
+        self.__dict__.pop("_text_symbols", None)
 
         nonneg = []
         for key in nonnegative:
@@ -186,11 +193,20 @@ class Model:
         self._check_delays()
 
     # ------------------------------------------------------------------ construction helpers
-    def _normalize(self, expr: Any, where: str) -> sympy.Expr:
-        try:
-            expr = sympy.sympify(expr)
-        except (sympy.SympifyError, TypeError) as exc:
-            raise ModelError(f"{where}: cannot interpret {expr!r} as an expression") from exc
+    def _normalize(
+        self, expr: Any, where: str, canon: Mapping[str, sympy.FunctionClass]
+    ) -> sympy.Expr:
+        if isinstance(expr, str):
+            # text is parsed over the model's names, never evaluated (sympify would run it)
+            if "_text_symbols" not in self.__dict__:
+                self._text_symbols = {n: sympy.Symbol(n, real=True) for n in self._params}
+                self._text_symbols["t"] = T_SYM
+            expr = parse_expression(expr, symbols=self._text_symbols, functions=canon, where=where)
+        else:
+            try:
+                expr = sympy.sympify(expr, strict=True)
+            except (sympy.SympifyError, TypeError) as exc:
+                raise ModelError(f"{where}: cannot interpret {expr!r} as an expression") from exc
         if not isinstance(expr, sympy.Expr):
             raise ModelError(f"{where}: {expr!r} is not an expression")
         sym_rep = {}
@@ -205,10 +221,9 @@ class Model:
                     f"(parameters: {', '.join(self._params) or 'none'})"
                 )
         expr = expr.xreplace(sym_rep)
-        known = set(self._state_names) | set(self._signal_names)
         for app in expr.atoms(AppliedUndef):
             fname = app.func.__name__
-            if fname not in known:
+            if fname not in canon:
                 raise ModelError(
                     f"{where}: {app} refers to {fname!r}, which is neither a state nor a signal "
                     f"(states: {', '.join(self._state_names)})"
@@ -221,7 +236,6 @@ class Model:
                     f"{where}: {app} has delay {tau}, which is not a real "
                     "non-negative number (a reference to the future)"
                 )
-        canon = {n: sympy.Function(n, real=True) for n in known}
         return _recanon(expr, canon)
 
     def _check_signal_cycles(self) -> None:
