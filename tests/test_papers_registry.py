@@ -116,3 +116,52 @@ def test_report_with_documented_mismatch(tmp_path, selftest_paper):
     assert "1/2 targets pass, 1 documented mismatches" in md
     assert "| documented mismatch | plot reading" in md
     assert main(["reproduce", "zz_selftest:mixed", "--out", str(tmp_path)]) == 0
+
+
+# ----------------------------------------------------------------------------- file safety
+def test_links_in_the_output_are_replaced_not_followed(tmp_path):
+    out = tmp_path / "out"
+    (out / "zz_selftest" / "figures").mkdir(parents=True)
+    victims = {name: tmp_path / f"victim-{name}.txt" for name in ("report", "targets", "figure")}
+    for v in victims.values():
+        v.write_text("precious")
+    (out / "REPORT.md").symlink_to(victims["report"])
+    (out / "zz_selftest" / "targets.json").symlink_to(victims["targets"])
+    (out / "zz_selftest" / "figures" / "line.png").symlink_to(victims["figure"])
+    report = fn.reproduce("zz_selftest:good", out=out, progress=False)
+    assert report.ok
+    assert all(v.read_text() == "precious" for v in victims.values())
+    for f in ("REPORT.md", "zz_selftest/targets.json", "zz_selftest/figures/line.png"):
+        assert not (out / f).is_symlink() and (out / f).stat().st_size > 100
+    assert "**5/5 targets pass.**" in (out / "REPORT.md").read_text()
+
+
+def test_a_linked_paper_directory_is_refused(tmp_path, capsys):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    (out / "zz_selftest").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(fn.OptionError, match="zz_selftest is a symbolic link"):
+        fn.reproduce("zz_selftest:good", out=out, progress=False)
+    assert main(["reproduce", "zz_selftest:good", "--out", str(out)]) == 2
+    assert "does not follow links" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_report_holds_only_registered_papers_and_items(tmp_path):
+    fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    row = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())["targets"][0]
+    (tmp_path / "evil").mkdir()
+    forged = {**row, "paper": "evil", "name": "forged target", "item": "good"}
+    (tmp_path / "evil" / "targets.json").write_text(
+        json.dumps({"updated": "now", "targets": [forged]})
+    )
+    data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())
+    data["targets"].append({**row, "item": "ghost", "name": "injected row"})
+    (tmp_path / "zz_selftest" / "targets.json").write_text(json.dumps(data))
+    fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    md = (tmp_path / "REPORT.md").read_text()
+    assert "forged target" not in md and "evil" not in md and "injected row" not in md
+    assert "**5/5 targets pass.**" in md
+    kept = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())["targets"]
+    assert {r["item"] for r in kept} == {"good"}

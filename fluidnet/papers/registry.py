@@ -16,18 +16,25 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib
+import io
 import json
 import math
+import os
 import pkgutil
+import stat
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from ..errors import OptionError
 
 __all__ = ["Target", "Context", "Paper", "Report", "paper", "papers", "reproduce"]
 
@@ -125,22 +132,19 @@ class Context:
     def __init__(self, paper: str, item: str, out: Path, quick: bool = False):
         self.paper = paper
         self.item = item
-        self.outdir = Path(out) / paper
+        self.out = Path(out)
+        self.outdir = self.out / paper
         self.quick = quick
         self.targets: list[Target] = []
         self.files: list[Path] = []
 
     @property
     def figures_dir(self) -> Path:
-        d = self.outdir / "figures"
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        return _output_dir(self.out, self.paper, "figures")
 
     @property
     def tables_dir(self) -> Path:
-        d = self.outdir / "tables"
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        return _output_dir(self.out, self.paper, "tables")
 
     # ------------------------------------------------------------------ outputs
     def new_figure(self, nrows: int = 1, ncols: int = 1, **kw):
@@ -154,8 +158,10 @@ class Context:
 
     def figure(self, name: str, fig, dpi: int = 110) -> Path:
         """Save ``fig`` as ``figures/<name>.png`` and return its path."""
-        path = self.figures_dir / f"{name}.png"
-        fig.savefig(path, dpi=dpi, bbox_inches="tight")
+        path = self.figures_dir / f"{_file_name(name)}.png"
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+        _write_file(path, buffer.getvalue())
         try:  # release pyplot-managed figures too
             import matplotlib.pyplot as plt
 
@@ -171,12 +177,13 @@ class Context:
         """Write ``rows`` (dicts) to ``tables/<name>.csv`` (``None`` → empty cell)."""
         rows = list(rows)
         cols = list(columns) if columns is not None else list(rows[0]) if rows else []
-        path = self.tables_dir / f"{name}.csv"
-        with path.open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=cols, extrasaction="raise")
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
+        path = self.tables_dir / f"{_file_name(name)}.csv"
+        fh = io.StringIO(newline="")
+        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="raise")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in cols})
+        _write_file(path, fh.getvalue().encode())
         self.files.append(path)
         return path
 
@@ -292,6 +299,69 @@ class Context:
         )
         self.targets.append(t)
         return t
+
+
+# ----------------------------------------------------------------------------- output files
+def _output_dir(root: Path, *parts: str) -> Path:
+    """``root/parts...``, created as needed; refuses a part that is a symbolic link (or not a
+    directory), so that nothing is written outside ``root`` through a link planted in it."""
+    d = Path(root)
+    d.mkdir(parents=True, exist_ok=True)
+    for part in parts:
+        d = d / part
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            pass
+        st = os.lstat(d)
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+            raise OptionError(
+                f"output directory {d} is a symbolic link or not a directory: fluidnet "
+                f"reproduce writes only inside {root} and does not follow links; remove it"
+            )
+    return d
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a new file renamed over it: a link at ``path`` is
+    replaced, never followed."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, 0o666 & ~_UMASK)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()  # read once, at import (setting it later would race with other threads)
+
+
+def _file_name(name: str) -> str:
+    """A figure or table name as one file name (no directories, no leading dot)."""
+    if not name or "/" in name or "\\" in name or name.startswith(".") or "\0" in name:
+        raise OptionError(f"output name {name!r} must be a plain file name")
+    return name
+
+
+def _read_regular(path: Path) -> str | None:
+    """The text of ``path`` if it is a regular file (not a link), else ``None``."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return path.read_text()
 
 
 def _check_source(source: str) -> None:
@@ -479,7 +549,7 @@ def reproduce(
                 flush=True,
             )
     for key, ts in per_paper.items():
-        _write_targets(out / key, ts, items=[i.name for i in items if i.paper == key])
+        _write_targets(out, key, ts, items=[i.name for i in items if i.paper == key])
     if per_paper:
         _write_report(out)
     report = Report(targets, files, errors, time.perf_counter() - t0)
@@ -496,20 +566,39 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
-def _write_targets(dirpath: Path, targets: list[Target], items: list[str]) -> None:
-    """Merge this run's targets into ``<paper>/targets.json`` (items not run are kept)."""
-    dirpath.mkdir(parents=True, exist_ok=True)
-    path = dirpath / "targets.json"
-    old: list[dict] = []
-    if path.exists():
-        try:
-            old = [r for r in json.loads(path.read_text())["targets"] if r.get("item") not in items]
-        except (ValueError, KeyError):
-            old = []
+def _write_targets(out: Path, key: str, targets: list[Target], items: list[str]) -> None:
+    """Merge this run's targets into ``<out>/<paper>/targets.json`` (the targets of the paper's
+    other registered items are kept)."""
+    path = _output_dir(out, key) / "targets.json"
+    registered = set(papers()[key].items)
+    old = [
+        r
+        for r in _stored_targets(path, key)
+        if r.get("item") not in items and r.get("item") in registered
+    ]
     rows = old + [{k: _jsonable(v) for k, v in t.row().items()} for t in targets]
-    path.write_text(
-        json.dumps({"updated": time.strftime("%Y-%m-%d %H:%M:%S"), "targets": rows}, indent=1)
-    )
+    data = {"updated": time.strftime("%Y-%m-%d %H:%M:%S"), "targets": rows}
+    _write_file(path, json.dumps(data, indent=1).encode())
+
+
+_ROW_FIELDS = {f.name for f in fields(Target)}
+
+
+def _stored_targets(path: Path, key: str) -> list[dict]:
+    """The well-formed rows of paper ``key`` in a ``targets.json`` (none if it is unreadable,
+    a link, or not ours)."""
+    text = _read_regular(path)
+    if text is None:
+        return []
+    try:
+        rows = json.loads(text)["targets"]
+    except (ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(rows, list):
+        return []
+    return [
+        r for r in rows if isinstance(r, dict) and _ROW_FIELDS <= set(r) and r.get("paper") == key
+    ]
 
 
 def _status_md(status: str) -> str:
@@ -517,7 +606,8 @@ def _status_md(status: str) -> str:
 
 
 def _write_report(out: Path) -> Path:
-    """``REPORT.md``: one row per target of every paper with a ``targets.json`` under ``out``."""
+    """``REPORT.md``: one row per target of every registered paper with results under ``out``
+    (other directories of ``out`` are not read)."""
     reg = papers()
     lines = [
         "# fluidnet reproduction report",
@@ -529,15 +619,25 @@ def _write_report(out: Path) -> Path:
         "",
     ]
     everything: list[dict] = []
-    for sub in sorted(p for p in out.iterdir() if (p / "targets.json").exists()):
-        data = json.loads((sub / "targets.json").read_text())
-        rows = data["targets"]
-        title = reg[sub.name].title if sub.name in reg else sub.name
+    for key in sorted(reg):
+        sub = out / key
+        if not stat.S_ISDIR(_lstat_mode(sub)):
+            continue
+        rows = _stored_targets(sub / "targets.json", key)
+        registered = set(reg[key].items)
+        rows = [r for r in rows if r.get("item") in registered]
+        if not rows:
+            continue
+        try:
+            updated = str(json.loads(_read_regular(sub / "targets.json") or "{}")["updated"])
+        except (ValueError, KeyError, TypeError):
+            updated = "unknown"
+        title = reg[key].title
         everything += rows
         lines += [
-            f"## {sub.name}: {title}",
+            f"## {key}: {title}",
             "",
-            f"{_counts(rows)} (updated {data['updated']}).",
+            f"{_counts(rows)} (updated {updated}).",
             "",
             "| item | where | target | paper | ours | source | tolerance | result | note |",
             "|---|---|---|---|---|---|---|---|---|",
@@ -558,6 +658,13 @@ def _write_report(out: Path) -> Path:
             lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
         lines.append("")
     lines.insert(7, f"**{_counts(everything)}.**\n")
-    path = out / "REPORT.md"
-    path.write_text("\n".join(lines))
+    path = _output_dir(out) / "REPORT.md"
+    _write_file(path, "\n".join(lines).encode())
     return path
+
+
+def _lstat_mode(path: Path) -> int:
+    try:
+        return os.lstat(path).st_mode
+    except OSError:
+        return 0
