@@ -45,10 +45,11 @@ def test_merging_zero_delay_and_zero_blocks():
         (0.0, [(np.inf, 1.0)], "delay tau_0"),
         (0.0, [(1.0, [[1.0, 0.0], [0.0, 1.0]])], "expected"),
         (0.0, [(1.0,)], "pair"),
+        (np.zeros((0, 0)), [], "A0 is empty"),
     ],
 )
 def test_invalid_input(A0, delayed, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(fn.ModelError, match=match):
         fn.LinearDDE(A0, delayed)
 
 

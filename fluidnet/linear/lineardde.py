@@ -22,6 +22,8 @@ def _as_matrix(a, name: str, n: int | None = None) -> np.ndarray:
         arr = arr.reshape(1, 1)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
         raise ModelError(f"{name} must be a square matrix, got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ModelError(f"{name} is empty (shape {arr.shape}): a system needs at least one state")
     if not np.issubdtype(arr.dtype, np.number):
         raise ModelError(f"{name} must hold numbers, got dtype {arr.dtype}")
     arr = arr.astype(complex if np.iscomplexobj(arr) else float)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import brentq
@@ -35,7 +35,17 @@ class Margins:
     gain_crossovers, phase_crossovers : numpy.ndarray
         Every crossover found (rad/s).
     gain_margins, phase_margins, delay_margins : numpy.ndarray
-        The margin at each crossover.
+        The margin at each crossover. A phase margin lies in ``(-180, 180]`` degrees (a
+        crossover where ``L = +1`` has ``+180``) and the delay margin at a crossover is its
+        phase margin in radians over its frequency (negative when the margin is).
+    phase_crossover_intervals : numpy.ndarray, shape (k, 2)
+        For an *undamped* loop (``L(jw)`` real at every ``w``: a rational ``L`` whose numerator
+        and denominator are both even or both odd in ``s``), the intervals of ``w`` where
+        ``L(jw) < 0`` (the upper end may be ``inf``). There the phase crossovers are not
+        isolated: ``phase_crossovers`` holds one frequency per interval, where ``|L|`` is
+        closest to 1, and the gain margin is taken there. Empty for other loops.
+    note : str
+        What the numbers mean when the loop is special (undamped); empty otherwise.
     """
 
     gain_margin: float
@@ -50,6 +60,8 @@ class Margins:
     gain_margins: np.ndarray
     phase_margins: np.ndarray
     delay_margins: np.ndarray
+    phase_crossover_intervals: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
+    note: str = ""
 
     @property
     def gain_margin_db(self) -> float:
@@ -76,13 +88,31 @@ class Margins:
         )
 
 
+def _phase_margins(values: np.ndarray) -> np.ndarray:
+    """``angle(L) + 180`` degrees, in ``(-180, 180]`` (``L = +1`` gives ``+180``, whatever the
+    sign of a rounding error in its imaginary part)."""
+    pm = 180.0 - np.remainder(-np.angle(values, deg=True), 360.0)
+    return np.where(pm <= -180.0 + 1e-9, 180.0, pm)
+
+
 def margins_from_grid(L: DelayTF, w: np.ndarray) -> Margins:
     """Margins of ``L`` from crossovers bracketed on the grid ``w`` (see :func:`margins`)."""
-    wgc = gain_crossovers(L, w)
-    wpc = phase_crossovers(L, w)
+    undamped = _undamped_crossovers(L, (float(w[0]), float(w[-1])))
+    if undamped is None:
+        wgc = gain_crossovers(L, w)
+        wpc = phase_crossovers(L, w)
+        intervals, note = np.zeros((0, 2)), ""
+    else:
+        wgc, wpc, intervals = undamped
+        note = (
+            "undamped loop: L(jw) is real at every frequency, so the Nyquist curve runs along "
+            "the real axis and the phase crossovers fill the intervals in "
+            "phase_crossover_intervals (one frequency per interval is reported); the closed "
+            "loop, whose characteristic function is even in s, is never asymptotically stable"
+        )
     with np.errstate(all="ignore"):
         gm_all = 1.0 / np.abs(L(1j * wpc))
-        pm_all = np.remainder(np.angle(L(1j * wgc), deg=True), 360.0) - 180.0
+        pm_all = _phase_margins(L(1j * wgc))
     dm_all = np.where(wgc > 0, np.radians(pm_all) / np.where(wgc > 0, wgc, 1.0), np.nan)
     if wpc.size and not np.all(np.isinf(gm_all)):
         with np.errstate(divide="ignore"):
@@ -97,6 +127,10 @@ def margins_from_grid(L: DelayTF, w: np.ndarray) -> Margins:
     else:
         pm, w_gc, dm = math.inf, math.nan, math.inf
     sm, w_sm = _stability_margin(L, w)
+    if undamped is not None:  # |1 + L| has a kink, not a smooth minimum, where L crosses -1
+        minus_one = wgc[np.abs(pm_all) < 1e-9] if wgc.size else wgc
+        if minus_one.size:
+            sm, w_sm = 0.0, float(minus_one[0])
     return Margins(
         gain_margin=gm,
         phase_margin=pm,
@@ -110,7 +144,89 @@ def margins_from_grid(L: DelayTF, w: np.ndarray) -> Margins:
         gain_margins=gm_all,
         phase_margins=pm_all,
         delay_margins=dm_all,
+        phase_crossover_intervals=intervals,
+        note=note,
     )
+
+
+# ------------------------------------------------------------------------- undamped loops
+def _in_w(c: np.ndarray) -> np.ndarray:
+    """Coefficients (highest power first) of ``p(jw)`` as a polynomial in ``w``."""
+    deg = len(c) - 1
+    return np.asarray(c, dtype=complex) * (1j ** np.arange(deg, -1, -1))
+
+
+def _real_roots(c: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """Real roots in ``[lo, hi]`` of the real polynomial ``c`` (highest power first)."""
+    c = np.trim_zeros(np.real_if_close(np.asarray(c), tol=1e6).real, "f")
+    if c.size <= 1:
+        return np.zeros(0)
+    r = np.roots(c)
+    scale = max(1.0, float(np.max(np.abs(r)))) if r.size else 1.0
+    real = np.sort(r[np.abs(r.imag) <= 1e-7 * scale].real)
+    real = real[(real >= lo - 1e-12 * scale) & (real <= hi)]
+    return np.clip(real, lo, hi)
+
+
+def _undamped_crossovers(L: DelayTF, w_range: tuple[float, float]):
+    """For a loop with ``L(jw)`` real at every ``w``: exact gain crossovers, one phase
+    crossover per interval of ``L(jw) < 0``, and those intervals; ``None`` for other loops.
+
+    ``L = N/D`` is real on the imaginary axis exactly when it has no delay and ``N`` and ``D``
+    are both even or both odd in ``s``. Then ``sign L(jw) = sign Re(N(jw) conj D(jw))``, a
+    polynomial in ``w``, and ``|L(jw)| = 1`` where ``|N(jw)|^2 - |D(jw)|^2 = 0``: both are
+    solved as polynomials, so no crossover is missed between grid points.
+    """
+    if not (L.num.is_rational and L.den.is_rational) or L.num.is_zero:
+        return None
+    n, d = L.num.coeffs[0], L.den.coeffs[0]
+
+    def parity(c):
+        powers = np.arange(len(c) - 1, -1, -1)
+        nz = powers[np.asarray(c) != 0]
+        return set(nz % 2)
+
+    pn, pd = parity(n), parity(d)
+    if len(pn) != 1 or pn != pd:
+        return None
+    lo, hi = w_range
+    nw, dw = _in_w(n), _in_w(d)
+    sign_poly = np.real(np.polymul(nw, _conj_in_w(d)))
+    nn = np.real(np.polymul(nw, _conj_in_w(n)))  # |N(jw)|^2
+    dd = np.real(np.polymul(dw, _conj_in_w(d)))  # |D(jw)|^2
+    mag_poly = np.polysub(nn, dd)
+    # intervals of w >= lo where L(jw) < 0, between consecutive sign changes
+    cuts = np.unique(np.concatenate([[lo], _real_roots(sign_poly, lo, np.inf), [np.inf]]))
+    intervals = []
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        mid = a + 1.0 if math.isinf(b) else 0.5 * (a + b)
+        if np.polyval(sign_poly, mid) < 0:
+            intervals.append((a, b))
+    wgc = _real_roots(mag_poly, lo, np.inf) if np.any(mag_poly) else np.zeros(0)
+    wgc = wgc[(wgc > 0) | (lo == 0.0)]
+    wpc = []
+    for a, b in intervals:
+        inside = wgc[(wgc > a) & (wgc < b)]
+        if inside.size:  # L(jw) = -1 inside: the loop is at the gain margin there
+            wpc.append(float(inside[0]))
+            continue
+        # otherwise |L| closest to 1 at a finite end or where d|L|^2/dw = 0
+        crit = np.polysub(np.polymul(np.polyder(nn), dd), np.polymul(nn, np.polyder(dd)))
+        cand = list(_real_roots(crit, a, min(b, hi)) if np.any(crit) else [])
+        with np.errstate(all="ignore"):
+            cand += [x for x in (a, b) if math.isfinite(x) and 0 < abs(L(1j * x)) < np.inf]
+        if not cand:
+            cand = [a if math.isfinite(b) else max(a, lo)]
+        with np.errstate(all="ignore"):
+            dist = [abs(math.log(abs(complex(L(1j * x))))) for x in cand]
+        wpc.append(float(cand[int(np.argmin(dist))]))
+    return wgc, np.asarray(wpc, dtype=float), np.asarray(intervals, dtype=float).reshape(-1, 2)
+
+
+def _conj_in_w(c: np.ndarray) -> np.ndarray:
+    """Coefficients of ``conj(p(jw))`` for real ``w`` and real coefficients ``c``."""
+    deg = len(c) - 1
+    return np.asarray(c, dtype=complex) * ((-1j) ** np.arange(deg, -1, -1))
 
 
 def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
