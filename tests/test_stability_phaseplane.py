@@ -70,3 +70,51 @@ def test_nonlinear_chart_errors():
         fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, state="rate")
     with pytest.raises(fn.OptionError, match="both as a grid and in params"):
         fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, params={"alpha": 0.5})
+
+
+# ----------------------------------------------------------------------------- memory
+_OSCILLATOR = """
+import resource, sys
+import numpy as np
+import fluidnet as fn
+x, y = fn.states("x y")
+a, b = fn.params("a b")
+m = fn.Model(rhs={x: y(fn.t), y: -a * x(fn.t - 1) - b * y(fn.t)}, params={a: 0.5, b: 1.0})
+ics = [{"x": 1.0, "y": 0.0}, {"x": -0.5, "y": 0.5}]
+n = int(sys.argv[1])
+fn.nonlinear_chart(m, {"a": [0.5], "b": [1.0]}, ics=ics, t_end=1.0, progress=False)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+ds = fn.nonlinear_chart(m, {"a": np.linspace(0.1, 2, n), "b": np.linspace(0.1, 2, n)},
+                        ics=ics, t_end=15.0, workers=1, progress=False)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((peak - base) * 1024, int(ds["stable"].sum()))
+"""
+
+
+def test_nonlinear_chart_memory_is_result_sized():
+    # 32 x 32 points x 2 starts x 2 states x 4001 times = 131 MB of trajectories (all held at
+    # once before: the peak grew by 132 MB); verdicts only are kept now, one batch of
+    # trajectories (256 x 2 x 4001 doubles = 16 MB) at a time
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _OSCILLATOR, "32"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    grew, n_stable = int(out[0]), int(out[1])
+    trajectories = 32 * 32 * 2 * 2 * 4001 * 8
+    assert grew < 0.5 * trajectories, f"peak memory grew by {grew / 1e6:.0f} MB"
+    assert 0 < n_stable < 32 * 32
+
+
+def test_nonlinear_chart_batches_give_the_same_verdicts(monkeypatch):
+    from fluidnet.stability import phaseplane
+
+    m = fn.models.rcp()
+    grid = {"alpha": [0.6, 1.4, 1.6], "beta": [0.1, 0.8]}
+    kw = {"ics": ICS[:2], "t_end": 200 * D0, "progress": False}
+    whole = fn.nonlinear_chart(m, grid, **kw)
+    monkeypatch.setattr(phaseplane, "_BATCH_MEMBERS", 3)  # one point (2 starts) per batch
+    batched = fn.nonlinear_chart(m, grid, **kw)
+    assert whole.equals(batched)
+    assert not bool(whole["stable"].sel(alpha=1.4, beta=0.8))

@@ -9,6 +9,7 @@ Initial conditions are constant histories ``{state: value}`` (or any history spe
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, ModelError, OptionError
+from ..progress import progress_bar
 from ..sweep import grid_points
 
 __all__ = ["PhasePortrait", "phase_portrait", "nonlinear_chart"]
@@ -213,6 +215,31 @@ def phase_portrait(
     )
 
 
+#: Trajectories held in memory at once by :func:`nonlinear_chart` (one batch of members).
+_BATCH_MEMBERS = 256
+
+
+def _classify(
+    model, fixed, point, series_by_ic, t, state, after, rtol, status, amp, freq, at_eq
+) -> None:
+    """Fill the verdicts of one grid point (one row per initial condition) from its runs."""
+    from ..dde import oscillation
+
+    try:
+        target = float(model.equilibrium(**fixed, **point)[state])
+    except FluidnetError:
+        target = math.nan
+    for h, series in enumerate(series_by_ic):
+        if not np.all(np.isfinite(series)):
+            continue
+        osc = oscillation((t, series), state, after=after)
+        status[h] = osc.status
+        amp[h] = osc.amplitude
+        freq[h] = osc.frequency
+        scale = max(abs(target), float(np.max(np.abs(series))), np.finfo(float).tiny)
+        at_eq[h] = abs(series[-1] - target) <= rtol * scale
+
+
 def nonlinear_chart(
     model,
     grids: Mapping[str, Any],
@@ -227,10 +254,11 @@ def nonlinear_chart(
 ):
     """Nonlinear stability over a parameter grid: does every initial condition settle?
 
-    Every (grid point, initial condition) pair is one member of a single
-    :func:`fluidnet.simulate_ensemble` call; the tail of each trajectory of ``state`` is then
-    classified by :func:`fluidnet.oscillation` (settles, or oscillates for good, with the
-    amplitude and frequency of the oscillation).
+    Every (grid point, initial condition) pair is one member of :func:`fluidnet.simulate_ensemble`
+    calls over batches of the grid; the tail of each trajectory of ``state`` is classified by
+    :func:`fluidnet.oscillation` (settles, or oscillates for good, with the amplitude and
+    frequency of the oscillation) as soon as its batch ends, and only the verdicts are kept:
+    memory holds one batch of trajectories whatever the size of the grid.
 
     Parameters
     ----------
@@ -293,7 +321,7 @@ def nonlinear_chart(
     """
     import xarray as xr
 
-    from ..dde import oscillation, simulate_ensemble
+    from ..dde import simulate_ensemble
 
     state = model.state_names[0] if state is None else state
     _check_state(model, state, "state")
@@ -312,29 +340,69 @@ def nonlinear_chart(
     table = {n: np.array([p[n] for p in points]) for n in names}
     table.update({k: np.full(len(points), float(v)) for k, v in fixed.items()})
     options.setdefault("on_error", "nan")
-    ds = simulate_ensemble(model, t_end, params=table, history=ics, n_points=n_points, **options)
+    on_error = options["on_error"]
+    show = options.pop("progress", None)
     n_ic, n_pts = len(ics), len(points)
     status = np.full((n_pts, n_ic), "failed", dtype=object)
     amp = np.full((n_pts, n_ic), np.nan)
     freq = np.full((n_pts, n_ic), np.nan)
     at_eq = np.zeros((n_pts, n_ic), dtype=bool)
-    t = ds["time"].values
-    values = ds[state].values
-    for p, point in enumerate(points):
-        try:
-            target = float(model.equilibrium(**fixed, **point)[state])
-        except FluidnetError:
-            target = math.nan
-        for h in range(n_ic):
-            series = values[p * n_ic + h]
-            if not np.all(np.isfinite(series)):
-                continue
-            osc = oscillation((t, series), state, after=after)
-            status[p, h] = osc.status
-            amp[p, h] = osc.amplitude
-            freq[p, h] = osc.frequency
-            scale = max(abs(target), float(np.max(np.abs(series))), np.finfo(float).tiny)
-            at_eq[p, h] = abs(series[-1] - target) <= equilibrium_rtol * scale
+    # Trajectories are reduced to their verdicts batch by batch: memory holds one batch of
+    # trajectories (_BATCH_MEMBERS of them), not the whole grid's.
+    per_batch = max(1, _BATCH_MEMBERS // n_ic)
+    failed = 0
+    bar = progress_bar(
+        n_pts * n_ic,
+        show,
+        f"{model.name} chart",
+        min_items=0,
+        unit="run",
+        delay=0.0 if show else 1.0,
+    )
+    try:
+        for start in range(0, n_pts, per_batch):
+            rows = range(start, min(start + per_batch, n_pts))
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "of .* ensemble members failed")
+                ds = simulate_ensemble(
+                    model,
+                    t_end,
+                    params={k: v[rows.start : rows.stop] for k, v in table.items()},
+                    history=ics,
+                    n_points=n_points,
+                    progress=False,
+                    **options,
+                )
+            failed += int(np.sum(ds["error"].values != ""))
+            t = ds["time"].values
+            values = ds[state].values
+            del ds
+            for p in rows:
+                _classify(
+                    model,
+                    fixed,
+                    points[p],
+                    values[(p - rows.start) * n_ic :][:n_ic],
+                    t,
+                    state,
+                    after,
+                    equilibrium_rtol,
+                    status[p],
+                    amp[p],
+                    freq[p],
+                    at_eq[p],
+                )
+            del values
+            bar.update(len(rows) * n_ic)
+    finally:
+        bar.close()
+    if failed and on_error == "nan":
+        warnings.warn(
+            f"{failed} of {n_pts * n_ic} ensemble members failed; they count as neither "
+            "stable nor oscillating (ic_status 'failed')",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     settled = np.isin(status, ("converged", "decaying", "settling"))
     sustained = np.isin(status, ("sustained", "growing"))
     # a trajectory that does not oscillate and ends at the equilibrium is stable even when a
