@@ -10,6 +10,7 @@ delays such as ``b(t - tau_b - b(t - tau_b)/c)``). Evaluating the lags in order 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import sympy
 from sympy.core.function import AppliedUndef
@@ -17,7 +18,7 @@ from sympy.core.function import AppliedUndef
 from ..errors import ModelError
 from .symbols import t as T_SYM
 
-__all__ = ["Lag", "DDEForm", "build_form"]
+__all__ = ["Lag", "DDEForm", "build_form", "delay_of"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,20 @@ class DDEForm:
         )
 
 
+@lru_cache(maxsize=1 << 16)
+def delay_of(arg: sympy.Expr) -> sympy.Expr:
+    """The delay ``expand(t - arg)`` of a reference ``X(arg)``, without forming ``t - arg`` when
+    ``arg`` is ``t`` plus other terms (references of many states share one argument, e.g.
+    ``t - T_n`` in flow ``n``'s equation, hence the cache)."""
+    if arg == T_SYM:
+        return sympy.S.Zero
+    if isinstance(arg, sympy.Add) and T_SYM in arg.args:
+        rest = [a for a in arg.args if a != T_SYM]
+        if len(rest) == len(arg.args) - 1:
+            return sympy.expand(sympy.Add(*[-a for a in rest]))
+    return sympy.expand(T_SYM - arg)
+
+
 def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
     """Expand the signals of ``model`` and replace every state reference by a symbol.
 
@@ -125,12 +140,22 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
     lags: list[Lag] = []
     lag_index: dict[tuple[int, sympy.Expr], sympy.Symbol] = {}
 
+    expanded: dict[sympy.Expr, sympy.Expr] = {}  # signal application -> its expansion
+
     def expand_signals(expr: sympy.Expr) -> sympy.Expr:
+        # a signal used at time ``arg`` is its definition with t -> arg (t is a plain symbol,
+        # so xreplace is exact); applications shared by many right-hand sides (a link load in
+        # every flow's equation) are expanded once
         for _ in range(len(signal_defs) + 1):
             apps = [a for a in expr.atoms(AppliedUndef) if a.func.__name__ in signal_defs]
             if not apps:
                 return expr
-            rep = {a: signal_defs[a.func.__name__].subs(T_SYM, a.args[0]) for a in apps}
+            rep = {}
+            for a in apps:
+                if a not in expanded:
+                    definition = signal_defs[a.func.__name__]
+                    expanded[a] = definition.xreplace({T_SYM: a.args[0]})
+                rep[a] = expanded[a]
             expr = expr.xreplace(rep)
         raise ModelError("signal definitions reference each other in a cycle")  # pragma: no cover
 
@@ -138,7 +163,7 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
         if isinstance(e, AppliedUndef):
             name = e.func.__name__
             arg = canon(e.args[0])
-            delay = sympy.expand(T_SYM - arg)
+            delay = delay_of(arg)
             i = index[name]
             if delay == 0:
                 return x[i]

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 import sympy
-from sympy.core.function import AppliedUndef
+from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from ..errors import ModelError, ParameterError
-from .canonical import DDEForm, build_form
+from .canonical import DDEForm, build_form, delay_of
 from .equilibrium import equilibria
 from .linearize import linearize
 from .loopgain import loop_gain
@@ -166,7 +166,11 @@ class Model:
 
         # one canonical function per state and signal, shared by every expression (building
         # them per right-hand side made a model of n states cost n^2 function classes)
-        canon = {n: sympy.Function(n, real=True) for n in self._state_names + self._signal_names}
+        given = [*rhs, *signals]
+        canon = {
+            n: _real_function(n, key)
+            for n, key in zip(self._state_names + self._signal_names, given, strict=True)
+        }
         self._rhs_exprs = {
             n: self._normalize(e, f"right-hand side of {n}", canon)
             for n, e in zip(self._state_names, rhs.values(), strict=True)
@@ -212,15 +216,19 @@ class Model:
         sym_rep = {}
         for s in expr.free_symbols:
             if s.name == "t":
-                sym_rep[s] = T_SYM
+                if s != T_SYM:
+                    sym_rep[s] = T_SYM
             elif s.name in self._params:
-                sym_rep[s] = sympy.Symbol(s.name, real=True)
+                real = sympy.Symbol(s.name, real=True)
+                if s != real:  # an identical symbol is kept: no rebuilding of the expression
+                    sym_rep[s] = real
             else:
                 raise ModelError(
                     f"{where}: free symbol {s.name!r} is neither a parameter nor t "
                     f"(parameters: {', '.join(self._params) or 'none'})"
                 )
-        expr = expr.xreplace(sym_rep)
+        if sym_rep:
+            expr = expr.xreplace(sym_rep)
         for app in expr.atoms(AppliedUndef):
             fname = app.func.__name__
             if fname not in canon:
@@ -230,7 +238,7 @@ class Model:
                 )
             if len(app.args) != 1:
                 raise ModelError(f"{where}: {app} must have exactly one argument (a time)")
-            tau = sympy.expand(T_SYM - app.args[0])
+            tau = delay_of(app.args[0])
             if tau.is_number and (not tau.is_real or tau < 0):
                 raise ModelError(
                     f"{where}: {app} has delay {tau}, which is not a real "
@@ -301,8 +309,25 @@ class Model:
 
         def build():
             lags = [lag for lag in self.form.lags if lag.kind == "parameter"]
-            fn = to_numpy((self.form.p,), [lag.delay for lag in lags]) if lags else None
-            return lags, fn
+            if not lags:
+                return lags, None
+            # a delay that is one parameter (the common case: a delay per flow) is read from
+            # the vector; only the others are compiled (lambdify of thousands of delays is slow)
+            where = {p: i for i, p in enumerate(self.form.p)}
+            bare = [k for k, lag in enumerate(lags) if lag.delay in where]
+            other = [k for k, lag in enumerate(lags) if lag.delay not in where]
+            index = np.array([where[lags[k].delay] for k in bare], dtype=np.intp)
+            rest = to_numpy((self.form.p,), [lags[k].delay for k in other]) if other else None
+
+            def evaluate(values) -> np.ndarray:
+                values = np.asarray(values, dtype=float)
+                out = np.empty(len(lags), dtype=complex if rest is not None else float)
+                out[bare] = values[index]
+                if rest is not None:
+                    out[other] = rest(values)
+                return out
+
+            return lags, evaluate
 
         return self.cached("parameter delays", build)
 
@@ -510,10 +535,28 @@ def _check_bounds_shape(name: str, bounds) -> None:
         raise ParameterError(f"parameter {name!r}: lower bound {lo} exceeds upper bound {hi}")
 
 
+_REAL_KWARGS = sympy.Function("_fluidnet_real_probe", real=True)._kwargs
+
+
+def _real_function(name: str, key: Any) -> sympy.FunctionClass:
+    """The real function ``name``: the caller's own class when it already is one (creating a
+    function class costs about a millisecond once sympy's cache has dropped it)."""
+    func = key.func if isinstance(key, AppliedUndef) else key
+    if isinstance(func, UndefinedFunction) and func.__name__ == name:
+        if getattr(func, "_kwargs", None) == _REAL_KWARGS:
+            return func
+    return sympy.Function(name, real=True)
+
+
 def _recanon(expr: sympy.Expr, canon: Mapping[str, sympy.FunctionClass]) -> sympy.Expr:
-    """Rebuild ``expr`` with every applied state/signal function replaced by the canonical one."""
+    """Rebuild ``expr`` with every applied state/signal function replaced by the canonical one
+    (subexpressions that already use the canonical functions are kept as they are)."""
     if isinstance(expr, AppliedUndef) and expr.func.__name__ in canon:
-        return canon[expr.func.__name__](*[_recanon(a, canon) for a in expr.args])
+        args = [_recanon(a, canon) for a in expr.args]
+        func = canon[expr.func.__name__]
+        if expr.func == func and all(a is b for a, b in zip(args, expr.args, strict=True)):
+            return expr
+        return func(*args)
     if not expr.args:
         return expr
     new = [_recanon(a, canon) for a in expr.args]
