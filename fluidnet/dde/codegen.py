@@ -34,6 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -224,6 +225,236 @@ def _code_lines(exprs, targets: list[str], indent: str = "    ") -> list[str]:
     return lines
 
 
+# ------------------------------------------------------------------ repeated structure (loops)
+#: A function with more statements than this is generated with loops over repeated structure.
+LOOP_MIN_STATEMENTS = 32
+#: Statements of one shape are looped over when there are at least this many of them.
+LOOP_MIN_GROUP = 4
+
+_INDEXED = re.compile(r"^(x|z|p|w|aux)\[(\d+)\]$")
+
+
+class _Tables:
+    """Module-level integer tables of the looped code (one name per table)."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+        self.lines: list[str] = []
+
+    def add(self, rows) -> str:
+        name = f"_{self.prefix}{len(self.lines)}"
+        arr = np.asarray(rows, dtype=np.int64)
+        self.lines.append(f"{name} = np.array({arr.tolist()!r}, dtype=np.int64)")
+        return name
+
+
+def _shape_key(e: sympy.Basic, storage: dict) -> str:
+    """A description of ``e`` that ignores indices (the order key of commutative arguments)."""
+    if e.is_Symbol:
+        m = _INDEXED.match(e.name)
+        if m:
+            return m.group(1)
+        where = storage.get(e)
+        return where[0] if isinstance(where, tuple) else e.name
+    if not e.args:
+        return str(e)
+    keys = [_shape_key(a, storage) for a in e.args]
+    if e.is_Add or e.is_Mul:
+        keys.sort()
+    return f"{type(e).__name__}({','.join(keys)})"
+
+
+def _number_key(e: sympy.Basic) -> str:
+    """A number as the printer writes it (equal keys print equal code)."""
+    if e.is_Integer:
+        return str(int(e)) if abs(int(e)) < 2**53 else repr(float(e))
+    if e.is_Rational or e.is_Float:
+        return repr(float(e))
+    return sympy.srepr(e)
+
+
+def _template(e: sympy.Expr, storage: dict) -> tuple[str, list[int], dict]:
+    """The shape of ``e`` with every indexed value replaced by a numbered placeholder
+    ``name[@k]``: its key, the index of each placeholder, and the replacement (to print it).
+
+    Statements with the same key compute the same formula of different entries, so one loop
+    over a table of their indices computes them all. The key is built in one pass: arguments
+    of sums and products are visited in the order of their index-free shape, so that most
+    statements of one shape number their placeholders alike whatever their indices.
+    """
+    rep: dict[sympy.Symbol, sympy.Symbol] = {}
+    index: list[int] = []
+
+    def key(node) -> str:
+        if node.is_Symbol:
+            m = _INDEXED.match(node.name)
+            if m:
+                cls, i = m.group(1), int(m.group(2))
+            elif isinstance(storage.get(node), tuple):
+                cls, i = storage[node]
+            else:
+                return node.name
+            ph = rep.get(node)
+            if ph is None:
+                ph = rep[node] = sympy.Symbol(f"{cls}[@{len(index)}]", real=True)
+                index.append(i)
+            return ph.name
+        if node.is_Number or node.is_NumberSymbol:
+            return _number_key(node)
+        if not node.args:
+            return sympy.srepr(node)
+        args = list(node.args)
+        if node.is_Add or node.is_Mul:
+            args.sort(key=lambda a: _shape_key(a, storage))  # stable: ties keep sympy's order
+        return f"{type(node).__name__}({','.join(key(a) for a in args)})"
+
+    return key(e), index, rep
+
+
+def _fill(template: str, index: list[int], table: str | None = None) -> str:
+    """The template with placeholder ``k`` replaced by ``index[k]`` (or ``table[r, k]``)."""
+
+    def sub(m):
+        k = int(m.group(2))
+        return f"{m.group(1)}[{table}[r, {k}]]" if table else f"{m.group(1)}[{index[k]}]"
+
+    return re.sub(r"(\w+)\[@(\d+)\]", sub, template)
+
+
+def _tree_cse(exprs: list[sympy.Expr]) -> tuple[list[tuple[sympy.Symbol, sympy.Expr]], list]:
+    """Common subexpressions: every compound subtree occurring more than once is computed once.
+
+    A linear-time stand-in for :func:`sympy.cse` for large models (whose preprocessing and
+    search for partial sums and products take minutes on thousands of expressions): a link's
+    load or price shared by the equations of its flows is found, ``a*b`` inside ``a*b*c`` is
+    not.
+    """
+    counts: dict[sympy.Expr, int] = {}
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if e.is_Atom:
+            continue
+        seen = counts.get(e, 0)
+        counts[e] = seen + 1
+        if not seen:
+            stack.extend(e.args)
+
+    def trivial(e):  # an atom or its negative: nothing to save
+        return e.is_Atom or (
+            e.is_Mul and len(e.args) == 2 and e.args[0] == -1 and e.args[1].is_Atom
+        )
+
+    repeated = {e for e, c in counts.items() if c > 1 and not trivial(e)}
+    names = sympy.numbered_symbols("_c")
+    subs: list[tuple[sympy.Symbol, sympy.Expr]] = []
+    memo: dict[sympy.Expr, sympy.Expr] = {}
+
+    def rebuild(e):
+        if e.is_Atom:
+            return e
+        got = memo.get(e)
+        if got is not None:
+            return got
+        args = [rebuild(a) for a in e.args]
+        new = e if all(a is b for a, b in zip(args, e.args, strict=True)) else e.func(*args)
+        if e in repeated:
+            sym = next(names)
+            subs.append((sym, new))
+            new = sym
+        memo[e] = new
+        return new
+
+    return subs, [rebuild(e) for e in exprs]
+
+
+def _looped_lines(exprs, targets: list[int], tables: _Tables, out: str = "out") -> list[str]:
+    """Statements ``out[targets[i]] = exprs[i]`` with common subexpressions hoisted and every
+    set of at least :data:`LOOP_MIN_GROUP` statements of the same shape computed by one loop
+    over a table of indices (numba compiles a loop once; its time grows with the number of
+    statements it types, so unrolled code for thousands of flows takes minutes)."""
+    printer = _NumbaPrinter()
+    exprs = [sympy.sympify(e) for e in exprs]
+    if not exprs:
+        return []
+    subs, reduced = _tree_cse(exprs)
+
+    def printed(val, rep) -> str:
+        return printer.doprint(val.xreplace(rep) if rep else val)
+
+    level: dict[sympy.Symbol, int] = {}
+    for sym, val in subs:
+        level[sym] = 1 + max((level[d] for d in val.free_symbols if d in level), default=-1)
+    statements: dict[int, list] = {}
+    for sym, val in subs:
+        statements.setdefault(level[sym], []).append((sym, val))
+    top = 1 + max(level.values(), default=-1)
+    statements[top] = [(t, e) for t, e in zip(targets, reduced, strict=True)]
+    storage: dict[sympy.Symbol, str | tuple[str, int]] = {}
+    lines: list[str] = []
+    for lev in range(top + 1):
+        groups: dict[str, list] = {}
+        for target, val in statements.get(lev, []):
+            key, index, rep = _template(val, storage)
+            groups.setdefault(key, []).append((target, index, val, rep))
+        for members in groups.values():
+            temps = lev < top
+            if len(members) < LOOP_MIN_GROUP:
+                for target, index, val, rep in members:
+                    code = _fill(printed(val, rep), index)
+                    if temps:
+                        storage[target] = printer.doprint(target)
+                        lines.append(f"    {storage[target]} = {code}")
+                    else:
+                        lines.append(f"    {out}[{target}] = {code}")
+                continue
+            count = len(members)
+            _, index0, val0, rep0 = members[0]
+            template = printed(val0, rep0)
+            table = tables.add([m[1] for m in members]) if index0 else None
+            body = _fill(template, [], table) if table else template
+            if temps:
+                arr = f"_g{len(tables.lines)}_{lev}_{len(lines)}"
+                lines.append(f"    {arr} = np.empty({count})")
+                lines.append(f"    for r in range({count}):")
+                lines.append(f"        {arr}[r] = {body}")
+                for r, member in enumerate(members):
+                    storage[member[0]] = (arr, r)
+            else:
+                where = tables.add([m[0] for m in members])
+                lines.append(f"    for r in range({count}):")
+                lines.append(f"        {out}[{where}[r]] = {body}")
+    return lines
+
+
+def _looped_delay_lines(delays, tables: _Tables) -> list[str]:
+    """The ``delay`` body for many lags: lags of the same shape share one branch that reads
+    the indices of lag ``k`` from a table."""
+    printer = _NumbaPrinter()
+    groups: dict[str, list] = {}
+    for k, d in enumerate(delays):
+        d = sympy.sympify(d)
+        key, index, rep = _template(d, {})
+        groups.setdefault(key, []).append((k, index, d, rep))
+    group_of = np.zeros(len(delays), dtype=np.int64)
+    row_of = np.zeros(len(delays), dtype=np.int64)
+    lines = []
+    for g, members in enumerate(groups.values()):
+        for r, member in enumerate(members):
+            group_of[member[0]], row_of[member[0]] = g, r
+        _, index0, d0, rep0 = members[0]
+        template = printer.doprint(d0.xreplace(rep0) if rep0 else d0)
+        table = tables.add([m[1] for m in members]) if index0 else None
+        body = _fill(template, [], table) if table else template
+        lines.append(f"    {'if' if g == 0 else 'elif'} g == {g}:")
+        lines.append(f"        out[0] = {body}")
+    head = [
+        f"    g = {tables.add(group_of)}[k]",
+        f"    r = {tables.add(row_of)}[k]",
+    ]
+    return head + lines + ["    else:", "        out[0] = math.nan"]
+
+
 # --------------------------------------------------------------------------------- generation
 @dataclass(frozen=True)
 class _Symbolic:
@@ -323,30 +554,47 @@ def generate_source(form, sym: _Symbolic | None = None) -> str:
             switch_lagdep=tuple(sym.switch_lagdep),
         )
     ]
+    tables = _Tables("T")
+
+    def block(exprs, targets: list[int]) -> list[str]:
+        if len(exprs) > LOOP_MIN_STATEMENTS:
+            return _looped_lines(exprs, targets, tables)
+        return _code_lines(exprs, [f"out[{i}]" for i in targets])
+
     # rhs
     src.append(_DEF.format(name="rhs", naux=1, nout=n, **dims))
-    src += _code_lines(sym.rhs, [f"out[{i}]" for i in range(n)])
-    # delays: one branch per lag
+    src += block(sym.rhs, list(range(n)))
+    # delays: one branch per lag (or per shape of lag)
     src.append(_DEF.format(name="delay", naux=1, nout=1, **dims))
     src.append("    k = int(aux[0])")
     if nlag == 0:
         src.append("    out[0] = 0.0")
-    for k, d in enumerate(sym.delays):
-        src.append(f"    {'if' if k == 0 else 'elif'} k == {k}:")
-        src += _code_lines([d], ["out[0]"], indent="        ")
-    if nlag:
+    elif nlag > LOOP_MIN_STATEMENTS:
+        src += _looped_delay_lines(sym.delays, tables)
+    else:
+        for k, d in enumerate(sym.delays):
+            src.append(f"    {'if' if k == 0 else 'elif'} k == {k}:")
+            src += _code_lines([d], ["out[0]"], indent="        ")
         src.append("    else:\n        out[0] = math.nan")
     # switching functions and their gradients
     src.append(_DEF.format(name="switch", naux=1, nout=max(nsw, 1), **dims))
-    src += _code_lines([s.surface for s in sym.switches], [f"out[{j}]" for j in range(nsw)])
+    src += block([s.surface for s in sym.switches], list(range(nsw)))
     if not nsw:
         src.append("    out[0] = 0.0")
     width = n + 1
     src.append(_DEF.format(name="sgrad", naux=max(nlag, 1), nout=max(nsw * width, 1), **dims))
     flat = [g for row in sym.grads for g in row]
-    src += _code_lines(flat, [f"out[{i}]" for i in range(len(flat))])
+    if len(flat) > LOOP_MIN_STATEMENTS:
+        # most entries of a gradient are zero: clear the output once, then set the others
+        src.append(f"    for i in range({len(flat)}):\n        out[i] = 0.0")
+        nonzero = [i for i, g in enumerate(flat) if g != 0]
+        src += block([flat[i] for i in nonzero], nonzero)
+    else:
+        src += _code_lines(flat, [f"out[{i}]" for i in range(len(flat))])
     if not nsw:
         src.append("    out[0] = 0.0")
+    if tables.lines:
+        src.insert(1, "\n".join(["import numpy as np", "", *tables.lines, ""]))
     return "\n".join(src) + "\n"
 
 

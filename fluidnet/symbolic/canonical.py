@@ -140,24 +140,33 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
     lags: list[Lag] = []
     lag_index: dict[tuple[int, sympy.Expr], sympy.Symbol] = {}
 
-    expanded: dict[sympy.Expr, sympy.Expr] = {}  # signal application -> its expansion
+    expanded: dict[sympy.Expr, sympy.Expr] = {}  # signal application -> its full expansion
+    expanding: set[sympy.Expr] = set()
+
+    def signal_apps(expr: sympy.Expr) -> list[sympy.Expr]:
+        return [a for a in expr.atoms(AppliedUndef) if a.func.__name__ in signal_defs]
+
+    def expansion(app: sympy.Expr) -> sympy.Expr:
+        # a signal used at time ``arg`` is its definition with t -> arg (t is a plain symbol,
+        # so xreplace is exact), its own signals expanded in turn; each application is
+        # expanded once, however many right-hand sides use it (a link's price in every flow's)
+        got = expanded.get(app)
+        if got is not None:
+            return got
+        if app in expanding:  # pragma: no cover - Model rejects cycles before
+            raise ModelError("signal definitions reference each other in a cycle")
+        expanding.add(app)
+        body = signal_defs[app.func.__name__].xreplace({T_SYM: app.args[0]})
+        inner = signal_apps(body)
+        if inner:
+            body = body.xreplace({a: expansion(a) for a in inner})
+        expanding.discard(app)
+        expanded[app] = body
+        return body
 
     def expand_signals(expr: sympy.Expr) -> sympy.Expr:
-        # a signal used at time ``arg`` is its definition with t -> arg (t is a plain symbol,
-        # so xreplace is exact); applications shared by many right-hand sides (a link load in
-        # every flow's equation) are expanded once
-        for _ in range(len(signal_defs) + 1):
-            apps = [a for a in expr.atoms(AppliedUndef) if a.func.__name__ in signal_defs]
-            if not apps:
-                return expr
-            rep = {}
-            for a in apps:
-                if a not in expanded:
-                    definition = signal_defs[a.func.__name__]
-                    expanded[a] = definition.xreplace({T_SYM: a.args[0]})
-                rep[a] = expanded[a]
-            expr = expr.xreplace(rep)
-        raise ModelError("signal definitions reference each other in a cycle")  # pragma: no cover
+        apps = signal_apps(expr)
+        return expr.xreplace({a: expansion(a) for a in apps}) if apps else expr
 
     def canon(e: sympy.Expr) -> sympy.Expr:
         if isinstance(e, AppliedUndef):

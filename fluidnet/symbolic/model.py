@@ -133,10 +133,10 @@ class Model:
             raise ModelError("rhs must be a non-empty dict {state: expression}")
         state_names: list[str] = []
         for key in rhs:
-            n = name_of(key, "state")
-            if n in state_names:
-                raise ModelError(f"state {n!r} is listed twice in rhs")
-            state_names.append(n)
+            state_names.append(name_of(key, "state"))
+        if len(set(state_names)) != len(state_names):
+            n = next(n for i, n in enumerate(state_names) if n in state_names[:i])
+            raise ModelError(f"state {n!r} is listed twice in rhs")
         self._state_names = tuple(state_names)
 
         params = dict(params or {})
@@ -155,11 +155,13 @@ class Model:
             raise ModelError(f"a signal is listed twice: {signal_names}")
         self._signal_names = tuple(signal_names)
 
+        taken = set(self._state_names) | set(self._signal_names) | {"t"}
         for n in self._params:
-            if n in self._state_names or n in self._signal_names or n == "t":
+            if n in taken:
                 raise ModelError(f"parameter name {n!r} clashes with a state, a signal or t")
+        state_set = set(self._state_names)
         for n in self._signal_names:
-            if n in self._state_names:
+            if n in state_set:
                 raise ModelError(f"signal name {n!r} clashes with a state")
         if "t" in self._state_names or "t" in self._signal_names:
             raise ModelError("'t' is the time symbol and cannot name a state or a signal")

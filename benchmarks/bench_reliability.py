@@ -1,0 +1,137 @@
+"""Reliability benchmarks (issue 18): memory of nonlinear charts, build and compile times of
+large models.
+
+1. ``fluidnet.nonlinear_chart`` over a 90 x 90 grid with 2 initial conditions and 4001 output
+   times (a delayed damped oscillator ``x' = y, y' = -a x(t-1) - b y``): peak resident memory
+   above the process's before the chart, against the size of the result and of the
+   trajectories (90 x 90 x 2 x 2 states x 4001 doubles = 1037 MB), and the wall time.
+2. Large models, each in a fresh process with an empty compile cache: a ring of 1000 states
+   ``x_i' = k_i (1 - x_i(t-T_i) ((x_{i-1}(t-T_i) + x_i(t-T_i))/c)^2)`` (2000 lags) and Kelly's
+   primal law on a ring network of 1000 flows and 1000 links (flow i uses links i and i+1,
+   per-flow delays: 3000 lags, link loads, prices and path prices as signals). Times: writing
+   the sympy expressions (the user's part), ``fluidnet.Model`` (which builds the canonical form),
+   and compiling (code generation and numba).
+
+Run with ``make bench`` or ``python benchmarks/run.py reliability``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+_CHART = textwrap.dedent(
+    """
+    import json, resource, time
+    import numpy as np
+    import fluidnet as fn
+    x, y = fn.states("x y")
+    a, b = fn.params("a b")
+    m = fn.Model(rhs={x: y(fn.t), y: -a * x(fn.t - 1) - b * y(fn.t)}, params={a: 0.5, b: 1.0},
+                 name="delayed oscillator")
+    ics = [{"x": 1.0, "y": 0.0}, {"x": -0.5, "y": 0.5}]
+    fn.nonlinear_chart(m, {"a": [0.5], "b": [1.0]}, ics=ics, t_end=1.0, progress=False)
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t0 = time.perf_counter()
+    ds = fn.nonlinear_chart(m, {"a": np.linspace(0.1, 2.0, 90), "b": np.linspace(0.1, 2.0, 90)},
+                            ics=ics, t_end=40.0, workers=2, progress=False)
+    wall = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"peak_growth_MB": (peak - base) / 1024, "wall_s": wall,
+                      "result_MB": ds.nbytes / 1e6, "stable_points": int(ds["stable"].sum())}))
+    """
+)
+
+_LARGE = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+    import sympy
+    import fluidnet as fn
+    import fluidnet.models.kelly as kelly
+    from fluidnet.dde.codegen import compile_model
+    n, which = int(sys.argv[1]), sys.argv[2]
+    t0 = time.perf_counter()
+    if which == "ring":
+        xs = [sympy.Function(f"x_{i}", real=True) for i in range(n)]
+        ks = [sympy.Symbol(f"k_{i}", real=True) for i in range(n)]
+        Ts = [sympy.Symbol(f"T_{i}", real=True) for i in range(n)]
+        c, t = sympy.Symbol("c", real=True), fn.t
+        rhs = {xs[i]: ks[i] * (1 - xs[i](t - Ts[i])
+                               * ((xs[i - 1](t - Ts[i]) + xs[i](t - Ts[i])) / c) ** 2)
+               for i in range(n)}
+        params = {c: 2.0, **{k: 0.5 for k in ks}, **{T: 0.1 + 1e-4 * i for i, T in enumerate(Ts)}}
+        t1 = time.perf_counter()
+        m = fn.Model(rhs=rhs, params=params, name="ring")
+        t2 = time.perf_counter()
+    else:
+        A = np.zeros((n, n), dtype=int)
+        for i in range(n):
+            A[i, i] = A[(i + 1) % n, i] = 1
+        box = {}
+        original = kelly.Model
+        def timed(*args, **kw):
+            box["t1"] = time.perf_counter()
+            model = original(*args, **kw)
+            box["t2"] = time.perf_counter()
+            return model
+        kelly.Model = timed
+        m = fn.models.kelly_primal(A, w=1.0, kappa=0.5, c=2.0, B=4.0,
+                                   T=list(np.linspace(0.05, 0.15, n)))
+        t1, t2 = box["t1"], box["t2"]
+    cm = compile_model(m)
+    t3 = time.perf_counter()
+    print(json.dumps({"states": m.form.n, "lags": len(m.form.lags), "expressions_s": t1 - t0,
+                      "model_s": t2 - t1, "compile_s": t3 - t2,
+                      "generated_lines": cm.path.read_text().count(chr(10))}))
+    """
+)
+
+
+def _run(code: str, *args: str) -> dict:
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, FLUIDNET_CACHE=cache, OPENBLAS_NUM_THREADS="1")
+        out = subprocess.run(
+            [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True
+        )
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def chart_memory() -> dict:
+    r = _run(_CHART)
+    r["trajectories_MB"] = 90 * 90 * 2 * 2 * 4001 * 8 / 1e6
+    print(
+        f"nonlinear_chart 90x90 x 2 starts x 4001 points: peak memory +{r['peak_growth_MB']:.0f} "
+        f"MB (trajectories {r['trajectories_MB']:.0f} MB, result {r['result_MB']:.2f} MB), "
+        f"{r['wall_s']:.1f} s",
+        flush=True,
+    )
+    return r
+
+
+def large_models(n: int = 1000) -> dict:
+    out = {}
+    for which in ("ring", "kelly"):
+        r = _run(_LARGE, str(n), which)
+        print(
+            f"{which} of {r['states']} states, {r['lags']} lags: expressions "
+            f"{r['expressions_s']:.1f} s, Model {r['model_s']:.1f} s, compile "
+            f"{r['compile_s']:.1f} s ({r['generated_lines']} generated lines)",
+            flush=True,
+        )
+        out[which] = r
+    return out
+
+
+def main() -> dict:
+    return {"chart_memory": chart_memory(), "large_models": large_models()}
+
+
+if __name__ == "__main__":
+    main()
