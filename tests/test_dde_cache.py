@@ -247,3 +247,18 @@ def test_concurrent_processes_compile_a_model_once(tmp_path):
     assert all(p.returncode == 0 for p in procs), outs
     # one process compiled the four functions, the other waited and loaded all four
     assert sorted(int(o.strip()) for o, _ in outs) == [0, 4]
+
+
+def test_other_generated_modules_are_verified_too(fresh, tmp_path):
+    # load_generated serves generated code outside the integrator (fluidnet.stochastic)
+    _, _, cache = fresh
+    cache.mkdir(mode=0o700)
+    marker = tmp_path / "marker"
+    name = "fluidnet_chain_test_planted"
+    (cache / f"{name}.py").write_text(PLANTED.format(marker=str(marker)))
+    sys.modules.pop(name, None)
+    try:
+        module = codegen.load_generated(name, lambda: "ANSWER = 42\n")
+        assert module.ANSWER == 42 and not marker.exists()
+    finally:
+        sys.modules.pop(name, None)

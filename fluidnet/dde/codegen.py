@@ -40,6 +40,7 @@ import sys
 import tempfile
 import threading
 import warnings
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -66,6 +67,7 @@ __all__ = [
     "compile_model",
     "extract_switches",
     "generate_source",
+    "load_generated",
 ]
 
 #: Bump when the generated code changes meaning (invalidates every cached module).
@@ -838,10 +840,9 @@ def _warn_corrupt(key: str, name: str, path: Path, what: str) -> None:
     )
 
 
-def _exec_generated(key: str, path: Path, source: bytes) -> ModuleType:
-    """Run the verified bytes ``source`` as module ``fluidnet_gen_<key>`` (file name ``path``,
-    so that numba finds its on-disk cache next to it); the file is not read again."""
-    name = f"fluidnet_gen_{key}"
+def _exec_generated(name: str, path: Path, source: bytes) -> ModuleType:
+    """Run the verified bytes ``source`` as module ``name`` (file name ``path``, so that numba
+    finds its on-disk cache next to it); the file is not read again."""
     module = ModuleType(name)
     module.__file__ = str(path)
     sys.modules[name] = module
@@ -853,9 +854,9 @@ def _exec_generated(key: str, path: Path, source: bytes) -> ModuleType:
     return module
 
 
-def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
-    """The generated module of ``form``, verified against the cache index, and the addresses
-    of its compiled functions. Called with the file lock of ``key`` held."""
+def _verified_source(path: Path, generate: Callable[[], str], key: str, label: str) -> tuple:
+    """``(bytes, fresh)``: the module's source if it matches the hash recorded in the cache
+    index, else newly generated (and recorded). Called with the module's file lock held."""
     directory = path.parent
     index = _read_index(directory)
     recorded = None if index is None else index.get(path.name)
@@ -863,21 +864,55 @@ def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
         source = path.read_bytes()
     except OSError:
         source = None
-    fresh = False
-    if source is None or recorded is None or _digest(source) != recorded:
-        if source is not None and index is None:
-            _warn_corrupt(key, form.name, path, f"its index {directory / _INDEX} is unreadable")
-        elif source is not None and recorded is not None:
-            _warn_corrupt(key, form.name, path, f"{path.name} does not match its recorded hash")
-        # unknown or altered code is never run: regenerate it (and drop machine code for it)
-        _discard(path)
-        source = generate_source(form).encode()
-        _write_atomic(path, source)
-        _record(directory, path.name, _digest(source))
-        fresh = True
+    if source is not None and recorded is not None and _digest(source) == recorded:
+        return source, False
+    if source is not None and index is None:
+        _warn_corrupt(key, label, path, f"its index {directory / _INDEX} is unreadable")
+    elif source is not None and recorded is not None:
+        _warn_corrupt(key, label, path, f"{path.name} does not match its recorded hash")
+    # unknown or altered code is never run: regenerate it (and drop machine code for it)
+    return _regenerate(path, generate), True
+
+
+def _regenerate(path: Path, generate: Callable[[], str]) -> bytes:
+    _discard(path)
+    source = generate().encode()
+    _write_atomic(path, source)
+    _record(path.parent, path.name, _digest(source))
+    return source
+
+
+def load_generated(name: str, generate: Callable[[], str], label: str = "") -> ModuleType:
+    """The generated module ``name`` of the cache directory, made by ``generate()`` when it is
+    missing or does not match the hash recorded when it was written (a planted or damaged file
+    is never run). Concurrent processes generate it once (a file lock). For generated code
+    other than the integrator's (e.g. compiled Monte Carlo loops).
+
+    Raises
+    ------
+    CacheError
+        When the cache directory is unsafe (see :func:`cache_dir`).
+    """
+    if name in sys.modules:
+        return sys.modules[name]
+    directory = cache_dir()
+    path = directory / f"{name}.py"
+    with _file_lock(directory / f"{name}.lock"):
+        source, _ = _verified_source(path, generate, name, label or name)
+        return _exec_generated(name, path, source)
+
+
+def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
+    """The generated module of ``form``, verified against the cache index, and the addresses
+    of its compiled functions. Called with the file lock of ``key`` held."""
+
+    def generate() -> str:
+        return generate_source(form)
+
+    source, fresh = _verified_source(path, generate, key, form.name)
     for attempt in range(2):
         try:
-            module = _exec_generated(key, path, source)
+            module = _exec_generated(f"fluidnet_gen_{key}", path, source)
             functions = (module.rhs, module.delay, module.switch, module.sgrad)
             return module, np.array([f.address for f in functions], dtype=np.int64)
         except (numba.core.errors.NumbaError, SyntaxError, NameError) as exc:
@@ -892,11 +927,7 @@ def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
                 raise
             reason = f"{type(exc).__name__} while loading machine code: {exc}"
         _warn_corrupt(key, form.name, path, reason.splitlines()[0])
-        _discard(path)
-        source = generate_source(form).encode()
-        _write_atomic(path, source)
-        _record(directory, path.name, _digest(source))
-        fresh = True
+        source, fresh = _regenerate(path, generate), True
     raise AssertionError("unreachable")  # pragma: no cover
 
 

@@ -9,9 +9,7 @@ serves every parameter value. The module is cached like the DDE integrator's (se
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -19,7 +17,7 @@ from types import ModuleType
 import numba
 import sympy
 
-from ..dde.codegen import _code_lines, _import_generated, cache_dir
+from ..dde.codegen import _code_lines, cache_dir, load_generated
 from ..errors import ModelError
 
 __all__ = ["chain_kernel", "compile_error", "ERRORS"]
@@ -132,25 +130,23 @@ def chain_kernel(chain) -> ModuleType:
         if key in _MEMO:
             return _MEMO[key]
         name = f"fluidnet_chain_{key}"
-        path = cache_dir() / f"{name}.py"
-        if not path.exists():
+
+        def generate() -> str:
             try:
-                source = _source(chain)
+                return _source(chain)
             except NotImplementedError as exc:  # a function the numba printer does not know
                 raise ModelError(
                     f"the laws of window chain {chain.name!r} could not be compiled: "
                     f"{str(exc).splitlines()[0]}"
                 ) from exc
-            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-            with os.fdopen(fd, "w") as fh:
-                fh.write(source)
-            os.replace(tmp, path)
+
+        # verified against the cache index before it runs (see fluidnet.dde.codegen)
         try:
-            module = _import_generated(key, path)
+            module = load_generated(name, generate, chain.name)
         except (SyntaxError, NameError) as exc:
             raise ModelError(
                 f"window chain {chain.name!r} could not be compiled ({type(exc).__name__}); "
-                f"generated source: {path}"
+                f"generated source: {cache_dir() / (name + '.py')}"
             ) from exc
         _MEMO[key] = module
         return module
