@@ -49,11 +49,7 @@ right-hand side is divided by its RTT, which changes the transients but not the 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import math
-import os
-import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -674,7 +670,7 @@ class BinaryFeedbackNetwork:
             return cached
         from sympy.printing.pycode import pycode
 
-        from ..dde.codegen import cache_dir
+        from ..dde.codegen import load_generated
 
         lines, pvals = [], []
         for i, law in enumerate(self.laws):
@@ -688,18 +684,8 @@ class BinaryFeedbackNetwork:
         source = _LOOP_TEMPLATE.replace("    # SPEEDS\n", "\n".join(lines) + "\n")
         key = hashlib.sha256(source.encode()).hexdigest()[:20]
         name = f"fluidnet_discrete_{key}"
-        module = sys.modules.get(name)
-        if module is None:
-            path = cache_dir() / f"{name}.py"
-            if not path.exists():
-                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-                with os.fdopen(fd, "w") as fh:
-                    fh.write(source)
-                os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(name, path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            sys.modules[name] = module
+        # verified against the cache index before it runs (a planted file never does)
+        module = load_generated(name, lambda: source, "discrete sliding-mode loop")
         result = (module.run, np.array(pvals, dtype=np.float64))
         object.__setattr__(self, "_loop", result)
         return result
