@@ -121,3 +121,30 @@ def test_loop_gain_equilibrium_takes_numbers_only(tmp_path):
         assert not marker.exists(), text
     L = m.loop_gain("R", equilibrium=eq)
     assert abs(L(1j) - m.loop_gain("R")(1j)) < 1e-12
+
+
+MARKER_CODE = "__import__('pathlib').Path({path!r}).write_text('ran')"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda text: fn.models.Utility.from_expr(text),
+        lambda text: fn.models.sliding_mode.reverse_engineer(text, "x"),
+        lambda text: fn.models.ored_marking(text, 1.0, 2.0, 0.1),
+        lambda text: fn.WindowChain(text, "0.5*w", "0.01"),
+    ],
+)
+def test_model_constructors_parse_text_without_running_it(tmp_path, call):
+    marker = tmp_path / "ran"
+    with pytest.raises(fn.ModelError):
+        call(MARKER_CODE.format(path=str(marker)))
+    assert not marker.exists()
+
+
+def test_text_names_become_symbols():
+    from fluidnet.symbolic.parsing import as_expression
+
+    x, a = sympy.symbols("x a")
+    assert as_expression("a*x^2 + log(x)") == a * x**2 + sympy.log(x)
+    assert as_expression(2) == 2

@@ -51,6 +51,7 @@ import sympy
 
 from ..errors import AnalysisError, ParameterError
 from ..symbolic import Model, Param, params, states, t
+from ..symbolic.parsing import as_expression
 
 __all__ = [
     "ored_marking",
@@ -68,7 +69,7 @@ def ored_marking(q: Any, min_th: Any, max_th: Any, p_max: Any) -> sympy.Expr:
     ``0`` below ``min_th``, ``p_max (Q - min_th)/(max_th - min_th)`` on the ramp, ``p_max`` from
     ``max_th`` on (a sympy ``Piecewise``; arguments may be numbers or expressions).
     """
-    q, lo, hi, pm = (sympy.sympify(a) for a in (q, min_th, max_th, p_max))
+    q, lo, hi, pm = (as_expression(a, where="ored_marking") for a in (q, min_th, max_th, p_max))
     return sympy.Piecewise((0, q < lo), (pm * (q - lo) / (hi - lo), q < hi), (pm, True))
 
 

@@ -43,6 +43,7 @@ import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
 from ..symbolic.model import Model, Param
+from ..symbolic.parsing import as_expression
 from ..symbolic.symbols import t
 from .penalty import fluid_penalty
 from .user_network import UserNetwork, bounded_per_element
@@ -178,7 +179,7 @@ def _disturbance_terms(net: UserNetwork, disturbance: Any, pdefs: dict) -> list:
         raise ParameterError(f"disturbance: need one per link ({L}), got {len(dl)}")
     out = []
     for ll, e in enumerate(dl):
-        e = sympy.sympify(e)
+        e = as_expression(e, symbols={"t": t}, where=f"disturbance of link {ll + 1}")
         if e.free_symbols - {t}:
             raise ModelError(
                 f"disturbance of link {ll + 1} may depend on t only, has {e.free_symbols}"

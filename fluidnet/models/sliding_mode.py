@@ -59,6 +59,7 @@ import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
 from ..symbolic import Model, Param
+from ..symbolic.parsing import as_expression
 from ..symbolic.symbols import t
 from .network import per_element, routing_matrix
 
@@ -140,7 +141,8 @@ def reverse_engineer(increase, decrease) -> ReverseEngineered:
     >>> r.z, sympy.simplify(r.marginal_utility)
     (x*(alpha + beta), log(alpha/beta + 1))
     """
-    a, d = sympy.sympify(increase), sympy.sympify(decrease)
+    a = as_expression(increase, symbols={RATE.name: RATE}, where="increase")
+    d = as_expression(decrease, symbols={RATE.name: RATE}, where="decrease")
     z = sympy.factor(a + d)
     return ReverseEngineered(z=z, f=a / z, marginal_utility=sympy.log(1 + a / d))
 
@@ -172,7 +174,9 @@ class FlowLaw:
 
     def __post_init__(self):
         for what in ("increase", "decrease"):
-            expr = sympy.sympify(getattr(self, what))
+            expr = as_expression(
+                getattr(self, what), symbols={RATE.name: RATE}, where=f"{self.name}: {what}"
+            )
             object.__setattr__(self, what, expr)
             for sym in expr.free_symbols:
                 if sym != RATE and sym.name not in self.params:
@@ -383,7 +387,7 @@ def continuity_constant(mu, beta=_HALF, alpha=1, x_s=0) -> sympy.Expr:
     """``C`` of (14), which makes the TCP utility continuous at ``x_s``:
     ``C = x_s log[(alpha + beta) x_s / (mu + beta x_s)] - (mu/beta) log(mu + beta x_s) + mu/beta``.
     """
-    m, b, a, xs = (sympy.sympify(v) for v in (mu, beta, alpha, x_s))
+    m, b, a, xs = (as_expression(v) for v in (mu, beta, alpha, x_s))
     return xs * sympy.log((a + b) * xs / (m + b * xs)) - m / b * sympy.log(m + b * xs) + m / b
 
 
@@ -403,12 +407,12 @@ def tcp_utility(mu, beta=_HALF, alpha=1, x_s=None) -> sympy.Expr:
     For ``beta x >> mu``, ``U ~ (mu/beta) log x + C + (mu/beta) log beta``: weighted
     proportional fairness with weight ``mu/beta``.
     """
-    m, b, a = (sympy.sympify(v) for v in (mu, beta, alpha))
+    m, b, a = (as_expression(v) for v in (mu, beta, alpha))
     x = RATE
     ca = (m / b + x) * (sympy.log(m + b * x) - 1) - x * (sympy.log(b * x) - 1)
     if x_s is None:
         return ca
-    xs = sympy.sympify(x_s)
+    xs = as_expression(x_s)
     return sympy.Piecewise(
         (x * sympy.log(1 + a / b), x < xs), (ca + continuity_constant(m, b, a, xs), True)
     )
@@ -420,7 +424,7 @@ def approximate_utility(mu, x_s) -> sympy.Expr:
     The utility of :func:`approximate_law`; ``U2' = log(1 + mu / (x - x_s))`` (the printed form
     omits an additive constant ``-mu``, which changes no optimum).
     """
-    m, xs = sympy.sympify(mu), sympy.sympify(x_s)
+    m, xs = as_expression(mu), as_expression(x_s)
     v = RATE - xs
     return (m + v) * sympy.log(m + v) - v * sympy.log(v)
 

@@ -30,6 +30,7 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, ParameterError
+from ..symbolic.parsing import as_expression
 
 __all__ = ["Utility", "log_utility", "power_utility", "utility_family"]
 
@@ -90,7 +91,7 @@ class Utility:
             When ``expr`` has other free symbols, or ``U' <= 0`` or ``U'' >= 0`` somewhere on
             a logarithmic grid of ``(1e-6, 1e6)`` (Assumption 4: increasing, strictly concave).
         """
-        e = sympy.sympify(expr)
+        e = as_expression(expr, where="utility")
         free = e.free_symbols
         if x is None:
             if len(free) != 1:

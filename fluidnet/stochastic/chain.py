@@ -27,6 +27,7 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ModelError, OptionError, ParameterError
+from ..symbolic.parsing import as_expression
 
 __all__ = ["WindowChain"]
 
@@ -133,7 +134,7 @@ class WindowChain:
 
     def _canon(self, law: str, expr: Any) -> sympy.Expr:
         try:
-            e = sympy.sympify(expr)
+            e = as_expression(expr, where=f"{law} law")
         except (sympy.SympifyError, TypeError) as exc:
             raise ModelError(f"{law} law {expr!r} is not a sympy expression") from exc
         if not isinstance(e, sympy.Expr):

@@ -23,7 +23,7 @@ import sympy
 
 from ..errors import ModelError
 
-__all__ = ["FUNCTIONS", "parse_expression"]
+__all__ = ["FUNCTIONS", "as_expression", "parse_expression"]
 
 #: The mathematical functions a text expression may call, by the name it uses.
 FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
@@ -130,6 +130,62 @@ def parse_expression(
     except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError) as exc:
         raise ModelError(f"{where}: cannot parse {text!r}: {exc}") from exc
     return _Builder(dict(symbols or {}), dict(functions or {}), where).build(tree.body, 0)
+
+
+def as_expression(
+    value: Any,
+    *,
+    symbols: Mapping[str, sympy.Basic] | None = None,
+    where: str = "expression",
+) -> sympy.Basic:
+    """A sympy object from a sympy object, a number or text, never running text as code.
+
+    Text is parsed by :func:`parse_expression`; a bare name it uses that is not in ``symbols``
+    (nor a known function or constant) becomes a plain ``sympy.Symbol`` of that name, as
+    :func:`sympy.sympify` would make it. Anything else goes through
+    ``sympy.sympify(value, strict=True)``, which converts numbers and sympy-aware objects but
+    never parses a string representation.
+
+    Raises
+    ------
+    ModelError
+        For text outside the allow-list of :func:`parse_expression`, or a value sympy cannot
+        convert.
+
+    Examples
+    --------
+    >>> from fluidnet.symbolic.parsing import as_expression
+    >>> as_expression("a*x^2")
+    a*x**2
+    """
+    if isinstance(value, sympy.Basic):
+        return value
+    if isinstance(value, str):
+        names = dict(symbols or {})
+        try:
+            tree = ast.parse(_xor_to_power(value.strip()), mode="eval")
+        except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
+            tree = None  # parse_expression reports it
+        if tree is not None:
+            called = {
+                n.func.id
+                for n in ast.walk(tree)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            }
+            for node in ast.walk(tree):
+                if (
+                    isinstance(node, ast.Name)
+                    and node.id not in names
+                    and node.id not in called
+                    and node.id not in _CONSTANTS
+                    and node.id not in FUNCTIONS
+                ):
+                    names[node.id] = sympy.Symbol(node.id)
+        return parse_expression(value, symbols=names, where=where)
+    try:
+        return sympy.sympify(value, strict=True)
+    except (sympy.SympifyError, TypeError, ValueError) as exc:
+        raise ModelError(f"{where}: cannot use {value!r} as an expression") from exc
 
 
 def _xor_to_power(text: str) -> str:
