@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         import matplotlib
 
         matplotlib.use("Agg")
+        from .errors import StoreError
         from .papers.registry import papers, reproduce
 
         if args.list:
@@ -50,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
             report = reproduce(*names, out=args.out, quick=args.quick)
         except KeyError as exc:
             print(f"fluidnet reproduce: {exc.args[0]}", file=sys.stderr)
+            return 2
+        except StoreError as exc:  # a corrupt or foreign targets.json in the output directory
+            print(f"fluidnet reproduce: {exc}", file=sys.stderr)
             return 2
         return 0 if report.ok else 1
     return 2  # pragma: no cover - argparse enforces the command

@@ -14,6 +14,8 @@ keeps working.
 ``AnalysisError``   an analysis without an answer: no equilibrium, no crossing, no
                     certificate
 ``IntegrationError`` the nonlinear integrator failed (the message names time and cause)
+``StoreError``      a checkpoint store or a result file that cannot be used: made by another
+                    call, corrupt, or not fluidnet's (the message names the file and why)
 ==================  =======================================================================
 """
 
@@ -26,6 +28,7 @@ __all__ = [
     "OptionError",
     "IntegrationError",
     "AnalysisError",
+    "StoreError",
 ]
 
 
@@ -51,3 +54,8 @@ class AnalysisError(FluidnetError, ValueError):
 
 class IntegrationError(FluidnetError, RuntimeError):
     """The nonlinear integrator failed; the message names the time, state values and cause."""
+
+
+class StoreError(FluidnetError, ValueError):
+    """A checkpoint store or result file cannot be used: it was made by a different call (the
+    message says what differs), is corrupt, is in use, or is not fluidnet's."""

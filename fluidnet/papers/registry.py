@@ -20,6 +20,7 @@ import csv
 import importlib
 import json
 import math
+import os
 import pkgutil
 import sys
 import time
@@ -450,6 +451,18 @@ def reproduce(
     Returns
     -------
     Report
+
+    Raises
+    ------
+    StoreError
+        Before any work, when a ``targets.json`` under ``out`` is corrupt or not fluidnet's
+        (the message names the file and why).
+
+    Notes
+    -----
+    Each item's targets are written to ``<paper>/targets.json`` when the item finishes, by
+    renaming a complete file over the old one: an interrupted run (Ctrl-C, a kill) keeps the
+    items that finished and leaves no half-written file.
     """
     t0 = time.perf_counter()
     items = _select(names)
@@ -458,30 +471,33 @@ def reproduce(
     files: list[Path] = []
     errors: list[str] = []
     per_paper: dict[str, list[Target]] = {}
-    for it in items:
-        ctx = Context(it.paper, it.name, out, quick=quick)
-        t1 = time.perf_counter()
-        try:
-            it.func(ctx)
-        except Exception as exc:  # noqa: BLE001 - reported, not swallowed
-            msg = f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}"
-            errors.append(msg)
+    _check_targets_files(out, {it.paper for it in items})
+    try:
+        for it in items:
+            ctx = Context(it.paper, it.name, out, quick=quick)
+            t1 = time.perf_counter()
+            try:
+                it.func(ctx)
+            except Exception as exc:  # noqa: BLE001 - reported, not swallowed
+                msg = f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}"
+                errors.append(msg)
+                if progress:
+                    traceback.print_exc(file=sys.stderr)
+            dt = time.perf_counter() - t1
+            targets.extend(ctx.targets)
+            files.extend(ctx.files)
+            per_paper.setdefault(it.paper, []).extend(ctx.targets)
+            # written as each item finishes: an interrupted run keeps the finished items
+            _write_targets(out / it.paper, ctx.targets, items=[it.name])
             if progress:
-                traceback.print_exc(file=sys.stderr)
-        dt = time.perf_counter() - t1
-        targets.extend(ctx.targets)
-        files.extend(ctx.files)
-        per_paper.setdefault(it.paper, []).extend(ctx.targets)
-        if progress:
-            print(
-                f"[{it.paper}:{it.name}] {_counts(ctx.targets)}, "
-                f"{len(ctx.files)} files, {dt:.1f} s",
-                flush=True,
-            )
-    for key, ts in per_paper.items():
-        _write_targets(out / key, ts, items=[i.name for i in items if i.paper == key])
-    if per_paper:
-        _write_report(out)
+                print(
+                    f"[{it.paper}:{it.name}] {_counts(ctx.targets)}, "
+                    f"{len(ctx.files)} files, {dt:.1f} s",
+                    flush=True,
+                )
+    finally:
+        if per_paper:
+            _write_report(out)
     report = Report(targets, files, errors, time.perf_counter() - t0)
     if progress:
         print(report.summary(), flush=True)
@@ -496,19 +512,71 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
+#: The fields every row of a ``targets.json`` has.
+_TARGET_FIELDS = {"paper", "ref", "name", "expected", "value", "source", "tol", "rel", "passed"}
+
+
+def _read_targets(path: Path, paper: str | None = None) -> dict[str, Any]:
+    """The content of a ``targets.json``; StoreError naming the file when it is corrupt or was
+    not written by fluidnet reproduce (for ``paper``)."""
+    from ..errors import StoreError
+
+    def refuse(why: str) -> StoreError:
+        return StoreError(
+            f"{path}: {why}; fluidnet reproduce will not read or overwrite it: move it away or "
+            "delete it"
+        )
+
+    try:
+        data = json.loads(path.read_text())
+    except UnicodeDecodeError as exc:
+        raise refuse(f"not text ({exc.reason})") from exc
+    except ValueError as exc:
+        raise refuse(f"not valid JSON ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("targets"), list):
+        raise refuse("not a fluidnet targets file (no list 'targets')")
+    for i, row in enumerate(data["targets"]):
+        missing = _TARGET_FIELDS - set(row) if isinstance(row, dict) else _TARGET_FIELDS
+        if missing:
+            raise refuse(f"row {i} is not a target (missing {', '.join(sorted(missing))})")
+        if paper is not None and row["paper"] != paper:
+            raise refuse(f"row {i} belongs to paper {row['paper']!r}, not {paper!r}")
+    data.setdefault("updated", "?")
+    return data
+
+
+def _check_targets_files(out: Path, papers_run: set[str]) -> None:
+    """Refuse, before any work, a corrupt or foreign ``targets.json`` the run would read."""
+    if not out.is_dir():
+        return
+    for sub in sorted(out.iterdir()):
+        path = sub / "targets.json"
+        if path.is_file():
+            _read_targets(path, sub.name if sub.name in papers_run else None)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write a file whole or not at all (a temporary file renamed over it)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def _write_targets(dirpath: Path, targets: list[Target], items: list[str]) -> None:
     """Merge this run's targets into ``<paper>/targets.json`` (items not run are kept)."""
     dirpath.mkdir(parents=True, exist_ok=True)
     path = dirpath / "targets.json"
     old: list[dict] = []
     if path.exists():
-        try:
-            old = [r for r in json.loads(path.read_text())["targets"] if r.get("item") not in items]
-        except (ValueError, KeyError):
-            old = []
+        rows = _read_targets(path, dirpath.name)["targets"]
+        old = [r for r in rows if r.get("item") not in items]
     rows = old + [{k: _jsonable(v) for k, v in t.row().items()} for t in targets]
-    path.write_text(
-        json.dumps({"updated": time.strftime("%Y-%m-%d %H:%M:%S"), "targets": rows}, indent=1)
+    _write_atomic(
+        path,
+        json.dumps({"updated": time.strftime("%Y-%m-%d %H:%M:%S"), "targets": rows}, indent=1),
     )
 
 
@@ -530,7 +598,7 @@ def _write_report(out: Path) -> Path:
     ]
     everything: list[dict] = []
     for sub in sorted(p for p in out.iterdir() if (p / "targets.json").exists()):
-        data = json.loads((sub / "targets.json").read_text())
+        data = _read_targets(sub / "targets.json")
         rows = data["targets"]
         title = reg[sub.name].title if sub.name in reg else sub.name
         everything += rows
@@ -559,5 +627,5 @@ def _write_report(out: Path) -> Path:
         lines.append("")
     lines.insert(7, f"**{_counts(everything)}.**\n")
     path = out / "REPORT.md"
-    path.write_text("\n".join(lines))
+    _write_atomic(path, "\n".join(lines))
     return path
