@@ -158,14 +158,16 @@ class Executor:
             with progress_bar(
                 len(items), progress, desc, initial=len(items) - len(todo), **options
             ) as bar:
+                running = self._run(fn, [[items[i] for i in c] for c in chunks])
                 try:
-                    for k, out in self._run(fn, [[items[i] for i in c] for c in chunks]):
+                    for k, out in running:
                         for i, r in zip(chunks[k], out, strict=True):
                             results[i] = r
                         if ckpt is not None:
                             ckpt.add(chunks[k], out)
                         bar.update(len(out))
                 except KeyboardInterrupt:
+                    running.close()
                     done = sum(r is not _MISSING for r in results)
                     kept = ""
                     if ckpt is not None:
@@ -175,6 +177,7 @@ class Executor:
                         f"sweep interrupted with {done} of {len(items)} items done{kept}"
                     ) from None
                 finally:
+                    running.close()  # stops the workers unless every chunk finished
                     if ckpt is not None:
                         ckpt.flush()
         finally:
