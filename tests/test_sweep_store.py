@@ -177,3 +177,8 @@ def test_interrupted_writes_and_damaged_parts_leave_a_usable_store(tmp_path, wri
     assert again.identical(reference)
     assert not list(path.glob(".tmp-*")) and len(list(path.glob(".corrupt-*"))) == 1
     assert Store(path).progress() == (3, 3)
+
+
+def test_ensemble_takes_threads_or_an_executor_not_both():
+    with pytest.raises(fn.OptionError, match="workers= .threads. or executor="):
+        fn.simulate_ensemble(fn.models.rcp(), 1.0, workers=2, executor="processes")
