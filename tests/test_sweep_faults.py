@@ -89,12 +89,18 @@ def _resume_computes_only_the_rest(path, log, monkeypatch) -> None:
     assert resumed.identical(_reference_chart())
 
 
-def test_ctrl_c_stops_the_workers_keeps_finished_points_and_resumes(tmp_path, monkeypatch):
+def _chart_with_store_under_way(tmp_path):
+    """A chart on 2 worker processes that has stored a few points."""
     log, path = tmp_path / "calls.log", tmp_path / "chart"
     proc = _start(CHART, str(path), log=log)
     workers = _workers_started(proc, log)
     assert wait_until(lambda: path.exists() and Store(path).exists, timeout=60)
     assert wait_until(lambda: Store(path).progress()[0] >= 2, timeout=60)
+    return proc, workers, log, path
+
+
+def test_ctrl_c_stops_the_workers_keeps_finished_points_and_resumes(tmp_path, monkeypatch):
+    proc, workers, log, path = _chart_with_store_under_way(tmp_path)
     sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
@@ -108,11 +114,7 @@ def test_ctrl_c_stops_the_workers_keeps_finished_points_and_resumes(tmp_path, mo
 
 
 def test_sigkill_of_the_parent_leaves_no_worker_and_the_rerun_resumes(tmp_path, monkeypatch):
-    log, path = tmp_path / "calls.log", tmp_path / "chart"
-    proc = _start(CHART, str(path), log=log)
-    workers = _workers_started(proc, log)
-    assert wait_until(lambda: path.exists() and Store(path).exists, timeout=60)
-    assert wait_until(lambda: Store(path).progress()[0] >= 2, timeout=60)
+    proc, workers, log, path = _chart_with_store_under_way(tmp_path)
     proc.kill()
     proc.wait(timeout=30)
     assert wait_until(lambda: not any(alive(w) for w in workers), timeout=10), workers
