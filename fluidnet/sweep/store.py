@@ -62,12 +62,13 @@ class Store:
 
     Examples
     --------
-    >>> import tempfile
+    >>> import os, shutil, tempfile
     >>> from fluidnet.sweep import Store, sweep
     >>> path = tempfile.mkdtemp() + "/squares"
     >>> ds = sweep(lambda x: x**2, {"x": [1.0, 2.0, 3.0]}, store=path)
     >>> Store(path).progress()
     (3, 3)
+    >>> shutil.rmtree(os.path.dirname(path))
     """
 
     def __init__(self, path: str | os.PathLike):
