@@ -38,8 +38,10 @@ def test_chart_on_dask_equals_serial(client):
     serial = fn.stability_chart(m, grid, on_error="nan")
     on_dask = fn.stability_chart(m, grid, on_error="nan", executor=client)
     assert on_dask.identical(serial)
-    # the linear region of Dukkipati & McKeown: alpha = 0.1, beta = 1 is unstable (their Fig 35)
+    # alpha = 0.1, beta = 1 lies outside the linear stability region of RCP, alpha = 0.4,
+    # beta = 0.2 inside (Dukkipati & McKeown's defaults; see the README example)
     assert not bool(serial["stable"].sel(alpha=0.1, beta=1.0))
+    assert bool(serial["stable"].sel(alpha=0.4, beta=0.2))
 
 
 def test_ensemble_and_nonlinear_chart_on_dask_equal_serial(client):
