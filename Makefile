@@ -22,9 +22,10 @@ $(STAMP)-core: pyproject.toml | $(BIN)/python
 	$(PIP) install -e .
 	touch $@
 
-# The tests compare the integrator with jitcdde, so the test environment has the bench extra.
+# The tests compare the integrator with jitcdde, so the test environment has the bench extra;
+# they run sweeps on a local Dask cluster, so it has the dask extra too.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[dev,notebooks,bench]"
+	$(PIP) install -e ".[dev,notebooks,bench,dask]"
 	touch $@ $(STAMP)-core
 
 venv: $(STAMP)-dev

@@ -27,6 +27,7 @@ from .errors import (
     ModelError,
     OptionError,
     ParameterError,
+    StoreError,
 )
 from .linear import DelayTF, LinearDDE, QuasiPolynomial, as_delay_tf
 from .models import flow_level as flowlevel
@@ -102,6 +103,7 @@ __all__ = [
     "Param",
     "ParameterError",
     "QuasiPolynomial",
+    "StoreError",
     "as_delay_tf",
     "flowlevel",
     "models",

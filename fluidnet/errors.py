@@ -15,6 +15,8 @@ keeps working.
                     certificate
 ``IntegrationError`` the nonlinear integrator failed (the message names time and cause)
 ``CacheError``      the compile-cache directory is unsafe (not ours, or writable by others)
+``StoreError``      a checkpoint store or a result file that cannot be used: made by another
+                    call, corrupt, or not fluidnet's (the message names the file and why)
 ==================  =======================================================================
 """
 
@@ -28,6 +30,7 @@ __all__ = [
     "IntegrationError",
     "AnalysisError",
     "CacheError",
+    "StoreError",
 ]
 
 
@@ -58,3 +61,8 @@ class IntegrationError(FluidnetError, RuntimeError):
 class CacheError(FluidnetError, RuntimeError):
     """The directory of compiled models is unsafe: owned by another user, or writable by others
     (code found there would run in this process). The message names the directory."""
+
+
+class StoreError(FluidnetError, ValueError):
+    """A checkpoint store or result file cannot be used: it was made by a different call (the
+    message says what differs), is corrupt, is in use, or is not fluidnet's."""

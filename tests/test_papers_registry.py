@@ -165,3 +165,61 @@ def test_report_holds_only_registered_papers_and_items(tmp_path):
     assert "**5/5 targets pass.**" in md
     kept = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())["targets"]
     assert {r["item"] for r in kept} == {"good"}
+
+
+def test_an_interrupted_run_keeps_finished_items_and_writes_no_partial_file(
+    tmp_path, selftest_paper
+):
+    def interrupted(ctx):
+        ctx.check("eq (7)", "computed before Ctrl-C", 2.0, 2.0, tol=0.0)
+        raise KeyboardInterrupt
+
+    selftest_paper.item("interrupted")(interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fn.reproduce("zz_selftest:good", "zz_selftest:interrupted", out=tmp_path, progress=False)
+    data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())
+    assert {r["item"] for r in data["targets"]} == {"good"}  # nothing of the unfinished item
+    assert len(data["targets"]) == 5
+    assert "**5/5 targets pass.**" in (tmp_path / "REPORT.md").read_text()
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize(
+    "content, why",
+    [
+        ('{"updated": "x", "targets": [{"paper": "zz_selftest"', "not valid JSON"),
+        (b"\xff\xfe\x00garbage", "not text"),
+        ('{"rows": []}', "no list 'targets'"),
+        ('{"targets": [{"ref": "eq (1)"}]}', "row 0 is not a target"),
+    ],
+)
+def test_a_corrupt_targets_file_is_named_before_any_work(tmp_path, capsys, content, why):
+    path = tmp_path / "zz_selftest" / "targets.json"
+    path.parent.mkdir()
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    with pytest.raises(fn.StoreError, match=why) as info:
+        fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    assert str(path) in str(info.value)
+    assert not (tmp_path / "zz_selftest" / "figures").exists()  # refused before running
+    assert main(["reproduce", "zz_selftest:good", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"fluidnet reproduce: {path}:" in err and why in err and "Traceback" not in err
+
+
+def test_a_foreign_targets_file_is_refused(tmp_path):
+    fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    theirs = tmp_path / "zz_selftest" / "targets.json"
+    data = json.loads(theirs.read_text())
+    data["targets"][0]["paper"] = "rcp"
+    theirs.write_text(json.dumps(data))
+    with pytest.raises(fn.StoreError, match="row 0 belongs to paper 'rcp', not 'zz_selftest'"):
+        fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
+    # a corrupt file in a directory that is not a paper of the registry is never read
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "targets.json").write_text("[1, 2")
+    theirs.unlink()
+    assert fn.reproduce("zz_selftest:good", out=tmp_path, progress=False).ok
+    assert "other" not in (tmp_path / "REPORT.md").read_text()

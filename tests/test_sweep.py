@@ -4,6 +4,7 @@ import concurrent.futures as cf
 
 import numpy as np
 import pytest
+from sweep_helpers import square_root_or_fail
 
 import fluidnet as fn
 from fluidnet.sweep import (
@@ -91,11 +92,46 @@ def test_bad_grids(grids, match):
         grid_points(grids)
 
 
-def test_dask_missing_or_working():
-    try:
-        import dask.distributed  # noqa: F401
-    except ImportError:
-        with pytest.raises(ImportError, match="fluidnet\\[dask\\]"):
-            DaskExecutor()
-    else:  # pragma: no cover - only where dask is installed
-        pytest.skip("dask installed: covered by the chart benchmark")
+def test_on_error_nan_keeps_every_other_point_and_the_reason():
+    x = [4.0, -1.0, 9.0, -4.0]
+    ds = sweep(square_root_or_fail, {"x": x}, on_error="nan")
+    np.testing.assert_array_equal(ds["root"].values, [2.0, np.nan, 3.0, np.nan])
+    np.testing.assert_array_equal(ds["twice"].values, [8.0, np.nan, 18.0, np.nan])
+    assert ds["error"].values.tolist() == [
+        "",
+        "ValueError: no real square root of -1.0",
+        "",
+        "ValueError: no real square root of -4.0",
+    ]
+    # the same on worker processes
+    assert ds.identical(sweep(square_root_or_fail, {"x": x}, on_error="nan", executor=2))
+
+
+def test_on_error_raise_names_the_point():
+    with pytest.raises(ValueError, match="-1.0") as info:
+        sweep(square_root_or_fail, {"x": [4.0, -1.0]})
+    assert info.value.__notes__ == ["(sweep at x=-1)"]
+    with pytest.raises(fn.OptionError, match="on_error"):
+        sweep(square_root_or_fail, {"x": [4.0]}, on_error="skip")
+
+
+def test_array_results_get_their_own_dimensions():
+    ds = sweep(lambda a: {"v": np.array([a, 2 * a, 3 * a])}, {"a": [1.0, 2.0]})
+    assert ds["v"].dims == ("a", "v_dim_0")
+    np.testing.assert_array_equal(ds["v"].values, [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0]])
+
+
+def test_dask_address_and_client_specs_are_recognized():
+    with pytest.raises(fn.OptionError, match="client"):
+        DaskExecutor(client=object())
+    assert resolve_executor(ProcessExecutor(2)).workers == 2
+
+
+@pytest.mark.parametrize(
+    "n, workers, store, expected",
+    [(100, 2, False, 13), (100, 2, True, 4), (7, 4, False, 1), (0, 2, False, 1)],
+)
+def test_default_chunks(n, workers, store, expected):
+    # about 4 tasks per worker, 16 with a store (smaller losses when killed)
+    assert ProcessExecutor(workers).chunk_size(n, store) == expected
+    assert ProcessExecutor(workers, chunksize=5).chunk_size(n, store) == 5

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
+import uuid
 import warnings
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import sympy
 
 from ..errors import FluidnetError, IntegrationError, OptionError, ParameterError
-from ..progress import progress_bar
+from ..sweep import FuturesExecutor, SerialExecutor, resolve_executor
 from .codegen import compile_model
 from .history import build_history, normalize_history
 from .simulation import (
@@ -79,6 +81,8 @@ def simulate_ensemble(
     workers: int | None = None,
     progress: bool | None = None,
     on_error: str = "raise",
+    executor=None,
+    store=None,
 ):
     """Integrate many parameter sets and/or initial histories, in parallel.
 
@@ -105,7 +109,15 @@ def simulate_ensemble(
     n_points : int
         Number of default output times.
     workers : int, optional
-        Threads (default: the number of CPU cores).
+        Threads (default: the number of CPU cores), when no ``executor`` is given.
+    executor : optional
+        Run the members elsewhere: ``"processes"``, a number of processes, ``"dask"``, a Dask
+        scheduler address or ``Client``, or an executor (see :mod:`fluidnet.sweep`); the
+        model and histories must then be picklable (no lambdas).
+    store : path or fluidnet.sweep.Store, optional
+        Checkpoint store: finished members are written as they complete, and the same call
+        with the same store integrates only the members still missing (see
+        :mod:`fluidnet.sweep.store`).
     progress : bool, optional
         Show a tqdm progress bar; by default it appears when the run takes more than a second
         and the output is a terminal or a notebook.
@@ -156,81 +168,32 @@ def simulate_ensemble(
     n_par, n_hist = len(param_dicts), len(histories)
     n_members = n_par * n_hist
     n = cm.n
+    runner = _Members(model, histories, opts, te, on_error, cm)
+    rows = [tuple(d[k] for k in model.param_names) for d in param_dicts]
+    items = [
+        (member, _member_label(member, names, table[m], h, n_hist), rows[m], h)
+        for member, (m, h) in enumerate(itertools.product(range(n_par), range(n_hist)))
+    ]
+    run = _executor(executor, workers, n_members, runner.stop.set)
+    results = run.map(
+        runner,
+        items,
+        progress=progress,
+        desc=f"{model.name} ensemble",
+        store=store,
+        progress_options={"min_items": 0, "unit": "run", "delay": 0.0 if progress else 1.0},
+    )
     out = np.full((n, n_members, te.size), np.nan)
     counters = np.zeros((n_members, 5), dtype=np.int64)
     btimes = np.zeros((n_members, n))
     errors = np.full(n_members, "", dtype=object)
-    lock = threading.Lock()
-
-    # a history of constants and samples for every state does not depend on the parameters
-    shared = [_parameter_free(model, hh) for hh in histories]
-    built: dict[int, Any] = {}
-
-    def prepare(m: int, h: int):
-        values = param_dicts[m]
-        if shared[h] and h in built:
-            return parameter_vector(model, values), built[h]
-        spec = normalize_history(model, histories[h], values)
-        hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
-        if shared[h]:
-            built[h] = hist
-        return parameter_vector(model, values), hist
-
-    stop = threading.Event()  # set when the caller is interrupted: workers end their runs
-
-    def run(members: range) -> int:
-        for member in members:
-            if stop.is_set():
-                break
-            m, h = divmod(member, n_hist)
-            try:
-                pvec, hist = prepare(m, h)
-                res = run_kernel(cm, pvec, hist, opts, te, False, stop.is_set)
-                msg = failure_message(cm, res)
-            except FluidnetError as exc:
-                msg = str(exc)
-            if msg is not None:
-                label = _member_label(member, names, table[m], h, n_hist)
-                if on_error == "raise":
-                    raise IntegrationError(f"{model.name}, {label}: {msg}")
-                with lock:
-                    errors[member] = msg
-                continue
-            out[:, member, :] = res.y_eval.T
-            counters[member] = [res.counters[k] for k in _COUNTERS]
-            btimes[member] = res.btime
-        return len(members)
-
-    workers = (os.cpu_count() or 1) if workers is None else int(workers)
-    if workers < 1:
-        raise OptionError(f"workers must be at least 1, got {workers}")
-    chunk = max(1, min(64, n_members // (8 * workers) or 1))
-    chunks = [range(i, min(i + chunk, n_members)) for i in range(0, n_members, chunk)]
-    bar = progress_bar(
-        n_members,
-        progress,
-        f"{model.name} ensemble",
-        min_items=0,
-        unit="run",
-        delay=0.0 if progress else 1.0,
-    )
-    try:
-        if workers == 1 or len(chunks) == 1:
-            for c in chunks:
-                bar.update(run(c))
-        else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                futures = [pool.submit(run, c) for c in chunks]
-                try:
-                    for fut in as_completed(futures):
-                        bar.update(fut.result())
-                except BaseException:  # KeyboardInterrupt included: stop the workers too
-                    stop.set()
-                    for f in futures:
-                        f.cancel()
-                    raise
-    finally:
-        bar.close()
+    for member, (y_eval, cnt, bt, msg) in enumerate(results):
+        if msg:
+            errors[member] = msg
+            continue
+        out[:, member, :] = y_eval.T
+        counters[member] = cnt
+        btimes[member] = bt
 
     failed = int(np.sum(errors != ""))
     if failed:
@@ -264,6 +227,112 @@ def simulate_ensemble(
     }
     attrs.update({f"param_{k}": v for k, v in base.items() if k not in names})
     return xr.Dataset(data, coords=coords, attrs=attrs)
+
+
+def _executor(executor, workers: int | None, n_members: int, stop: Callable[[], None]):
+    """The executor of the members: ``executor``, else ``workers`` threads (GIL released);
+    ``stop()`` ends the threads' runs when the caller is interrupted."""
+    if executor is not None:
+        if workers is not None:
+            raise OptionError("give either workers= (threads) or executor=, not both")
+        return resolve_executor(executor)
+    workers = (os.cpu_count() or 1) if workers is None else int(workers)
+    if workers < 1:
+        raise OptionError(f"workers must be at least 1, got {workers}")
+    chunk = max(1, min(64, n_members // (8 * workers) or 1))
+    if workers == 1 or n_members <= chunk:
+        return SerialExecutor()
+    return _ThreadExecutor(workers, chunk, stop)
+
+
+class _ThreadExecutor(FuturesExecutor):
+    """``workers`` threads for one map (the compiled integrator releases the GIL)."""
+
+    def __init__(self, workers: int, chunksize: int, stop: Callable[[], None]):
+        super().__init__(None, chunksize, workers)
+        self.stop = stop
+
+    def _run(self, fn, chunks):
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            self.pool = pool
+            try:
+                yield from super()._run(fn, chunks)
+            except BaseException:  # interrupted or failed: end the running members too
+                self.stop()
+                raise
+
+
+#: Compiled models of the members' runners in a worker process (by runner token, the last
+#: few): a worker loads a model's compiled integrator once, not once per chunk of members.
+_COMPILED: dict[str, Any] = {}
+_COMPILED_KEEP = 4
+
+
+class _Members:
+    """Integrate one member (picklable, for process and Dask executors).
+
+    An item is ``(member, label, parameter values in model order, history index)``; the result
+    ``(y at t_eval (T, n), counters (5,), time on boundary (n,), error message)``, with NaN
+    values and the message when the member failed and ``on_error="nan"``.
+    """
+
+    __sweep_ignore__ = ("token", "stop", "_built", "_cm")
+
+    def __init__(self, model, histories, opts, t_eval, on_error, cm):
+        self.model = model
+        self.histories = histories
+        self.opts = opts
+        self.t_eval = t_eval
+        self.on_error = on_error
+        self.token = uuid.uuid4().hex
+        self.shared = [_parameter_free(model, h) for h in histories]
+        self.stop = threading.Event()  # set when the caller is interrupted (threads)
+        self._cm = cm
+        self._built: dict[int, Any] = {}
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k not in ("stop", "_cm", "_built")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.stop = threading.Event()
+        self._built = {}
+        self._cm = _COMPILED.get(self.token)
+
+    def _compiled(self):
+        if self._cm is None:
+            self._cm = _COMPILED.setdefault(self.token, compile_model(self.model))
+            while len(_COMPILED) > _COMPILED_KEEP:
+                del _COMPILED[next(iter(_COMPILED))]
+        return self._cm
+
+    def _history(self, h: int, values: dict[str, float]):
+        if self.shared[h] and h in self._built:
+            return self._built[h]
+        spec = normalize_history(self.model, self.histories[h], values)
+        hist = build_history(self.model, spec, values, self.opts.t0, self.opts.rtol, self.opts.atol)
+        if self.shared[h]:
+            self._built[h] = hist
+        return hist
+
+    def __call__(self, item):
+        _, label, row, h = item
+        cm = self._compiled()
+        values = dict(zip(self.model.param_names, row, strict=True))
+        n, n_t = cm.n, self.t_eval.size
+        try:
+            hist = self._history(h, values)
+            pvec = parameter_vector(self.model, values)
+            res = run_kernel(cm, pvec, hist, self.opts, self.t_eval, False, self.stop.is_set)
+            msg = failure_message(cm, res)
+        except FluidnetError as exc:
+            msg = str(exc)
+        if msg is not None:
+            if self.on_error == "raise":
+                raise IntegrationError(f"{self.model.name}, {label}: {msg}")
+            return np.full((n_t, n), np.nan), np.zeros(len(_COUNTERS), np.int64), np.zeros(n), msg
+        counters = np.array([res.counters[k] for k in _COUNTERS], dtype=np.int64)
+        return np.asarray(res.y_eval), counters, np.asarray(res.btime, dtype=float), ""
 
 
 def _validated_sets(model, names: list[str], table: np.ndarray) -> list[dict[str, float]]:

@@ -528,30 +528,33 @@ def reproduce(
     files: list[Path] = []
     errors: list[str] = []
     per_paper: dict[str, list[Target]] = {}
-    for it in items:
-        ctx = Context(it.paper, it.name, out, quick=quick)
-        t1 = time.perf_counter()
-        try:
-            it.func(ctx)
-        except Exception as exc:  # noqa: BLE001 - reported, not swallowed
-            msg = f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}"
-            errors.append(msg)
+    _check_targets_files(out, {it.paper for it in items})
+    try:
+        for it in items:
+            ctx = Context(it.paper, it.name, out, quick=quick)
+            t1 = time.perf_counter()
+            try:
+                it.func(ctx)
+            except Exception as exc:  # noqa: BLE001 - reported, not swallowed
+                msg = f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}"
+                errors.append(msg)
+                if progress:
+                    traceback.print_exc(file=sys.stderr)
+            dt = time.perf_counter() - t1
+            targets.extend(ctx.targets)
+            files.extend(ctx.files)
+            per_paper.setdefault(it.paper, []).extend(ctx.targets)
+            # written as each item finishes (atomically): an interrupted run keeps what finished
+            _write_targets(out, it.paper, ctx.targets, items=[it.name])
             if progress:
-                traceback.print_exc(file=sys.stderr)
-        dt = time.perf_counter() - t1
-        targets.extend(ctx.targets)
-        files.extend(ctx.files)
-        per_paper.setdefault(it.paper, []).extend(ctx.targets)
-        if progress:
-            print(
-                f"[{it.paper}:{it.name}] {_counts(ctx.targets)}, "
-                f"{len(ctx.files)} files, {dt:.1f} s",
-                flush=True,
-            )
-    for key, ts in per_paper.items():
-        _write_targets(out, key, ts, items=[i.name for i in items if i.paper == key])
-    if per_paper:
-        _write_report(out)
+                print(
+                    f"[{it.paper}:{it.name}] {_counts(ctx.targets)}, "
+                    f"{len(ctx.files)} files, {dt:.1f} s",
+                    flush=True,
+                )
+    finally:
+        if per_paper:
+            _write_report(out)
     report = Report(targets, files, errors, time.perf_counter() - t0)
     if progress:
         print(report.summary(), flush=True)
@@ -582,6 +585,43 @@ def _write_targets(out: Path, key: str, targets: list[Target], items: list[str])
 
 
 _ROW_FIELDS = {f.name for f in fields(Target)}
+
+
+def _check_targets_files(out: Path, keys: set[str]) -> None:
+    """Before any work: refuse a ``targets.json`` of a paper about to run that this run would
+    merge into but cannot read (corrupt, not a file, or another paper's), naming the file and
+    why. Directories of papers not in the registry are never read."""
+    from ..errors import StoreError
+
+    for key in sorted(keys):
+        path = Path(out) / key / "targets.json"
+        mode = _lstat_mode(path)
+        if not mode or stat.S_ISLNK(mode):
+            continue  # absent, or a link: replaced by the new file, never read or followed
+
+        def refuse(why: str, path=path) -> StoreError:
+            return StoreError(
+                f"{path}: {why}; fluidnet reproduce will not read or overwrite it: move it "
+                "away or delete it"
+            )
+
+        if not stat.S_ISREG(mode):
+            raise refuse("not a regular file")
+        try:
+            data = json.loads(path.read_bytes().decode())
+        except UnicodeDecodeError as exc:
+            raise refuse(f"not text ({exc.reason})") from exc
+        except ValueError as exc:
+            raise refuse(f"not valid JSON ({exc})") from exc
+        rows = data.get("targets") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise refuse("not a fluidnet targets file (no list 'targets')")
+        for i, row in enumerate(rows):
+            missing = _ROW_FIELDS - set(row) if isinstance(row, dict) else _ROW_FIELDS
+            if missing:
+                raise refuse(f"row {i} is not a target (missing {', '.join(sorted(missing))})")
+            if row["paper"] != key:
+                raise refuse(f"row {i} belongs to paper {row['paper']!r}, not {key!r}")
 
 
 def _stored_targets(path: Path, key: str) -> list[dict]:

@@ -47,6 +47,7 @@ def stability_chart(
     grids: Mapping[str, Any],
     *,
     executor=None,
+    store=None,
     progress: bool | None = None,
     on_error: str = "raise",
     root_options: Mapping[str, Any] | None = None,
@@ -67,6 +68,9 @@ def stability_chart(
     executor : optional
         ``None``/``"serial"`` (default), ``"processes"``, a number of processes, ``"dask"``, or an
         executor (see :mod:`fluidnet.sweep`).
+    store : path or fluidnet.sweep.Store, optional
+        Checkpoint store: finished points are written as they complete; the same call with the
+        same store computes only the points still missing (see :mod:`fluidnet.sweep.store`).
     progress : bool, optional
         tqdm progress bar (default: for 200 points or more).
     on_error : {"raise", "nan"}
@@ -91,6 +95,8 @@ def stability_chart(
     ParameterError
         For an empty or non-numeric grid, an unknown parameter name (models), or a bad
         ``executor``.
+    StoreError
+        When ``store`` was made by a different call (the message says what differs).
 
     Examples
     --------
@@ -109,7 +115,7 @@ def stability_chart(
         raise OptionError(f"{overlap} given both as a grid and as a fixed value")
     task = _ChartPoint(factory, on_error, root_options or {})
     results = resolve_executor(executor).map(
-        task, points, progress=progress, desc=f"stability chart ({factory.name})"
+        task, points, progress=progress, desc=f"stability chart ({factory.name})", store=store
     )
     absc = np.array([r[0] for r in results], dtype=float).reshape(shape)
     omega = np.array([r[1] for r in results], dtype=float).reshape(shape)

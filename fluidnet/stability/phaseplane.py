@@ -280,7 +280,8 @@ def nonlinear_chart(
         A trajectory ends *at the equilibrium* when its last value is within this fraction of
         ``max(|equilibrium value|, max |trajectory|)``.
     **options
-        Passed to :func:`fluidnet.simulate_ensemble` (``rtol``, ``max_step``, ``workers`` ...);
+        Passed to :func:`fluidnet.simulate_ensemble` (``rtol``, ``max_step``, ``workers``,
+        ``executor``, ``store`` ...);
         fixed values of other parameters go in ``params={...}``. Failed members are NaN
         (``on_error="nan"`` by default) and count as neither stable nor oscillating.
 

@@ -70,6 +70,9 @@ class SystemFactory:
         When ``source`` is a Model and a fixed name is not one of its parameters.
     """
 
+    #: Not part of what a sweep computes (see :mod:`fluidnet.sweep.signature`).
+    __sweep_ignore__ = ("token",)
+
     def __init__(self, source: Model | Callable[..., Any], fixed: Mapping[str, Any] | None = None):
         if not isinstance(source, Model) and not callable(source):
             raise AnalysisError(

@@ -1,0 +1,184 @@
+"""Checkpoint stores: results come back bit for bit, reruns compute only what is missing, and a
+store made by another call, a damaged store or a foreign directory is refused or repaired with
+a message that says why."""
+
+import fcntl
+import shutil
+
+import numpy as np
+import pytest
+from sweep_helpers import calls, delayed_scalar_dde, logged_square, square_root_or_fail
+
+import fluidnet as fn
+from fluidnet.sweep import Store, sweep
+from fluidnet.sweep.store import _read_part, _write_part
+
+
+@pytest.fixture
+def write_every_result(monkeypatch):
+    """One part per finished chunk (here, per point)."""
+    monkeypatch.setattr("fluidnet.sweep.store.FLUSH_SECONDS", 0.0)
+    monkeypatch.setattr("fluidnet.sweep.store.WRITE_SHARE", 0.0)
+
+
+def _parts(path):
+    return sorted((path / "parts").iterdir())
+
+
+def test_results_round_trip_with_their_types(tmp_path):
+    results = [
+        (1.5, np.float64(-0.0), "", np.arange(3), {"a": None, "b": [True, 7]}, 1 + 2j),
+        (np.nan, np.float64(2.0), "é", np.arange(2), {"a": None, "b": [False, -1]}, 0j),
+        (np.inf, np.float32(3.0), "x", np.array(["p", "qq"]), np.array(["", "r"], dtype=object)),
+    ]
+    (tmp_path / "parts").mkdir()
+    _write_part(tmp_path, [4, 5, 9], results)
+    indices, back = _read_part(_parts(tmp_path)[0])
+    assert indices.tolist() == [4, 5, 9]
+    for r, b in zip(results, back, strict=True):
+        assert type(b) is type(r) and len(b) == len(r)
+        for x, y in zip(r, b, strict=True):
+            assert type(y) is type(x)
+            if isinstance(x, np.ndarray):
+                assert y.dtype == x.dtype
+                np.testing.assert_array_equal(y, x)
+            elif isinstance(x, (float, np.floating)):
+                assert np.array(x).tobytes() == np.array(y).tobytes()  # bit for bit, -0.0 too
+            else:
+                assert y == x
+
+
+def test_unstorable_result_is_refused_clearly(tmp_path):
+    with pytest.raises(fn.StoreError, match="type object cannot be stored"):
+        sweep(lambda x: {"v": object()}, {"x": [1.0]}, store=tmp_path / "s")
+
+
+def test_sweep_resumes_computing_only_the_missing_points(tmp_path, monkeypatch, write_every_result):
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    grid = {"x": np.arange(8.0)}
+    reference = sweep(logged_square, grid)
+    path = tmp_path / "store"
+    first = sweep(logged_square, grid, store=path)
+    assert first.identical(reference) and calls(log) == 16
+    assert Store(path).progress() == (8, 8)
+    for part in _parts(path)[::3]:  # lose points 0, 3, 6
+        shutil.rmtree(part)
+    assert Store(path).progress() == (5, 8)
+    again = sweep(logged_square, grid, store=path)
+    assert again.identical(reference)
+    assert calls(log) == 16 + 3
+    assert sweep(logged_square, grid, store=path).identical(reference)  # nothing left to do
+    assert calls(log) == 19
+
+
+def test_chart_with_store_equals_chart_without(tmp_path):
+    grid = {"a": [0.5, 1.0, 2.0], "tau": [0.5, 1.0]}
+    plain = fn.stability_chart(delayed_scalar_dde, grid)
+    stored = fn.stability_chart(delayed_scalar_dde, grid, store=tmp_path / "c")
+    resumed = fn.stability_chart(delayed_scalar_dde, grid, store=tmp_path / "c")
+    assert stored.identical(plain) and resumed.identical(plain)
+    a, tau = np.meshgrid(grid["a"], grid["tau"], indexing="ij")
+    np.testing.assert_array_equal(plain["stable"].values, a * tau < np.pi / 2)  # Hayes 1950
+
+
+def test_ensemble_and_nonlinear_chart_with_store(tmp_path):
+    m = fn.models.rcp()
+    C, d0 = 18750.0, 0.2
+    kw = {
+        "params": {"alpha": [0.4, 0.8]},
+        "history": [{"R": 375.0, "q": 0.0}, {"R": 3750.0, "q": 0.0}],
+        "n_points": 51,
+    }
+    plain = fn.simulate_ensemble(m, 10.0, **kw)
+    assert fn.simulate_ensemble(m, 10.0, **kw, store=tmp_path / "e").identical(plain)
+    assert fn.simulate_ensemble(m, 10.0, **kw, store=tmp_path / "e").identical(plain)
+    chart = {"alpha": [0.6, 1.4], "beta": [0.8]}
+    opts = {"ics": [{"R": 0.01 * C, "q": 2 * C * d0}], "t_end": 300 * d0, "n_points": 2001}
+    ref = fn.nonlinear_chart(m, chart, **opts)
+    assert ref["stable"].values.ravel().tolist() == [True, False]  # Dukkipati Figs 42, 43
+    assert fn.nonlinear_chart(m, chart, **opts, store=tmp_path / "n").identical(ref)
+    assert fn.nonlinear_chart(m, chart, **opts, store=tmp_path / "n").identical(ref)
+
+
+def test_a_store_of_another_call_is_refused_saying_what_differs(tmp_path):
+    path = tmp_path / "s"
+    grid = {"x": [1.0, 4.0]}
+    sweep(square_root_or_fail, grid, store=path)
+    with pytest.raises(fn.StoreError, match=r"item 1: \{'x': 9.0\} here"):
+        sweep(square_root_or_fail, {"x": [1.0, 9.0]}, store=path)
+    with pytest.raises(fn.StoreError, match="number of items.*3 here, 2 in the store"):
+        sweep(square_root_or_fail, {"x": [1.0, 4.0, 9.0]}, store=path)
+    with pytest.raises(fn.StoreError, match=r"task.fixed.delay: 0.0 here, \(absent\)"):
+        sweep(square_root_or_fail, grid, store=path, delay=0.0)
+    with pytest.raises(fn.StoreError, match="task.on_error: 'nan' here, 'raise' in the store"):
+        sweep(square_root_or_fail, grid, store=path, on_error="nan")
+    with pytest.raises(fn.StoreError, match="task.fn: .*logged_square"):
+        sweep(logged_square, grid, store=path)
+
+
+def test_a_store_of_another_model_or_option_is_refused(tmp_path):
+    m = fn.models.rcp()
+    grid = {"alpha": [0.2, 0.8], "beta": [0.3]}
+    path = tmp_path / "c"
+    fn.stability_chart(m, grid, store=path)
+    with pytest.raises(fn.StoreError, match="task.factory.fixed.N: 20.0 here, .absent. in"):
+        fn.stability_chart(m, grid, store=path, N=20.0)
+    with pytest.raises(fn.StoreError, match=r"_params.C.value: 1000.0 here, 18750.0 in the st"):
+        fn.stability_chart(m.with_params(C=1000.0), grid, store=path)
+    with pytest.raises(fn.StoreError, match="task.on_error: 'nan' here, 'raise'"):
+        fn.stability_chart(m, grid, store=path, on_error="nan")
+    ens = {"params": {"alpha": [0.4]}, "n_points": 11}
+    fn.simulate_ensemble(m, 1.0, **ens, store=tmp_path / "e")
+    with pytest.raises(fn.StoreError, match="task.opts.rtol: 1e-08 here, 1e-06 in the store"):
+        fn.simulate_ensemble(m, 1.0, **ens, rtol=1e-8, store=tmp_path / "e")
+
+
+def test_foreign_directories_and_files_are_refused(tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("mine")
+    with pytest.raises(fn.StoreError, match="non-empty directory that is not a fluidnet store"):
+        sweep(logged_square, {"x": [1.0]}, store=tmp_path / "notes")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(fn.StoreError, match="not a directory"):
+        sweep(logged_square, {"x": [1.0]}, store=tmp_path / "file")
+    import zarr
+
+    zarr.open_group(str(tmp_path / "other.zarr"), mode="w", attributes={"owner": "someone"})
+    with pytest.raises(fn.StoreError, match="Zarr group but not a fluidnet store"):
+        sweep(logged_square, {"x": [1.0]}, store=tmp_path / "other.zarr")
+    with pytest.raises(fn.OptionError, match="store = 3"):
+        sweep(logged_square, {"x": [1.0]}, store=3)
+
+
+def test_a_store_in_use_is_refused(tmp_path):
+    grid = {"x": [1.0, 2.0]}
+    sweep(logged_square, grid, store=tmp_path / "s")
+    with open(tmp_path / "s" / ".lock") as other:  # as another running sweep holds it
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(fn.StoreError, match="in use by another running sweep"):
+            sweep(logged_square, grid, store=tmp_path / "s")
+    assert sweep(logged_square, grid, store=tmp_path / "s")["value"].values.tolist() == [1, 4]
+
+
+def test_interrupted_writes_and_damaged_parts_leave_a_usable_store(tmp_path, write_every_result):
+    grid = {"x": [1.0, 4.0, 9.0]}
+    reference = sweep(square_root_or_fail, grid)
+    path = tmp_path / "s"
+    sweep(square_root_or_fail, grid, store=path)
+    # a part whose writing was cut short never left its temporary directory
+    (path / ".tmp-0123456789abcdef").mkdir()
+    (path / ".tmp-0123456789abcdef" / "zarr.json").write_text("{trunc")
+    # a part damaged on disk
+    damaged = _parts(path)[1]
+    (damaged / "zarr.json").write_text("garbage")
+    with pytest.warns(RuntimeWarning, match="unreadable.*moved aside.*computed again"):
+        again = sweep(square_root_or_fail, grid, store=path)
+    assert again.identical(reference)
+    assert not list(path.glob(".tmp-*")) and len(list(path.glob(".corrupt-*"))) == 1
+    assert Store(path).progress() == (3, 3)
+
+
+def test_ensemble_takes_threads_or_an_executor_not_both():
+    with pytest.raises(fn.OptionError, match="workers= .threads. or executor="):
+        fn.simulate_ensemble(fn.models.rcp(), 1.0, workers=2, executor="processes")
