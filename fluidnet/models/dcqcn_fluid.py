@@ -51,6 +51,14 @@ from ..symbolic.symbols import params, signals, states, t
 
 __all__ = ["dcqcn", "dcqcn_fixed_point", "dcqcn_p_approx", "DCQCN_DEFAULTS"]
 
+#: ``p`` is mapped into ``[P_FLOOR, 1 - P_FLOOR]`` inside ``p/((1 - p)^{-n} - 1)``: the integrator
+#: evaluates both sides of the ``q <= K_min`` switch, and 0/0 at ``p = 0`` (or a negative base at
+#: ``p = 1``) would poison the blend. A relative change of about 1e-14/p* (1e-11 at the defaults).
+P_FLOOR = 1e-14
+#: Added to those denominators, which round to 0 for tiny ``p`` and rates: a huge but finite
+#: value on the inactive side of the switch is multiplied by 0, an infinite one would give NaN.
+TINY = 1e-300
+
 #: The defaults of Zhu et al. (2016) (Table 1 and their analysis) in pkts, pkts/us and us;
 #: is their small feedback delay (Fig. 4).
 DCQCN_DEFAULTS: dict[str, float] = {
@@ -127,14 +135,17 @@ def dcqcn(marking: str = "red", **values: float) -> Model:
     pieces = [(0, q(t) <= K_min)]
     pieces += [(ramp, q(t) <= K_max), (1, True)] if marking == "red" else [(ramp, True)]
     keep = 1 - p(t)
+    # the integrator evaluates both sides of a switch: keep the p > 0 side finite at p = 0
+    pe = P_FLOOR + (1 - 2 * P_FLOOR) * p(t)
     sig = {
         p: sympy.Piecewise(*pieces),
         a: 1 - keep ** (tau * R_C(t)),
         a_p: 1 - keep ** (tau_p * R_C(t)),
         # byte-counter and timer event rates; their p -> 0 limits below K_min
-        b: sympy.Piecewise((1 / B, q(t) <= K_min), (p(t) / (keep ** (-B) - 1), True)),
+        b: sympy.Piecewise((1 / B, q(t) <= K_min), (pe / ((1 - pe) ** (-B) - 1 + TINY), True)),
         d: sympy.Piecewise(
-            (1 / (T * R_C(t)), q(t) <= K_min), (p(t) / (keep ** (-T * R_C(t)) - 1), True)
+            (1 / (T * R_C(t) + P_FLOOR), q(t) <= K_min),
+            (pe / ((1 - pe) ** (-T * R_C(t)) - 1 + TINY), True),
         ),
     }
     late = t - ts

@@ -89,6 +89,11 @@ def fast_tcp(link: str = "static", **values: float) -> Model:
     ParameterError
         For an unknown link model or an invalid value.
 
+    Notes
+    -----
+    The static link's queue ``max(N w/c - d, 0)`` is flat below ``w = c d/N``, where the numeric
+    equilibrium search can stall; pass ``guess=fast_equilibrium(...)`` (the closed form) then.
+
     Examples
     --------
     >>> import fluidnet as fn
