@@ -65,8 +65,14 @@ def fast_item(ctx: Context) -> None:
             ("integrator", integrator_critical_gamma(rho)),
         ):
             m = fast_tcp(link, d=d)
+            rest = fast_equilibrium(base["N"], base["c"], d, base["alpha"])
+            eq = {"w": rest["w"]} | ({"q": rest["q"]} if link == "integrator" else {})
+
+            def factory(gamma, m=m, eq=eq):
+                return m.linearize(equilibrium=eq, gamma=gamma)
+
             try:
-                cv = fn.critical_value(m, "gamma", 0.05, 4.0, n_scan=12, root_options=ROOTS)
+                cv = fn.critical_value(factory, "gamma", 0.05, 4.0, n_scan=12, root_options=ROOTS)
                 got = cv.value
             except fn.AnalysisError:
                 got = math.inf
@@ -100,12 +106,14 @@ def fast_item(ctx: Context) -> None:
         all(b < a for a, b in zip(integ, integ[1:], strict=False)) and integ[-1] < 1,
         value=", ".join(f"d={r['d']:g}: {r['gamma_c_integrator']:.3g}" for r in rows),
     )
-    # critical delay at gamma = 0.5 with the integrator link
-    cv = fn.critical_value(fast_tcp("integrator"), "d", 0.3, 2.0, n_scan=8, root_options=ROOTS)
-    rho_c = brentq(lambda r: integrator_critical_gamma(r) - 0.5, 0.87, 0.999)
+    # critical delay at gamma = 0.7, integrator link (gamma_c 0.865 at d = 0.1 s, 0.643 at 0.3 s)
+    cv = fn.critical_value(
+        fast_tcp("integrator", gamma=0.7), "d", 0.1, 0.5, n_scan=8, root_options=ROOTS
+    )
+    rho_c = brentq(lambda r: integrator_critical_gamma(r) - 0.7, 0.862, 0.97)
     ctx.check(
         "linearization",
-        "critical delay at gamma = 0.5, integrator link [s]",
+        "critical delay at gamma = 0.7, integrator link [s]",
         rho_c * q_star / (1 - rho_c),
         cv.value,
         tol=1e-5,
