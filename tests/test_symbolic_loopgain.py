@@ -117,3 +117,19 @@ def test_no_loop_gain_at_a_sliding_equilibrium():
     for point in ({"x1": 2.5, "x2": 7.5}, {"x1": 2.5, "x2": 7.5 + 1e-13}):
         with pytest.raises(AnalysisError, match="switching surface"):
             m.loop_gain("x1", equilibrium=point)
+
+
+def test_numerator_cancellation_residues_are_removed():
+    """det(sI - A - BC) - det(sI - A) keeps real differences and drops rounding residues."""
+    from fluidnet.linear.quasipoly import QuasiPolynomial
+    from fluidnet.symbolic.loopgain import cancellation_free_difference
+
+    a = QuasiPolynomial({0.0: [1.0, 3.0, 0.5], 0.2: [2.0, 1.0]})
+    b = QuasiPolynomial({0.0: [1.0, 3.0 * (1 + 1e-15), 0.25], 0.2: [2.0, 1.0 - 1e-16]})
+    d = cancellation_free_difference(a, b)
+    assert d.terms.keys() == {0.0}
+    np.testing.assert_array_equal(d.terms[0.0], [0.25])
+    # the TCP/RED loop (Misra-Gong-Towsley): only the delayed marking path remains
+    L = fn.models.mgt_red().loop_gain("p")
+    assert len(L.num.delays) == 1 and L.num.delays[0] > 0
+    assert L.num.terms[L.num.delays[0]].size == 1

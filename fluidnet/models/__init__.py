@@ -41,6 +41,21 @@
                                  motion on one link, smooth), ``.discrete()`` (discrete-time law,
                                  deterministic or seeded random marking); ``single_link_network``,
                                  ``topology_one_network`` (Ye et al.'s topology I)
+``mgt_red``                      TCP window/queue fluid model with RED, Misra, Gong & Towsley
+                                 (SIGCOMM 2000); ``hollot_plant``, ``red_stability_bound``: the
+                                 linearized plant and RED condition of Hollot et al. (TAC 2002)
+``hollot_pi``                    the same model with the PI AQM of Hollot, Misra, Towsley & Gong
+                                 (INFOCOM 2001, TAC 2002); ``hollot_pi_design``: its gain rule
+``xcp``                          XCP, Katabi, Handley & Rohrs (SIGCOMM 2002) App. B (15)-(17);
+                                 ``xcp_beta``, ``xcp_alpha_bound`` (Theorem 1)
+``fast_tcp``                     FAST TCP window law (Jin, Wei & Low 2004) on one link, static
+                                 (Wang, Wei, Choi & Low 2007) or integrator link model;
+                                 ``fast_equilibrium``, ``fast_static_critical_gamma``
+``dctcp``                        DCTCP fluid model, Alizadeh, Javanmard & Prabhakar (SIGMETRICS
+                                 2011); ``dctcp_sawtooth``: Alizadeh et al. (SIGCOMM 2010) Sec 3.3
+``dcqcn``                        DCQCN fluid model, Zhu et al. (SIGCOMM 2015) as in Zhu, Ghobadi,
+                                 Misra & Padhye (CoNEXT 2016) Fig. 2; ``dcqcn_fixed_point``
+                                 (Theorem 1), ``dcqcn_p_approx``
 ===============================  ==================================================================
 """
 
@@ -48,6 +63,9 @@ from __future__ import annotations
 
 # No module here is named like a function it exports (``rcp`` lives in ``rate_control``), so
 # ``import fluidnet.models.<module>`` always gives the module and ``fn.models.rcp`` the function.
+from .dcqcn_fluid import DCQCN_DEFAULTS, dcqcn, dcqcn_fixed_point, dcqcn_p_approx
+from .dctcp_fluid import dctcp, dctcp_sawtooth
+from .fast_window import fast_equilibrium, fast_static_critical_gamma, fast_tcp
 from .generalized_tcp import (
     assured_service,
     assured_service_fixed_point,
@@ -87,6 +105,14 @@ from .sliding_mode import (
     tcp_utility,
     topology_one_network,
 )
+from .tcp_aqm import (
+    HOLLOT_EXAMPLE,
+    hollot_pi,
+    hollot_pi_design,
+    hollot_plant,
+    mgt_red,
+    red_stability_bound,
+)
 from .team import (
     CapacityOptimum,
     capacity_optimum,
@@ -98,8 +124,27 @@ from .team import (
 from .user_network import UserNetwork
 from .utility import Utility, log_utility, power_utility, utility_family
 from .window_control import utility_window
+from .xcp_fluid import xcp, xcp_alpha_bound, xcp_beta
 
 __all__ = [
+    "dctcp",
+    "dctcp_sawtooth",
+    "fast_equilibrium",
+    "fast_static_critical_gamma",
+    "fast_tcp",
+    "xcp",
+    "xcp_alpha_bound",
+    "xcp_beta",
+    "DCQCN_DEFAULTS",
+    "HOLLOT_EXAMPLE",
+    "dcqcn",
+    "dcqcn_fixed_point",
+    "dcqcn_p_approx",
+    "hollot_pi",
+    "hollot_pi_design",
+    "hollot_plant",
+    "mgt_red",
+    "red_stability_bound",
     "RATE",
     "TOPOLOGY_ONE_RTTS",
     "BinaryFeedbackNetwork",

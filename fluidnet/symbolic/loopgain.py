@@ -297,7 +297,38 @@ def loop_gain(
             "lin.roots(), lin.spectral_abscissa(), fn.critical_value(...)"
         )
     den = characteristic_quasipolynomial(A, zs, tl)
-    return DelayTF(characteristic_quasipolynomial(closed, zs, tl) - den, den)
+    return DelayTF(
+        cancellation_free_difference(characteristic_quasipolynomial(closed, zs, tl), den), den
+    )
+
+
+#: A coefficient of ``N = det(sI - A - BC) - det(sI - A)`` smaller than this fraction of the same
+#: coefficient (same delay, same power of ``s``) of the two determinants is a rounding residue of
+#: their cancellation: both are expanded in floating point, with relative errors far above
+#: 1e-16, so such a difference carries no information.
+CANCELLATION_RTOL = 1e-12
+
+
+def cancellation_free_difference(a: QuasiPolynomial, b: QuasiPolynomial) -> QuasiPolynomial:
+    """``a - b`` with the coefficients that cancel to rounding level set to exactly 0.
+
+    Left in, such residues (e.g. ``1e-16`` next to ``0.01``) are harmless in value but not in
+    structure: a residue on a high power of ``s`` puts a spurious zero near ``1e16`` rad/s, and
+    the frequency grids of :func:`fluidnet.margins` and :func:`fluidnet.nyquist`, which span two
+    decades beyond every zero, then reach astronomical frequencies.
+    """
+    ta, tb = a.terms, b.terms
+    out = []
+    for tau in sorted(set(ta) | set(tb)):
+        ca = ta.get(tau, np.zeros(1))
+        cb = tb.get(tau, np.zeros(1))
+        n = max(ca.size, cb.size)
+        ca = np.concatenate([np.zeros(n - ca.size, dtype=ca.dtype), ca])
+        cb = np.concatenate([np.zeros(n - cb.size, dtype=cb.dtype), cb])
+        d = ca - cb
+        d[np.abs(d) <= CANCELLATION_RTOL * np.maximum(np.abs(ca), np.abs(cb))] = 0
+        out.append((tau, d))
+    return QuasiPolynomial(out)
 
 
 def loop_gain_expr(model, cut: str, **params: Any) -> sympy.Expr:
