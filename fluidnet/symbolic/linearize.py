@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,12 +23,15 @@ import sympy
 
 from ..errors import AnalysisError, ModelError
 from ..linear.lineardde import LinearDDE
+from ..linear.stacked import Stack
 from .equilibrium import symbolic_equilibria
 from .numeric import to_numpy
 from .symbols import param_subs
 
 __all__ = [
     "linearize",
+    "linearize_batch",
+    "LinearizedBatch",
     "jacobian_blocks",
     "equilibrium_substitution",
     "check_off_switching_surfaces",
@@ -285,3 +289,148 @@ def _symbolic_jacobians(model, form, J0, Jlag, eq, psubs) -> dict:
         block[:, lag.state] = sympy.simplify(col.xreplace(rep))
         out[key] = out[key] + block if key in out else block
     return out
+
+
+# ---------------------------------------------------------------------- many points at once
+@dataclass
+class LinearizedBatch:
+    """Linearizations of one model at ``K`` parameter points, as stacked arrays.
+
+    Attributes
+    ----------
+    stack : fluidnet.linear.stacked.Stack
+        ``A0`` ``(K, n, n)``, ``A`` ``(K, L, n, n)`` (one matrix per lag of the model, not
+        merged: the characteristic function is the same) and ``tau`` ``(K, L)``.
+    equilibrium : numpy.ndarray
+        ``(K, n)`` equilibrium states, in ``state_names`` order.
+    ok : numpy.ndarray of bool
+        ``(K,)``: False where the batched evaluation did not settle the point (no closed-form
+        equilibrium there, a value out of bounds, a non-finite Jacobian...): call
+        :func:`linearize` at that point, which computes it or raises the error that names the
+        fault. The arrays hold zeros there.
+    state_names : tuple of str
+    """
+
+    stack: Stack
+    equilibrium: np.ndarray
+    ok: np.ndarray
+    state_names: tuple[str, ...]
+
+
+def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
+    """Linearize ``model`` at many parameter points at once (vectorized over the points).
+
+    The equilibrium is the one :meth:`Model.equilibrium` returns (the closed forms of
+    :func:`~fluidnet.symbolic.equilibrium.symbolic_equilibria` evaluated for every point and
+    the first admissible one taken, in the same order of preference); the Jacobians and frozen
+    delays are the compiled plan of :func:`linearize` evaluated on arrays.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    values : dict
+        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``); the
+        other parameters take their model values.
+
+    Returns
+    -------
+    LinearizedBatch
+        Points the batch could not settle are flagged ``ok = False`` (see there).
+    """
+    from .equilibrium import _plan as _equilibrium_plan
+
+    plan = _plan(model)
+    form = plan.form
+    if plan.time_error:
+        raise ModelError(plan.time_error)
+    names = model.param_names
+    for k in values:
+        if k not in names:
+            model.resolve_params({k: 0.0})  # raises the unknown-parameter error
+    arrays = {k: np.atleast_1d(np.asarray(v, dtype=float)).ravel() for k, v in values.items()}
+    K = max((a.size for a in arrays.values()), default=1)
+    defaults = {k: p.value for k, p in model.params.items()}
+    P = np.empty((len(names), K))
+    ok = np.ones(K, dtype=bool)
+    for i, k in enumerate(names):
+        if k in arrays:
+            P[i] = np.broadcast_to(arrays[k], (K,))
+        elif defaults[k] is None:
+            model.resolve_params()  # raises the missing-value error
+        else:
+            P[i] = defaults[k]
+        lo, hi = model.params[k].bounds
+        bad = ~np.isfinite(P[i])
+        if lo is not None:
+            bad |= P[i] < lo
+        if hi is not None:
+            bad |= P[i] > hi
+        ok &= ~bad
+    n = len(form.states)
+    X = np.zeros((K, n))
+    eq_plan = _equilibrium_plan(model)
+    if not eq_plan.closed:
+        ok[:] = False  # no closed form: the numeric search is per point
+    else:
+        X, found = _closed_form_equilibria(eq_plan, P)
+        ok &= found
+    L = len(form.lags)
+    A0 = np.zeros((K, n, n))
+    A = np.zeros((K, L, n, n))
+    tau = np.zeros((K, L))
+    if ok.any():
+        Xt, Pt = X.T, P
+        J0 = plan.J0.batch(Xt, Pt)
+        cols = plan.cols.batch(Xt, Pt)
+        taus = plan.delays.batch(Xt, Pt) if L else np.zeros((K, 0))
+        for M in (J0, cols, taus):
+            if np.iscomplexobj(M):
+                axes = tuple(range(1, M.ndim))
+                ok &= np.all(np.abs(M.imag) <= 1e-12 * np.maximum(1.0, np.abs(M.real)), axis=axes)
+        J0, cols, taus = J0.real, cols.real, taus.real
+        ok &= np.all(np.isfinite(J0), axis=(1, 2)) & np.all(np.isfinite(cols), axis=(1, 2))
+        ok &= np.all(np.isfinite(taus) & (taus >= 0), axis=1)
+        A0 = np.where(ok[:, None, None], J0, 0.0)
+        for k, lag in enumerate(form.lags):
+            A[:, k, :, lag.state] = np.where(ok[:, None], cols[:, :, k], 0.0)
+        tau = np.where(ok[:, None], taus, 0.0)
+    return LinearizedBatch(Stack(A0, A, tau), np.where(ok[:, None], X, 0.0), ok, form.states)
+
+
+def _closed_form_equilibria(plan, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The equilibrium :func:`~fluidnet.symbolic.equilibrium.equilibria` puts first, from the
+    closed forms, at every parameter point (columns of ``P``); ``found`` is False where the
+    per-point search would go numeric (a singular closed form, or none admissible)."""
+    K = P.shape[1]
+    n = len(plan.states)
+    cands, keys = [], []
+    found = np.ones(K, dtype=bool)
+    for closed in plan.closed:
+        c = closed.batch(P)  # (K, n)
+        finite = np.all(np.isfinite(c), axis=1)
+        found &= finite  # a singular closed form sends the point to the numeric search
+        real = np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1.0, np.abs(np.real(c))), axis=1)
+        x = np.where(finite[:, None], np.real(c), 0.0)
+        good = finite & real
+        big = np.maximum(1.0, np.max(np.abs(x), axis=1))
+        for i in plan.nonneg:
+            good &= ~(x[:, i] < -1e-12 * big)
+            x[:, i] = np.where(np.abs(x[:, i]) <= 1e-12 * big, 0.0, x[:, i])
+        r = plan.f.batch(x.T, P)  # (K, n)
+        boundary = np.zeros(K, dtype=bool)
+        for i in range(n):
+            terms = np.abs(plan.term_fns[i].batch(x.T, P))
+            terms = np.where(np.isfinite(terms), terms, 0.0)
+            scale = np.maximum(1.0, np.max(terms, axis=1, initial=0.0))
+            small = np.abs(r[:, i]) <= 1e-8 * scale
+            held = (i in plan.nonneg) & (x[:, i] == 0.0) & (r[:, i] < 0)
+            good &= small | held
+            boundary |= ~small & held
+        key = boundary * (2 * (n + 1)) + np.any(x < 0, axis=1) * (n + 1) + np.sum(x == 0, axis=1)
+        cands.append(x)
+        keys.append(np.where(good, key, np.iinfo(np.int64).max))
+    keys_arr = np.array(keys)  # (C, K)
+    best = np.argmin(keys_arr, axis=0)
+    found &= keys_arr[best, np.arange(K)] < np.iinfo(np.int64).max
+    X = np.array(cands)[best, np.arange(K)]
+    return X, found

@@ -49,6 +49,9 @@ def to_numpy(
     With ``strict_switches`` (used for derivatives), ``Heaviside`` and ``sign`` evaluate to NaN
     exactly on their switching surface, where a derivative of a switching term is undefined,
     instead of sympy's conventional values ``1/2`` and ``0``.
+
+    The function's ``batch`` attribute evaluates ``K`` points at once: one array of shape
+    ``(len(group), K)`` per group, a result of shape ``(K,) + shape``.
     """
     if isinstance(exprs, sympy.MatrixBase):
         shape = exprs.shape
@@ -69,4 +72,18 @@ def to_numpy(
             arr[i] = o
         return arr.reshape(shape)
 
+    def batch(*vals) -> np.ndarray:
+        """Many points at once: each group as an array ``(len(group), K)``; returns
+        ``(K,) + shape``."""
+        vals = [np.asarray(v, dtype=float) for v in vals]
+        K = next((v.shape[-1] for v in vals if v.ndim == 2), 1)
+        with np.errstate(all="ignore"):
+            out = f(*vals)
+        cplx = any(np.iscomplexobj(o) for o in out)
+        arr = np.empty((len(flat), K), dtype=complex if cplx else float)
+        for i, o in enumerate(out):
+            arr[i] = o
+        return np.moveaxis(arr, 0, -1).reshape((K,) + tuple(shape))
+
+    call.batch = batch
     return call
