@@ -140,3 +140,29 @@ def test_sliding_equilibrium_has_no_jacobian():
     # off the surface the one-sided field is smooth and linearizes as before
     lin = m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})
     np.testing.assert_allclose(lin.A0, -np.eye(2))
+
+
+def test_sparse_jacobians_equal_the_dense_ones_on_a_network():
+    """Parking-lot network (one long flow over three links, one short flow per link): the
+    sparse, forward-differentiated plan against sympy's dense Jacobian of the same form."""
+    from fluidnet.symbolic.linearize import jacobian_blocks
+
+    A = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 0, 1]])
+    m = fn.models.kelly_primal(A, T=[0.05, 0.07, 0.09, 0.11], c=2.0, B=4.0)
+    eq = {f"x_{i + 1}": 0.6 + 0.1 * i for i in range(4)}  # any point: the test is the algebra
+    lin = m.linearize(equilibrium=eq)
+    form = m.form
+    J0, Jlag = jacobian_blocks(form)
+    rep = {x: eq[n] for x, n in zip(form.x, form.states, strict=True)}
+    rep.update({lag.symbol: eq[form.states[lag.state]] for lag in form.lags})
+    rep.update({sympy.Symbol(k, real=True): v for k, v in m.values.items()})
+    rep.update({p: m.values[str(p)] for p in form.p})
+    A0 = np.array(J0.xreplace(rep).evalf(), dtype=float)
+    np.testing.assert_allclose(lin.A0, A0, rtol=1e-13, atol=1e-13)
+    for tau, Ak in zip(lin.delays, lin.A, strict=True):
+        dense = np.zeros((4, 4))
+        for lag, col in zip(form.lags, Jlag, strict=True):
+            if abs(float(lag.delay.xreplace(rep)) - tau) < 1e-12:
+                dense[:, lag.state] += np.array(col.xreplace(rep).evalf(), dtype=float)[:, 0]
+        np.testing.assert_allclose(Ak, dense, rtol=1e-13, atol=1e-13)
+    assert len(lin.delays) == 4 and len(form.lags) > 4  # lags merged by delay

@@ -22,6 +22,7 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ModelError
+from ..linear.delays import same_delay
 from ..linear.lineardde import LinearDDE
 from ..linear.stacked import Stack
 from .equilibrium import symbolic_equilibria
@@ -30,6 +31,7 @@ from .symbols import param_subs
 
 __all__ = [
     "linearize",
+    "sparse_jacobian",
     "linearize_batch",
     "LinearizedBatch",
     "jacobian_blocks",
@@ -73,7 +75,12 @@ def _check_delay_value(form, lag, value: complex, where: str) -> float:
 
 
 class _Plan:
-    """Numeric Jacobians and frozen delays of one model at a steady state, built once."""
+    """Numeric Jacobians and frozen delays of one model at a steady state, built once.
+
+    The Jacobians are sparse: each right-hand side is differentiated only with respect to the
+    current states and lags it contains, and only the nonzero entries are compiled (a network
+    model of a few hundred states has a few entries per row, not hundreds).
+    """
 
     def __init__(self, model):
         form = model.form
@@ -92,18 +99,46 @@ class _Plan:
                     f"the delay of {form.lag_label(lag)} depends explicitly on t; "
                     "a time-varying model cannot be linearized"
                 )
-        J0, Jlag = jacobian_blocks(form)
-        steady = {lag.symbol: form.x[lag.state] for lag in form.lags}
-        args = (form.x, form.p)
-        self.J0 = to_numpy(args, J0.xreplace(steady), strict_switches=True)
-        cols = sympy.Matrix.hstack(*Jlag) if Jlag else sympy.zeros(len(form.x), 0)
-        self.cols = to_numpy(args, cols.xreplace(steady), strict_switches=True)
-        self.delays = to_numpy(args, [lag.delay.xreplace(steady) for lag in form.lags])
-        self.lag_states = [lag.state for lag in form.lags]
         self.form = form
-        self.J0_sym = J0
-        self.Jlag_sym = Jlag
         self._switches = None
+        self._blocks = None
+        if self.time_error:
+            return  # nothing numeric: linearize raises the error
+        # lags as plain symbols (their names, "x(t - tau)", are not identifiers)
+        z = [sympy.Symbol(f"_z{k}") for k in range(len(form.lags))]
+        plain = {lag.symbol: zk for lag, zk in zip(form.lags, z, strict=True)}
+        rhs = [f.xreplace(plain) for f in form.rhs]
+        steady = {zk: form.x[lag.state] for lag, zk in zip(form.lags, z, strict=True)}
+        defs, entries = sparse_jacobian(rhs, list(form.x) + z)
+        n = len(form.x)
+        j0 = [(i, v, d) for i, v, d in entries if v < n]
+        jl = [(i, v - n, d) for i, v, d in entries if v >= n]
+        self.n0 = len(j0)
+        self.rows = np.array([e[0] for e in j0 + jl], dtype=int)
+        self.cols = np.array([e[1] for e in j0 + jl], dtype=int)
+        args = (form.x, form.p)
+        # at a steady state every lag equals its state: defined first, not substituted
+        self.entries = to_numpy(
+            args,
+            [e[2] for e in j0 + jl],
+            strict_switches=True,
+            definitions=list(steady.items()) + defs,
+        )
+        at_rest = {lag.symbol: form.x[lag.state] for lag in form.lags}
+        self.delays = to_numpy(args, [lag.delay.xreplace(at_rest) for lag in form.lags])
+        self.lag_states = np.array([lag.state for lag in form.lags], dtype=int)
+
+    def label(self, e: int) -> str:
+        """The formula of entry ``e`` and what it differentiates."""
+        form = self.form
+        i, j = int(self.rows[e]), int(self.cols[e])
+        if e < self.n0:
+            return f"df/dx[{i},{j}] = {form.rhs[i].diff(form.x[j])}"
+        lag = form.lags[j]
+        return (
+            f"df/d(delayed state)[{i},{j}] = {form.rhs[i].diff(lag.symbol)} "
+            f"(w.r.t. {form.lag_label(lag)})"
+        )
 
     def switch_check(self):
         """``(switches, values, scales)``: the switching terms of the right-hand sides and
@@ -123,6 +158,123 @@ class _Plan:
             args = (form.x, form.p, [sw.weight for sw in switches])
             self._switches = (switches, to_numpy(args, surfaces), to_numpy(args, scales))
         return self._switches
+
+    def _dense(self):
+        if self._blocks is None:
+            self._blocks = jacobian_blocks(self.form)
+        return self._blocks
+
+    @property
+    def J0_sym(self) -> sympy.Matrix:
+        """``d f / d x`` (current states), ``n x n`` (symbolic, built on first use)."""
+        return self._dense()[0]
+
+    @property
+    def Jlag_sym(self) -> list:
+        """One ``n x 1`` column per lag: ``d f / d z_k`` (symbolic, built on first use)."""
+        return self._dense()[1]
+
+
+def sparse_jacobian(exprs, variables) -> tuple[list, list]:
+    """Nonzero first derivatives of ``exprs`` with respect to ``variables``, sparsely.
+
+    The expressions are split into one definition per operation,
+    ``w_i = op(variables, w_<i)`` (shared subtrees defined once), and differentiated forward
+    through them: ``dw_i/dv`` is kept only for the variables ``w_i`` depends on, and each step
+    differentiates one operation. The cost grows with the number of nonzero entries and the
+    size of the expressions, not with the size of a dense Jacobian (``n x (n + lags)``), and a
+    large sum (the load of a link, a path price) is not differentiated again for every entry.
+
+    Returns
+    -------
+    definitions : list of (Symbol, Expr)
+        The subexpressions, in order; the derivatives use their symbols.
+    entries : list of (int, int, Expr)
+        ``(row, variable index, derivative)`` for every derivative that is not zero.
+    """
+    index = {v: k for k, v in enumerate(variables)}
+    defs, reduced = _single_assignment(list(exprs), set(variables))
+    grads: dict = {}
+
+    def gradient(e) -> dict:
+        out: dict = {}
+        for u in e.free_symbols:
+            if u in index:
+                du = {index[u]: sympy.S.One}
+            elif u in grads:
+                du = grads[u]
+            else:
+                continue
+            if not du:
+                continue
+            pe = _partial(e, u)
+            if pe == 0:
+                continue
+            for v, dv in du.items():
+                # unevaluated products and sums: sympy's canonical ordering of large
+                # expressions is the expensive part, and lambdify prints them as they are
+                term = pe if dv is sympy.S.One else sympy.Mul(pe, dv, evaluate=False)
+                out.setdefault(v, []).append(term)
+        return {v: t[0] if len(t) == 1 else sympy.Add(*t, evaluate=False) for v, t in out.items()}
+
+    names = sympy.numbered_symbols("_d")
+    derivs: list = []
+    for w, e in defs:
+        g = gradient(e)
+        for v, d in g.items():
+            if not (d.is_Atom or d.is_Symbol):
+                # a derivative used further up is defined once, by name: expressions stay
+                # small however deep the model is
+                name = next(names)
+                derivs.append((name, d))
+                g[v] = name
+        grads[w] = g
+    defs = defs + derivs
+    entries = []
+    for i, e in enumerate(reduced):
+        g = gradient(e)
+        for v in sorted(g):
+            if g[v] != 0:
+                entries.append((i, v, g[v]))
+    return defs, entries
+
+
+def _partial(e, u):
+    """``de/du`` for one operation ``e`` of :func:`_single_assignment` (its arguments are
+    symbols or constants), without sympy's general machinery for sums and products."""
+    args = e.args
+    if e.is_Add and args.count(u) == 1:
+        return sympy.S.One
+    if e.is_Mul and args.count(u) == 1:
+        return sympy.Mul(*[a for a in args if a != u], evaluate=False)
+    if e.is_Pow and args[0] == u and u not in args[1].free_symbols:
+        b, k = args
+        return sympy.Mul(k, sympy.Pow(b, k - 1, evaluate=False), evaluate=False)
+    return e.diff(u)
+
+
+def _single_assignment(exprs: list, variables: set) -> tuple[list, list]:
+    """``exprs`` as a list of definitions ``(w, op(args))``, one per operation on an expression
+    that depends on ``variables`` (subtrees free of them stay inline), and the outputs."""
+    defs: list = []
+    memo: dict = {}
+    names = sympy.numbered_symbols("_w")
+
+    def visit(e):
+        if e.is_Atom or not isinstance(e, sympy.Expr) or not (e.free_symbols & variables):
+            return e
+        if e in memo:
+            return memo[e]
+        if all(isinstance(a, sympy.Expr) for a in e.args):
+            node = e.func(*[visit(a) for a in e.args])
+        else:  # Piecewise and other nodes with non-expression arguments: one block
+            node = e
+        w = next(names)
+        defs.append((w, node))
+        memo[e] = w
+        return w
+
+    return defs, [visit(e) for e in exprs]
 
 
 def _plan(model) -> _Plan:
@@ -174,22 +326,29 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"
 
-    A0 = _finite(plan.J0(x, p), "df/dx", where, lambda i, j: plan.J0_sym[i, j])
-    cols = _finite(
-        plan.cols(x, p),
-        "df/d(delayed state)",
-        where,
-        lambda i, k: f"{plan.Jlag_sym[k][i]} (w.r.t. {form.lag_label(form.lags[k])})",
-    )
+    vals = _finite_entries(plan, plan.entries(x, p), where)
     _off_switching_surfaces(plan, x, p, where)
-    taus = plan.delays(x, p)
     n = len(form.states)
-    delayed: list[tuple[float, np.ndarray]] = []
+    A0 = np.zeros((n, n))
+    A0[plan.rows[: plan.n0], plan.cols[: plan.n0]] = vals[: plan.n0]
+    taus = np.asarray(plan.delays(x, p)).reshape(-1)
+    L = len(form.lags)
+    clean = np.empty(L)
     for k, lag in enumerate(form.lags):
-        tau = _check_delay_value(form, lag, complex(taus[k]), f"the equilibrium {eq}")
-        Ak = np.zeros((n, n))
-        Ak[:, lag.state] = cols[:, k]
-        delayed.append((tau, Ak))
+        clean[k] = _check_delay_value(form, lag, complex(taus[k]), f"the equilibrium {eq}")
+    # lags with the same delay share one matrix (a network model has many lags, few delays)
+    order = np.argsort(clean, kind="stable")
+    group = np.zeros(L, dtype=int)
+    heads: list[float] = []
+    for k in order:
+        if not heads or not same_delay(heads[-1], clean[k]):
+            heads.append(float(clean[k]))
+        group[k] = len(heads) - 1
+    mats = np.zeros((len(heads), n, n))
+    lag_e = slice(plan.n0, None)
+    lag_k = plan.cols[lag_e]
+    np.add.at(mats, (group[lag_k], plan.rows[lag_e], plan.lag_states[lag_k]), vals[lag_e])
+    delayed = list(zip(heads, mats, strict=True))
 
     def jacobians() -> dict:
         psubs = param_subs(values)
@@ -239,23 +398,21 @@ def _off_switching_surfaces(plan: _Plan, x: np.ndarray, p: np.ndarray, where: st
             )
 
 
-def _finite(M: np.ndarray, what: str, where: str, entry) -> np.ndarray:
-    """``M`` as a real finite array, or an AnalysisError naming the entry and its formula."""
-    if np.iscomplexobj(M):
-        bad = np.argwhere(np.abs(M.imag) > 1e-12 * np.maximum(1.0, np.abs(M.real)))
+def _finite_entries(plan: _Plan, vals: np.ndarray, where: str) -> np.ndarray:
+    """The Jacobian entries as a real finite array, or an AnalysisError naming the entry and its
+    formula."""
+    if np.iscomplexobj(vals):
+        bad = np.flatnonzero(np.abs(vals.imag) > 1e-12 * np.maximum(1.0, np.abs(vals.real)))
         if bad.size:
-            i, j = (int(v) for v in bad[0])
-            raise AnalysisError(
-                f"{what}[{i},{j}] = {entry(i, j)} is {M[i, j]} (not real) at {where}"
-            )
-        M = M.real
-    if not np.all(np.isfinite(M)):
-        i, j = (int(v) for v in np.argwhere(~np.isfinite(M))[0])
+            e = int(bad[0])
+            raise AnalysisError(f"{plan.label(e)} is {vals[e]} (not real) at {where}")
+        vals = vals.real
+    if not np.all(np.isfinite(vals)):
+        e = int(np.flatnonzero(~np.isfinite(vals))[0])
         raise AnalysisError(
-            f"{what}[{i},{j}] = {entry(i, j)} is {M[i, j]} at {where}: the model is not "
-            "differentiable there"
+            f"{plan.label(e)} is {vals[e]} at {where}: the model is not differentiable there"
         )
-    return M
+    return vals
 
 
 def matching_symbolic_equilibrium(model, form, eq, psubs) -> dict | None:
@@ -292,6 +449,10 @@ def _symbolic_jacobians(model, form, J0, Jlag, eq, psubs) -> dict:
 
 
 # ---------------------------------------------------------------------- many points at once
+#: Largest ``K * lags * n * n`` held as dense stacked matrices by :func:`linearize_batch`.
+BATCH_ENTRIES = 20_000_000
+
+
 @dataclass
 class LinearizedBatch:
     """Linearizations of one model at ``K`` parameter points, as stacked arrays.
@@ -378,21 +539,24 @@ def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
     A0 = np.zeros((K, n, n))
     A = np.zeros((K, L, n, n))
     tau = np.zeros((K, L))
+    if ok.any() and K * L * n * n > BATCH_ENTRIES:
+        ok[:] = False  # too many lags for dense stacked matrices: one point at a time
     if ok.any():
         Xt, Pt = X.T, P
-        J0 = plan.J0.batch(Xt, Pt)
-        cols = plan.cols.batch(Xt, Pt)
+        vals = plan.entries.batch(Xt, Pt)  # (K, nnz)
         taus = plan.delays.batch(Xt, Pt) if L else np.zeros((K, 0))
-        for M in (J0, cols, taus):
+        for M in (vals, taus):
             if np.iscomplexobj(M):
-                axes = tuple(range(1, M.ndim))
-                ok &= np.all(np.abs(M.imag) <= 1e-12 * np.maximum(1.0, np.abs(M.real)), axis=axes)
-        J0, cols, taus = J0.real, cols.real, taus.real
-        ok &= np.all(np.isfinite(J0), axis=(1, 2)) & np.all(np.isfinite(cols), axis=(1, 2))
+                small = np.abs(M.imag) <= 1e-12 * np.maximum(1.0, np.abs(M.real))
+                ok &= np.all(small, axis=1)
+        vals, taus = vals.real, taus.real
+        ok &= np.all(np.isfinite(vals), axis=1)
         ok &= np.all(np.isfinite(taus) & (taus >= 0), axis=1)
-        A0 = np.where(ok[:, None, None], J0, 0.0)
-        for k, lag in enumerate(form.lags):
-            A[:, k, :, lag.state] = np.where(ok[:, None], cols[:, :, k], 0.0)
+        vals = np.where(ok[:, None], vals, 0.0)
+        n0 = plan.n0
+        A0[:, plan.rows[:n0], plan.cols[:n0]] = vals[:, :n0]
+        lag_k = plan.cols[n0:]
+        A[:, lag_k, plan.rows[n0:], plan.lag_states[lag_k]] = vals[:, n0:]
         tau = np.where(ok[:, None], taus, 0.0)
     return LinearizedBatch(Stack(A0, A, tau), np.where(ok[:, None], X, 0.0), ok, form.states)
 
