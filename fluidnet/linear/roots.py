@@ -142,8 +142,6 @@ class Roots(tuple):
     """
 
     n_points: int
-    certified: bool | None
-    certificate: float
 
     def __new__(
         cls,
@@ -151,15 +149,35 @@ class Roots(tuple):
         n_points: int = 0,
         certified: bool | None = None,
         certificate: float = math.nan,
+        *,
+        check=None,
     ):
         obj = super().__new__(cls, roots)
         obj.n_points = int(n_points)
-        obj.certified = certified
-        obj.certificate = float(certificate)
+        # the certificate costs a few dozen evaluations of det Delta: computed on first use
+        obj._check = check
+        obj._cert = None if check is not None else (certified, float(certificate))
         return obj
 
+    def _certificate(self) -> tuple[bool | None, float]:
+        if self._cert is None:
+            self._cert = self._check()
+        return self._cert
+
+    @property
+    def certified(self) -> bool | None:
+        return self._certificate()[0]
+
+    @property
+    def certificate(self) -> float:
+        return self._certificate()[1]
+
     def _with(self, roots: Sequence[CharacteristicRoot]) -> Roots:
-        return Roots(roots, self.n_points, self.certified, self.certificate)
+        return Roots(roots, self.n_points, check=self._certificate)
+
+    def __reduce__(self):
+        certified, line = self._certificate()
+        return (Roots, (tuple(self), self.n_points, certified, line))
 
     def require_certified(self, what: str = "this result") -> Roots:
         """Return ``self``, or raise :class:`~fluidnet.errors.AnalysisError` when the roots are
@@ -531,20 +549,27 @@ def balanced(lin: LinearDDE) -> LinearDDE:
 
 
 def _certify(lin: LinearDDE, roots: Roots, box) -> Roots:
-    """``roots`` (every root found) with the certificate of :mod:`.certificate` attached."""
+    """``roots`` (every root found) with the certificate of :mod:`.certificate` attached (it is
+    computed when first asked for)."""
+    return Roots(roots, roots.n_points, check=lambda: _certificate(lin, roots, box))
+
+
+def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]:
+    """``(certified, sigma)``: the argument principle on ``Re s = sigma`` against the roots
+    found right of it."""
     if not lin.delays:
-        return Roots(roots, roots.n_points, True, -math.inf)
+        return True, -math.inf
     if box is not None and (
         math.isfinite(box[1]) or math.isfinite(box[2]) or math.isfinite(box[3])
     ):
-        return Roots(roots, roots.n_points, None, math.nan)
+        return None, math.nan
     if not _is_real(lin):
-        return Roots(roots, roots.n_points, None, math.nan)
+        return None, math.nan
     vals = roots.values
     tau_max = lin.max_delay
     start = None if box is None else box[0]
     if vals.size == 0 and start is None:
-        return Roots(roots, roots.n_points, False, math.nan)
+        return False, math.nan
     sigma = certificate_line(vals.real, tau_max, start)
     right = vals.real > sigma
     mult = np.array([r.multiplicity for r in roots], dtype=int)
@@ -554,7 +579,7 @@ def _certify(lin: LinearDDE, roots: Roots, box) -> Roots:
         mult[right] = _multiplicities(lin, vals[right], radius)
     known = int(mult[right].sum())
     count, _ = count_right_of(Stack.from_systems([lin]), np.array([sigma]))
-    return Roots(roots, roots.n_points, bool(count[0] == known), sigma)
+    return bool(count[0] == known), sigma
 
 
 def _parse_region(region) -> tuple[float, float, float, float] | None:
