@@ -3,18 +3,19 @@
 :func:`rightmost_roots` takes the systems of a grid as a :class:`~.stacked.Stack` and finds the
 rightmost root of each by **continuation over the grid**:
 
-1. A coarse subgrid (about 8-16 points) is solved by the full method of
+1. The first point of the grid is solved by the full method of
    :func:`~fluidnet.linear.roots.characteristic_roots` (spectral discretization, Newton
    refinement, convergence in the discretization size).
-2. The grid is then refined level by level (strides halved); every new point starts Newton's
-   method from the few rightmost roots of an already solved neighbour, all points of a level
-   at once (vectorized over points and roots). Converged roots must pass the residual test of
-   :mod:`~fluidnet.linear.roots`.
+2. The grid is then refined level by level (strides halved, :func:`grid_levels`); every new
+   point starts Newton's method from the few rightmost roots of an already solved neighbour,
+   all points of a level at once (vectorized over points and roots). Converged roots must pass
+   the residual test of :mod:`~fluidnet.linear.roots`.
 3. Every point is **certified** by the argument principle (:mod:`~.certificate`): the number
    of roots right of a line just left of its rightmost root must equal the number of roots
-   Newton found there. A point whose count differs (a root that was not continued, a branch
-   that overtook, a double root) is solved again by the full method, whose answer is certified
-   the same way.
+   Newton found there. The points whose count differs (a root that was not continued, a
+   branch that overtook, a double root) are solved again by the spectral discretization at one
+   size for all of them at once (one stacked eigenvalue problem, Newton, the certificate), and
+   what still fails by the full per-point method, certified the same way.
 
 A point that even the full method cannot certify is reported as such (``certified`` False,
 ``root`` NaN, and a reason), never with a verdict. Systems are balanced (a diagonal similarity,
@@ -40,9 +41,7 @@ __all__ = ["RightmostRoots", "rightmost_roots", "grid_levels"]
 
 #: Roots carried from a solved point to its neighbours (upper half-plane representatives).
 N_SEEDS = 4
-#: Steps of the homotopy that retries a point whose direct continuation failed.
-HOMOTOPY_STEPS = 8
-#: Points of the coarse subgrid solved by the full method.
+#: Points of the coarse subgrid solved by the full method before continuation starts.
 COARSE_POINTS = 1
 
 
@@ -260,17 +259,9 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
         state.seeds[k, : len(upper)] = upper
 
 
-def _continue(
-    state: _State, stack: Stack, points: np.ndarray, parents: np.ndarray, steps: int = 1
-) -> np.ndarray:
+def _continue(state: _State, stack: Stack, points: np.ndarray, parents: np.ndarray) -> np.ndarray:
     """Newton from the parents' roots, then the certificate; returns the mask of the points
-    that failed.
-
-    With ``steps > 1`` the roots are first carried along the straight path between the
-    parent's and the point's matrices and delays (a homotopy in ``steps`` equal steps, Newton
-    at each): roots move continuously with the matrices, so the parent's roots arrive at the
-    point's even when the two are far apart.
-    """
+    that failed."""
     P, R = points.size, N_SEEDS
     target = stack.take(points)
     seeds = state.seeds[parents]  # (P, R)
@@ -281,17 +272,6 @@ def _continue(
     idx = np.repeat(np.arange(P), 2 * R)
     keep = np.isfinite(cand)
     lam, idx = cand[keep], idx[keep]
-    if steps > 1:
-        source = stack.take(parents)
-        for t in np.arange(1, steps) / steps:
-            mix = Stack(
-                (1 - t) * source.A0 + t * target.A0,
-                (1 - t) * source.A + t * target.A,
-                (1 - t) * source.tau + t * target.tau,
-            )
-            lam = _newton(mix, lam, idx, maxiter=12)
-            good = np.isfinite(lam)
-            lam, idx = lam[good], idx[good]
     return _accept(state, target, points, _newton(target, lam, idx), idx)
 
 
