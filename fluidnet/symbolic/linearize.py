@@ -372,6 +372,21 @@ def check_off_switching_surfaces(model, eq: Mapping[str, float], values: Mapping
     _off_switching_surfaces(_plan(model), x, p, f"the equilibrium {dict(eq)} with {dict(values)}")
 
 
+def _on_switching_surfaces_batch(plan: _Plan, X: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """``(K,)``: the points (rows of ``X``, columns of ``P``) that lie on a switching surface,
+    by the test of :func:`_off_switching_surfaces`."""
+    switches, values, scales = plan.switch_check()
+    K = X.shape[0]
+    if not switches:
+        return np.zeros(K, dtype=bool)
+    W = np.zeros((len(switches), K))
+    for _ in range(len(switches)):  # nested switches: inner weights first
+        S = values.batch(X.T, P, W)  # (K, switches)
+        W = (S > 0).astype(float).T
+    scale = scales.batch(X.T, P, W)
+    return np.any(np.abs(S) <= SURFACE_TOL * np.maximum(1.0, np.abs(scale)), axis=1)
+
+
 def _off_switching_surfaces(plan: _Plan, x: np.ndarray, p: np.ndarray, where: str) -> None:
     """AnalysisError when the point lies on a switching surface (to rounding).
 
@@ -558,6 +573,7 @@ def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
         lag_k = plan.cols[n0:]
         A[:, lag_k, plan.rows[n0:], plan.lag_states[lag_k]] = vals[:, n0:]
         tau = np.where(ok[:, None], taus, 0.0)
+        ok &= ~_on_switching_surfaces_batch(plan, X, P)  # those raise one by one
     return LinearizedBatch(Stack(A0, A, tau), np.where(ok[:, None], X, 0.0), ok, form.states)
 
 
