@@ -185,7 +185,11 @@ def stability_chart(
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     factory = SystemFactory(model_or_factory, fixed)
-    names, shape, points = grid_points(grids)
+    if not isinstance(grids, Mapping) or not grids:
+        grid_points(grids)  # raises the error that says what a grid is
+    # each axis checked on its own: the list of every point is only built when needed
+    names = [str(n) for n in grids]
+    shape = tuple(grid_points({n: v})[1][0] for n, v in grids.items())
     factory.check_names(names)
     overlap = sorted(set(names) & set(fixed))
     if overlap:
@@ -200,6 +204,7 @@ def stability_chart(
     with single_threaded_blas():  # once per sweep (workers limit themselves)
         if method == "pointwise":
             task = _ChartPoint(factory, on_error, root_options or {})
+            points = grid_points(grids)[2]
             res = run.map(task, points, progress=progress, desc=desc, store=store)
             absc, omega, line = (np.array([r[i] for r in res], dtype=float) for i in range(3))
             error = np.array([r[3] for r in res], dtype=object)
