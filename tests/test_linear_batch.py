@@ -151,15 +151,16 @@ def test_argument_principle_count_matches_lambert_w():
     # lambda = a + b e^{-lambda tau}: roots a + W_k(b tau e^{-a tau}) / tau
     from scipy.special import lambertw
 
-    cases = [(0.0, -1.0, 1.0), (0.3, -4.0, 0.25), (-0.5, 2.0, 0.7), (0.0, -20.0, 1.0)]
-    systems = [fn.LinearDDE(a, [(tau, b)]) for a, b, tau in cases]
-    stack = Stack.from_systems(systems)
-    for sigma in (-3.0, -0.7, 0.4):
-        count, _ = count_right_of(stack, np.full(len(cases), sigma))
-        for (a, b, tau), c in zip(cases, count, strict=True):
-            z = b * tau * np.exp(-a * tau)
-            r = a + lambertw(z, np.arange(-300, 301)) / tau  # every root right of -3
-            assert c == int(np.sum(r.real > sigma)), (a, b, tau, sigma)
+    real = [(0.0, -1.0, 1.0), (0.3, -4.0, 0.25), (-0.5, 2.0, 0.7), (0.0, -20.0, 1.0)]
+    cplx = [(0.3 + 2.0j, -1.5, 1.0), (-0.2j, 3.0 - 1.0j, 0.5)]  # no conjugate symmetry
+    for cases in (real, cplx):
+        stack = Stack.from_systems([fn.LinearDDE(a, [(tau, b)]) for a, b, tau in cases])
+        for sigma in (-3.0, -0.7, 0.4):
+            count, _ = count_right_of(stack, np.full(len(cases), sigma))
+            for (a, b, tau), c in zip(cases, count, strict=True):
+                z = b * tau * np.exp(-a * tau)
+                r = a + lambertw(z, np.arange(-300, 301)) / tau  # every root right of -3
+                assert c == int(np.sum(r.real > sigma)), (a, b, tau, sigma)
 
 
 def test_balancing_is_an_exact_similarity():

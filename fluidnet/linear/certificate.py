@@ -1,18 +1,18 @@
 """A certificate that no characteristic root was missed: the argument principle on a line.
 
-For a real retarded system with ``n`` states, ``f(s) = det Delta(s)`` behaves like ``s^n`` far
+For a retarded system with ``n`` states, ``f(s) = det Delta(s)`` behaves like ``s^n`` far
 out in any right half-plane, so the number ``Z`` of roots (with multiplicity) right of the line
 ``Re s = sigma`` follows from the change of ``arg f`` along the line (Mikhailov's criterion for
 quasi-polynomials):
 
-    ``Z = n / 2 - (1 / pi) [arg f(sigma + j omega)]_{omega = 0}^{infinity}``
+    ``Z = n / 2 - (1 / 2 pi) [arg f(sigma + j omega)]_{omega = -infinity}^{infinity}``
 
-(the lower half of the line mirrors the upper one). The argument is tracked on ``[0, Omega]``
-by sampling, with ``Omega = 2 rho(sigma)`` and
-``rho(sigma) = ||A0|| + sum_k ||A_k|| exp(-sigma tau_k)``: beyond ``Omega``,
-``Delta(s) = s (I - E)`` with ``||E|| <= 1/2``, every eigenvalue of ``I - E`` stays within
-``pi/6`` of the positive real axis, and the remaining change is ``n (pi/2 - arg s_Omega)`` minus
-the arguments of those eigenvalues at ``s_Omega``, computed exactly.
+(for a real system the lower half of the line mirrors the upper one, and only ``omega >= 0``
+is sampled). The argument is tracked on ``|omega| <= Omega`` by sampling, with
+``Omega = 2 rho(sigma)`` and ``rho(sigma) = ||A0|| + sum_k ||A_k|| exp(-sigma tau_k)``: beyond
+``Omega``, ``Delta(s) = s (I - E)`` with ``||E|| <= 1/2``, every eigenvalue of ``I - E`` stays
+within ``pi/6`` of the positive real axis, and the remaining change is that of ``n arg s`` minus
+the arguments of those eigenvalues at ``s = sigma +- j Omega``, computed exactly.
 
 The samples are refined until, on every interval of length ``h``, the principal increment of
 ``arg f`` is below ``pi/4`` and ``h |f'/f| <= 1`` at both ends (``|f'/f|`` is about the inverse
@@ -74,12 +74,12 @@ def certificate_line(re_parts: np.ndarray, tau_max: float, start: float | None =
 
 
 def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Number of roots right of ``Re s = sigma`` of each (real) system of the stack.
+    """Number of roots right of ``Re s = sigma`` of each system of the stack.
 
     Parameters
     ----------
     stack : Stack
-        ``K`` real systems (balance them first: the bound ``rho`` uses their norms).
+        ``K`` systems (balance them first: the bound ``rho`` uses their norms).
     sigma : numpy.ndarray
         ``(K,)`` abscissae of the lines.
 
@@ -108,10 +108,14 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
     sys_ids = np.flatnonzero(live)
     if sys_ids.size == 0:
         return count, used
-    reps = p0[sys_ids].astype(int) + 1
+    # a real system's line is symmetric: its upper half suffices; a complex one needs both
+    whole = np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A)
+    lo = -omega if whole else np.zeros(K)
+    reps = (2 if whole else 1) * p0[sys_ids].astype(int) + 1
     idx = np.repeat(sys_ids, reps)
     first = np.repeat(np.cumsum(reps) - reps, reps)
-    w = (np.arange(idx.size) - first) / np.repeat(reps - 1, reps) * omega[idx]
+    frac = (np.arange(idx.size) - first) / np.repeat(reps - 1, reps)
+    w = lo[idx] + frac * (omega - lo)[idx]
     f, g = stack.det_logderiv(sigma[idx] + 1j * w, idx)
     failed = np.zeros(K, dtype=bool)
     failed[idx[~np.isfinite(f) | (f == 0)]] = True
@@ -146,18 +150,30 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
         wa, wb = np.concatenate([wa, wm]), np.concatenate([wm, wb])
         fa, fb = np.concatenate([fa, fm]), np.concatenate([fm, fb])
         ga, gb = np.concatenate([ga, gm]), np.concatenate([gm, gb])
-    # the tail beyond Omega: n (pi/2 - arg s) minus the arguments of eig(Delta(s) / s)
+    # the tails beyond +-Omega: the change of n arg s, and of the arguments of the eigenvalues
+    # of Delta(s) / s, which tend to 0 (each stays within pi/6 of the real axis out there)
     last = np.r_[np.flatnonzero(~same), idx.size - 1]
     s_end = sigma[idx[last]] + 1j * w[last]
-    if n <= 5:
-        with np.errstate(all="ignore"):
-            tail_eig = np.angle(f[last] / s_end**n)
-    else:
-        D = stack.delta(s_end, idx[last]) / s_end[:, None, None]
-        tail_eig = np.sum(np.angle(np.linalg.eigvals(D)), axis=1)
-    change[idx[last]] += n * (0.5 * np.pi - np.angle(s_end)) - tail_eig
+    change[idx[last]] += n * (0.5 * np.pi - np.angle(s_end)) - _eig_arg(stack, f, last, idx, s_end)
+    if whole:
+        begin = np.r_[0, np.flatnonzero(~same) + 1]
+        s_beg = sigma[idx[begin]] + 1j * w[begin]
+        change[idx[begin]] += n * (np.angle(s_beg) + 0.5 * np.pi) + _eig_arg(
+            stack, f, begin, idx, s_beg
+        )
+        change = 0.5 * change  # the formula below is for half the line
     Z = 0.5 * n - change / np.pi
     near = np.abs(Z - np.rint(Z)) < 0.1
     ok = live & ~failed & np.isfinite(Z) & near & (np.rint(Z) >= 0)
     count[ok] = np.rint(Z[ok]).astype(int)
     return count, used
+
+
+def _eig_arg(stack: Stack, f, at, idx, s) -> np.ndarray:
+    """Sum of the arguments of the eigenvalues of ``Delta(s) / s`` (far out on the line)."""
+    n = stack.n
+    if n <= 5:  # each within pi/6 of the real axis: the principal argument of the product
+        with np.errstate(all="ignore"):
+            return np.angle(f[at] / s**n)
+    D = stack.delta(s, idx[at]) / s[:, None, None]
+    return np.sum(np.angle(np.linalg.eigvals(D)), axis=1)

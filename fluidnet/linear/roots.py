@@ -563,8 +563,6 @@ def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]
         math.isfinite(box[1]) or math.isfinite(box[2]) or math.isfinite(box[3])
     ):
         return None, math.nan
-    if not _is_real(lin):
-        return None, math.nan
     vals = roots.values
     tau_max = lin.max_delay
     start = None if box is None else box[0]
