@@ -24,11 +24,23 @@ left than that window are returned refined (their residuals are exact) but one o
 missing from the list, and fewer than ``k`` roots are returned when the others lie in chains
 far to the left that this size does not resolve.
 
+Balancing and the certificate
+-----------------------------
+The system is first balanced (a diagonal similarity by powers of two that makes the rows and
+columns of ``|A0| + sum_k |A_k|`` comparable; the characteristic function is unchanged), so
+that a model mixing rates of 1e7 with gains of 1e-7 gets sound norms, residuals and
+discretization sizes. The result carries a certificate (:attr:`Roots.certified`, computed on
+first use): the argument principle on a line just left of the rightmost root found
+(:mod:`fluidnet.linear.certificate`) must count exactly the roots found right of it.
+:func:`spectral_abscissa`, :meth:`LinearDDE.is_stable` and :func:`count_rhp_roots` raise
+:class:`~fluidnet.errors.AnalysisError` instead of giving an uncertified verdict.
+
 Roots at or near zero
 ---------------------
 When ``Delta(0) = -(A0 + sum_k A_k)`` is singular to working precision (an integrator, a
 conserved quantity) the system has a root at exactly 0. The refined root closest to 0 is then
-snapped to ``0`` so that the spectral abscissa is exactly ``0.0`` and :meth:`LinearDDE.is_stable`
+snapped to ``0`` (when ``0`` itself passes the residual test) so that the spectral abscissa
+is exactly ``0.0`` and :meth:`LinearDDE.is_stable`
 reports a marginal system as not stable, instead of flipping on rounding noise.
 
 Multiplicities
@@ -796,6 +808,12 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     Keyword arguments go to :func:`characteristic_roots`. A system with a root at exactly 0
     (see the module notes) has abscissa ``0.0``.
 
+    Raises
+    ------
+    AnalysisError
+        When the rightmost root found is not certified (:attr:`Roots.certified` is False): a
+        root may have been missed, so no abscissa (and no stability verdict) is given.
+
     Examples
     --------
     >>> import fluidnet as fn
@@ -813,6 +831,11 @@ def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
 
     Roots with ``|Re(lambda)| <= axis_tol * max(1, |lambda|)`` are on the imaginary axis and
     not counted.
+
+    Raises
+    ------
+    AnalysisError
+        When the roots found right of the imaginary axis are not certified complete.
     """
     roots = characteristic_roots(lin, region=0.0, **kwargs)
     roots.require_certified(f"the count of unstable roots of {lin!r}")
