@@ -166,3 +166,26 @@ def test_sparse_jacobians_equal_the_dense_ones_on_a_network():
                 dense[:, lag.state] += np.array(col.xreplace(rep).evalf(), dtype=float)[:, 0]
         np.testing.assert_allclose(Ak, dense, rtol=1e-13, atol=1e-13)
     assert len(lin.delays) == 4 and len(form.lags) > 4  # lags merged by delay
+
+
+def test_batched_equilibria_and_linearizations_equal_the_per_point_ones():
+    from fluidnet.symbolic.linearize import equilibria_batch, linearize_batch
+
+    x = fn.states("x")
+    a, b = fn.params("a b")
+    logistic = fn.Model({x: x(t) * (a - x(t - b))}, {a: 1.0, b: 0.5}, nonnegative=[x])
+    values = np.array([-1.0, 0.0, 0.5, 2.0])  # a < 0: only x = 0 is admissible
+    X, ok = equilibria_batch(logistic, {"a": values})
+    assert ok.all()
+    for v, xb in zip(values, X[:, 0], strict=True):
+        assert xb == logistic.equilibrium(a=v)["x"]
+    rcp = fn.models.rcp()
+    grid = {"alpha": np.array([0.1, 0.4, 1.3]), "N": np.array([5.0, 10.0, 1e6])}
+    lb = linearize_batch(rcp, grid)
+    for k in range(3):
+        lin = rcp.linearize(alpha=grid["alpha"][k], N=grid["N"][k])
+        s = 0.3 + 2.0j
+        f = lb.stack.det_logderiv(np.array([s]), np.array([k]))[0][0]
+        assert f == pytest.approx(lin.characteristic(s), rel=1e-13)
+    # a parameter out of its bounds is left to the per-point path (which raises)
+    assert not linearize_batch(rcp, {"alpha": [-1.0, 0.4]}).ok[0]

@@ -34,6 +34,7 @@ __all__ = [
     "sparse_jacobian",
     "linearize_batch",
     "LinearizedBatch",
+    "equilibria_batch",
     "jacobian_blocks",
     "equilibrium_substitution",
     "check_off_switching_surfaces",
@@ -493,32 +494,33 @@ class LinearizedBatch:
     state_names: tuple[str, ...]
 
 
-def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
-    """Linearize ``model`` at many parameter points at once (vectorized over the points).
-
-    The equilibrium is the one :meth:`Model.equilibrium` returns (the closed forms of
-    :func:`~fluidnet.symbolic.equilibrium.symbolic_equilibria` evaluated for every point and
-    the first admissible one taken, in the same order of preference); the Jacobians and frozen
-    delays are the compiled plan of :func:`linearize` evaluated on arrays.
+def equilibria_batch(model, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The equilibrium :meth:`Model.equilibrium` returns, at many parameter points at once.
 
     Parameters
     ----------
     model : fluidnet.Model
     values : dict
-        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``); the
-        other parameters take their model values.
+        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``).
 
     Returns
     -------
-    LinearizedBatch
-        Points the batch could not settle are flagged ``ok = False`` (see there).
+    X : numpy.ndarray
+        ``(K, n)`` equilibrium states in ``model.state_names`` order.
+    ok : numpy.ndarray of bool
+        ``(K,)``: False where the closed forms do not settle the point (no closed form, a
+        singular one, none admissible, a parameter out of its bounds): call
+        :meth:`Model.equilibrium` there (numeric search, or the error naming the fault).
     """
+    _, X, ok = _parameters_and_equilibria(model, values)
+    return np.where(ok[:, None], X, np.nan), ok
+
+
+def _parameters_and_equilibria(model, values: Mapping[str, Any]):
+    """Parameter table ``P`` ``(params, K)``, closed-form equilibria ``X`` ``(K, n)`` and the
+    points they settle."""
     from .equilibrium import _plan as _equilibrium_plan
 
-    plan = _plan(model)
-    form = plan.form
-    if plan.time_error:
-        raise ModelError(plan.time_error)
     names = model.param_names
     for k in values:
         if k not in names:
@@ -542,14 +544,42 @@ def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
         if hi is not None:
             bad |= P[i] > hi
         ok &= ~bad
-    n = len(form.states)
-    X = np.zeros((K, n))
+    X = np.zeros((K, len(model.state_names)))
     eq_plan = _equilibrium_plan(model)
     if not eq_plan.closed:
         ok[:] = False  # no closed form: the numeric search is per point
     else:
         X, found = _closed_form_equilibria(eq_plan, P)
         ok &= found
+    return P, X, ok
+
+
+def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
+    """Linearize ``model`` at many parameter points at once (vectorized over the points).
+
+    The equilibrium is the one :meth:`Model.equilibrium` returns (the closed forms of
+    :func:`~fluidnet.symbolic.equilibrium.symbolic_equilibria` evaluated for every point and
+    the first admissible one taken, in the same order of preference); the Jacobians and frozen
+    delays are the compiled plan of :func:`linearize` evaluated on arrays.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    values : dict
+        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``); the
+        other parameters take their model values.
+
+    Returns
+    -------
+    LinearizedBatch
+        Points the batch could not settle are flagged ``ok = False`` (see there).
+    """
+    plan = _plan(model)
+    form = plan.form
+    if plan.time_error:
+        raise ModelError(plan.time_error)
+    P, X, ok = _parameters_and_equilibria(model, values)
+    K, n = X.shape
     L = len(form.lags)
     A0 = np.zeros((K, n, n))
     A = np.zeros((K, L, n, n))
