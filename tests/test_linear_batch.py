@@ -58,7 +58,7 @@ def distance_to_boundary(alpha, beta):
 def test_rcp_chart_equals_the_closed_form_region_away_from_the_boundary():
     alphas = np.linspace(0.005, 1.9, 61)
     betas = np.linspace(0.0, 0.7, 57)
-    ds = fn.stability_chart(fn.models.rcp(), {"alpha": alphas, "beta": betas})
+    ds = fn.stability_chart(fn.models.rcp(), {"alpha": alphas, "beta": betas}, method="batch")
     A, B = np.meshgrid(alphas, betas, indexing="ij")
     far = distance_to_boundary(A, B) > 1e-3
     expected = np.array([[rcp_stable(a, b) for b in betas] for a in alphas])
@@ -71,7 +71,7 @@ def test_rcp_chart_equals_the_closed_form_region_away_from_the_boundary():
 def test_batch_and_pointwise_charts_agree_and_carry_certificates():
     grids = {"alpha": np.linspace(0.05, 1.8, 9), "beta": np.linspace(0.0, 0.6, 7)}
     m = fn.models.rcp()
-    batch = fn.stability_chart(m, grids)
+    batch = fn.stability_chart(m, grids, method="batch")
     point = fn.stability_chart(m, grids, method="pointwise")
     np.testing.assert_allclose(
         batch["abscissa"].values, point["abscissa"].values, rtol=1e-10, atol=1e-12
@@ -93,7 +93,7 @@ def three_state(g, h):
 
 def test_multi_delay_factory_batch_equals_pointwise():
     grids = {"g": np.linspace(0.2, 3.0, 12), "h": np.linspace(-2.0, 2.0, 10)}
-    batch = fn.stability_chart(three_state, grids)
+    batch = fn.stability_chart(three_state, grids, method="batch")
     point = fn.stability_chart(three_state, grids, method="pointwise")
     np.testing.assert_allclose(
         batch["abscissa"].values, point["abscissa"].values, rtol=1e-10, atol=1e-12
@@ -115,7 +115,7 @@ def test_badly_scaled_rcp_is_the_same_system():
     reference = fn.models.rcp().linearize(N=10).roots(k=4)
     np.testing.assert_allclose(roots.values, reference.values, rtol=1e-10)
     assert lin.is_stable()  # the RCP region does not depend on N
-    ds = fn.stability_chart(fn.models.rcp(), {"N": [10.0, 1e3, 1e5, 1e7]})
+    ds = fn.stability_chart(fn.models.rcp(), {"N": [10.0, 1e3, 1e5, 1e7]}, method="batch")
     np.testing.assert_allclose(ds["abscissa"].values, reference[0].real, rtol=1e-10)
 
 
@@ -192,3 +192,11 @@ def test_rightmost_roots_of_a_stack_equal_the_per_point_roots():
     for lin, r in zip(systems, found.root, strict=True):
         top = lin.roots(k=1)[0].value
         assert abs(r - complex(top.real, abs(top.imag))) <= 1e-12 * (1 + abs(top))
+
+
+def test_batch_chart_with_a_store_equals_the_chart_without(tmp_path):
+    grids = {"alpha": np.linspace(0.1, 1.5, 8), "beta": np.linspace(0.05, 0.5, 8)}  # 64: batch
+    plain = fn.stability_chart(fn.models.rcp(), grids)
+    stored = fn.stability_chart(fn.models.rcp(), grids, store=tmp_path / "chart")
+    resumed = fn.stability_chart(fn.models.rcp(), grids, store=tmp_path / "chart")
+    assert stored.identical(plain) and resumed.identical(plain)
