@@ -50,6 +50,12 @@ def single_threaded_blas():
     multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl`` when installed,
     else the OpenBLAS libraries loaded in the process; a no-op when neither is available.
     """
+    controls = _openblas_controls()
+    if controls and all(get() == 1 for get, _ in controls):
+        # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing sweep):
+        # nothing to do, and no library scan per call (threadpoolctl costs milliseconds)
+        yield
+        return
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

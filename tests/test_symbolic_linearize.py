@@ -140,3 +140,52 @@ def test_sliding_equilibrium_has_no_jacobian():
     # off the surface the one-sided field is smooth and linearizes as before
     lin = m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})
     np.testing.assert_allclose(lin.A0, -np.eye(2))
+
+
+def test_sparse_jacobians_equal_the_dense_ones_on_a_network():
+    """Parking-lot network (one long flow over three links, one short flow per link): the
+    sparse, forward-differentiated plan against sympy's dense Jacobian of the same form."""
+    from fluidnet.symbolic.linearize import jacobian_blocks
+
+    A = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 0, 1]])
+    m = fn.models.kelly_primal(A, T=[0.05, 0.07, 0.09, 0.11], c=2.0, B=4.0)
+    eq = {f"x_{i + 1}": 0.6 + 0.1 * i for i in range(4)}  # any point: the test is the algebra
+    lin = m.linearize(equilibrium=eq)
+    form = m.form
+    J0, Jlag = jacobian_blocks(form)
+    rep = {x: eq[n] for x, n in zip(form.x, form.states, strict=True)}
+    rep.update({lag.symbol: eq[form.states[lag.state]] for lag in form.lags})
+    rep.update({sympy.Symbol(k, real=True): v for k, v in m.values.items()})
+    rep.update({p: m.values[str(p)] for p in form.p})
+    A0 = np.array(J0.xreplace(rep).evalf(), dtype=float)
+    np.testing.assert_allclose(lin.A0, A0, rtol=1e-13, atol=1e-13)
+    for tau, Ak in zip(lin.delays, lin.A, strict=True):
+        dense = np.zeros((4, 4))
+        for lag, col in zip(form.lags, Jlag, strict=True):
+            if abs(float(lag.delay.xreplace(rep)) - tau) < 1e-12:
+                dense[:, lag.state] += np.array(col.xreplace(rep).evalf(), dtype=float)[:, 0]
+        np.testing.assert_allclose(Ak, dense, rtol=1e-13, atol=1e-13)
+    assert len(lin.delays) == 4 and len(form.lags) > 4  # lags merged by delay
+
+
+def test_batched_equilibria_and_linearizations_equal_the_per_point_ones():
+    from fluidnet.symbolic.linearize import equilibria_batch, linearize_batch
+
+    x = fn.states("x")
+    a, b = fn.params("a b")
+    logistic = fn.Model({x: x(t) * (a - x(t - b))}, {a: 1.0, b: 0.5}, nonnegative=[x])
+    values = np.array([-1.0, 0.0, 0.5, 2.0])  # a < 0: only x = 0 is admissible
+    X, ok = equilibria_batch(logistic, {"a": values})
+    assert ok.all()
+    for v, xb in zip(values, X[:, 0], strict=True):
+        assert xb == logistic.equilibrium(a=v)["x"]
+    rcp = fn.models.rcp()
+    grid = {"alpha": np.array([0.1, 0.4, 1.3]), "N": np.array([5.0, 10.0, 1e6])}
+    lb = linearize_batch(rcp, grid)
+    for k in range(3):
+        lin = rcp.linearize(alpha=grid["alpha"][k], N=grid["N"][k])
+        s = 0.3 + 2.0j
+        f = lb.stack.det_logderiv(np.array([s]), np.array([k]))[0][0]
+        assert f == pytest.approx(lin.characteristic(s), rel=1e-13)
+    # a parameter out of its bounds is left to the per-point path (which raises)
+    assert not linearize_batch(rcp, {"alpha": [-1.0, 0.4]}).ok[0]

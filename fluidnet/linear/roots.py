@@ -24,11 +24,23 @@ left than that window are returned refined (their residuals are exact) but one o
 missing from the list, and fewer than ``k`` roots are returned when the others lie in chains
 far to the left that this size does not resolve.
 
+Balancing and the certificate
+-----------------------------
+The system is first balanced (a diagonal similarity by powers of two that makes the rows and
+columns of ``|A0| + sum_k |A_k|`` comparable; the characteristic function is unchanged), so
+that a model mixing rates of 1e7 with gains of 1e-7 gets sound norms, residuals and
+discretization sizes. The result carries a certificate (:attr:`Roots.certified`, computed on
+first use): the argument principle on a line just left of the rightmost root found
+(:mod:`fluidnet.linear.certificate`) must count exactly the roots found right of it.
+:func:`spectral_abscissa`, :meth:`LinearDDE.is_stable` and :func:`count_rhp_roots` raise
+:class:`~fluidnet.errors.AnalysisError` instead of giving an uncertified verdict.
+
 Roots at or near zero
 ---------------------
 When ``Delta(0) = -(A0 + sum_k A_k)`` is singular to working precision (an integrator, a
 conserved quantity) the system has a root at exactly 0. The refined root closest to 0 is then
-snapped to ``0`` so that the spectral abscissa is exactly ``0.0`` and :meth:`LinearDDE.is_stable`
+snapped to ``0`` (when ``0`` itself passes the residual test) so that the spectral abscissa
+is exactly ``0.0`` and :meth:`LinearDDE.is_stable`
 reports a marginal system as not stable, instead of flipping on rounding noise.
 
 Multiplicities
@@ -50,8 +62,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import OptionError
+from ..errors import AnalysisError, OptionError
 from ..threads import single_threaded_blas
+from .certificate import certificate_line, count_right_of
+from .stacked import Stack, balance_scales, singular_values
 
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
@@ -63,6 +77,7 @@ __all__ = [
     "spectral_abscissa",
     "count_rhp_roots",
     "generator_matrix",
+    "balanced",
 ]
 
 #: Relative residual below which a refined candidate is accepted as a root.
@@ -128,14 +143,64 @@ class Roots(tuple):
         The roots as a complex array.
     n_points : int
         The Chebyshev discretization size ``N`` that was used (0 for a delay-free system).
+    certified : bool or None
+        True when the argument principle on the line ``Re s = certificate`` counted exactly the
+        roots found right of it (so none is missing there, and the first root is the rightmost
+        one; see :mod:`fluidnet.linear.certificate`); False when the count differs or could not
+        be made; None when not checked (a rectangular ``region``).
+    certificate : float
+        The abscissa of that line (``-inf`` for a delay-free system, whose roots are the
+        eigenvalues of ``A0``).
     """
 
     n_points: int
 
-    def __new__(cls, roots: Sequence[CharacteristicRoot], n_points: int = 0):
+    def __new__(
+        cls,
+        roots: Sequence[CharacteristicRoot],
+        n_points: int = 0,
+        certified: bool | None = None,
+        certificate: float = math.nan,
+        *,
+        check=None,
+    ):
         obj = super().__new__(cls, roots)
         obj.n_points = int(n_points)
+        # the certificate costs a few dozen evaluations of det Delta: computed on first use
+        obj._check = check
+        obj._cert = None if check is not None else (certified, float(certificate))
         return obj
+
+    def _certificate(self) -> tuple[bool | None, float]:
+        if self._cert is None:
+            self._cert = self._check()
+        return self._cert
+
+    @property
+    def certified(self) -> bool | None:
+        return self._certificate()[0]
+
+    @property
+    def certificate(self) -> float:
+        return self._certificate()[1]
+
+    def _with(self, roots: Sequence[CharacteristicRoot]) -> Roots:
+        return Roots(roots, self.n_points, check=self._certificate)
+
+    def __reduce__(self):
+        certified, line = self._certificate()
+        return (Roots, (tuple(self), self.n_points, certified, line))
+
+    def require_certified(self, what: str = "this result") -> Roots:
+        """Return ``self``, or raise :class:`~fluidnet.errors.AnalysisError` when the roots are
+        not certified complete right of :attr:`certificate`."""
+        if self.certified is False:
+            raise AnalysisError(
+                f"{what} is not certified: the argument principle on Re s = "
+                f"{self.certificate:.6g} does not confirm the roots found right of that line "
+                "(the discretization may have missed a root); try a larger max_points"
+            )
+        return self
 
     @property
     def values(self) -> np.ndarray:
@@ -165,7 +230,8 @@ class Roots(tuple):
 
     def __repr__(self) -> str:
         inner = ",\n ".join(repr(r) for r in self)
-        return f"Roots([\n {inner}\n], n_points={self.n_points})"
+        cert = "" if self.certified is None else f", certified={self.certified}"
+        return f"Roots([\n {inner}\n], n_points={self.n_points}{cert})"
 
 
 # ---------------------------------------------------------------------- discretization
@@ -244,9 +310,9 @@ def _scale(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
 def _residuals(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
     if lam.size == 0:
         return np.zeros(0)
-    sv = np.linalg.svd(lin.characteristic_matrix(lam), compute_uv=False)
+    smin = singular_values(lin.characteristic_matrix(lam))[1]
     with np.errstate(invalid="ignore", over="ignore"):
-        return sv[..., -1] / np.maximum(_scale(lin, lam, norms), np.finfo(float).tiny)
+        return smin / np.maximum(_scale(lin, lam, norms), np.finfo(float).tiny)
 
 
 def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
@@ -424,8 +490,12 @@ def _finalize(lin, found, norms, n_points, with_multiplicity) -> Roots:
         i = int(np.argmin(np.abs(vals)))
         ref = 1.0 / lin.max_delay if lin.delays else 1.0
         if abs(vals[i]) <= 1e-6 * max(ref, norms[0] + float(np.sum(norms[1])), 1e-300):
-            vals[i] = 0.0
-            res[i] = _residuals(lin, vals[i : i + 1], norms)[0]
+            # snap only when 0 itself passes the residual test (a badly scaled system can look
+            # singular at 0 without being so)
+            res0 = _residuals(lin, np.zeros(1, dtype=complex), norms)[0]
+            if res0 <= RESIDUAL_TOL:
+                vals[i] = 0.0
+                res[i] = res0
     if with_multiplicity and vals.size:
         radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
         mult = _multiplicities(lin, vals, radius)
@@ -464,10 +534,62 @@ def _ode_roots(lin: LinearDDE, norms, with_multiplicity) -> Roots:
 
 def _select(roots: Roots, k: int, region) -> Roots:
     if region is None:
-        return Roots(roots[:k], roots.n_points)
+        return roots._with(roots[:k])
     lo_re, hi_re, lo_im, hi_im = region
     kept = [r for r in roots if lo_re <= r.real <= hi_re and lo_im <= r.imag <= hi_im]
-    return Roots(kept, roots.n_points)
+    return roots._with(kept)
+
+
+def balanced(lin: LinearDDE) -> LinearDDE:
+    """The similar system ``D^{-1} A_k D`` (``D`` diagonal, powers of two) with balanced
+    matrices (see :func:`fluidnet.linear.stacked.balance_scales`); ``lin`` itself when it is
+    already balanced. The characteristic function is unchanged."""
+    from .lineardde import LinearDDE
+
+    if lin.n == 1:
+        return lin
+    M = np.abs(lin.A0) + sum((np.abs(a) for a in lin.A), np.zeros(lin.A0.shape))
+    d = balance_scales(M[None])[0]
+    if np.all(d == 1.0):
+        return lin
+    ratio = d[None, :] / d[:, None]
+    return LinearDDE(
+        lin.A0 * ratio,
+        [(tau, a * ratio) for tau, a in zip(lin.delays, lin.A, strict=True)],
+        state_names=lin.state_names,
+    )
+
+
+def _certify(lin: LinearDDE, roots: Roots, box) -> Roots:
+    """``roots`` (every root found) with the certificate of :mod:`.certificate` attached (it is
+    computed when first asked for)."""
+    return Roots(roots, roots.n_points, check=lambda: _certificate(lin, roots, box))
+
+
+def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]:
+    """``(certified, sigma)``: the argument principle on ``Re s = sigma`` against the roots
+    found right of it."""
+    if not lin.delays:
+        return True, -math.inf
+    if box is not None and (
+        math.isfinite(box[1]) or math.isfinite(box[2]) or math.isfinite(box[3])
+    ):
+        return None, math.nan
+    vals = roots.values
+    tau_max = lin.max_delay
+    start = None if box is None else box[0]
+    if vals.size == 0 and start is None:
+        return False, math.nan
+    sigma = certificate_line(vals.real, tau_max, start)
+    right = vals.real > sigma
+    mult = np.array([r.multiplicity for r in roots], dtype=int)
+    if right.any() and np.all(mult[right] == 1):
+        # multiplicities were maybe not counted: count those right of the line now
+        radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals[right]), 1.0 / max(tau_max, 1.0))
+        mult[right] = _multiplicities(lin, vals[right], radius)
+    known = int(mult[right].sum())
+    count, _ = count_right_of(Stack.from_systems([lin]), np.array([sigma]))
+    return bool(count[0] == known), sigma
 
 
 def _parse_region(region) -> tuple[float, float, float, float] | None:
@@ -549,14 +671,16 @@ def characteristic_roots(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise OptionError(f"k = {k!r}: the number of roots must be a positive integer")
     box = _parse_region(region)
+    lin = balanced(lin)
     norms = _norms(lin)
     if not lin.delays:
-        return _select(_ode_roots(lin, norms, multiplicity), k, box)
+        return _select(_certify(lin, _ode_roots(lin, norms, multiplicity), box), k, box)
     if n_points is not None:
         if int(n_points) < 2:
             raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
         found, _ = _solve_at(lin, int(n_points), norms, k, box)
-        return _select(_finalize(lin, found, norms, int(n_points), multiplicity), k, box)
+        full = _finalize(lin, found, norms, int(n_points), multiplicity)
+        return _select(_certify(lin, full, box), k, box)
 
     im_extent = 0.0
     if box is not None:
@@ -605,9 +729,8 @@ def characteristic_roots(
             break
         previous = current
         N = min(max(int(math.ceil(1.5 * N)), needed), max_points)
-    if multiplicity:
-        return _select(_finalize(lin, found, norms, N, True), k, box)
-    return current
+    full = _finalize(lin, found, norms, N, multiplicity)
+    return _select(_certify(lin, full, box), k, box)
 
 
 def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
@@ -668,7 +791,7 @@ def _reproduced(roots: Roots, ev: np.ndarray, scale: float) -> bool:
 
 
 def _above(roots: Roots, sigma: float) -> Roots:
-    return Roots([r for r in roots if r.real >= sigma], roots.n_points)
+    return roots._with([r for r in roots if r.real >= sigma])
 
 
 def _same_roots(a: Roots, b: Roots, scale: float = 1.0) -> bool:
@@ -685,6 +808,12 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     Keyword arguments go to :func:`characteristic_roots`. A system with a root at exactly 0
     (see the module notes) has abscissa ``0.0``.
 
+    Raises
+    ------
+    AnalysisError
+        When the rightmost root found is not certified (:attr:`Roots.certified` is False): a
+        root may have been missed, so no abscissa (and no stability verdict) is given.
+
     Examples
     --------
     >>> import fluidnet as fn
@@ -693,6 +822,7 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     """
     kwargs.setdefault("multiplicity", False)
     roots = characteristic_roots(lin, k=2, **kwargs)
+    roots.require_certified(f"the spectral abscissa of {lin!r}")
     return roots[0].real
 
 
@@ -701,6 +831,12 @@ def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
 
     Roots with ``|Re(lambda)| <= axis_tol * max(1, |lambda|)`` are on the imaginary axis and
     not counted.
+
+    Raises
+    ------
+    AnalysisError
+        When the roots found right of the imaginary axis are not certified complete.
     """
     roots = characteristic_roots(lin, region=0.0, **kwargs)
+    roots.require_certified(f"the count of unstable roots of {lin!r}")
     return int(sum(r.multiplicity for r in roots if r.real > axis_tol * max(1.0, abs(r.value))))

@@ -35,9 +35,9 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..errors import AnalysisError, FluidnetError, OptionError
+from ..linear.batch import rightmost_roots
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
-from ..sweep import resolve_executor
 from .system import SystemFactory
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
@@ -566,34 +566,48 @@ class _OnBoundary:
         x, y, _ = point
         try:
             lin = self.factory(**{self.xn: x, self.yn: y})
-            top = characteristic_roots(lin, k=2, multiplicity=False)[0]
+            roots = characteristic_roots(lin, k=2, multiplicity=False)
+            top = roots.require_certified("the rightmost root")[0]
         except FluidnetError:
             return False
         return bool(top.real <= 1e-8 * (1.0 + abs(top.value)))
+
+    def batch(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """The flag at many points at once (points in curve order continue each other)."""
+        systems = self.factory.batch({self.xn: xs, self.yn: ys})
+        skip = np.zeros(xs.size, dtype=bool)
+        skip[list(systems.errors)] = True
+        skip[list(systems.separate)] = True
+        found = rightmost_roots(systems.stack, system=systems.system, skip=skip)
+        top = found.root
+        flags = np.isfinite(top) & (top.real <= 1e-8 * (1.0 + np.abs(top)))
+        for k in systems.separate:
+            flags[k] = self((float(xs[k]), float(ys[k]), 0.0))
+        return flags
 
 
 def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> list[np.ndarray]:
     """``on_boundary`` flags of every curve point.
 
     The flag can only change where another D-curve crosses, so it is evaluated at about
-    ``samples`` points per curve (in parallel) and located by bisection between samples that
-    differ.
+    ``samples`` points per curve — all samples of all curves as one batch
+    (:func:`~fluidnet.linear.batch.rightmost_roots`, continued along each curve) — and located
+    by bisection between samples that differ.
     """
     picks = []
     for cx, _, _, _ in raw:
         n = len(cx)
         picks.append(np.unique(np.linspace(0, n - 1, min(n, samples)).round().astype(int)))
-    jobs = [
-        (float(cx[i]), float(cy[i]), float(cw[i]))
-        for (cx, cy, cw, _), idx in zip(raw, picks, strict=True)
-        for i in idx
-    ]
-    done = resolve_executor(executor).map(
-        marker, jobs, progress=progress, desc="stability boundary"
+    xs = np.array(
+        [float(cx[i]) for (cx, _, _, _), idx in zip(raw, picks, strict=True) for i in idx]
     )
+    ys = np.array(
+        [float(cy[i]) for (_, cy, _, _), idx in zip(raw, picks, strict=True) for i in idx]
+    )
+    done = marker.batch(xs, ys) if xs.size else np.zeros(0, dtype=bool)
     out, k = [], 0
     for (cx, cy, cw, _), idx in zip(raw, picks, strict=True):
-        known = dict(zip(idx.tolist(), done[k : k + idx.size], strict=True))
+        known = dict(zip(idx.tolist(), done[k : k + idx.size].tolist(), strict=True))
         k += idx.size
 
         def flag(i, cx=cx, cy=cy, cw=cw, known=known):
@@ -655,7 +669,8 @@ def stability_boundary(
         Continuation: the coarse chart that brackets boundary points is ``n_seed x n_seed``;
         boundary pieces that cross no chart cell edge are missed.
     executor, progress
-        For the coarse chart and the boundary marking (see :mod:`fluidnet.sweep`).
+        For the coarse chart of the continuation method (see :mod:`fluidnet.sweep`); the
+        boundary marking is one batched computation in this process.
     **fixed
         Values of the other parameters.
 

@@ -14,32 +14,92 @@ import numpy as np
 import xarray as xr
 
 from ..errors import AnalysisError, FluidnetError, OptionError
+from ..linear.batch import rightmost_roots
 from ..linear.roots import characteristic_roots
 from ..sweep import grid_points, resolve_executor
+from ..threads import single_threaded_blas
 from .system import SystemFactory
 
 __all__ = ["stability_chart", "StabilityAccessor"]
 
 
+#: Points per piece of work: a chart is cut along its first axis into pieces of about this
+#: size, each solved as one batch (by a worker with a process executor). The cut does not
+#: depend on the executor, so every executor gives the same numbers.
+CHUNK_POINTS = 16384
+#: ``method="auto"`` uses the batch from this many points on (below, the full method at each
+#: point costs about as much, and a checkpoint store keeps every point on its own).
+BATCH_MIN_POINTS = 64
+
+
 class _ChartPoint:
-    """Evaluate one grid point (picklable for process executors)."""
+    """Evaluate one grid point (picklable for process executors): ``method="pointwise"``."""
 
     def __init__(self, factory: SystemFactory, on_error: str, root_kw: Mapping[str, Any]):
         self.factory = factory
         self.on_error = on_error
         self.root_kw = dict(root_kw)
 
-    def __call__(self, point: Mapping[str, float]) -> tuple[float, float, str]:
+    def __call__(self, point: Mapping[str, float]) -> tuple[float, float, float, str]:
         try:
             lin = self.factory(**point)
             roots = characteristic_roots(lin, k=2, multiplicity=False, **self.root_kw)
+            roots.require_certified("the rightmost root")
         except FluidnetError as exc:
             if self.on_error == "raise":
                 where = ", ".join(f"{k}={v:g}" for k, v in point.items())
                 raise type(exc)(f"stability chart at {where}: {exc}") from exc
-            return math.nan, math.nan, str(exc)
+            return math.nan, math.nan, math.nan, str(exc)
         top = roots[0]
-        return top.real, abs(top.imag), ""
+        return top.real, abs(top.imag), roots.certificate, ""
+
+
+class _ChartChunk:
+    """Evaluate a block of the grid as one batch (picklable for process executors)."""
+
+    def __init__(self, factory: SystemFactory, on_error: str, root_kw: Mapping[str, Any]):
+        self.factory = factory
+        self.on_error = on_error
+        self.root_kw = dict(root_kw)
+
+    def __call__(self, block: tuple[list[str], list[np.ndarray]]):
+        names, axes = block
+        shape = tuple(a.size for a in axes)
+        mesh = np.meshgrid(*axes, indexing="ij")
+        batch = self.factory.batch({n: m.ravel() for n, m in zip(names, mesh, strict=True)})
+        K = batch.stack.K
+        skip = np.zeros(K, dtype=bool)
+        skip[list(batch.errors)] = True
+        skip[list(batch.separate)] = True
+        found = rightmost_roots(
+            batch.stack, shape, system=batch.system, root_options=self.root_kw, skip=skip
+        )
+        root, line, reason = found.root.copy(), found.certificate.copy(), found.reason.copy()
+        for k, lin in batch.separate.items():
+            try:
+                r = characteristic_roots(lin, k=2, multiplicity=False, **self.root_kw)
+                r.require_certified("the rightmost root")
+                root[k], line[k] = complex(r[0].real, abs(r[0].imag)), r.certificate
+            except FluidnetError as exc:
+                reason[k] = str(exc)
+        for k, exc in batch.errors.items():
+            if self.on_error == "raise":
+                raise type(exc)(f"stability chart at {batch.where(k)}: {exc}") from exc
+            reason[k] = str(exc)
+        bad = ~np.isfinite(root)
+        if self.on_error == "raise" and bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise AnalysisError(f"stability chart at {batch.where(k)}: {reason[k]}")
+        return root.real, np.abs(root.imag), line, [str(r) for r in reason]
+
+
+def _blocks(axes: list[np.ndarray], size: int = CHUNK_POINTS) -> list[list[np.ndarray]]:
+    """Cut the grid along its first axis into blocks of about ``size`` points."""
+    per_row = int(np.prod([a.size for a in axes[1:]], dtype=int)) if len(axes) > 1 else 1
+    rows = max(1, size // max(per_row, 1))
+    n_blocks = -(-axes[0].size // rows)
+    rows = -(-axes[0].size // n_blocks)  # even blocks
+    return [[axes[0][i : i + rows], *axes[1:]] for i in range(0, axes[0].size, rows)]
 
 
 def stability_chart(
@@ -51,13 +111,23 @@ def stability_chart(
     progress: bool | None = None,
     on_error: str = "raise",
     root_options: Mapping[str, Any] | None = None,
+    method: str = "auto",
     **fixed: float,
 ) -> xr.Dataset:
     """Linear stability over a grid of parameter values.
 
     At every point the model is linearized at its equilibrium (or the factory is called) and
-    the rightmost characteristic root is computed (see
-    :func:`fluidnet.linear.roots.characteristic_roots`).
+    the rightmost characteristic root is computed and certified: the argument principle on a
+    line just left of it counts exactly the roots found right of that line (see
+    :mod:`fluidnet.linear.certificate`).
+
+    With ``method="batch"`` (the default, ``"auto"``, for 64 points or more) the grid is one
+    computation
+    (:func:`fluidnet.linear.batch.rightmost_roots`): the linearizations of a model are
+    evaluated for all points at once, and each point's roots are continued by Newton's method
+    from a solved neighbour, falling back to the full discretization of
+    :func:`fluidnet.linear.roots.characteristic_roots` where the certificate fails.
+    ``method="pointwise"`` runs the full method at every point.
 
     Parameters
     ----------
@@ -78,7 +148,11 @@ def stability_chart(
         point), or store NaN and the message in the ``error`` variable.
     root_options : dict, optional
         Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`
-        (e.g. ``max_points``).
+        (e.g. ``max_points``), used wherever the full method runs.
+    method : {"auto", "batch", "pointwise"}
+        See above; both give the same roots (to rounding) and the same certificates. With a
+        ``store``, ``"batch"`` checkpoints blocks of rows of the grid, ``"pointwise"`` every
+        point.
     **fixed
         Values of the other parameters.
 
@@ -87,8 +161,11 @@ def stability_chart(
     xarray.Dataset
         ``abscissa`` (largest real part of the roots, 1/s), ``stable`` (``abscissa < 0``; a
         root at exactly 0 is not stable) and ``omega`` (``|Im|`` of the rightmost root, rad/s:
-        the frequency of the oscillation that grows or decays slowest), plus ``error`` (str)
-        with ``on_error="nan"``. ``ds.stability.plot()`` draws the region.
+        the frequency of the oscillation that grows or decays slowest), ``certificate`` (the
+        abscissa of the line right of which no other root exists, 1/s), plus ``error`` (str)
+        with ``on_error="nan"``. A point whose rightmost root cannot be certified has NaN
+        there and the reason in ``error`` (with ``on_error="raise"``: an AnalysisError).
+        ``ds.stability.plot()`` draws the region.
 
     Raises
     ------
@@ -108,25 +185,51 @@ def stability_chart(
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     factory = SystemFactory(model_or_factory, fixed)
-    names, shape, points = grid_points(grids)
+    if not isinstance(grids, Mapping) or not grids:
+        grid_points(grids)  # raises the error that says what a grid is
+    # each axis checked on its own: the list of every point is only built when needed
+    names = [str(n) for n in grids]
+    shape = tuple(grid_points({n: v})[1][0] for n, v in grids.items())
     factory.check_names(names)
     overlap = sorted(set(names) & set(fixed))
     if overlap:
         raise OptionError(f"{overlap} given both as a grid and as a fixed value")
-    task = _ChartPoint(factory, on_error, root_options or {})
-    results = resolve_executor(executor).map(
-        task, points, progress=progress, desc=f"stability chart ({factory.name})", store=store
-    )
-    absc = np.array([r[0] for r in results], dtype=float).reshape(shape)
-    omega = np.array([r[1] for r in results], dtype=float).reshape(shape)
+    if method not in ("auto", "batch", "pointwise"):
+        raise OptionError(f"method = {method!r}: use 'auto', 'batch' or 'pointwise'")
+    if method == "auto":
+        method = "batch" if math.prod(shape) >= BATCH_MIN_POINTS else "pointwise"
     coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
+    run = resolve_executor(executor)
+    desc = f"stability chart ({factory.name})"
+    with single_threaded_blas():  # once per sweep (workers limit themselves)
+        if method == "pointwise":
+            task = _ChartPoint(factory, on_error, root_options or {})
+            points = grid_points(grids)[2]
+            res = run.map(task, points, progress=progress, desc=desc, store=store)
+            absc, omega, line = (np.array([r[i] for r in res], dtype=float) for i in range(3))
+            error = np.array([r[3] for r in res], dtype=object)
+        else:
+            blocks = [(names, b) for b in _blocks([coords[n] for n in names])]
+            task = _ChartChunk(factory, on_error, root_options or {})
+            res = run.map(task, blocks, progress=progress, desc=desc, store=store)
+            absc, omega, line = (np.concatenate([r[i] for r in res]) for i in range(3))
+            error = np.concatenate([r[3] for r in res]).astype(object)
+    absc, omega, line = absc.reshape(shape), omega.reshape(shape), line.reshape(shape)
     data = {
         "abscissa": (names, absc, {"long_name": "spectral abscissa", "units": "1/s"}),
         "stable": (names, absc < 0, {"long_name": "linearly stable"}),
         "omega": (names, omega, {"long_name": "|Im| of the rightmost root", "units": "rad/s"}),
+        "certificate": (
+            names,
+            line,
+            {
+                "long_name": "no root other than the rightmost ones right of Re s = this",
+                "units": "1/s",
+            },
+        ),
     }
     if on_error == "nan":
-        data["error"] = (names, np.array([r[2] for r in results], dtype=object).reshape(shape))
+        data["error"] = (names, error.reshape(shape))
     attrs = {"model": factory.name, **{f"fixed_{k}": v for k, v in fixed.items()}}
     return xr.Dataset(data, coords=coords, attrs=attrs)
 

@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import AnalysisError, ParameterError
+import numpy as np
+
+from ..errors import AnalysisError, FluidnetError, ParameterError
 from ..linear.delaytf import DelayTF
 from ..linear.lineardde import LinearDDE
 from ..linear.quasipoly import QuasiPolynomial
+from ..linear.stacked import Stack
+from ..symbolic.linearize import linearize_batch
 from ..symbolic.model import Model
 
-__all__ = ["SystemFactory", "as_linear"]
+__all__ = ["SystemFactory", "SystemBatch", "as_linear"]
 
 # Models already unpickled in this (worker) process, by factory token: their compiled
 # linearization plans are built once per process, not once per chunk of work.
@@ -115,7 +120,104 @@ class SystemFactory:
         where = " at " + ", ".join(f"{k}={v:g}" for k, v in params.items()) if params else ""
         return as_linear(self.source(**params), where)
 
+    def batch(self, values: Mapping[str, Any]) -> SystemBatch:
+        """The linear systems at many points at once.
+
+        Parameters
+        ----------
+        values : dict
+            ``{name: 1-D array}``, all of one length ``K`` (the fixed values are added).
+
+        Returns
+        -------
+        SystemBatch
+            For a model, the linearizations are computed vectorized
+            (:func:`~fluidnet.symbolic.linearize.linearize_batch`); points it cannot settle,
+            and every point of a user factory, are made one by one. A point whose system cannot
+            be made keeps its error.
+        """
+        arrays = {k: np.asarray(v, dtype=float).reshape(-1) for k, v in values.items()}
+        K = max((a.size for a in arrays.values()), default=1)
+        names = list(arrays)
+        made: dict[int, LinearDDE] = {}
+        errors: dict[int, FluidnetError] = {}
+        stack = None
+        todo = range(K)
+        if self.is_model:
+            params = {**{k: np.full(K, float(v)) for k, v in self.fixed.items()}, **arrays}
+            lb = linearize_batch(self.source, params)
+            stack = lb.stack
+            todo = np.flatnonzero(~lb.ok)
+        for k in todo:
+            point = {n: float(arrays[n][k]) for n in names}
+            try:
+                made[int(k)] = self(**point)
+            except FluidnetError as exc:
+                errors[int(k)] = exc
+        if stack is None:
+            sizes = [lin.n for lin in made.values()]
+            n = max(set(sizes), key=sizes.count) if sizes else 1
+            pad = [lin if lin.n == n else LinearDDE(np.zeros((n, n))) for lin in made.values()]
+            rows = dict(zip(made, pad, strict=True))
+            filler = LinearDDE(np.zeros((n, n)))
+            stack = Stack.from_systems([rows.get(k, filler) for k in range(K)])
+            made = {k: lin for k, lin in made.items() if lin.n != n}
+        else:
+            made = _fill(stack, made)
+        return SystemBatch(stack=stack, errors=errors, separate=made, names=names, values=arrays)
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         if self.is_model:
             self.source = _WORKER_MODELS.setdefault(self.token, self.source)
+
+
+def _fill(stack: Stack, made: dict[int, LinearDDE]) -> dict[int, LinearDDE]:
+    """Write the systems made one by one into the stack rows (padding delays with zeros);
+    return those that do not fit (more delays than the stack holds)."""
+    left = {}
+    for k, lin in made.items():
+        if len(lin.delays) > stack.m or lin.n != stack.n:
+            left[k] = lin
+            continue
+        stack.A0[k] = lin.A0
+        stack.A[k] = 0.0
+        stack.tau[k] = 0.0
+        for j, (tau, a) in enumerate(zip(lin.delays, lin.A, strict=True)):
+            stack.A[k, j] = a
+            stack.tau[k, j] = tau
+    return left
+
+
+@dataclass
+class SystemBatch:
+    """The linear systems of many parameter points (see :meth:`SystemFactory.batch`).
+
+    Attributes
+    ----------
+    stack : fluidnet.linear.stacked.Stack
+        Every point's system (rows of points with an error or in ``separate`` are filler).
+    errors : dict
+        ``{point index: FluidnetError}`` for points where no system could be made.
+    separate : dict
+        ``{point index: LinearDDE}`` for systems that do not fit the stack (another size).
+    names : list of str
+    values : dict
+        ``{name: (K,) array}`` the point coordinates.
+    """
+
+    stack: Stack
+    errors: dict[int, FluidnetError] = field(default_factory=dict)
+    separate: dict[int, LinearDDE] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def where(self, k: int) -> str:
+        """``"alpha=0.4, beta=0.2"`` for point ``k``."""
+        return ", ".join(f"{n}={self.values[n][k]:g}" for n in self.names)
+
+    def system(self, k: int) -> LinearDDE:
+        if k in self.separate:
+            return self.separate[k]
+        st = self.stack
+        return LinearDDE(st.A0[k], [(t, a) for t, a in zip(st.tau[k], st.A[k], strict=True)])

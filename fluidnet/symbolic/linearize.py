@@ -15,19 +15,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ModelError
+from ..linear.delays import same_delay
 from ..linear.lineardde import LinearDDE
+from ..linear.stacked import Stack
 from .equilibrium import symbolic_equilibria
 from .numeric import to_numpy
 from .symbols import param_subs
 
 __all__ = [
     "linearize",
+    "sparse_jacobian",
+    "linearize_batch",
+    "LinearizedBatch",
+    "equilibria_batch",
     "jacobian_blocks",
     "equilibrium_substitution",
     "check_off_switching_surfaces",
@@ -69,7 +76,12 @@ def _check_delay_value(form, lag, value: complex, where: str) -> float:
 
 
 class _Plan:
-    """Numeric Jacobians and frozen delays of one model at a steady state, built once."""
+    """Numeric Jacobians and frozen delays of one model at a steady state, built once.
+
+    The Jacobians are sparse: each right-hand side is differentiated only with respect to the
+    current states and lags it contains, and only the nonzero entries are compiled (a network
+    model of a few hundred states has a few entries per row, not hundreds).
+    """
 
     def __init__(self, model):
         form = model.form
@@ -88,18 +100,46 @@ class _Plan:
                     f"the delay of {form.lag_label(lag)} depends explicitly on t; "
                     "a time-varying model cannot be linearized"
                 )
-        J0, Jlag = jacobian_blocks(form)
-        steady = {lag.symbol: form.x[lag.state] for lag in form.lags}
-        args = (form.x, form.p)
-        self.J0 = to_numpy(args, J0.xreplace(steady), strict_switches=True)
-        cols = sympy.Matrix.hstack(*Jlag) if Jlag else sympy.zeros(len(form.x), 0)
-        self.cols = to_numpy(args, cols.xreplace(steady), strict_switches=True)
-        self.delays = to_numpy(args, [lag.delay.xreplace(steady) for lag in form.lags])
-        self.lag_states = [lag.state for lag in form.lags]
         self.form = form
-        self.J0_sym = J0
-        self.Jlag_sym = Jlag
         self._switches = None
+        self._blocks = None
+        if self.time_error:
+            return  # nothing numeric: linearize raises the error
+        # lags as plain symbols (their names, "x(t - tau)", are not identifiers)
+        z = [sympy.Symbol(f"_z{k}") for k in range(len(form.lags))]
+        plain = {lag.symbol: zk for lag, zk in zip(form.lags, z, strict=True)}
+        rhs = [f.xreplace(plain) for f in form.rhs]
+        steady = {zk: form.x[lag.state] for lag, zk in zip(form.lags, z, strict=True)}
+        defs, entries = sparse_jacobian(rhs, list(form.x) + z)
+        n = len(form.x)
+        j0 = [(i, v, d) for i, v, d in entries if v < n]
+        jl = [(i, v - n, d) for i, v, d in entries if v >= n]
+        self.n0 = len(j0)
+        self.rows = np.array([e[0] for e in j0 + jl], dtype=int)
+        self.cols = np.array([e[1] for e in j0 + jl], dtype=int)
+        args = (form.x, form.p)
+        # at a steady state every lag equals its state: defined first, not substituted
+        self.entries = to_numpy(
+            args,
+            [e[2] for e in j0 + jl],
+            strict_switches=True,
+            definitions=list(steady.items()) + defs,
+        )
+        at_rest = {lag.symbol: form.x[lag.state] for lag in form.lags}
+        self.delays = to_numpy(args, [lag.delay.xreplace(at_rest) for lag in form.lags])
+        self.lag_states = np.array([lag.state for lag in form.lags], dtype=int)
+
+    def label(self, e: int) -> str:
+        """The formula of entry ``e`` and what it differentiates."""
+        form = self.form
+        i, j = int(self.rows[e]), int(self.cols[e])
+        if e < self.n0:
+            return f"df/dx[{i},{j}] = {form.rhs[i].diff(form.x[j])}"
+        lag = form.lags[j]
+        return (
+            f"df/d(delayed state)[{i},{j}] = {form.rhs[i].diff(lag.symbol)} "
+            f"(w.r.t. {form.lag_label(lag)})"
+        )
 
     def switch_check(self):
         """``(switches, values, scales)``: the switching terms of the right-hand sides and
@@ -119,6 +159,123 @@ class _Plan:
             args = (form.x, form.p, [sw.weight for sw in switches])
             self._switches = (switches, to_numpy(args, surfaces), to_numpy(args, scales))
         return self._switches
+
+    def _dense(self):
+        if self._blocks is None:
+            self._blocks = jacobian_blocks(self.form)
+        return self._blocks
+
+    @property
+    def J0_sym(self) -> sympy.Matrix:
+        """``d f / d x`` (current states), ``n x n`` (symbolic, built on first use)."""
+        return self._dense()[0]
+
+    @property
+    def Jlag_sym(self) -> list:
+        """One ``n x 1`` column per lag: ``d f / d z_k`` (symbolic, built on first use)."""
+        return self._dense()[1]
+
+
+def sparse_jacobian(exprs, variables) -> tuple[list, list]:
+    """Nonzero first derivatives of ``exprs`` with respect to ``variables``, sparsely.
+
+    The expressions are split into one definition per operation,
+    ``w_i = op(variables, w_<i)`` (shared subtrees defined once), and differentiated forward
+    through them: ``dw_i/dv`` is kept only for the variables ``w_i`` depends on, and each step
+    differentiates one operation. The cost grows with the number of nonzero entries and the
+    size of the expressions, not with the size of a dense Jacobian (``n x (n + lags)``), and a
+    large sum (the load of a link, a path price) is not differentiated again for every entry.
+
+    Returns
+    -------
+    definitions : list of (Symbol, Expr)
+        The subexpressions, in order; the derivatives use their symbols.
+    entries : list of (int, int, Expr)
+        ``(row, variable index, derivative)`` for every derivative that is not zero.
+    """
+    index = {v: k for k, v in enumerate(variables)}
+    defs, reduced = _single_assignment(list(exprs), set(variables))
+    grads: dict = {}
+
+    def gradient(e) -> dict:
+        out: dict = {}
+        for u in e.free_symbols:
+            if u in index:
+                du = {index[u]: sympy.S.One}
+            elif u in grads:
+                du = grads[u]
+            else:
+                continue
+            if not du:
+                continue
+            pe = _partial(e, u)
+            if pe == 0:
+                continue
+            for v, dv in du.items():
+                # unevaluated products and sums: sympy's canonical ordering of large
+                # expressions is the expensive part, and lambdify prints them as they are
+                term = pe if dv is sympy.S.One else sympy.Mul(pe, dv, evaluate=False)
+                out.setdefault(v, []).append(term)
+        return {v: t[0] if len(t) == 1 else sympy.Add(*t, evaluate=False) for v, t in out.items()}
+
+    names = sympy.numbered_symbols("_d")
+    derivs: list = []
+    for w, e in defs:
+        g = gradient(e)
+        for v, d in g.items():
+            if not (d.is_Atom or d.is_Symbol):
+                # a derivative used further up is defined once, by name: expressions stay
+                # small however deep the model is
+                name = next(names)
+                derivs.append((name, d))
+                g[v] = name
+        grads[w] = g
+    defs = defs + derivs
+    entries = []
+    for i, e in enumerate(reduced):
+        g = gradient(e)
+        for v in sorted(g):
+            if g[v] != 0:
+                entries.append((i, v, g[v]))
+    return defs, entries
+
+
+def _partial(e, u):
+    """``de/du`` for one operation ``e`` of :func:`_single_assignment` (its arguments are
+    symbols or constants), without sympy's general machinery for sums and products."""
+    args = e.args
+    if e.is_Add and args.count(u) == 1:
+        return sympy.S.One
+    if e.is_Mul and args.count(u) == 1:
+        return sympy.Mul(*[a for a in args if a != u], evaluate=False)
+    if e.is_Pow and args[0] == u and u not in args[1].free_symbols:
+        b, k = args
+        return sympy.Mul(k, sympy.Pow(b, k - 1, evaluate=False), evaluate=False)
+    return e.diff(u)
+
+
+def _single_assignment(exprs: list, variables: set) -> tuple[list, list]:
+    """``exprs`` as a list of definitions ``(w, op(args))``, one per operation on an expression
+    that depends on ``variables`` (subtrees free of them stay inline), and the outputs."""
+    defs: list = []
+    memo: dict = {}
+    names = sympy.numbered_symbols("_w")
+
+    def visit(e):
+        if e.is_Atom or not isinstance(e, sympy.Expr) or not (e.free_symbols & variables):
+            return e
+        if e in memo:
+            return memo[e]
+        if all(isinstance(a, sympy.Expr) for a in e.args):
+            node = e.func(*[visit(a) for a in e.args])
+        else:  # Piecewise and other nodes with non-expression arguments: one block
+            node = e
+        w = next(names)
+        defs.append((w, node))
+        memo[e] = w
+        return w
+
+    return defs, [visit(e) for e in exprs]
 
 
 def _plan(model) -> _Plan:
@@ -170,22 +327,29 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"
 
-    A0 = _finite(plan.J0(x, p), "df/dx", where, lambda i, j: plan.J0_sym[i, j])
-    cols = _finite(
-        plan.cols(x, p),
-        "df/d(delayed state)",
-        where,
-        lambda i, k: f"{plan.Jlag_sym[k][i]} (w.r.t. {form.lag_label(form.lags[k])})",
-    )
+    vals = _finite_entries(plan, plan.entries(x, p), where)
     _off_switching_surfaces(plan, x, p, where)
-    taus = plan.delays(x, p)
     n = len(form.states)
-    delayed: list[tuple[float, np.ndarray]] = []
+    A0 = np.zeros((n, n))
+    A0[plan.rows[: plan.n0], plan.cols[: plan.n0]] = vals[: plan.n0]
+    taus = np.asarray(plan.delays(x, p)).reshape(-1)
+    L = len(form.lags)
+    clean = np.empty(L)
     for k, lag in enumerate(form.lags):
-        tau = _check_delay_value(form, lag, complex(taus[k]), f"the equilibrium {eq}")
-        Ak = np.zeros((n, n))
-        Ak[:, lag.state] = cols[:, k]
-        delayed.append((tau, Ak))
+        clean[k] = _check_delay_value(form, lag, complex(taus[k]), f"the equilibrium {eq}")
+    # lags with the same delay share one matrix (a network model has many lags, few delays)
+    order = np.argsort(clean, kind="stable")
+    group = np.zeros(L, dtype=int)
+    heads: list[float] = []
+    for k in order:
+        if not heads or not same_delay(heads[-1], clean[k]):
+            heads.append(float(clean[k]))
+        group[k] = len(heads) - 1
+    mats = np.zeros((len(heads), n, n))
+    lag_e = slice(plan.n0, None)
+    lag_k = plan.cols[lag_e]
+    np.add.at(mats, (group[lag_k], plan.rows[lag_e], plan.lag_states[lag_k]), vals[lag_e])
+    delayed = list(zip(heads, mats, strict=True))
 
     def jacobians() -> dict:
         psubs = param_subs(values)
@@ -207,6 +371,21 @@ def check_off_switching_surfaces(model, eq: Mapping[str, float], values: Mapping
     x = np.array([float(eq[n]) for n in form.states])
     p = np.array([float(values[k]) for k in model.param_names])
     _off_switching_surfaces(_plan(model), x, p, f"the equilibrium {dict(eq)} with {dict(values)}")
+
+
+def _on_switching_surfaces_batch(plan: _Plan, X: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """``(K,)``: the points (rows of ``X``, columns of ``P``) that lie on a switching surface,
+    by the test of :func:`_off_switching_surfaces`."""
+    switches, values, scales = plan.switch_check()
+    K = X.shape[0]
+    if not switches:
+        return np.zeros(K, dtype=bool)
+    W = np.zeros((len(switches), K))
+    for _ in range(len(switches)):  # nested switches: inner weights first
+        S = values.batch(X.T, P, W)  # (K, switches)
+        W = (S > 0).astype(float).T
+    scale = scales.batch(X.T, P, W)
+    return np.any(np.abs(S) <= SURFACE_TOL * np.maximum(1.0, np.abs(scale)), axis=1)
 
 
 def _off_switching_surfaces(plan: _Plan, x: np.ndarray, p: np.ndarray, where: str) -> None:
@@ -235,23 +414,21 @@ def _off_switching_surfaces(plan: _Plan, x: np.ndarray, p: np.ndarray, where: st
             )
 
 
-def _finite(M: np.ndarray, what: str, where: str, entry) -> np.ndarray:
-    """``M`` as a real finite array, or an AnalysisError naming the entry and its formula."""
-    if np.iscomplexobj(M):
-        bad = np.argwhere(np.abs(M.imag) > 1e-12 * np.maximum(1.0, np.abs(M.real)))
+def _finite_entries(plan: _Plan, vals: np.ndarray, where: str) -> np.ndarray:
+    """The Jacobian entries as a real finite array, or an AnalysisError naming the entry and its
+    formula."""
+    if np.iscomplexobj(vals):
+        bad = np.flatnonzero(np.abs(vals.imag) > 1e-12 * np.maximum(1.0, np.abs(vals.real)))
         if bad.size:
-            i, j = (int(v) for v in bad[0])
-            raise AnalysisError(
-                f"{what}[{i},{j}] = {entry(i, j)} is {M[i, j]} (not real) at {where}"
-            )
-        M = M.real
-    if not np.all(np.isfinite(M)):
-        i, j = (int(v) for v in np.argwhere(~np.isfinite(M))[0])
+            e = int(bad[0])
+            raise AnalysisError(f"{plan.label(e)} is {vals[e]} (not real) at {where}")
+        vals = vals.real
+    if not np.all(np.isfinite(vals)):
+        e = int(np.flatnonzero(~np.isfinite(vals))[0])
         raise AnalysisError(
-            f"{what}[{i},{j}] = {entry(i, j)} is {M[i, j]} at {where}: the model is not "
-            "differentiable there"
+            f"{plan.label(e)} is {vals[e]} at {where}: the model is not differentiable there"
         )
-    return M
+    return vals
 
 
 def matching_symbolic_equilibrium(model, form, eq, psubs) -> dict | None:
@@ -285,3 +462,185 @@ def _symbolic_jacobians(model, form, J0, Jlag, eq, psubs) -> dict:
         block[:, lag.state] = sympy.simplify(col.xreplace(rep))
         out[key] = out[key] + block if key in out else block
     return out
+
+
+# ---------------------------------------------------------------------- many points at once
+#: Largest ``K * lags * n * n`` held as dense stacked matrices by :func:`linearize_batch`.
+BATCH_ENTRIES = 20_000_000
+
+
+@dataclass
+class LinearizedBatch:
+    """Linearizations of one model at ``K`` parameter points, as stacked arrays.
+
+    Attributes
+    ----------
+    stack : fluidnet.linear.stacked.Stack
+        ``A0`` ``(K, n, n)``, ``A`` ``(K, L, n, n)`` (one matrix per lag of the model, not
+        merged: the characteristic function is the same) and ``tau`` ``(K, L)``.
+    equilibrium : numpy.ndarray
+        ``(K, n)`` equilibrium states, in ``state_names`` order.
+    ok : numpy.ndarray of bool
+        ``(K,)``: False where the batched evaluation did not settle the point (no closed-form
+        equilibrium there, a value out of bounds, a non-finite Jacobian...): call
+        :func:`linearize` at that point, which computes it or raises the error that names the
+        fault. The arrays hold zeros there.
+    state_names : tuple of str
+    """
+
+    stack: Stack
+    equilibrium: np.ndarray
+    ok: np.ndarray
+    state_names: tuple[str, ...]
+
+
+def equilibria_batch(model, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The equilibrium :meth:`Model.equilibrium` returns, at many parameter points at once.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    values : dict
+        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``).
+
+    Returns
+    -------
+    X : numpy.ndarray
+        ``(K, n)`` equilibrium states in ``model.state_names`` order.
+    ok : numpy.ndarray of bool
+        ``(K,)``: False where the closed forms do not settle the point (no closed form, a
+        singular one, none admissible, a parameter out of its bounds): call
+        :meth:`Model.equilibrium` there (numeric search, or the error naming the fault).
+    """
+    _, X, ok = _parameters_and_equilibria(model, values)
+    return np.where(ok[:, None], X, np.nan), ok
+
+
+def _parameters_and_equilibria(model, values: Mapping[str, Any]):
+    """Parameter table ``P`` ``(params, K)``, closed-form equilibria ``X`` ``(K, n)`` and the
+    points they settle."""
+    from .equilibrium import _plan as _equilibrium_plan
+
+    names = model.param_names
+    for k in values:
+        if k not in names:
+            model.resolve_params({k: 0.0})  # raises the unknown-parameter error
+    arrays = {k: np.atleast_1d(np.asarray(v, dtype=float)).ravel() for k, v in values.items()}
+    K = max((a.size for a in arrays.values()), default=1)
+    defaults = {k: p.value for k, p in model.params.items()}
+    P = np.empty((len(names), K))
+    ok = np.ones(K, dtype=bool)
+    for i, k in enumerate(names):
+        if k in arrays:
+            P[i] = np.broadcast_to(arrays[k], (K,))
+        elif defaults[k] is None:
+            model.resolve_params()  # raises the missing-value error
+        else:
+            P[i] = defaults[k]
+        lo, hi = model.params[k].bounds
+        bad = ~np.isfinite(P[i])
+        if lo is not None:
+            bad |= P[i] < lo
+        if hi is not None:
+            bad |= P[i] > hi
+        ok &= ~bad
+    X = np.zeros((K, len(model.state_names)))
+    eq_plan = _equilibrium_plan(model)
+    if not eq_plan.closed:
+        ok[:] = False  # no closed form: the numeric search is per point
+    else:
+        X, found = _closed_form_equilibria(eq_plan, P)
+        ok &= found
+    return P, X, ok
+
+
+def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
+    """Linearize ``model`` at many parameter points at once (vectorized over the points).
+
+    The equilibrium is the one :meth:`Model.equilibrium` returns (the closed forms of
+    :func:`~fluidnet.symbolic.equilibrium.symbolic_equilibria` evaluated for every point and
+    the first admissible one taken, in the same order of preference); the Jacobians and frozen
+    delays are the compiled plan of :func:`linearize` evaluated on arrays.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    values : dict
+        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``); the
+        other parameters take their model values.
+
+    Returns
+    -------
+    LinearizedBatch
+        Points the batch could not settle are flagged ``ok = False`` (see there).
+    """
+    plan = _plan(model)
+    form = plan.form
+    if plan.time_error:
+        raise ModelError(plan.time_error)
+    P, X, ok = _parameters_and_equilibria(model, values)
+    K, n = X.shape
+    L = len(form.lags)
+    A0 = np.zeros((K, n, n))
+    A = np.zeros((K, L, n, n))
+    tau = np.zeros((K, L))
+    if ok.any() and K * L * n * n > BATCH_ENTRIES:
+        ok[:] = False  # too many lags for dense stacked matrices: one point at a time
+    if ok.any():
+        Xt, Pt = X.T, P
+        vals = plan.entries.batch(Xt, Pt)  # (K, nnz)
+        taus = plan.delays.batch(Xt, Pt) if L else np.zeros((K, 0))
+        for M in (vals, taus):
+            if np.iscomplexobj(M):
+                small = np.abs(M.imag) <= 1e-12 * np.maximum(1.0, np.abs(M.real))
+                ok &= np.all(small, axis=1)
+        vals, taus = vals.real, taus.real
+        ok &= np.all(np.isfinite(vals), axis=1)
+        ok &= np.all(np.isfinite(taus) & (taus >= 0), axis=1)
+        vals = np.where(ok[:, None], vals, 0.0)
+        n0 = plan.n0
+        A0[:, plan.rows[:n0], plan.cols[:n0]] = vals[:, :n0]
+        lag_k = plan.cols[n0:]
+        A[:, lag_k, plan.rows[n0:], plan.lag_states[lag_k]] = vals[:, n0:]
+        tau = np.where(ok[:, None], taus, 0.0)
+        ok &= ~_on_switching_surfaces_batch(plan, X, P)  # those raise one by one
+    return LinearizedBatch(Stack(A0, A, tau), np.where(ok[:, None], X, 0.0), ok, form.states)
+
+
+def _closed_form_equilibria(plan, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The equilibrium :func:`~fluidnet.symbolic.equilibrium.equilibria` puts first, from the
+    closed forms, at every parameter point (columns of ``P``); ``found`` is False where the
+    per-point search would go numeric (a singular closed form, or none admissible)."""
+    K = P.shape[1]
+    n = len(plan.states)
+    cands, keys = [], []
+    found = np.ones(K, dtype=bool)
+    for closed in plan.closed:
+        c = closed.batch(P)  # (K, n)
+        finite = np.all(np.isfinite(c), axis=1)
+        found &= finite  # a singular closed form sends the point to the numeric search
+        real = np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1.0, np.abs(np.real(c))), axis=1)
+        x = np.where(finite[:, None], np.real(c), 0.0)
+        good = finite & real
+        big = np.maximum(1.0, np.max(np.abs(x), axis=1))
+        for i in plan.nonneg:
+            good &= ~(x[:, i] < -1e-12 * big)
+            x[:, i] = np.where(np.abs(x[:, i]) <= 1e-12 * big, 0.0, x[:, i])
+        r = plan.f.batch(x.T, P)  # (K, n)
+        boundary = np.zeros(K, dtype=bool)
+        for i in range(n):
+            terms = np.abs(plan.term_fns[i].batch(x.T, P))
+            terms = np.where(np.isfinite(terms), terms, 0.0)
+            scale = np.maximum(1.0, np.max(terms, axis=1, initial=0.0))
+            small = np.abs(r[:, i]) <= 1e-8 * scale
+            held = (i in plan.nonneg) & (x[:, i] == 0.0) & (r[:, i] < 0)
+            good &= small | held
+            boundary |= ~small & held
+        key = boundary * (2 * (n + 1)) + np.any(x < 0, axis=1) * (n + 1) + np.sum(x == 0, axis=1)
+        cands.append(x)
+        keys.append(np.where(good, key, np.iinfo(np.int64).max))
+    keys_arr = np.array(keys)  # (C, K)
+    best = np.argmin(keys_arr, axis=0)
+    found &= keys_arr[best, np.arange(K)] < np.iinfo(np.int64).max
+    X = np.array(cands)[best, np.arange(K)]
+    return X, found

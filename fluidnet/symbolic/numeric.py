@@ -38,6 +38,7 @@ def to_numpy(
     exprs: Sequence[sympy.Expr] | sympy.MatrixBase,
     *,
     strict_switches: bool = False,
+    definitions: Sequence[tuple[sympy.Symbol, sympy.Expr]] = (),
 ) -> Callable[..., np.ndarray]:
     """A numpy function of the argument groups returning the expressions as an array.
 
@@ -49,6 +50,12 @@ def to_numpy(
     With ``strict_switches`` (used for derivatives), ``Heaviside`` and ``sign`` evaluate to NaN
     exactly on their switching surface, where a derivative of a switching term is undefined,
     instead of sympy's conventional values ``1/2`` and ``0``.
+
+    ``definitions`` are ``(symbol, expression)`` pairs, in order, that the expressions may use
+    (common subexpressions computed once).
+
+    The function's ``batch`` attribute evaluates ``K`` points at once: one array of shape
+    ``(len(group), K)`` per group, a result of shape ``(K,) + shape``.
     """
     if isinstance(exprs, sympy.MatrixBase):
         shape = exprs.shape
@@ -58,7 +65,11 @@ def to_numpy(
         shape = (len(flat),)
     groups = [tuple(a) for a in args]
     modules = _MODULES_STRICT if strict_switches else _MODULES
-    f = sympy.lambdify(groups, flat, modules=modules, cse=True)
+    if definitions:
+        # the expressions use the symbols of `definitions` (evaluated first, in order)
+        f = _straight_line(groups, list(definitions), flat, modules)
+    else:
+        f = sympy.lambdify(groups, flat, modules=modules, cse=True)
 
     def call(*vals) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -69,4 +80,61 @@ def to_numpy(
             arr[i] = o
         return arr.reshape(shape)
 
+    def batch(*vals) -> np.ndarray:
+        """Many points at once: each group as an array ``(len(group), K)``; returns
+        ``(K,) + shape``."""
+        vals = [np.asarray(v, dtype=float) for v in vals]
+        K = next((v.shape[-1] for v in vals if v.ndim == 2), 1)
+        with np.errstate(all="ignore"):
+            out = f(*vals)
+        cplx = any(np.iscomplexobj(o) for o in out)
+        arr = np.empty((len(flat), K), dtype=complex if cplx else float)
+        for i, o in enumerate(out):
+            arr[i] = o
+        return np.moveaxis(arr, 0, -1).reshape((K,) + tuple(shape))
+
+    call.batch = batch
     return call
+
+
+def _straight_line(groups, definitions, outputs, modules) -> Callable[..., list]:
+    """A numpy function evaluating ``definitions`` in order, then ``outputs``.
+
+    Sums, products, powers, symbols and numbers are written out directly (sympy's code
+    printer costs about a millisecond per line, and a linearization plan of a large model has
+    thousands of small definitions); any other node is compiled by :func:`sympy.lambdify`
+    with the same ``modules`` and called.
+    """
+    names: dict = {}
+    ns: dict = {"numpy": np}
+    lines = [f"def _f({', '.join(f'_a{g}' for g in range(len(groups)))}):"]
+    for g, group in enumerate(groups):
+        for j, sym in enumerate(group):
+            names[sym] = f"_v{len(names)}"
+            lines.append(f"    {names[sym]} = _a{g}[{j}]")
+
+    def code(e) -> str:
+        if e in names:
+            return names[e]
+        if e.is_Number and e.is_real and e.is_finite:
+            return f"({float(e)!r})"
+        if e.is_Add:
+            return "(" + " + ".join(code(a) for a in e.args) + ")"
+        if e.is_Mul:
+            return "(" + " * ".join(code(a) for a in e.args) + ")"
+        if e.is_Pow:
+            return f"({code(e.args[0])} ** {code(e.args[1])})"
+        if e.is_Symbol:
+            raise ValueError(f"{e} is neither an argument nor defined")
+        free = sorted(e.free_symbols, key=str)
+        key = f"_g{len(ns)}"
+        ns[key] = sympy.lambdify(free, e, modules=modules)
+        return f"{key}({', '.join(code(v) for v in free)})"
+
+    for sym, expr in definitions:
+        value = code(expr)
+        names[sym] = f"_v{len(names)}"
+        lines.append(f"    {names[sym]} = {value}")
+    lines.append("    return [" + ", ".join(code(o) for o in outputs) + "]")
+    exec(compile("\n".join(lines), "<fluidnet linearization plan>", "exec"), ns)  # noqa: S102
+    return ns["_f"]

@@ -1,0 +1,404 @@
+"""The rightmost characteristic root at every point of a parameter grid, as one computation.
+
+:func:`rightmost_roots` takes the systems of a grid as a :class:`~.stacked.Stack` and finds the
+rightmost root of each by **continuation over the grid**:
+
+1. The first point of the grid is solved by the full method of
+   :func:`~fluidnet.linear.roots.characteristic_roots` (spectral discretization, Newton
+   refinement, convergence in the discretization size).
+2. The grid is then refined level by level (strides halved, :func:`grid_levels`); every new
+   point starts Newton's method from the few rightmost roots of an already solved neighbour,
+   all points of a level at once (vectorized over points and roots). Converged roots must pass
+   the residual test of :mod:`~fluidnet.linear.roots`.
+3. Every point is **certified** by the argument principle (:mod:`~.certificate`): the number
+   of roots right of a line just left of its rightmost root must equal the number of roots
+   Newton found there. The points whose count differs (a root that was not continued, a
+   branch that overtook, a double root) are solved again by the spectral discretization at one
+   size for all of them at once (one stacked eigenvalue problem, Newton, the certificate), and
+   what still fails by the full per-point method, certified the same way.
+
+A point that even the full method cannot certify is reported as such (``certified`` False,
+``root`` NaN, and a reason), never with a verdict. Systems are balanced (a diagonal similarity,
+:func:`~.stacked.balance_scales`) before anything is computed, so that badly scaled models (a
+gain of 1e-7 against a rate of 1e7) have sound norms, residuals and discretizations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import FluidnetError
+from ..threads import single_threaded_blas
+from .certificate import LINE_OFFSETS, count_right_of
+from .roots import MERGE_RTOL, RESIDUAL_TOL, characteristic_roots
+from .stacked import Stack, balance_scales, singular_values
+
+__all__ = ["RightmostRoots", "rightmost_roots", "grid_levels"]
+
+#: Roots carried from a solved point to its neighbours (upper half-plane representatives).
+N_SEEDS = 4
+#: Points of the coarse subgrid solved by the full method before continuation starts.
+COARSE_POINTS = 1
+
+
+@dataclass
+class RightmostRoots:
+    """The rightmost root of every system of a batch.
+
+    Attributes
+    ----------
+    root : numpy.ndarray
+        ``(K,)`` complex: the rightmost root (its representative with ``Im >= 0``); NaN where
+        not certified.
+    certificate : numpy.ndarray
+        ``(K,)``: the abscissa ``sigma`` of the line right of which the argument principle
+        counted exactly the roots found (``-inf`` for delay-free systems); NaN where not
+        certified.
+    certified : numpy.ndarray of bool
+    reason : numpy.ndarray of str
+        Why a point is not certified (or the error the full method raised); ``""`` otherwise.
+    full : numpy.ndarray of bool
+        Points solved by the full per-point method (coarse grid and continuation failures).
+    stats : dict
+        How many points were continued, solved by the batched discretization, and by the full
+        per-point method.
+    """
+
+    root: np.ndarray
+    certificate: np.ndarray
+    certified: np.ndarray
+    reason: np.ndarray
+    full: np.ndarray
+    stats: dict
+
+    @property
+    def abscissa(self) -> np.ndarray:
+        return self.root.real
+
+    @property
+    def omega(self) -> np.ndarray:
+        return np.abs(self.root.imag)
+
+
+def grid_levels(shape: tuple[int, ...], coarse: int = 8) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Points of a grid (flat indices) in the order of continuation, with their parents.
+
+    Returns ``[(points, parents), ...]``: the first entry is a coarse subgrid (stride ``S``,
+    a power of two, about ``coarse`` to ``4 coarse`` points; parents ``-1``); each later entry
+    holds the points of the next finer stride ``s`` and, for each, a point of the previous
+    strides at most ``s`` index steps away along every axis.
+    """
+    dims = np.array(shape, dtype=int)
+    S = 1
+    while S < dims.max() and np.prod(-(-dims // (2 * S))) >= coarse:
+        S *= 2
+    coords = np.indices(tuple(shape)).reshape(len(shape), -1).T
+    on = np.all(coords % S == 0, axis=1)
+    levels = [(np.flatnonzero(on), np.full(int(on.sum()), -1))]
+    s = S
+    while s > 1:
+        s //= 2
+        new = np.all(coords % s == 0, axis=1) & ~np.all(coords % (2 * s) == 0, axis=1)
+        parent = np.ravel_multi_index(((coords[new] // (2 * s)) * (2 * s)).T, tuple(shape))
+        levels.append((np.flatnonzero(new), parent))
+    return levels
+
+
+def _newton(stack: Stack, lam: np.ndarray, idx: np.ndarray, maxiter: int = 40) -> np.ndarray:
+    """Newton on ``det Delta`` for candidates ``lam`` of systems ``idx`` (real systems: real
+    candidates stay real). Stops as :func:`fluidnet.linear.roots._newton` does."""
+    lam = np.array(lam, dtype=complex)
+    active = np.ones(lam.shape, dtype=bool)
+    prev = np.full(lam.shape, np.inf)
+    for _ in range(maxiter):
+        a = np.flatnonzero(active)
+        if a.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            step = 1.0 / stack.logderiv(lam[a], idx[a])
+        step[~np.isfinite(step)] = 0.0
+        on_axis = lam[a].imag == 0.0
+        step[on_axis] = step[on_axis].real
+        lam[a] -= step
+        size = np.abs(step)
+        scale = 1.0 + np.abs(lam[a])
+        done = size <= 1e-11 * scale
+        done |= (size >= 0.9 * prev[a]) & (size <= 1e-8 * scale)
+        done |= ~np.isfinite(lam[a])
+        prev[a] = size
+        active[a[done]] = False
+    lam[active] = np.nan  # did not converge
+    return lam
+
+
+class _State:
+    """Per-point results while the grid is being solved."""
+
+    def __init__(self, K: int):
+        self.root = np.full(K, np.nan + 0j)
+        self.line = np.full(K, np.nan)
+        self.certified = np.zeros(K, dtype=bool)
+        self.reason = np.full(K, "", dtype=object)
+        self.full = np.zeros(K, dtype=bool)
+        self.seeds = np.full((K, N_SEEDS), np.nan + 0j)
+        #: discretization size for the batched fallback: the largest the full method used
+        self.n_points = 16
+        self.stats = {"continued": 0, "discretized": 0, "full": 0}
+
+
+def rightmost_roots(
+    stack: Stack,
+    shape: tuple[int, ...] | None = None,
+    *,
+    system: Callable[[int], Any] | None = None,
+    root_options: Mapping[str, Any] | None = None,
+    skip: np.ndarray | None = None,
+) -> RightmostRoots:
+    """The certified rightmost characteristic root of every system of ``stack``.
+
+    Parameters
+    ----------
+    stack : Stack
+        ``K`` systems (see :mod:`fluidnet.linear.stacked`).
+    shape : tuple of int, optional
+        The grid the systems come from (C order, ``prod(shape) == K``): neighbours in it
+        seed each other (see the module docstring). Default: a line of ``K`` points.
+    system : callable, optional
+        ``system(k)`` returns point ``k`` as a :class:`~fluidnet.linear.lineardde.LinearDDE`
+        for the full method (default: built from the stack).
+    root_options : dict, optional
+        Keyword arguments of :func:`~fluidnet.linear.roots.characteristic_roots` for the full
+        method (e.g. ``max_points``).
+    skip : numpy.ndarray of bool, optional
+        ``(K,)`` points to leave out (their rows of the stack are ignored; root NaN).
+
+    Returns
+    -------
+    RightmostRoots
+    """
+    K = stack.K
+    shape = (K,) if shape is None else tuple(int(d) for d in shape)
+    if int(np.prod(shape)) != K:
+        raise ValueError(f"shape {shape} does not hold {K} systems")
+    opts = dict(root_options or {})
+    if system is None:
+        system = _system_from(stack)
+    state = _State(K)
+    with single_threaded_blas():
+        if np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A):
+            _full(state, np.arange(K) if skip is None else np.flatnonzero(~skip), system, opts)
+        else:
+            d = balance_scales(np.abs(stack.A0) + np.sum(np.abs(stack.A), axis=1))
+            bal = stack.scaled(d)
+            live = np.any(bal.A != 0, axis=(0, 2, 3))  # delays with a matrix somewhere
+            bal = Stack(bal.A0, bal.A[:, live], bal.tau[:, live])
+            delay_free = bal.max_delay() == 0.0
+            for points, parents in grid_levels(shape, COARSE_POINTS):
+                if skip is not None:
+                    points, parents = points[~skip[points]], parents[~skip[points]]
+                direct = delay_free[points] | (parents < 0)
+                if parents.size:
+                    direct |= ~np.isfinite(state.seeds[np.maximum(parents, 0), 0])
+                _full(state, points[direct], system, opts)
+                cont, par = points[~direct], parents[~direct]
+                if cont.size:
+                    state.stats["continued"] += cont.size
+                    failed = _continue(state, bal, cont, par)
+                    cont = cont[failed]
+                if cont.size:
+                    state.stats["discretized"] += cont.size
+                    cont = cont[_discretize(state, bal, cont, state.n_points)]
+                _full(state, cont, system, opts)
+    return RightmostRoots(
+        state.root, state.line, state.certified, state.reason, state.full, state.stats
+    )
+
+
+def _system_from(stack: Stack) -> Callable[[int], Any]:
+    from .lineardde import LinearDDE
+
+    def system(k: int):
+        return LinearDDE(
+            stack.A0[k], [(t, a) for t, a in zip(stack.tau[k], stack.A[k], strict=True)]
+        )
+
+    return system
+
+
+def _full(state: _State, points: np.ndarray, system, opts) -> None:
+    """Solve ``points`` by the full per-point method."""
+    state.stats["full"] += len(points)
+    for k in points:
+        k = int(k)
+        state.full[k] = True
+        try:
+            roots = characteristic_roots(system(k), k=2 * N_SEEDS, multiplicity=False, **opts)
+        except FluidnetError as exc:
+            state.reason[k] = str(exc)
+            continue
+        if not roots:
+            state.reason[k] = "no characteristic root found"
+            continue
+        if not roots.certified:
+            state.reason[k] = (
+                f"not certified: the argument principle on Re s = {roots.certificate:.6g} does "
+                "not confirm the roots found right of it"
+            )
+            continue
+        state.n_points = max(state.n_points, roots.n_points)
+        top = roots[0].value
+        state.root[k] = complex(top.real, abs(top.imag))
+        state.line[k] = roots.certificate
+        state.certified[k] = True
+        state.reason[k] = ""
+        upper = [r.value for r in roots if r.imag >= 0][:N_SEEDS]
+        state.seeds[k, : len(upper)] = upper
+
+
+def _continue(state: _State, stack: Stack, points: np.ndarray, parents: np.ndarray) -> np.ndarray:
+    """Newton from the parents' roots, then the certificate; returns the mask of the points
+    that failed."""
+    P, R = points.size, N_SEEDS
+    target = stack.take(points)
+    seeds = state.seeds[parents]  # (P, R)
+    # a real seed also gets a nearby complex start: two real roots may have merged into a pair
+    real = np.isfinite(seeds) & (seeds.imag == 0)
+    nudge = np.where(real, seeds + 1e-3j * (1.0 + np.abs(seeds)), np.nan)
+    cand = np.concatenate([seeds, nudge], axis=1).ravel()
+    idx = np.repeat(np.arange(P), 2 * R)
+    keep = np.isfinite(cand)
+    lam, idx = cand[keep], idx[keep]
+    return _accept(state, target, points, _newton(target, lam, idx), idx)
+
+
+def _discretize(state: _State, stack: Stack, points: np.ndarray, n_points: int) -> np.ndarray:
+    """The spectral discretization of :func:`~fluidnet.linear.roots.generator_matrix` at one
+    size for all ``points`` at once (one stacked eigenvalue problem), its rightmost
+    eigenvalues refined by Newton, then the certificate; returns the mask of failures."""
+    P, R = points.size, N_SEEDS
+    target = stack.take(points)
+    ev = np.linalg.eigvals(_generator_matrices(target, n_points))  # (P, M)
+    ev = np.where(np.isfinite(ev) & (ev.imag >= 0), ev, np.nan)
+    ev = np.where(np.abs(ev.imag) <= 1e-12 * (1 + np.abs(ev)), ev.real + 0j, ev)
+    order = np.argsort(-np.where(np.isfinite(ev), ev.real, -np.inf), axis=1)[:, : 3 * R]
+    cand = np.take_along_axis(ev, order, axis=1)
+    idx = np.repeat(np.arange(P), cand.shape[1])
+    cand = cand.ravel()
+    keep = np.isfinite(cand)
+    lam, idx = cand[keep], idx[keep]
+    return _accept(state, target, points, _newton(target, lam, idx), idx)
+
+
+def _generator_matrices(stack: Stack, N: int) -> np.ndarray:
+    """:func:`~fluidnet.linear.roots.generator_matrix` of every system of the stack."""
+    from .roots import _chebyshev
+
+    K, n = stack.K, stack.n
+    x, D = _chebyshev(N)
+    tau_max = stack.max_delay()
+    big = np.zeros((K, n * (N + 1), n * (N + 1)))
+    lower = np.kron(D[1:, :], np.eye(n))  # (n N, n (N + 1))
+    big[:, n:, :] = (2.0 / tau_max)[:, None, None] * lower
+    # barycentric interpolation rows at theta = -tau_k, i.e. x = 1 - 2 tau_k / tau_max
+    point = 1.0 - 2.0 * stack.tau / tau_max[:, None]  # (K, m)
+    w = (-1.0) ** np.arange(N + 1)
+    w[0] *= 0.5
+    w[-1] *= 0.5
+    diff = point[..., None] - x  # (K, m, N + 1)
+    hit = np.abs(diff) <= 1e-15
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = w / diff
+        rows = terms / terms.sum(axis=-1, keepdims=True)
+    rows = np.where(hit.any(axis=-1, keepdims=True), hit.astype(float), rows)
+    top = np.einsum("kmj,kmab->kajb", rows, stack.A).reshape(K, n, n * (N + 1))
+    top[:, :, :n] += stack.A0
+    big[:, :n, :] = top
+    return big
+
+
+def _accept(
+    state: _State, target: Stack, points: np.ndarray, lam: np.ndarray, idx: np.ndarray
+) -> np.ndarray:
+    """Keep the converged candidates ``lam`` (of ``target`` systems ``idx``) that pass the
+    residual test, certify each point and store its roots; returns the mask of failures."""
+    P, R = points.size, N_SEEDS
+    good = np.isfinite(lam)
+    lam, idx = lam[good], idx[good]
+    good = target.residual(lam, idx) <= RESIDUAL_TOL
+    lam, idx = lam[good], idx[good]
+    # upper half-plane representatives; nearly real roots made real
+    lam = np.where(lam.imag < 0, lam.conj(), lam)
+    near_real = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
+    lam = np.where(near_real, lam.real + 0j, lam)
+    lam = _snap_zero(target, lam, idx)
+    # group per point, sorted by real part (descending), duplicates merged
+    order = np.lexsort((-lam.imag, -lam.real, idx))
+    lam, idx = lam[order], idx[order]
+    dup = np.zeros(lam.size, dtype=bool)
+    if lam.size > 1:
+        close = np.abs(lam[1:] - lam[:-1]) <= MERGE_RTOL * (1 + np.abs(lam[1:]))
+        dup[1:] = (idx[1:] == idx[:-1]) & close
+    lam, idx = lam[~dup], idx[~dup]
+    # per point: the table of its roots (P, R), rightmost first
+    start = np.searchsorted(idx, np.arange(P))
+    rank = np.arange(idx.size) - start[idx]
+    table = np.full((P, R), np.nan + 0j)
+    inside = rank < R
+    table[idx[inside], rank[inside]] = lam[inside]
+    has = np.isfinite(table[:, 0])
+    # the certificate line of each point, clear of its known roots
+    # (vectorized certificate_line: the first clear offset, else move left past close roots)
+    gap = 0.1 / target.max_delay()
+    re = np.where(np.isfinite(table), table.real, -np.inf)
+    sigma = np.full(P, np.nan)
+    for t in LINE_OFFSETS[::-1]:
+        trial = re[:, 0] - gap * t
+        clear = np.all(np.abs(re - trial[:, None]) >= 0.25 * gap[:, None] * t, axis=1)
+        sigma = np.where(clear, trial, sigma)
+    moved = re[:, 0] - gap
+    for j in range(R):
+        close = np.abs(re[:, j] - moved) < 0.25 * gap
+        moved = np.where(close, re[:, j] - gap, moved)
+    sigma = np.where(np.isnan(sigma), moved, sigma)
+    # roots known right of the line: every root found there (a pair counts twice)
+    weight = np.where(lam.imag > 0, 2, 1)
+    right = lam.real > sigma[idx]
+    known = np.bincount(idx[right], weights=weight[right], minlength=P)
+    count = np.full(P, -1)
+    count[has], _ = count_right_of(target.take(has), sigma[has])
+    ok = has & (count == known)
+    k_ok = points[ok]
+    state.root[k_ok] = table[ok, 0]
+    state.line[k_ok] = sigma[ok]
+    state.certified[k_ok] = True
+    state.seeds[k_ok] = table[ok]
+    return ~ok
+
+
+def _snap_zero(stack: Stack, lam: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Roots within rounding of 0 become exactly 0 where ``Delta(0)`` is singular and 0 passes
+    the residual test (as in :func:`~fluidnet.linear.roots.characteristic_roots`, so that
+    marginal systems read as not stable)."""
+    n0 = _norm2(stack.A0[idx])
+    nk = np.sum(_norm2(stack.A[idx]), axis=1)
+    size = n0 + nk
+    ref = np.maximum(1.0 / np.maximum(stack.max_delay()[idx], 1e-300), size)
+    near = np.abs(lam) <= 1e-6 * np.maximum(ref, 1e-300)
+    if not near.any():
+        return lam
+    k = idx[near]
+    M0 = stack.A0[k] + np.sum(stack.A[k], axis=1)
+    sv = singular_values(M0)[1]
+    singular = sv <= 1e-12 * np.maximum(size[near], np.finfo(float).tiny)
+    res0 = stack.residual(np.zeros(k.size, dtype=complex), k)
+    out = lam.copy()
+    out[np.flatnonzero(near)[singular & (res0 <= RESIDUAL_TOL)]] = 0.0
+    return out
+
+
+def _norm2(M: np.ndarray) -> np.ndarray:
+    return singular_values(M)[0]

@@ -1,0 +1,253 @@
+"""Characteristic functions of many linear delay systems at once (stacked arrays).
+
+A stack of ``K`` systems ``x' = A0 x + sum_j A_j x(t - tau_j)`` with the same number of states
+``n`` and delays ``m`` (pad with zero matrices) is held as arrays ``A0`` ``(K, n, n)``, ``A``
+``(K, m, n, n)`` and ``tau`` ``(K, m)``. The functions here evaluate, at points ``s`` each tied to
+one system by an index array, the characteristic matrix
+``Delta(s) = s I - A0 - sum_j A_j exp(-s tau_j)``, its determinant, the logarithmic derivative
+``(det Delta)'/det Delta = trace(Delta^{-1} Delta')`` and the smallest singular value: the
+building blocks of the batched root finder (:mod:`fluidnet.linear.batch`) and of the root
+certificate (:mod:`fluidnet.linear.certificate`). Closed forms are used for one and two states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Stack", "balance_scales", "singular_values"]
+
+
+@dataclass(frozen=True)
+class Stack:
+    """``K`` systems of ``n`` states and ``m`` delays as arrays (see the module docstring)."""
+
+    A0: np.ndarray  # (K, n, n)
+    A: np.ndarray  # (K, m, n, n)
+    tau: np.ndarray  # (K, m)
+
+    @property
+    def K(self) -> int:
+        return self.A0.shape[0]
+
+    @property
+    def n(self) -> int:
+        return self.A0.shape[1]
+
+    @property
+    def m(self) -> int:
+        return self.tau.shape[1]
+
+    @classmethod
+    def from_systems(cls, systems) -> Stack:
+        """Stack :class:`~fluidnet.linear.lineardde.LinearDDE` objects of equal size ``n``
+        (fewer delays are padded with zero matrices)."""
+        n = systems[0].n
+        m = max(len(s.delays) for s in systems)
+        K = len(systems)
+        dtype = np.result_type(*(s.A0 for s in systems), *(a for s in systems for a in s.A))
+        A0 = np.empty((K, n, n), dtype=dtype)
+        A = np.zeros((K, m, n, n), dtype=dtype)
+        tau = np.zeros((K, m))
+        for k, s in enumerate(systems):
+            A0[k] = s.A0
+            for j, (t, a) in enumerate(zip(s.delays, s.A, strict=True)):
+                A[k, j] = a
+                tau[k, j] = t
+        return cls(A0, A, tau)
+
+    def take(self, idx) -> Stack:
+        return Stack(self.A0[idx], self.A[idx], self.tau[idx])
+
+    def scaled(self, d: np.ndarray) -> Stack:
+        """The similar systems ``D^{-1} A D`` for diagonal scalings ``d`` ``(K, n)``."""
+        ratio = d[:, None, :] / d[:, :, None]  # (K, n, n): d_j / d_i
+        return Stack(self.A0 * ratio, self.A * ratio[:, None], self.tau)
+
+    def max_delay(self) -> np.ndarray:
+        """Largest delay whose matrix is not zero, per system (0 for none)."""
+        live = np.any(self.A != 0, axis=(-2, -1))
+        return np.max(np.where(live, self.tau, 0.0), axis=1, initial=0.0)
+
+    def norm_bound(self, sigma: np.ndarray, idx=None) -> np.ndarray:
+        """``||A0|| + sum_j ||A_j|| exp(-sigma tau_j)`` (Frobenius norms, an upper bound of the
+        2-norms): every root with ``Re >= sigma`` has modulus at most this."""
+        A0 = self.A0 if idx is None else self.A0[idx]
+        A = self.A if idx is None else self.A[idx]
+        tau = self.tau if idx is None else self.tau[idx]
+        n0 = np.sqrt(np.sum(np.abs(A0) ** 2, axis=(-2, -1)))
+        nk = np.sqrt(np.sum(np.abs(A) ** 2, axis=(-2, -1)))
+        with np.errstate(over="ignore"):
+            return n0 + np.sum(nk * np.exp(-np.asarray(sigma)[..., None] * tau), axis=-1)
+
+    # ------------------------------------------------------------------ evaluations
+    def delta(self, s: np.ndarray, idx: np.ndarray, derivative: bool = False):
+        """``Delta(s_q)`` of system ``idx_q`` (and ``Delta'(s_q)``), shape ``(Q, n, n)``."""
+        s = np.asarray(s, dtype=complex)
+        n = self.n
+        D = np.empty(s.shape + (n, n), dtype=complex)
+        D[...] = -self.A0[idx]
+        diag = np.arange(n)
+        D[:, diag, diag] += s[:, None]
+        dD = None
+        if derivative:
+            dD = np.zeros(s.shape + (n, n), dtype=complex)
+            dD[:, diag, diag] = 1.0
+        if self.m:
+            tau = self.tau[idx]
+            E = np.exp(-s[:, None] * tau)  # (Q, m)
+            for k in range(self.m):
+                Ak = self.A[idx, k]
+                D -= E[:, k, None, None] * Ak
+                if derivative:
+                    dD += (E[:, k] * tau[:, k])[:, None, None] * Ak
+        return (D, dD) if derivative else D
+
+    def det_logderiv(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``det Delta(s_q)`` and ``(det Delta)'/det Delta`` (``inf`` where Delta is singular)."""
+        n = self.n
+        if n == 2:
+            return self._det_logderiv2(np.asarray(s, dtype=complex), idx)
+        D, dD = self.delta(s, idx, derivative=True)
+        with np.errstate(all="ignore"):
+            if n == 1:
+                f = D[:, 0, 0]
+                g = dD[:, 0, 0] / f
+            elif n == 2:
+                a, b, c, d = D[:, 0, 0], D[:, 0, 1], D[:, 1, 0], D[:, 1, 1]
+                f = a * d - b * c
+                num = d * dD[:, 0, 0] - b * dD[:, 1, 0] - c * dD[:, 0, 1] + a * dD[:, 1, 1]
+                g = num / f
+            else:
+                f = np.linalg.det(D)
+                g = np.empty(s.shape, dtype=complex)
+                ok = np.isfinite(f) & (f != 0)
+                if ok.any():
+                    g[ok] = np.trace(np.linalg.solve(D[ok], dD[ok]), axis1=-2, axis2=-1)
+                g[~ok] = np.inf
+        g = np.where(np.isfinite(g), g, np.inf)
+        return f, g
+
+    def _det_logderiv2(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Two states: the entries of Delta and Delta' as 1-D arrays (faster than stacked
+        2x2 matrices), skipping entries that vanish for every system."""
+        A0 = self.A0[idx]
+        D = [[-A0[:, i, j] + (s if i == j else 0.0) for j in range(2)] for i in range(2)]
+        dD = [[np.ones(s.shape, complex) if i == j else None for j in range(2)] for i in range(2)]
+        if self.m:
+            tau = self.tau[idx]
+            E = np.exp(-s[:, None] * tau)
+            Et = E * tau
+            A = self.A[idx]
+            for k in range(self.m):
+                for i in range(2):
+                    for j in range(2):
+                        a = A[:, k, i, j]
+                        if not a.any():
+                            continue
+                        D[i][j] = D[i][j] - E[:, k] * a
+                        t = Et[:, k] * a
+                        dD[i][j] = t if dD[i][j] is None else dD[i][j] + t
+        with np.errstate(all="ignore"):
+            f = D[0][0] * D[1][1] - D[0][1] * D[1][0]
+            num = D[1][1] * dD[0][0] + D[0][0] * dD[1][1]
+            if dD[1][0] is not None:
+                num = num - D[0][1] * dD[1][0]
+            if dD[0][1] is not None:
+                num = num - D[1][0] * dD[0][1]
+            g = num / f
+        g = np.where(np.isfinite(g), g, np.inf)
+        return f, g
+
+    def logderiv(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return self.det_logderiv(s, idx)[1]
+
+    def min_singular(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Smallest singular value of ``Delta(s_q)``."""
+        if s.size == 0:
+            return np.zeros(0)
+        return singular_values(self.delta(s, idx))[1]
+
+    def residual(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """Relative residual: ``sigma_min(Delta(s))`` over
+        ``|s| + ||A0|| + sum ||A_j|| |e^{-s tau_j}|`` (2-norms), as in
+        :class:`~fluidnet.linear.roots.CharacteristicRoot`."""
+        s = np.asarray(s, dtype=complex)
+        if s.size == 0:
+            return np.zeros(0)
+        n0 = _norm2(self.A0)[idx]
+        nk = _norm2(self.A)[idx] if self.m else np.zeros((s.size, 0))
+        with np.errstate(over="ignore", invalid="ignore"):
+            scale = (
+                np.abs(s) + n0 + np.sum(nk * np.abs(np.exp(-s[:, None] * self.tau[idx])), axis=1)
+            )
+            return self.min_singular(s, idx) / np.maximum(scale, np.finfo(float).tiny)
+
+
+def singular_values(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Largest and smallest singular values of a stack of square matrices ``(..., n, n)``
+    (closed forms for ``n <= 2``: ``s_max^2 = (F + sqrt(F^2 - 4 |det|^2)) / 2`` with ``F`` the
+    squared Frobenius norm, and ``s_min = |det| / s_max``)."""
+    n = M.shape[-1]
+    if M.size == 0:
+        z = np.zeros(M.shape[:-2])
+        return z, z
+    if n == 1:
+        a = np.abs(M[..., 0, 0])
+        return a, a
+    if n == 2:
+        F = np.sum(np.abs(M) ** 2, axis=(-2, -1))
+        det = np.abs(M[..., 0, 0] * M[..., 1, 1] - M[..., 0, 1] * M[..., 1, 0])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            smax = np.sqrt(0.5 * (F + np.sqrt(np.maximum(F * F - 4.0 * det * det, 0.0))))
+            smin = np.where(smax > 0, det / smax, 0.0)
+        return smax, smin
+    sv = np.linalg.svd(M, compute_uv=False)
+    return sv[..., 0], sv[..., -1]
+
+
+def _norm2(M: np.ndarray) -> np.ndarray:
+    return singular_values(M)[0]
+
+
+#: Scalings whose largest and smallest factors are within this ratio are not applied.
+MILD_IMBALANCE = 1024.0
+
+
+def balance_scales(M: np.ndarray, max_sweeps: int = 30) -> np.ndarray:
+    """Powers of two ``d`` ``(K, n)`` that balance the non-negative matrices ``M`` ``(K, n, n)``.
+
+    Osborne's iteration (as in LAPACK's ``gebal``, without permutations): state ``i`` is
+    rescaled until the off-diagonal row and column sums of ``D^{-1} M D`` are within a factor 2
+    of each other. Powers of two keep the similarity exact in floating point. Systems that
+    couple states with very different units (rates of 1e3 pkts/s and gains of 1e-7, say) get
+    matrices of comparable entries, on which norms, residuals and discretizations are sound.
+    A mild imbalance (factors within :data:`MILD_IMBALANCE` of each other) costs no accuracy
+    and is left alone (``d = 1``): a well-scaled system keeps its own arithmetic.
+    """
+    K, n, _ = M.shape
+    d = np.ones((K, n))
+    if n == 1:
+        return d
+    off = M * (1.0 - np.eye(n))
+    for _ in range(max_sweeps):
+        changed = False
+        for i in range(n):
+            ratio = d[:, None, :] / d[:, :, None]  # entry (i, j) scaled by d_j / d_i
+            S = off * ratio
+            c = S[:, :, i].sum(axis=1)  # column i
+            r = S[:, i, :].sum(axis=1)  # row i
+            ok = (c > 0) & (r > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                f = np.where(ok, np.exp2(np.round(0.5 * np.log2(r / c))), 1.0)
+            # accept only steps that reduce c + r by a fair amount (gebal's test)
+            better = ok & (f != 1.0) & ((c * f + r / f) < 0.95 * (c + r))
+            if better.any():
+                d[better, i] *= f[better]
+                changed = True
+        if not changed:
+            break
+    mild = d.max(axis=1) <= MILD_IMBALANCE * d.min(axis=1)
+    d[mild] = 1.0
+    return d
