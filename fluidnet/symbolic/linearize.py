@@ -22,7 +22,7 @@ import sympy
 
 from ..errors import AnalysisError, ModelError
 from ..linear.lineardde import LinearDDE
-from .equilibrium import symbolic_equilibria
+from .equilibrium import check_equilibrium, symbolic_equilibria
 from .numeric import to_numpy
 from .symbols import param_subs
 
@@ -152,7 +152,9 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         explicitly on time.
     AnalysisError
         When a Jacobian entry is not finite at the equilibrium, or the equilibrium lies on a
-        switching surface (a kink or jump of a switching term, e.g. a sliding equilibrium).
+        switching surface (a kink or jump of a switching term, e.g. a sliding equilibrium), or
+        a given ``equilibrium`` is not one (a steady-state residual above 1e-6 relative, a
+        negative projected state, an undefined right-hand side).
     """
     values = model.resolve_params(params)
     plan = _plan(model)
@@ -166,6 +168,7 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         if missing:
             raise ModelError(f"equilibrium misses states {sorted(missing)}")
         eq = {n: float(equilibrium[n]) for n in form.states}
+        check_equilibrium(model, eq, values)
     x = np.array([eq[n] for n in form.states], dtype=float)
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"

@@ -477,7 +477,7 @@ class Model:
     ):
         """The equilibrium ``{state: value}`` (see
         :func:`fluidnet.symbolic.equilibrium.equilibria`)."""
-        found = equilibria(self, guess=guess, **params)
+        found = equilibria(self, guess=guess, isolated=all, **params)
         return found if all else found[0]
 
     def linearize(self, *, equilibrium: Mapping[str, float] | None = None, **params: Any):
