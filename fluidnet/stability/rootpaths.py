@@ -142,7 +142,7 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
         h = q - path.p
         new, ok = newton_roots(sweep.lin(q), path.lam + path.v * h)
         verdict = _judge(path, new, ok, h)
-        if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 4:
+        if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
             # a root that Newton loses (two roots meeting off the axis, a root leaving for
             # -infinity): start afresh from a full computation, if the count allows it
             lost = ~ok | _collided(new)
