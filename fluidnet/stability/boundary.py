@@ -28,6 +28,7 @@ computed at about 64 points per curve and located by bisection where it changes.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from scipy.optimize import brentq
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
+from ..overrides import merge_params
 from ..sweep import resolve_executor
 from .system import SystemFactory
 
@@ -630,6 +632,7 @@ def stability_boundary(
     n_seed: int = 16,
     executor=None,
     progress: bool | None = None,
+    params: Mapping[str, float] | None = None,
     **fixed: float,
 ) -> StabilityBoundary:
     """The exact stability boundary in the plane of two parameters.
@@ -656,8 +659,10 @@ def stability_boundary(
         boundary pieces that cross no chart cell edge are missed.
     executor, progress
         For the coarse chart and the boundary marking (see :mod:`fluidnet.sweep`).
+    params : dict, optional
+        Values of the other parameters ``{name: value}``.
     **fixed
-        Values of the other parameters.
+        The same as keywords (a name given both ways is an error).
 
     Returns
     -------
@@ -688,6 +693,7 @@ def stability_boundary(
         raise OptionError(f"x and y must be two different parameters, got {x!r} twice")
     if not 0 < resolution < 0.5:
         raise OptionError(f"resolution = {resolution!r} must lie in (0, 0.5)")
+    fixed = merge_params(params, fixed, "stability_boundary")
     factory = SystemFactory(model_or_factory, fixed)
     factory.check_names([x, y])
     plane = _Plane(factory, x, y)

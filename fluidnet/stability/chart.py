@@ -15,6 +15,7 @@ import xarray as xr
 
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.roots import characteristic_roots
+from ..overrides import merge_params
 from ..sweep import grid_points, resolve_executor
 from .system import SystemFactory
 
@@ -51,6 +52,7 @@ def stability_chart(
     progress: bool | None = None,
     on_error: str = "raise",
     root_options: Mapping[str, Any] | None = None,
+    params: Mapping[str, float] | None = None,
     **fixed: float,
 ) -> xr.Dataset:
     """Linear stability over a grid of parameter values.
@@ -79,8 +81,10 @@ def stability_chart(
     root_options : dict, optional
         Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`
         (e.g. ``max_points``).
+    params : dict, optional
+        Values of the other parameters ``{name: value}``.
     **fixed
-        Values of the other parameters.
+        The same as keywords (a name given both ways is an error).
 
     Returns
     -------
@@ -107,6 +111,7 @@ def stability_chart(
     """
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
+    fixed = merge_params(params, fixed, "stability_chart")
     factory = SystemFactory(model_or_factory, fixed)
     names, shape, points = grid_points(grids)
     factory.check_names(names)
