@@ -153,13 +153,19 @@ def is_real(lin: LinearDDE) -> bool:
 def relative_residual(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     """Smallest singular value of ``Delta(lambda)`` relative to the size of its terms."""
     lam = np.atleast_1d(np.asarray(lam, dtype=complex))
-    if lam.size == 0:
-        return np.zeros(0)
-    sv = np.linalg.svd(lin.characteristic_matrix(lam), compute_uv=False)[..., -1]
-    scale = np.abs(lam) + np.linalg.norm(lin.A0, 2)
-    for tau, Ak in zip(lin.delays, lin.A, strict=True):
-        scale = scale + np.linalg.norm(Ak, 2) * np.abs(np.exp(-lam * tau))
-    return sv / np.maximum(scale, np.finfo(float).tiny)
+    out = np.full(lam.shape, np.inf)
+    with np.errstate(all="ignore"):
+        D = lin.characteristic_matrix(lam)
+        finite = np.all(np.isfinite(D), axis=(-2, -1))
+        if not finite.any():
+            return out
+        sv = np.linalg.svd(D[finite], compute_uv=False)[..., -1]
+        x = lam[finite]
+        scale = np.abs(x) + np.linalg.norm(lin.A0, 2)
+        for tau, Ak in zip(lin.delays, lin.A, strict=True):
+            scale = scale + np.linalg.norm(Ak, 2) * np.abs(np.exp(-x * tau))
+    out[finite] = sv / np.maximum(scale, np.finfo(float).tiny)
+    return out
 
 
 def newton_roots(
@@ -182,11 +188,11 @@ def newton_roots(
         if idx.size == 0:
             break
         x = lam[idx]
-        D = lin.characteristic_matrix(x)
-        dD = np.broadcast_to(eye, x.shape + (n, n)).astype(complex)
-        for tau, Ak in zip(lin.delays, lin.A, strict=True):
-            dD = dD + (tau * np.exp(-x * tau))[:, None, None] * Ak
         with np.errstate(all="ignore"):
+            D = lin.characteristic_matrix(x)
+            dD = np.broadcast_to(eye, x.shape + (n, n)).astype(complex)
+            for tau, Ak in zip(lin.delays, lin.A, strict=True):
+                dD = dD + (tau * np.exp(-x * tau))[:, None, None] * Ak
             try:
                 g = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
             except np.linalg.LinAlgError:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..errors import AnalysisError
 from .crossing import Count, Crossing, Sweep, count_change, is_real, newton_roots, on_axis
@@ -251,19 +250,26 @@ def _locate(sweep: Sweep, path: _Path, new: np.ndarray, q: float, real_system: b
         a, b = path.p, q
         la, lb = path.lam[i], new[i]
 
-        def root_at(t, la=la, lb=lb, a=a, b=b):
-            guess = la + (lb - la) * (t - a) / (b - a)
+        memo: dict[float, complex] = {a: complex(la), b: complex(lb)}
+
+        def root_at(t, memo=memo):
+            # Newton from the nearest root computed so far (linear in t between neighbours)
+            ts = sorted(memo)
+            j = int(np.searchsorted(ts, t))
+            t0, t1 = ts[max(j - 1, 0)], ts[min(j, len(ts) - 1)]
+            guess = (
+                memo[t0] if t1 == t0 else memo[t0] + (memo[t1] - memo[t0]) * (t - t0) / (t1 - t0)
+            )
             r, ok = newton_roots(sweep.lin(t), [guess])
             if not ok[0]:
                 raise AnalysisError(
                     f"the root near {guess:.6g} could not be followed at {sweep.name}={t:.12g}"
                 )
-            return complex(r[0])
+            memo[t] = complex(r[0])
+            return memo[t]
 
-        p_star = brentq(
-            lambda t: root_at(t).real, a, b, xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=200
-        )
-        root = root_at(p_star)
+        p_star = _illinois(lambda t: root_at(t).real, a, b, la.real, lb.real)
+        root = memo[p_star] if p_star in memo else root_at(p_star)
         change = count_change(root, lb.real - la.real, real_system)
         out.append(
             Crossing(
@@ -277,6 +283,37 @@ def _locate(sweep: Sweep, path: _Path, new: np.ndarray, q: float, real_system: b
         )
     out.sort(key=lambda c: c.value)
     return out
+
+
+def _illinois(f, a: float, b: float, fa: float, fb: float) -> float:
+    """A zero of ``f`` in ``[a, b]`` (``fa fb < 0``) by the Illinois variant of regula falsi, to
+    a few ulps; the sign change is kept at every step, so the zero is never lost."""
+    side = 0
+    eps = 4 * np.finfo(float).eps
+    previous = math.nan
+    for _ in range(100):
+        c = b - fb * (b - a) / (fb - fa)
+        if not (min(a, b) < c < max(a, b)):
+            c = 0.5 * (a + b)
+        if abs(b - a) <= eps * max(abs(a), abs(b), 1e-300):
+            break
+        if abs(c - previous) <= eps * max(abs(c), 1e-300):
+            return c  # the secant iterates agree to a few ulps
+        previous = c
+        fc = f(c)
+        if fc == 0.0:
+            return c
+        if (fc > 0) == (fb > 0):
+            b, fb = c, fc
+            if side == -1:
+                fa *= 0.5
+            side = -1
+        else:
+            a, fa = c, fc
+            if side == 1:
+                fb *= 0.5
+            side = 1
+    return a if abs(fa) < abs(fb) else b
 
 
 def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:
