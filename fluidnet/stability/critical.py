@@ -296,6 +296,11 @@ def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
             return None
         if first_switch and (before == 0) != (count == 0):
             break
+    if not events:
+        check = sweep.count(hi)
+        checks.append(check)
+        if check.count != count:
+            return None
     return crossings, checks
 
 
@@ -342,7 +347,8 @@ def _no_switch_message(name, lo, hi, crossings, checks, method) -> str:
     seen = f"{len(crossings)} crossings of the imaginary axis, none changing stability"
     return (
         f"no stability switch of {name} in [{lo:g}, {hi:g}]: the system is {state}; checked by "
-        f"{method} ({seen}; right-half-plane roots counted in full at {len(checks)} values). "
+        f"{method} ({seen}; right-half-plane roots counted in full at "
+        f"{', '.join(f'{c.value:g}' for c in checks[:6])}{', ...' if len(checks) > 6 else ''}). "
         f"To find one, {hint}"
     )
 

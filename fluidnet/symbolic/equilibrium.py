@@ -165,6 +165,9 @@ class _Plan:
         self.lag_states = [lag.state for lag in form.lags]
         terms = [list(sympy.Add.make_args(sympy.expand(e))) for e in eqs]
         self.term_fns = [to_numpy(args, ts) for ts in terms]
+        # every term of every equation in one function (for the scales of all equations)
+        self.all_terms = to_numpy(args, [t for ts in terms for t in ts])
+        self.term_owner = np.repeat(np.arange(len(eqs)), [len(ts) for ts in terms])
         sym = symbolic_equilibria(model)
         self.symbolic = sym is not None
         self.closed = (
@@ -180,7 +183,12 @@ class _Plan:
         return float(mags.max()) if mags.size else 0.0
 
     def scales(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
-        return np.array([max(1.0, self.scale(i, x, p)) for i in range(len(self.states))])
+        """``max(1, largest term)`` of every equation at ``x``."""
+        mags = np.abs(self.all_terms(x, p))
+        mags[~np.isfinite(mags)] = 0.0
+        out = np.ones(len(self.states))
+        np.maximum.at(out, self.term_owner, mags)
+        return out
 
     def defined(self, x: np.ndarray, p: np.ndarray) -> bool:
         """Whether the right-hand sides as written are finite at the steady state ``x``."""
@@ -307,8 +315,8 @@ def _polish(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[np.ndarray
     """Newton's method on the equations of the states not held at 0; never makes it worse."""
     free = [i for i in range(len(x)) if i not in held]
     best, best_res = x, _residual(plan, x, p, held)[0]
-    if not free:
-        return best, best_res
+    if not free or best_res <= 1e-15:
+        return best, best_res  # already at the rounding floor
     y = x.copy()
     for _ in range(8):
         r = plan.f(y, p)[free]
@@ -321,9 +329,10 @@ def _polish(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[np.ndarray
         res = _residual(plan, y, p, held)[0]
         if not np.isfinite(res):
             break
-        if res < best_res or (res == best_res and np.all(np.abs(step) == 0)):
-            best, best_res = y, res
-        if np.all(np.abs(step) <= 1e-15 * np.maximum(1.0, np.abs(y[free]))):
+        if res >= best_res:
+            break  # no progress: the rounding floor
+        best, best_res = y, res
+        if res <= 1e-15:
             break
     return best, best_res
 
@@ -342,14 +351,14 @@ def _not_isolated(plan: _Plan, x: np.ndarray, held, p: np.ndarray) -> np.ndarray
     J = plan.jac(x, p)[np.ix_(free, free)]
     if not np.all(np.isfinite(J)) or np.iscomplexobj(J):
         return None
-    U, sv, Vh = np.linalg.svd(J)
+    sv = np.linalg.svd(J, compute_uv=False)
     if sv[0] == 0.0:
         v = np.zeros(len(free))
         v[0] = 1.0
     elif sv[-1] > 1e-10 * sv[0]:
         return None
     else:
-        v = Vh[-1]
+        v = np.linalg.svd(J)[2][-1]
     delta = 1e-3 * (1.0 + float(np.linalg.norm(x)))
     y = x.copy()
     y[free] += delta * v
@@ -395,7 +404,7 @@ def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, tuple[int,
             continue
         if any(x[i] < -1e-12 * big for i in nonneg):
             continue
-        if any(np.allclose(x, y, rtol=1e-9, atol=1e-12) for y, _, _ in out):
+        if any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y, _, _ in out):
             continue
         out.append((x, held, res))
     return out
