@@ -17,6 +17,12 @@ Two methods, chosen automatically (``method="auto"``):
     so that a root cannot cross the axis and come back unseen
     (:mod:`fluidnet.stability.rootpaths`).
 
+The delay method covers a swept delay ``tau`` with the system matrices independent of it, and
+every delay an integer multiple ``m_k tau / q`` of it (``q <= 12``, ``max m_k <= 8``): one delay,
+a round trip and its half, ``tau`` and ``2 tau``. A parameter that also enters a gain (an RTT in
+a window), or a delay swept while another delay stays fixed, goes to continuation (certified the
+same way, but it evaluates the system at many more values).
+
 The certificate
 ---------------
 Either way, the number of right-half-plane roots ``N`` is computed in full (rightmost

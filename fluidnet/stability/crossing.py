@@ -126,15 +126,21 @@ class Sweep:
     def real(self) -> bool:
         return is_real(next(iter(self._lins.values())))
 
-    def count(self, p: float, k: int | None = None) -> Count:
+    def count(self, p: float, k: int | None = None, rhp_only: bool = False) -> Count:
         """Right-half-plane roots at ``p`` (with multiplicity), from the rightmost roots.
 
         At least ``k`` rightmost roots are computed, and more until the leftmost of them lies in
         the open left half-plane: every right-half-plane root is then among them
         (:func:`~fluidnet.linear.roots.characteristic_roots` resolves every root right of the
-        ones it returns).
+        ones it returns). With ``rhp_only``, only the roots in the closed right half-plane
+        (``region=0``).
         """
         lin = self.lin(p)
+        if rhp_only:
+            self.n_counts += 1
+            roots = characteristic_roots(lin, region=0.0, multiplicity=True, **self.root_options)
+            n = sum(r.multiplicity for r in roots if r.real > 0 and not on_axis(r.value))
+            return Count(float(p), int(n), roots)
         k = max(k or 0, 6, 2 * lin.n)
         while True:
             self.n_counts += 1

@@ -40,6 +40,8 @@ CHECK_EVERY = 12
 MAX_RESTARTS = 3
 #: Roots are followed when their real part is above ``-WINDOW / tau_max``.
 WINDOW = 4.0
+#: Relative agreement of two successive estimates of a crossing that ends its search.
+RTOL = 1e-13
 #: Consecutive rejected steps before the continuation gives up at a point.
 MAX_REJECTS = 60
 
@@ -184,7 +186,8 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
         steps += 1
         switch = any(c.is_switch for c in crossings[len(confirmed) :])
         if found or steps % CHECK_EVERY == 0 or q == hi:
-            check = sweep.count(q, k)
+            last_one = first_switch and switch
+            check = sweep.count(q, k, rhp_only=last_one)
             if check.count != count:
                 return "failed", confirmed, checks, last
             checks.append(check)
@@ -286,10 +289,11 @@ def _locate(sweep: Sweep, path: _Path, new: np.ndarray, q: float, real_system: b
 
 
 def _illinois(f, a: float, b: float, fa: float, fb: float) -> float:
-    """A zero of ``f`` in ``[a, b]`` (``fa fb < 0``) by the Illinois variant of regula falsi, to
-    a few ulps; the sign change is kept at every step, so the zero is never lost."""
+    """A zero of ``f`` in ``[a, b]`` (``fa fb < 0``) by the Illinois variant of regula falsi,
+    until two iterates agree to ``RTOL`` (the convergence is superlinear: the last one is then
+    accurate to rounding); the sign change is kept at every step, so the zero is never lost."""
     side = 0
-    eps = 4 * np.finfo(float).eps
+    eps = RTOL
     previous = math.nan
     for _ in range(100):
         c = b - fb * (b - a) / (fb - fa)
