@@ -126,7 +126,9 @@ def test_cooke_grossman_every_switch_on_0_80():
     # the count as a step function, and the switches where it leaves or reaches 0
     counts = np.cumsum([0] + [r[2] for r in ref])
     assert [c.count_after for c in sw.crossings] == list(counts[1:])
-    switch_ref = [r[0] for r, a, b in zip(ref, counts[:-1], counts[1:]) if (a == 0) != (b == 0)]
+    switch_ref = [
+        r[0] for r, a, b in zip(ref, counts[:-1], counts[1:], strict=True) if (a == 0) != (b == 0)
+    ]
     assert len(sw.switches) == len(switch_ref) == 11
     assert sw.values == pytest.approx(switch_ref, rel=1e-12)
     assert sw.count(1.0) == 2 and sw.count(5.0) == 0 and sw.count(79.0) == 4

@@ -160,7 +160,7 @@ def test_linearize_refuses_a_point_that_is_not_an_equilibrium():
         m.linearize(equilibrium={"R": 1875.0, "q": -1.0})
     x = fn.states("x")
     m1 = fn.Model({x: (x(fn.t) ** 2 - x(fn.t)) / x(fn.t)}, {})
-    with pytest.raises(AnalysisError, match="undefined"):
+    with pytest.raises(AnalysisError, match="undefined|not differentiable"):
         m1.linearize(equilibrium={"x": 0.0})
     # the equilibrium itself, and one rounded to 1e-9, are accepted
     assert m.linearize(equilibrium={"R": 1875.0 * (1 + 1e-9), "q": 0.0}).n == 2

@@ -137,6 +137,7 @@ def test_sliding_equilibrium_has_no_jacobian():
             AnalysisError, match=r"(switching surface -B \+ x1 \+ x2 = 0|not differentiable)"
         ):
             m.linearize(equilibrium=point)
-    # off the surface the one-sided field is smooth and linearizes as before
-    lin = m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})
-    np.testing.assert_allclose(lin.A0, -np.eye(2))
+    # off the surface the one-sided field is smooth (Jacobian -I), but (6, 6) is not an
+    # equilibrium (x' = -x there): a given point must be one (issue 18)
+    with pytest.raises(AnalysisError, match=r"not an equilibrium.*dx1/dt = -6"):
+        m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})

@@ -168,7 +168,6 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         if missing:
             raise ModelError(f"equilibrium misses states {sorted(missing)}")
         eq = {n: float(equilibrium[n]) for n in form.states}
-        check_equilibrium(model, eq, values)
     x = np.array([eq[n] for n in form.states], dtype=float)
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"
@@ -181,6 +180,8 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         lambda i, k: f"{plan.Jlag_sym[k][i]} (w.r.t. {form.lag_label(form.lags[k])})",
     )
     _off_switching_surfaces(plan, x, p, where)
+    if equilibrium is not None:
+        check_equilibrium(model, eq, values)  # a point given by the caller must be one
     taus = plan.delays(x, p)
     n = len(form.states)
     delayed: list[tuple[float, np.ndarray]] = []
