@@ -193,10 +193,10 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
             checks.append(check)
             confirmed = list(crossings)
             last = check
-            if first_switch and switch:
+            if (first_switch and switch) or q == hi:
                 return "ok", crossings, checks
             lam = _upper(check.roots, real_system, sweep.lin(q))
-            path = _Path(q, lam, _velocity(sweep, q, lam, span, -1.0 if q == hi else 1.0))
+            path = _Path(q, lam, _velocity(sweep, q, lam, span, 1.0))
         h = h_next
     return "ok", crossings, checks
 
