@@ -352,7 +352,8 @@ def _no_switch_message(name, lo, hi, crossings, checks, method) -> str:
         hint = "look outside the interval, or change another parameter"
     seen = f"{len(crossings)} crossings of the imaginary axis, none changing stability"
     return (
-        f"no stability switch of {name} in [{lo:g}, {hi:g}]: the system is {state}; checked by "
+        f"no stability switch of {name} in [{lo:g}, {hi:g}] (no crossing of the imaginary axis "
+        f"changes stability): the system is {state}; checked by "
         f"{method} ({seen}; right-half-plane roots counted in full at "
         f"{', '.join(f'{c.value:g}' for c in checks[:6])}{', ...' if len(checks) > 6 else ''}). "
         f"To find one, {hint}"
@@ -593,7 +594,7 @@ def stability_switches(
     >>> m = fn.Model({x1: x2(fn.t), x2: -x1(fn.t) - 2*zeta*x2(fn.t) - K*x1(fn.t - tau)},
     ...              {zeta: 0.1, K: 0.25, tau: 1.0})
     >>> sw = fn.stability_switches(m, "tau", 0.0, 80.0)
-    >>> len(sw.switches), round(sw.switches[0].value, 9), sw.switches[0].direction
+    >>> len(sw.switches), round(float(sw.switches[0].value), 9), sw.switches[0].direction
     (11, 0.956825895, 'destabilizing')
     """
     lo, hi, values, root_kw = _prepare(

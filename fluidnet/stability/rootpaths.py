@@ -329,10 +329,11 @@ def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:
         "axis": "it stays on the imaginary axis (a root at 0 or j omega for a whole interval?)",
         "curved": "its path bends too fast to follow",
     }[reason]
-    if reason == "axis" and abs(lam) <= 1e-9:
+    if reason == "axis" and abs(lam.imag) <= 1e-9 * max(1.0, abs(lam)):
         what = (
-            "it stays at 0 (det(A0 + sum A_k) = 0: an integrator or a conserved quantity; the "
-            "system is at best marginally stable there)"
+            "a real root reaches 0 and stays there: the equilibrium is not hyperbolic (a "
+            "fold, transcritical or pitchfork point where the equilibrium followed changes "
+            "branch, or an integrator: det(A0 + sum A_k) = 0)"
         )
     return (
         f"cannot follow the root {lam:.6g} past {sweep.name}={path.p:.12g}: {what}. The count of "

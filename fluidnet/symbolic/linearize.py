@@ -153,7 +153,7 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     AnalysisError
         When a Jacobian entry is not finite at the equilibrium, or the equilibrium lies on a
         switching surface (a kink or jump of a switching term, e.g. a sliding equilibrium), or
-        a given ``equilibrium`` is not one (a steady-state residual above 1e-6 relative, a
+        a given ``equilibrium`` is not one (a steady-state residual above 1e-4 relative, a
         negative projected state, an undefined right-hand side).
     """
     values = model.resolve_params(params)
