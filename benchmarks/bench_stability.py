@@ -8,8 +8,13 @@
    ``alpha = w sin w, beta = w^2 cos w`` (``w = omega d0``) or to the segment ``beta = 0``.
 3. :func:`fluidnet.critical_value` of the propagation delay ``d`` for the 40 (N, c) pairs of
    seed 002 Table 6.6.2, on the printed SBRM loop gain (6.5.21) (the linear model
-   ``fluidnet.models.single_bit.sbrm_printed_linear``): total time, and the comparison with the
-   paper's printed d_crit (a 4 ms grid: the grid delay whose Nyquist curve comes closest to -1).
+   ``fluidnet.models.single_bit.sbrm_printed_linear``), in one call with arrays of N and c
+   (an xarray result): total time, and the comparison with the paper's printed d_crit (a 4 ms
+   grid: the grid delay whose Nyquist curve comes closest to -1).
+4. The 80 exact critical delays of Table 6.6.2 (SBRM and Reno/RED, printed loop gains (6.5.21)
+   and (6.5.22)) as ``fluidnet reproduce sbrm`` computes them
+   (:func:`fluidnet.papers.sbrm.critical_delay.exact_critical`, a bracket of +-6 ms around the
+   printed delay, the whole range where none is printed): total time (issue 14 goal: <= 1 s).
 """
 
 from __future__ import annotations
@@ -137,12 +142,17 @@ def sbrm_critical_delays() -> dict:
 
     model = sbrm_printed_linear()
     model.linearize()  # compile once before timing
+    Ns = sorted({r[0] for r in TABLE_6_6_2})
+    cs = sorted({r[1] for r in TABLE_6_6_2})
     t0 = time.perf_counter()
+    ds = fn.critical_value(
+        model, "d", 0.03, 0.2, params={"N": np.array(Ns, float), "c": 1000.0 * np.array(cs)}
+    )
+    dt = time.perf_counter() - t0
     rows = []
     for N, c, d_text, f_text in TABLE_6_6_2:
-        cv = fn.critical_value(model, "d", 0.03, 0.2, N=float(N), c=1000.0 * c)
-        rows.append((N, c, d_text, f_text, cv.value * 1e3, cv.frequency))
-    dt = time.perf_counter() - t0
+        pt = ds.sel(N=float(N), c=1000.0 * c)
+        rows.append((N, c, d_text, f_text, float(pt["value"]) * 1e3, float(pt["frequency"])))
     # the paper's rule on its grid 50, 54, ..., 102 ms is the grid delay whose Nyquist curve
     # comes closest to -1 (note 002 §0): close to the grid point nearest our exact crossing d*,
     # clipped at 102 ms, and ">> 102" when d* is well beyond (about 110 ms and more)
@@ -161,6 +171,30 @@ def sbrm_critical_delays() -> dict:
     }
 
 
+def table_6_6_2_exact_critical_delays() -> dict:
+    from fluidnet.papers.sbrm.critical_delay import exact_critical, loop_gain_factory
+    from fluidnet.papers.sbrm.data import TABLE_6_6_2_PRINTED, is_number
+
+    jobs = []
+    for N, c, red_d, sbrm_d, _, _ in TABLE_6_6_2_PRINTED:
+        for proto, d in (("SBRM", sbrm_d), ("RED", red_d)):
+            jobs.append((proto, N, c, float(d) if is_number(d) else None))
+    exact_critical(loop_gain_factory("SBRM", 30, 10), near_ms=86.0)  # imports, caches
+    t0 = time.perf_counter()
+    values = []
+    for proto, N, c, near in jobs:
+        cv = exact_critical(loop_gain_factory(proto, N, c), near_ms=near)
+        values.append((proto, N, c, 1e3 * cv.value, cv.frequency, cv.method))
+    dt = time.perf_counter() - t0
+    return {
+        "critical_delays": len(values),
+        "seconds": dt,
+        "per_delay_ms": 1e3 * dt / len(values),
+        "methods": sorted({v[5] for v in values}),
+        "rows": values,
+    }
+
+
 def main() -> dict:
     workers = min(2, os.cpu_count() or 1)
     out = {
@@ -169,6 +203,7 @@ def main() -> dict:
         "boundary_dsubdivision": boundary("dsubdivision"),
         "boundary_continuation": boundary("continuation"),
         "sbrm_critical_value": sbrm_critical_delays(),
+        "table_6_6_2_critical_delays": table_6_6_2_exact_critical_delays(),
     }
     print(f"{'benchmark':34s} {'time (s)':>9s}  result")
     for key in ("chart_serial_40x40", f"chart_200x200_{workers}proc"):
@@ -189,6 +224,12 @@ def main() -> dict:
         f"{'sbrm_critical_value (40 pairs)':34s} {r['seconds']:9.2f}  {r['per_pair_ms']:.0f} "
         f"ms/pair; printed d_crit = nearest grid delay to d*: "
         f"{r['printed_dcrit_equal_nearest_grid_point']}"
+    )
+    r = out["table_6_6_2_critical_delays"]
+    print(
+        f"{'Table 6.6.2 exact critical delays':34s} {r['seconds']:9.2f}  "
+        f"{r['critical_delays']} delays, {r['per_delay_ms']:.0f} ms each "
+        f"({', '.join(r['methods'])}; goal <= 1 s in all)"
     )
     print("   N   c  d_crit(paper)  d*(ours, ms)  f_crit(paper)  f*(ours, Hz)")
     for N, c, d_text, f_text, d, f in r["rows"]:

@@ -52,6 +52,7 @@ _LAZY = {
     "stability_chart": "fluidnet.stability",
     "stability_boundary": "fluidnet.stability",
     "critical_value": "fluidnet.stability",
+    "stability_switches": "fluidnet.stability",
     "phase_portrait": "fluidnet.stability",
     "nonlinear_chart": "fluidnet.stability",
     # bifurcation analysis

@@ -1,5 +1,6 @@
 """Characteristic roots: Lambert W closed forms, the argument principle, zero roots, errors."""
 
+import math
 import warnings
 
 import numpy as np
@@ -174,3 +175,17 @@ def test_stiff_undelayed_mode_does_not_inflate_the_discretization():
         roots = lin.roots(k=4)
     np.testing.assert_allclose(roots.values, _lambert_roots(0.0, -1.0, 1.0)[:4], rtol=1e-11)
     assert roots.n_points <= 40
+
+
+def test_double_real_root_of_a_real_system_is_real():
+    # x' = -x(t - 1)/e: lambda + exp(-lambda - 1) = 0 has the double root -1 (f(-1) = f'(-1) = 0);
+    # in floating point the pair splits 1e-8 off the axis, and was reported as -1 + 2e-8j alone
+    lin = fn.LinearDDE(0.0, [(1.0, -1.0 / math.e)])
+    roots = lin.roots(k=4)
+    top = roots[0]
+    assert top.value == complex(top.real, 0.0) and top.multiplicity == 2
+    assert top.real == pytest.approx(-1.0, abs=1e-7)
+    # every non-real root of a real system comes with its exact conjugate
+    vals = roots.values[:-1]  # the last may be half of a pair cut at k
+    for v in vals[vals.imag != 0]:
+        assert v.conjugate() in vals

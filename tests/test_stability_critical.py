@@ -1,7 +1,11 @@
-"""critical_value: closed-form critical delays and gains, and clear errors."""
+"""critical_value and stability_switches: closed-form critical delays and gains, every switch of
+a delayed oscillator, the Hayes equation, certificates and clear errors.
+
+Every reference value is derived here from a closed form, not from fluidnet."""
 
 import math
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 
@@ -31,7 +35,7 @@ def test_kelly_primal_linearization_and_critical_delay():
     cv = fn.critical_value(m, "T", 0.1, 10.0)
     assert cv.value == pytest.approx(math.pi / (2 * kappa * beta), rel=1e-10)
     assert cv.omega == pytest.approx(kappa * beta, rel=1e-10)
-    assert cv.direction == "destabilizing" and cv.bracket[0] < cv.value <= cv.bracket[1]
+    assert cv.direction == "destabilizing" and cv.bracket[0] < cv.value < cv.bracket[1]
     # and over the gain at fixed delay: kappa* = pi / (2 beta T)
     ck = fn.critical_value(m, "kappa", 0.1, 5.0, T=1.0)
     assert ck.value == pytest.approx(math.pi / (2 * beta * 1.0), rel=1e-10)
@@ -63,10 +67,174 @@ def test_sbrm_printed_loop_critical_delay_is_in_the_papers_grid_cell():
     assert abs(cv.frequency - 1.78) < 0.04
 
 
-def test_no_crossing_is_a_clear_error():
+def cooke_grossman(zeta=0.1, K=0.25):
+    """x'' + 2 zeta x' + x = -K x(t - tau) (Cooke and Grossman 1982) as a first-order model."""
+    x1, x2 = fn.states("x1 x2")
+    z, k, tau = fn.params("zeta K tau")
+    return fn.Model(
+        {x1: x2(fn.t), x2: -x1(fn.t) - 2 * z * x2(fn.t) - k * x1(fn.t - tau)},
+        {z: zeta, k: K, tau: 1.0},
+    )
+
+
+def cooke_grossman_crossings(zeta, K, hi):
+    """Every crossing in (0, hi] from the closed form, with the change of the RHP count.
+
+    At s = j w: |1 - w^2 + 2j zeta w| = K, i.e. u = w^2 solves u^2 + (4 zeta^2 - 2) u + 1 - K^2 = 0;
+    the phase gives exp(-j w tau) = -(1 - w^2 + 2j zeta w) / K, tau_k = (theta + 2 pi k) / w. The
+    direction is the sign of F'(u), F(u) = (1 - u)^2 + 4 zeta^2 u - K^2 (Cooke and van den
+    Driessche 1986): +2 roots at the larger frequency, -2 at the smaller.
+    """
+    disc = (4 * zeta**2 - 2) ** 2 - 4 * (1 - K**2)
+    out = []
+    for sign in (+1, -1):
+        u = ((2 - 4 * zeta**2) + sign * math.sqrt(disc)) / 2
+        w = math.sqrt(u)
+        change = 2 if 2 * (u - 1) + 4 * zeta**2 > 0 else -2
+        theta = (-np.angle(-(1 - u + 2j * zeta * w) / K)) % (2 * math.pi)
+        k = 0
+        while (theta + 2 * math.pi * k) / w <= hi:
+            out.append(((theta + 2 * math.pi * k) / w, w, change))
+            k += 1
+    return sorted(out)
+
+
+def test_cooke_grossman_first_switch_by_default():
+    # the example of issue 13: two crossings 1.6 apart, 12.77 was reported by a coarse scan
+    cv = fn.critical_value(cooke_grossman(), "tau", 0.0, 80.0)
+    ref = cooke_grossman_crossings(0.1, 0.25, 80.0)[0]
+    assert cv.value == pytest.approx(0.956825894623, abs=5e-13)
+    assert cv.value == pytest.approx(ref[0], rel=1e-12)
+    assert cv.omega == pytest.approx(ref[1], rel=1e-12)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("destabilizing", 0, 2)
+    assert cv.method == "delay"
+    # certificate: counts computed in full on both sides of the crossing
+    assert cv.bracket[0] < cv.value < cv.bracket[1]
+    assert (cv.bracket[0], 0) in cv.checks and (cv.bracket[1], 2) in cv.checks
+    assert fn.models is not None and cooke_grossman().linearize(tau=0.95).is_stable()
+    assert not cooke_grossman().linearize(tau=0.96).is_stable()
+
+
+def test_cooke_grossman_every_switch_on_0_80():
+    sw = fn.stability_switches(cooke_grossman(), "tau", 0.0, 80.0)
+    ref = cooke_grossman_crossings(0.1, 0.25, 80.0)
+    assert len(sw.crossings) == len(ref) == 26
+    for c, (tau, w, change) in zip(sw.crossings, ref, strict=True):
+        assert c.value == pytest.approx(tau, rel=1e-12)
+        assert c.omega == pytest.approx(w, rel=1e-12)
+        assert c.change == change
+    # the count as a step function, and the switches where it leaves or reaches 0
+    counts = np.cumsum([0] + [r[2] for r in ref])
+    assert [c.count_after for c in sw.crossings] == list(counts[1:])
+    switch_ref = [
+        r[0] for r, a, b in zip(ref, counts[:-1], counts[1:], strict=True) if (a == 0) != (b == 0)
+    ]
+    assert len(sw.switches) == len(switch_ref) == 11
+    assert sw.values == pytest.approx(switch_ref, rel=1e-12)
+    assert sw.count(1.0) == 2 and sw.count(5.0) == 0 and sw.count(79.0) == 4
+    assert len(sw.stable_intervals()) == 6 and sw.stable_intervals()[0] == (0.0, sw.values[0])
+    # certified: the full count between every pair of consecutive crossings
+    assert len(sw.checks) == len(sw.crossings) + 1
+    for value, n in sw.checks:
+        assert n == sw.count(value)
+    ds = sw.to_xarray()
+    assert ds.sizes["crossing"] == 26 and int(ds["is_switch"].sum()) == 11
+
+
+def test_cooke_grossman_by_continuation_agrees_with_the_closed_form():
+    # the same switches when the roots are followed instead of computed from the delay
+    sw = fn.stability_switches(cooke_grossman(), "tau", 0.0, 20.0, method="continuation")
+    ref = cooke_grossman_crossings(0.1, 0.25, 20.0)
+    assert sw.method == "continuation"
+    assert [c.value for c in sw.crossings] == pytest.approx([r[0] for r in ref], rel=1e-10)
+    assert [c.change for c in sw.crossings] == [r[2] for r in ref]
+
+
+def hayes(a=0.9):
+    x = fn.states("x")
+    A, B = fn.params("a b")
+    return fn.Model({x: A * x(fn.t) + B * x(fn.t - 1)}, {A: a, B: -1.0})
+
+
+def test_hayes_boundary_in_b():
+    # x' = a x + b x(t-1), a = 0.9 < 1: stable iff -w/sin(w) < b < -a, with w in (0, pi) solving
+    # w cot(w) = a (roots j w: a + b cos w = 0, w + b sin w = 0); b = -a is a real root at 0
+    a = 0.9
+    w = brentq(lambda v: v / math.tan(v) - a, 1e-6, math.pi - 1e-6)
+    b_low = -w / math.sin(w)
+    assert b_low == pytest.approx(-a / math.cos(w), rel=1e-14)
+    h = hayes(a)
+    cv = fn.critical_value(h, "b", -4.0, 0.6)  # raised "not stable at all 17 points" before
+    assert cv.value == pytest.approx(b_low, rel=1e-12)
+    assert cv.omega == pytest.approx(w, rel=1e-10)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("stabilizing", 2, 0)
+    assert cv.method == "continuation"
+    sw = fn.stability_switches(h, "b", -4.0, 0.6)
+    assert [c.value for c in sw.switches] == pytest.approx([b_low, -a], rel=1e-12)
+    assert [c.change for c in sw.crossings] == [-2, 1]
+    assert sw.crossings[1].omega == pytest.approx(0.0, abs=1e-12)
+    assert sw.stable_intervals() == [(pytest.approx(b_low), pytest.approx(-a))]
+
+
+def test_two_delays_scaled_by_one_parameter():
+    # x' = -x(t - tau) - 0.5 x(t - 2 tau): z = exp(-j w tau) on the unit circle solves
+    # 0.5 z^2 + z + j w = 0; |z(w)| = 1 at the crossing frequency (found here by bisection)
+    def unit_root(w):
+        z = np.roots([0.5, 1.0, 1j * w])
+        return z[np.argmin(np.abs(np.abs(z) - 1))]
+
+    w0 = brentq(lambda w: abs(unit_root(w)) - 1, 0.1, 3.0)
+    tau0 = ((-np.angle(unit_root(w0))) % (2 * math.pi)) / w0
+    x = fn.states("x")
+    tau = fn.params("tau")
+    m = fn.Model({x: -x(fn.t - tau) - 0.5 * x(fn.t - 2 * tau)}, {tau: 0.1})
+    exact = fn.critical_value(m, "tau", 0.01, 3.0)
+    follow = fn.critical_value(m, "tau", 0.01, 3.0, method="continuation")
+    assert exact.method == "delay" and follow.method == "continuation"
+    assert exact.value == pytest.approx(tau0, rel=1e-10)
+    assert follow.value == pytest.approx(tau0, rel=1e-10)
+    assert exact.omega == pytest.approx(w0, rel=1e-10)
+
+
+def test_critical_values_over_parameter_arrays():
+    Ks = [0.2, 0.25, 0.3]
+    ds = fn.critical_value(cooke_grossman(), "tau", 0.0, 10.0, params={"K": Ks, "zeta": 0.1})
+    assert ds["value"].dims == ("K",)
+    for K, v, w in zip(Ks, ds["value"].values, ds["omega"].values, strict=True):
+        tau, omega, _ = cooke_grossman_crossings(0.1, K, 10.0)[0]
+        assert v == pytest.approx(tau, rel=1e-12) and w == pytest.approx(omega, rel=1e-12)
+    assert ds["destabilizing"].values.all() and (ds["error"] == "").all()
+
+
+def test_no_switch_is_a_clear_error():
     m = kelly_primal()
-    with pytest.raises(fn.AnalysisError, match=r"no crossing .* T in \[0.1, 0.5\].*stable"):
+    with pytest.raises(fn.AnalysisError, match=r"no stability switch of T in \[0.1, 0.5\].*stable"):
         fn.critical_value(m, "T", 0.1, 0.5)
+    # unstable throughout: the message says so, and what was checked
+    with pytest.raises(fn.AnalysisError, match=r"unstable on the whole interval.*counted in full"):
+        fn.critical_value(cooke_grossman(), "tau", 31.0, 35.0)
+
+
+def test_root_at_zero_for_every_delay_is_an_error():
+    x = fn.states("x")
+    tau = fn.params("tau")
+    m = fn.Model({x: -x(fn.t) + x(fn.t - tau)}, {tau: 1.0})  # det(A0 + A1) = 0
+    with pytest.raises(fn.AnalysisError, match="root at 0 for every value"):
+        fn.critical_value(m, "tau", 0.1, 5.0)
+
+
+def test_method_delay_refuses_a_gain():
+    with pytest.raises(fn.AnalysisError, match="method='delay' needs b"):
+        fn.critical_value(hayes(), "b", -4.0, 0.6, method="delay")
+
+
+def test_plot_is_the_count_as_a_step_function():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    sw = fn.stability_switches(cooke_grossman(), "tau", 0.0, 10.0)
+    ax = sw.plot()
+    assert ax.get_xlabel() == "tau" and "switches" in ax.get_title()
 
 
 @pytest.mark.parametrize(
@@ -76,6 +244,9 @@ def test_no_crossing_is_a_clear_error():
         (("T", 0.1, math.inf), {}, fn.OptionError, "lo < hi"),
         (("T", 0.1, 1.0), {"n_scan": 0}, fn.OptionError, "n_scan"),
         (("T", 0.1, 1.0), {"T": 0.3}, fn.OptionError, "swept"),
+        (("T", 0.1, 1.0), {"params": {"T": 0.3}}, fn.OptionError, "swept"),
+        (("T", 0.1, 1.0), {"params": {"w": 1.0}, "w": 2.0}, fn.OptionError, "both"),
+        (("T", 0.1, 1.0), {"method": "scan"}, fn.OptionError, "method"),
         (("speed", 0.1, 1.0), {}, fn.ParameterError, "speed"),
     ],
 )

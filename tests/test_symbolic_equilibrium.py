@@ -96,3 +96,71 @@ def test_singular_closed_form_falls_back_to_numeric_search():
     m = fn.Model({x: a * x(t) ** 2 + x(t) - 1}, {a: 0.0})
     assert m.equilibrium() == pytest.approx({"x": 1.0}, rel=1e-12)
     assert m.equilibrium(a=2.0) == pytest.approx({"x": 0.5}, rel=1e-12)
+
+
+def test_closed_form_equilibria_are_polished_to_rounding():
+    # x' = x^2 - b x + c, b = 1e8, c = 1: the closed form (b - sqrt(b^2 - 4c))/2 of the small
+    # root cancels catastrophically (it evaluates to 7.45e-9 and the root was dropped); the
+    # stable form 2c/(b + sqrt(b^2 - 4c)) is the reference
+    x = fn.states("x")
+    b, c = fn.params("b c")
+    m = fn.Model({x: x(fn.t) ** 2 - b * x(fn.t) + c}, {b: 1e8, c: 1.0})
+    eqs = m.equilibrium(all=True)
+    small = 2.0 / (1e8 + math.sqrt(1e16 - 4.0))
+    assert sorted(e["x"] for e in eqs) == [
+        pytest.approx(small, rel=1e-15),
+        pytest.approx(1e8 - small, rel=1e-15),
+    ]
+    assert all(e.residual <= 1e-15 for e in eqs)
+
+
+def test_residual_and_boundary_are_reported():
+    eq = fn.models.rcp().equilibrium()
+    assert eq == {"R": 1875.0, "q": 0.0} and eq.residual <= 1e-15 and eq.boundary == ()
+    assert eq.isolated
+
+
+def test_undefined_right_hand_side_is_not_an_equilibrium():
+    # (x^2 - x)/x: sympy cancels it to x - 1 once x(t) is set equal to itself, and x = 0 (where
+    # the right-hand side is 0/0) was returned as an equilibrium held at 0 by the projection
+    x = fn.states("x")
+    m = fn.Model({x: (x(fn.t) ** 2 - x(fn.t)) / x(fn.t)}, {}, nonnegative=[x])
+    assert m.equilibrium(all=True) == [{"x": 1.0}]
+
+
+def test_a_continuum_of_equilibria_is_not_a_list_of_points():
+    # x' = y - x, y' = x - y: every x = y is an equilibrium (x + y is conserved)
+    x, y = fn.states("x y")
+    m = fn.Model({x: y(fn.t) - x(fn.t), y: x(fn.t) - y(fn.t)}, {})
+    with pytest.raises(
+        AnalysisError, match=r"not isolated.*direction \(x: [+-]0.707, y: [+-]0.707"
+    ):
+        m.equilibrium(all=True)
+    # a delayed ratio: x' = x(t - 1)/x(t) - 1 holds for every x > 0
+    m2 = fn.Model({x: x(fn.t - 1) / x(fn.t) - 1}, {})
+    with pytest.raises(AnalysisError, match="not isolated"):
+        m2.equilibrium(all=True)
+    # one point of it is still available, marked as such
+    assert not m.equilibrium().isolated
+
+
+def test_a_multiple_isolated_equilibrium_is_isolated():
+    # x' = -x^3: a triple root at 0, isolated although the Jacobian vanishes there
+    x = fn.states("x")
+    m = fn.Model({x: -(x(fn.t) ** 3)}, {})
+    eqs = m.equilibrium(all=True)
+    assert eqs == [{"x": 0.0}] and eqs[0].isolated
+
+
+def test_linearize_refuses_a_point_that_is_not_an_equilibrium():
+    m = fn.models.rcp()
+    with pytest.raises(AnalysisError, match=r"not an equilibrium.*dq/dt|not an equilibrium.*dR/dt"):
+        m.linearize(equilibrium={"R": 1800.0, "q": 0.0})
+    with pytest.raises(AnalysisError, match="projected state 'q' = -1 is negative"):
+        m.linearize(equilibrium={"R": 1875.0, "q": -1.0})
+    x = fn.states("x")
+    m1 = fn.Model({x: (x(fn.t) ** 2 - x(fn.t)) / x(fn.t)}, {})
+    with pytest.raises(AnalysisError, match="undefined|not differentiable"):
+        m1.linearize(equilibrium={"x": 0.0})
+    # the equilibrium itself, and one rounded to 1e-9, are accepted
+    assert m.linearize(equilibrium={"R": 1875.0 * (1 + 1e-9), "q": 0.0}).n == 2

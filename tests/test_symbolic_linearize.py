@@ -137,9 +137,10 @@ def test_sliding_equilibrium_has_no_jacobian():
             AnalysisError, match=r"(switching surface -B \+ x1 \+ x2 = 0|not differentiable)"
         ):
             m.linearize(equilibrium=point)
-    # off the surface the one-sided field is smooth and linearizes as before
-    lin = m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})
-    np.testing.assert_allclose(lin.A0, -np.eye(2))
+    # off the surface the one-sided field is smooth (Jacobian -I), but (6, 6) is not an
+    # equilibrium (x' = -x there): a given point must be one (issue 18)
+    with pytest.raises(AnalysisError, match=r"not an equilibrium.*dx1/dt = -6"):
+        m.linearize(equilibrium={"x1": 6.0, "x2": 6.0})
 
 
 def test_sparse_jacobians_equal_the_dense_ones_on_a_network():
@@ -149,7 +150,7 @@ def test_sparse_jacobians_equal_the_dense_ones_on_a_network():
 
     A = np.array([[1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 0, 1]])
     m = fn.models.kelly_primal(A, T=[0.05, 0.07, 0.09, 0.11], c=2.0, B=4.0)
-    eq = {f"x_{i + 1}": 0.6 + 0.1 * i for i in range(4)}  # any point: the test is the algebra
+    eq = {k: float(v) for k, v in m.equilibrium().items()}
     lin = m.linearize(equilibrium=eq)
     form = m.form
     J0, Jlag = jacobian_blocks(form)

@@ -15,6 +15,7 @@ import numpy as np
 import sympy
 
 from ..errors import FluidnetError, IntegrationError, OptionError, ParameterError
+from ..overrides import reject_keywords
 from ..sweep import FuturesExecutor, SerialExecutor, resolve_executor
 from .codegen import compile_model
 from .history import build_history, normalize_history
@@ -83,6 +84,7 @@ def simulate_ensemble(
     on_error: str = "raise",
     executor=None,
     store=None,
+    **unknown: Any,
 ):
     """Integrate many parameter sets and/or initial histories, in parallel.
 
@@ -148,6 +150,7 @@ def simulate_ensemble(
     """
     import xarray as xr
 
+    reject_keywords(unknown, "simulate_ensemble", model)
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
     names, table = _parameter_sets(model, params)

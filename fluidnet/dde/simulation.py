@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IntegrationError, OptionError, ParameterError
+from ..overrides import reject_keywords
 from . import _codes as F
 from ._kernel import advance
 from ._state import ModelData, enlarged, new_run, trimmed
@@ -332,6 +333,7 @@ def simulate(
     first_step: float | None = None,
     max_steps: int = 1_000_000,
     dense: bool = True,
+    **unknown: Any,
 ) -> Solution:
     """Integrate a model's nonlinear delay-differential equations.
 
@@ -410,6 +412,7 @@ def simulate(
     >>> bool(sol["q"].min() == 0.0), sol.counters.time_on_boundary["q"] > 0
     (True, True)
     """
+    reject_keywords(unknown, "simulate", model)
     values = model.resolve_params(params or {})
     if t0 is None:
         t0 = history.t_end if isinstance(history, Solution) else 0.0

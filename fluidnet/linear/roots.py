@@ -472,6 +472,12 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray) -> list[tuple[comp
                 break
         else:
             merged.append([v, res[i]])
+    if _is_real(lin):
+        # a root merged with its own mirror image is real (a double real root splits into
+        # a pair 1e-8 apart in floating point): report it on the real axis, not as half a pair
+        for grp in merged:
+            if abs(grp[0].imag) <= MERGE_RTOL * (1 + abs(grp[0])):
+                grp[0] = complex(grp[0].real, 0.0)
     return [(complex(v), float(r)) for v, r in merged]
 
 
@@ -515,6 +521,8 @@ def _ode_roots(lin: LinearDDE, norms, with_multiplicity) -> Roots:
     ev = np.linalg.eigvals(lin.A0)
     found = []
     for v in ev[np.lexsort((-ev.imag, -ev.real))]:
+        if _is_real(lin) and abs(v.imag) <= MERGE_RTOL * (1 + abs(v)):
+            v = complex(v.real, 0.0)  # see _merged: a root merged with its mirror is real
         if not any(abs(v - f[0]) <= MERGE_RTOL * (1 + abs(v)) for f in found):
             found.append((complex(v), 0.0))
     vals = np.array([v for v, _ in found], dtype=complex)

@@ -3,14 +3,15 @@
 * characteristic roots: :func:`fluidnet.linear.roots.characteristic_roots` (also
   ``LinearDDE.roots``, ``LinearDDE.spectral_abscissa``, ``LinearDDE.is_stable``);
 * frequency domain: :func:`bode`, :func:`nyquist`, :func:`margins`;
-* parameter planes: :func:`stability_chart`, :func:`stability_boundary`, :func:`critical_value`;
+* parameter planes: :func:`stability_chart`, :func:`stability_boundary`;
+* one parameter: :func:`critical_value`, :func:`stability_switches`;
 * the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
 """
 
 from .bode import BodeResponse, bode
 from .boundary import BoundaryCurve, StabilityBoundary, stability_boundary
 from .chart import StabilityAccessor, stability_chart
-from .critical import CriticalValue, critical_value
+from .critical import CriticalValue, Crossing, StabilitySwitches, critical_value, stability_switches
 from .margins import Margins, margins
 from .nyquist import NyquistResponse, nyquist
 from .phaseplane import PhasePortrait, nonlinear_chart, phase_portrait
@@ -23,6 +24,7 @@ __all__ = [
     "stability_chart",
     "stability_boundary",
     "critical_value",
+    "stability_switches",
     "phase_portrait",
     "nonlinear_chart",
     # their result classes
@@ -33,5 +35,7 @@ __all__ = [
     "StabilityBoundary",
     "BoundaryCurve",
     "CriticalValue",
+    "Crossing",
+    "StabilitySwitches",
     "PhasePortrait",
 ]

@@ -28,6 +28,7 @@ computed at about 64 points per curve and located by bisection where it changes.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,7 @@ from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
+from ..overrides import merge_params
 from .system import SystemFactory
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
@@ -644,6 +646,7 @@ def stability_boundary(
     n_seed: int = 16,
     executor=None,
     progress: bool | None = None,
+    params: Mapping[str, float] | None = None,
     **fixed: float,
 ) -> StabilityBoundary:
     """The exact stability boundary in the plane of two parameters.
@@ -671,8 +674,10 @@ def stability_boundary(
     executor, progress
         For the coarse chart of the continuation method (see :mod:`fluidnet.sweep`); the
         boundary marking is one batched computation in this process.
+    params : dict, optional
+        Values of the other parameters ``{name: value}``.
     **fixed
-        Values of the other parameters.
+        The same as keywords (a name given both ways is an error).
 
     Returns
     -------
@@ -703,6 +708,7 @@ def stability_boundary(
         raise OptionError(f"x and y must be two different parameters, got {x!r} twice")
     if not 0 < resolution < 0.5:
         raise OptionError(f"resolution = {resolution!r} must lie in (0, 0.5)")
+    fixed = merge_params(params, fixed, "stability_boundary")
     factory = SystemFactory(model_or_factory, fixed)
     factory.check_names([x, y])
     plane = _Plane(factory, x, y)

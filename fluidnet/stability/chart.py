@@ -16,6 +16,7 @@ import xarray as xr
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
 from ..linear.roots import characteristic_roots
+from ..overrides import merge_params
 from ..sweep import grid_points, resolve_executor
 from ..threads import single_threaded_blas
 from .system import SystemFactory
@@ -112,6 +113,7 @@ def stability_chart(
     on_error: str = "raise",
     root_options: Mapping[str, Any] | None = None,
     method: str = "auto",
+    params: Mapping[str, float] | None = None,
     **fixed: float,
 ) -> xr.Dataset:
     """Linear stability over a grid of parameter values.
@@ -153,8 +155,10 @@ def stability_chart(
         See above; both give the same roots (to rounding) and the same certificates. With a
         ``store``, ``"batch"`` checkpoints blocks of rows of the grid, ``"pointwise"`` every
         point.
+    params : dict, optional
+        Values of the other parameters ``{name: value}``.
     **fixed
-        Values of the other parameters.
+        The same as keywords (a name given both ways is an error).
 
     Returns
     -------
@@ -184,6 +188,7 @@ def stability_chart(
     """
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
+    fixed = merge_params(params, fixed, "stability_chart")
     factory = SystemFactory(model_or_factory, fixed)
     if not isinstance(grids, Mapping) or not grids:
         grid_points(grids)  # raises the error that says what a grid is

@@ -1,24 +1,68 @@
-"""Critical parameter values: where a characteristic root crosses the imaginary axis."""
+"""Critical parameter values and stability switches, each with a certificate.
+
+:func:`critical_value` returns the first value of a parameter in ``[lo, hi]`` where stability
+changes; :func:`stability_switches` returns every crossing of the imaginary axis in the range,
+with its direction, frequency and the number of right-half-plane roots on each side.
+
+Two methods, chosen automatically (``method="auto"``):
+
+``"delay"``
+    When the parameter enters only as delays ``exp(-s tau)`` (one delay, or several integer
+    multiples of it, with the system matrices fixed), every crossing frequency and the whole
+    sequence of critical values come from a finite eigenvalue problem, exactly
+    (:mod:`fluidnet.stability.delaysweep`; for ``P(s) + Q(s) e^{-s tau}`` this is
+    ``|P(j omega)| = |Q(j omega)|``, ``tau_k = (theta + 2 pi k) / omega``).
+``"continuation"``
+    Any parameter: the rightmost roots are followed along the parameter with steps controlled
+    so that a root cannot cross the axis and come back unseen
+    (:mod:`fluidnet.stability.rootpaths`).
+
+The delay method covers a swept delay ``tau`` with the system matrices independent of it, and
+every delay an integer multiple ``m_k tau / q`` of it (``q <= 12``, ``max m_k <= 8``): one delay,
+a round trip and its half, ``tau`` and ``2 tau``. A parameter that also enters a gain (an RTT in
+a window), or a delay swept while another delay stays fixed, goes to continuation (certified the
+same way, but it evaluates the system at many more values).
+
+The certificate
+---------------
+Either way, the number of right-half-plane roots ``N`` is computed in full (rightmost
+characteristic roots, :func:`~fluidnet.linear.roots.characteristic_roots`) at the start of the
+range and between consecutive crossings, and must equal the count at the start plus the changes
+of the crossings found: ``N`` at both ends of every bracket differs by exactly the crossings
+in it. The counts checked are returned (``checks``). A sweep whose counts cannot be reconciled
+raises :class:`~fluidnet.errors.AnalysisError` instead of answering.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
-from ..errors import AnalysisError, OptionError, ParameterError
-from ..linear.roots import characteristic_roots
+from ..errors import AnalysisError, OptionError
+from ..overrides import merge_params
+from .crossing import Count, Crossing, Sweep
+from .delaysweep import delay_crossings, delay_family
+from .rootpaths import follow_roots
 from .system import SystemFactory
 
-__all__ = ["CriticalValue", "critical_value"]
+__all__ = [
+    "CriticalValue",
+    "Crossing",
+    "StabilitySwitches",
+    "critical_value",
+    "stability_switches",
+]
+
+_METHODS = ("auto", "delay", "continuation")
 
 
 @dataclass(frozen=True, kw_only=True)
 class CriticalValue:
-    """A parameter value where the spectral abscissa changes sign.
+    """The first value of a parameter where stability changes.
 
     Attributes
     ----------
@@ -33,9 +77,17 @@ class CriticalValue:
         ``"destabilizing"`` when the system is stable below ``value`` and unstable above,
         ``"stabilizing"`` otherwise.
     bracket : (float, float)
-        The scan interval that contained the crossing.
+        Two values around ``value`` where the number of right-half-plane roots was computed in
+        full: ``count_before`` and ``count_after``.
     root : complex
-        The rightmost root at ``value`` (real part ~ 0).
+        The root on the imaginary axis at ``value``.
+    count_before, count_after : int
+        Right-half-plane roots (with multiplicity) just below and just above ``value``.
+    method : str
+        ``"delay"`` (exact) or ``"continuation"``.
+    checks : tuple of (float, int)
+        Every parameter value where the right-half-plane count was computed in full, and the
+        count: the certificate (see the module notes).
     """
 
     name: str
@@ -44,6 +96,10 @@ class CriticalValue:
     direction: str
     bracket: tuple[float, float]
     root: complex
+    count_before: int = 0
+    count_after: int = 0
+    method: str = ""
+    checks: tuple[tuple[float, int], ...] = ()
 
     @property
     def frequency(self) -> float:
@@ -58,17 +114,272 @@ class CriticalValue:
     def __repr__(self) -> str:
         return (
             f"CriticalValue({self.name}={self.value:.12g}, omega={self.omega:.12g} rad/s "
-            f"({self.frequency:.6g} Hz), {self.direction})"
+            f"({self.frequency:.6g} Hz), {self.direction}, right-half-plane roots "
+            f"{self.count_before} -> {self.count_after}, {self.method})"
         )
 
 
-def _rightmost(factory: SystemFactory, name: str, value: float, root_kw) -> complex:
+@dataclass(frozen=True)
+class StabilitySwitches:
+    """Every crossing of the imaginary axis as one parameter sweeps a range.
+
+    Attributes
+    ----------
+    name : str
+    lo, hi : float
+        The range.
+    crossings : tuple of Crossing
+        In increasing order of value; each with ``value``, ``omega``, ``change``,
+        ``count_before``, ``count_after``, ``direction``, ``is_switch``.
+    count_lo : int
+        Right-half-plane roots at ``lo``.
+    method : str
+        ``"delay"`` or ``"continuation"``.
+    checks : tuple of (float, int)
+        The certificate: values where the count was computed in full, and the counts.
+    """
+
+    name: str
+    lo: float
+    hi: float
+    crossings: tuple[Crossing, ...]
+    count_lo: int
+    method: str
+    checks: tuple[tuple[float, int], ...] = field(default=())
+
+    @property
+    def switches(self) -> tuple[Crossing, ...]:
+        """The crossings where stability changes (the count leaves or reaches 0)."""
+        return tuple(c for c in self.crossings if c.is_switch)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The values of the stability switches."""
+        return np.array([c.value for c in self.switches])
+
+    def count(self, value) -> np.ndarray | int:
+        """Right-half-plane roots at ``value`` (right-continuous at a crossing)."""
+        v = np.asarray(value, dtype=float)
+        at = np.array([c.value for c in self.crossings])
+        after = np.array([self.count_lo] + [c.count_after for c in self.crossings])
+        out = after[np.searchsorted(at, v, side="right")]
+        return int(out) if out.ndim == 0 else out
+
+    def stable_intervals(self) -> list[tuple[float, float]]:
+        """The maximal sub-intervals of ``[lo, hi]`` where the system is stable."""
+        edges = [self.lo] + [c.value for c in self.crossings] + [self.hi]
+        counts = [self.count_lo] + [c.count_after for c in self.crossings]
+        out: list[tuple[float, float]] = []
+        for a, b, n in zip(edges[:-1], edges[1:], counts, strict=True):
+            if n == 0 and b > a:
+                if out and out[-1][1] == a:
+                    out[-1] = (out[-1][0], b)
+                else:
+                    out.append((a, b))
+        return out
+
+    def to_xarray(self):
+        """The crossings as an :class:`xarray.Dataset` along dimension ``crossing``."""
+        import xarray as xr
+
+        cs = self.crossings
+        dim = "crossing"
+        return xr.Dataset(
+            {
+                self.name: (dim, [c.value for c in cs], {"long_name": "critical value"}),
+                "omega": (dim, [c.omega for c in cs], {"units": "rad/s"}),
+                "change": (dim, [c.change for c in cs]),
+                "count_before": (dim, [c.count_before for c in cs]),
+                "count_after": (dim, [c.count_after for c in cs]),
+                "is_switch": (dim, [c.is_switch for c in cs]),
+                "direction": (dim, [c.direction for c in cs]),
+            },
+            coords={dim: np.arange(len(cs))},
+            attrs={"lo": self.lo, "hi": self.hi, "count_lo": self.count_lo, "method": self.method},
+        )
+
+    def plot(self, ax=None, **kwargs):
+        """The right-half-plane count as a step function of the parameter, switches marked."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        edges = [self.lo] + [c.value for c in self.crossings] + [self.hi]
+        counts = [self.count_lo] + [c.count_after for c in self.crossings]
+        kwargs.setdefault("color", "C0")
+        ax.stairs(counts, edges, **kwargs)
+        for c in self.switches:
+            ax.axvline(c.value, color="C3" if c.change > 0 else "C2", lw=0.8, ls="--")
+        for a, b in self.stable_intervals():
+            ax.axvspan(a, b, color="C2", alpha=0.12, lw=0)
+        ax.set_xlim(self.lo, self.hi)
+        ax.set_xlabel(self.name)
+        ax.set_ylabel("roots in the right half-plane")
+        ax.set_title(f"stability switches in {self.name} ({len(self.switches)})")
+        return ax
+
+    def __len__(self) -> int:
+        return len(self.crossings)
+
+    def __repr__(self) -> str:
+        lines = [
+            f"StabilitySwitches({self.name} in [{self.lo:g}, {self.hi:g}], {self.method}: "
+            f"{len(self.crossings)} crossings, {len(self.switches)} switches, "
+            f"{self.count_lo} right-half-plane roots at {self.lo:g})"
+        ]
+        for c in self.crossings:
+            mark = " switch" if c.is_switch else ""
+            lines.append(
+                f"  {self.name}={c.value:.12g}  omega={c.omega:.10g}  "
+                f"{c.count_before} -> {c.count_after}{mark}"
+            )
+        return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ the search
+def _check_range(name: str, lo, hi) -> tuple[float, float]:
     try:
-        lin = factory(**{name: value})
-    except (AnalysisError, ParameterError) as exc:
-        raise type(exc)(f"critical_value: at {name}={value:g}: {exc}") from exc
-    roots = characteristic_roots(lin, k=2, multiplicity=False, **root_kw)
-    return roots[0].value
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError) as exc:
+        raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise OptionError(f"need finite lo < hi for {name!r}, got [{lo!r}, {hi!r}]")
+    return lo, hi
+
+
+def _group(raw) -> list[list]:
+    """Crossings at the same value (to 1e-12) in one event."""
+    events: list[list] = []
+    for c in raw:
+        if events and abs(c.value - events[-1][0].value) <= 1e-12 * max(1.0, abs(c.value)):
+            events[-1].append(c)
+        else:
+            events.append([c])
+    return events
+
+
+def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
+    """Crossings by the exact delay method, certified; ``None`` when it does not apply."""
+    fam = delay_family(sweep, lo, hi)
+    if fam is None:
+        return None
+    raw, zero_root = delay_crossings(fam, lo, hi)
+    if zero_root:
+        raise AnalysisError(
+            f"the system has a root at 0 for every value of {sweep.name} "
+            "(det(A0 + sum A_k) = 0): it is never asymptotically stable, and no crossing "
+            "changes that; remove the integrator or conserved quantity"
+        )
+    if raw is None:
+        return None
+    start = sweep.count(lo)
+    checks = [start]
+    count = start.count
+    events = _group(raw)
+    crossings: list[Crossing] = []
+    edges = [lo] + [e[0].value for e in events] + [hi]
+    for i, event in enumerate(events):
+        before = count
+        for c in event:
+            count += c.change
+        for c in event:
+            crossings.append(
+                Crossing(
+                    value=c.value,
+                    omega=abs(c.root.imag),
+                    change=c.change,
+                    count_before=before,
+                    count_after=count,
+                    root=c.root,
+                )
+            )
+        if count < 0:
+            return None
+        # the count in the bracket after this event, computed in full
+        check = sweep.count(0.5 * (edges[i + 1] + edges[i + 2]))
+        checks.append(check)
+        if check.count != count:
+            return None
+        if first_switch and (before == 0) != (count == 0):
+            break
+    if not events:
+        check = sweep.count(hi)
+        checks.append(check)
+        if check.count != count:
+            return None
+    return crossings, checks
+
+
+def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bool):
+    if method in ("auto", "delay"):
+        found = _by_delays(sweep, lo, hi, first_switch)
+        if found is not None:
+            return found[0], found[1], "delay"
+        if method == "delay":
+            raise AnalysisError(
+                f"method='delay' needs {sweep.name} to enter only as delays (system matrices "
+                "independent of it, every delay an integer multiple of one delay proportional to "
+                f"{sweep.name}) and the counts to confirm the crossings; use method='auto'"
+            )
+    crossings, checks = follow_roots(sweep, lo, hi, first_switch=first_switch)
+    return crossings, checks, "continuation"
+
+
+def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options):
+    if method not in _METHODS:
+        raise OptionError(f"method = {method!r}: use one of {', '.join(map(repr, _METHODS))}")
+    lo, hi = _check_range(name, lo, hi)
+    values = merge_params(params, fixed, "critical_value")
+    if name in values:
+        raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
+    return lo, hi, values, dict(root_options or {})
+
+
+def _checks(checks: list[Count]) -> tuple[tuple[float, int], ...]:
+    return tuple((c.value, c.count) for c in checks)
+
+
+def _no_switch_message(name, lo, hi, crossings, checks, method) -> str:
+    first, last = checks[0], checks[-1]
+    if first.count == 0:
+        state = "stable on the whole interval (no root in the right half-plane)"
+        hint = f"widen [{lo:g}, {hi:g}] towards larger values of {name}"
+    else:
+        state = (
+            f"unstable on the whole interval ({first.count} right-half-plane roots at {lo:g}, "
+            f"{last.count} at {last.value:g})"
+        )
+        hint = "look outside the interval, or change another parameter"
+    seen = f"{len(crossings)} crossings of the imaginary axis, none changing stability"
+    return (
+        f"no stability switch of {name} in [{lo:g}, {hi:g}] (no crossing of the imaginary axis "
+        f"changes stability): the system is {state}; checked by "
+        f"{method} ({seen}; right-half-plane roots counted in full at "
+        f"{', '.join(f'{c.value:g}' for c in checks[:6])}{', ...' if len(checks) > 6 else ''}). "
+        f"To find one, {hint}"
+    )
+
+
+def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
+    sweep = Sweep(factory, name, root_options)
+    crossings, checks, used = _crossings(sweep, lo, hi, method, first_switch=True)
+    switch = next((c for c in crossings if c.is_switch), None)
+    if switch is None:
+        raise AnalysisError(_no_switch_message(name, lo, hi, crossings, checks, used))
+    before = max((c.value for c in checks if c.value < switch.value), default=lo)
+    after = min((c.value for c in checks if c.value > switch.value), default=hi)
+    return CriticalValue(
+        name=name,
+        value=float(switch.value),
+        omega=float(switch.omega),
+        direction=switch.direction,
+        bracket=(float(before), float(after)),
+        root=complex(switch.root),
+        count_before=switch.count_before,
+        count_after=switch.count_after,
+        method=used,
+        checks=_checks(checks),
+    )
 
 
 def critical_value(
@@ -77,18 +388,21 @@ def critical_value(
     lo: float,
     hi: float,
     *,
-    n_scan: int = 16,
-    rtol: float = 1e-13,
-    root_options: dict[str, Any] | None = None,
-    **fixed: float,
-) -> CriticalValue:
-    """The value of ``name`` in ``[lo, hi]`` where a root first crosses the imaginary axis.
+    params: Mapping[str, Any] | None = None,
+    method: str = "auto",
+    root_options: Mapping[str, Any] | None = None,
+    executor=None,
+    progress: bool | None = None,
+    on_error: str = "raise",
+    n_scan: int | None = None,
+    **fixed: Any,
+):
+    """The first value of ``name`` in ``[lo, hi]`` where stability changes, certified.
 
-    The spectral abscissa (real part of the rightmost, Newton-refined root) is evaluated at
-    ``n_scan + 1`` evenly spaced points; the first sign change from ``lo`` is then located by
-    Brent's method on the abscissa itself, to ``rtol`` relative (the abscissa is a smooth
-    function of the parameter near a simple crossing and is computed to rounding accuracy, so
-    the value and the crossing frequency are accurate to about 1e-12).
+    Roots are followed (or, for delays, every crossing is computed exactly) from ``lo``
+    upwards; the answer is the first crossing of the imaginary axis after which the system
+    changes from stable to unstable or back, however close crossings are to each other (see the
+    module notes for the methods and the certificate).
 
     Parameters
     ----------
@@ -98,25 +412,41 @@ def critical_value(
         The parameter to vary (e.g. a delay).
     lo, hi : float
         The interval searched, ``lo < hi``.
-    n_scan : int, default 16
-        Scan intervals; a crossing pair closer than ``(hi - lo) / n_scan`` can be missed.
-    rtol : float, default 1e-13
-        Relative tolerance on the value.
+    params : dict, optional
+        Values of the other parameters ``{name: value}``. A value may be an array (1-D): the
+        critical value is then computed for every combination (the outer product, one
+        dimension per array-valued parameter) and returned as an :class:`xarray.Dataset`.
+    method : {"auto", "delay", "continuation"}
+        See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
         Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`.
+    executor, progress
+        For many parameter sets (see :mod:`fluidnet.sweep`).
+    on_error : {"raise", "nan"}
+        For many parameter sets: raise the first error, or store NaN and the message in
+        ``error``.
+    n_scan : int, optional
+        Ignored (accepted for compatibility): no scan size needs choosing.
     **fixed
-        Values of the other parameters.
+        Parameter values as keywords (the same as ``params``; a name given both ways is an
+        error).
 
     Returns
     -------
-    CriticalValue
-        ``.value``, ``.omega`` (rad/s), ``.frequency`` (Hz), ``.direction``.
+    CriticalValue or xarray.Dataset
+        ``.value``, ``.omega`` (rad/s), ``.frequency`` (Hz), ``.direction``, the counts on
+        each side and the certificate ``.checks``. For array-valued parameters a Dataset with
+        ``value``, ``omega``, ``frequency``, ``destabilizing`` (bool), ``count_before``,
+        ``count_after`` and ``error``.
 
     Raises
     ------
     AnalysisError
-        When ``[lo, hi]`` holds no crossing (the message gives the abscissa at both ends), or
-        for a bad interval.
+        When ``[lo, hi]`` holds no change of stability (the message says whether the system is
+        stable or unstable throughout and what was checked), when the crossings cannot be
+        certified, or for a root at 0 for every value.
+    OptionError
+        For a bad interval, method or option.
     ParameterError
         For an unknown parameter name (models).
 
@@ -127,69 +457,161 @@ def critical_value(
     >>> k, T = fn.params("k T")
     >>> m = fn.Model({x: -k * x(fn.t - T)}, {k: 2.0, T: 0.1})
     >>> cv = fn.critical_value(m, "T", 0.1, 2.0)       # stable iff k T < pi/2
-    >>> abs(cv.value - math.pi / 4) < 1e-12, abs(cv.omega - 2.0) < 1e-12
-    (True, True)
+    >>> abs(cv.value - math.pi / 4) < 1e-12, abs(cv.omega - 2.0) < 1e-12, cv.method
+    (True, True, 'delay')
     """
-    if isinstance(n_scan, bool) or not isinstance(n_scan, (int, np.integer)) or n_scan < 1:
-        raise OptionError(f"n_scan = {n_scan!r} must be a positive integer")
-    try:
-        lo, hi = float(lo), float(hi)
-    except (TypeError, ValueError) as exc:
-        raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise OptionError(f"need finite lo < hi for {name!r}, got [{lo!r}, {hi!r}]")
-    if name in fixed:
-        raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
-    factory = SystemFactory(model_or_factory, fixed)
+    if n_scan is not None and (
+        isinstance(n_scan, bool) or not isinstance(n_scan, (int, np.integer)) or n_scan < 1
+    ):
+        raise OptionError(f"n_scan = {n_scan!r} must be a positive integer (it is not needed)")
+    lo, hi, values, root_kw = _prepare(
+        model_or_factory, name, lo, hi, params, fixed, method, root_options
+    )
+    arrays = {k: v for k, v in values.items() if np.ndim(v) > 0}
+    if arrays:
+        return _critical_grid(
+            model_or_factory,
+            name,
+            lo,
+            hi,
+            values,
+            arrays,
+            method,
+            root_kw,
+            executor,
+            progress,
+            on_error,
+        )
+    factory = SystemFactory(model_or_factory, values)
     factory.check_names([name])
-    root_kw = dict(root_options or {})
+    return _critical_one(factory, name, lo, hi, method, root_kw)
 
-    grid = np.linspace(lo, hi, n_scan + 1)
-    cache: dict[float, complex] = {}
 
-    def top(p: float) -> complex:
-        if p not in cache:
-            cache[p] = _rightmost(factory, name, p, root_kw)
-        return cache[p]
+class _CriticalTask:
+    """One parameter set of a grid of critical values (picklable for process executors)."""
 
-    # stable means abscissa < 0; a root at exactly 0 counts as not stable
-    stable_prev = top(grid[0]).real < 0
-    bracket = None
-    for p_prev, p in zip(grid[:-1], grid[1:], strict=True):
-        stable = top(p).real < 0
-        if stable != stable_prev:
-            bracket = (float(p_prev), float(p))
-            break
-    if bracket is None:
-        end_lo, end_hi = top(grid[0]).real, top(grid[-1]).real
-        state = "stable" if stable_prev else "not stable"
-        raise AnalysisError(
-            f"no crossing of the imaginary axis for {name} in [{lo:g}, {hi:g}]: the "
-            f"spectral abscissa is {end_lo:.4g} at {name}={lo:g} and {end_hi:.4g} at "
-            f"{name}={hi:g} ({state} at all {n_scan + 1} scanned points)"
+    def __init__(self, factory, name, lo, hi, method, root_kw, on_error):
+        self.factory, self.name, self.lo, self.hi = factory, name, lo, hi
+        self.method, self.root_kw, self.on_error = method, root_kw, on_error
+
+    def __call__(self, point: dict) -> tuple:
+        f = SystemFactory.__new__(SystemFactory)
+        f.__dict__.update(self.factory.__dict__)
+        f.fixed = {**self.factory.fixed, **point}
+        try:
+            cv = _critical_one(f, self.name, self.lo, self.hi, self.method, self.root_kw)
+        except AnalysisError as exc:
+            if self.on_error == "raise":
+                where = ", ".join(f"{k}={v:g}" for k, v in point.items())
+                raise type(exc)(f"at {where}: {exc}") from exc
+            return (math.nan, math.nan, False, -1, -1, "", str(exc))
+        return (
+            cv.value,
+            cv.omega,
+            cv.direction == "destabilizing",
+            cv.count_before,
+            cv.count_after,
+            cv.method,
+            "",
         )
-    a, b = bracket
-    fa, fb = top(a).real, top(b).real
-    if fb == 0.0:
-        value = b
-    elif fa == 0.0:
-        value = a
-    else:
-        value = brentq(
-            lambda p: top(p).real,
-            a,
-            b,
-            xtol=1e-300,
-            rtol=max(rtol, 4 * np.finfo(float).eps),
-            maxiter=200,
-        )
-    root = top(value)
-    direction = "destabilizing" if fa < 0 else "stabilizing"
-    return CriticalValue(
+
+
+def _critical_grid(
+    source, name, lo, hi, values, arrays, method, root_kw, executor, progress, on_error
+):
+    import xarray as xr
+
+    from ..sweep import grid_points, resolve_executor
+
+    if on_error not in ("raise", "nan"):
+        raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
+    scalars = {k: v for k, v in values.items() if k not in arrays}
+    factory = SystemFactory(source, scalars)
+    names, shape, points = grid_points(arrays)
+    factory.check_names([name, *names])
+    task = _CriticalTask(factory, name, lo, hi, method, root_kw, on_error)
+    results = resolve_executor(executor).map(
+        task, points, progress=progress, desc=f"critical {name} ({factory.name})"
+    )
+    cols = list(zip(*results, strict=True))
+    coords = {n: np.asarray(arrays[n], dtype=float).reshape(-1) for n in names}
+
+    def arr(i, dtype):
+        return np.array(cols[i], dtype=dtype).reshape(shape)
+
+    omega = arr(1, float)
+    data = {
+        "value": (names, arr(0, float), {"long_name": f"critical {name}"}),
+        "omega": (names, omega, {"units": "rad/s"}),
+        "frequency": (names, omega / (2 * math.pi), {"units": "Hz"}),
+        "destabilizing": (names, arr(2, bool)),
+        "count_before": (names, arr(3, int)),
+        "count_after": (names, arr(4, int)),
+        "method": (names, arr(5, object).astype(str)),
+        "error": (names, arr(6, object).astype(str)),
+    }
+    return xr.Dataset(data, coords=coords, attrs={"parameter": name, "lo": lo, "hi": hi, **scalars})
+
+
+def stability_switches(
+    model_or_factory,
+    name: str,
+    lo: float,
+    hi: float,
+    *,
+    params: Mapping[str, Any] | None = None,
+    method: str = "auto",
+    root_options: Mapping[str, Any] | None = None,
+    **fixed: Any,
+) -> StabilitySwitches:
+    """Every crossing of the imaginary axis as ``name`` sweeps ``[lo, hi]``, certified.
+
+    Parameters
+    ----------
+    model_or_factory, name, lo, hi, params, method, root_options, **fixed
+        As in :func:`critical_value` (scalar parameter values only).
+
+    Returns
+    -------
+    StabilitySwitches
+        ``.crossings`` (every crossing, with direction, frequency and the right-half-plane
+        count on each side), ``.switches`` (those that change stability), ``.count(value)``,
+        ``.stable_intervals()``, ``.to_xarray()``, ``.plot(ax=None)`` (the count as a step
+        function) and the certificate ``.checks``.
+
+    Raises
+    ------
+    AnalysisError
+        When the crossings cannot be certified, or for a root at 0 for every value.
+
+    Examples
+    --------
+    The delayed oscillator ``x'' + 2 zeta x' + x = -K x(t - tau)`` (Cooke and Grossman 1982)
+    is stable at ``tau = 0`` and switches stability 11 times for ``tau`` in ``[0, 80]``:
+
+    >>> import fluidnet as fn
+    >>> x1, x2 = fn.states("x1 x2"); zeta, K, tau = fn.params("zeta K tau")
+    >>> m = fn.Model({x1: x2(fn.t), x2: -x1(fn.t) - 2*zeta*x2(fn.t) - K*x1(fn.t - tau)},
+    ...              {zeta: 0.1, K: 0.25, tau: 1.0})
+    >>> sw = fn.stability_switches(m, "tau", 0.0, 80.0)
+    >>> len(sw.switches), round(float(sw.switches[0].value), 9), sw.switches[0].direction
+    (11, 0.956825895, 'destabilizing')
+    """
+    lo, hi, values, root_kw = _prepare(
+        model_or_factory, name, lo, hi, params, fixed, method, root_options
+    )
+    if any(np.ndim(v) > 0 for v in values.values()):
+        raise OptionError("stability_switches takes scalar parameter values only")
+    factory = SystemFactory(model_or_factory, values)
+    factory.check_names([name])
+    sweep = Sweep(factory, name, root_kw)
+    crossings, checks, used = _crossings(sweep, lo, hi, method, first_switch=False)
+    return StabilitySwitches(
         name=name,
-        value=float(value),
-        omega=abs(root.imag),
-        direction=direction,
-        bracket=bracket,
-        root=complex(root),
+        lo=lo,
+        hi=hi,
+        crossings=tuple(crossings),
+        count_lo=checks[0].count,
+        method=used,
+        checks=_checks(checks),
     )

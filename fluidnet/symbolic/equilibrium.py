@@ -9,6 +9,14 @@ Symbolic solving (sympy) is used when every equation is a rational function of t
 at most four states; otherwise, and wherever a closed form is singular at the given parameter
 values (e.g. 0/0) or yields nothing admissible, numeric root finding (scipy) from a guess and a
 set of starts.
+
+Every equilibrium, from a closed form or not, is then polished by Newton's method on the numeric
+steady-state equations (a closed form evaluated in floating point can lose several digits: a
+cubic's Cardano formula, for one) and returned as an :class:`Equilibrium` with its relative
+residual. A candidate is refused where the right-hand side as written is undefined (a ``0/0``
+that sympy cancelled when the delayed values were set equal, e.g. ``x(t - 1)/x(t)`` at ``x = 0``),
+and a solution that is not isolated (a continuum of equilibria, e.g. a conserved quantity) is an
+error rather than an arbitrary point of it.
 """
 
 from __future__ import annotations
@@ -23,9 +31,55 @@ import sympy
 from ..errors import AnalysisError, ModelError
 from .numeric import to_numpy
 
-__all__ = ["equilibria", "steady_state_equations", "symbolic_equilibria"]
+__all__ = [
+    "Equilibrium",
+    "check_equilibrium",
+    "equilibria",
+    "steady_state_equations",
+    "symbolic_equilibria",
+]
 
 _SYMBOLIC_MAX_STATES = 4
+#: Relative residual below which a point solves a steady-state equation (each equation is
+#: measured against its largest term).
+RESIDUAL_TOL = 1e-8
+#: :func:`check_equilibrium` (an equilibrium given by the user) accepts this relative residual:
+#: a steady state read off a simulation (about 1e-5) passes, a point that is not one does not.
+GIVEN_TOL = 1e-4
+
+
+class Equilibrium(dict):
+    """An equilibrium ``{state: value}`` with its certificate.
+
+    A plain dict of floats, plus
+
+    Attributes
+    ----------
+    residual : float
+        The largest relative residual of the steady-state equations that hold with equality
+        (each measured against the largest of its terms); about 1e-16 after polishing.
+    boundary : tuple of str
+        Projected states held at 0 by the projection (their equation is negative there).
+    isolated : bool
+        False when the equilibrium is one point of a continuum (then not determined by the
+        model; :meth:`fluidnet.Model.equilibrium` with ``all=True`` raises instead).
+    """
+
+    residual: float = 0.0
+    boundary: tuple[str, ...] = ()
+    isolated: bool = True
+
+    def __reduce__(self):
+        return (_rebuild, (dict(self), self.residual, self.boundary, self.isolated))
+
+    def __repr__(self) -> str:
+        return f"{dict.__repr__(self)}"
+
+
+def _rebuild(values, residual, boundary, isolated=True) -> Equilibrium:
+    eq = Equilibrium(values)
+    eq.residual, eq.boundary, eq.isolated = residual, boundary, isolated
+    return eq
 
 
 def steady_state_equations(form) -> list[sympy.Expr]:
@@ -104,8 +158,17 @@ class _Plan:
         eqs = steady_state_equations(form)
         args = (form.x, form.p)
         self.f = to_numpy(args, eqs)
+        self.jac = to_numpy(args, sympy.Matrix(eqs).jacobian(sympy.Matrix(form.x)))
+        # the right-hand sides as written, delayed values as separate arguments: undefined
+        # (0/0) where the steady-state equations had a factor cancelled by sympy
+        zs = [lag.symbol for lag in form.lags]
+        self.raw = to_numpy((form.x, zs, form.p), form.rhs)
+        self.lag_states = [lag.state for lag in form.lags]
         terms = [list(sympy.Add.make_args(sympy.expand(e))) for e in eqs]
         self.term_fns = [to_numpy(args, ts) for ts in terms]
+        # every term of every equation in one function (for the scales of all equations)
+        self.all_terms = to_numpy(args, [t for ts in terms for t in ts])
+        self.term_owner = np.repeat(np.arange(len(eqs)), [len(ts) for ts in terms])
         sym = symbolic_equilibria(model)
         self.symbolic = sym is not None
         self.closed = (
@@ -120,14 +183,31 @@ class _Plan:
         mags = mags[np.isfinite(mags)]
         return float(mags.max()) if mags.size else 0.0
 
+    def scales(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``max(1, largest term)`` of every equation at ``x``."""
+        mags = np.abs(self.all_terms(x, p))
+        mags[~np.isfinite(mags)] = 0.0
+        out = np.ones(len(self.states))
+        np.maximum.at(out, self.term_owner, mags)
+        return out
+
+    def defined(self, x: np.ndarray, p: np.ndarray) -> bool:
+        """Whether the right-hand sides as written are finite at the steady state ``x``."""
+        z = x[self.lag_states] if self.lag_states else np.zeros(0)
+        return bool(np.all(np.isfinite(self.raw(x, z, p))))
+
 
 def _plan(model) -> _Plan:
     return model.cached("equilibrium plan", lambda: _Plan(model))
 
 
 def equilibria(
-    model, *, guess: Mapping[str, float] | None = None, **params: Any
-) -> list[dict[str, float]]:
+    model,
+    *,
+    guess: Mapping[str, float] | None = None,
+    isolated: bool = False,
+    **params: Any,
+) -> list[Equilibrium]:
     """All equilibria found, best first.
 
     Parameters
@@ -136,22 +216,29 @@ def equilibria(
     guess : dict, optional
         ``{state: value}``; numeric root finding starts here, and the equilibria are sorted by
         their distance to it.
+    isolated : bool, default False
+        Raise when an equilibrium found is not isolated (``equilibrium(all=True)``: listing
+        arbitrary points of a continuum would be wrong). Otherwise such an equilibrium is
+        returned with ``isolated = False``.
     **params
         Parameter overrides.
 
     Returns
     -------
-    list of dict
-        ``[{state: value}, ...]``. Without ``guess`` the order is: equilibria of the
-        unprojected equations first (``f = 0`` everywhere, which the papers linearize at), then
-        those held on a boundary by the projection (``f_i < 0`` at ``x_i = 0``); within each
-        group, equilibria without negative states first (rates, windows and queues are
-        non-negative in fluid models), then fewer zero states first.
+    list of Equilibrium
+        ``[{state: value}, ...]``, each polished by Newton's method, with its ``residual``.
+        Without ``guess`` the order is: equilibria of the unprojected equations first
+        (``f = 0`` everywhere, which the papers linearize at), then those held on a boundary by
+        the projection (``f_i < 0`` at ``x_i = 0``); within each group, equilibria without
+        negative states first (rates, windows and queues are non-negative in fluid models),
+        then fewer zero states first.
 
     Raises
     ------
     AnalysisError
-        When no equilibrium exists or none is found.
+        When no equilibrium exists or none is found, or (with ``isolated``) when the
+        equilibria are not isolated (they form a curve: a conserved quantity, an undetermined
+        state).
     ModelError
         When the model depends explicitly on time, or ``guess`` names an unknown state.
     """
@@ -183,20 +270,123 @@ def equilibria(
             f"no equilibrium found for model {model.name!r} at {values}"
             + (" (numeric search; try guess={...})" if numeric else "")
         )
+    loose = set()
+    for x, held, _ in accepted:
+        direction = _not_isolated(plan, x, held, p)
+        if direction is not None:
+            loose.add(id(x))
+        if direction is not None and isolated:
+            point = ", ".join(f"{n}={v:.6g}" for n, v in zip(plan.states, x, strict=True))
+            along = ", ".join(
+                f"{n}: {d:+.3g}"
+                for n, d in zip(plan.states, direction, strict=True)
+                if abs(d) > 1e-9
+            )
+            raise AnalysisError(
+                f"the equilibria of model {model.name!r} at {values} are not isolated: the "
+                f"steady-state equations hold along a curve through ({point}), in the direction "
+                f"({along}); an equilibrium there is not determined by the model (a conserved "
+                "quantity or a state whose level nothing fixes). Pin it with another equation, "
+                "or give equilibrium={...} explicitly where one is needed"
+            )
     if guess is not None:
         g = np.array([guess.get(n, 0.0) for n in plan.states], dtype=float)
         accepted.sort(key=lambda a: float(np.linalg.norm(a[0] - g)))
     else:
-        accepted.sort(key=lambda a: (a[1], bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
-    return [{n: float(v) for n, v in zip(plan.states, a[0], strict=True)} for a in accepted]
+        accepted.sort(key=lambda a: (bool(a[1]), bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
+    out = []
+    for x, held, res in accepted:
+        eq = Equilibrium({n: float(v) for n, v in zip(plan.states, x, strict=True)})
+        eq.residual = res
+        eq.boundary = tuple(plan.states[i] for i in held)
+        eq.isolated = id(x) not in loose
+        out.append(eq)
+    return out
 
 
-def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, int]]:
-    """Keep real, finite candidates that solve the projected steady-state problem; dedupe.
+def _residual(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[float, np.ndarray]:
+    """Largest relative residual over the equations that must vanish, and all residuals."""
+    r = plan.f(x, p)
+    rel = np.abs(r) / plan.scales(x, p)
+    free = [i for i in range(len(r)) if i not in held]
+    return (float(np.max(rel[free])) if free else 0.0), r
 
-    Returns ``(x, is_boundary_only)`` pairs.
+
+def _polish(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[np.ndarray, float]:
+    """Newton's method on the equations of the states not held at 0; never makes it worse."""
+    free = [i for i in range(len(x)) if i not in held]
+    best, best_res = x, _residual(plan, x, p, held)[0]
+    if not free or best_res <= 1e-15:
+        return best, best_res  # already at the rounding floor
+    y = x.copy()
+    for _ in range(8):
+        r = plan.f(y, p)[free]
+        J = plan.jac(y, p)[np.ix_(free, free)]
+        if not (np.all(np.isfinite(J)) and np.all(np.isfinite(r))) or np.iscomplexobj(J):
+            break
+        step = np.linalg.lstsq(J, r, rcond=None)[0]
+        y = y.copy()
+        y[free] -= step
+        res = _residual(plan, y, p, held)[0]
+        if not np.isfinite(res):
+            break
+        if res >= best_res:
+            break  # no progress: the rounding floor
+        best, best_res = y, res
+        if res <= 1e-15:
+            break
+    return best, best_res
+
+
+def _not_isolated(plan: _Plan, x: np.ndarray, held, p: np.ndarray) -> np.ndarray | None:
+    """A direction along which the steady states form a curve through ``x``, or ``None``.
+
+    Only where the Jacobian of the free equations is singular: a step of ``1e-3`` along its
+    null vector is projected back onto the solution set (minimum-norm Gauss-Newton); on a curve
+    the projection stays about that far away, at an isolated (even a multiple) solution it
+    returns to ``x``.
     """
-    out: list[tuple[np.ndarray, int]] = []
+    free = [i for i in range(len(x)) if i not in held]
+    if not free:
+        return None
+    J = plan.jac(x, p)[np.ix_(free, free)]
+    if not np.all(np.isfinite(J)) or np.iscomplexobj(J):
+        return None
+    sv = np.linalg.svd(J, compute_uv=False)
+    if sv[0] == 0.0:
+        v = np.zeros(len(free))
+        v[0] = 1.0
+    elif sv[-1] > 1e-10 * sv[0]:
+        return None
+    else:
+        v = np.linalg.svd(J)[2][-1]
+    delta = 1e-3 * (1.0 + float(np.linalg.norm(x)))
+    y = x.copy()
+    y[free] += delta * v
+    for _ in range(30):
+        r = plan.f(y, p)[free]
+        Jy = plan.jac(y, p)[np.ix_(free, free)]
+        if not (np.all(np.isfinite(r)) and np.all(np.isfinite(Jy))):
+            return None
+        step = np.linalg.lstsq(Jy, r, rcond=1e-12)[0]
+        y[free] -= step
+        if np.linalg.norm(step) <= 1e-14 * (1.0 + np.linalg.norm(y)):
+            break
+    res = _residual(plan, y, p, held)[0]
+    if res <= RESIDUAL_TOL and np.linalg.norm(y - x) >= 0.5 * delta:
+        full = np.zeros(len(x))
+        full[free] = v
+        return full
+    return None
+
+
+def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, tuple[int, ...], float]]:
+    """Keep real, finite candidates that solve the projected steady-state problem where the
+    right-hand sides are defined; polish them; dedupe.
+
+    Returns ``(x, states held at 0 by the projection, relative residual)`` triples.
+    """
+    out: list[tuple[np.ndarray, tuple[int, ...], float]] = []
     nonneg = set(plan.nonneg)
     for x in candidates:
         x = np.asarray(x, dtype=float)
@@ -209,23 +399,64 @@ def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, int]]:
         for i in nonneg:
             if abs(x[i]) <= 1e-12 * big:
                 x[i] = 0.0
-        r = plan.f(x, p)
-        boundary_only = 0
-        ok = True
-        for i, ri in enumerate(r):
-            if abs(ri) <= 1e-8 * max(1.0, plan.scale(i, x, p)):
-                continue
-            if i in nonneg and x[i] == 0.0 and ri < 0:
-                boundary_only = 1  # held at 0 by the projection
-                continue
-            ok = False
-            break
-        if not ok:
+        held = _held(plan, x, p)
+        x, res = _polish(plan, x, p, held)
+        if res > RESIDUAL_TOL or not plan.defined(x, p):
             continue
-        if any(np.allclose(x, y, rtol=1e-9, atol=1e-12) for y, _ in out):
+        if any(x[i] < -1e-12 * big for i in nonneg):
             continue
-        out.append((x, boundary_only))
+        if any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y, _, _ in out):
+            continue
+        out.append((x, held, res))
     return out
+
+
+def _held(plan: _Plan, x: np.ndarray, p: np.ndarray) -> tuple[int, ...]:
+    """The projected states at 0 whose equation is negative there: held by the projection."""
+    r = plan.f(x, p)
+    return tuple(
+        i
+        for i in plan.nonneg
+        if x[i] == 0.0 and r[i] < 0 and abs(r[i]) > RESIDUAL_TOL * max(1.0, plan.scale(i, x, p))
+    )
+
+
+def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float]) -> None:
+    """Refuse a given point that is not an equilibrium of ``model`` at ``values``.
+
+    Raises
+    ------
+    AnalysisError
+        When a projected state is negative, the right-hand side is undefined there, or a
+        steady-state equation is violated by more than ``GIVEN_TOL`` relative to its terms (the
+        message names the state and the residual).
+    """
+    plan = _plan(model)
+    x = np.array([float(eq[n]) for n in plan.states], dtype=float)
+    p = np.array([values[k] for k in model.param_names], dtype=float)
+    for i in plan.nonneg:
+        if x[i] < 0:
+            raise AnalysisError(
+                f"equilibrium={dict(eq)} is not admissible: the projected state "
+                f"{plan.states[i]!r} = {x[i]:g} is negative"
+            )
+    if not plan.defined(x, p):
+        raise AnalysisError(
+            f"equilibrium={dict(eq)}: the right-hand side of model {model.name!r} is undefined "
+            "there (a 0/0 or a non-finite value)"
+        )
+    r = plan.f(x, p)
+    for i, ri in enumerate(r):
+        if plan.states[i] in model.nonnegative and x[i] == 0.0 and ri < 0:
+            continue  # held at 0 by the projection
+        scale = max(1.0, plan.scale(i, x, p))
+        if not abs(ri) <= GIVEN_TOL * scale:
+            raise AnalysisError(
+                f"equilibrium={dict(eq)} is not an equilibrium of model {model.name!r} at "
+                f"{dict(values)}: d{plan.states[i]}/dt = {ri:.6g} there (relative residual "
+                f"{abs(ri) / scale:.2g} > {GIVEN_TOL:g}); use model.equilibrium(guess=...) to "
+                "find the nearby one"
+            )
 
 
 def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:

@@ -25,7 +25,7 @@ from ..errors import AnalysisError, ModelError
 from ..linear.delays import same_delay
 from ..linear.lineardde import LinearDDE
 from ..linear.stacked import Stack
-from .equilibrium import symbolic_equilibria
+from .equilibrium import check_equilibrium, symbolic_equilibria
 from .numeric import to_numpy
 from .symbols import param_subs
 
@@ -309,7 +309,9 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
         explicitly on time.
     AnalysisError
         When a Jacobian entry is not finite at the equilibrium, or the equilibrium lies on a
-        switching surface (a kink or jump of a switching term, e.g. a sliding equilibrium).
+        switching surface (a kink or jump of a switching term, e.g. a sliding equilibrium), or
+        a given ``equilibrium`` is not one (a steady-state residual above 1e-4 relative, a
+        negative projected state, an undefined right-hand side).
     """
     values = model.resolve_params(params)
     plan = _plan(model)
@@ -329,6 +331,8 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
 
     vals = _finite_entries(plan, plan.entries(x, p), where)
     _off_switching_surfaces(plan, x, p, where)
+    if equilibrium is not None:
+        check_equilibrium(model, eq, values)  # a point given by the caller must be one
     n = len(form.states)
     A0 = np.zeros((n, n))
     A0[plan.rows[: plan.n0], plan.cols[: plan.n0]] = vals[: plan.n0]

@@ -2,7 +2,7 @@
 
 A :class:`Model` holds right-hand sides for its states, named parameters with values, optional
 projected (non-negative) states and named algebraic signals. It is immutable; every analysis
-takes parameter overrides as keyword arguments.
+takes parameter overrides as ``params={name: value}`` (see :mod:`fluidnet.overrides`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import sympy
 from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from ..errors import ModelError, ParameterError
+from ..overrides import merge_params
 from .canonical import DDEForm, build_form, delay_of
 from .equilibrium import equilibria
 from .linearize import linearize
@@ -473,22 +474,48 @@ class Model:
 
     # ------------------------------------------------------------------ analysis entry points
     def equilibrium(
-        self, *, all: bool = False, guess: Mapping[str, float] | None = None, **params: Any
+        self,
+        *,
+        all: bool = False,
+        guess: Mapping[str, float] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **overrides: Any,
     ):
         """The equilibrium ``{state: value}`` (see
-        :func:`fluidnet.symbolic.equilibrium.equilibria`)."""
-        found = equilibria(self, guess=guess, **params)
+        :func:`fluidnet.symbolic.equilibrium.equilibria`), at parameter values
+        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
+
+        With ``all=True`` every equilibrium found, or an error when they are not isolated."""
+        values = merge_params(params, overrides, "equilibrium")
+        found = equilibria(self, guess=guess, isolated=all, **values)
         return found if all else found[0]
 
-    def linearize(self, *, equilibrium: Mapping[str, float] | None = None, **params: Any):
+    def linearize(
+        self,
+        *,
+        equilibrium: Mapping[str, float] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **overrides: Any,
+    ):
         """Linearize at an equilibrium into a :class:`fluidnet.LinearDDE`
-        (see :func:`fluidnet.symbolic.linearize.linearize`)."""
-        return linearize(self, equilibrium=equilibrium, **params)
+        (see :func:`fluidnet.symbolic.linearize.linearize`), at parameter values
+        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`)."""
+        values = merge_params(params, overrides, "linearize")
+        return linearize(self, equilibrium=equilibrium, **values)
 
-    def loop_gain(self, cut: str, *, equilibrium: Mapping[str, float] | None = None, **params: Any):
+    def loop_gain(
+        self,
+        cut: str,
+        *,
+        equilibrium: Mapping[str, float] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **overrides: Any,
+    ):
         """The loop transfer function cut at a state or signal
-        (see :func:`fluidnet.symbolic.loopgain.loop_gain`)."""
-        return loop_gain(self, cut, equilibrium=equilibrium, **params)
+        (see :func:`fluidnet.symbolic.loopgain.loop_gain`), at parameter values
+        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`)."""
+        values = merge_params(params, overrides, "loop_gain")
+        return loop_gain(self, cut, equilibrium=equilibrium, **values)
 
     # ------------------------------------------------------------------ pickling
     #: The attributes that define a model; ``_cache`` (see :meth:`cached`) is rebuilt on demand.

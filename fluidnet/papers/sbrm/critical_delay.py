@@ -79,17 +79,17 @@ def exact_critical(factory: Callable, lo: float = 0.01, hi: float = 0.2, near_ms
     """
     tries = []
     if near_ms is not None:
-        tries.append(((near_ms - 6) / 1e3, (near_ms + 6) / 1e3, 3))
+        tries.append(((near_ms - 6) / 1e3, (near_ms + 6) / 1e3))
         if near_ms <= GRID_MS[0]:
-            tries.append((lo, (near_ms + 6) / 1e3, 6))
+            tries.append((lo, (near_ms + 6) / 1e3))
         if near_ms >= GRID_MS[-1]:
-            tries.append(((near_ms - 6) / 1e3, hi, 6))
-    for a, b, n in tries:
+            tries.append(((near_ms - 6) / 1e3, hi))
+    for a, b in tries:
         try:
-            return fn.critical_value(factory, "d", a, b, n_scan=n)
+            return fn.critical_value(factory, "d", a, b)
         except fn.AnalysisError:
             continue
-    return fn.critical_value(factory, "d", lo, hi, n_scan=19)
+    return fn.critical_value(factory, "d", lo, hi)
 
 
 def _table_rows(quick: bool) -> list[tuple[int, int, str, str, str, str]]:

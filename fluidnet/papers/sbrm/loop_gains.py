@@ -80,7 +80,7 @@ def sbrm_critical_delays(N: int, c: float) -> dict[str, CriticalValue]:
     """Critical delays at N, c of the nonlinear SBRM model and of (6.5.21) printed and corrected."""
     c_pkts_per_ms = c / 1000.0
     return {
-        "nonlinear model": fn.critical_value(sbrm(N=N, c=c), "d", 0.05, 0.13, n_scan=8),
+        "nonlinear model": fn.critical_value(sbrm(N=N, c=c), "d", 0.05, 0.13),
         "(6.5.21) printed": exact_critical(loop_gain_factory("SBRM", N, c_pkts_per_ms)),
         "(6.5.21) corrected": exact_critical(
             loop_gain_factory("SBRM", N, c_pkts_per_ms, form="corrected")
@@ -104,9 +104,9 @@ def heterogeneous_critical_gammas() -> tuple[dict[str, CriticalValue], float]:
     """
     net = sbrm_network([[1, 1]], N=HET["N"], d=HET["d"], w=HET["w"], c=HET["c"])
     lo, hi = 0.0075, 0.0095  # brackets the crossing of all three (a scan over 0.002-0.03 finds it)
-    cv_m = fn.critical_value(net, "gamma_1", lo, hi, n_scan=2)
-    cv_c = fn.critical_value(partial(_het_factory, "corrected"), "gamma", lo, hi, n_scan=2)
-    cv_p = fn.critical_value(partial(_het_factory, "printed"), "gamma", lo, hi, n_scan=2)
+    cv_m = fn.critical_value(net, "gamma_1", lo, hi)
+    cv_c = fn.critical_value(partial(_het_factory, "corrected"), "gamma", lo, hi)
+    cv_p = fn.critical_value(partial(_het_factory, "printed"), "gamma", lo, hi)
     g = cv_c.value
     p = sum(n * w for n, w in zip(HET["N"], HET["w"], strict=True)) / HET["c"]
     b = 50.0 - math.log1p(-p) / g
