@@ -17,7 +17,8 @@ from fluidnet.papers.classics.xcp_stability import alpha_range
 def test_quick_items_pass(item, tmp_path):
     report = fn.reproduce(f"classics:{item}", out=tmp_path, quick=True, progress=False)
     assert report.ok, report.summary()
-    assert len(report.targets) >= 8
+    # quick dctcp: refusal, rest point, two (K, g) cases x 2 checks, queue emptiness
+    assert len(report.targets) >= {"hollot_pi": 8, "dctcp": 7}[item]
 
 
 def test_pi_design_numbers():
@@ -25,8 +26,9 @@ def test_pi_design_numbers():
     N, C, R0 = 60.0, 3750.0, 0.2 + 175.0 / 3750.0
     assert 0.53 * (2 * N) ** 2 / (R0 * C) ** 3 == pytest.approx(9.64e-6, abs=0.005e-6)
     K, z, Ts = 9.64e-6, 0.53, 1 / 170.0
-    assert K * (1 / z + Ts / 2) == pytest.approx(data.NS2_PI["a"], abs=5e-10)
-    assert K * (1 / z - Ts / 2) == pytest.approx(data.NS2_PI["b"], abs=5e-10)
+    # a and b are printed with 4 significant digits: half a unit of the last one is 5e-9
+    assert K * (1 / z + Ts / 2) == pytest.approx(data.NS2_PI["a"], abs=5e-9)
+    assert K * (1 / z - Ts / 2) == pytest.approx(data.NS2_PI["b"], abs=5e-9)
     # margins of the hand-derived exact loop (independent of fluidnet)
     ref = mgt_loop.margins_numpy(
         lambda s: mgt_loop.plant_exact(s, N, C, R0) * mgt_loop.pi_controller(s, K, z), 1e-2, 1e2

@@ -81,8 +81,18 @@ def xcp(flows: int = 0, **values: float) -> Model:
     >>> m = fn.models.xcp()
     >>> m.equilibrium()
     {'y': 12500.0, 'q': 0.0}
-    >>> round(fn.margins(m.loop_gain("y")).phase_margin, 4)    # 45 deg - sqrt(2) alpha rad
-    12.5879
+    >>> round(fn.margins(m.loop_gain("y")).phase_margin, 4)
+    12.6249
+
+    The closed form: with ``w = omega d``, ``|G| = 1`` at ``w^4 = alpha^2 w^2 + beta^2`` and the
+    phase margin is ``atan(alpha w / beta) - w`` (45 deg - sqrt(2) alpha rad only when ``beta``
+    is exactly ``sqrt(2) alpha^2``; the printed 0.226 is rounded):
+
+    >>> import math
+    >>> a, b = 0.4, 0.226
+    >>> w = math.sqrt((a * a + math.sqrt(a**4 + 4 * b * b)) / 2)
+    >>> round(math.degrees(math.atan(a * w / b) - w), 4)
+    12.6249
     """
     if isinstance(flows, bool) or not isinstance(flows, int) or flows < 0:
         raise ParameterError(f"flows = {flows!r} must be a non-negative integer")
