@@ -98,7 +98,7 @@ class QuasiPolynomial:
                 )
             clean.append((tau, _as_coeffs(c)))
         merged = merge_delays(clean, _padd)
-        merged = [(tau, c) for tau, c in merged if np.any(c != 0)]
+        merged = [(tau, c) for tau, c in merged if (c != 0).any()]
         self._delays = tuple(tau for tau, _ in merged)
         self._coeffs = tuple(c for _, c in merged)
 
@@ -113,10 +113,10 @@ class QuasiPolynomial:
             if not np.isfinite(c).all():
                 raise ModelError(f"polynomial coefficients must be finite, got {c!r}")
             clean.append((tau, _trim(c)))
-        merged = merge_delays(clean, _padd)
+        merged = [(tau, c) for tau, c in merge_delays(clean, _padd) if (c != 0).any()]
         out = cls.__new__(cls)
-        out._delays = tuple(tau for tau, c in merged if np.any(c != 0))
-        out._coeffs = tuple(c for _, c in merged if np.any(c != 0))
+        out._delays = tuple(tau for tau, _ in merged)
+        out._coeffs = tuple(c for _, c in merged)
         return out
 
     # ------------------------------------------------------------------ properties
