@@ -24,6 +24,8 @@ LAPLACE = sympy.Symbol("s")
 
 def _trim(c: np.ndarray) -> np.ndarray:
     """Drop leading (highest power) zeros, keep at least one coefficient."""
+    if c.size and c[0] != 0:
+        return c
     nz = np.flatnonzero(c != 0)
     return c[nz[0] :] if nz.size else np.zeros(1, dtype=c.dtype)
 
@@ -33,6 +35,10 @@ def _padd(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _as_coeffs(c) -> np.ndarray:
+    if type(c) is np.ndarray and c.ndim == 1 and c.dtype == np.float64:  # the common case
+        if not np.isfinite(c).all():
+            raise ModelError(f"polynomial coefficients must be finite, got {c!r}")
+        return _trim(c.copy())
     arr = np.atleast_1d(np.asarray(c))
     if arr.ndim != 1:
         raise ModelError("polynomial coefficients must be a 1-D sequence (highest power first)")
@@ -92,9 +98,26 @@ class QuasiPolynomial:
                 )
             clean.append((tau, _as_coeffs(c)))
         merged = merge_delays(clean, _padd)
-        merged = [(tau, c) for tau, c in merged if np.any(c != 0)]
+        merged = [(tau, c) for tau, c in merged if (c != 0).any()]
         self._delays = tuple(tau for tau, _ in merged)
         self._coeffs = tuple(c for _, c in merged)
+
+    @classmethod
+    def _from_terms(cls, pairs) -> QuasiPolynomial:
+        """From ``(tau, coeffs)`` pairs produced by arithmetic on valid quasi-polynomials: the
+        delays are valid and the coefficients fresh 1-D arrays (checked only for overflow)."""
+        clean = []
+        for tau, c in pairs:
+            if c.dtype != np.float64 or tau < 0:
+                return cls(pairs)  # complex coefficients, or a shift below zero: validate
+            if not np.isfinite(c).all():
+                raise ModelError(f"polynomial coefficients must be finite, got {c!r}")
+            clean.append((tau, _trim(c)))
+        merged = [(tau, c) for tau, c in merge_delays(clean, _padd) if (c != 0).any()]
+        out = cls.__new__(cls)
+        out._delays = tuple(tau for tau, _ in merged)
+        out._coeffs = tuple(c for _, c in merged)
+        return out
 
     # ------------------------------------------------------------------ properties
     @property
@@ -162,12 +185,13 @@ class QuasiPolynomial:
     # ------------------------------------------------------------------ algebra
     def __add__(self, other) -> QuasiPolynomial:
         other = as_quasipolynomial(other)
-        return QuasiPolynomial(list(self.terms.items()) + list(other.terms.items()))
+        pairs = list(zip(self._delays + other._delays, self._coeffs + other._coeffs, strict=True))
+        return QuasiPolynomial._from_terms([(tau, c.copy()) for tau, c in pairs])
 
     __radd__ = __add__
 
     def __neg__(self) -> QuasiPolynomial:
-        return QuasiPolynomial([(tau, -c) for tau, c in self.terms.items()])
+        return QuasiPolynomial._from_terms([(tau, -c) for tau, c in self.terms.items()])
 
     def __sub__(self, other) -> QuasiPolynomial:
         return self + (-as_quasipolynomial(other))
@@ -177,11 +201,12 @@ class QuasiPolynomial:
 
     def __mul__(self, other) -> QuasiPolynomial:
         other = as_quasipolynomial(other)
-        return QuasiPolynomial(
+        # the coefficients are trimmed: their convolution is the product (np.polymul)
+        return QuasiPolynomial._from_terms(
             [
-                (ta + tb, np.polymul(ca, cb))
-                for ta, ca in self.terms.items()
-                for tb, cb in other.terms.items()
+                (ta + tb, np.convolve(ca, cb))
+                for ta, ca in zip(self._delays, self._coeffs, strict=True)
+                for tb, cb in zip(other._delays, other._coeffs, strict=True)
             ]
         )
 

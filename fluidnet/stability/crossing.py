@@ -11,6 +11,7 @@ system, its certified right-half-plane count, Newton's method on ``det Delta`` a
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,6 +157,22 @@ def is_real(lin: LinearDDE) -> bool:
     return not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
 
 
+# 2-norms of a system's matrices, computed once per system (Newton's method checks residuals
+# on the same system many times)
+_NORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _norms(lin: LinearDDE) -> tuple[float, np.ndarray]:
+    got = _NORMS.get(lin)
+    if got is None:
+        mats = np.stack((lin.A0, *lin.A))
+        got = _NORMS[lin] = (
+            float(np.linalg.norm(lin.A0, 2)),
+            np.linalg.svd(mats[1:], compute_uv=False)[:, 0] if lin.A else np.zeros(0),
+        )
+    return got
+
+
 def relative_residual(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     """Smallest singular value of ``Delta(lambda)`` relative to the size of its terms."""
     lam = np.atleast_1d(np.asarray(lam, dtype=complex))
@@ -167,9 +184,11 @@ def relative_residual(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
             return out
         sv = np.linalg.svd(D[finite], compute_uv=False)[..., -1]
         x = lam[finite]
-        scale = np.abs(x) + np.linalg.norm(lin.A0, 2)
-        for tau, Ak in zip(lin.delays, lin.A, strict=True):
-            scale = scale + np.linalg.norm(Ak, 2) * np.abs(np.exp(-x * tau))
+        norm0, norms = _norms(lin)
+        scale = np.abs(x) + norm0
+        if lin.delays:
+            taus = np.asarray(lin.delays)
+            scale = scale + np.abs(np.exp(-np.multiply.outer(x, taus))) @ norms
     out[finite] = sv / np.maximum(scale, np.finfo(float).tiny)
     return out
 
