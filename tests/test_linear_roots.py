@@ -189,3 +189,29 @@ def test_double_real_root_of_a_real_system_is_real():
     vals = roots.values[:-1]  # the last may be half of a pair cut at k
     for v in vals[vals.imag != 0]:
         assert v.conjugate() in vals
+
+
+def test_certificate_of_a_system_whose_states_differ_by_a_factor_1000():
+    """Three decoupled Hayes factors s - a_i + b_i e^{-s} (Lambert W roots), mixed by a
+    rotation and scaled by diag(1, 1, 1000): the same characteristic function, entries from
+    1e-3 to 1e4. The discretization does not need balancing at that ratio, but the argument
+    principle samples up to twice the matrix norm; it must balance or it runs out of samples
+    (the rightmost root was reported uncertified, with the roots themselves right)."""
+    a = np.array([-1.0, -2.0, -12.0])
+    b = np.array([-0.5, -1.5, -8.0])
+    c, s = math.cos(0.7), math.sin(0.7)
+    Q = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]) @ np.array(
+        [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]
+    )
+    T = Q @ np.diag([1.0, 1.0, 1000.0])
+    Ti = np.linalg.inv(T)
+    lin = fn.LinearDDE(Ti @ np.diag(a) @ T, [(1.0, Ti @ np.diag(b) @ T)])
+    assert np.abs(lin.A0).max() > 3e3
+    exact = np.concatenate(
+        [ai + lambertw(bi * np.exp(-ai), np.arange(-3, 4)) for ai, bi in zip(a, b, strict=True)]
+    )
+    top = exact[np.argmax(exact.real)]
+    roots = characteristic_roots(lin, k=4)
+    assert roots.certified is True
+    assert abs(roots[0].value.real - top.real) < 1e-10
+    assert lin.spectral_abscissa() == pytest.approx(top.real, abs=1e-10)

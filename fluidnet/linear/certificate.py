@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from .stacked import Stack
+from .stacked import Stack, balance_scales
 
 __all__ = ["count_right_of", "certificate_line"]
 
@@ -79,7 +79,10 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
     Parameters
     ----------
     stack : Stack
-        ``K`` systems (balance them first: the bound ``rho`` uses their norms).
+        ``K`` systems. They are balanced here (an exact similarity by powers of two, which
+        leaves ``det Delta`` unchanged): the sampled range grows with their norms, and an
+        imbalance that does not hurt a discretization (a factor 1000 between states) can
+        still put the range beyond the sample budget.
     sigma : numpy.ndarray
         ``(K,)`` abscissae of the lines.
 
@@ -92,6 +95,10 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
         Samples used per system.
     """
     K, n = stack.K, stack.n
+    if K and n > 1:
+        d = balance_scales(np.abs(stack.A0) + np.sum(np.abs(stack.A), axis=1), mild=1.0)
+        if np.any(d != 1.0):
+            stack = stack.scaled(d)
     sigma = np.asarray(sigma, dtype=float).reshape(K)
     count = np.full(K, -1, dtype=int)
     used = np.zeros(K, dtype=int)
