@@ -38,7 +38,8 @@ is replaced by a *mode weight* ``w`` (1 on the side ``s > 0`` of its switching f
 of ``s`` is an event located on the dense output. At the surface the two one-sided fields
 ``f+`` and ``f-`` decide what happens, through ``sigma = ds/dt`` along each:
 
-* both push the same way: the solution crosses (or turns back) to that side;
+* both push the same way: the solution crosses (or turns back) to that side; while sliding,
+  this ends the sliding motion even when the weight is 0/0 (equal normal components);
 * both push toward the surface (``sigma- > 0 > sigma+``): the solution *slides* on it, with the
   Filippov field ``lam f+ + (1 - lam) f-``, ``lam = sigma- / (sigma- - sigma+)`` (the
   equivalent control that keeps ``ds/dt = 0``); sliding ends when ``lam`` leaves [0, 1],
@@ -57,7 +58,14 @@ control: for a congestion indicator, the fraction of time the link is congested)
 *Several surfaces at once.* Where the solution slides on ``m`` surfaces together, the
 Filippov convex combination is not unique (Ye et al., the multi-link case). fluidnet uses the
 *multilinear* combination ``sum over the 2^m corners of prod_j (lam_j or 1 - lam_j) f_corner``,
-with the weights ``lam_j`` solved by Newton's method so that every ``ds_j/dt = 0``. This is
+with the weights ``lam_j`` solved by Newton's method so that every ``ds_j/dt = 0``. Where
+the surfaces' normals are dependent (more surfaces meet than the state has dimensions, as at
+the fixed-threshold point of Ye et al.'s topology I: six surfaces in four dimensions), the
+weights are not unique and Newton's system is singular: the weights in [0, 1] are then found by
+a Levenberg-Marquardt least-squares solve kept in the box, every surface through such a point
+slides together when weights strictly inside (0, 1) exist, surfaces whose weights are held at a
+bound while ``ds/dt != 0`` are left to that side, and a run where no weights exist stops with an
+:class:`~fluidnet.errors.IntegrationError` naming the surfaces and the time. This is
 the product form of independent link congestion: when a path's congestion bit is written
 ``1 - prod_l (1 - H(y_l - B_l))``, the sliding weights act as link marking probabilities and
 the path is "not congested" with probability ``prod_l (1 - lam_l)``, which is the assumption

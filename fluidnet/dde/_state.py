@@ -126,7 +126,7 @@ ModelData = namedtuple(
 )
 Method = namedtuple("Method", "A B C E P")
 FieldWork = namedtuple(
-    "FieldWork", "z largs w lam sv zdot kbuf xe G corners J vbuf hints slide stuck sl"
+    "FieldWork", "z largs w lam sv zdot kbuf xe G corners J M vbuf hints slide stuck sl sel save"
 )
 History = namedtuple("History", "mt mc cc")
 StepWork = namedtuple(
@@ -185,11 +185,14 @@ def new_run(
         G=_f(max(1, nsw * (n + 1))),
         corners=_f(1 << min(nsw, 10), n),
         J=_f(ns1, ns1),
-        vbuf=_f(2 * ns1 + n),
+        M=_f(ns1, max(ns1, n)),
+        vbuf=_f(5 * ns1 + n),
         hints=_i(nl1),
         slide=_i(ns1),
         stuck=_i(n),
         sl=_i(ns1),
+        sel=_i(ns1),
+        save=_f(3, ns1),
     )
     nh = hist_c.shape[0]
     cap = nh + capacity

@@ -306,6 +306,16 @@ def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
             "kept with dense=False (the delay grew beyond twice its largest earlier value); "
             "run with dense=True"
         )
+    if code == F.ST_NO_SLIDING:
+        labels = cm.surface_labels
+        on = [labels[j] for j in range(min(len(labels), 62)) if (idx >> j) & 1]
+        surfaces = ", ".join(f"{s} = 0" for s in on)
+        return (
+            f"no Filippov weights in [0, 1] keep the solution on the surfaces {surfaces} at "
+            f"t = {extra:.10g} (smallest normal velocity reached: {value:.3g} of the one-sided "
+            f"fields'), needed {where}: the sliding motion where these surfaces meet is not "
+            "defined by the multilinear Filippov combination"
+        )
     return f"integration failed (code {code}) {where}"  # pragma: no cover
 
 
