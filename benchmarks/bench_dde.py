@@ -31,6 +31,13 @@
    (``inlined`` = plain ``njit``) took 64.9 s against 53.0 s, since each callee is optimized
    and translated again inside every caller.
 
+4. Stiff models (issue 15): the linearly implicit ROS2 against DP5 on Prothero-Robinson
+   ``x' = -1e4 (x - sin t) + cos t`` (exact ``sin t``) and on a rate/queue model with a very fast
+   AQM filter ``p' = 1e5 (q / B - p)`` (reference: DP5 at 1e-10): steps and largest error.
+   Measured: Prothero-Robinson at 1e-4, 351 steps (error 2.0e-4) against 30198 (2.3e-4); at
+   1e-6, 3365 (1.9e-6) against 30212 (2.4e-6). Fast AQM: ROS2 at 1e-6, 6821 steps (4.0e-5);
+   DP5 at 1e-4, 274861 steps (3.5e-4).
+
 Run with ``make bench`` (or ``python benchmarks/bench_dde.py``); ``main()`` returns the numbers.
 """
 
@@ -430,6 +437,48 @@ def bench_compile() -> dict:
     return res
 
 
+# ----------------------------------------------------------------------------- part 4
+def bench_stiff() -> dict:
+    """Part 4: ROS2 against DP5 on two stiff problems (steps, evaluations, largest error)."""
+    import sympy
+
+    import fluidnet as fn
+
+    t = fn.t
+    x = fn.states("x")
+    pr = fn.Model(rhs={x: -1e4 * (x(t) - sympy.sin(t)) + sympy.cos(t)}, params={})
+    xr, q, p = fn.states("x q p")
+    aqm = fn.Model(
+        rhs={
+            xr: 1.0 / 0.1 - xr(t) * xr(t - 0.1) * p(t - 0.1) / 2,
+            q: xr(t) - 10.0,
+            p: 1e5 * (q(t) / 5.0 - p(t)),
+        },
+        params={},
+        nonnegative=[q],
+    )
+    h_aqm = {"x": 1.0, "q": 0.0, "p": 0.0}
+    ref = fn.simulate(aqm, 10.0, history=h_aqm, method="DP5", rtol=1e-10, atol=1e-10)
+    tt = np.linspace(0.0, 10.0, 2001)
+    cases = {
+        "Prothero-Robinson, lambda = 1e4": (pr, {"x": 0.0}, lambda s: s(tt)[0] - np.sin(tt)),
+        "rate, queue, AQM filter at 1e5": (aqm, h_aqm, lambda s: s(tt) - ref(tt)),
+    }
+    res: dict[str, dict] = {}
+    for label, (model, hist, error) in cases.items():
+        for tol in (1e-4, 1e-6):
+            for method in ("ROS2", "DP5"):
+                start = time.perf_counter()
+                sol = fn.simulate(model, 10.0, history=hist, method=method, rtol=tol, atol=tol)
+                res[f"{label}, {method}, tol {tol:g}"] = {
+                    "steps": sol.counters.steps,
+                    "evaluations": sol.counters.rhs_evaluations,
+                    "error": float(np.max(np.abs(error(sol)))),
+                    "wall": time.perf_counter() - start,
+                }
+    return res
+
+
 # ----------------------------------------------------------------------------- report
 def main() -> dict:
     print(textwrap.dedent(__doc__).split("\n\n")[0])
@@ -471,7 +520,12 @@ def main() -> dict:
             f"   {name:46s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
             f"{r['simulate']:9.2f}"
         )
-    return {"kelly": kelly, "rcp_ensemble": ens, "compile": comp}
+    stiff = bench_stiff()
+    print("\n4. Stiff models: ROS2 (linearly implicit) against DP5, t in [0, 10]")
+    print(f"   {'problem, method, tolerance':52s} {'steps':>8s} {'f evals':>9s} {'max error':>10s}")
+    for name, r in stiff.items():
+        print(f"   {name:52s} {r['steps']:8d} {r['evaluations']:9d} {r['error']:10.2e}")
+    return {"kelly": kelly, "rcp_ensemble": ens, "compile": comp, "stiff": stiff}
 
 
 if __name__ == "__main__":

@@ -7,11 +7,14 @@ How the integrator works
 ------------------------
 *Methods.* ``"DP5"`` (Dormand-Prince 5(4), continuous extension of order 4), ``"Tsit5"``
 (Tsitouras 5(4) with its free interpolant of order 4) and ``"BS3"`` (Bogacki-Shampine 3(2),
-cubic Hermite extension). A method is data (:mod:`fluidnet.dde.methods`): tableau, error
-weights and a dense-output matrix; one compiled stepper runs them all. The local error is
-controlled in an RMS norm with weights ``atol + rtol |y|``. The continuous extension of every
-accepted step is stored: it is the history later steps read their delayed values from, and what
-``Solution(t)`` evaluates.
+cubic Hermite extension); for stiff models ``"ROS2"``, the L-stable linearly implicit
+Rosenbrock-W method of order 2 of Verwer et al. (1999), whose stages solve linear systems with
+``I - gamma h J``, ``J`` the Jacobian of the field in the current state (generated from the
+model's symbolic derivatives on first use). A method is data (:mod:`fluidnet.dde.methods`):
+tableau, error weights and a dense-output matrix; one compiled stepper runs them all. The local
+error is controlled in an RMS norm with weights ``atol + rtol |y|``. The continuous extension of
+every accepted step is stored: it is the history later steps read their delayed values from, and
+what ``Solution(t)`` evaluates.
 
 *Delays.* Constant, parameter and state-dependent delays, nested in any depth (a delay may
 depend on delayed values). When a delayed value falls inside the step being taken, the step
