@@ -296,3 +296,12 @@ def test_generated_jacobian_matches_finite_differences():
         dn = call(rhs, t0 - dt, x0 - dx, np.zeros(2))
         fd[:, j] = (up - dn) / (2 * eps)
     np.testing.assert_allclose(got, fd, rtol=1e-8, atol=1e-9)
+
+
+def test_ros2_needs_a_differentiable_right_hand_side():
+    """floor has no derivative in sympy: ROS2 refuses the model, naming the state."""
+    x = fn.states("x")
+    m = fn.Model(rhs={x: sympy.floor(x(t)) - x(t)}, params={})
+    with pytest.raises(fn.ModelError, match=r"state 'x' cannot be differentiated in 'x'"):
+        fn.simulate(m, 1.0, history={"x": 0.5}, method="ROS2")
+    assert fn.simulate(m, 1.0, history={"x": 0.5}).y.shape[0] == 1  # explicit methods run
