@@ -29,7 +29,11 @@
    compile, LLVM's function passes over the one large ``advance`` function (its phases are
    merged into it) take about 35 s, SROA 11 s of them; compiling every phase separately instead
    (``inlined`` = plain ``njit``) took 64.9 s against 53.0 s, since each callee is optimized
-   and translated again inside every caller.
+   and translated again inside every caller. About half the compile is numba's own typing and
+   lowering (LLVM held its lock 41 s of 78 s); LLVM at -O1 (``NUMBA_OPT=1``) cut the compile to
+   50.9 s from 59.9 s of CPU, with the same results and no slower runs (Kelly, 2000 time
+   units) - too little for the <= 10 s goal, hence the warm-up at install. With ROS2 added
+   (issue 15) the cold compile measured 59.6 s of CPU under the same load.
 
 4. Stiff models (issue 15): the linearly implicit ROS2 against DP5 on Prothero-Robinson
    ``x' = -1e4 (x - sin t) + cos t`` (exact ``sin t``) and on a rate/queue model with a very fast
