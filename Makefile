@@ -18,14 +18,18 @@ all: test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# After installing, compile the integrator once (python -m fluidnet.dde.warmup, about a minute of
+# CPU): numba caches it next to the sources, so a user's first simulate loads machine code.
 $(STAMP)-core: pyproject.toml | $(BIN)/python
 	$(PIP) install -e .
+	$(BIN)/python -m fluidnet.dde.warmup
 	touch $@
 
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
 # they run sweeps on a local Dask cluster, so it has the dask extra too.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
 	$(PIP) install -e ".[dev,notebooks,bench,dask]"
+	$(BIN)/python -m fluidnet.dde.warmup
 	touch $@ $(STAMP)-core
 
 venv: $(STAMP)-dev

@@ -16,10 +16,31 @@
 
 3. Compile time of the engine (issue 14: first ``simulate`` on a fresh install <= 10 s, a new
    model's first run <= 1 s, a later process <= 0.3 s): one small model in a fresh process with
-   nothing cached, with only the engine cached, and with everything cached; wall and CPU time of
-   the process (the CPU time is the fair figure on a shared machine). Before the integrator was
-   split into phases (main at 55c7d84) the first row took 90 s of CPU on this machine under
-   load (the issue measured 39 s wall on an idle one).
+   nothing cached, then the install step (``make venv`` runs ``python -m fluidnet.dde.warmup``,
+   which compiles the engine into numba's cache), the first ``simulate`` after it (a new model:
+   its own functions compile, the engine loads), and a later process with everything cached;
+   wall and CPU time of the process (the CPU time is the fair figure on a shared machine).
+   Before the integrator was split into phases (main at 55c7d84) the first row took 90 s of CPU
+   on this machine under load (the issue measured 39 s wall on an idle one). The floor of a
+   cached process is numba's own start-up: loading one trivial cached function takes about
+   1.3 s of CPU here (``_NUMBA_FLOOR``). Measured on this machine (2 cores shared, load 5-6,
+   numba 0.68.1), CPU seconds of the whole process: nothing cached 60.8; the install step 61.4;
+   first simulate after install 3.2; everything cached 2.6; numba's floor 1.4. Of the engine's
+   compile, LLVM's function passes over the one large ``advance`` function (its phases are
+   merged into it) take about 35 s, SROA 11 s of them; compiling every phase separately instead
+   (``inlined`` = plain ``njit``) took 64.9 s against 53.0 s, since each callee is optimized
+   and translated again inside every caller. About half the compile is numba's own typing and
+   lowering (LLVM held its lock 41 s of 78 s); LLVM at -O1 (``NUMBA_OPT=1``) cut the compile to
+   50.9 s from 59.9 s of CPU, with the same results and no slower runs (Kelly, 2000 time
+   units) - too little for the <= 10 s goal, hence the warm-up at install. With ROS2 added
+   (issue 15) the cold compile measured 59.6 s of CPU under the same load.
+
+4. Stiff models (issue 15): the linearly implicit ROS2 against DP5 on Prothero-Robinson
+   ``x' = -1e4 (x - sin t) + cos t`` (exact ``sin t``) and on a rate/queue model with a very fast
+   AQM filter ``p' = 1e5 (q / B - p)`` (reference: DP5 at 1e-10): steps and largest error.
+   Measured: Prothero-Robinson at 1e-4, 351 steps (error 2.0e-4) against 30198 (2.3e-4); at
+   1e-6, 3365 (1.9e-6) against 30212 (2.4e-6). Fast AQM: ROS2 at 1e-6, 6821 steps (4.0e-5);
+   DP5 at 1e-4, 274861 steps (3.5e-4).
 
 Run with ``make bench`` (or ``python benchmarks/bench_dde.py``); ``main()`` returns the numbers.
 """
@@ -364,29 +385,101 @@ print(json.dumps({"import": t1 - t0, "simulate": t2 - t1}))
 """
 
 
-def _run_timed(code: str, env: dict[str, str]) -> dict:
+def _run_timed(code: str, env: dict[str, str], args: list[str] | None = None) -> dict:
     """Wall and CPU time of a fresh Python process running ``code``."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    info, wall = _run(code, [], env)
+    info, wall = _run(code, args or [], env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, **info}
 
 
+_WARMUP = """
+import json, time
+t0 = time.perf_counter()
+from fluidnet.dde.warmup import warm_up
+t1 = time.perf_counter()
+print(json.dumps({"import": t1 - t0, "simulate": warm_up()}))
+"""
+
+_NUMBA_FLOOR = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+t0 = time.perf_counter()
+import numba
+t1 = time.perf_counter()
+from trivial_numba import f
+f(1.0)
+print(json.dumps({"import": t1 - t0, "simulate": time.perf_counter() - t1}))
+"""
+
+
 def bench_compile() -> dict:
-    """Part 3: the engine's cold compile, a new model's first run, a cached process."""
+    """Part 3: the engine's cold compile, the install-time warm-up, a new model, a cached run."""
     res: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+        cold = dict(base, NUMBA_CACHE_DIR=str(tmp / "n0"), FLUIDNET_CACHE=str(tmp / "m0"))
+        res["nothing cached, no warm-up (engine + model)"] = _run_timed(_FLUIDNET_FIRST_RUN, cold)
         engine = str(tmp / "numba")
-        cold = dict(base, NUMBA_CACHE_DIR=engine, FLUIDNET_CACHE=str(tmp / "m1"))
-        res["nothing cached (engine and model compile)"] = _run_timed(_FLUIDNET_FIRST_RUN, cold)
+        install = dict(base, NUMBA_CACHE_DIR=engine, FLUIDNET_CACHE=str(tmp / "m1"))
+        res["install step: python -m fluidnet.dde.warmup"] = _run_timed(_WARMUP, install)
         new_model = dict(base, NUMBA_CACHE_DIR=engine, FLUIDNET_CACHE=str(tmp / "m2"))
-        res["engine cached, new model (model compile)"] = _run_timed(_FLUIDNET_FIRST_RUN, new_model)
-        res["everything cached (cache load)"] = _run_timed(_FLUIDNET_FIRST_RUN, new_model)
+        res["first simulate after install (new model)"] = _run_timed(_FLUIDNET_FIRST_RUN, new_model)
+        res["later process (everything cached)"] = _run_timed(_FLUIDNET_FIRST_RUN, new_model)
+        (tmp / "trivial_numba.py").write_text(
+            "import numba\n\n@numba.njit(cache=True)\ndef f(x):\n    return x + 1\n"
+        )
+        floor = dict(base, NUMBA_CACHE_DIR=str(tmp / "n1"))
+        _run_timed(_NUMBA_FLOOR, floor, [str(tmp)])
+        res["numba floor: one trivial cached function"] = _run_timed(
+            _NUMBA_FLOOR, floor, [str(tmp)]
+        )
+    return res
+
+
+# ----------------------------------------------------------------------------- part 4
+def bench_stiff() -> dict:
+    """Part 4: ROS2 against DP5 on two stiff problems (steps, evaluations, largest error)."""
+    import sympy
+
+    import fluidnet as fn
+
+    t = fn.t
+    x = fn.states("x")
+    pr = fn.Model(rhs={x: -1e4 * (x(t) - sympy.sin(t)) + sympy.cos(t)}, params={})
+    xr, q, p = fn.states("x q p")
+    aqm = fn.Model(
+        rhs={
+            xr: 1.0 / 0.1 - xr(t) * xr(t - 0.1) * p(t - 0.1) / 2,
+            q: xr(t) - 10.0,
+            p: 1e5 * (q(t) / 5.0 - p(t)),
+        },
+        params={},
+        nonnegative=[q],
+    )
+    h_aqm = {"x": 1.0, "q": 0.0, "p": 0.0}
+    ref = fn.simulate(aqm, 10.0, history=h_aqm, method="DP5", rtol=1e-10, atol=1e-10)
+    tt = np.linspace(0.0, 10.0, 2001)
+    cases = {
+        "Prothero-Robinson, lambda = 1e4": (pr, {"x": 0.0}, lambda s: s(tt)[0] - np.sin(tt)),
+        "rate, queue, AQM filter at 1e5": (aqm, h_aqm, lambda s: s(tt) - ref(tt)),
+    }
+    res: dict[str, dict] = {}
+    for label, (model, hist, error) in cases.items():
+        for tol in (1e-4, 1e-6):
+            for method in ("ROS2", "DP5"):
+                start = time.perf_counter()
+                sol = fn.simulate(model, 10.0, history=hist, method=method, rtol=tol, atol=tol)
+                res[f"{label}, {method}, tol {tol:g}"] = {
+                    "steps": sol.counters.steps,
+                    "evaluations": sol.counters.rhs_evaluations,
+                    "error": float(np.max(np.abs(error(sol)))),
+                    "wall": time.perf_counter() - start,
+                }
     return res
 
 
@@ -431,7 +524,12 @@ def main() -> dict:
             f"   {name:46s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
             f"{r['simulate']:9.2f}"
         )
-    return {"kelly": kelly, "rcp_ensemble": ens, "compile": comp}
+    stiff = bench_stiff()
+    print("\n4. Stiff models: ROS2 (linearly implicit) against DP5, t in [0, 10]")
+    print(f"   {'problem, method, tolerance':52s} {'steps':>8s} {'f evals':>9s} {'max error':>10s}")
+    for name, r in stiff.items():
+        print(f"   {name:52s} {r['steps']:8d} {r['evaluations']:9d} {r['error']:10.2e}")
+    return {"kelly": kelly, "rcp_ensemble": ens, "compile": comp, "stiff": stiff}
 
 
 if __name__ == "__main__":

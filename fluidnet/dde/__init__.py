@@ -7,11 +7,14 @@ How the integrator works
 ------------------------
 *Methods.* ``"DP5"`` (Dormand-Prince 5(4), continuous extension of order 4), ``"Tsit5"``
 (Tsitouras 5(4) with its free interpolant of order 4) and ``"BS3"`` (Bogacki-Shampine 3(2),
-cubic Hermite extension). A method is data (:mod:`fluidnet.dde.methods`): tableau, error
-weights and a dense-output matrix; one compiled stepper runs them all. The local error is
-controlled in an RMS norm with weights ``atol + rtol |y|``. The continuous extension of every
-accepted step is stored: it is the history later steps read their delayed values from, and what
-``Solution(t)`` evaluates.
+cubic Hermite extension); for stiff models ``"ROS2"``, the L-stable linearly implicit
+Rosenbrock-W method of order 2 of Verwer et al. (1999), whose stages solve linear systems with
+``I - gamma h J``, ``J`` the Jacobian of the field in the current state (generated from the
+model's symbolic derivatives on first use). A method is data (:mod:`fluidnet.dde.methods`):
+tableau, error weights and a dense-output matrix; one compiled stepper runs them all. The local
+error is controlled in an RMS norm with weights ``atol + rtol |y|``. The continuous extension of
+every accepted step is stored: it is the history later steps read their delayed values from, and
+what ``Solution(t)`` evaluates.
 
 *Delays.* Constant, parameter and state-dependent delays, nested in any depth (a delay may
 depend on delayed values). When a delayed value falls inside the step being taken, the step
@@ -38,7 +41,8 @@ is replaced by a *mode weight* ``w`` (1 on the side ``s > 0`` of its switching f
 of ``s`` is an event located on the dense output. At the surface the two one-sided fields
 ``f+`` and ``f-`` decide what happens, through ``sigma = ds/dt`` along each:
 
-* both push the same way: the solution crosses (or turns back) to that side;
+* both push the same way: the solution crosses (or turns back) to that side; while sliding,
+  this ends the sliding motion even when the weight is 0/0 (equal normal components);
 * both push toward the surface (``sigma- > 0 > sigma+``): the solution *slides* on it, with the
   Filippov field ``lam f+ + (1 - lam) f-``, ``lam = sigma- / (sigma- - sigma+)`` (the
   equivalent control that keeps ``ds/dt = 0``); sliding ends when ``lam`` leaves [0, 1],
@@ -57,7 +61,14 @@ control: for a congestion indicator, the fraction of time the link is congested)
 *Several surfaces at once.* Where the solution slides on ``m`` surfaces together, the
 Filippov convex combination is not unique (Ye et al., the multi-link case). fluidnet uses the
 *multilinear* combination ``sum over the 2^m corners of prod_j (lam_j or 1 - lam_j) f_corner``,
-with the weights ``lam_j`` solved by Newton's method so that every ``ds_j/dt = 0``. This is
+with the weights ``lam_j`` solved by Newton's method so that every ``ds_j/dt = 0``. Where
+the surfaces' normals are dependent (more surfaces meet than the state has dimensions, as at
+the fixed-threshold point of Ye et al.'s topology I: six surfaces in four dimensions), the
+weights are not unique and Newton's system is singular: the weights in [0, 1] are then found by
+a Levenberg-Marquardt least-squares solve kept in the box, every surface through such a point
+slides together when weights strictly inside (0, 1) exist, surfaces whose weights are held at a
+bound while ``ds/dt != 0`` are left to that side, and a run where no weights exist stops with an
+:class:`~fluidnet.errors.IntegrationError` naming the surfaces and the time. This is
 the product form of independent link congestion: when a path's congestion bit is written
 ``1 - prod_l (1 - H(y_l - B_l))``, the sliding weights act as link marking probabilities and
 the path is "not congested" with probability ``prod_l (1 - lam_l)``, which is the assumption

@@ -17,6 +17,7 @@ ST_ITERATION = 8
 ST_DROPPED = 9  # a lag reached history discarded by ``dense=False``
 ST_PAUSED = 10  # the work budget of this call is spent: call again to continue
 ST_NEED_SPACE = 11  # the mesh or the discontinuity lists are full: enlarge, then call again
+ST_NO_SLIDING = 12  # no Filippov weights in [0, 1] keep the solution on the sliding surfaces
 
 # events located on the dense output of a step
 EV_NONE = 0

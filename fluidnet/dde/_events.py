@@ -27,9 +27,10 @@ from ._codes import (
     EV_SLIDE_LO,
     EV_SWITCH,
     EVT,
+    ST_NO_SLIDING,
     ST_OK,
 )
-from ._field import eval_lags, feval, switch_gradients
+from ._field import eval_lags, feval, independent_normals, switch_gradients
 from ._history import horner
 from ._jit import inlined, kernel
 
@@ -274,6 +275,77 @@ def find_events(st, rk, md, fw, hs, sw):
     st.cause = ST_OK
 
 
+@inlined
+def _joint_sliding(j, t, st, md, fw, hs, sw):
+    """Slide on every surface through the point at once, where their normals are dependent.
+
+    Where more surfaces meet than their normals span (Ye et al.'s topology at a fixed
+    threshold: six surfaces through one point of a four-dimensional state), deciding them one
+    after the other, each with the modes already chosen for the others, can leave a set of
+    sliding surfaces that no weights keep the solution on. Here the surface ``j``, the surfaces
+    already sliding and the other surfaces through the point (``|s| <= 1e-9 (1 + |y|) |ds/dy|``)
+    slide together when weights in (0, 1) keep ``ds/dt = 0`` on all of them. Returns True when
+    that mode was taken; otherwise the modes are left unchanged.
+    """
+    y = sw.y
+    n = y.shape[0]
+    nsw = st.nsw
+    if not feval(t, y, sw.fa, sw.fra, st, md, fw, hs):
+        st.cause = ST_OK
+        return False
+    switch_gradients(t, y, st, md, fw, hs)
+    ymax = 0.0
+    for i in range(n):
+        ymax = max(ymax, abs(y[i]))
+    sel = fw.sel
+    nsel = 0
+    extra = 0
+    for k in range(nsw):
+        take = k == j or fw.slide[k] == 1
+        if not take:
+            gn = 0.0
+            for i in range(n):
+                gn += abs(fw.G[k * (n + 1) + i])
+            if gn > 0.0 and abs(fw.sv[k]) <= 1e-9 * (1.0 + ymax) * gn:
+                take = True
+                extra += 1
+        if take:
+            sel[nsel] = k
+            nsel += 1
+    if extra == 0 or independent_normals(fw.G, sel, nsel, n, fw.M):
+        return False
+    save = fw.save
+    for k in range(nsw):
+        save[0, k] = fw.slide[k]
+        save[1, k] = fw.w[k]
+        save[2, k] = fw.lam[k]
+    added = 0
+    for b in range(nsel):
+        k = sel[b]
+        if fw.slide[k] == 0:
+            fw.slide[k] = 1
+            fw.lam[k] = 0.5
+            fw.w[k] = 0.5
+            added += 1
+    if feval(t, y, sw.fa, sw.fra, st, md, fw, hs):
+        # weights on a bound: the fields only touch the intersection (as where sliding just
+        # ended); the surfaces are then decided one by one
+        inside = True
+        for b in range(nsel):
+            lam_b = fw.lam[sel[b]]
+            if not 0.0 < lam_b < 1.0:
+                inside = False
+        if inside:
+            st.slides += added
+            return True
+    st.cause = ST_OK
+    for k in range(nsw):
+        fw.slide[k] = np.int64(save[0, k])
+        fw.w[k] = save[1, k]
+        fw.lam[k] = save[2, k]
+    return False
+
+
 @kernel
 def decide(j, t, st, md, fw, hs, sw):
     """Mode of switch ``j`` at a point on its surface: side +, side -, or sliding (Filippov)."""
@@ -281,13 +353,27 @@ def decide(j, t, st, md, fw, hs, sw):
     w, G = fw.w, fw.G
     n = y.shape[0]
     old = w[j]
+    if _joint_sliding(j, t, st, md, fw, hs, sw):
+        return True
     fw.slide[j] = 0
     w[j] = 1.0
-    if not feval(t, y, fa, sw.fra, st, md, fw, hs):
-        return False
-    w[j] = 0.0
-    if not feval(t, y, fb, sw.frb, st, md, fw, hs):
-        return False
+    ok = feval(t, y, fa, sw.fra, st, md, fw, hs)
+    if ok:
+        w[j] = 0.0
+        ok = feval(t, y, fb, sw.frb, st, md, fw, hs)
+    if not ok:
+        if st.cause != ST_NO_SLIDING:
+            return False
+        # With this switch on either side, the surfaces the solution slides on cannot hold it
+        # (several surfaces meet here): slide on this one too, if weights in [0, 1] exist.
+        st.cause = ST_OK
+        fw.slide[j] = 1
+        fw.lam[j] = 0.5
+        w[j] = 0.5
+        if not feval(t, y, fa, sw.fra, st, md, fw, hs):
+            return False
+        st.slides += 1
+        return True
     switch_gradients(t, y, st, md, fw, hs)
     row = j * (n + 1)
     sp = G[row + n]

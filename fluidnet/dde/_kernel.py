@@ -231,8 +231,8 @@ def commit(st, run):
         if fw.slide[j] == 1:
             # the equivalent control, averaged with the method's quadrature weights
             wbar = 0.0
-            for s in range(rk.B.shape[0]):
-                wbar += rk.B[s] * sw.lams[s, j]
+            for s in range(rk.Q.shape[0]):
+                wbar += rk.Q[s] * sw.lams[s, j]
             out.slide_time[j] += t_new - st.t
             out.slide_weight[j] += (t_new - st.t) * wbar
     _output(st, md, out, cn, t_new)

@@ -8,7 +8,8 @@ call it again.
 the current failure cause and the counters. The arrays travel in named tuples grouped by use:
 
 ``ModelData``
-    the generated functions' addresses, parameters, static facts about lags, projected states
+    the generated functions' addresses (``jac``: 0 unless the method is linearly implicit),
+    parameters, static facts about lags, projected states
     and switches, the start of each state's history and the constant delays ``tauc``;
 ``Method``
     the Runge-Kutta tableau, error weights and dense-output matrix (:mod:`.methods`);
@@ -21,7 +22,9 @@ the current failure cause and the counters. The arrays travel in named tuples gr
     polynomial ``cc`` of the step being attempted;
 ``StepWork``
     the state ``y``, stages ``K`` (projected) and ``Kraw``, the step's end ``ynew`` and
-    dense output ``cn``, per-stage switch values and sliding weights, scratch vectors, ``atol``;
+    dense output ``cn``, per-stage switch values and sliding weights, scratch vectors, ``atol``,
+    and for a linearly implicit method the LU factors ``lu``/``piv`` of ``I - gamma h J`` (its
+    last column: the field's time derivative);
 ``Marks``
     switch values, sliding weights and lag arguments at the start (0) and end (1) of a step;
 ``Discontinuities``
@@ -118,19 +121,20 @@ RUN_STATE = np.dtype(
         ("events", _i8),
         ("iterations", _i8),
         ("slides", _i8),
+        ("lu_h", _f8),  # the step size whose I - gamma h J is factored in sw.lu (-1: none)
     ]
 )
 
 ModelData = namedtuple(
-    "ModelData", "rhs delay switch sgrad p lag_state lag_sdep nonneg hstart sw_lagdep tauc"
+    "ModelData", "rhs delay switch sgrad jac p lag_state lag_sdep nonneg hstart sw_lagdep tauc"
 )
-Method = namedtuple("Method", "A B C E P")
+Method = namedtuple("Method", "A B C E P G Q T")
 FieldWork = namedtuple(
-    "FieldWork", "z largs w lam sv zdot kbuf xe G corners J vbuf hints slide stuck sl"
+    "FieldWork", "z largs w lam sv zdot kbuf xe G corners J M vbuf hints slide stuck sl sel save"
 )
 History = namedtuple("History", "mt mc cc")
 StepWork = namedtuple(
-    "StepWork", "y K Kraw ynew ytmp yprev etmp cn svs lams fa fra fb frb gst atol"
+    "StepWork", "y K Kraw ynew ytmp yprev etmp cn svs lams fa fra fb frb gst atol lu piv"
 )
 Marks = namedtuple("Marks", "sv0 lam0 largs0 sv1 lam1 largs1")
 Discontinuities = namedtuple("Discontinuities", "dp_t dp_l dw_t dw_l dw_done")
@@ -185,11 +189,14 @@ def new_run(
         G=_f(max(1, nsw * (n + 1))),
         corners=_f(1 << min(nsw, 10), n),
         J=_f(ns1, ns1),
-        vbuf=_f(2 * ns1 + n),
+        M=_f(ns1, max(ns1, n)),
+        vbuf=_f(5 * ns1 + n),
         hints=_i(nl1),
         slide=_i(ns1),
         stuck=_i(n),
         sl=_i(ns1),
+        sel=_i(ns1),
+        save=_f(3, ns1),
     )
     nh = hist_c.shape[0]
     cap = nh + capacity
@@ -215,6 +222,8 @@ def new_run(
         frb=_f(n),
         gst=_f(S),
         atol=np.ascontiguousarray(atol, dtype=np.float64),
+        lu=_f(n if rk.implicit else 1, n + 1 if rk.implicit else 1),
+        piv=_i(n if rk.implicit else 1),
     )
     mk = Marks(*(_f(k) for k in (ns1, ns1, nl1, ns1, ns1, nl1)))
     nd = 4 * nl1 + 64

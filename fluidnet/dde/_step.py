@@ -1,7 +1,8 @@
 """One step of an embedded Runge-Kutta pair, with lags that may fall inside the step.
 
 ``attempt`` computes the stages of the method given as data (``rk``: tableau ``A, B, C``, error
-weights ``E``, dense-output matrix ``P``); lagged values beyond the stored history come from
+weights ``E``, dense-output matrix ``P``, and for a linearly implicit method the coupling ``G``
+of its stages through ``W = I - gamma h J``); lagged values beyond the stored history come from
 the step's own continuous extension ``hs.cc`` (first guess: ``predictor``), and the stages are
 iterated until that extension reproduces itself (or the step's end value stops moving, at the
 observed contraction rate). Returns the scaled local error estimate.
@@ -14,6 +15,7 @@ import math
 import numpy as np
 
 from ._codes import ST_ITERATION, ST_NONFINITE
+from ._ffi import call_model
 from ._field import feval
 from ._jit import inlined, kernel
 
@@ -105,22 +107,100 @@ def _poly_gap(cn, cc, y0, y1, rtol, atol):
     return math.sqrt(acc / n)
 
 
+@kernel
+def factor_iteration_matrix(t, x, gh, st, md, fw, sw):
+    """``sw.lu``, ``sw.piv``: LU factors (partial pivoting) of ``W = I - gh J``, ``J`` the
+    model's Jacobian at ``(t, x)`` with the lag values in ``fw.z`` and the current mode, and in
+    column ``n`` the field's time derivative (rows in their original order); rows of held
+    states are those of ``I`` (their stages stay 0). False when ``W`` is singular or
+    not finite (cause in ``st``)."""
+    W, piv = sw.lu, sw.piv
+    n = x.shape[0]
+    call_model(md.jac, t, x, fw.z, md.p, fw.w, fw.kbuf, W)  # J and df/dt (column n)
+    for i in range(n):
+        for j in range(n + 1):
+            jij = 0.0 if fw.stuck[i] == 1 else W[i, j]
+            W[i, j] = ((1.0 if i == j else 0.0) - gh * jij) if j < n else jij
+    for k in range(n):
+        p = k
+        big = abs(W[k, k])
+        for i in range(k + 1, n):
+            if abs(W[i, k]) > big:
+                big = abs(W[i, k])
+                p = i
+        piv[k] = p
+        if not (big > 0.0 and math.isfinite(big)):
+            st.cause = ST_NONFINITE
+            st.index = k
+            st.fault_value = big
+            st.fault_time = t
+            return False
+        if p != k:
+            for j in range(n):
+                tmp = W[k, j]
+                W[k, j] = W[p, j]
+                W[p, j] = tmp
+        for i in range(k + 1, n):
+            m = W[i, k] / W[k, k]
+            W[i, k] = m
+            for j in range(k + 1, n):
+                W[i, j] -= m * W[k, j]
+    return True
+
+
+@inlined
+def lu_solve(W, piv, b):
+    """Solve ``W x = b`` in place from the factors of :func:`factor_iteration_matrix`."""
+    n = b.shape[0]
+    for k in range(n):
+        p = piv[k]
+        if p != k:
+            tmp = b[k]
+            b[k] = b[p]
+            b[p] = tmp
+    for i in range(n):
+        acc = b[i]
+        for j in range(i):
+            acc -= W[i, j] * b[j]
+        b[i] = acc
+    for i in range(n - 1, -1, -1):
+        acc = b[i]
+        for j in range(i + 1, n):
+            acc -= W[i, j] * b[j]
+        b[i] = acc / W[i, i]
+
+
 @inlined
 def _stages(st, rk, md, fw, hs, sw):
     """Stages ``1..S-1`` (stage 0 is the field at the start); False on a failed evaluation.
 
     ``sw.svs[s]`` and ``sw.lams[s]`` receive the switching-function values and sliding weights
-    at stage ``s`` (row 0 holds the start values).
+    at stage ``s`` (row 0 holds the start values). A linearly implicit stage (``G[s, s] > 0``)
+    is ``K_s = W^{-1} (f_s + sum_{j<s} G[s, j] K_j + T_s h f_t)`` with ``W = I - G[s, s] h J``,
+    factored once per attempt at the first such stage.
     """
     t, h = st.t, st.h
-    A = rk.A
+    A, G = rk.A, rk.G
+    n = sw.y.shape[0]
     for s in range(1, rk.C.shape[0]):
         combine(A[s], s, sw.K, h, sw.y, sw.ytmp)
-        if not feval(t + rk.C[s] * h, sw.ytmp, sw.K[s], sw.Kraw[s], st, md, fw, hs):
+        ts = t + rk.C[s] * h
+        if not feval(ts, sw.ytmp, sw.K[s], sw.Kraw[s], st, md, fw, hs):
             return False
         for j in range(sw.svs.shape[1]):
             sw.svs[s, j] = fw.sv[j]
             sw.lams[s, j] = fw.lam[j]
+        if G[s, s] > 0.0:
+            if st.lu_h != h:
+                if not factor_iteration_matrix(ts, sw.ytmp, G[s, s] * h, st, md, fw, sw):
+                    return False
+                st.lu_h = h
+            for i in range(n):
+                acc = sw.K[s, i] + rk.T[s] * h * sw.lu[i, n]
+                for j in range(s):
+                    acc += G[s, j] * sw.K[j, i]
+                sw.K[s, i] = acc
+            lu_solve(sw.lu, sw.piv, sw.K[s])
     return True
 
 
@@ -135,6 +215,7 @@ def attempt(st, rk, md, fw, hs, sw):
     n = y.shape[0]
     h = st.h
     predictor(st, sw, hs, st.smooth_start)
+    st.lu_h = -1.0  # a linearly implicit method factors W again for this attempt
     st.trial_t = st.t
     st.trial_h = h
     st.rate = -1.0

@@ -66,7 +66,9 @@ __all__ = [
     "compile_form",
     "compile_model",
     "extract_switches",
+    "generate_jacobian_source",
     "generate_source",
+    "jacobian_address",
     "load_generated",
 ]
 
@@ -598,6 +600,81 @@ def generate_source(form, sym: _Symbolic | None = None) -> str:
     if tables.lines:
         src.insert(1, "\n".join(["import numpy as np", "", *tables.lines, ""]))
     return "\n".join(src) + "\n"
+
+
+def generate_jacobian_source(form, sym: _Symbolic | None = None) -> str:
+    """The Python source of a module with one compiled function ``jac``: the Jacobian
+    ``out[i * (n + 1) + j] = d rhs_i / d x_j`` of a canonical form's right-hand side with
+    respect to the current state, and ``out[i * (n + 1) + n] = d rhs_i / d t``, lagged values
+    and mode weights held fixed (for linearly implicit methods).
+
+    Raises
+    ------
+    ModelError
+        When sympy cannot differentiate a right-hand side (it names the state).
+    """
+    sym = sym or _symbolic(form)
+    n, nlag, nsw, npar = form.n, len(form.lags), len(sym.switches), len(form.p)
+    dims = {"n": n, "nlag": max(nlag, 1), "nsw": max(nsw, 1), "npar": max(npar, 1)}
+    xs = {f"x[{i}]": i for i in range(n)}
+    entries: dict[int, sympy.Expr] = {}
+    for i, e in enumerate(sym.rhs):
+        for x in sorted(e.free_symbols, key=lambda v: v.name):
+            j = n if x == form.t else xs.get(x.name)
+            if j is None:
+                continue
+            d = sympy.diff(e, x)
+            if d.has(sympy.Derivative, sympy.Subs):
+                raise ModelError(
+                    f"model {form.name!r}: the right-hand side of state {form.states[i]!r} "
+                    f"cannot be differentiated in {x.name if j == n else form.states[j]!r} "
+                    f"(needed by a linearly implicit method): {d}"
+                )
+            if d != 0:
+                entries[i * (n + 1) + j] = d
+    src = [
+        _HEADER.format(
+            version=CODEGEN_VERSION,
+            name=form.name,
+            n=n,
+            nlag=nlag,
+            nsw=nsw,
+            npar=npar,
+            lag_state=tuple(sym.lag_state),
+            lag_statedep=tuple(sym.lag_statedep),
+            switch_lagdep=tuple(sym.switch_lagdep),
+        ),
+        _DEF.format(name="jac", naux=1, nout=n * (n + 1), **dims),
+        f"    for i in range({n * (n + 1)}):\n        out[i] = 0.0",
+    ]
+    tables = _Tables("T")
+    keys = sorted(entries)
+    exprs = [entries[k] for k in keys]
+    if len(exprs) > LOOP_MIN_STATEMENTS:
+        src += _looped_lines(exprs, keys, tables)
+    else:
+        src += _code_lines(exprs, [f"out[{k}]" for k in keys])
+    if tables.lines:
+        src.insert(1, "\n".join(["import numpy as np", "", *tables.lines, ""]))
+    return "\n".join(src) + "\n"
+
+
+_JACOBIANS: dict[str, ModuleType] = {}
+
+
+def jacobian_address(cm: CompiledModel) -> int:
+    """Machine address of the compiled Jacobian of a compiled model (generated, cached and
+    verified like the model's own module, on first use; see :func:`load_generated`)."""
+    with _LOCK:
+        module = _JACOBIANS.get(cm.key)
+        if module is None:
+            module = load_generated(
+                f"fluidnet_jac_{cm.key}",
+                lambda: generate_jacobian_source(cm.form),
+                f"Jacobian of {cm.form.name}",
+            )
+            _JACOBIANS[cm.key] = module
+        return int(module.jac.address)
 
 
 # --------------------------------------------------------------------------------- cache

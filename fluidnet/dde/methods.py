@@ -1,4 +1,4 @@
-"""Embedded explicit Runge-Kutta pairs, as data.
+"""Embedded Runge-Kutta pairs (explicit, and one linearly implicit), as data.
 
 A method is its Butcher tableau ``(A, b, c)``, the error weights ``e = b - b_hat`` of its
 embedded lower-order solution, and a dense-output matrix ``P`` such that the continuous
@@ -19,6 +19,15 @@ measures its order).
 * ``"Tsit5"``: Tsitouras 5(4) (Ch. Tsitouras, Comput. Math. Appl. 62 (2011) 770-775); seven
   stages, first same as last, with the paper's free fourth-order interpolant.
 
+* ``"ROS2"``: the L-stable two-stage Rosenbrock-W method of order 2 of J. G. Verwer, E. J.
+  Spee, J. G. Blom and W. Hundsdorfer, SIAM J. Sci. Comput. 20 (1999) 1456-1480, for stiff
+  models: each stage solves a linear system with ``I - gamma h J``, ``J`` the Jacobian of the
+  field with respect to the current state (generated from the model's symbolic derivatives;
+  lagged values and the mode are held fixed). As a W-method its order does not depend on how
+  exact ``J`` is, so the lag terms, switches and projections left out of ``J`` cost no accuracy.
+  First-order embedded estimate (the linearly implicit Euler step); a continuous extension in
+  the two implicit stages (second order with the exact Jacobian).
+
 The tableaux of BS3 and DP5 are exact fractions; Tsitouras gives his coefficients as decimals
 (they satisfy the order conditions to rounding, which the tests check).
 """
@@ -31,7 +40,7 @@ from fractions import Fraction as F
 import numpy as np
 from numpy.polynomial import polynomial as npoly
 
-__all__ = ["RungeKutta", "METHODS", "NCOEF", "BS3", "DP5", "TSIT5"]
+__all__ = ["RungeKutta", "METHODS", "NCOEF", "BS3", "DP5", "TSIT5", "ROS2"]
 
 #: Power-basis coefficients stored per state and step (continuous extensions of degree <= 4).
 NCOEF = 5
@@ -64,6 +73,14 @@ class RungeKutta:
     dense_order : int
         Order of the continuous extension.
     reference : str
+    G : ndarray, shape (S, S), optional
+        Rosenbrock coupling (zero for explicit methods): a stage ``s`` with ``G[s, s] =
+        gamma > 0`` is ``K_s = (I - gamma h J)^{-1} (f(t + C_s h, Y_s) + sum_{j<s} G[s, j]
+        K_j + T_s h df/dt)``, with ``J`` the Jacobian of the field in the current state and
+        ``df/dt`` its time derivative at the step's start (see :attr:`T`).
+    Q : ndarray, shape (S,), optional
+        Quadrature weights over the stages for averages of the step (the sliding weights'
+        counters); ``B`` by default.
     """
 
     name: str
@@ -77,10 +94,16 @@ class RungeKutta:
     fsal: bool
     dense_order: int
     reference: str
+    G: np.ndarray | None = field(default=None, repr=False)
+    Q: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         s = self.C.shape[0]
-        shapes = {"A": (s, s), "B": (s,), "E": (s,)}
+        if self.G is None:
+            object.__setattr__(self, "G", np.zeros((s, s)))
+        if self.Q is None:
+            object.__setattr__(self, "Q", np.array(self.B, dtype=np.float64))
+        shapes = {"A": (s, s), "B": (s,), "E": (s,), "G": (s, s), "Q": (s,)}
         for key, shape in shapes.items():
             if getattr(self, key).shape != shape:
                 raise ValueError(f"{self.name}: {key} must have shape {shape}")
@@ -91,8 +114,34 @@ class RungeKutta:
             object.__setattr__(self, "P", np.hstack([self.P, pad]))
         if self.fsal and not (self.C[-1] == 1.0 and np.array_equal(self.A[-1], self.B)):
             raise ValueError(f"{self.name}: a first-same-as-last method ends with the row B")
-        for key in ("A", "B", "C", "E", "P"):
+        if np.any(np.triu(self.G, 1)) or np.any(np.diag(self.G) < 0.0):
+            raise ValueError(f"{self.name}: G must be lower triangular with gamma >= 0")
+        if any(self.G[k, k] not in (0.0, self.gamma) for k in range(s)):
+            raise ValueError(f"{self.name}: the linearly implicit stages share one gamma")
+        for key in ("A", "B", "C", "E", "P", "G", "Q"):
             getattr(self, key).setflags(write=False)
+
+    @property
+    def gamma(self) -> float:
+        """The diagonal coefficient of the linearly implicit stages (0 for explicit methods)."""
+        return float(np.max(np.diag(self.G)))
+
+    @property
+    def T(self) -> np.ndarray:
+        """Weights of ``h df/dt`` in the linearly implicit stages: ``G[s, s] kappa_s``, with
+        ``kappa`` the stages of the time variable ``tau' = 1`` (the method applied to the
+        autonomous form, whose Jacobian has the column ``df/dt``)."""
+        s = self.C.shape[0]
+        kappa = np.zeros(s)
+        for k in range(s):
+            if self.G[k, k] > 0.0:
+                kappa[k] = 1.0 + self.G[k, :k] @ kappa[:k]
+        return np.diag(self.G) * kappa
+
+    @property
+    def implicit(self) -> bool:
+        """True for a Rosenbrock (linearly implicit) method: it uses the model's Jacobian."""
+        return self.gamma > 0.0
 
     @property
     def stages(self) -> int:
@@ -262,9 +311,53 @@ def _tsit5() -> RungeKutta:
     )
 
 
+def _ros2() -> RungeKutta:
+    """ROS2 with an explicit first and last stage, so that its steps chain like FSAL pairs.
+
+    The two linearly implicit stages of Verwer et al. (1999), ``W k1 = f(t, y) + gamma h
+    f_t``, ``W k2 = f(t + h, y + h k1) - 2 k1 - gamma h f_t``, ``y1 = y + h (3/2 k1 + 1/2
+    k2)`` with ``W = I - gamma h J`` and ``gamma = 1 + 1/sqrt(2)``, are stages 1 and 2; stage
+    0 is ``f(t, y)`` and stage 3 ``f(t + h, y1)``, the first stage of the next step. Error
+    estimate: ``y1`` against the linearly implicit Euler value ``y + h k1`` (first order; the
+    only second-order value of these stages where the field depends on time alone, e.g.
+    through lags, is the trapezoidal rule, which ROS2 then equals: its estimate would vanish).
+    """
+    g = 1.0 + 1.0 / np.sqrt(2.0)
+    B = np.array([0.0, 1.5, 0.5, 0.0])
+    A = np.zeros((4, 4))
+    A[2, 1] = 1.0
+    A[3] = B
+    G = np.zeros((4, 4))
+    G[1, 1] = G[2, 2] = g
+    G[2, 1] = -2.0
+    # y(theta) = y + h (b1(theta) k1 + b2(theta) k2): second order when J is the Jacobian,
+    # b1 - b2 = theta, gamma b1 + (1 - 3 gamma) b2 = theta^2 / 2; the stages are filtered by
+    # W^{-1}, so stiff components stay on their slow manifold between mesh points (a Hermite
+    # interpolant of f(t, y) and f(t + h, y1) would amplify their small offsets by h |lambda|)
+    P = np.zeros((4, NCOEF - 1))
+    P[2, :2] = [-g / (1.0 - 2.0 * g), 0.5 / (1.0 - 2.0 * g)]
+    P[1, :2] = [1.0 + P[2, 0], P[2, 1]]
+    return RungeKutta(
+        name="ROS2",
+        order=2,
+        error_order=1,
+        A=A,
+        B=B,
+        C=np.array([0.0, 0.0, 1.0, 1.0]),
+        E=B - np.array([0.0, 1.0, 0.0, 0.0]),
+        P=P,
+        fsal=True,
+        dense_order=2,
+        reference="Verwer, Spee, Blom and Hundsdorfer (1999)",
+        G=G,
+        Q=np.array([0.5, 0.0, 0.0, 0.5]),
+    )
+
+
 BS3 = _bs3()
 DP5 = _dp5()
 TSIT5 = _tsit5()
+ROS2 = _ros2()
 
 #: The methods :func:`fluidnet.simulate` accepts, by name.
-METHODS: dict[str, RungeKutta] = {m.name: m for m in (BS3, DP5, TSIT5)}
+METHODS: dict[str, RungeKutta] = {m.name: m for m in (BS3, DP5, TSIT5, ROS2)}

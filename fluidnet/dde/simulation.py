@@ -16,7 +16,7 @@ from ..overrides import reject_keywords
 from . import _codes as F
 from ._kernel import advance
 from ._state import ModelData, enlarged, new_run, trimmed
-from .codegen import CompiledModel, compile_model
+from .codegen import CompiledModel, compile_model, jacobian_address
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
@@ -128,14 +128,18 @@ def check_t_eval(t_eval, opts: Options) -> np.ndarray:
     return np.clip(te, opts.t0, opts.t_end)
 
 
-def model_data(cm: CompiledModel, pvec: np.ndarray, hist: HistoryData) -> ModelData:
-    """The kernel's view of a compiled model with its parameter values."""
+def model_data(
+    cm: CompiledModel, pvec: np.ndarray, hist: HistoryData, jacobian: bool = False
+) -> ModelData:
+    """The kernel's view of a compiled model with its parameter values (and the address of its
+    Jacobian when ``jacobian``, for a linearly implicit method)."""
     rhs, delay, switch, sgrad = (int(a) for a in cm.addresses)
     return ModelData(
         rhs=rhs,
         delay=delay,
         switch=switch,
         sgrad=sgrad,
+        jac=jacobian_address(cm) if jacobian else 0,
         p=np.ascontiguousarray(pvec, dtype=np.float64) if pvec.size else np.zeros(1),
         lag_state=cm.lag_state,
         lag_sdep=cm.lag_statedep,
@@ -195,7 +199,14 @@ def run_kernel(
     """
     rk = METHODS[opts.method]
     st, run = new_run(
-        model_data(cm, pvec, hist), rk, hist.t, hist.c, hist.x0, opts.atol, t_eval, cm.nswitch
+        model_data(cm, pvec, hist, rk.implicit),
+        rk,
+        hist.t,
+        hist.c,
+        hist.x0,
+        opts.atol,
+        t_eval,
+        cm.nswitch,
     )
     s = st[0]
     s["t0"] = opts.t0
@@ -306,6 +317,16 @@ def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
             "kept with dense=False (the delay grew beyond twice its largest earlier value); "
             "run with dense=True"
         )
+    if code == F.ST_NO_SLIDING:
+        labels = cm.surface_labels
+        on = [labels[j] for j in range(min(len(labels), 62)) if (idx >> j) & 1]
+        surfaces = ", ".join(f"{s} = 0" for s in on)
+        return (
+            f"no Filippov weights in [0, 1] keep the solution on the surfaces {surfaces} at "
+            f"t = {extra:.10g} (smallest normal velocity reached: {value:.3g} of the one-sided "
+            f"fields'), needed {where}: the sliding motion where these surfaces meet is not "
+            "defined by the multilinear Filippov combination"
+        )
     return f"integration failed (code {code}) {where}"  # pragma: no cover
 
 
@@ -358,10 +379,12 @@ def simulate(
         Largest step.
     t_eval : array_like, optional
         Output times in ``[t0, t_end]``; by default the accepted step points.
-    method : {"DP5", "Tsit5", "BS3"}
+    method : {"DP5", "Tsit5", "BS3", "ROS2"}
         Dormand-Prince 5(4) with its fourth-order dense output, Tsitouras 5(4) with its free
-        fourth-order interpolant, or Bogacki-Shampine 3(2) with cubic Hermite dense output
-        (see :mod:`fluidnet.dde.methods`).
+        fourth-order interpolant, Bogacki-Shampine 3(2) with cubic Hermite dense output, or
+        for stiff models the linearly implicit Rosenbrock-W method ROS2 (order 2, L-stable;
+        uses the Jacobian of the right-hand side, generated once per model) (see
+        :mod:`fluidnet.dde.methods`).
     first_step : float, optional
         Initial step (default: estimated).
     max_steps : int
