@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -65,6 +66,8 @@ def to_numpy(
         shape = (len(flat),)
     groups = [tuple(a) for a in args]
     modules = _MODULES_STRICT if strict_switches else _MODULES
+    if not definitions:
+        groups, flat = _plain_arguments(groups, flat)
     if definitions:
         # the expressions use the symbols of `definitions` (evaluated first, in order)
         f = _straight_line(groups, list(definitions), flat, modules)
@@ -95,6 +98,40 @@ def to_numpy(
 
     call.batch = batch
     return call
+
+
+def _plain_arguments(groups: list[tuple], flat: list) -> tuple[list[tuple], list]:
+    """The argument groups with every symbol whose name is not a Python identifier (a lag such
+    as ``x_1(t - (T_1))``) renamed, in one substitution over the expressions.
+
+    :func:`sympy.lambdify` renames such arguments itself, but one at a time, each time
+    substituting into every expression: quadratic in the size of a large model (thousands of
+    lags in a network of a thousand flows took minutes).
+    """
+    unsafe = [
+        s
+        for g in groups
+        for s in g
+        if isinstance(s, sympy.Symbol)
+        and not (s.name.isidentifier() and not keyword.iskeyword(s.name))
+    ]
+    if not unsafe:
+        return groups, flat
+    used = {s.name for g in groups for s in g if isinstance(s, sympy.Symbol)}
+    for e in flat:
+        if isinstance(e, sympy.Basic):
+            used.update(s.name for s in e.free_symbols)
+    rename: dict = {}
+    for s in unsafe:
+        if s not in rename:
+            name = f"_arg{len(rename)}"
+            while name in used:
+                name = "_" + name
+            used.add(name)
+            rename[s] = sympy.Symbol(name, **s.assumptions0)
+    groups = [tuple(rename.get(s, s) for s in g) for g in groups]
+    flat = [e.xreplace(rename) if isinstance(e, sympy.Basic) else e for e in flat]
+    return groups, flat
 
 
 def _straight_line(groups, definitions, outputs, modules) -> Callable[..., list]:
