@@ -40,6 +40,7 @@ def to_numpy(
     *,
     strict_switches: bool = False,
     definitions: Sequence[tuple[sympy.Symbol, sympy.Expr]] = (),
+    plain: bool = False,
 ) -> Callable[..., np.ndarray]:
     """A numpy function of the argument groups returning the expressions as an array.
 
@@ -55,6 +56,10 @@ def to_numpy(
     ``definitions`` are ``(symbol, expression)`` pairs, in order, that the expressions may use
     (common subexpressions computed once).
 
+    With ``plain`` the expressions are written out as they are, without the search for common
+    subexpressions: much faster to build for thousands of expressions, the same values up to
+    the order of rounding.
+
     The function's ``batch`` attribute evaluates ``K`` points at once: one array of shape
     ``(len(group), K)`` per group, a result of shape ``(K,) + shape``.
     """
@@ -66,9 +71,9 @@ def to_numpy(
         shape = (len(flat),)
     groups = [tuple(a) for a in args]
     modules = _MODULES_STRICT if strict_switches else _MODULES
-    if not definitions:
+    if not definitions and not plain:
         groups, flat = _plain_arguments(groups, flat)
-    if definitions:
+    if definitions or plain:
         # the expressions use the symbols of `definitions` (evaluated first, in order)
         f = _straight_line(groups, list(definitions), flat, modules)
     else:
