@@ -164,3 +164,21 @@ def test_linearize_refuses_a_point_that_is_not_an_equilibrium():
         m1.linearize(equilibrium={"x": 0.0})
     # the equilibrium itself, and one rounded to 1e-9, are accepted
     assert m.linearize(equilibrium={"R": 1875.0 * (1 + 1e-9), "q": 0.0}).n == 2
+
+
+def test_a_given_equilibrium_is_checked_without_the_search_plan():
+    # Kelly's primal law on one link (Zimmermann 2005, (3.2.16)): x' = k (w - x(t-T) (x/c)^B),
+    # equilibrium x = (w c^B)^(1/(B+1)) = 8^(1/4) for w = 1, c = 2, B = 3
+    m = fn.models.kelly_primal([[1]], w=1.0, kappa=0.5, c=2.0, B=3.0, T=0.1)
+    x = 8.0**0.25
+    m.linearize(equilibrium={"x_1": x})
+    # a clean steady state is confirmed from the right-hand sides alone: the plan of the
+    # equilibrium search (expanded equations, dense Jacobian) is not built
+    assert "equilibrium plan" not in m._cache
+    # a point that is not one is still refused, with the residual of the steady-state equation
+    # x' = 0.5 (1 - 1.1 (1.1/2)^3) = 0.40849375
+    with pytest.raises(AnalysisError, match=r"not an equilibrium.*dx_1/dt = 0\.408494 "):
+        m.linearize(equilibrium={"x_1": 1.1})
+    # 0.1 % off: x' = 0.5 (1 - 1.001^4) = -2.003e-3
+    with pytest.raises(AnalysisError, match=r"not an equilibrium.*dx_1/dt = -0\.002003"):
+        m.linearize(equilibrium={"x_1": x * (1 + 1e-3)})

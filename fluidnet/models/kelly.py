@@ -122,14 +122,17 @@ def kelly_primal(
             pdefs[Ts[n]] = Param(Tv[n], unit="s", doc="feedback delay", bounds=(0, None))
     sig: dict[Any, Any] = {}
     for ll in range(L):
-        sig[y[ll]] = sum(x[n](t) for n in range(S) if A[ll, n])
+        sig[y[ll]] = sum(x[n](t) for n in np.flatnonzero(A[ll]))
         expr = price(y[ll](t), cs[ll])
         if not isinstance(expr, sympy.Expr):
             raise ModelError(f"price(y, c) must return a sympy expression, got {expr!r}")
         sig[lam[ll]] = expr
     for n in range(S):
-        sig[p[n]] = sum(lam[ll](t) for ll in range(L) if A[ll, n])  # (3.2.15)
-    rhs = {x[n]: ks[n] * (ws[n] - x[n](t - Ts[n]) * p[n](t - Ts[n])) for n in range(S)}
+        sig[p[n]] = sum(lam[ll](t) for ll in np.flatnonzero(A[:, n]))  # (3.2.15)
+    rhs = {}
+    for n in range(S):
+        lag = t - Ts[n]
+        rhs[x[n]] = ks[n] * (ws[n] - x[n](lag) * p[n](lag))
     return Model(rhs=rhs, params=pdefs, signals=sig, name="kelly_primal")
 
 
@@ -181,11 +184,11 @@ def kelly_dual(
         pdefs[gs[ll]] = Param(gv[ll], unit="1/pkt", doc="price step size", bounds=(0, None))
     sig: dict[Any, Any] = {}
     for n in range(S):
-        sig[p[n]] = sum(lam[ll](t) for ll in range(L) if A[ll, n])
+        sig[p[n]] = sum(lam[ll](t) for ll in np.flatnonzero(A[:, n]))
         # (3.2.19) with U = w ln x, capped: w / max(p, w/x_max) = min(w/p, x_max), finite at p = 0
         sig[x[n]] = ws[n] / sympy.Max(p[n](t), ws[n] / xs[n])
     for ll in range(L):
-        sig[y[ll]] = sum(x[n](t) for n in range(S) if A[ll, n])
+        sig[y[ll]] = sum(x[n](t) for n in np.flatnonzero(A[ll]))
     rhs = {lam[ll]: gs[ll] * (y[ll](t) - cs[ll]) for ll in range(L)}  # (3.2.20)
     return Model(rhs=rhs, params=pdefs, signals=sig, nonnegative=lam, name="kelly_dual")
 

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
@@ -258,10 +259,11 @@ def route_parts(
             )
     sig: dict[Any, Any] = {}
     for ll in range(L):
-        sig[y[ll]] = sum(sy["N"][r] * x[r](t) for r in range(S) if net.A[ll, r]) + xi_terms[ll]
+        users = np.flatnonzero(net.A[ll])
+        sig[y[ll]] = sum(sy["N"][r] * x[r](t) for r in users) + xi_terms[ll]
         sig[p[ll]] = fluid_penalty(y[ll](t), thresholds[ll])
     for r in range(S):
-        sig[q[r]] = sum(p[ll](t) for ll in range(L) if net.A[ll, r])
+        sig[q[r]] = sum(p[ll](t) for ll in np.flatnonzero(net.A[:, r]))
     parts = RouteParts(x, links, pdefs, sig, kappa=sy["kappa"], capacities=Cs, loads=y)
     al, bs = sy["alpha"], sy["beta"]
     for r, u in enumerate(net.utilities):

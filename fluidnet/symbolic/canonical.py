@@ -123,6 +123,14 @@ def delay_of(arg: sympy.Expr) -> sympy.Expr:
 def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
     """Expand the signals of ``model`` and replace every state reference by a symbol.
 
+    One pass over each right-hand side: a signal used at time ``arg`` is replaced by its
+    definition read at ``arg`` (``t -> arg``, its own signals expanded in turn), a state used
+    at ``arg`` by the symbol of its lag, and every node is rebuilt once, from the canonical
+    pieces. Intermediate expressions with the signals (or states) still applied at shifted
+    times are never formed, and each (subexpression, time) pair is converted once however many
+    right-hand sides share it (a link's price in the equation of every flow on the link), so
+    building the form of a network of ``n`` flows costs time linear in ``n``.
+
     Parameters
     ----------
     model : fluidnet.Model
@@ -139,69 +147,61 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
     signal_defs = {k: v for k, v in model._signal_exprs.items() if k not in inputs}
     lags: list[Lag] = []
     lag_index: dict[tuple[int, sympy.Expr], sympy.Symbol] = {}
+    # (subexpression, time it is read at) -> its canonical form; ``t`` itself maps to the time
+    done: dict[tuple[sympy.Expr, sympy.Expr], sympy.Expr] = {}
+    expanding: set[tuple[str, sympy.Expr]] = set()
 
-    expanded: dict[sympy.Expr, sympy.Expr] = {}  # signal application -> its full expansion
-    expanding: set[sympy.Expr] = set()
+    def lag_symbol(name: str, arg: sympy.Expr, shown: sympy.Expr) -> sympy.Expr:
+        delay = delay_of(arg)
+        i = index[name]
+        if delay == 0:
+            return x[i]
+        if delay.is_number and delay < 0:
+            raise ModelError(f"{name}({shown}) refers to the future (negative delay {delay})")
+        key = (i, delay)
+        sym = lag_index.get(key)
+        if sym is None:
+            sym = sympy.Symbol(f"{name}(t - ({delay}))", real=True)
+            lag_index[key] = sym
+            if delay.is_number:
+                kind = "constant"
+            elif delay.free_symbols <= p_set:
+                kind = "parameter"
+            else:
+                kind = "state"
+            lags.append(Lag(sym, i, delay, kind))
+        return sym
 
-    def signal_apps(expr: sympy.Expr) -> list[sympy.Expr]:
-        return [a for a in expr.atoms(AppliedUndef) if a.func.__name__ in signal_defs]
-
-    def expansion(app: sympy.Expr) -> sympy.Expr:
-        # a signal used at time ``arg`` is its definition with t -> arg (t is a plain symbol,
-        # so xreplace is exact), its own signals expanded in turn; each application is
-        # expanded once, however many right-hand sides use it (a link's price in every flow's)
-        got = expanded.get(app)
+    def canon(e: sympy.Expr, at: sympy.Expr) -> sympy.Expr:
+        # ``e`` read at time ``at`` (already canonical): signals expanded, states as symbols
+        if not e.args:
+            return at if e.is_Symbol and e == T_SYM else e
+        key = (e, at)
+        got = done.get(key)
         if got is not None:
             return got
-        if app in expanding:  # pragma: no cover - Model rejects cycles before
-            raise ModelError("signal definitions reference each other in a cycle")
-        expanding.add(app)
-        body = signal_defs[app.func.__name__].xreplace({T_SYM: app.args[0]})
-        inner = signal_apps(body)
-        if inner:
-            body = body.xreplace({a: expansion(a) for a in inner})
-        expanding.discard(app)
-        expanded[app] = body
-        return body
-
-    def expand_signals(expr: sympy.Expr) -> sympy.Expr:
-        apps = signal_apps(expr)
-        return expr.xreplace({a: expansion(a) for a in apps}) if apps else expr
-
-    def canon(e: sympy.Expr) -> sympy.Expr:
         if isinstance(e, AppliedUndef):
             name = e.func.__name__
-            arg = canon(e.args[0])
-            delay = delay_of(arg)
-            i = index[name]
-            if delay == 0:
-                return x[i]
-            if delay.is_number and delay < 0:
-                raise ModelError(
-                    f"{name}({e.args[0]}) refers to the future (negative delay {delay})"
-                )
-            key = (i, delay)
-            sym = lag_index.get(key)
-            if sym is None:
-                sym = sympy.Symbol(f"{name}(t - ({delay}))", real=True)
-                lag_index[key] = sym
-                if delay.is_number:
-                    kind = "constant"
-                elif delay.free_symbols <= p_set:
-                    kind = "parameter"
-                else:
-                    kind = "state"
-                lags.append(Lag(sym, i, delay, kind))
-            return sym
-        if not e.args:
-            return e
-        new_args = [canon(a) for a in e.args]
-        if all(a is b for a, b in zip(new_args, e.args, strict=True)):
-            return e
-        return e.func(*new_args)
+            arg = canon(e.args[0], at)
+            if name in signal_defs:
+                if (name, arg) in expanding:  # pragma: no cover - Model rejects cycles before
+                    raise ModelError("signal definitions reference each other in a cycle")
+                expanding.add((name, arg))
+                out = canon(signal_defs[name], arg)
+                expanding.discard((name, arg))
+            else:
+                out = lag_symbol(name, arg, e.args[0])
+        else:
+            new_args = [canon(a, at) for a in e.args]
+            if all(a is b for a, b in zip(new_args, e.args, strict=True)):
+                out = e
+            else:
+                out = e.func(*new_args)
+        done[key] = out
+        return out
 
-    rhs = tuple(canon(expand_signals(model._rhs_exprs[n])) for n in states)
-    sig = {k: canon(expand_signals(v)) for k, v in model._signal_exprs.items()}
+    rhs = tuple(canon(model._rhs_exprs[n], T_SYM) for n in states)
+    sig = {k: canon(v, T_SYM) for k, v in model._signal_exprs.items()}
     return DDEForm(
         name=model.name,
         states=states,

@@ -21,6 +21,7 @@ error rather than an arbitrary point of it.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Mapping
 from typing import Any
@@ -149,6 +150,23 @@ def _boundary_subsets(form):
         yield from itertools.combinations(idx, r)
 
 
+class _OnDemand:
+    """A read-only list whose item ``i`` is ``build(i)``, built on first access."""
+
+    def __init__(self, size: int, build):
+        self._items: list = [None] * size
+        self._build = build
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __getitem__(self, i: int):
+        item = self._items[i]
+        if item is None:
+            item = self._items[i] = self._build(i)
+        return item
+
+
 class _Plan:
     """Numeric functions of one model, built once: residuals, term sizes, closed forms."""
 
@@ -157,15 +175,16 @@ class _Plan:
         self.states = form.states
         eqs = steady_state_equations(form)
         args = (form.x, form.p)
+        self._eqs, self._args, self._x = eqs, args, form.x
         self.f = to_numpy(args, eqs)
-        self.jac = to_numpy(args, sympy.Matrix(eqs).jacobian(sympy.Matrix(form.x)))
         # the right-hand sides as written, delayed values as separate arguments: undefined
         # (0/0) where the steady-state equations had a factor cancelled by sympy
         zs = [lag.symbol for lag in form.lags]
         self.raw = to_numpy((form.x, zs, form.p), form.rhs)
         self.lag_states = [lag.state for lag in form.lags]
         terms = [list(sympy.Add.make_args(sympy.expand(e))) for e in eqs]
-        self.term_fns = [to_numpy(args, ts) for ts in terms]
+        # one function per equation, each built on first use
+        self.term_fns = _OnDemand(len(terms), lambda i: to_numpy(args, terms[i]))
         # every term of every equation in one function (for the scales of all equations)
         self.all_terms = to_numpy(args, [t for ts in terms for t in ts])
         self.term_owner = np.repeat(np.arange(len(eqs)), [len(ts) for ts in terms])
@@ -176,6 +195,12 @@ class _Plan:
         )
         self.nonneg = tuple(form.nonnegative)
         self.subsets = list(_boundary_subsets(form))
+
+    @functools.cached_property
+    def jac(self):
+        """The Jacobian of the steady-state equations (built on first use: dense and slow to
+        build for a model of a thousand states, and not needed to check a given point)."""
+        return to_numpy(self._args, sympy.Matrix(self._eqs).jacobian(sympy.Matrix(self._x)))
 
     def scale(self, i: int, x: np.ndarray, p: np.ndarray) -> float:
         """Largest term of equation ``i`` at ``x`` (for a relative residual test)."""
@@ -421,6 +446,26 @@ def _held(plan: _Plan, x: np.ndarray, p: np.ndarray) -> tuple[int, ...]:
     )
 
 
+def _plainly_equilibrium(model, x: np.ndarray, p: np.ndarray) -> bool:
+    """True when ``x`` is clearly a steady state: no projected state negative, the right-hand
+    sides as written finite and within ``GIVEN_TOL`` of zero with every lag at the current
+    value. Built without the equilibrium plan (whose symbolic expansion, Jacobian and common
+    subexpressions take tens of seconds for a model of a thousand states); any other case is
+    decided by the plan, so the verdict is the plan's."""
+
+    def build():
+        form = model.form
+        zs = [lag.symbol for lag in form.lags]
+        raw = to_numpy((form.x, zs, form.p), form.rhs, plain=True)
+        return raw, [lag.state for lag in form.lags], tuple(form.nonnegative)
+
+    raw, lag_states, nonneg = model.cached("equilibrium check", build)
+    if any(x[i] < 0 for i in nonneg):
+        return False
+    r = raw(x, x[lag_states] if lag_states else np.zeros(0), p)
+    return bool(np.all(np.isfinite(r)) and np.all(np.abs(r) <= GIVEN_TOL))
+
+
 def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float]) -> None:
     """Refuse a given point that is not an equilibrium of ``model`` at ``values``.
 
@@ -431,9 +476,11 @@ def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float
         steady-state equation is violated by more than ``GIVEN_TOL`` relative to its terms (the
         message names the state and the residual).
     """
-    plan = _plan(model)
-    x = np.array([float(eq[n]) for n in plan.states], dtype=float)
+    x = np.array([float(eq[n]) for n in model.state_names], dtype=float)
     p = np.array([values[k] for k in model.param_names], dtype=float)
+    if "equilibrium plan" not in model._cache and _plainly_equilibrium(model, x, p):
+        return
+    plan = _plan(model)
     for i in plan.nonneg:
         if x[i] < 0:
             raise AnalysisError(
@@ -449,6 +496,8 @@ def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float
     for i, ri in enumerate(r):
         if plan.states[i] in model.nonnegative and x[i] == 0.0 and ri < 0:
             continue  # held at 0 by the projection
+        if abs(ri) <= GIVEN_TOL:
+            continue  # within the tolerance of any scale (it is at least 1)
         scale = max(1.0, plan.scale(i, x, p))
         if not abs(ri) <= GIVEN_TOL * scale:
             raise AnalysisError(

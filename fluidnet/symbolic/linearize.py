@@ -339,8 +339,9 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     taus = np.asarray(plan.delays(x, p)).reshape(-1)
     L = len(form.lags)
     clean = np.empty(L)
+    at = f"the equilibrium {eq}"  # once: a model with thousands of lags has thousands of states
     for k, lag in enumerate(form.lags):
-        clean[k] = _check_delay_value(form, lag, complex(taus[k]), f"the equilibrium {eq}")
+        clean[k] = _check_delay_value(form, lag, complex(taus[k]), at)
     # lags with the same delay share one matrix (a network model has many lags, few delays)
     order = np.argsort(clean, kind="stable")
     group = np.zeros(L, dtype=int)

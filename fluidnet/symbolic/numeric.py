@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -39,6 +40,7 @@ def to_numpy(
     *,
     strict_switches: bool = False,
     definitions: Sequence[tuple[sympy.Symbol, sympy.Expr]] = (),
+    plain: bool = False,
 ) -> Callable[..., np.ndarray]:
     """A numpy function of the argument groups returning the expressions as an array.
 
@@ -54,6 +56,10 @@ def to_numpy(
     ``definitions`` are ``(symbol, expression)`` pairs, in order, that the expressions may use
     (common subexpressions computed once).
 
+    With ``plain`` the expressions are written out as they are, without the search for common
+    subexpressions: much faster to build for thousands of expressions, the same values up to
+    the order of rounding.
+
     The function's ``batch`` attribute evaluates ``K`` points at once: one array of shape
     ``(len(group), K)`` per group, a result of shape ``(K,) + shape``.
     """
@@ -65,7 +71,9 @@ def to_numpy(
         shape = (len(flat),)
     groups = [tuple(a) for a in args]
     modules = _MODULES_STRICT if strict_switches else _MODULES
-    if definitions:
+    if not definitions and not plain:
+        groups, flat = _plain_arguments(groups, flat)
+    if definitions or plain:
         # the expressions use the symbols of `definitions` (evaluated first, in order)
         f = _straight_line(groups, list(definitions), flat, modules)
     else:
@@ -95,6 +103,40 @@ def to_numpy(
 
     call.batch = batch
     return call
+
+
+def _plain_arguments(groups: list[tuple], flat: list) -> tuple[list[tuple], list]:
+    """The argument groups with every symbol whose name is not a Python identifier (a lag such
+    as ``x_1(t - (T_1))``) renamed, in one substitution over the expressions.
+
+    :func:`sympy.lambdify` renames such arguments itself, but one at a time, each time
+    substituting into every expression: quadratic in the size of a large model (thousands of
+    lags in a network of a thousand flows took minutes).
+    """
+    unsafe = [
+        s
+        for g in groups
+        for s in g
+        if isinstance(s, sympy.Symbol)
+        and not (s.name.isidentifier() and not keyword.iskeyword(s.name))
+    ]
+    if not unsafe:
+        return groups, flat
+    used = {s.name for g in groups for s in g if isinstance(s, sympy.Symbol)}
+    for e in flat:
+        if isinstance(e, sympy.Basic):
+            used.update(s.name for s in e.free_symbols)
+    rename: dict = {}
+    for s in unsafe:
+        if s not in rename:
+            name = f"_arg{len(rename)}"
+            while name in used:
+                name = "_" + name
+            used.add(name)
+            rename[s] = sympy.Symbol(name, **s.assumptions0)
+    groups = [tuple(rename.get(s, s) for s in g) for g in groups]
+    flat = [e.xreplace(rename) if isinstance(e, sympy.Basic) else e for e in flat]
+    return groups, flat
 
 
 def _straight_line(groups, definitions, outputs, modules) -> Callable[..., list]:
