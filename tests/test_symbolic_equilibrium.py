@@ -63,6 +63,25 @@ def test_no_equilibrium_numeric_path():
         m.equilibrium()
 
 
+def test_numeric_equilibrium_with_tiny_terms_is_polished_to_its_own_scale():
+    # every term is about 1e-12: a residual test against max(1, term) would accept any point
+    # the root finder stops at; x* = 2, y* = 3 exactly
+    x, y = fn.states("x y")
+    k = fn.params("k")
+    m = fn.Model({x: k * (2 - x(t)) * sympy.exp(y(t) - 3), y: k * (x(t) * y(t) - 6)}, {k: 1e-12})
+    eq = m.equilibrium()
+    assert eq == pytest.approx({"x": 2.0, "y": 3.0}, rel=1e-14)
+    assert eq.residual <= 1e-14
+
+
+def test_switching_surface_named_when_no_smooth_equilibrium():
+    # x' = 1 - 3 H(x - 1): +1 below 1, -2 above, so x slides on x = 1; no smooth equilibrium
+    x = fn.states("x")
+    m = fn.Model({x: 1 - 3 * sympy.Heaviside(x(t) - 1)}, {})
+    with pytest.raises(AnalysisError, match=r"no isolated smooth equilibrium.*x - 1 = 0"):
+        m.equilibrium()
+
+
 def test_time_varying_model_has_no_equilibrium():
     x = fn.states("x")
     m = fn.Model({x: -x(t) + sympy.sin(t)}, {})

@@ -13,10 +13,16 @@ set of starts.
 Every equilibrium, from a closed form or not, is then polished by Newton's method on the numeric
 steady-state equations (a closed form evaluated in floating point can lose several digits: a
 cubic's Cardano formula, for one) and returned as an :class:`Equilibrium` with its relative
-residual. A candidate is refused where the right-hand side as written is undefined (a ``0/0``
-that sympy cancelled when the delayed values were set equal, e.g. ``x(t - 1)/x(t)`` at ``x = 0``),
-and a solution that is not isolated (a continuum of equilibria, e.g. a conserved quantity) is an
-error rather than an arbitrary point of it.
+residual: the largest residual of the equations, each relative to the largest of its own terms
+(not to 1 nor to the size of the state: a point "at infinity" where every term is tiny but they
+do not cancel is refused; an equation whose terms all vanish exactly is solved). A candidate
+must have a relative residual below ``RESIDUAL_TOL``. It is refused where the right-hand side as
+written is undefined (a ``0/0`` that sympy cancelled when the delayed values were set equal, e.g.
+``x(t - 1)/x(t)`` at ``x = 0``), and a solution that is not isolated (a continuum of equilibria,
+e.g. a conserved quantity) is an error rather than an arbitrary point of it.
+
+A rest point held on a switching surface (``Heaviside``, ``sign``, ... : Filippov sliding) is not
+a smooth equilibrium; when none is found, the error names the model's switching surfaces.
 """
 
 from __future__ import annotations
@@ -143,6 +149,31 @@ def _solve_symbolically(form) -> list[dict[str, sympy.Expr]] | None:
     return result
 
 
+def _switching_surfaces(eqs) -> tuple[str, ...]:
+    """The switching surfaces of steady-state equations, as ``"expr = 0"`` strings.
+
+    Where a ``Heaviside``, ``sign`` or ``Abs`` changes its argument's sign, where the arguments
+    of a ``Max`` or ``Min`` are equal, and on the boundary of a ``Piecewise`` condition the
+    right-hand side jumps or has a kink: no smooth equilibrium lies there.
+    """
+    found: list[sympy.Expr] = []
+    for e in eqs:
+        for a in e.atoms(sympy.Heaviside, sympy.sign, sympy.Abs):
+            found.append(a.args[0])
+        for a in e.atoms(sympy.Max, sympy.Min):
+            found += [u - v for u, v in itertools.combinations(a.args, 2)]
+        for a in e.atoms(sympy.Piecewise):
+            for _, cond in a.args:
+                if isinstance(cond, sympy.core.relational.Relational):
+                    found.append(cond.lhs - cond.rhs)
+    out: list[str] = []
+    for f in found:
+        text = f"{sympy.simplify(f)} = 0"
+        if text not in out:
+            out.append(text)
+    return tuple(out)
+
+
 def _boundary_subsets(form):
     idx = form.nonnegative
     for r in range(len(idx) + 1):
@@ -176,6 +207,7 @@ class _Plan:
         )
         self.nonneg = tuple(form.nonnegative)
         self.subsets = list(_boundary_subsets(form))
+        self.surfaces = _switching_surfaces(eqs)
 
     def scale(self, i: int, x: np.ndarray, p: np.ndarray) -> float:
         """Largest term of equation ``i`` at ``x`` (for a relative residual test)."""
@@ -184,10 +216,10 @@ class _Plan:
         return float(mags.max()) if mags.size else 0.0
 
     def scales(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """``max(1, largest term)`` of every equation at ``x``."""
+        """The largest term of every equation at ``x`` (0 where all its terms vanish)."""
         mags = np.abs(self.all_terms(x, p))
         mags[~np.isfinite(mags)] = 0.0
-        out = np.ones(len(self.states))
+        out = np.zeros(len(self.states))
         np.maximum.at(out, self.term_owner, mags)
         return out
 
@@ -236,7 +268,9 @@ def equilibria(
     Raises
     ------
     AnalysisError
-        When no equilibrium exists or none is found, or (with ``isolated``) when the
+        When no equilibrium exists or none is found (the message names the switching
+        surfaces of the model, if any: a rest point held on one by Filippov sliding is not a
+        smooth equilibrium and is not returned), or (with ``isolated``) when the
         equilibria are not isolated (they form a curve: a conserved quantity, an undetermined
         state).
     ModelError
@@ -266,9 +300,18 @@ def equilibria(
         numeric = True
         accepted = _admissible(plan, _numeric_candidates(plan, p, guess), p)
     if not accepted:
+        where = ""
+        if plan.surfaces:
+            where = (
+                f". Its right-hand side switches on {'; '.join(plan.surfaces)}: a rest point "
+                "held on a switching surface (Filippov sliding) is not a smooth equilibrium and "
+                "is not searched for; simulate the model to see where it settles"
+            )
+        search = " in the numeric search; try guess={...}" if numeric else ""
         raise AnalysisError(
-            f"no equilibrium found for model {model.name!r} at {values}"
-            + (" (numeric search; try guess={...})" if numeric else "")
+            f"no equilibrium found for model {model.name!r} at {values}: no isolated smooth "
+            "equilibrium (a point where every steady-state equation vanishes to rounding "
+            f"relative to its terms){search}{where}"
         )
     loose = set()
     for x, held, _ in accepted:
@@ -307,7 +350,9 @@ def equilibria(
 def _residual(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[float, np.ndarray]:
     """Largest relative residual over the equations that must vanish, and all residuals."""
     r = plan.f(x, p)
-    rel = np.abs(r) / plan.scales(x, p)
+    scale = plan.scales(x, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(r == 0, 0.0, np.abs(r) / scale)
     free = [i for i in range(len(r)) if i not in held]
     return (float(np.max(rel[free])) if free else 0.0), r
 
