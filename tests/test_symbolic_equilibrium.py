@@ -82,6 +82,22 @@ def test_switching_surface_named_when_no_smooth_equilibrium():
         m.equilibrium()
 
 
+def test_guess_ranks_by_scaled_distance_and_nonnegative_first():
+    # x (bytes, ~1e6) and w (packets, ~10); x* = 1e6 + a(w) with a(10) = 200, a(200) = a(-10) = 0:
+    # equilibria A = (1e6 + 200, 10), B = (1e6, 200), C = (1e6, -10). From the guess (1e6, 10),
+    # the unscaled distances are 200, 190, 20 (C, B, A: wrong); per-state relative distances
+    # are 2e-4, 19, 2, and C has a negative window: A, B, C.
+    x, w = fn.states("x w")
+    a = 200 * (w(t) - 200) * (w(t) + 10) / ((10 - 200) * (10 + 10))
+    m = fn.Model({x: 1e6 + a - x(t), w: (w(t) - 10) * (w(t) - 200) * (w(t) + 10)}, {})
+    eqs = m.equilibrium(guess={"x": 1e6, "w": 10.0}, all=True)
+    expected = [{"x": 1e6 + 200, "w": 10.0}, {"x": 1e6, "w": 200.0}, {"x": 1e6, "w": -10.0}]
+    assert len(eqs) == 3
+    for e, want in zip(eqs, expected, strict=True):
+        assert e == pytest.approx(want, rel=1e-12)
+    assert m.equilibrium(guess={"x": 1e6, "w": 10.0}) == pytest.approx(expected[0], rel=1e-12)
+
+
 def test_time_varying_model_has_no_equilibrium():
     x = fn.states("x")
     m = fn.Model({x: -x(t) + sympy.sin(t)}, {})

@@ -246,8 +246,11 @@ def equilibria(
     ----------
     model : fluidnet.Model
     guess : dict, optional
-        ``{state: value}``; numeric root finding starts here, and the equilibria are sorted by
-        their distance to it.
+        ``{state: value}``; numeric root finding starts here, and the equilibria are sorted:
+        those without negative states first, then by their distance to the guess over the
+        states it names, each state relative to its own scale (``|guess|``; for a state
+        guessed at 0, the largest magnitude among the equilibria found), so that a queue in
+        bytes does not outweigh a window in packets.
     isolated : bool, default False
         Raise when an equilibrium found is not isolated (``equilibrium(all=True)``: listing
         arbitrary points of a continuum would be wrong). Otherwise such an equilibrium is
@@ -333,8 +336,7 @@ def equilibria(
                 "or give equilibrium={...} explicitly where one is needed"
             )
     if guess is not None:
-        g = np.array([guess.get(n, 0.0) for n in plan.states], dtype=float)
-        accepted.sort(key=lambda a: float(np.linalg.norm(a[0] - g)))
+        accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
         accepted.sort(key=lambda a: (bool(a[1]), bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
     out = []
@@ -345,6 +347,25 @@ def equilibria(
         eq.isolated = id(x) not in loose
         out.append(eq)
     return out
+
+
+def _guess_order(plan: _Plan, guess: Mapping[str, float], points: list[np.ndarray]):
+    """Sort key for ``guess``: equilibria without negative states first, then by the distance
+    to the guess over the states it names, each state in units of its own scale.
+
+    The scale of a state is ``|guess|``, or for a state guessed at 0 the largest ``|value|`` of
+    the equilibria found (1 if all are 0): states in bytes and in packets weigh alike.
+    """
+    named = [i for i, n in enumerate(plan.states) if n in guess]
+    g = np.array([float(guess[plan.states[i]]) for i in named])
+    spread = np.max(np.abs(np.array(points)[:, named]), axis=0) if points else np.zeros(len(g))
+    scale = np.where(g != 0, np.abs(g), np.where(spread > 0, spread, 1.0))
+
+    def key(a):
+        x = a[0]
+        return (bool(np.any(x < 0)), float(np.linalg.norm((x[named] - g) / scale)))
+
+    return key
 
 
 def _residual(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[float, np.ndarray]:
