@@ -215,7 +215,7 @@ def _norm2(M: np.ndarray) -> np.ndarray:
 MILD_IMBALANCE = 1024.0
 
 
-def balance_scales(M: np.ndarray, max_sweeps: int = 30) -> np.ndarray:
+def balance_scales(M: np.ndarray, max_sweeps: int = 30, mild: float = MILD_IMBALANCE) -> np.ndarray:
     """Powers of two ``d`` ``(K, n)`` that balance the non-negative matrices ``M`` ``(K, n, n)``.
 
     Osborne's iteration (as in LAPACK's ``gebal``, without permutations): state ``i`` is
@@ -224,7 +224,8 @@ def balance_scales(M: np.ndarray, max_sweeps: int = 30) -> np.ndarray:
     couple states with very different units (rates of 1e3 pkts/s and gains of 1e-7, say) get
     matrices of comparable entries, on which norms, residuals and discretizations are sound.
     A mild imbalance (factors within :data:`MILD_IMBALANCE` of each other) costs no accuracy
-    and is left alone (``d = 1``): a well-scaled system keeps its own arithmetic.
+    and is left alone (``d = 1``): a well-scaled system keeps its own arithmetic; ``mild=1``
+    returns Osborne's scaling whatever its size.
     """
     K, n, _ = M.shape
     d = np.ones((K, n))
@@ -248,6 +249,6 @@ def balance_scales(M: np.ndarray, max_sweeps: int = 30) -> np.ndarray:
                 changed = True
         if not changed:
             break
-    mild = d.max(axis=1) <= MILD_IMBALANCE * d.min(axis=1)
-    d[mild] = 1.0
+    small = d.max(axis=1) <= mild * d.min(axis=1)
+    d[small] = 1.0
     return d
