@@ -177,14 +177,16 @@ def test_stiff_undelayed_mode_does_not_inflate_the_discretization():
     assert roots.n_points <= 40
 
 
-def test_mild_imbalance_does_not_inflate_the_discretization():
-    # A_k = D^-1 B_k D with D = diag(1, 1000): B0 = [[0, 1], [-1, 0]], B1 = -I (unit delay), so
-    # lambda = +-i + W_k(-e^{-+i}) (Lambert W). Balancing leaves a factor ~1000 alone; the size
-    # bound of the unbalanced norms (||A0|| = 1000) asked for N ~ 600 > 400 and warned.
-    B0 = np.array([[0.0, 1.0], [-1.0, 0.0]])
+@pytest.mark.parametrize("w", [1.0, 3.0])
+def test_mild_imbalance_does_not_inflate_the_discretization(w):
+    # A_k = D^-1 B_k D with D = diag(1, 1000): B0 = [[0, w], [-w, 0]], B1 = -I (unit delay), so
+    # lambda = +-iw + W_k(-e^{-+iw}) (Lambert W). Balancing leaves a factor ~1000 alone; the
+    # size bound of the unbalanced norms (||A0|| = 1000 w) asked for N ~ 600 w > 400 and
+    # warned, and (w = 3) the argument-principle contour sized by them was too long to count.
+    B0 = np.array([[0.0, w], [-w, 0.0]])
     D = np.diag([1.0, 1000.0])
     lin = fn.LinearDDE(np.linalg.solve(D, B0 @ D), [(1.0, -np.eye(2))])
-    exact = [mu + lambertw(-np.exp(-mu), k) for mu in (1j, -1j) for k in range(-4, 5)]
+    exact = [mu + lambertw(-np.exp(-mu), k) for mu in (1j * w, -1j * w) for k in range(-4, 5)]
     exact = sorted(exact, key=lambda z: (-z.real, -z.imag))[:6]
     with warnings.catch_warnings():
         warnings.simplefilter("error")

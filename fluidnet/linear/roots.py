@@ -598,7 +598,9 @@ def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]
         radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals[right]), 1.0 / max(tau_max, 1.0))
         mult[right] = _multiplicities(lin, vals[right], radius)
     known = int(mult[right].sum())
-    count, _ = count_right_of(Stack.from_systems([lin]), np.array([sigma]))
+    # the count is the same for every similar system; its contour is sized by the norms:
+    # count on the fully balanced system (see `characteristic_roots`)
+    count, _ = count_right_of(Stack.from_systems([balanced(lin, mild=1.0)]), np.array([sigma]))
     return bool(count[0] == known), sigma
 
 
