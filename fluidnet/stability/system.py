@@ -198,27 +198,18 @@ class SystemFactory:
             pass
 
     def _shipped_pieces(self) -> tuple[str, bytes | None]:
-        """``(model digest, pickled built pieces or None)``, made once per set of pieces."""
+        """``(model digest, pickled built pieces or None)``, made once per model and set of
+        pieces (pickling compiled functions by value costs about a second)."""
         cache = getattr(self.source, "_cache", {})
         keys = tuple(k for k in SHIPPED_PIECES if k in cache)
         if self._shipment is not None and self._shipment[0] == keys:
             return self._shipment[1]
         key = hashlib.sha256(pickle.dumps(self.source, protocol=4)).hexdigest()
-        try:
-            import cloudpickle as dumper  # pickles compiled (lambdified) functions by value
-        except ImportError:  # pragma: no cover - dask brings cloudpickle
-            dumper = pickle
-        pieces: dict[str, bytes] = {}
-        for k in keys:
-            try:
-                pieces[k] = dumper.dumps(cache[k], protocol=4)
-            except Exception:  # noqa: BLE001 - pickling raises many types; rebuilt by workers
-                continue
-        blob = pickle.dumps(pieces, protocol=4) if pieces else None
-        if blob is not None and len(blob) > SHIP_MAX_BYTES:
-            blob = None
-        self._shipment = (keys, (key, blob))
-        return key, blob
+        made = self.source.cached("pickled pieces", dict)  # {(digest, keys): blob}
+        if (key, keys) not in made:
+            made[key, keys] = _pickled_pieces(cache, keys)
+        self._shipment = (keys, (key, made[key, keys]))
+        return self._shipment[1]
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -250,6 +241,21 @@ class SystemFactory:
         else:
             _WORKER_MODELS.move_to_end(key)
         self.source = model
+
+
+def _pickled_pieces(cache: Mapping[str, Any], keys: tuple[str, ...]) -> bytes | None:
+    try:
+        import cloudpickle as dumper  # pickles compiled (lambdified) functions by value
+    except ImportError:  # pragma: no cover - dask brings cloudpickle
+        dumper = pickle
+    pieces: dict[str, bytes] = {}
+    for k in keys:
+        try:
+            pieces[k] = dumper.dumps(cache[k], protocol=4)
+        except Exception:  # noqa: BLE001 - pickling raises many types; workers rebuild it
+            continue
+    blob = pickle.dumps(pieces, protocol=4) if pieces else None
+    return blob if blob is not None and len(blob) <= SHIP_MAX_BYTES else None
 
 
 def _fill(stack: Stack, made: dict[int, LinearDDE]) -> dict[int, LinearDDE]:
