@@ -9,8 +9,9 @@
 2. Dask task overhead on the RCP chart: a LocalCluster of 2 worker processes runs a chart of
    ``DASK_POINTS`` points with the default chunking. Reported: the serial time (the work),
    the Dask wall time, the extra core-seconds ``(2 x wall - serial) / serial`` (which include
-   each worker's preparation of the model for a new chart, shown by the time of a 2-point
-   chart, and are meaningful only on an otherwise idle machine), and the bare cost of a task
+   each new worker's start: imports, and the model, whose built pieces are shipped with the
+   tasks; shown by the time of a first 2-point chart, then of a second one on the same workers;
+   meaningful only on an otherwise idle machine), and the bare cost of a task
    (round trip of an empty task) times the number of tasks, over the work: the task overhead.
 
 ``FLUIDNET_BENCH_CHART_POINTS`` (default 100000) and ``FLUIDNET_BENCH_DASK_POINTS`` (default
@@ -116,6 +117,9 @@ def dask_overhead(points: int = DASK_POINTS) -> dict:
             t0 = time.perf_counter()  # a 2-point chart: starting the workers' model
             fn.stability_chart(model, {"alpha": [0.4, 0.8], "beta": [0.2]}, executor=executor)
             setup = time.perf_counter() - t0
+            t0 = time.perf_counter()  # another chart of the same model: the workers keep it
+            fn.stability_chart(model, {"alpha": [0.5, 0.9], "beta": [0.3]}, executor=executor)
+            again = time.perf_counter() - t0
             n = serial["stable"].size
             tasks = math.ceil(n / executor.chunk_size(n))
             t0 = time.perf_counter()
@@ -132,6 +136,7 @@ def dask_overhead(points: int = DASK_POINTS) -> dict:
         "serial_seconds": work,
         "dask_wall_seconds": wall,
         "dask_two_point_chart_seconds": setup,
+        "dask_two_point_chart_again_seconds": again,
         "extra_core_seconds_fraction": (2 * wall - work) / work,
         "task_round_trip_ms": per_task * 1e3,
         "task_overhead_fraction": per_task * tasks / work,
@@ -153,7 +158,8 @@ def main() -> dict:
         f"dask chart {r['points']} points in {r['tasks']} tasks: serial {r['serial_seconds']:.1f}"
         f" s, dask {r['dask_wall_seconds']:.1f} s on 2 workers (extra core-seconds "
         f"{100 * r['extra_core_seconds_fraction']:.0f} %; a 2-point chart takes "
-        f"{r['dask_two_point_chart_seconds']:.1f} s); task round trip "
+        f"{r['dask_two_point_chart_seconds']:.1f} s on new workers, "
+        f"{r['dask_two_point_chart_again_seconds']:.2f} s again); task round trip "
         f"{r['task_round_trip_ms']:.1f} ms = {100 * r['task_overhead_fraction']:.2f} % of the "
         f"work; identical: {r['identical_to_serial']}"
     )

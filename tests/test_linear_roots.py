@@ -177,6 +177,25 @@ def test_stiff_undelayed_mode_does_not_inflate_the_discretization():
     assert roots.n_points <= 40
 
 
+@pytest.mark.parametrize("w", [1.0, 3.0])
+def test_mild_imbalance_does_not_inflate_the_discretization(w):
+    # A_k = D^-1 B_k D with D = diag(1, 1000): B0 = [[0, w], [-w, 0]], B1 = -I (unit delay), so
+    # lambda = +-iw + W_k(-e^{-+iw}) (Lambert W). Balancing leaves a factor ~1000 alone; the
+    # size bound of the unbalanced norms (||A0|| = 1000 w) asked for N ~ 600 w > 400 and
+    # warned, and (w = 3) the argument-principle contour sized by them was too long to count.
+    B0 = np.array([[0.0, w], [-w, 0.0]])
+    D = np.diag([1.0, 1000.0])
+    lin = fn.LinearDDE(np.linalg.solve(D, B0 @ D), [(1.0, -np.eye(2))])
+    exact = [mu + lambertw(-np.exp(-mu), k) for mu in (1j * w, -1j * w) for k in range(-4, 5)]
+    exact = sorted(exact, key=lambda z: (-z.real, -z.imag))[:6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roots = lin.roots(k=6)
+    np.testing.assert_allclose(roots.values, exact, rtol=1e-12)
+    assert all(r.residual <= 1e-12 for r in roots) and roots.certified
+    assert roots.n_points <= 40
+
+
 def test_double_real_root_of_a_real_system_is_real():
     # x' = -x(t - 1)/e: lambda + exp(-lambda - 1) = 0 has the double root -1 (f(-1) = f'(-1) = 0);
     # in floating point the pair splits 1e-8 off the axis, and was reported as -1 + 2e-8j alone

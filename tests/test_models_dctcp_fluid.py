@@ -19,6 +19,15 @@ def test_no_linearization_on_the_marking_surface():
         m.linearize(equilibrium={"W": W, "alpha": math.sqrt(2 / W), "q": v["K"]})
 
 
+def test_no_smooth_equilibrium():
+    """No smooth equilibrium exists: with p = 1, alpha = 1 and W = 2 give R = N W / C and
+    q = N W - C d = 20 - 83.3 < 0; with p = 0, dW/dt = 1/R > 0; at q = 0 (held), p = 0 again.
+    The search must say so (the rest point is on q = K), not return a point at infinity."""
+    m = dctcp()
+    with pytest.raises(fn.AnalysisError, match=r"no isolated smooth equilibrium.*-K \+ q = 0"):
+        m.equilibrium()
+
+
 def test_sawtooth_formulas():
     s = dctcp_sawtooth(N=2.0, C=1000.0, d=0.1, K=20.0)  # C d + K = 120
     assert s["W_star"] == 60.0

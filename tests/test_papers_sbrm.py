@@ -82,3 +82,25 @@ def test_quick_reproduction(tmp_path):
     assert n30c10["SBRM"]["d_crit_grid_ms"] == "86"
     assert n30c10["RED"]["d_crit_grid_ms"] == "62"
     assert (tmp_path / "sbrm" / "figures" / "fig_6_6_4_stability_regions.png").exists()
+
+
+def _worker_probe(job):
+    import signal
+    import threading
+
+    guards = {t.name for t in threading.enumerate()}
+    return job, signal.getsignal(signal.SIGINT) is signal.SIG_IGN, "fluidnet-parent" in guards
+
+
+def test_table_results_workers_have_orphan_guard(monkeypatch):
+    # the full table runs on fluidnet's process executor: its workers leave Ctrl-C to the
+    # parent and watch that the parent is alive (see fluidnet.sweep.workers)
+    from fluidnet.papers.sbrm import critical_delay
+
+    monkeypatch.setattr(critical_delay, "_TABLE_CACHE", {})
+    monkeypatch.setattr(critical_delay, "_table_rows", lambda quick: [1, 2])
+    monkeypatch.setattr(critical_delay, "_table_row", _worker_probe)
+    out = critical_delay.table_results(False, workers=2)
+    jobs = [(proto, r) for r in (1, 2) for proto in paper.PROTOCOLS]
+    assert [o[0] for o in out] == jobs  # order kept
+    assert all(o[1] and o[2] for o in out)

@@ -63,6 +63,41 @@ def test_no_equilibrium_numeric_path():
         m.equilibrium()
 
 
+def test_numeric_equilibrium_with_tiny_terms_is_polished_to_its_own_scale():
+    # every term is about 1e-12: a residual test against max(1, term) would accept any point
+    # the root finder stops at; x* = 2, y* = 3 exactly
+    x, y = fn.states("x y")
+    k = fn.params("k")
+    m = fn.Model({x: k * (2 - x(t)) * sympy.exp(y(t) - 3), y: k * (x(t) * y(t) - 6)}, {k: 1e-12})
+    eq = m.equilibrium()
+    assert eq == pytest.approx({"x": 2.0, "y": 3.0}, rel=1e-14)
+    assert eq.residual <= 1e-14
+
+
+def test_switching_surface_named_when_no_smooth_equilibrium():
+    # x' = 1 - 3 H(x - 1): +1 below 1, -2 above, so x slides on x = 1; no smooth equilibrium
+    x = fn.states("x")
+    m = fn.Model({x: 1 - 3 * sympy.Heaviside(x(t) - 1)}, {})
+    with pytest.raises(AnalysisError, match=r"no isolated smooth equilibrium.*x - 1 = 0"):
+        m.equilibrium()
+
+
+def test_guess_ranks_by_scaled_distance_and_nonnegative_first():
+    # x (bytes, ~1e6) and w (packets, ~10); x* = 1e6 + a(w) with a(10) = 200, a(200) = a(-10) = 0:
+    # equilibria A = (1e6 + 200, 10), B = (1e6, 200), C = (1e6, -10). From the guess (1e6, 10),
+    # the unscaled distances are 200, 190, 20 (C, B, A: wrong); per-state relative distances
+    # are 2e-4, 19, 2, and C has a negative window: A, B, C.
+    x, w = fn.states("x w")
+    a = 200 * (w(t) - 200) * (w(t) + 10) / ((10 - 200) * (10 + 10))
+    m = fn.Model({x: 1e6 + a - x(t), w: (w(t) - 10) * (w(t) - 200) * (w(t) + 10)}, {})
+    eqs = m.equilibrium(guess={"x": 1e6, "w": 10.0}, all=True)
+    expected = [{"x": 1e6 + 200, "w": 10.0}, {"x": 1e6, "w": 200.0}, {"x": 1e6, "w": -10.0}]
+    assert len(eqs) == 3
+    for e, want in zip(eqs, expected, strict=True):
+        assert e == pytest.approx(want, rel=1e-12)
+    assert m.equilibrium(guess={"x": 1e6, "w": 10.0}) == pytest.approx(expected[0], rel=1e-12)
+
+
 def test_time_varying_model_has_no_equilibrium():
     x = fn.states("x")
     m = fn.Model({x: -x(t) + sympy.sin(t)}, {})

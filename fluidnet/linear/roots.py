@@ -17,7 +17,8 @@ two successive sizes (or the discretization's own eigenvalues already reproduce 
 ``1e-6``: spectral convergence), and until ``N`` resolves every frequency a root right of the
 current rightmost one could have (the bounds
 ``|lambda| <= ||A0|| + sum_k ||A_k|| exp(-Re(lambda) tau_k)`` and Bauer-Fike's, see
-:func:`_n_required`).
+:func:`_n_required`; both hold for any similar system, and are taken on the fully balanced one,
+so that a coupling of states in bytes and in packets does not inflate them).
 The agreement is checked for the roots within ``2 / tau_max`` of the rightmost one (all roots
 of a ``region``), and ``N`` grows until ``k`` roots are found (up to ``N = 96``); roots further
 left than that window are returned refined (their residuals are exact) but one of them may be
@@ -65,7 +66,7 @@ import numpy as np
 from ..errors import AnalysisError, OptionError
 from ..threads import single_threaded_blas
 from .certificate import certificate_line, count_right_of
-from .stacked import Stack, balance_scales, singular_values
+from .stacked import MILD_IMBALANCE, Stack, balance_scales, singular_values
 
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
@@ -548,16 +549,17 @@ def _select(roots: Roots, k: int, region) -> Roots:
     return roots._with(kept)
 
 
-def balanced(lin: LinearDDE) -> LinearDDE:
+def balanced(lin: LinearDDE, mild: float = MILD_IMBALANCE) -> LinearDDE:
     """The similar system ``D^{-1} A_k D`` (``D`` diagonal, powers of two) with balanced
-    matrices (see :func:`fluidnet.linear.stacked.balance_scales`); ``lin`` itself when it is
-    already balanced. The characteristic function is unchanged."""
+    matrices (see :func:`fluidnet.linear.stacked.balance_scales`; an imbalance within ``mild``
+    is left alone); ``lin`` itself when it is already balanced. The characteristic function is
+    unchanged."""
     from .lineardde import LinearDDE
 
     if lin.n == 1:
         return lin
     M = np.abs(lin.A0) + sum((np.abs(a) for a in lin.A), np.zeros(lin.A0.shape))
-    d = balance_scales(M[None])[0]
+    d = balance_scales(M[None], mild=mild)[0]
     if np.all(d == 1.0):
         return lin
     ratio = d[None, :] / d[:, None]
@@ -596,7 +598,9 @@ def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]
         radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals[right]), 1.0 / max(tau_max, 1.0))
         mult[right] = _multiplicities(lin, vals[right], radius)
     known = int(mult[right].sum())
-    count, _ = count_right_of(Stack.from_systems([lin]), np.array([sigma]))
+    # the count is the same for every similar system; its contour is sized by the norms:
+    # count on the fully balanced system (see `characteristic_roots`)
+    count, _ = count_right_of(Stack.from_systems([balanced(lin, mild=1.0)]), np.array([sigma]))
     return bool(count[0] == known), sigma
 
 
@@ -695,7 +699,11 @@ def characteristic_roots(
         im_extent = max(abs(box[2]), abs(box[3]))
         im_extent = im_extent if math.isfinite(im_extent) else 0.0
     sigma0 = 0.0 if box is None else box[0]
-    N = min(max(MIN_POINTS, _n_required(lin, sigma0, im_extent, norms)), max_points)
+    # the size bound holds for any similar system: take the fully balanced one, whose norms
+    # are not inflated by an imbalance that `balanced` leaves alone as mild (up to 1024x)
+    bound_lin = balanced(lin, mild=1.0)
+    bound_norms = _norms(bound_lin)
+    N = min(max(MIN_POINTS, _n_required(bound_lin, sigma0, im_extent, bound_norms)), max_points)
     previous = None
     while True:
         found, ev = _solve_at(lin, N, norms, k, box)
@@ -704,7 +712,7 @@ def characteristic_roots(
             sigma = current[0].real if current else sigma0
         else:
             sigma = box[0]
-        needed = _n_required(lin, sigma, im_extent, norms)
+        needed = _n_required(bound_lin, sigma, im_extent, bound_norms)
         if box is None:
             # the k rightmost roots, compared within a window left of the rightmost one:
             # roots further left (the chains of a retarded system) are reported as refined

@@ -12,9 +12,9 @@ Sources
   * ``p(t) = 1{q(t) > K}``, ``R(t) = d + q(t)/C``, ``R* = d + K/C``.
 
   The marking is a step of the queue, so the model has no equilibrium with a linearization: its
-  only candidate rest point sits on the switching surface ``q = K`` (fluidnet refuses to
-  linearize there). The paper analyses instead the periodic orbit (limit cycle) the model
-  settles on.
+  only candidate rest point sits on the switching surface ``q = K`` (``equilibrium()`` raises
+  an AnalysisError naming that surface, and fluidnet refuses to linearize there). The paper
+  analyses instead the periodic orbit (limit cycle) the model settles on.
 * M. Alizadeh, A. Greenberg, D. A. Maltz, J. Padhye, P. Patel, B. Prabhakar, S. Sengupta and
   M. Sridharan, "Data center TCP (DCTCP)", ACM SIGCOMM 2010, Sec. 3.3: the sawtooth of ``N``
   synchronized flows, with ``W* = (C d + K)/N`` the window at which the queue reaches ``K``,

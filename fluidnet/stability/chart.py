@@ -17,7 +17,7 @@ from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
 from ..linear.roots import characteristic_roots
 from ..overrides import merge_params
-from ..sweep import grid_points, resolve_executor
+from ..sweep import SerialExecutor, grid_points, resolve_executor
 from ..threads import single_threaded_blas
 from .system import SystemFactory
 
@@ -205,6 +205,9 @@ def stability_chart(
         method = "batch" if math.prod(shape) >= BATCH_MIN_POINTS else "pointwise"
     coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
     run = resolve_executor(executor)
+    if not isinstance(run, SerialExecutor):
+        # built here once and shipped with the tasks: workers do not build the model again
+        factory.prepare({n: coords[n][0] for n in names})
     desc = f"stability chart ({factory.name})"
     with single_threaded_blas():  # once per sweep (workers limit themselves)
         if method == "pointwise":

@@ -14,7 +14,9 @@ point — or a *factory*: a callable ``f(**params)`` returning one of
 
 from __future__ import annotations
 
-import uuid
+import hashlib
+import pickle
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +33,23 @@ from ..symbolic.model import Model
 
 __all__ = ["SystemFactory", "SystemBatch", "as_linear"]
 
-# Models already unpickled in this (worker) process, by factory token: their compiled
-# linearization plans are built once per process, not once per chunk of work.
-_WORKER_MODELS: dict[str, Model] = {}
+# Models already unpickled in this (worker) process, by a digest of their definition: their
+# compiled pieces are built (or received) once per process, not once per chunk or per chart.
+_WORKER_MODELS: OrderedDict[str, Model] = OrderedDict()
+#: How many models a worker process keeps (least recently used first out).
+WORKER_MODELS_KEPT = 16
+#: A pickled factory carries its model's built pieces (see :meth:`SystemFactory.prepare`) when
+#: they pickle to at most this many bytes.
+SHIP_MAX_BYTES = 16 * 2**20
+#: The model pieces (:meth:`fluidnet.Model.cached` keys) a chart uses, shipped when built (the
+#: compiled integrator is not: numba compiles, or loads from its disk cache, in each process).
+SHIPPED_PIECES = (
+    "form",
+    "parameter delays",
+    "symbolic equilibria",
+    "equilibrium plan",
+    "linearization plan",
+)
 
 
 def as_linear(obj: Any, where: str = "") -> LinearDDE:
@@ -61,7 +77,11 @@ def as_linear(obj: Any, where: str = "") -> LinearDDE:
 class SystemFactory:
     """``factory(**params) -> LinearDDE`` for a model or a user factory, with fixed values.
 
-    Picklable (for process executors) when the model or the user factory is.
+    Picklable (for process executors) when the model or the user factory is. A pickled
+    factory of a model carries the pieces the model has built so far (its equilibrium and
+    linearization plans, compiled numpy functions pickled by value with ``cloudpickle`` when it
+    is installed): a worker process that receives it does not build them again, and keeps the
+    model for later tasks and charts of the same model (by a digest of its definition).
 
     Parameters
     ----------
@@ -76,7 +96,7 @@ class SystemFactory:
     """
 
     #: Not part of what a sweep computes (see :mod:`fluidnet.sweep.signature`).
-    __sweep_ignore__ = ("token",)
+    __sweep_ignore__ = ("_shipped", "_shipment")
 
     def __init__(self, source: Model | Callable[..., Any], fixed: Mapping[str, Any] | None = None):
         if not isinstance(source, Model) and not callable(source):
@@ -85,7 +105,7 @@ class SystemFactory:
             )
         self.source = source
         self.fixed = dict(fixed or {})
-        self.token = uuid.uuid4().hex
+        self._shipment: tuple | None = None
         self.check_names(self.fixed)
 
     @property
@@ -166,10 +186,76 @@ class SystemFactory:
             made = _fill(stack, made)
         return SystemBatch(stack=stack, errors=errors, separate=made, names=names, values=arrays)
 
-    def __setstate__(self, state):
-        self.__dict__.update(state)
+    def prepare(self, point: Mapping[str, float]) -> None:
+        """Build the model's pieces here, at one parameter point (a model's plans do not depend
+        on the values), before the factory is sent to worker processes. Errors at that point
+        are left to the workers, which report them with the point."""
+        if not self.is_model:
+            return
+        try:
+            self.batch({k: np.array([float(v)]) for k, v in point.items()})
+        except FluidnetError:
+            pass
+
+    def _shipped_pieces(self) -> tuple[str, bytes | None]:
+        """``(model digest, pickled built pieces or None)``, made once per model and set of
+        pieces (pickling compiled functions by value costs about a second)."""
+        cache = getattr(self.source, "_cache", {})
+        keys = tuple(k for k in SHIPPED_PIECES if k in cache)
+        if self._shipment is not None and self._shipment[0] == keys:
+            return self._shipment[1]
+        key = hashlib.sha256(pickle.dumps(self.source, protocol=4)).hexdigest()
+        made = self.source.cached("pickled pieces", dict)  # {(digest, keys): blob}
+        if (key, keys) not in made:
+            made[key, keys] = _pickled_pieces(cache, keys)
+        self._shipment = (keys, (key, made[key, keys]))
+        return self._shipment[1]
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_shipment"] = None
         if self.is_model:
-            self.source = _WORKER_MODELS.setdefault(self.token, self.source)
+            state["_shipped"] = self._shipped_pieces()
+        return state
+
+    def __setstate__(self, state):
+        shipped = state.pop("_shipped", None)
+        self.__dict__.update(state)
+        if not (self.is_model and shipped):
+            return
+        key, blob = shipped
+        model = _WORKER_MODELS.get(key)
+        if model is None:
+            model = self.source
+            if blob is not None:
+                try:
+                    pieces = pickle.loads(blob)
+                    for k, data in pieces.items():
+                        value = pickle.loads(data)
+                        model.cached(k, lambda value=value: value)
+                except Exception:  # noqa: BLE001 - e.g. cloudpickle missing here: rebuilt
+                    pass
+            _WORKER_MODELS[key] = model
+            while len(_WORKER_MODELS) > WORKER_MODELS_KEPT:
+                _WORKER_MODELS.popitem(last=False)
+        else:
+            _WORKER_MODELS.move_to_end(key)
+        self.source = model
+
+
+def _pickled_pieces(cache: Mapping[str, Any], keys: tuple[str, ...]) -> bytes | None:
+    try:
+        import cloudpickle as dumper  # pickles compiled (lambdified) functions by value
+    except ImportError:  # pragma: no cover - dask brings cloudpickle
+        dumper = pickle
+    pieces: dict[str, bytes] = {}
+    for k in keys:
+        try:
+            pieces[k] = dumper.dumps(cache[k], protocol=4)
+        except Exception:  # noqa: BLE001 - pickling raises many types; workers rebuild it
+            continue
+    blob = pickle.dumps(pieces, protocol=4) if pieces else None
+    return blob if blob is not None and len(blob) <= SHIP_MAX_BYTES else None
 
 
 def _fill(stack: Stack, made: dict[int, LinearDDE]) -> dict[int, LinearDDE]:

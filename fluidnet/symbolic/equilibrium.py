@@ -13,10 +13,16 @@ set of starts.
 Every equilibrium, from a closed form or not, is then polished by Newton's method on the numeric
 steady-state equations (a closed form evaluated in floating point can lose several digits: a
 cubic's Cardano formula, for one) and returned as an :class:`Equilibrium` with its relative
-residual. A candidate is refused where the right-hand side as written is undefined (a ``0/0``
-that sympy cancelled when the delayed values were set equal, e.g. ``x(t - 1)/x(t)`` at ``x = 0``),
-and a solution that is not isolated (a continuum of equilibria, e.g. a conserved quantity) is an
-error rather than an arbitrary point of it.
+residual: the largest residual of the equations, each relative to the largest of its own terms
+(not to 1 nor to the size of the state: a point "at infinity" where every term is tiny but they
+do not cancel is refused; an equation whose terms all vanish exactly is solved). A candidate
+must have a relative residual below ``RESIDUAL_TOL``. It is refused where the right-hand side as
+written is undefined (a ``0/0`` that sympy cancelled when the delayed values were set equal, e.g.
+``x(t - 1)/x(t)`` at ``x = 0``), and a solution that is not isolated (a continuum of equilibria,
+e.g. a conserved quantity) is an error rather than an arbitrary point of it.
+
+A rest point held on a switching surface (``Heaviside``, ``sign``, ... : Filippov sliding) is not
+a smooth equilibrium; when none is found, the error names the model's switching surfaces.
 """
 
 from __future__ import annotations
@@ -144,6 +150,31 @@ def _solve_symbolically(form) -> list[dict[str, sympy.Expr]] | None:
     return result
 
 
+def _switching_surfaces(eqs) -> tuple[str, ...]:
+    """The switching surfaces of steady-state equations, as ``"expr = 0"`` strings.
+
+    Where a ``Heaviside``, ``sign`` or ``Abs`` changes its argument's sign, where the arguments
+    of a ``Max`` or ``Min`` are equal, and on the boundary of a ``Piecewise`` condition the
+    right-hand side jumps or has a kink: no smooth equilibrium lies there.
+    """
+    found: list[sympy.Expr] = []
+    for e in eqs:
+        for a in e.atoms(sympy.Heaviside, sympy.sign, sympy.Abs):
+            found.append(a.args[0])
+        for a in e.atoms(sympy.Max, sympy.Min):
+            found += [u - v for u, v in itertools.combinations(a.args, 2)]
+        for a in e.atoms(sympy.Piecewise):
+            for _, cond in a.args:
+                if isinstance(cond, sympy.core.relational.Relational):
+                    found.append(cond.lhs - cond.rhs)
+    out: list[str] = []
+    for f in found:
+        text = f"{sympy.simplify(f)} = 0"
+        if text not in out:
+            out.append(text)
+    return tuple(out)
+
+
 def _boundary_subsets(form):
     idx = form.nonnegative
     for r in range(len(idx) + 1):
@@ -195,6 +226,7 @@ class _Plan:
         )
         self.nonneg = tuple(form.nonnegative)
         self.subsets = list(_boundary_subsets(form))
+        self.surfaces = _switching_surfaces(eqs)
 
     @functools.cached_property
     def jac(self):
@@ -209,10 +241,10 @@ class _Plan:
         return float(mags.max()) if mags.size else 0.0
 
     def scales(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """``max(1, largest term)`` of every equation at ``x``."""
+        """The largest term of every equation at ``x`` (0 where all its terms vanish)."""
         mags = np.abs(self.all_terms(x, p))
         mags[~np.isfinite(mags)] = 0.0
-        out = np.ones(len(self.states))
+        out = np.zeros(len(self.states))
         np.maximum.at(out, self.term_owner, mags)
         return out
 
@@ -239,8 +271,11 @@ def equilibria(
     ----------
     model : fluidnet.Model
     guess : dict, optional
-        ``{state: value}``; numeric root finding starts here, and the equilibria are sorted by
-        their distance to it.
+        ``{state: value}``; numeric root finding starts here, and the equilibria are sorted:
+        those without negative states first, then by their distance to the guess over the
+        states it names, each state relative to its own scale (``|guess|``; for a state
+        guessed at 0, the largest magnitude among the equilibria found), so that a queue in
+        bytes does not outweigh a window in packets.
     isolated : bool, default False
         Raise when an equilibrium found is not isolated (``equilibrium(all=True)``: listing
         arbitrary points of a continuum would be wrong). Otherwise such an equilibrium is
@@ -261,7 +296,9 @@ def equilibria(
     Raises
     ------
     AnalysisError
-        When no equilibrium exists or none is found, or (with ``isolated``) when the
+        When no equilibrium exists or none is found (the message names the switching
+        surfaces of the model, if any: a rest point held on one by Filippov sliding is not a
+        smooth equilibrium and is not returned), or (with ``isolated``) when the
         equilibria are not isolated (they form a curve: a conserved quantity, an undetermined
         state).
     ModelError
@@ -291,9 +328,18 @@ def equilibria(
         numeric = True
         accepted = _admissible(plan, _numeric_candidates(plan, p, guess), p)
     if not accepted:
+        where = ""
+        if plan.surfaces:
+            where = (
+                f". Its right-hand side switches on {'; '.join(plan.surfaces)}: a rest point "
+                "held on a switching surface (Filippov sliding) is not a smooth equilibrium and "
+                "is not searched for; simulate the model to see where it settles"
+            )
+        search = " in the numeric search; try guess={...}" if numeric else ""
         raise AnalysisError(
-            f"no equilibrium found for model {model.name!r} at {values}"
-            + (" (numeric search; try guess={...})" if numeric else "")
+            f"no equilibrium found for model {model.name!r} at {values}: no isolated smooth "
+            "equilibrium (a point where every steady-state equation vanishes to rounding "
+            f"relative to its terms){search}{where}"
         )
     loose = set()
     for x, held, _ in accepted:
@@ -315,8 +361,7 @@ def equilibria(
                 "or give equilibrium={...} explicitly where one is needed"
             )
     if guess is not None:
-        g = np.array([guess.get(n, 0.0) for n in plan.states], dtype=float)
-        accepted.sort(key=lambda a: float(np.linalg.norm(a[0] - g)))
+        accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
         accepted.sort(key=lambda a: (bool(a[1]), bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
     out = []
@@ -329,10 +374,31 @@ def equilibria(
     return out
 
 
+def _guess_order(plan: _Plan, guess: Mapping[str, float], points: list[np.ndarray]):
+    """Sort key for ``guess``: equilibria without negative states first, then by the distance
+    to the guess over the states it names, each state in units of its own scale.
+
+    The scale of a state is ``|guess|``, or for a state guessed at 0 the largest ``|value|`` of
+    the equilibria found (1 if all are 0): states in bytes and in packets weigh alike.
+    """
+    named = [i for i, n in enumerate(plan.states) if n in guess]
+    g = np.array([float(guess[plan.states[i]]) for i in named])
+    spread = np.max(np.abs(np.array(points)[:, named]), axis=0) if points else np.zeros(len(g))
+    scale = np.where(g != 0, np.abs(g), np.where(spread > 0, spread, 1.0))
+
+    def key(a):
+        x = a[0]
+        return (bool(np.any(x < 0)), float(np.linalg.norm((x[named] - g) / scale)))
+
+    return key
+
+
 def _residual(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[float, np.ndarray]:
     """Largest relative residual over the equations that must vanish, and all residuals."""
     r = plan.f(x, p)
-    rel = np.abs(r) / plan.scales(x, p)
+    scale = plan.scales(x, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(r == 0, 0.0, np.abs(r) / scale)
     free = [i for i in range(len(r)) if i not in held]
     return (float(np.max(rel[free])) if free else 0.0), r
 

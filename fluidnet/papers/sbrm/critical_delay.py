@@ -15,7 +15,7 @@ import fluidnet as fn
 
 from ...models.reno import reno_red_printed_loop_gain
 from ...models.single_bit import sbrm_printed_loop_gain
-from ...progress import progress_bar
+from ...sweep import ProcessExecutor
 from .data import GRID_MS, PROTOCOLS, TABLE_6_6_2_PRINTED, is_number
 
 #: :func:`table_results` per run mode (``quick``), computed once per process.
@@ -122,7 +122,9 @@ def _table_row(job: tuple) -> dict:
 def table_results(quick: bool, workers: int = 2) -> list[dict]:
     """Grid-rule and exact critical delays for the rows of Table 6.6.2 (cached per run mode).
 
-    The full table runs on ``workers`` processes with a progress bar.
+    The full table runs on ``workers`` processes of :class:`fluidnet.sweep.ProcessExecutor`
+    (workers exit with their parent; Ctrl-C stops them and raises :class:`KeyboardInterrupt`),
+    with a progress bar.
     """
     if quick in _TABLE_CACHE:
         return _TABLE_CACHE[quick]
@@ -130,15 +132,7 @@ def table_results(quick: bool, workers: int = 2) -> list[dict]:
     if quick or workers <= 1:
         out = [_table_row(j) for j in jobs]
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with (
-            ProcessPoolExecutor(max_workers=workers) as pool,
-            progress_bar(len(jobs), None, "Table 6.6.2", min_items=0) as bar,
-        ):
-            out = []
-            for row in pool.map(_table_row, jobs):
-                out.append(row)
-                bar.update()
+        pool = ProcessExecutor(max_workers=workers, chunksize=1)
+        out = pool.map(_table_row, jobs, desc="Table 6.6.2", progress_options={"min_items": 0})
     _TABLE_CACHE[quick] = out
     return out

@@ -1,0 +1,48 @@
+"""SystemFactory: a pickled factory of a model carries the model's built pieces, and a worker
+keeps one model per definition."""
+
+import importlib
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import fluidnet as fn
+from fluidnet.stability import system
+from fluidnet.stability.system import SystemFactory
+
+equilibrium = importlib.import_module("fluidnet.symbolic.equilibrium")
+linearize = importlib.import_module("fluidnet.symbolic.linearize")  # the module, not the function
+
+
+@pytest.fixture
+def fresh_worker(monkeypatch):
+    """A process that has unpickled no model yet."""
+    monkeypatch.setattr(system, "_WORKER_MODELS", OrderedDict())
+
+
+def test_pickled_factory_builds_nothing_again(fresh_worker, monkeypatch):
+    fac = SystemFactory(fn.models.rcp(), {"beta": 0.2})
+    points = {"alpha": np.array([0.4, 0.8, 1.2])}
+    here = fac.batch(points).stack  # builds the plans here
+    shipped = pickle.loads(pickle.dumps(fac))
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("a plan was built again after unpickling")
+
+    monkeypatch.setattr(equilibrium._Plan, "__init__", no_build)
+    monkeypatch.setattr(linearize._Plan, "__init__", no_build)
+    there = shipped.batch(points).stack
+    for name in ("A0", "A", "tau"):
+        np.testing.assert_array_equal(getattr(there, name), getattr(here, name))
+
+
+def test_one_model_per_definition_in_a_worker(fresh_worker):
+    # two charts (two factories) of equal models: the worker keeps the first model
+    a = pickle.loads(pickle.dumps(SystemFactory(fn.models.rcp(), {})))
+    b = pickle.loads(pickle.dumps(SystemFactory(fn.models.rcp(), {"beta": 0.5})))
+    c = pickle.loads(pickle.dumps(SystemFactory(fn.models.rcp(N=20.0), {})))
+    assert a.source is b.source
+    assert c.source is not a.source  # another definition (its default N differs)
+    assert b.fixed == {"beta": 0.5}
