@@ -122,7 +122,8 @@ def _path(lo: float, hi: float, first_switch: bool = True):
     """The continuation of one set as a generator of requests (see :func:`first_switches`).
 
     Requests: ``("start", p)`` -> ``(roots, count)``; ``("newton", p, guesses)`` ->
-    ``(roots, ok)``; ``("count", p, sigma)`` -> ``(rhp count, count right of sigma)``. Returns
+    ``(roots, ok)``; ``("count", p, sigma)`` -> ``(rhp count, count right of sigma)`` (``-1``
+    for ``sigma`` NaN). Returns
     a :class:`BatchSwitch`; raises :class:`_Fail` when the batch cannot certify the set.
     """
     span = hi - lo
@@ -196,9 +197,11 @@ def _path(lo: float, hi: float, first_switch: bool = True):
         steps += 1
         switch = found is not None and first_switch
         if located or steps % CHECK_EVERY == 0 or q == hi:
-            sigma = certificate_line(
-                np.r_[path.lam.real, -WINDOW / tau_max], tau_max, start=-WINDOW / tau_max
-            )
+            sigma = math.nan  # the last checkpoint needs the right-half-plane count only
+            if not switch:
+                sigma = certificate_line(
+                    np.r_[path.lam.real, -WINDOW / tau_max], tau_max, start=-WINDOW / tau_max
+                )
             rhp, right = yield ("count", q, sigma)
             followed = int(np.sum(np.where(path.lam.imag > 0, 2, 1)[path.lam.real > sigma]))
             if rhp != count:
@@ -450,16 +453,15 @@ def _counts(ks, reqs, stack: Stack) -> dict[int, tuple]:
     stack = _balanced(stack)
     P = len(ks)
     sigma = np.array([r[2] for r in reqs])
-    both = Stack(
-        np.concatenate([stack.A0, stack.A0]),
-        np.concatenate([stack.A, stack.A]),
-        np.concatenate([stack.tau, stack.tau]),
-    )
-    count, _ = count_right_of(both, np.r_[np.zeros(P), sigma])
+    line = np.flatnonzero(np.isfinite(sigma))  # the sets that want a window count as well
+    both = stack.take(np.r_[np.arange(P), line])
+    count, _ = count_right_of(both, np.r_[np.zeros(P), sigma[line]])
+    right = np.full(P, -1)
+    right[line] = count[P:]
     out = {}
     for j, k in enumerate(ks):
-        if count[j] >= 0 and count[P + j] >= 0:
-            out[k] = (int(count[j]), int(count[P + j]))
+        if count[j] >= 0 and (right[j] >= 0 or j not in line):
+            out[k] = (int(count[j]), int(right[j]))
     return out
 
 
