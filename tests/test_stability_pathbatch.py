@@ -8,7 +8,7 @@ from scipy.optimize import brentq
 
 import fluidnet as fn
 from fluidnet.linear.stacked import Stack
-from fluidnet.stability.critical import _point_factory
+from fluidnet.stability.critical import _point_factory, _vectorized
 from fluidnet.stability.crossing import Sweep
 from fluidnet.stability.pathbatch import first_switches
 from fluidnet.stability.system import SystemFactory
@@ -179,7 +179,8 @@ class _Vectorized:
 
     def stacked(self, k0, tau):
         self.stacked_calls += 1
-        gain = -k0 * (1.0 + tau) * (1.1 if self.wrong else 1.0)
+        wrong = self.wrong is True or (self.wrong == "late" and np.any(tau > 0.3))
+        gain = -k0 * (1.0 + tau) * (1.1 if wrong else 1.0)
         return Stack(np.zeros((tau.size, 1, 1)), gain[:, None, None, None], tau[:, None])
 
 
@@ -191,3 +192,16 @@ def test_vectorized_factory_is_used_only_where_it_agrees(wrong):
     np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)
     # a wrong vectorized factory is caught at the start and not used again
     assert f.stacked_calls == 1 if wrong else f.stacked_calls > 5
+
+
+def test_vectorized_factory_wrong_later_is_caught_at_a_checkpoint():
+    k0 = [1.0, 3.0]
+    f = _Vectorized("late")
+    sweeps = [Sweep(_point_factory(SystemFactory(f), {"k0": k}), "tau", {}) for k in k0]
+    stacked = _vectorized(SystemFactory(f), "tau", [{"k0": k} for k in k0])
+    found, reasons = first_switches(sweeps, 0.05, 1.5, stacked)
+    # one set sees the difference at a checkpoint, the other as a jump its steps cannot pass
+    assert found == [None, None] and all(reasons)
+    assert any("vectorized factory differs" in r for r in reasons)
+    ds = fn.critical_value(f, "tau", 0.05, 1.5, params={"k0": k0})
+    np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)

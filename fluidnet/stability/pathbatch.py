@@ -306,9 +306,11 @@ def first_switches(sweeps, lo, hi, stacked=None) -> tuple[list[BatchSwitch | Non
         The intervals, one per set.
     stacked : callable, optional
         ``stacked(ks, ps)`` returns the systems of the sets ``ks`` at the values ``ps`` as one
-        :class:`~fluidnet.linear.stacked.Stack` (a vectorized factory). It is checked against
-        the sets' own systems at the start of each interval, and used where it agrees (to
-        ``1e-12``); the others are built one by one.
+        :class:`~fluidnet.linear.stacked.Stack` (a vectorized factory), used for the Newton
+        corrections. It is checked against the sets' own systems at the start of each interval
+        and at every checkpoint (to ``1e-12``; the counts that certify are made on the sets'
+        own systems); a set where it differs builds its systems one by one from the start on,
+        or leaves the batch.
 
     Returns
     -------
@@ -361,7 +363,24 @@ def first_switches(sweeps, lo, hi, stacked=None) -> tuple[list[BatchSwitch | Non
         for kind in ("newton", "count"):
             for n in sorted({int(size[k]) for k in pending if pending[k][0] == kind}):
                 ks = [k for k in pending if pending[k][0] == kind and size[k] == n]
-                fast = [k for k in ks if hooked[k]]
+                # the counts that certify are made on the factory's own systems, each compared
+                # with the vectorized factory's (a set where they differ leaves the batch)
+                fast = [k for k in ks if hooked[k]] if kind == "newton" else []
+                if kind == "count" and stacked is not None:
+                    ours = [k for k in ks if hooked[k]]
+                    if ours:
+                        own = {}
+                        for k in ours:
+                            try:
+                                own[k] = sweeps[k].lin(pending[k][1])
+                            except FluidnetError as exc:
+                                reasons[k] = str(exc)
+                        same = _agrees(stacked, own, pending) if own else []
+                        for k, ok in zip(own, same, strict=True):
+                            if not ok:
+                                hooked[k] = False
+                                reasons[k] = "the vectorized factory differs from the factory"
+                                ks.remove(k)
                 if fast:
                     st = _call(stacked, fast, [pending[k][1] for k in fast], n)
                     if st is None:
@@ -370,7 +389,7 @@ def first_switches(sweeps, lo, hi, stacked=None) -> tuple[list[BatchSwitch | Non
                         groups[kind, n, True] = (fast, st)
                 slow, lins = [], []
                 for k in ks:
-                    if hooked[k]:
+                    if k in fast or reasons[k]:
                         continue
                     try:
                         lin = sweeps[k].lin(pending[k][1])
