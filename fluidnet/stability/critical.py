@@ -23,6 +23,14 @@ a round trip and its half, ``tau`` and ``2 tau``. A parameter that also enters a
 a window), or a delay swept while another delay stays fixed, goes to continuation (certified the
 same way, but it evaluates the system at many more values).
 
+Many parameter sets
+-------------------
+With array-valued parameters (and no ``executor``), the sets are solved together when the exact
+delay method does not apply to the first of them: :mod:`fluidnet.stability.pathbatch` follows
+the root paths of all sets at once (vectorized Newton on stacked systems, one argument-principle
+count for all sets at each round of checkpoints), with the same step control and certificate
+as one set alone; a set the batch cannot certify is solved by itself.
+
 The certificate
 ---------------
 Either way, the number of right-half-plane roots ``N`` is computed in full (rightmost
