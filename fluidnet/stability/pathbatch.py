@@ -79,7 +79,7 @@ class _Fail(Exception):
 
 # ----------------------------------------------------------------------------- stacked numerics
 def _stack(systems) -> Stack:
-    """Stack systems of one size (padded delays), real or complex."""
+    """Stack real systems of one size (fewer delays padded with zero matrices)."""
     return Stack.from_systems(systems)
 
 
@@ -121,10 +121,10 @@ def _balanced(stack: Stack) -> Stack:
 def _path(lo: float, hi: float, first_switch: bool = True):
     """The continuation of one set as a generator of requests (see :func:`first_switches`).
 
-    Requests: ``("start", p)`` -> ``(roots, count)``; ``("newton", p, guesses)`` ->
-    ``(roots, ok)``; ``("count", p, sigma)`` -> ``(rhp count, count right of sigma)`` (``-1``
-    for ``sigma`` NaN). Returns
-    a :class:`BatchSwitch`; raises :class:`_Fail` when the batch cannot certify the set.
+    Requests: ``("start", p)`` -> ``(roots to follow, right-half-plane count, tau_max)``;
+    ``("newton", p, guesses)`` -> ``(roots, converged)``; ``("count", p, sigma)`` ->
+    ``(right-half-plane count, count right of sigma)`` (``-1`` for ``sigma`` NaN). Returns a
+    :class:`BatchSwitch`; raises :class:`_Fail` when the batch cannot certify the set.
     """
     span = hi - lo
     h_min = 1e-13 * max(span, abs(lo), abs(hi))
