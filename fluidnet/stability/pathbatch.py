@@ -469,7 +469,6 @@ def _newtons(ks, reqs, stack: Stack) -> dict[int, tuple]:
 
 
 def _counts(ks, reqs, stack: Stack) -> dict[int, tuple]:
-    stack = _balanced(stack)
     P = len(ks)
     sigma = np.array([r[2] for r in reqs])
     line = np.flatnonzero(np.isfinite(sigma))  # the sets that want a window count as well
