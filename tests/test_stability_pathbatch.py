@@ -104,7 +104,7 @@ def root_of(k0, eps):
     return 0.5 * (math.sqrt(1.0 + 4.0 * c) - 1.0)
 
 
-def test_close_crossings_and_a_set_the_batch_leaves_to_the_per_set_path():
+def test_two_pairs_crossing_close_together_or_at_once():
     eps = np.array([1e-6, 0.0, 0.3])
     ds = fn.critical_value(two_blocks, "p", 0.05, 3.0, params={"k0": 1.0, "eps": eps})
     # eps = 1e-6: the first crossing (y) 2e-6 before the second (x) -- the first is returned,
@@ -205,3 +205,41 @@ def test_vectorized_factory_wrong_later_is_caught_at_a_checkpoint():
     assert any("vectorized factory differs" in r for r in reasons)
     ds = fn.critical_value(f, "tau", 0.05, 1.5, params={"k0": k0})
     np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)
+
+
+def oscillator(K, tau, zeta=0.1):
+    """``x'' + 2 zeta x' + x = -K x(t - tau)`` (Cooke and Grossman 1982)."""
+    A0 = np.array([[0.0, 1.0], [-1.0, -2.0 * zeta]])
+    return fn.LinearDDE(A0, [(tau, np.array([[0.0, 0.0], [-K, 0.0]]))])
+
+
+def oscillator_crossings(K, zeta=0.1):
+    """First destabilizing and stabilizing delays: ``|1 - w^2 + 2 j zeta w| = K`` gives
+    ``w^2 = 1 - 2 zeta^2 +- sqrt((1 - 2 zeta^2)^2 - 1 + K^2)``, and the phase
+    ``e^{-j w tau} = -(1 - w^2 + 2 j zeta w) / K`` the delays."""
+    b = 1.0 - 2.0 * zeta**2
+    out = []
+    for sign in (1.0, -1.0):
+        w = math.sqrt(b + sign * math.sqrt(b * b - 1.0 + K * K))
+        theta = (-np.angle(-(1.0 - w * w + 2j * zeta * w) / K)) % (2.0 * math.pi)
+        out.append((theta / w, w))
+    return out
+
+
+def test_an_unstable_window_a_fraction_of_a_percent_wide_is_not_skipped():
+    # just above K = 2 zeta sqrt(1 - zeta^2) the two frequencies meet: the first unstable
+    # interval (tau+, tau-) is 1.2e-2 wide at K = 0.199 and 2.5e-3 at K = 0.1989976
+    K = np.array([0.1989976, 0.199, 0.25])
+    ds = fn.critical_value(oscillator, "tau", 0.5, 3.0, params={"K": K}, method="continuation")
+    for i, k in enumerate(K):
+        (t_up, w_up), (t_down, _) = oscillator_crossings(k)
+        assert t_up < t_down
+        assert ds["value"].values[i] == pytest.approx(t_up, rel=1e-12)
+        assert ds["omega"].values[i] == pytest.approx(w_up, rel=1e-9)
+        assert ds["destabilizing"].values[i] and ds["count_after"].values[i] == 2
+        # the count was computed in full inside the unstable window
+        assert ds["bracket_hi"].values[i] < t_down
+    # by the batch itself (no set left to the per-set path)
+    sweeps = [Sweep(_point_factory(SystemFactory(oscillator), {"K": k}), "tau", {}) for k in K]
+    found, reasons = first_switches(sweeps, 0.5, 3.0)
+    assert reasons == ["", "", ""]
