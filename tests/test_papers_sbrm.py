@@ -48,6 +48,34 @@ def test_exact_critical_uses_near_bracket_and_falls_back():
     assert 1e3 * near.value == pytest.approx(87.3, abs=0.05)  # note 002 'cont. d*'
 
 
+def test_table_loop_gains_stacked_equal_the_printed_loop_gains():
+    from fluidnet.linear.stacked import Stack
+    from fluidnet.papers.sbrm.critical_delay import TableLoopGains
+    from fluidnet.stability.system import as_linear
+
+    gains = TableLoopGains()
+    N, c, d = np.array([20.0, 40.0]), np.array([8.0, 15.0]), np.array([0.05, 0.11])
+    for proto in (0, 1):
+        st = gains.stacked(np.full(2, proto), N, c, d)
+        ref = Stack.from_systems([as_linear(gains(proto, N[k], c[k], d[k])) for k in range(2)])
+        scale = np.max(np.abs(ref.A))
+        assert np.max(np.abs(st.A0 - ref.A0)) <= 1e-13 * scale
+        assert np.max(np.abs(st.A - ref.A)) <= 1e-13 * scale
+        np.testing.assert_array_equal(st.tau, ref.tau)
+    with pytest.raises(fn.ParameterError, match="one protocol"):
+        gains.stacked(np.array([0, 1]), N, c, d)
+
+
+def test_exact_critical_many_equals_one_by_one():
+    jobs = [("SBRM", 30, 10, 86.0), ("RED", 30, 10, 50.0), ("SBRM", 30, 9, 50.0)]
+    many = paper.exact_critical_many(jobs)
+    for (proto, N, c, near), (d, f) in zip(jobs, many, strict=True):
+        one = paper.exact_critical(paper.loop_gain_factory(proto, N, c), near_ms=near)
+        assert d == pytest.approx(one.value, rel=1e-12, abs=0)
+        assert f == pytest.approx(one.frequency, rel=1e-10, abs=0)
+    assert 1e3 * many[0][0] == pytest.approx(87.3, abs=0.05)
+
+
 def test_loop_gain_factory_rejects_unknown_protocol():
     with pytest.raises(ValueError, match="protocol"):
         paper.loop_gain_factory("REM", 30, 10)
@@ -99,7 +127,8 @@ def test_table_results_workers_have_orphan_guard(monkeypatch):
 
     monkeypatch.setattr(critical_delay, "_TABLE_CACHE", {})
     monkeypatch.setattr(critical_delay, "_table_rows", lambda quick: [1, 2])
-    monkeypatch.setattr(critical_delay, "_table_row", _worker_probe)
+    monkeypatch.setattr(critical_delay, "_grid_row", _worker_probe)
+    monkeypatch.setattr(critical_delay, "_with_exact", lambda rows: rows)
     out = critical_delay.table_results(False, workers=2)
     jobs = [(proto, r) for r in (1, 2) for proto in paper.PROTOCOLS]
     assert [o[0] for o in out] == jobs  # order kept

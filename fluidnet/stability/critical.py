@@ -23,6 +23,14 @@ a round trip and its half, ``tau`` and ``2 tau``. A parameter that also enters a
 a window), or a delay swept while another delay stays fixed, goes to continuation (certified the
 same way, but it evaluates the system at many more values).
 
+Many parameter sets
+-------------------
+With array-valued parameters (and no ``executor``), the sets are solved together when the exact
+delay method does not apply to the first of them: :mod:`fluidnet.stability.pathbatch` follows
+the root paths of all sets at once (vectorized Newton on stacked systems, one argument-principle
+count for all sets at each round of checkpoints), with the same step control and certificate
+as one set alone; a set the batch cannot certify is solved by itself.
+
 The certificate
 ---------------
 Either way, the number of right-half-plane roots ``N`` is computed in full (rightmost
@@ -42,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnalysisError, OptionError
+from ..errors import AnalysisError, FluidnetError, OptionError
 from ..overrides import merge_params
 from .crossing import Count, Crossing, Sweep
 from .delaysweep import delay_crossings, delay_family
@@ -328,7 +336,13 @@ def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bo
 def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options):
     if method not in _METHODS:
         raise OptionError(f"method = {method!r}: use one of {', '.join(map(repr, _METHODS))}")
-    lo, hi = _check_range(name, lo, hi)
+    if np.ndim(lo) == 0 and np.ndim(hi) == 0:
+        lo, hi = _check_range(name, lo, hi)
+    else:
+        try:
+            lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
     values = merge_params(params, fixed, "critical_value")
     if name in values:
         raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
@@ -410,12 +424,17 @@ def critical_value(
         See :mod:`fluidnet.stability.system`.
     name : str
         The parameter to vary (e.g. a delay).
-    lo, hi : float
-        The interval searched, ``lo < hi``.
+    lo, hi : float or array_like
+        The interval searched, ``lo < hi``. With array-valued parameters, arrays broadcasting to
+        the grid of parameter sets give each set its own interval.
     params : dict, optional
         Values of the other parameters ``{name: value}``. A value may be an array (1-D): the
         critical value is then computed for every combination (the outer product, one
         dimension per array-valued parameter) and returned as an :class:`xarray.Dataset`.
+        Without an ``executor``, the sets are solved together as one batched continuation
+        (:mod:`fluidnet.stability.pathbatch`: vectorized Newton over stacked systems, counts by
+        the argument principle for all sets at once) when the exact delay method does not
+        apply; a set the batch cannot certify is solved alone, as with a scalar value.
     method : {"auto", "delay", "continuation"}
         See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
@@ -437,7 +456,8 @@ def critical_value(
         ``.value``, ``.omega`` (rad/s), ``.frequency`` (Hz), ``.direction``, the counts on
         each side and the certificate ``.checks``. For array-valued parameters a Dataset with
         ``value``, ``omega``, ``frequency``, ``destabilizing`` (bool), ``count_before``,
-        ``count_after`` and ``error``.
+        ``count_after``, ``method``, ``error``, and the certificate's bracket ``bracket_lo``,
+        ``bracket_hi`` (the values nearest the crossing where the count was computed in full).
 
     Raises
     ------
@@ -468,6 +488,10 @@ def critical_value(
         model_or_factory, name, lo, hi, params, fixed, method, root_options
     )
     arrays = {k: v for k, v in values.items() if np.ndim(v) > 0}
+    if not arrays and (np.ndim(lo) > 0 or np.ndim(hi) > 0):
+        raise OptionError(
+            "lo and hi may be arrays only with array-valued parameters (one interval per set)"
+        )
     if arrays:
         return _critical_grid(
             model_or_factory,
@@ -487,6 +511,28 @@ def critical_value(
     return _critical_one(factory, name, lo, hi, method, root_kw)
 
 
+def _point_factory(factory: SystemFactory, point: dict) -> SystemFactory:
+    """``factory`` with the values of one grid point fixed as well."""
+    f = SystemFactory.__new__(SystemFactory)
+    f.__dict__.update(factory.__dict__)
+    f.fixed = {**factory.fixed, **point}
+    return f
+
+
+def _row(cv: CriticalValue) -> tuple:
+    return (
+        cv.value,
+        cv.omega,
+        cv.direction == "destabilizing",
+        cv.count_before,
+        cv.count_after,
+        cv.method,
+        "",
+        cv.bracket[0],
+        cv.bracket[1],
+    )
+
+
 class _CriticalTask:
     """One parameter set of a grid of critical values (picklable for process executors)."""
 
@@ -494,26 +540,81 @@ class _CriticalTask:
         self.factory, self.name, self.lo, self.hi = factory, name, lo, hi
         self.method, self.root_kw, self.on_error = method, root_kw, on_error
 
-    def __call__(self, point: dict) -> tuple:
-        f = SystemFactory.__new__(SystemFactory)
-        f.__dict__.update(self.factory.__dict__)
-        f.fixed = {**self.factory.fixed, **point}
+    def __call__(self, item) -> tuple:
+        point, lo, hi = item
+        f = _point_factory(self.factory, point)
         try:
-            cv = _critical_one(f, self.name, self.lo, self.hi, self.method, self.root_kw)
+            cv = _critical_one(f, self.name, lo, hi, self.method, self.root_kw)
         except AnalysisError as exc:
             if self.on_error == "raise":
                 where = ", ".join(f"{k}={v:g}" for k, v in point.items())
                 raise type(exc)(f"at {where}: {exc}") from exc
-            return (math.nan, math.nan, False, -1, -1, "", str(exc))
-        return (
-            cv.value,
-            cv.omega,
-            cv.direction == "destabilizing",
-            cv.count_before,
-            cv.count_after,
-            cv.method,
-            "",
-        )
+            return (math.nan, math.nan, False, -1, -1, "", str(exc), math.nan, math.nan)
+        return _row(cv)
+
+
+def _from_batch(name: str, lo: float, hi: float, found) -> CriticalValue:
+    """The :class:`CriticalValue` of a set solved by :func:`~.pathbatch.first_switches`."""
+    switch = found.crossing
+    before = max((v for v, _ in found.checks if v < switch.value), default=lo)
+    after = min((v for v, _ in found.checks if v > switch.value), default=hi)
+    return CriticalValue(
+        name=name,
+        value=float(switch.value),
+        omega=float(switch.omega),
+        direction=switch.direction,
+        bracket=(float(before), float(after)),
+        root=complex(switch.root),
+        count_before=switch.count_before,
+        count_after=switch.count_after,
+        method="continuation",
+        checks=tuple(found.checks),
+    )
+
+
+def _vectorized(factory: SystemFactory, name: str, points: list[dict]):
+    """``(ks, ps) -> Stack`` when the factory is vectorized (a ``stacked`` method taking the
+    parameters as arrays, see :mod:`~.system`), else ``None``."""
+    stacked = getattr(factory.source, "stacked", None)
+    if factory.is_model or not callable(stacked):
+        return None
+    cols = {n: np.array([pt[n] for pt in points], dtype=float) for n in points[0]}
+
+    def build(ks, ps):
+        K = len(ks)
+        fixed = {n: np.full(K, float(v)) for n, v in factory.fixed.items()}
+        return stacked(**fixed, **{n: c[ks] for n, c in cols.items()}, **{name: ps})
+
+    return build
+
+
+def critical_batch(factory: SystemFactory, name, points, lo, hi, method, root_kw):
+    """Critical values of many parameter sets as one batched continuation.
+
+    Returns a list with a :class:`CriticalValue` per point, or ``None`` where the batch does not
+    apply (the exact delay method does, or ``root_options`` are given) or could not certify the
+    set: the caller computes those one by one. The batch applies when the parameter is not a
+    pure delay scale of the first point's system (see :mod:`~.delaysweep`), since the exact
+    method is then better.
+    """
+    from .pathbatch import first_switches
+
+    K = len(points)
+    if K == 0 or method == "delay" or root_kw:
+        return [None] * K
+    factories = [_point_factory(factory, pt) for pt in points]
+    sweeps = [Sweep(f, name, root_kw) for f in factories]
+    if method == "auto":
+        try:
+            if delay_family(sweeps[0], lo[0], hi[0]) is not None:
+                return [None] * K
+        except FluidnetError:
+            return [None] * K
+    found, _ = first_switches(sweeps, lo, hi, _vectorized(factory, name, points))
+    return [
+        None if f is None else _from_batch(name, float(lo[k]), float(hi[k]), f)
+        for k, f in enumerate(found)
+    ]
 
 
 def _critical_grid(
@@ -529,10 +630,31 @@ def _critical_grid(
     factory = SystemFactory(source, scalars)
     names, shape, points = grid_points(arrays)
     factory.check_names([name, *names])
+    try:
+        los = np.broadcast_to(lo, shape).reshape(-1)
+        his = np.broadcast_to(hi, shape).reshape(-1)
+    except ValueError as exc:
+        raise OptionError(
+            f"lo (shape {np.shape(lo)}) and hi (shape {np.shape(hi)}) must broadcast to the "
+            f"grid of parameter sets (shape {shape})"
+        ) from exc
+    for a, b in zip(los, his, strict=True):
+        _check_range(name, a, b)
+    # one batched continuation for every set when the work runs here (not in other processes)
+    batched = [None] * len(points)
+    if executor is None:
+        batched = critical_batch(factory, name, points, los, his, method, root_kw)
+    rest = [i for i, cv in enumerate(batched) if cv is None]
     task = _CriticalTask(factory, name, lo, hi, method, root_kw, on_error)
-    results = resolve_executor(executor).map(
-        task, points, progress=progress, desc=f"critical {name} ({factory.name})"
+    done = resolve_executor(executor).map(
+        task,
+        [(points[i], float(los[i]), float(his[i])) for i in rest],
+        progress=progress,
+        desc=f"critical {name} ({factory.name})",
     )
+    results = [None if cv is None else _row(cv) for cv in batched]
+    for i, row in zip(rest, done, strict=True):
+        results[i] = row
     cols = list(zip(*results, strict=True))
     coords = {n: np.asarray(arrays[n], dtype=float).reshape(-1) for n in names}
 
@@ -549,8 +671,16 @@ def _critical_grid(
         "count_after": (names, arr(4, int)),
         "method": (names, arr(5, object).astype(str)),
         "error": (names, arr(6, object).astype(str)),
+        "bracket_lo": (names, arr(7, float), {"long_name": "count computed in full below"}),
+        "bracket_hi": (names, arr(8, float), {"long_name": "count computed in full above"}),
     }
-    return xr.Dataset(data, coords=coords, attrs={"parameter": name, "lo": lo, "hi": hi, **scalars})
+    attrs = {"parameter": name, **scalars}
+    if np.ndim(lo) == 0 and np.ndim(hi) == 0:
+        attrs.update(lo=float(lo), hi=float(hi))
+    else:
+        data["lo"] = (names, los.reshape(shape).copy())
+        data["hi"] = (names, his.reshape(shape).copy())
+    return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
 def stability_switches(

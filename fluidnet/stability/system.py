@@ -10,6 +10,13 @@ point — or a *factory*: a callable ``f(**params)`` returning one of
   companion form; ``D + N`` must be retarded);
 * a :class:`fluidnet.QuasiPolynomial` characteristic function (companion form);
 * a :class:`fluidnet.Model` (linearized at its default parameters).
+
+A user factory may also be *vectorized*: an object with a method ``stacked(**params)`` taking
+every parameter as a 1-D array of one length ``K`` and returning the ``K`` systems as a
+:class:`~fluidnet.linear.stacked.Stack` (the same systems as ``K`` calls would give, in any
+similar realization of equal size and delays). Batched analyses
+(:func:`~fluidnet.stability.critical_value` over many parameter sets) then build the systems
+of all sets in one call; they check it against the factory's own systems first.
 """
 
 from __future__ import annotations

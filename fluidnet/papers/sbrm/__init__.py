@@ -59,7 +59,9 @@ from . import bifurcation as bifurcation  # noqa: E402
 # the helpers and values other code uses as ``fluidnet.papers.sbrm.<name>``
 from .admission import erlang_b  # noqa: E402
 from .critical_delay import (  # noqa: E402
+    TableLoopGains,
     exact_critical,
+    exact_critical_many,
     grid_rule,
     loop_gain_factory,
     phase_crossover_hz,
@@ -111,6 +113,8 @@ __all__ = [
     "claimed_bandwidth",
     "erlang_b",
     "exact_critical",
+    "exact_critical_many",
+    "TableLoopGains",
     "grid_rule",
     "loop_gain_factory",
     "nonlinear_sweep",
