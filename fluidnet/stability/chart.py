@@ -91,7 +91,9 @@ class _ChartChunk:
         if self.on_error == "raise" and bad.any():
             k = int(np.flatnonzero(bad)[0])
             raise AnalysisError(f"stability chart at {batch.where(k)}: {reason[k]}")
-        return root.real, np.abs(root.imag), line, [str(r) for r in reason]
+        # the reasons as one array of strings: a checkpoint store writes an array as one
+        # column, a list as one entry per element
+        return root.real, np.abs(root.imag), line, np.array([str(r) for r in reason], dtype=str)
 
 
 def _blocks(axes: list[np.ndarray], size: int = CHUNK_POINTS) -> list[list[np.ndarray]]:
