@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import sympy
@@ -157,3 +159,15 @@ def test_delay_that_is_not_finite():
     m = fn.Model(rhs={x: -1 + x(t - sympy.sqrt(x(t))) / 1000}, params={}, name="sqrtdelay")
     with pytest.raises(IntegrationError, match=r"delay sqrt\(x\) of .* is not finite \(nan\)"):
         fn.simulate(m, 3.0, history={"x": 1.0})
+
+
+def test_max_steps_on_a_stiff_model_points_to_the_implicit_method():
+    """x' = -1e6 (x - cos t): an explicit method needs ~1e6 steps per unit time (stability
+    limit), ROS2 follows the slow solution x ~ cos t with a few hundred."""
+    x = fn.states("x")
+    m = fn.Model({x: -1e6 * (x(fn.t) - sympy.cos(fn.t))}, {}, name="stiff")
+    with pytest.raises(IntegrationError, match=r"max_steps reached .*method='ROS2'"):
+        fn.simulate(m, 1.0, history={"x": 1.0}, max_steps=20000)
+    sol = fn.simulate(m, 1.0, history={"x": 1.0}, max_steps=20000, method="ROS2", rtol=1e-6)
+    # slow manifold: x = cos t + 1e-6 sin t + O(1e-12)
+    assert sol(1.0)[0] == pytest.approx(math.cos(1.0) + 1e-6 * math.sin(1.0), abs=1e-6)

@@ -452,6 +452,11 @@ def simulate(
     res = run_kernel(cm, pvec, hist, opts, te, bool(dense))
     msg = failure_message(cm, res)
     if msg is not None:
+        if res.status == F.ST_MAX_STEPS and str(method).upper() != "ROS2":
+            msg += (
+                "; if the model is stiff (a fast filter or a large gain forcing tiny steps), "
+                "method='ROS2' (linearly implicit) needs far fewer steps"
+            )
         raise IntegrationError(f"{model.name}: {msg}")
     mt, mc, nh = res.mesh_t, res.mesh_c, res.n_hist_pieces
     if te.size:
