@@ -2,7 +2,8 @@
 
 1. A 100 000-point RCP stability chart (Dukkipati & McKeown, alpha in [0.01, 2], beta in
    [0, 0.7], d0 = 0.2 s) on 2 worker processes with a checkpoint store: a separate process
-   starts it and is killed (SIGKILL) once part of the points are in the store; the same call
+   starts it and is killed (SIGKILL) once part of the work items (blocks of rows of a batch
+   chart) are in the store; the same call
    is then run again. Reported: the uninterrupted time, how much the store held at the kill,
    the time of the rerun and the points it computed, and whether its result is identical (bit
    for bit, ``Dataset.identical``) to an uninterrupted run without store.
@@ -50,7 +51,9 @@ def _grid(points: int) -> dict[str, np.ndarray]:
 _RUN = textwrap.dedent(
     """
     import sys, numpy as np, fluidnet as fn
+    import fluidnet.stability.chart as chart
     from fluidnet.sweep import ProcessExecutor
+    chart.CHUNK_POINTS = {chunk}
     grid = {{"alpha": np.linspace(0.01, 2.0, {na}), "beta": np.linspace(0.0, 0.7, {nb})}}
     fn.stability_chart(fn.models.rcp(), grid, executor=ProcessExecutor(2), store=sys.argv[1],
                        progress=False)
@@ -58,7 +61,15 @@ _RUN = textwrap.dedent(
 )
 
 
+#: Points per work item of the killed chart: a whole chart takes a few seconds, so items
+#: smaller than the default let the kill land while the store is part full.
+KILL_CHUNK_POINTS = 2048
+
+
 def killed_and_resumed(points: int = CHART_POINTS) -> dict:
+    import fluidnet.stability.chart as chart
+
+    chart.CHUNK_POINTS = KILL_CHUNK_POINTS  # the same cut in every run compared
     grid = _grid(points)
     n = grid["alpha"].size * grid["beta"].size
     model = fn.models.rcp()
@@ -67,19 +78,22 @@ def killed_and_resumed(points: int = CHART_POINTS) -> dict:
     uninterrupted = time.perf_counter() - t0
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "chart"
-        script = _RUN.format(na=grid["alpha"].size, nb=grid["beta"].size)
+        script = _RUN.format(na=grid["alpha"].size, nb=grid["beta"].size, chunk=KILL_CHUNK_POINTS)
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         t0 = time.perf_counter()
         proc = subprocess.Popen([sys.executable, "-c", script, str(path)], env=env)
         store = Store(path)
+        # the store counts items: blocks of rows for a batch chart, points otherwise
         while proc.poll() is None:
-            time.sleep(0.5)
-            if store.exists and store.progress()[0] >= KILL_AT * n:
-                proc.send_signal(signal.SIGKILL)
-                break
+            time.sleep(0.02)
+            if store.exists:
+                done, total = store.progress()
+                if done >= KILL_AT * total:
+                    proc.send_signal(signal.SIGKILL)
+                    break
         proc.wait()
         killed_after = time.perf_counter() - t0
-        held, _ = store.progress()
+        held, total = store.progress()
         t0 = time.perf_counter()
         resumed = fn.stability_chart(
             model, grid, executor=ProcessExecutor(2), store=path, progress=False
@@ -90,9 +104,9 @@ def killed_and_resumed(points: int = CHART_POINTS) -> dict:
         "uninterrupted_seconds": uninterrupted,
         "killed": proc.returncode == -signal.SIGKILL,
         "killed_after_seconds": killed_after,
-        "points_in_store_at_kill": held,
+        "items_in_store_at_kill": f"{held}/{total}",
         "rerun_seconds": rerun,
-        "rerun_computed_points": n - held,
+        "rerun_computed_items": total - held,
         "identical_to_uninterrupted": bool(resumed.identical(reference)),
     }
 
@@ -149,9 +163,10 @@ def main() -> dict:
     r = out["chart_killed_and_resumed"]
     print(
         f"chart {r['points']} points, 2 processes: uninterrupted {r['uninterrupted_seconds']:.1f}"
-        f" s; killed after {r['killed_after_seconds']:.1f} s with {r['points_in_store_at_kill']}"
-        f" points stored; rerun {r['rerun_seconds']:.1f} s computing "
-        f"{r['rerun_computed_points']} points; identical: {r['identical_to_uninterrupted']}"
+        f" s; killed (SIGKILL: {r['killed']}) after {r['killed_after_seconds']:.1f} s with "
+        f"{r['items_in_store_at_kill']} blocks stored; rerun {r['rerun_seconds']:.1f} s "
+        f"computing {r['rerun_computed_items']} blocks; identical: "
+        f"{r['identical_to_uninterrupted']}"
     )
     r = out["dask_overhead"]
     print(

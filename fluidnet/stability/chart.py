@@ -96,8 +96,10 @@ class _ChartChunk:
         return root.real, np.abs(root.imag), line, np.array([str(r) for r in reason], dtype=str)
 
 
-def _blocks(axes: list[np.ndarray], size: int = CHUNK_POINTS) -> list[list[np.ndarray]]:
-    """Cut the grid along its first axis into blocks of about ``size`` points."""
+def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.ndarray]]:
+    """Cut the grid along its first axis into blocks of about ``size`` (default
+    :data:`CHUNK_POINTS`, read at each call) points."""
+    size = CHUNK_POINTS if size is None else size
     per_row = int(np.prod([a.size for a in axes[1:]], dtype=int)) if len(axes) > 1 else 1
     rows = max(1, size // max(per_row, 1))
     n_blocks = -(-axes[0].size // rows)
