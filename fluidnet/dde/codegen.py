@@ -539,25 +539,28 @@ def {name}(t, x_, z_, p_, w_, aux_, out_):
 """
 
 
+def _header(form, sym: _Symbolic) -> str:
+    """The module header of a generated module (version, sizes, lag and switch tables)."""
+    return _HEADER.format(
+        version=CODEGEN_VERSION,
+        name=form.name,
+        n=form.n,
+        nlag=len(form.lags),
+        nsw=len(sym.switches),
+        npar=len(form.p),
+        lag_state=tuple(sym.lag_state),
+        lag_statedep=tuple(sym.lag_statedep),
+        switch_lagdep=tuple(sym.switch_lagdep),
+    )
+
+
 def generate_source(form, sym: _Symbolic | None = None) -> str:
     """The Python source of the compiled module of a canonical form (a
     :class:`~fluidnet.symbolic.canonical.DDEForm`)."""
     sym = sym or _symbolic(form)
     n, nlag, nsw, npar = form.n, len(form.lags), len(sym.switches), len(form.p)
     dims = {"n": n, "nlag": max(nlag, 1), "nsw": max(nsw, 1), "npar": max(npar, 1)}
-    src = [
-        _HEADER.format(
-            version=CODEGEN_VERSION,
-            name=form.name,
-            n=n,
-            nlag=nlag,
-            nsw=nsw,
-            npar=npar,
-            lag_state=tuple(sym.lag_state),
-            lag_statedep=tuple(sym.lag_statedep),
-            switch_lagdep=tuple(sym.switch_lagdep),
-        )
-    ]
+    src = [_header(form, sym)]
     tables = _Tables("T")
 
     def block(exprs, targets: list[int]) -> list[str]:
@@ -633,17 +636,7 @@ def generate_jacobian_source(form, sym: _Symbolic | None = None) -> str:
             if d != 0:
                 entries[i * (n + 1) + j] = d
     src = [
-        _HEADER.format(
-            version=CODEGEN_VERSION,
-            name=form.name,
-            n=n,
-            nlag=nlag,
-            nsw=nsw,
-            npar=npar,
-            lag_state=tuple(sym.lag_state),
-            lag_statedep=tuple(sym.lag_statedep),
-            switch_lagdep=tuple(sym.switch_lagdep),
-        ),
+        _header(form, sym),
         _DEF.format(name="jac", naux=1, nout=n * (n + 1), **dims),
         f"    for i in range({n * (n + 1)}):\n        out[i] = 0.0",
     ]

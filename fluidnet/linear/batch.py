@@ -111,26 +111,7 @@ def grid_levels(shape: tuple[int, ...], coarse: int = 8) -> list[tuple[np.ndarra
 def _newton(stack: Stack, lam: np.ndarray, idx: np.ndarray, maxiter: int = 40) -> np.ndarray:
     """Newton on ``det Delta`` for candidates ``lam`` of systems ``idx`` (real systems: real
     candidates stay real). Stops as :func:`fluidnet.linear.roots._newton` does."""
-    lam = np.array(lam, dtype=complex)
-    active = np.ones(lam.shape, dtype=bool)
-    prev = np.full(lam.shape, np.inf)
-    for _ in range(maxiter):
-        a = np.flatnonzero(active)
-        if a.size == 0:
-            break
-        with np.errstate(all="ignore"):
-            step = 1.0 / stack.logderiv(lam[a], idx[a])
-        step[~np.isfinite(step)] = 0.0
-        on_axis = lam[a].imag == 0.0
-        step[on_axis] = step[on_axis].real
-        lam[a] -= step
-        size = np.abs(step)
-        scale = 1.0 + np.abs(lam[a])
-        done = size <= 1e-11 * scale
-        done |= (size >= 0.9 * prev[a]) & (size <= 1e-8 * scale)
-        done |= ~np.isfinite(lam[a])
-        prev[a] = size
-        active[a[done]] = False
+    lam, active = stack.newton(lam, idx, tol=1e-11, stall_tol=1e-8, keep_real=True, maxiter=maxiter)
     lam[active] = np.nan  # did not converge
     return lam
 

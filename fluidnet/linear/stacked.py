@@ -163,6 +163,45 @@ class Stack:
     def logderiv(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return self.det_logderiv(s, idx)[1]
 
+    def newton(
+        self,
+        lam: np.ndarray,
+        idx: np.ndarray,
+        *,
+        tol: float,
+        stall_tol: float,
+        keep_real: bool = False,
+        maxiter: int = 40,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Newton's method on ``det Delta`` for candidates ``lam`` of the systems ``idx``.
+
+        A candidate stops when its step is below ``tol`` (relative to ``1 + |lam|``), or when
+        the steps stall (no longer shrink by 10 %) below ``stall_tol``. With ``keep_real``,
+        real candidates stay real. Returns ``(lam, active)``: ``active`` marks candidates
+        still iterating after ``maxiter`` steps.
+        """
+        lam = np.array(lam, dtype=complex)
+        active = np.ones(lam.shape, dtype=bool)
+        prev = np.full(lam.shape, np.inf)
+        for _ in range(maxiter):
+            a = np.flatnonzero(active)
+            if a.size == 0:
+                break
+            with np.errstate(all="ignore"):
+                step = 1.0 / self.logderiv(lam[a], idx[a])
+            step[~np.isfinite(step)] = 0.0
+            if keep_real:
+                on_axis = lam[a].imag == 0.0
+                step[on_axis] = step[on_axis].real
+            lam[a] -= step
+            size = np.abs(step)
+            scale = 1.0 + np.abs(lam[a])
+            done = (size <= tol * scale) | ((size >= 0.9 * prev[a]) & (size <= stall_tol * scale))
+            done |= ~np.isfinite(lam[a])
+            prev[a] = size
+            active[a[done]] = False
+        return lam, active
+
     def min_singular(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Smallest singular value of ``Delta(s_q)``."""
         if s.size == 0:

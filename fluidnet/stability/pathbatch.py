@@ -86,23 +86,7 @@ def _stack(systems) -> Stack:
 def _newton(stack: Stack, lam: np.ndarray, idx: np.ndarray, maxiter: int = 40):
     """Newton's method on ``det Delta`` as in :func:`fluidnet.stability.crossing.newton_roots`,
     for candidates ``lam`` of the systems ``idx`` of a stack; ``(roots, converged)``."""
-    lam = np.array(lam, dtype=complex)
-    active = np.ones(lam.shape, dtype=bool)
-    prev = np.full(lam.shape, np.inf)
-    for _ in range(maxiter):
-        a = np.flatnonzero(active)
-        if a.size == 0:
-            break
-        with np.errstate(all="ignore"):
-            step = 1.0 / stack.logderiv(lam[a], idx[a])
-        step[~np.isfinite(step)] = 0.0
-        lam[a] -= step
-        size = np.abs(step)
-        scale = 1.0 + np.abs(lam[a])
-        done = (size <= 1e-13 * scale) | ((size >= 0.9 * prev[a]) & (size <= 1e-9 * scale))
-        done |= ~np.isfinite(lam[a])
-        prev[a] = size
-        active[a[done]] = False
+    lam, active = stack.newton(lam, idx, tol=1e-13, stall_tol=1e-9, maxiter=maxiter)
     ok = np.isfinite(lam)
     near = ok & (np.abs(lam.imag) <= REAL_TOL * (1.0 + np.abs(lam)))
     lam[near] = lam[near].real
