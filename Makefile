@@ -18,10 +18,17 @@ all: test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# After installing, compile the integrator once (python -m fluidnet.dde.warmup, about a minute of
-# CPU): numba caches it next to the sources, so a user's first simulate loads machine code.
 $(STAMP)-core: pyproject.toml | $(BIN)/python
 	$(PIP) install -e .
+	touch $@
+
+# After installing, and after any edit of the integrator's sources, compile it once (python -m
+# fluidnet.dde.warmup, about a minute of CPU): numba caches the kernel next to the sources, and
+# the warm-up builds it ahead of time into an extension module that later processes import
+# without numba. numba's cache does not notice edits to the kernel's callees, so it is cleared.
+ENGINE_SRC := $(wildcard fluidnet/dde/_*.py) fluidnet/dde/methods.py fluidnet/dde/engine.py
+$(STAMP)-engine: $(ENGINE_SRC) $(STAMP)-core
+	find fluidnet/dde -name '*.nbi' -delete -o -name '*.nbc' -delete
 	$(BIN)/python -m fluidnet.dde.warmup
 	touch $@
 
@@ -29,21 +36,20 @@ $(STAMP)-core: pyproject.toml | $(BIN)/python
 # they run sweeps on a local Dask cluster, so it has the dask extra too.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
 	$(PIP) install -e ".[dev,notebooks,bench,dask]"
-	$(BIN)/python -m fluidnet.dde.warmup
 	touch $@ $(STAMP)-core
 
-venv: $(STAMP)-dev
+venv: $(STAMP)-dev $(STAMP)-engine
 
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
-test: $(STAMP)-dev
+test: $(STAMP)-dev $(STAMP)-engine
 	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
-reproduce: $(STAMP)-core
+reproduce: $(STAMP)-core $(STAMP)-engine
 	$(BIN)/fluidnet reproduce --all --out papers
 
 ## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
-bench: $(STAMP)-dev
+bench: $(STAMP)-dev $(STAMP)-engine
 	$(BIN)/python benchmarks/run.py
 
 lint: $(STAMP)-dev

@@ -14,9 +14,9 @@ import numpy as np
 from ..errors import IntegrationError, OptionError, ParameterError
 from ..overrides import reject_keywords
 from . import _codes as F
-from ._kernel import advance
 from ._state import ModelData, enlarged, new_run, trimmed
 from .codegen import CompiledModel, compile_model, jacobian_address
+from .engine import engine
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
@@ -218,6 +218,7 @@ def run_kernel(
     s["track_level"] = rk.order
     s["event_generations"] = EVENT_GENERATIONS
     budget = 1000
+    advance = engine().advance
     while True:
         started = time.perf_counter()
         status = advance(s, run, budget)
