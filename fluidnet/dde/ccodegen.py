@@ -55,7 +55,7 @@ __all__ = [
 
 #: Sources longer than this many bytes are compiled with ``-O1`` (``-O2`` costs several times
 #: more compile time on very large straight-line functions for little speed).
-O1_ABOVE_BYTES = 400_000
+O1_ABOVE_BYTES = 200_000
 
 #: Looped temporaries of a function up to this many doubles live on the stack, beyond it in
 #: one heap block (a large network's per-flow values).
