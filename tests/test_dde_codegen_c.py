@@ -396,6 +396,18 @@ def test_compiler_errors_on_generated_source_name_model_and_file(isolated, monke
     assert "fluidnet_cgen_" in str(info.value) and "error" in str(info.value)
 
 
+def test_a_model_c_cannot_express_falls_back_to_numba(isolated, monkeypatch):
+    def untranslatable(form):
+        raise ccodegen.Untranslatable(f"model {form.name!r} uses a function without C")
+
+    monkeypatch.setattr(ccodegen, "generate_c_source", untranslatable)
+    m = _model()
+    cm = compile_form(m.form)
+    assert cm.backend == "numba" and _rhs_value(cm) == pytest.approx(_EXPECTED, rel=1e-15)
+    with pytest.raises(ModelError, match="cache_c.*without C"):
+        compile_form(m.form, "c")
+
+
 def test_unknown_backend_is_an_option_error(monkeypatch):
     with pytest.raises(OptionError, match="backend.*'fortran'"):
         compile_form(_model().form, "fortran")

@@ -1,9 +1,10 @@
-"""Code generation: a model's canonical form compiled to numba machine code, cached on disk.
+"""Code generation: a model's canonical form compiled to machine code, cached on disk.
 
 The nonlinear integrator (:mod:`fluidnet.dde`) is one generic compiled stepping loop. What is
 specific to a model is generated here from its canonical form
-(:class:`~fluidnet.symbolic.canonical.DDEForm`) as four small C-callable functions (numba
-``cfunc``), all with the same signature ``f(t, x*, z*, p*, w*, aux*, out*)``:
+(:class:`~fluidnet.symbolic.canonical.DDEForm`) as four small C-callable functions, all with
+the same signature ``void f(double t, double *x, double *z, double *p, double *w, double *aux,
+double *out)``:
 
 ``rhs``
     ``out[i] = f_i(t, x, z, p, w)``: the unprojected right-hand sides, with every switching term
@@ -18,14 +19,20 @@ specific to a model is generated here from its canonical form
     (``aux`` holds the time derivatives of the lagged values): what the integrator needs for the
     Filippov equivalent control on a switching surface.
 
+Two backends compile them from the same symbolic preparation: the system C compiler
+(:mod:`fluidnet.dde.ccodegen`; a shared library loaded with :mod:`ctypes`, no numba needed) and
+numba (``cfunc``; Python source written here). The C backend is used when a compiler works,
+numba otherwise; ``FLUIDNET_BACKEND=c|numba`` forces one (see :func:`compile_form`).
+
 Parameters enter as a runtime vector ``p``: one compilation serves every parameter value. The
-generated source is written to a cache directory (``$FLUIDNET_CACHE``, default
-``~/.cache/fluidnet``) under a name derived from a hash of the form, and run from there, so
-numba's on-disk cache (``cache=True``) lets a second process load the machine code without
-compiling. Since that directory holds code this process runs, it must be private: it is
-created with mode 0700, refused when it belongs to another user or is writable by others, and a
-module is run only when its bytes match the hash recorded in the directory's index when it was
-written (see :func:`cache_dir` and :func:`compile_form`).
+generated code is written to a cache directory (``$FLUIDNET_CACHE``, default
+``~/.cache/fluidnet``) under a name derived from a hash of the form and the backend: a C library
+``fluidnet_cgen_<key>.so`` next to its source, or a Python module ``fluidnet_gen_<key>.py`` run
+from there so that numba's on-disk cache (``cache=True``) lets a second process load the machine
+code without compiling. Since that directory holds code this process runs, it must be private:
+it is created with mode 0700, refused when it belongs to another user or is writable by others,
+and a module or library is run only when its bytes match the hash recorded in the directory's
+index when it was written (see :func:`cache_dir` and :func:`compile_form`).
 """
 
 from __future__ import annotations
@@ -1213,9 +1220,13 @@ def _compile_c(form, key: str, forced: bool) -> CompiledModel | None:
         lib = _c_library(
             stem, lambda: ccodegen.generate_c_source(form), key, form.name, ccodegen.MODEL_NAMES
         )
-    except (ccodegen.CompilerUnavailable, ccodegen.Untranslatable) as exc:
+    except ccodegen.CompilerUnavailable as exc:
         if forced:
             raise _forced_c_error(form, exc) from None
+        return None
+    except ccodegen.Untranslatable:
+        if forced:
+            raise
         return None
     if (lib.N_STATES, lib.N_LAGS, lib.N_PARAMS) != (form.n, len(form.lags), len(form.p)):
         raise CacheError(f"{lib.path} does not describe model {form.name!r} (sizes differ)")
