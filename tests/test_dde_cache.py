@@ -1,5 +1,9 @@
 """The compile cache of fluidnet.dde.codegen: private directories, verified modules, recovery
-from corrupt files and one compilation across concurrent processes."""
+from corrupt files and one compilation across concurrent processes.
+
+These tests use the numba backend (generated Python modules and numba's machine-code cache);
+the C backend's libraries are tested in tests/test_dde_codegen_c.py.
+"""
 
 from __future__ import annotations
 
@@ -63,6 +67,7 @@ def fresh(monkeypatch, tmp_path):
     _forget(key)
     cache = tmp_path / "cache"
     monkeypatch.setenv("FLUIDNET_CACHE", str(cache))
+    monkeypatch.setenv("FLUIDNET_BACKEND", "numba")
     monkeypatch.setattr(codegen, "_FALLBACK", [])
     yield m, key, cache
     _forget(key)
@@ -138,7 +143,7 @@ def compiled_cache(tmp_path_factory):
     os.environ["FLUIDNET_CACHE"] = str(cache)
     try:
         _forget(key)
-        compile_form(m.form)
+        compile_form(m.form, "numba")
     finally:
         _forget(key)
         if old is None:
@@ -225,7 +230,7 @@ _COMPILE = textwrap.dedent(
 
 
 def test_concurrent_processes_compile_a_model_once(tmp_path):
-    env = dict(os.environ, FLUIDNET_CACHE=str(tmp_path / "cache"))
+    env = dict(os.environ, FLUIDNET_CACHE=str(tmp_path / "cache"), FLUIDNET_BACKEND="numba")
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(

@@ -145,6 +145,8 @@ def test_cache_dir_follows_environment(tmp_path, monkeypatch):
 
 
 def test_second_process_loads_compiled_model_from_disk(tmp_path):
+    # the numba backend: its machine code is numba's cache (for the C backend's library see
+    # tests/test_dde_codegen_c.py)
     script = textwrap.dedent(
         """
         import fluidnet as fn
@@ -157,7 +159,7 @@ def test_second_process_loads_compiled_model_from_disk(tmp_path):
         print(cm.path.parent, [f.cache_hits for f in (mod.rhs, mod.delay, mod.switch, mod.sgrad)])
         """
     )
-    env = dict(os.environ, FLUIDNET_CACHE=str(tmp_path))
+    env = dict(os.environ, FLUIDNET_CACHE=str(tmp_path), FLUIDNET_BACKEND="numba")
     runs = [
         subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True

@@ -15,6 +15,7 @@ import sympy
 
 import fluidnet as fn
 from fluidnet.dde import codegen
+from fluidnet.dde.ccodegen import generate_c_source
 from fluidnet.dde.codegen import compile_form, generate_source
 
 _DP = ctypes.POINTER(ctypes.c_double)
@@ -46,6 +47,15 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path / "cache"))
 
 
+#: How each backend's generated source writes a loop over a table.
+LOOP = {"numba": "for r in range(", "c": "for (int r = 0; r < "}
+
+
+@pytest.fixture(params=["c", "numba"])
+def backend(request):
+    return request.param
+
+
 def test_large_network_code_is_looped_not_unrolled():
     src = generate_source(_kelly_ring(120).form)
     lines = src.count("\n")
@@ -53,14 +63,19 @@ def test_large_network_code_is_looped_not_unrolled():
     # about 1000 lines unrolled)
     assert lines < 150, lines
     assert src.count("for r in range(") >= 2
+    csrc = generate_c_source(_kelly_ring(120).form)
+    body = csrc[csrc.index("void fluidnet_rhs") :]  # after the helper functions and tables
+    assert body.count("\n") < 150, body.count("\n")
+    assert body.count(LOOP["c"]) >= 2
 
 
-def test_looped_network_functions_equal_sympy(private_cache):
+def test_looped_network_functions_equal_sympy(private_cache, backend):
     m = _kelly_ring(34)
     form = m.form
     assert len(form.rhs) > codegen.LOOP_MIN_STATEMENTS  # the looped generator is used
-    cm = compile_form(form)
-    assert "for r in range(" in cm.path.read_text()
+    cm = compile_form(form, backend)
+    assert cm.backend == backend
+    assert LOOP[backend] in cm.path.read_text()
     rng = np.random.default_rng(3)
     x = rng.uniform(0.5, 1.5, form.n)
     z = rng.uniform(0.5, 1.5, len(form.lags))
@@ -74,7 +89,7 @@ def test_looped_network_functions_equal_sympy(private_cache):
     np.testing.assert_array_equal(got, taus)
 
 
-def test_looped_switches_and_gradients_equal_sympy(private_cache, monkeypatch):
+def test_looped_switches_and_gradients_equal_sympy(private_cache, monkeypatch, backend):
     # a switched law per flow; the loop generator is forced for this small model
     monkeypatch.setattr(codegen, "LOOP_MIN_STATEMENTS", 0)
     monkeypatch.setattr(codegen, "LOOP_MIN_GROUP", 2)
@@ -87,8 +102,9 @@ def test_looped_switches_and_gradients_equal_sympy(private_cache, monkeypatch):
         for i in range(n)
     }
     m = fn.Model(rhs=rhs, params={c: 1.0, T: 0.5}, name="switched ring")
-    cm = compile_form(m.form)
-    assert "for r in range(" in cm.path.read_text()
+    cm = compile_form(m.form, backend)
+    assert cm.backend == backend
+    assert LOOP[backend] in cm.path.read_text()
     sym = codegen._symbolic(m.form)
     rng = np.random.default_rng(5)
     x = rng.uniform(0.0, 2.0, n)

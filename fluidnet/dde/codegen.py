@@ -1,9 +1,10 @@
-"""Code generation: a model's canonical form compiled to numba machine code, cached on disk.
+"""Code generation: a model's canonical form compiled to machine code, cached on disk.
 
 The nonlinear integrator (:mod:`fluidnet.dde`) is one generic compiled stepping loop. What is
 specific to a model is generated here from its canonical form
-(:class:`~fluidnet.symbolic.canonical.DDEForm`) as four small C-callable functions (numba
-``cfunc``), all with the same signature ``f(t, x*, z*, p*, w*, aux*, out*)``:
+(:class:`~fluidnet.symbolic.canonical.DDEForm`) as four small C-callable functions, all with
+the same signature ``void f(double t, double *x, double *z, double *p, double *w, double *aux,
+double *out)``:
 
 ``rhs``
     ``out[i] = f_i(t, x, z, p, w)``: the unprojected right-hand sides, with every switching term
@@ -18,14 +19,20 @@ specific to a model is generated here from its canonical form
     (``aux`` holds the time derivatives of the lagged values): what the integrator needs for the
     Filippov equivalent control on a switching surface.
 
+Two backends compile them from the same symbolic preparation: the system C compiler
+(:mod:`fluidnet.dde.ccodegen`; a shared library loaded with :mod:`ctypes`, no numba needed) and
+numba (``cfunc``; Python source written here). The C backend is used when a compiler works,
+numba otherwise; ``FLUIDNET_BACKEND=c|numba`` forces one (see :func:`compile_form`).
+
 Parameters enter as a runtime vector ``p``: one compilation serves every parameter value. The
-generated source is written to a cache directory (``$FLUIDNET_CACHE``, default
-``~/.cache/fluidnet``) under a name derived from a hash of the form, and run from there, so
-numba's on-disk cache (``cache=True``) lets a second process load the machine code without
-compiling. Since that directory holds code this process runs, it must be private: it is
-created with mode 0700, refused when it belongs to another user or is writable by others, and a
-module is run only when its bytes match the hash recorded in the directory's index when it was
-written (see :func:`cache_dir` and :func:`compile_form`).
+generated code is written to a cache directory (``$FLUIDNET_CACHE``, default
+``~/.cache/fluidnet``) under a name derived from a hash of the form and the backend: a C library
+``fluidnet_cgen_<key>.so`` next to its source, or a Python module ``fluidnet_gen_<key>.py`` run
+from there so that numba's on-disk cache (``cache=True``) lets a second process load the machine
+code without compiling. Since that directory holds code this process runs, it must be private:
+it is created with mode 0700, refused when it belongs to another user or is writable by others,
+and a module or library is run only when its bytes match the hash recorded in the directory's
+index when it was written (see :func:`cache_dir` and :func:`compile_form`).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import contextlib
 import hashlib
 import json
 import os
+import platform
 import re
 import stat
 import sys
@@ -47,12 +55,11 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from types import ModuleType
 
-import numba
 import numpy as np
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from ..errors import CacheError, ModelError
+from ..errors import CacheError, ModelError, OptionError
 
 try:
     import fcntl
@@ -215,16 +222,51 @@ class _NumbaPrinter(PythonCodePrinter):
         return "min(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
 
-def _code_lines(exprs, targets: list[str], indent: str = "    ") -> list[str]:
+class _PyLang:
+    """How generated statements are written in Python for numba (see :class:`_CLang` of
+    :mod:`fluidnet.dde.ccodegen` for C): the loop generator is shared by both."""
+
+    def printer(self):
+        return _NumbaPrinter()
+
+    def assign(self, target: str, code: str, indent: str = "    ", temp: bool = False) -> str:
+        """``target = code`` (``temp``: a new local scalar)."""
+        return f"{indent}{target} = {code}"
+
+    def entry(self, table: str, k: int) -> str:
+        """Column ``k`` of row ``r`` of a two-dimensional index table."""
+        return f"{table}[r, {k}]"
+
+    def temp_array(self, name: str, count: int) -> list[str]:
+        """A local array of ``count`` doubles."""
+        return [f"    {name} = np.empty({count})"]
+
+    def loop(self, count: int, target: str, code: str) -> list[str]:
+        """``target = code`` for ``r`` in ``0 .. count - 1``."""
+        return [f"    for r in range({count}):", f"        {target} = {code}"]
+
+    def table(self, name: str, arr: np.ndarray) -> str:
+        """The module-level declaration of an integer table."""
+        return f"{name} = np.array({arr.tolist()!r}, dtype=np.int64)"
+
+
+_PY = _PyLang()
+
+
+def _code_lines(exprs, targets: list[str], indent: str = "    ", lang=_PY) -> list[str]:
     """Assignments ``target = expr`` with common subexpressions hoisted."""
-    printer = _NumbaPrinter()
+    printer = lang.printer()
     exprs = [sympy.sympify(e) for e in exprs]
     if not exprs:
         return []
     subs, reduced = sympy.cse(exprs, symbols=sympy.numbered_symbols("_c"), optimizations="basic")
-    lines = [f"{indent}{printer.doprint(sym)} = {printer.doprint(val)}" for sym, val in subs]
+    lines = [
+        lang.assign(printer.doprint(sym), printer.doprint(val), indent, temp=True)
+        for sym, val in subs
+    ]
     lines += [
-        f"{indent}{tgt} = {printer.doprint(e)}" for tgt, e in zip(targets, reduced, strict=True)
+        lang.assign(tgt, printer.doprint(e), indent)
+        for tgt, e in zip(targets, reduced, strict=True)
     ]
     return lines
 
@@ -241,14 +283,14 @@ _INDEXED = re.compile(r"^(x|z|p|w|aux)\[(\d+)\]$")
 class _Tables:
     """Module-level integer tables of the looped code (one name per table)."""
 
-    def __init__(self, prefix: str):
+    def __init__(self, prefix: str, lang=_PY):
         self.prefix = prefix
+        self.lang = lang
         self.lines: list[str] = []
 
     def add(self, rows) -> str:
         name = f"_{self.prefix}{len(self.lines)}"
-        arr = np.asarray(rows, dtype=np.int64)
-        self.lines.append(f"{name} = np.array({arr.tolist()!r}, dtype=np.int64)")
+        self.lines.append(self.lang.table(name, np.asarray(rows, dtype=np.int64)))
         return name
 
 
@@ -315,12 +357,13 @@ def _template(e: sympy.Expr, storage: dict) -> tuple[str, list[int], dict]:
     return key(e), index, rep
 
 
-def _fill(template: str, index: list[int], table: str | None = None) -> str:
-    """The template with placeholder ``k`` replaced by ``index[k]`` (or ``table[r, k]``)."""
+def _fill(template: str, index: list[int], table: str | None = None, lang=_PY) -> str:
+    """The template with placeholder ``k`` replaced by ``index[k]`` (or by column ``k`` of row
+    ``r`` of ``table``)."""
 
     def sub(m):
         k = int(m.group(2))
-        return f"{m.group(1)}[{table}[r, {k}]]" if table else f"{m.group(1)}[{index[k]}]"
+        return f"{m.group(1)}[{lang.entry(table, k)}]" if table else f"{m.group(1)}[{index[k]}]"
 
     return re.sub(r"(\w+)\[@(\d+)\]", sub, template)
 
@@ -372,12 +415,14 @@ def _tree_cse(exprs: list[sympy.Expr]) -> tuple[list[tuple[sympy.Symbol, sympy.E
     return subs, [rebuild(e) for e in exprs]
 
 
-def _looped_lines(exprs, targets: list[int], tables: _Tables, out: str = "out") -> list[str]:
+def _looped_lines(
+    exprs, targets: list[int], tables: _Tables, out: str = "out", lang=_PY
+) -> list[str]:
     """Statements ``out[targets[i]] = exprs[i]`` with common subexpressions hoisted and every
     set of at least :data:`LOOP_MIN_GROUP` statements of the same shape computed by one loop
     over a table of indices (numba compiles a loop once; its time grows with the number of
     statements it types, so unrolled code for thousands of flows takes minutes)."""
-    printer = _NumbaPrinter()
+    printer = lang.printer()
     exprs = [sympy.sympify(e) for e in exprs]
     if not exprs:
         return []
@@ -405,36 +450,35 @@ def _looped_lines(exprs, targets: list[int], tables: _Tables, out: str = "out") 
             temps = lev < top
             if len(members) < LOOP_MIN_GROUP:
                 for target, index, val, rep in members:
-                    code = _fill(printed(val, rep), index)
+                    code = _fill(printed(val, rep), index, lang=lang)
                     if temps:
                         storage[target] = printer.doprint(target)
-                        lines.append(f"    {storage[target]} = {code}")
+                        lines.append(lang.assign(storage[target], code, temp=True))
                     else:
-                        lines.append(f"    {out}[{target}] = {code}")
+                        lines.append(lang.assign(f"{out}[{target}]", code))
                 continue
             count = len(members)
             _, index0, val0, rep0 = members[0]
             template = printed(val0, rep0)
             table = tables.add([m[1] for m in members]) if index0 else None
-            body = _fill(template, [], table) if table else template
+            body = _fill(template, [], table, lang) if table else template
             if temps:
                 arr = f"_g{len(tables.lines)}_{lev}_{len(lines)}"
-                lines.append(f"    {arr} = np.empty({count})")
-                lines.append(f"    for r in range({count}):")
-                lines.append(f"        {arr}[r] = {body}")
+                lines += lang.temp_array(arr, count)
+                lines += lang.loop(count, f"{arr}[r]", body)
                 for r, member in enumerate(members):
                     storage[member[0]] = (arr, r)
             else:
                 where = tables.add([m[0] for m in members])
-                lines.append(f"    for r in range({count}):")
-                lines.append(f"        {out}[{where}[r]] = {body}")
+                lines += lang.loop(count, f"{out}[{where}[r]]", body)
     return lines
 
 
-def _looped_delay_lines(delays, tables: _Tables) -> list[str]:
-    """The ``delay`` body for many lags: lags of the same shape share one branch that reads
-    the indices of lag ``k`` from a table."""
-    printer = _NumbaPrinter()
+def _delay_groups(delays, tables: _Tables, lang=_PY) -> tuple[str, str, list[str]]:
+    """Lags of the same shape, for a ``delay`` function of many lags: the tables of the group
+    and row of each lag, and the code of each group (reading the indices of lag ``k`` from row
+    ``r`` of the group's table)."""
+    printer = lang.printer()
     groups: dict[str, list] = {}
     for k, d in enumerate(delays):
         d = sympy.sympify(d)
@@ -442,21 +486,26 @@ def _looped_delay_lines(delays, tables: _Tables) -> list[str]:
         groups.setdefault(key, []).append((k, index, d, rep))
     group_of = np.zeros(len(delays), dtype=np.int64)
     row_of = np.zeros(len(delays), dtype=np.int64)
-    lines = []
+    bodies = []
     for g, members in enumerate(groups.values()):
         for r, member in enumerate(members):
             group_of[member[0]], row_of[member[0]] = g, r
         _, index0, d0, rep0 = members[0]
         template = printer.doprint(d0.xreplace(rep0) if rep0 else d0)
         table = tables.add([m[1] for m in members]) if index0 else None
-        body = _fill(template, [], table) if table else template
+        bodies.append(_fill(template, [], table, lang) if table else template)
+    return tables.add(group_of), tables.add(row_of), bodies
+
+
+def _looped_delay_lines(delays, tables: _Tables) -> list[str]:
+    """The ``delay`` body for many lags: lags of the same shape share one branch that reads
+    the indices of lag ``k`` from a table."""
+    group_of, row_of, bodies = _delay_groups(delays, tables)
+    lines = [f"    g = {group_of}[k]", f"    r = {row_of}[k]"]
+    for g, body in enumerate(bodies):
         lines.append(f"    {'if' if g == 0 else 'elif'} g == {g}:")
         lines.append(f"        out[0] = {body}")
-    head = [
-        f"    g = {tables.add(group_of)}[k]",
-        f"    r = {tables.add(row_of)}[k]",
-    ]
-    return head + lines + ["    else:", "        out[0] = math.nan"]
+    return lines + ["    else:", "        out[0] = math.nan"]
 
 
 # --------------------------------------------------------------------------------- generation
@@ -605,20 +654,10 @@ def generate_source(form, sym: _Symbolic | None = None) -> str:
     return "\n".join(src) + "\n"
 
 
-def generate_jacobian_source(form, sym: _Symbolic | None = None) -> str:
-    """The Python source of a module with one compiled function ``jac``: the Jacobian
-    ``out[i * (n + 1) + j] = d rhs_i / d x_j`` of a canonical form's right-hand side with
-    respect to the current state, and ``out[i * (n + 1) + n] = d rhs_i / d t``, lagged values
-    and mode weights held fixed (for linearly implicit methods).
-
-    Raises
-    ------
-    ModelError
-        When sympy cannot differentiate a right-hand side (it names the state).
-    """
-    sym = sym or _symbolic(form)
-    n, nlag, nsw, npar = form.n, len(form.lags), len(sym.switches), len(form.p)
-    dims = {"n": n, "nlag": max(nlag, 1), "nsw": max(nsw, 1), "npar": max(npar, 1)}
+def _jacobian_entries(form, sym: _Symbolic) -> tuple[list[int], list[sympy.Expr]]:
+    """The nonzero entries of the Jacobian (see :func:`generate_jacobian_source`): their flat
+    indices ``i * (n + 1) + j`` in increasing order and their expressions."""
+    n = form.n
     xs = {f"x[{i}]": i for i in range(n)}
     entries: dict[int, sympy.Expr] = {}
     for i, e in enumerate(sym.rhs):
@@ -635,14 +674,31 @@ def generate_jacobian_source(form, sym: _Symbolic | None = None) -> str:
                 )
             if d != 0:
                 entries[i * (n + 1) + j] = d
+    keys = sorted(entries)
+    return keys, [entries[k] for k in keys]
+
+
+def generate_jacobian_source(form, sym: _Symbolic | None = None) -> str:
+    """The Python source of a module with one compiled function ``jac``: the Jacobian
+    ``out[i * (n + 1) + j] = d rhs_i / d x_j`` of a canonical form's right-hand side with
+    respect to the current state, and ``out[i * (n + 1) + n] = d rhs_i / d t``, lagged values
+    and mode weights held fixed (for linearly implicit methods).
+
+    Raises
+    ------
+    ModelError
+        When sympy cannot differentiate a right-hand side (it names the state).
+    """
+    sym = sym or _symbolic(form)
+    n, nlag, nsw, npar = form.n, len(form.lags), len(sym.switches), len(form.p)
+    dims = {"n": n, "nlag": max(nlag, 1), "nsw": max(nsw, 1), "npar": max(npar, 1)}
+    keys, exprs = _jacobian_entries(form, sym)
     src = [
         _header(form, sym),
         _DEF.format(name="jac", naux=1, nout=n * (n + 1), **dims),
         f"    for i in range({n * (n + 1)}):\n        out[i] = 0.0",
     ]
     tables = _Tables("T")
-    keys = sorted(entries)
-    exprs = [entries[k] for k in keys]
     if len(exprs) > LOOP_MIN_STATEMENTS:
         src += _looped_lines(exprs, keys, tables)
     else:
@@ -652,22 +708,45 @@ def generate_jacobian_source(form, sym: _Symbolic | None = None) -> str:
     return "\n".join(src) + "\n"
 
 
-_JACOBIANS: dict[str, ModuleType] = {}
+_JACOBIANS: dict[str, object] = {}
 
 
 def jacobian_address(cm: CompiledModel) -> int:
     """Machine address of the compiled Jacobian of a compiled model (generated, cached and
-    verified like the model's own module, on first use; see :func:`load_generated`)."""
+    verified like the model's own functions, on first use; see :func:`load_generated`).
+
+    A model of the C backend gets a C Jacobian; when the compiler stopped working since the
+    model's library was cached, a numba one (unless ``FLUIDNET_BACKEND=c``).
+
+    Raises
+    ------
+    OptionError
+        When ``FLUIDNET_BACKEND=c`` and the C compiler does not work.
+    """
     with _LOCK:
-        module = _JACOBIANS.get(cm.key)
-        if module is None:
-            module = load_generated(
-                f"fluidnet_jac_{cm.key}",
+        lib = _JACOBIANS.get(cm.key)
+        if lib is None and cm.backend == "c":
+            from . import ccodegen
+
+            try:
+                lib = _c_library(
+                    f"fluidnet_cjac_{cm.key}",
+                    lambda: ccodegen.generate_c_jacobian_source(cm.form),
+                    cm.key,
+                    f"Jacobian of {cm.form.name}",
+                    ("jac",),
+                )
+            except ccodegen.CompilerUnavailable as exc:
+                if _backend_request(None) == "c":
+                    raise _forced_c_error(cm.form, exc) from None
+        if lib is None:
+            lib = load_generated(
+                f"fluidnet_jac_{_form_key(cm.form, 'numba')}",
                 lambda: generate_jacobian_source(cm.form),
                 f"Jacobian of {cm.form.name}",
             )
-            _JACOBIANS[cm.key] = module
-        return int(module.jac.address)
+        _JACOBIANS[cm.key] = lib
+        return int(lib.jac.address)
 
 
 # --------------------------------------------------------------------------------- cache
@@ -806,26 +885,48 @@ def _discard(path: Path) -> None:
             f.unlink()
 
 
-@lru_cache(maxsize=1)
-def _generator_digest() -> str:
-    """Hash of this module's source: a change of the generator regenerates every module."""
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+@lru_cache(maxsize=2)
+def _generator_digest(backend: str = "numba") -> str:
+    """Hash of the generator's source (this module, and :mod:`~fluidnet.dde.ccodegen` for C): a
+    change of the generator regenerates every module of its backend."""
+    files = [Path(__file__)]
+    if backend == "c":
+        files.append(Path(__file__).with_name("ccodegen.py"))
+    return hashlib.sha256(b"".join(f.read_bytes() for f in files)).hexdigest()[:16]
 
 
-def _form_key(form) -> str:
-    """Hash of everything that determines the generated code (not the parameter values)."""
-    parts = [
-        CODEGEN_VERSION,
-        _generator_digest(),
-        numba.__version__,
-        sys.version.split()[0],
+def _structure(e: sympy.Basic, atoms: dict) -> str:
+    """A deterministic description of an expression tree: ``srepr`` of its atoms joined by
+    the classes of its nodes in sympy's canonical argument order (a process-independent
+    order), 15x faster than ``srepr`` of a large network's equations (which sorts terms for
+    printing)."""
+    if e.is_Atom:
+        text = atoms.get(e)
+        if text is None:
+            text = atoms[e] = sympy.srepr(e)
+        return text
+    return f"{type(e).__name__}({','.join(_structure(a, atoms) for a in e.args)})"
+
+
+def _form_key(form, backend: str = "numba") -> str:
+    """Hash of everything that determines the generated code of ``backend`` (``"c"`` or
+    ``"numba"``; not the parameter values)."""
+    parts = [CODEGEN_VERSION, _generator_digest(backend), backend]
+    if backend == "numba":
+        import numba
+
+        parts += [numba.__version__, sys.version.split()[0]]
+    else:
+        parts += [sys.platform, platform.machine()]
+    parts += [
         repr(form.states),
         repr(form.params),
         repr(form.nonnegative),
         repr(form.inputs),
     ]
-    parts += [f"{lag.symbol.name}|{lag.state}|{sympy.srepr(lag.delay)}" for lag in form.lags]
-    parts += [sympy.srepr(e) for e in form.rhs]
+    atoms: dict = {}
+    parts += [f"{lag.symbol.name}|{lag.state}|{_structure(lag.delay, atoms)}" for lag in form.lags]
+    parts += [_structure(e, atoms) for e in form.rhs]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
@@ -836,7 +937,8 @@ class CompiledModel:
     Attributes
     ----------
     key : str
-        Hash of the form; the name of the cached module is ``fluidnet_gen_<key>``.
+        Hash of the form and backend; the cached module is ``fluidnet_gen_<key>.py`` (numba),
+        the cached library ``fluidnet_cgen_<key>.so`` (C).
     form : DDEForm
     n, nlag, nswitch, nparam : int
     lag_state : ndarray of int64
@@ -849,10 +951,14 @@ class CompiledModel:
         1 for projected states.
     addresses : ndarray of int64
         Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
-    module : module
-        The imported generated module (keeps the compiled functions alive).
+    module : module or CLibrary
+        The imported generated module, or the loaded C library
+        (:class:`~fluidnet.dde.ccodegen.CLibrary`): it keeps the compiled functions alive.
+        Either way ``module.rhs.address`` is an address and ``module.rhs.ctypes`` a callable.
     path : Path
-        Its source file.
+        The generated source file (``.py`` or ``.c``).
+    backend : str
+        ``"c"`` (compiled by the system C compiler) or ``"numba"``.
     """
 
     key: str
@@ -866,8 +972,9 @@ class CompiledModel:
     switch_lagdep: np.ndarray
     nonnegative: np.ndarray
     addresses: np.ndarray
-    module: ModuleType
+    module: object
     path: Path
+    backend: str = "numba"
 
     @cached_property
     def switches(self) -> tuple[Switch, ...]:
@@ -975,6 +1082,7 @@ def load_generated(name: str, generate: Callable[[], str], label: str = "") -> M
 def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
     """The generated module of ``form``, verified against the cache index, and the addresses
     of its compiled functions. Called with the file lock of ``key`` held."""
+    import numba
 
     def generate() -> str:
         return generate_source(form)
@@ -1001,52 +1109,185 @@ def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def compile_form(form) -> CompiledModel:
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _c_library(stem: str, generate: Callable[[], str], key: str, label: str, names):
+    """The C library ``<stem>.so`` of the cache directory, loaded only when its bytes match the
+    digest recorded in the cache index; else compiled again from ``<stem>.c`` (itself verified
+    the same way, else generated by ``generate()``), with one warning when a file was found
+    altered. Concurrent processes compile it once (a file lock).
+
+    Raises
+    ------
+    CompilerUnavailable
+        When it has to be compiled and the C compiler does not work, or a library just compiled
+        cannot be loaded (e.g. a cache directory on a ``noexec`` file system).
+    ModelError
+        When the compiler rejects the generated source.
+    """
+    from . import ccodegen
+
+    directory = cache_dir()
+    so_path, c_path = directory / f"{stem}.so", directory / f"{stem}.c"
+    with _file_lock(directory / f"{stem}.lock"):
+        index = _read_index(directory)
+        recorded = None if index is None else index.get(so_path.name)
+        data = _read_bytes(so_path)
+        if data is not None and recorded is not None and _digest(data) == recorded:
+            try:
+                return ccodegen.open_library(data, so_path, names)
+            except OSError as exc:
+                _warn_corrupt(key, label, so_path, f"{so_path.name} cannot be loaded: {exc}")
+        elif data is not None and index is None:
+            _warn_corrupt(key, label, so_path, f"its index {directory / _INDEX} is unreadable")
+        elif data is not None and recorded is not None:
+            _warn_corrupt(key, label, so_path, f"{so_path.name} does not match its recorded hash")
+        # unknown or altered machine code is never run: compile the (verified) source again
+        _discard(so_path)
+        source, _ = _verified_source(c_path, generate, key, label)
+        data = ccodegen.compile_library(source, directory, label, c_path)
+        _write_atomic(so_path, data)
+        _record(directory, so_path.name, _digest(data))
+        try:
+            return ccodegen.open_library(data, so_path, names)
+        except OSError as exc:
+            raise ccodegen.CompilerUnavailable(
+                f"the library compiled for {label} cannot be loaded from {directory} ({exc})"
+            ) from exc
+
+
+def _backend_request(backend: str | None) -> str:
+    """``"auto"``, ``"c"`` or ``"numba"``: ``backend`` if given, else ``$FLUIDNET_BACKEND``."""
+    where = "FLUIDNET_BACKEND" if backend is None else "backend"
+    value = os.environ.get("FLUIDNET_BACKEND", "") if backend is None else backend
+    if not isinstance(value, str):
+        raise OptionError(f"{where} must be 'c', 'numba' or 'auto', not {value!r}")
+    value = value.strip().lower() or "auto"
+    if value not in ("auto", "c", "numba"):
+        raise OptionError(f"{where} must be 'c', 'numba' or 'auto', not {value!r}")
+    return value
+
+
+def _forced_c_error(form, exc: Exception) -> OptionError:
+    return OptionError(
+        f"the C backend was requested (FLUIDNET_BACKEND=c or backend='c') but model "
+        f"{form.name!r} cannot be compiled with it: {exc}. Set CC to a working C compiler, "
+        "or use FLUIDNET_BACKEND=numba"
+    )
+
+
+def _compiled(form, key: str, module, path: Path, backend: str) -> CompiledModel:
+    functions = (module.rhs, module.delay, module.switch, module.sgrad)
+    return CompiledModel(
+        key=key,
+        form=form,
+        n=form.n,
+        nlag=len(form.lags),
+        nswitch=module.N_SWITCHES,
+        nparam=len(form.p),
+        lag_state=np.array(module.LAG_STATE, dtype=np.int64).reshape(-1),
+        lag_statedep=np.array(module.LAG_STATEDEP, dtype=np.int64).reshape(-1),
+        switch_lagdep=np.array(module.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
+        nonnegative=np.array(
+            [1 if i in form.nonnegative else 0 for i in range(form.n)], dtype=np.int64
+        ),
+        addresses=np.array([f.address for f in functions], dtype=np.int64),
+        module=module,
+        path=path,
+        backend=backend,
+    )
+
+
+def _compile_c(form, key: str, forced: bool) -> CompiledModel | None:
+    """The model compiled by the C backend; ``None`` (to use numba) when the compiler does not
+    work or C cannot express the model, unless ``forced``. Called with ``_LOCK`` held."""
+    from . import ccodegen
+
+    if form.inputs:
+        raise ModelError("cannot integrate a loop-gain form (it has external inputs)")
+    stem = f"fluidnet_cgen_{key}"
+    if not forced and ccodegen.known_broken():
+        # no compiler: only a library cached by an earlier process can serve
+        index = _read_index(cache_dir())
+        if not index or f"{stem}.so" not in index:
+            return None
+    try:
+        lib = _c_library(
+            stem, lambda: ccodegen.generate_c_source(form), key, form.name, ccodegen.MODEL_NAMES
+        )
+    except ccodegen.CompilerUnavailable as exc:
+        if forced:
+            raise _forced_c_error(form, exc) from None
+        return None
+    except ccodegen.Untranslatable:
+        if forced:
+            raise
+        return None
+    if (lib.N_STATES, lib.N_LAGS, lib.N_PARAMS) != (form.n, len(form.lags), len(form.p)):
+        raise CacheError(f"{lib.path} does not describe model {form.name!r} (sizes differ)")
+    return _compiled(form, key, lib, cache_dir() / f"{stem}.c", "c")
+
+
+def compile_form(form, backend: str | None = None) -> CompiledModel:
     """Generate, cache and compile the functions of a :class:`~fluidnet.symbolic.canonical.DDEForm`.
 
-    The result is memoized per process; the generated module and numba's machine code are
-    cached on disk (see :func:`cache_dir`), so another process with the same model structure
-    does not recompile. A generated module is run only when its bytes match the hash recorded
-    when it was written; a module or machine code found corrupt is discarded and compiled
-    again (with one warning). A file lock makes concurrent processes compile a model once.
+    Two backends compile the same functions: the system C compiler (``"c"``: about 0.1 s for
+    a small model, and loading a cached library needs neither a compiler nor numba) and numba
+    (``"numba"``: 1-3 s for a small model). By default (``"auto"``) C is used when a compiler
+    works (``$CC``, else ``cc`` or ``gcc``) and numba otherwise; the environment variable
+    ``FLUIDNET_BACKEND`` or ``backend`` chooses one. The result records the backend used.
+
+    The result is memoized per process; the generated code and machine code are cached on disk
+    (see :func:`cache_dir`), so another process with the same model structure does not
+    recompile. Generated code is run only when its bytes match the hash recorded when it was
+    written; a file found corrupt is discarded and compiled again (with one warning). A file
+    lock makes concurrent processes compile a model once.
+
+    Parameters
+    ----------
+    form : DDEForm
+    backend : {"auto", "c", "numba"}, optional
+        Default: ``$FLUIDNET_BACKEND``, else ``"auto"``.
 
     Raises
     ------
     ModelError
         For a form that cannot be integrated (external inputs, unsupported switching
-        conditions) or an expression numba cannot compile.
+        conditions) or generated code the compiler rejects (the message names the file).
+    OptionError
+        For an unknown backend, or ``"c"`` requested when the C compiler does not work (the
+        message names the command and what it printed).
     CacheError
         When the cache directory is unsafe (see :func:`cache_dir`).
     """
-    key = _form_key(form)
+    want = _backend_request(backend)
     with _LOCK:
+        if want != "numba":
+            key = _form_key(form, "c")
+            if key in _MEMO:
+                return _MEMO[key]
+            compiled = _compile_c(form, key, forced=want == "c")
+            if compiled is not None:
+                _MEMO[key] = compiled
+                return compiled
+        key = _form_key(form, "numba")
         if key in _MEMO:
             return _MEMO[key]
         directory = cache_dir()
         path = directory / f"fluidnet_gen_{key}.py"
         with _file_lock(directory / f"fluidnet_gen_{key}.lock"):
-            module, addresses = _load(form, key, path)
-        compiled = CompiledModel(
-            key=key,
-            form=form,
-            n=form.n,
-            nlag=len(form.lags),
-            nswitch=module.N_SWITCHES,
-            nparam=len(form.p),
-            lag_state=np.array(module.LAG_STATE, dtype=np.int64).reshape(-1),
-            lag_statedep=np.array(module.LAG_STATEDEP, dtype=np.int64).reshape(-1),
-            switch_lagdep=np.array(module.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
-            nonnegative=np.array(
-                [1 if i in form.nonnegative else 0 for i in range(form.n)], dtype=np.int64
-            ),
-            addresses=addresses,
-            module=module,
-            path=path,
-        )
+            module, _ = _load(form, key, path)
+        compiled = _compiled(form, key, module, path, "numba")
         _MEMO[key] = compiled
         return compiled
 
 
-def compile_model(model) -> CompiledModel:
+def compile_model(model, backend: str | None = None) -> CompiledModel:
     """The :class:`CompiledModel` of a :class:`fluidnet.Model` (see :func:`compile_form`)."""
-    return model.cached("compiled integrator", lambda: compile_form(model.form))
+    want = _backend_request(backend)
+    return model.cached(f"compiled integrator ({want})", lambda: compile_form(model.form, want))
