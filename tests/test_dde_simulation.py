@@ -42,10 +42,11 @@ except KeyboardInterrupt:
 """
 
 _CALLS = {
-    "simulate": 'fn.simulate(m, 1e7, history={"x": 1.0}, max_step=1e-3)',
+    # 1e10 steps: hours, whatever the speed (the step limit would end it first otherwise)
+    "simulate": 'fn.simulate(m, 1e7, history={"x": 1.0}, max_step=1e-3, max_steps=10**12)',
     "ensemble": (
         'fn.simulate_ensemble(m, 1e7, params={}, history=[{"x": 1.0}, {"x": 2.0}], '
-        "max_step=1e-3, workers=2, progress=False)"
+        "max_step=1e-3, max_steps=10**12, workers=2, progress=False)"
     ),
 }
 
