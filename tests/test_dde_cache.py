@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import fluidnet as fn
+from fluidnet.dde import cache as cache_module
 from fluidnet.dde import codegen
 from fluidnet.dde.codegen import cache_dir, compile_form
 from fluidnet.errors import CacheError
@@ -68,7 +69,7 @@ def fresh(monkeypatch, tmp_path):
     cache = tmp_path / "cache"
     monkeypatch.setenv("FLUIDNET_CACHE", str(cache))
     monkeypatch.setenv("FLUIDNET_BACKEND", "numba")
-    monkeypatch.setattr(codegen, "_FALLBACK", [])
+    monkeypatch.setattr(cache_module, "_FALLBACK", [])
     yield m, key, cache
     _forget(key)
 

@@ -37,19 +37,14 @@ index when it was written (see :func:`cache_dir` and :func:`compile_form`).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
 import platform
 import re
-import stat
 import sys
-import tempfile
 import threading
 import warnings
 from collections.abc import Callable
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -60,11 +55,19 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from ..errors import CacheError, ModelError, OptionError
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no cross-process lock
-    fcntl = None
+from .cache import (  # noqa: F401 - re-exported: the cache of generated code lives there
+    _FALLBACK,
+    _INDEX,
+    _check_private,
+    _digest,
+    _discard,
+    _file_lock,
+    _private_dir,
+    _read_index,
+    _record,
+    _write_atomic,
+    cache_dir,
+)
 
 __all__ = [
     "CompiledModel",
@@ -750,141 +753,6 @@ def jacobian_address(cm: CompiledModel) -> int:
 
 
 # --------------------------------------------------------------------------------- cache
-_FALLBACK: list[Path] = []  # the private directory of this process, once one was needed
-
-
-def _check_private(path: Path) -> None:
-    """Refuse a directory another user could have written to: its code would run here."""
-    st = path.stat()
-    if not stat.S_ISDIR(st.st_mode):
-        raise CacheError(f"fluidnet cache {path} is not a directory")
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise CacheError(
-            f"fluidnet cache directory {path} belongs to user id {st.st_uid}, not to you "
-            f"(user id {os.getuid()}): refusing to load code from it. Remove it, or set "
-            "FLUIDNET_CACHE to a directory of your own"
-        )
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise CacheError(
-            f"fluidnet cache directory {path} is writable by other users "
-            f"(mode {stat.S_IMODE(st.st_mode):o}): refusing to load code from it. Run "
-            f"'chmod go-w {path}', or set FLUIDNET_CACHE to a private directory"
-        )
-
-
-def _private_dir(path: Path) -> Path:
-    """``path`` created with mode 0700 if missing; an existing one is checked, never trusted."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    _check_private(path)
-    machine_code = path / "__pycache__"  # numba's cache (pickles) goes next to the modules
-    try:
-        os.mkdir(machine_code, 0o700)
-    except FileExistsError:
-        pass
-    _check_private(machine_code)
-    probe = path / f".probe-{os.getpid()}-{threading.get_ident()}"
-    probe.write_text("")
-    probe.unlink()
-    return path
-
-
-def cache_dir() -> Path:
-    """The directory of generated modules: ``$FLUIDNET_CACHE`` or ``~/.cache/fluidnet``.
-
-    The directory is created with mode 0700. Code is loaded from it only when it belongs to the
-    current user and is not writable by others; when it cannot be created or written, a fresh
-    private directory (:func:`tempfile.mkdtemp`) serves this process, with a warning.
-
-    Raises
-    ------
-    CacheError
-        When the directory exists but belongs to another user or is group- or world-writable.
-    """
-    env = os.environ.get("FLUIDNET_CACHE")
-    path = Path(env).expanduser() if env else Path.home() / ".cache" / "fluidnet"
-    try:
-        return _private_dir(path)
-    except CacheError:
-        raise
-    except OSError as exc:
-        if not _FALLBACK:
-            _FALLBACK.append(Path(tempfile.mkdtemp(prefix="fluidnet-cache-")))
-            warnings.warn(
-                f"fluidnet cache directory {path} is not usable ({exc.strerror or exc}); "
-                f"compiling into the private directory {_FALLBACK[0]} for this process only "
-                "(set FLUIDNET_CACHE to a writable directory of your own to keep compiled "
-                "models between runs)",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        return _FALLBACK[0]
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-@contextmanager
-def _file_lock(path: Path):
-    """An exclusive advisory lock on ``path`` held across processes (POSIX ``flock``)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-_INDEX = "index.json"
-
-
-def _read_index(directory: Path) -> dict[str, str] | None:
-    """``{module file name: sha256 of its source}``: empty when there is no index yet, ``None``
-    when it cannot be read (then no module of the directory is trusted)."""
-    try:
-        data = json.loads((directory / _INDEX).read_text())
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def _record(directory: Path, filename: str, digest: str) -> None:
-    with _file_lock(directory / (_INDEX + ".lock")):
-        index = _read_index(directory) or {}
-        index[filename] = digest
-        _write_atomic(directory / _INDEX, json.dumps(index, indent=0, sort_keys=True).encode())
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _discard(path: Path) -> None:
-    """Delete a generated module and numba's machine code for it (``__pycache__``)."""
-    with contextlib.suppress(OSError):
-        path.unlink()
-    for f in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
-        with contextlib.suppress(OSError):
-            f.unlink()
-
-
 @lru_cache(maxsize=2)
 def _generator_digest(backend: str = "numba") -> str:
     """Hash of the generator's source (this module, and :mod:`~fluidnet.dde.ccodegen` for C): a

@@ -5,7 +5,7 @@ time it costs a process numba's import and the loading of its cached machine cod
 second of CPU) before the first step, more than a whole simulation of a small model. So the
 install step (``python -m fluidnet.dde.warmup``) also builds it *ahead of time*, with numba's
 ``pycc``, into a plain CPython extension module in the private cache directory (see
-:func:`fluidnet.dde.codegen.cache_dir`); a later process imports that module, which needs
+:func:`fluidnet.dde.cache.cache_dir`); a later process imports that module, which needs
 NumPy but not numba, in a few milliseconds.
 
 The extension is tied to everything its machine code depends on: the bytes of the kernel's
@@ -107,7 +107,7 @@ def _module_name() -> str:
 
 def engine_path() -> Path:
     """Where the ahead-of-time engine of this fluidnet, numba, Python and processor lives."""
-    from .codegen import cache_dir
+    from .cache import cache_dir
 
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     return cache_dir() / f"{_module_name()}{suffix}"
@@ -170,19 +170,19 @@ def _jit_engine() -> Engine:
     return Engine("jit", None, advance)
 
 
-def _verified(path: Path) -> bool:
-    """Whether ``path`` exists and its bytes match the digest the cache index recorded."""
-    from .codegen import _digest, _read_index
+def _verified(path: Path) -> bytes | None:
+    """The bytes of ``path`` when they match the digest the cache index recorded, else None."""
+    from .cache import _digest, _read_index
 
     index = _read_index(path.parent)
     if not index or path.name not in index:
-        return False
+        return None
     try:
         data = path.read_bytes()
     except OSError:
-        return False
+        return None
     if _digest(data) == index[path.name]:
-        return True
+        return data
     warnings.warn(
         f"the ahead-of-time integrator {path} does not match the digest recorded when it was "
         "built (damaged or replaced): not loading it; the just-in-time integrator is used "
@@ -190,21 +190,32 @@ def _verified(path: Path) -> bool:
         RuntimeWarning,
         stacklevel=4,
     )
-    return False
+    return None
 
 
-def _import_extension(name: str, path: Path) -> ModuleType:
-    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
-    if spec is None:  # pragma: no cover - the loader was given explicitly
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+def _import_extension(name: str, data: bytes, path: Path) -> ModuleType:
+    """Import the verified bytes ``data`` of the extension ``path``: from a copy of a unique
+    name in the same private directory, removed after loading, so that what runs is exactly
+    what was verified."""
+    tmp = path.parent / f".load-{os.getpid()}-{threading.get_ident()}-{path.name}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        loader = importlib.machinery.ExtensionFileLoader(name, str(tmp))
+        spec = importlib.util.spec_from_file_location(name, str(tmp), loader=loader)
+        if spec is None:  # pragma: no cover - the loader was given explicitly
+            raise ImportError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
-def _aot_engine(path: Path) -> Engine:
-    module = _import_extension(_module_name(), path)
+def _aot_engine(data: bytes, path: Path) -> Engine:
+    module = _import_extension(_module_name(), data, path)
     expected = _layout(_sample_run()[1])
     aot_advance = module.advance
 
@@ -244,8 +255,9 @@ def engine() -> Engine:
         if mode == "jit":
             found = _jit_engine()
         else:
-            if _verified(path):
-                found = _aot_engine(path)
+            data = _verified(path)
+            if data is not None:
+                found = _aot_engine(data, path)
             elif mode == "aot":
                 raise CacheError(
                     f"FLUIDNET_ENGINE=aot, but no verified ahead-of-time integrator is built at "
@@ -291,11 +303,11 @@ def build_engine(force: bool = False) -> tuple[Path, float]:
         When numba's ``pycc`` is unavailable or the C compiler it needs fails (the message
         says why; the just-in-time integrator keeps working).
     """
-    from .codegen import _digest, _file_lock, _record, _write_atomic
+    from .cache import _digest, _file_lock, _record, _write_atomic
 
     path = engine_path()
     with _file_lock(path.parent / f"{_module_name()}.lock"):
-        if not force and _verified(path):
+        if not force and _verified(path) is not None:
             return path, 0.0
         start = time.perf_counter()
         try:
@@ -349,4 +361,3 @@ def discard_engine() -> None:
         path.unlink()
     with _LOCK:
         _ENGINES.clear()
-

@@ -18,6 +18,7 @@ States without an entry take their value at the model's equilibrium (constant).
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,10 +26,8 @@ from numbers import Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy
 
 from ..errors import AnalysisError, IntegrationError, ModelError, OptionError, ParameterError
-from ..symbolic.symbols import name_of
 from .methods import NCOEF
 
 if TYPE_CHECKING:  # scipy.interpolate is imported when a history needs it (slow import)
@@ -62,7 +61,12 @@ class HistoryData:
 
 
 def _state_key(key: Any, names: tuple[str, ...]) -> str:
-    name = name_of(key, "state")
+    if isinstance(key, str):
+        name = key
+    else:
+        from ..symbolic.symbols import name_of  # sympy: a state given as a symbol
+
+        name = name_of(key, "state")
     if name not in names:
         raise ModelError(
             f"history given for {name!r}, which is not a state (states: {', '.join(names)})"
@@ -116,14 +120,18 @@ def _real(name: str, values: Any, t: Any) -> np.ndarray:
     return arr.astype(float)
 
 
+def _sympy_number(v: Any) -> bool:
+    """Whether ``v`` is a sympy number (sympy is not imported to find out)."""
+    sympy = sys.modules.get("sympy")
+    return sympy is not None and isinstance(v, sympy.Expr) and bool(v.is_number)
+
+
 def _kind(name: str, v: Any) -> str:
-    if isinstance(v, (complex, np.complexfloating)) or (
-        isinstance(v, sympy.Expr) and v.is_number and v.is_real is False
-    ):
+    if isinstance(v, (complex, np.complexfloating)) or (_sympy_number(v) and v.is_real is False):
         raise ParameterError(f"history of {name!r}: the value {v} is complex")
     if isinstance(v, (Real, np.number)) and not isinstance(v, bool):
         return "constant"
-    if isinstance(v, sympy.Expr) and v.is_number:
+    if _sympy_number(v):
         return "constant"
     if isinstance(v, (tuple, list)) and len(v) == 2:
         return "samples"
@@ -238,9 +246,28 @@ def _restrict(pp: PPoly, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _check_delay_at_t0(delay: Any, label: str, tau: float, t0: float) -> None:
+    if not math.isfinite(tau):
+        raise IntegrationError(
+            f"the delay {delay} of {label} is not finite at t0 = {t0:g} with the given history"
+        )
+    if tau < 0:
+        raise IntegrationError(
+            f"the delay {delay} of {label} is negative ({tau:g}) at t0 = {t0:g} with the given "
+            "history"
+        )
+
+
 def _max_delay_at_t0(model, values: Mapping[str, float], t0: float, value_at) -> float:
     """Largest delay at ``t0`` with the given history (lags evaluated in order)."""
     form = model.form
+    if hasattr(model, "lag_delays"):  # a saved model: its compiled delay function
+        taus = model.lag_delays(values, t0, value_at)
+        for lag, tau in zip(form.lags, taus, strict=True):
+            _check_delay_at_t0(lag.delay, form.lag_label(lag), tau, t0)
+        return max(taus, default=0.0)
+    import sympy
+
     subs = {sympy.Symbol(k, real=True): v for k, v in values.items()}
     subs[form.t] = t0
     for i, xs in enumerate(form.x):
@@ -251,16 +278,7 @@ def _max_delay_at_t0(model, values: Mapping[str, float], t0: float, value_at) ->
             tau = float(lag.delay.xreplace(subs))
         except (TypeError, ValueError):
             tau = float("nan")
-        if not math.isfinite(tau):
-            raise IntegrationError(
-                f"the delay {lag.delay} of {form.lag_label(lag)} is not finite at t0 = {t0:g} "
-                "with the given history"
-            )
-        if tau < 0:
-            raise IntegrationError(
-                f"the delay {lag.delay} of {form.lag_label(lag)} is negative ({tau:g}) at "
-                f"t0 = {t0:g} with the given history"
-            )
+        _check_delay_at_t0(lag.delay, form.lag_label(lag), tau, t0)
         largest = max(largest, tau)
         subs[lag.symbol] = value_at(lag.state, t0 - tau)
     return largest

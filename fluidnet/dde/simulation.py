@@ -16,6 +16,7 @@ from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
 from .codegen import CompiledModel, compile_model, jacobian_address
+from .compiled import SavedCompiled, SavedModel
 from .engine import engine
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
@@ -134,12 +135,15 @@ def model_data(
     """The kernel's view of a compiled model with its parameter values (and the address of its
     Jacobian when ``jacobian``, for a linearly implicit method)."""
     rhs, delay, switch, sgrad = (int(a) for a in cm.addresses)
+    jac = 0
+    if jacobian:
+        jac = cm.jacobian_address() if isinstance(cm, SavedCompiled) else jacobian_address(cm)
     return ModelData(
         rhs=rhs,
         delay=delay,
         switch=switch,
         sgrad=sgrad,
-        jac=jacobian_address(cm) if jacobian else 0,
+        jac=jac,
         p=np.ascontiguousarray(pvec, dtype=np.float64) if pvec.size else np.zeros(1),
         lag_state=cm.lag_state,
         lag_sdep=cm.lag_statedep,
@@ -446,7 +450,7 @@ def simulate(
         raise OptionError(f"dense must be True or False, not {dense!r}")
     if not dense and t_eval is None:
         raise OptionError("dense=False keeps only the values at t_eval: give t_eval")
-    cm = compile_model(model)
+    cm = model.compiled if isinstance(model, SavedModel) else compile_model(model)
     spec = normalize_history(model, history, values)
     hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
     pvec = parameter_vector(model, values)

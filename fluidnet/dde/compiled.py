@@ -1,0 +1,380 @@
+"""Compiled models saved to a file and simulated without sympy or numba.
+
+:func:`save_compiled` writes a model's compiled functions (the C backend's shared objects, the
+right-hand side's Jacobian included) with what :func:`fluidnet.simulate` needs to know about the
+model (state and parameter names, default values and bounds, projected states, the lags and
+switching surfaces as text, the equilibrium at the default parameters) to one file.
+:func:`load_compiled` reads it back as a :class:`SavedModel`, which ``simulate`` (and
+``simulate_ensemble``) accept in place of a :class:`fluidnet.Model`. Loading it imports neither
+sympy nor numba nor the code generator: with the ahead-of-time integrator
+(:mod:`fluidnet.dde.engine`) a process that runs a saved model starts in a fraction of the time
+a symbolic model takes (the analogue of jitcdde's ``module_location``).
+
+A saved model is machine code for this kind of machine (processor architecture and operating
+system, both recorded and checked on loading); it cannot be linearized or analysed (it has no
+symbolic form: use the :class:`~fluidnet.Model`). Only load files you made or trust, as you
+would only import modules you trust: loading runs the machine code inside.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import math
+import os
+import platform
+import sys
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError, OptionError, ParameterError
+from .clib import MODEL_NAMES, CLibrary, open_library
+
+__all__ = ["SavedModel", "load_compiled", "save_compiled"]
+
+FORMAT = "fluidnet-compiled-model"
+VERSION = 1
+_META, _MODEL_SO, _JAC_SO = "meta.json", "model.so", "jac.so"
+
+
+def _machine() -> dict[str, str]:
+    return {"machine": platform.machine(), "platform": sys.platform}
+
+
+# ------------------------------------------------------------------------------------- save
+def _verified_bytes(lib: Any) -> bytes:
+    """The bytes of a cached C library, checked against the cache index once more."""
+    from .cache import _digest, _read_index
+
+    path = Path(lib.path)
+    data = path.read_bytes()
+    index = _read_index(path.parent) or {}
+    if index.get(path.name) != _digest(data):
+        raise ModelError(f"the cached library {path} changed since it was loaded: not saving it")
+    return data
+
+
+def _lag_text(form, lag) -> dict[str, Any]:
+    return {
+        "state": int(lag.state),
+        "delay": str(lag.delay),
+        "label": form.lag_label(lag),
+        "kind": str(lag.kind),
+    }
+
+
+def save_compiled(model, path: str | os.PathLike) -> Path:
+    """Save a model's compiled functions and what a simulation needs of the model to ``path``.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    path : str or path-like
+        The file to write (conventionally ``*.fnc``); replaced atomically if it exists.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Raises
+    ------
+    OptionError
+        When the C compiler does not work (saved models are C libraries).
+    ModelError
+        For a model that cannot be compiled for simulation.
+
+    Examples
+    --------
+    >>> import fluidnet as fn, tempfile, os
+    >>> x = fn.states("x")
+    >>> kappa, T = fn.params("kappa T")
+    >>> m = fn.Model(rhs={x: kappa * (1 - x(fn.t) * x(fn.t - T) ** 10)},
+    ...              params={kappa: 0.2, T: 1.0}, name="kelly")
+    >>> f = fn.save_compiled(m, os.path.join(tempfile.mkdtemp(), "kelly.fnc"))
+    >>> saved = fn.load_compiled(f)
+    >>> a = fn.simulate(saved, 50.0, history={"x": 0.5}, t_eval=[50.0])
+    >>> b = fn.simulate(m, 50.0, history={"x": 0.5}, t_eval=[50.0])
+    >>> bool(a["x"][0] == b["x"][0])
+    True
+    """
+    from ..errors import AnalysisError
+    from .codegen import _JACOBIANS, compile_model, jacobian_address
+
+    cm = compile_model(model, backend="c")
+    jacobian_address(cm)
+    jac = _JACOBIANS[cm.key]
+    form = cm.form
+    try:
+        eq = {k: float(v) for k, v in model.equilibrium().items()}
+    except (AnalysisError, ParameterError, ModelError, TypeError, ValueError):
+        eq = None
+    params = {}
+    for name in form.params:
+        p = model._params[name]
+        lo, hi = p.bounds
+        params[name] = {
+            "value": None if p.value is None else float(p.value),
+            "bounds": [None if lo is None else float(lo), None if hi is None else float(hi)],
+        }
+    meta = {
+        "format": FORMAT,
+        "version": VERSION,
+        "key": cm.key,
+        "name": model.name,
+        "states": list(form.states),
+        "params": params,
+        "nonnegative": sorted(int(i) for i in form.nonnegative),
+        "lags": [_lag_text(form, lag) for lag in form.lags],
+        "surfaces": list(cm.surface_labels),
+        "equilibrium": eq,
+        "sizes": [cm.n, cm.nlag, cm.nswitch, cm.nparam],
+        **_machine(),
+    }
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
+            z.writestr(_META, json.dumps(meta, indent=1))
+            z.writestr(_MODEL_SO, _verified_bytes(cm.module))
+            z.writestr(_JAC_SO, _verified_bytes(jac))
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+# ------------------------------------------------------------------------------------- load
+@dataclass(frozen=True)
+class SavedLag:
+    """A lag of a saved model: the state it reads, its delay and label as text."""
+
+    state: int
+    delay: str
+    label: str
+    kind: str
+
+
+class SavedForm:
+    """The facts of a saved model's canonical form that the integrator's driver reads."""
+
+    def __init__(self, meta: Mapping[str, Any]):
+        self.name = meta["name"]
+        self.states = tuple(meta["states"])
+        self.params = tuple(meta["params"])
+        self.nonnegative = frozenset(meta["nonnegative"])
+        self.lags = tuple(SavedLag(**lag) for lag in meta["lags"])
+        self.n = len(self.states)
+
+    def lag_label(self, lag: SavedLag) -> str:
+        return lag.label
+
+
+@dataclass(frozen=True)
+class SavedCompiled:
+    """A saved model's loaded libraries, in the layout of a compiled model."""
+
+    key: str
+    form: SavedForm
+    n: int
+    nlag: int
+    nswitch: int
+    nparam: int
+    lag_state: np.ndarray
+    lag_statedep: np.ndarray
+    switch_lagdep: np.ndarray
+    nonnegative: np.ndarray
+    addresses: np.ndarray
+    module: CLibrary
+    jacobian: CLibrary
+    path: Path
+    surface_labels: tuple[str, ...]
+    backend: str = "c"
+
+    def jacobian_address(self) -> int:
+        return int(self.jacobian.jac.address)
+
+
+class SavedModel:
+    """A compiled model loaded by :func:`load_compiled`: simulate it like a
+    :class:`fluidnet.Model` (``fn.simulate(saved, t_end, history=..., params=...)``).
+
+    Attributes
+    ----------
+    name : str
+    state_names, param_names : tuple of str
+    nonnegative : tuple of str
+        The projected states.
+    params : dict
+        Default parameter values (``None``: must be given).
+    path : Path
+        The file it was loaded from.
+    """
+
+    def __init__(self, path: Path, meta: Mapping[str, Any], lib: CLibrary, jac: CLibrary):
+        self.path = path
+        self.form = SavedForm(meta)
+        self.name = str(meta["name"])
+        self.state_names = self.form.states
+        self.param_names = self.form.params
+        self.nonnegative = tuple(self.state_names[i] for i in sorted(self.form.nonnegative))
+        self.params = {k: v["value"] for k, v in meta["params"].items()}
+        self._bounds = {k: tuple(v["bounds"]) for k, v in meta["params"].items()}
+        self._equilibrium = meta.get("equilibrium")
+        n, nlag, nsw, npar = (int(v) for v in meta["sizes"])
+        if (lib.N_STATES, lib.N_LAGS, lib.N_SWITCHES, lib.N_PARAMS) != (n, nlag, nsw, npar):
+            raise ModelError(f"{path}: the library does not match the model it was saved with")
+        self.compiled = SavedCompiled(
+            key=str(meta["key"]),
+            form=self.form,
+            n=n,
+            nlag=nlag,
+            nswitch=nsw,
+            nparam=npar,
+            lag_state=np.array(lib.LAG_STATE, dtype=np.int64).reshape(-1),
+            lag_statedep=np.array(lib.LAG_STATEDEP, dtype=np.int64).reshape(-1),
+            switch_lagdep=np.array(lib.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
+            nonnegative=np.array(
+                [1 if i in self.form.nonnegative else 0 for i in range(n)], dtype=np.int64
+            ),
+            addresses=np.array([getattr(lib, f).address for f in MODEL_NAMES], dtype=np.int64),
+            module=lib,
+            jacobian=jac,
+            path=path,
+            surface_labels=tuple(meta["surfaces"]),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"SavedModel({self.name!r}, states={list(self.state_names)}, "
+            f"params={list(self.param_names)}, from {str(self.path)!r})"
+        )
+
+    def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
+        """All parameter values as floats, defaults updated by ``overrides``.
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name, a missing value, a value that is not a finite number or out of
+            its bounds.
+        """
+        overrides = dict(overrides or {})
+        for k in overrides:
+            if k not in self.params:
+                known = ", ".join(self.param_names) or "none"
+                raise ParameterError(
+                    f"{k!r} is not a parameter of model {self.name!r} (parameters: {known})"
+                )
+        out = {}
+        for k, default in self.params.items():
+            v = overrides.get(k, default)
+            if v is None:
+                raise ParameterError(
+                    f"parameter {k!r} of model {self.name!r} has no value; give it in params="
+                )
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
+                try:
+                    v = float(v)
+                except (TypeError, ValueError) as exc:
+                    raise ParameterError(f"parameter {k!r}: value {v!r} is not a number") from exc
+            v = float(v)
+            if not math.isfinite(v):
+                raise ParameterError(f"parameter {k!r}: value {v} is not finite")
+            lo, hi = self._bounds[k]
+            if lo is not None and v < lo:
+                raise ParameterError(
+                    f"parameter {k!r}: value {v:g} is below its lower bound {lo:g}"
+                )
+            if hi is not None and v > hi:
+                raise ParameterError(
+                    f"parameter {k!r}: value {v:g} is above its upper bound {hi:g}"
+                )
+            out[k] = v
+        return out
+
+    def equilibrium(self, **params: Any) -> dict[str, float]:
+        """The equilibrium at the default parameters, as computed when the model was saved.
+
+        Raises
+        ------
+        ModelError
+            At other parameter values, or when it was not available (a saved model has no
+            symbolic form to solve): give the history of every state instead.
+        """
+        values = self.resolve_params({})
+        if self._equilibrium is None or any(values[k] != float(v) for k, v in params.items()):
+            raise ModelError(
+                f"saved model {self.name!r} knows its equilibrium only at the default "
+                "parameters (when it was found at saving): give the history of every state"
+            )
+        return dict(self._equilibrium)
+
+    def lag_delays(
+        self, values: Mapping[str, float], t0: float, value_at: Callable[[int, float], float]
+    ) -> list[float]:
+        """The delays of the lags at ``t0`` (in order, each lag's value read from the history
+        through ``value_at(state, time)``), by the compiled ``delay`` function."""
+        cm = self.compiled
+        dp = ctypes.POINTER(ctypes.c_double)
+        x = np.array([value_at(i, t0) for i in range(cm.n)], dtype=np.float64)
+        z = np.zeros(max(1, cm.nlag))
+        p = np.array([values[k] for k in self.param_names] or [0.0], dtype=np.float64)
+        w = np.zeros(max(1, cm.nswitch))
+        aux, out = np.zeros(1), np.zeros(1)
+        f = cm.module.delay.ctypes
+        taus = []
+        for k, lag in enumerate(self.form.lags):
+            aux[0] = k
+            f(t0, *(a.ctypes.data_as(dp) for a in (x, z, p, w, aux, out)))
+            tau = float(out[0])
+            taus.append(tau)
+            if math.isfinite(tau):
+                z[k] = value_at(lag.state, t0 - tau)
+        return taus
+
+
+def load_compiled(path: str | os.PathLike) -> SavedModel:
+    """Load a model saved by :func:`save_compiled` (see :class:`SavedModel`).
+
+    Raises
+    ------
+    OptionError
+        When ``path`` is not a saved model, or was saved on another kind of machine.
+    """
+    from .cache import cache_dir
+
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as z:
+            meta = json.loads(z.read(_META))
+            model_so, jac_so = z.read(_MODEL_SO), z.read(_JAC_SO)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as exc:
+        raise OptionError(f"{path} is not a saved fluidnet model ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise OptionError(f"{path} is not a saved fluidnet model")
+    if meta.get("version") != VERSION:
+        raise OptionError(
+            f"{path} was saved by another version of fluidnet (format {meta.get('version')}, "
+            f"this one reads {VERSION}): save the model again"
+        )
+    here = _machine()
+    there = {k: meta.get(k) for k in here}
+    if there != here:
+        raise OptionError(
+            f"{path} holds machine code for {there['machine']}/{there['platform']}, not "
+            f"{here['machine']}/{here['platform']}: save the model again on this machine"
+        )
+    directory = cache_dir()  # private: the libraries are loaded from copies there
+    stem = f"saved_{meta['key']}"
+    try:
+        lib = open_library(model_so, directory / f"{stem}.so", MODEL_NAMES)
+        jac = open_library(jac_so, directory / f"{stem}_jac.so", ("jac",))
+    except OSError as exc:
+        raise OptionError(f"{path}: its machine code cannot be loaded here ({exc})") from exc
+    return SavedModel(path, meta, lib, jac)
