@@ -7,19 +7,20 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import IntegrationError, OptionError, ParameterError
 from ..overrides import reject_keywords
 from . import _codes as F
-from ._kernel import advance
 from ._state import ModelData, enlarged, new_run, trimmed
-from .codegen import CompiledModel, compile_model, jacobian_address
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
+
+if TYPE_CHECKING:
+    from .codegen import CompiledModel
 
 __all__ = ["simulate"]
 
@@ -133,6 +134,8 @@ def model_data(
 ) -> ModelData:
     """The kernel's view of a compiled model with its parameter values (and the address of its
     Jacobian when ``jacobian``, for a linearly implicit method)."""
+    from .codegen import jacobian_address  # numba: imported when a model is run
+
     rhs, delay, switch, sgrad = (int(a) for a in cm.addresses)
     return ModelData(
         rhs=rhs,
@@ -197,6 +200,8 @@ def run_kernel(
     ``stop()`` returning True, for worker threads) ends the run between slices. Without
     ``keep_mesh`` the dense output older than what the delays can still reach is dropped.
     """
+    from ._kernel import advance  # the compiled kernel: imported when a trajectory is integrated
+
     rk = METHODS[opts.method]
     st, run = new_run(
         model_data(cm, pvec, hist, rk.implicit),
@@ -445,6 +450,8 @@ def simulate(
         raise OptionError(f"dense must be True or False, not {dense!r}")
     if not dense and t_eval is None:
         raise OptionError("dense=False keeps only the values at t_eval: give t_eval")
+    from .codegen import compile_model  # numba: imported when a model is run
+
     cm = compile_model(model)
     spec = normalize_history(model, history, values)
     hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
