@@ -76,6 +76,23 @@ def test_building_a_model_imports_sympy_only():
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
 
 
+def test_a_simulation_imports_no_analysis_library():
+    # scipy is not checked: numba imports it when it loads the compiled engine
+    loaded = _loaded_after(
+        """
+        import fluidnet as fn
+        import math
+        x = fn.states("x")
+        kappa = fn.params("kappa")
+        m = fn.Model(rhs={x: -kappa * x(fn.t)}, params={kappa: 0.2})
+        sol = fn.simulate(m, 5.0, history={"x": 1.0}, rtol=1e-8, atol=1e-10)
+        assert abs(float(sol(5.0, "x")) - math.exp(-1.0)) < 1e-6
+        """
+    )
+    unused = {"matplotlib", "xarray", "dask", "control", "tqdm", "zarr", "threadpoolctl"}
+    assert loaded.isdisjoint(unused), sorted(loaded & unused)
+
+
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_every_public_name_resolves(package):
     mod = importlib.import_module(package)
