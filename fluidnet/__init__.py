@@ -14,11 +14,7 @@ Floquet multipliers, continuation), then :mod:`fluidnet.models` and :mod:`fluidn
 
 from __future__ import annotations
 
-import importlib
-
-import sympy  # noqa: F401  (``fn.sympy``: a convenience for notebooks, not part of __all__)
-
-from . import models
+from ._lazy import lazy_attributes
 from .errors import (
     AnalysisError,
     CacheError,
@@ -29,90 +25,83 @@ from .errors import (
     ParameterError,
     StoreError,
 )
-from .linear import DelayTF, LinearDDE, QuasiPolynomial, as_delay_tf
-from .models import flow_level as flowlevel
-from .papers.registry import reproduce
-from .symbolic import Model, Param, params, s, signals, states, t
 
 __version__ = "0.1.0"
 
-# Public names implemented in later stages, imported on first use (keeps `import fluidnet` fast
-# and compiles nothing at import time).
+# Every other public name is imported on first use (see fluidnet._lazy): ``import fluidnet``
+# imports neither sympy nor numba, scipy, xarray or matplotlib, and compiles nothing. Each
+# name points at the module that defines it, so ``fn.simulate`` does not import the rest of
+# ``fluidnet.dde``.
 _LAZY = {
+    # linear delay systems
+    "DelayTF": ".linear.delaytf",
+    "as_delay_tf": ".linear.delaytf",
+    "LinearDDE": ".linear.lineardde",
+    "QuasiPolynomial": ".linear.quasipoly",
+    # models
+    "Model": ".symbolic.model",
+    "Param": ".symbolic.model",
+    "params": ".symbolic.symbols",
+    "s": ".symbolic.symbols",
+    "signals": ".symbolic.symbols",
+    "states": ".symbolic.symbols",
+    "t": ".symbolic.symbols",
+    "models": ".models:",
+    "flowlevel": ".models.flow_level:",
     # nonlinear DDE engine
-    "simulate": "fluidnet.dde",
-    "simulate_ensemble": "fluidnet.dde",
-    "Solution": "fluidnet.dde",
-    "oscillation": "fluidnet.dde",
-    "Oscillation": "fluidnet.dde",
+    "simulate": ".dde.simulation",
+    "simulate_ensemble": ".dde.ensemble",
+    "Solution": ".dde.solution",
+    "oscillation": ".dde.oscillation",
+    "Oscillation": ".dde.oscillation",
+    "save_compiled": ".dde.compiled",
+    "load_compiled": ".dde.compiled",
+    "SavedModel": ".dde.compiled",
     # stability analysis
-    "bode": "fluidnet.stability",
-    "nyquist": "fluidnet.stability",
-    "margins": "fluidnet.stability",
-    "stability_chart": "fluidnet.stability",
-    "stability_boundary": "fluidnet.stability",
-    "critical_value": "fluidnet.stability",
-    "stability_switches": "fluidnet.stability",
-    "phase_portrait": "fluidnet.stability",
-    "nonlinear_chart": "fluidnet.stability",
+    "bode": ".stability.bode",
+    "nyquist": ".stability.nyquist",
+    "margins": ".stability.margins",
+    "stability_chart": ".stability.chart",
+    "stability_boundary": ".stability.boundary",
+    "critical_value": ".stability.critical",
+    "stability_switches": ".stability.critical",
+    "phase_portrait": ".stability.phaseplane",
+    "nonlinear_chart": ".stability.phaseplane",
     # bifurcation analysis
-    "hopf_point": "fluidnet.bifurcation",
-    "hopf_at": "fluidnet.bifurcation",
-    "periodic_orbit": "fluidnet.bifurcation",
-    "continue_orbits": "fluidnet.bifurcation",
-    "continue_hopf": "fluidnet.bifurcation",
-    "HopfPoint": "fluidnet.bifurcation",
-    "PeriodicOrbit": "fluidnet.bifurcation",
-    "OrbitBranch": "fluidnet.bifurcation",
-    "HopfCurve": "fluidnet.bifurcation",
-    "NonSmoothError": "fluidnet.bifurcation",
-    # stationary laws of window chains (fluidnet.stochastic)
-    "WindowChain": "fluidnet.stochastic",
-    "WindowDistribution": "fluidnet.stochastic",
-    "stationary_distribution": "fluidnet.stochastic",
-    "constant_mark_distribution": "fluidnet.stochastic",
-    "constant_mark_moment": "fluidnet.stochastic",
-    "constant_mark_tail": "fluidnet.stochastic",
-    "monte_carlo": "fluidnet.stochastic",
-    "NotNormalizableError": "fluidnet.stochastic",
-    "GridConvergenceError": "fluidnet.stochastic",
+    "hopf_point": ".bifurcation.hopf",
+    "hopf_at": ".bifurcation.hopf",
+    "periodic_orbit": ".bifurcation.orbit",
+    "continue_orbits": ".bifurcation.continuation",
+    "continue_hopf": ".bifurcation.hopf_curve",
+    "HopfPoint": ".bifurcation.hopf",
+    "PeriodicOrbit": ".bifurcation.orbit",
+    "OrbitBranch": ".bifurcation.continuation",
+    "HopfCurve": ".bifurcation.hopf_curve",
+    "NonSmoothError": ".bifurcation.smoothness",
+    # stationary laws of window chains
+    "WindowChain": ".stochastic.chain",
+    "WindowDistribution": ".stochastic.distribution",
+    "stationary_distribution": ".stochastic.pdmp",
+    "constant_mark_distribution": ".stochastic.series",
+    "constant_mark_moment": ".stochastic.series",
+    "constant_mark_tail": ".stochastic.series",
+    "monte_carlo": ".stochastic.montecarlo",
+    "NotNormalizableError": ".stochastic.errors",
+    "GridConvergenceError": ".stochastic.errors",
+    # the papers
+    "reproduce": ".papers.registry",
 }
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'fluidnet' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
-
+# ``fn.sympy``: a convenience for notebooks (``fn.sympy.exp``), not part of __all__.
+__getattr__, __dir__ = lazy_attributes(globals(), {**_LAZY, "sympy": "sympy:"})
 
 __all__ = [
     "AnalysisError",
     "CacheError",
-    "DelayTF",
     "FluidnetError",
     "IntegrationError",
-    "LinearDDE",
-    "Model",
     "ModelError",
     "OptionError",
-    "Param",
     "ParameterError",
-    "QuasiPolynomial",
     "StoreError",
-    "as_delay_tf",
-    "flowlevel",
-    "models",
-    "params",
-    "reproduce",
-    "s",
-    "signals",
-    "states",
-    "t",
     *_LAZY,
 ]

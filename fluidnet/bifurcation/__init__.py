@@ -19,11 +19,22 @@ raises :class:`NonSmoothError` (an :class:`~fluidnet.errors.AnalysisError`) inst
 the numbers of a different, smooth model.
 """
 
-from .continuation import OrbitBranch, continue_orbits
-from .hopf import HopfPoint, hopf_at, hopf_point
-from .hopf_curve import HopfCurve, continue_hopf
-from .orbit import PeriodicOrbit, periodic_orbit
-from .smoothness import NonSmoothError
+from .._lazy import lazy_attributes
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "OrbitBranch": ".continuation",
+    "continue_orbits": ".continuation",
+    "HopfPoint": ".hopf",
+    "hopf_at": ".hopf",
+    "hopf_point": ".hopf",
+    "HopfCurve": ".hopf_curve",
+    "continue_hopf": ".hopf_curve",
+    "PeriodicOrbit": ".orbit",
+    "periodic_orbit": ".orbit",
+    "NonSmoothError": ".smoothness",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "hopf_point",

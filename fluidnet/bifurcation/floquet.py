@@ -13,8 +13,6 @@ Floquet multipliers (Engelborghs, Luzyanina, in 't Hout & Roose 2000). One multi
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
-import scipy.sparse.linalg
 
 from .collocation import Mesh, assemble, history_periods
 
@@ -26,6 +24,8 @@ DENSE_LIMIT = 900
 
 def monodromy(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray) -> np.ndarray:
     """The discretized monodromy matrix, acting on node values over ``[-H, 0]``."""
+    import scipy.linalg  # scipy: imported where used
+
     n, N = system.n, mesh.n_nodes
     taus = assemble(system, mesh, Y, T, P, jac=False).taus
     H = history_periods(taus, T)
@@ -50,6 +50,8 @@ def multipliers(system, mesh: Mesh, Y, T, P, k: int = 12) -> np.ndarray:
     if M.shape[0] <= DENSE_LIMIT:
         mu = np.linalg.eigvals(M)
     else:
+        import scipy.sparse.linalg
+
         kk = min(k, M.shape[0] - 2)
         mu = scipy.sparse.linalg.eigs(M, k=kk, which="LM", return_eigenvectors=False)
     mu = mu[np.argsort(-np.abs(mu))]

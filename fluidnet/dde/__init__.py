@@ -88,9 +88,30 @@ cause; nothing returns NaN silently.
 
 from __future__ import annotations
 
-from .ensemble import simulate_ensemble
-from .oscillation import Oscillation, oscillation
-from .simulation import simulate
-from .solution import Solution
+from .._lazy import lazy_attributes
+from .oscillation import (
+    Oscillation,
+    oscillation,
+)  # a submodule named like its function: bound eagerly
 
-__all__ = ["simulate", "simulate_ensemble", "Solution", "oscillation", "Oscillation"]
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "simulate_ensemble": ".ensemble",
+    "simulate": ".simulation",
+    "Solution": ".solution",
+    "save_compiled": ".compiled",
+    "load_compiled": ".compiled",
+    "SavedModel": ".compiled",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
+
+__all__ = [
+    "simulate",
+    "simulate_ensemble",
+    "Solution",
+    "oscillation",
+    "Oscillation",
+    "save_compiled",
+    "load_compiled",
+    "SavedModel",
+]

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,12 +15,14 @@ from ..errors import IntegrationError, OptionError, ParameterError
 from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
-from .codegen import CompiledModel, compile_model, jacobian_address
 from .compiled import SavedCompiled, SavedModel
 from .engine import engine
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
+
+if TYPE_CHECKING:
+    from .codegen import CompiledModel
 
 __all__ = ["simulate"]
 
@@ -136,8 +138,12 @@ def model_data(
     Jacobian when ``jacobian``, for a linearly implicit method)."""
     rhs, delay, switch, sgrad = (int(a) for a in cm.addresses)
     jac = 0
-    if jacobian:
-        jac = cm.jacobian_address() if isinstance(cm, SavedCompiled) else jacobian_address(cm)
+    if jacobian and isinstance(cm, SavedCompiled):
+        jac = cm.jacobian_address()
+    elif jacobian:
+        from .codegen import jacobian_address  # sympy: imported when a symbolic model is run
+
+        jac = jacobian_address(cm)
     return ModelData(
         rhs=rhs,
         delay=delay,
@@ -201,6 +207,7 @@ def run_kernel(
     ``stop()`` returning True, for worker threads) ends the run between slices. Without
     ``keep_mesh`` the dense output older than what the delays can still reach is dropped.
     """
+
     rk = METHODS[opts.method]
     st, run = new_run(
         model_data(cm, pvec, hist, rk.implicit),
@@ -450,7 +457,12 @@ def simulate(
         raise OptionError(f"dense must be True or False, not {dense!r}")
     if not dense and t_eval is None:
         raise OptionError("dense=False keeps only the values at t_eval: give t_eval")
-    cm = model.compiled if isinstance(model, SavedModel) else compile_model(model)
+    if isinstance(model, SavedModel):
+        cm = model.compiled
+    else:
+        from .codegen import compile_model  # sympy: imported when a symbolic model is run
+
+        cm = compile_model(model)
     spec = normalize_history(model, history, values)
     hist = build_history(model, spec, values, opts.t0, opts.rtol, opts.atol)
     pvec = parameter_vector(model, values)

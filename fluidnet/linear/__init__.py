@@ -10,10 +10,23 @@ This stage imports nothing from the rest of fluidnet but :mod:`fluidnet.errors`.
 
 from __future__ import annotations
 
-from .delaytf import DelayTF, PoleCensus, as_delay_tf
-from .lineardde import LinearDDE
-from .quasipoly import LAPLACE, QuasiPolynomial, as_quasipolynomial
-from .roots import CharacteristicRoot, Roots, characteristic_roots, spectral_abscissa
+from .._lazy import lazy_attributes
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "DelayTF": ".delaytf",
+    "PoleCensus": ".delaytf",
+    "as_delay_tf": ".delaytf",
+    "LinearDDE": ".lineardde",
+    "LAPLACE": ".quasipoly",
+    "QuasiPolynomial": ".quasipoly",
+    "as_quasipolynomial": ".quasipoly",
+    "CharacteristicRoot": ".roots",
+    "Roots": ".roots",
+    "characteristic_roots": ".roots",
+    "spectral_abscissa": ".roots",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "LAPLACE",

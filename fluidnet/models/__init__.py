@@ -63,68 +63,81 @@ from __future__ import annotations
 
 # No module here is named like a function it exports (``rcp`` lives in ``rate_control``), so
 # ``import fluidnet.models.<module>`` always gives the module and ``fn.models.rcp`` the function.
-from .dcqcn_fluid import DCQCN_DEFAULTS, dcqcn, dcqcn_fixed_point, dcqcn_p_approx
-from .dctcp_fluid import dctcp, dctcp_sawtooth
-from .fast_window import fast_equilibrium, fast_static_critical_gamma, fast_tcp
-from .generalized_tcp import (
-    assured_service,
-    assured_service_fixed_point,
-    generalized_tcp_chain,
-    generalized_tcp_pipe,
-    ored_marking,
-)
-from .kelly import kelly_dual, kelly_primal
-from .marking import adaptive_marking, marking_condition, marking_level
-from .penalty import fluid_penalty, mm1b_loss, penalty_integral
-from .primal_rate import utility_primal
-from .rate_control import (
-    flow_schedule,
-    rcp,
-    rcp_dimensionless,
-    rcp_flow_schedule,
-    rcp_heterogeneous,
-    rcp_linearized,
-)
-from .reno import reno_red
-from .single_bit import sbrm, sbrm_network
-from .sliding_mode import (
-    RATE,
-    TOPOLOGY_ONE_RTTS,
-    BinaryFeedbackNetwork,
-    DiscreteRun,
-    FlowLaw,
-    ReverseEngineered,
-    approximate_law,
-    approximate_utility,
-    binary_feedback,
-    continuity_constant,
-    mrg_law,
-    reverse_engineer,
-    single_link_network,
-    tcp_law,
-    tcp_utility,
-    topology_one_network,
-)
-from .tcp_aqm import (
-    HOLLOT_EXAMPLE,
-    hollot_pi,
-    hollot_pi_design,
-    hollot_plant,
-    mgt_red,
-    red_stability_bound,
-)
-from .team import (
-    CapacityOptimum,
-    capacity_optimum,
-    penalty_optimum,
-    team_gradient,
-    team_objective,
-    team_weights,
-)
-from .user_network import UserNetwork
-from .utility import Utility, log_utility, power_utility, utility_family
-from .window_control import utility_window
-from .xcp_fluid import xcp, xcp_alpha_bound, xcp_beta
+from .._lazy import lazy_attributes
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "DCQCN_DEFAULTS": ".dcqcn_fluid",
+    "dcqcn": ".dcqcn_fluid",
+    "dcqcn_fixed_point": ".dcqcn_fluid",
+    "dcqcn_p_approx": ".dcqcn_fluid",
+    "dctcp": ".dctcp_fluid",
+    "dctcp_sawtooth": ".dctcp_fluid",
+    "fast_equilibrium": ".fast_window",
+    "fast_static_critical_gamma": ".fast_window",
+    "fast_tcp": ".fast_window",
+    "assured_service": ".generalized_tcp",
+    "assured_service_fixed_point": ".generalized_tcp",
+    "generalized_tcp_chain": ".generalized_tcp",
+    "generalized_tcp_pipe": ".generalized_tcp",
+    "ored_marking": ".generalized_tcp",
+    "kelly_dual": ".kelly",
+    "kelly_primal": ".kelly",
+    "adaptive_marking": ".marking",
+    "marking_condition": ".marking",
+    "marking_level": ".marking",
+    "fluid_penalty": ".penalty",
+    "mm1b_loss": ".penalty",
+    "penalty_integral": ".penalty",
+    "utility_primal": ".primal_rate",
+    "flow_schedule": ".rate_control",
+    "rcp": ".rate_control",
+    "rcp_dimensionless": ".rate_control",
+    "rcp_flow_schedule": ".rate_control",
+    "rcp_heterogeneous": ".rate_control",
+    "rcp_linearized": ".rate_control",
+    "reno_red": ".reno",
+    "sbrm": ".single_bit",
+    "sbrm_network": ".single_bit",
+    "RATE": ".sliding_mode",
+    "TOPOLOGY_ONE_RTTS": ".sliding_mode",
+    "BinaryFeedbackNetwork": ".sliding_mode",
+    "DiscreteRun": ".sliding_mode",
+    "FlowLaw": ".sliding_mode",
+    "ReverseEngineered": ".sliding_mode",
+    "approximate_law": ".sliding_mode",
+    "approximate_utility": ".sliding_mode",
+    "binary_feedback": ".sliding_mode",
+    "continuity_constant": ".sliding_mode",
+    "mrg_law": ".sliding_mode",
+    "reverse_engineer": ".sliding_mode",
+    "single_link_network": ".sliding_mode",
+    "tcp_law": ".sliding_mode",
+    "tcp_utility": ".sliding_mode",
+    "topology_one_network": ".sliding_mode",
+    "HOLLOT_EXAMPLE": ".tcp_aqm",
+    "hollot_pi": ".tcp_aqm",
+    "hollot_pi_design": ".tcp_aqm",
+    "hollot_plant": ".tcp_aqm",
+    "mgt_red": ".tcp_aqm",
+    "red_stability_bound": ".tcp_aqm",
+    "CapacityOptimum": ".team",
+    "capacity_optimum": ".team",
+    "penalty_optimum": ".team",
+    "team_gradient": ".team",
+    "team_objective": ".team",
+    "team_weights": ".team",
+    "UserNetwork": ".user_network",
+    "Utility": ".utility",
+    "log_utility": ".utility",
+    "power_utility": ".utility",
+    "utility_family": ".utility",
+    "utility_window": ".window_control",
+    "xcp": ".xcp_fluid",
+    "xcp_alpha_bound": ".xcp_fluid",
+    "xcp_beta": ".xcp_fluid",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "dctcp",

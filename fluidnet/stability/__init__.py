@@ -8,13 +8,28 @@
 * the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
 """
 
-from .bode import BodeResponse, bode
-from .boundary import BoundaryCurve, StabilityBoundary, stability_boundary
-from .chart import StabilityAccessor, stability_chart
-from .critical import CriticalValue, Crossing, StabilitySwitches, critical_value, stability_switches
-from .margins import Margins, margins
-from .nyquist import NyquistResponse, nyquist
-from .phaseplane import PhasePortrait, nonlinear_chart, phase_portrait
+from .._lazy import lazy_attributes
+from .bode import BodeResponse, bode  # a submodule named like its function: bound eagerly
+from .margins import Margins, margins  # a submodule named like its function: bound eagerly
+from .nyquist import NyquistResponse, nyquist  # a submodule named like its function: bound eagerly
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "BoundaryCurve": ".boundary",
+    "StabilityBoundary": ".boundary",
+    "stability_boundary": ".boundary",
+    "StabilityAccessor": ".chart",
+    "stability_chart": ".chart",
+    "CriticalValue": ".critical",
+    "Crossing": ".critical",
+    "StabilitySwitches": ".critical",
+    "critical_value": ".critical",
+    "stability_switches": ".critical",
+    "PhasePortrait": ".phaseplane",
+    "nonlinear_chart": ".phaseplane",
+    "phase_portrait": ".phaseplane",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     # the public functions (re-exported lazily as fluidnet.<name>)

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
@@ -312,6 +311,8 @@ def _split_inside(w, X, Y, xr, yr, xy):
 
 def _edge_crossing(xy, w_in, w_out, xr, yr):
     """The omega in (w_in, w_out) where the curve crosses the box edge."""
+    from scipy.optimize import brentq  # scipy: imported where used
+
     xo, yo = (float(v[0]) for v in xy(w_out))
     for val, lo, hi, is_x in ((xo, xr[0], xr[1], True), (yo, yr[0], yr[1], False)):
         for edge in (lo, hi):
@@ -474,6 +475,8 @@ def _brackets(factory, xn, yn, xr, yr, n_seed, executor, progress):
 
 def _locate(factory, xn, yn, bracket):
     """The boundary point on a bracketing edge (Brent's method on the abscissa) and omega."""
+    from scipy.optimize import brentq  # scipy: imported where used
+
     (xa, ya), (xb, yb) = bracket
 
     def top(t):

@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ..linear.delaytf import DelayTF
 from .frequency_grid import as_loop, frequency_grid, gain_crossovers, phase_crossovers
@@ -249,6 +248,8 @@ def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
     for lo, hi in ((max(i - 1, 0), i), (i, min(i + 1, w.size - 1))):
         a, b = w[lo], w[hi]
         if b > a and slope(a) < 0 < slope(b):
+            from scipy.optimize import brentq  # scipy: imported when a minimum is refined
+
             x = brentq(slope, a, b, xtol=1e-300, rtol=1e-15)
             with np.errstate(all="ignore"):
                 val = float(np.abs(1.0 + L(1j * x)))

@@ -32,12 +32,21 @@ Example
 
 from __future__ import annotations
 
-from .chain import WindowChain
-from .distribution import WindowDistribution
-from .errors import GridConvergenceError, NotNormalizableError
-from .montecarlo import monte_carlo
-from .pdmp import stationary_distribution
-from .series import constant_mark_distribution, constant_mark_moment, constant_mark_tail
+from .._lazy import lazy_attributes
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "WindowChain": ".chain",
+    "WindowDistribution": ".distribution",
+    "GridConvergenceError": ".errors",
+    "NotNormalizableError": ".errors",
+    "monte_carlo": ".montecarlo",
+    "stationary_distribution": ".pdmp",
+    "constant_mark_distribution": ".series",
+    "constant_mark_moment": ".series",
+    "constant_mark_tail": ".series",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "GridConvergenceError",

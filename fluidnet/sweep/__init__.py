@@ -32,17 +32,22 @@ Examples
 
 from __future__ import annotations
 
-from ..threads import single_threaded_blas
-from .executors import (
-    DaskExecutor,
-    Executor,
-    FuturesExecutor,
-    ProcessExecutor,
-    SerialExecutor,
-    resolve_executor,
-)
-from .grid import grid_points, sweep
-from .store import Store
+from .._lazy import lazy_attributes
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "single_threaded_blas": "..threads",
+    "DaskExecutor": ".executors",
+    "Executor": ".executors",
+    "FuturesExecutor": ".executors",
+    "ProcessExecutor": ".executors",
+    "SerialExecutor": ".executors",
+    "resolve_executor": ".executors",
+    "grid_points": ".grid",
+    "sweep": ".grid",
+    "Store": ".store",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "Executor",

@@ -14,12 +14,25 @@ This stage builds on :mod:`fluidnet.linear` only.
 
 from __future__ import annotations
 
-from .canonical import DDEForm, Lag, build_form
-from .equilibrium import equilibria
-from .linearize import linearize
-from .loopgain import loop_gain
-from .model import Model, Param
-from .symbols import params, s, signals, states, t
+from .._lazy import lazy_attributes
+from .linearize import linearize  # a submodule named like its function: bound eagerly
+
+# Public names imported on first access (see fluidnet._lazy).
+_LAZY = {
+    "DDEForm": ".canonical",
+    "Lag": ".canonical",
+    "build_form": ".canonical",
+    "equilibria": ".equilibrium",
+    "loop_gain": ".loopgain",
+    "Model": ".model",
+    "Param": ".model",
+    "params": ".symbols",
+    "s": ".symbols",
+    "signals": ".symbols",
+    "states": ".symbols",
+    "t": ".symbols",
+}
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "DDEForm",

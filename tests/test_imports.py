@@ -1,0 +1,172 @@
+"""Lazy imports: ``import fluidnet`` imports only what defines the package, and every public
+name is still there (PEP 562 ``__getattr__`` in fluidnet/_lazy.py)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import fluidnet
+
+HEAVY = ["numba", "llvmlite", "scipy", "matplotlib", "xarray", "dask", "control", "tqdm", "zarr"]
+
+#: The packages whose public names are lazy.
+LAZY_PACKAGES = [
+    "fluidnet",
+    "fluidnet.linear",
+    "fluidnet.symbolic",
+    "fluidnet.dde",
+    "fluidnet.stability",
+    "fluidnet.bifurcation",
+    "fluidnet.stochastic",
+    "fluidnet.sweep",
+    "fluidnet.models",
+]
+
+
+def _loaded_after(code: str) -> set[str]:
+    """The top-level packages in sys.modules after running ``code`` in a fresh interpreter."""
+    script = textwrap.dedent(code) + (
+        "\nimport json, sys\nprint(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidnet.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_import_fluidnet_imports_no_heavy_library():
+    loaded = _loaded_after("import fluidnet")
+    assert "fluidnet" in loaded
+    assert loaded.isdisjoint(HEAVY + ["sympy", "numpy"]), sorted(
+        loaded & set(HEAVY + ["sympy", "numpy"])
+    )
+
+
+def test_import_subpackages_stays_light():
+    # the simulation path's packages: no compiler, no scipy until a model is run
+    loaded = _loaded_after(
+        "import fluidnet.dde, fluidnet.symbolic, fluidnet.linear, fluidnet.models"
+    )
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_building_a_model_imports_sympy_only():
+    loaded = _loaded_after(
+        """
+        import fluidnet as fn
+        x = fn.states("x")
+        kappa, T = fn.params("kappa T")
+        m = fn.Model(rhs={x: kappa * (1 - x(fn.t) * x(fn.t - T) ** 10)},
+                     params={kappa: 0.2, T: 1.0})
+        assert m.state_names == ("x",)
+        """
+    )
+    assert "sympy" in loaded
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_a_simulation_imports_no_analysis_library():
+    # scipy is not checked: numba imports it when it loads the compiled engine
+    loaded = _loaded_after(
+        """
+        import fluidnet as fn
+        import math
+        x = fn.states("x")
+        kappa = fn.params("kappa")
+        m = fn.Model(rhs={x: -kappa * x(fn.t)}, params={kappa: 0.2})
+        sol = fn.simulate(m, 5.0, history={"x": 1.0}, rtol=1e-8, atol=1e-10)
+        assert abs(float(sol(5.0, "x")) - math.exp(-1.0)) < 1e-6
+        """
+    )
+    unused = {"matplotlib", "xarray", "dask", "control", "tqdm", "zarr", "threadpoolctl"}
+    assert loaded.isdisjoint(unused), sorted(loaded & unused)
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_every_public_name_resolves(package):
+    mod = importlib.import_module(package)
+    listed = dir(mod)
+    for name in mod.__all__:
+        value = getattr(mod, name)
+        assert value is not None, name
+        assert name in listed, name
+        namespace: dict = {}
+        exec(f"from {package} import {name}", namespace)
+        assert namespace[name] is value, name
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_unknown_attribute_raises_naming_it(package):
+    mod = importlib.import_module(package)
+    with pytest.raises(AttributeError, match=f"{package}.*no_such_name"):
+        mod.no_such_name  # noqa: B018
+
+
+def test_top_level_names_are_the_subpackages_objects():
+    import fluidnet.dde
+    import fluidnet.stability
+    import fluidnet.symbolic
+
+    assert fluidnet.simulate is fluidnet.dde.simulate
+    assert fluidnet.oscillation is fluidnet.dde.oscillation
+    assert fluidnet.bode is fluidnet.stability.bode
+    assert fluidnet.Model is fluidnet.symbolic.Model
+    assert fluidnet.t is fluidnet.symbolic.t
+    assert fluidnet.models is importlib.import_module("fluidnet.models")
+    assert fluidnet.flowlevel is importlib.import_module("fluidnet.models.flow_level")
+    assert fluidnet.sympy is importlib.import_module("sympy")
+    assert "sympy" in dir(fluidnet) and "sympy" not in fluidnet.__all__
+
+
+def test_subpackages_are_attributes_on_first_access():
+    loaded = _loaded_after(
+        """
+        import fluidnet as fn
+        assert fn.dde.__name__ == "fluidnet.dde"
+        assert fn.errors.ModelError is fn.ModelError
+        """
+    )
+    assert "numba" not in loaded
+
+
+def test_a_function_named_like_its_module_is_not_hidden_by_the_module():
+    # importing the submodule first must not replace the function in its package
+    _loaded_after(
+        """
+        import fluidnet.dde.oscillation, fluidnet.stability.bode, fluidnet.symbolic.linearize
+        import fluidnet as fn
+        for pkg, name in [(fn.dde, "oscillation"), (fn.stability, "bode"),
+                          (fn.stability, "nyquist"), (fn.stability, "margins"),
+                          (fn.symbolic, "linearize")]:
+            assert callable(getattr(pkg, name)) and not hasattr(getattr(pkg, name), "__path__")
+            assert type(getattr(pkg, name)).__name__ == "function", (pkg, name)
+        assert type(fn.oscillation).__name__ == "function"
+        """
+    )
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_names_do_not_collide_with_submodules(package):
+    # a lazy name that is also a submodule's name would be shadowed by the module once the
+    # submodule is imported: such names must be bound eagerly (not in the lazy table)
+    from fluidnet._lazy import _submodules
+
+    mod = importlib.import_module(package)
+    table = vars(mod)["_LAZY"]
+    clashes = {
+        name
+        for name, where in table.items()
+        if name in _submodules(list(mod.__path__)) and not where.endswith(":")
+    }
+    assert not clashes, clashes
