@@ -233,9 +233,11 @@ def run_kernel(
     while True:
         started = time.perf_counter()
         status = advance(s, run, budget)
+        # checked at every return: with dense=False and short steps the arrays fill up
+        # (ST_NEED_SPACE) long before the budget runs out
+        if status in (F.ST_PAUSED, F.ST_NEED_SPACE) and stop is not None and stop():
+            raise KeyboardInterrupt
         if status == F.ST_PAUSED:
-            if stop is not None and stop():
-                raise KeyboardInterrupt
             spent = max(time.perf_counter() - started, 1e-4)
             budget = int(min(max(budget * SLICE_SECONDS / spent, 16), 1_000_000))
         elif status == F.ST_NEED_SPACE:
