@@ -68,7 +68,9 @@ def _lag_text(form, lag) -> dict[str, Any]:
     }
 
 
-def save_compiled(model, path: str | os.PathLike) -> Path:
+def save_compiled(
+    model, path: str | os.PathLike, *, equilibrium: bool | Mapping[str, float] = True
+) -> Path:
     """Save a model's compiled functions and what a simulation needs of the model to ``path``.
 
     Parameters
@@ -76,6 +78,11 @@ def save_compiled(model, path: str | os.PathLike) -> Path:
     model : fluidnet.Model
     path : str or path-like
         The file to write (conventionally ``*.fnc``); replaced atomically if it exists.
+    equilibrium : bool or dict
+        The equilibrium at the default parameters, the history of the states a simulation of
+        the saved model leaves out: computed (``True``, the default; a model whose equilibrium
+        cannot be found is saved without one), given as ``{state: value}``, or none (``False``:
+        every simulation then gives the history of every state).
 
     Returns
     -------
@@ -96,7 +103,8 @@ def save_compiled(model, path: str | os.PathLike) -> Path:
     >>> kappa, T = fn.params("kappa T")
     >>> m = fn.Model(rhs={x: kappa * (1 - x(fn.t) * x(fn.t - T) ** 10)},
     ...              params={kappa: 0.2, T: 1.0}, name="kelly")
-    >>> f = fn.save_compiled(m, os.path.join(tempfile.mkdtemp(), "kelly.fnc"))
+    >>> f = fn.save_compiled(m, os.path.join(tempfile.mkdtemp(), "kelly.fnc"),
+    ...                      equilibrium={"x": 1.0})
     >>> saved = fn.load_compiled(f)
     >>> a = fn.simulate(saved, 50.0, history={"x": 0.5}, t_eval=[50.0])
     >>> b = fn.simulate(m, 50.0, history={"x": 0.5}, t_eval=[50.0])
@@ -110,10 +118,14 @@ def save_compiled(model, path: str | os.PathLike) -> Path:
     jacobian_address(cm)
     jac = _JACOBIANS[cm.key]
     form = cm.form
-    try:
-        eq = {k: float(v) for k, v in model.equilibrium().items()}
-    except (AnalysisError, ParameterError, ModelError, TypeError, ValueError):
-        eq = None
+    eq = None
+    if isinstance(equilibrium, Mapping):
+        eq = {str(k): float(equilibrium[k]) for k in form.states}
+    elif equilibrium:
+        try:
+            eq = {k: float(v) for k, v in model.equilibrium().items()}
+        except (AnalysisError, ParameterError, ModelError, TypeError, ValueError):
+            eq = None
     params = {}
     for name in form.params:
         p = model._params[name]

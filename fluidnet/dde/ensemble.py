@@ -151,6 +151,13 @@ def simulate_ensemble(
     import xarray as xr
 
     reject_keywords(unknown, "simulate_ensemble", model)
+    from .compiled import SavedModel
+
+    if isinstance(model, SavedModel):
+        raise OptionError(
+            f"simulate_ensemble needs the symbolic model, not the saved model {model.name!r} "
+            "(loop over fn.simulate with the saved one, or pass the fluidnet.Model)"
+        )
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error must be 'raise' or 'nan', not {on_error!r}")
     names, table = _parameter_sets(model, params)

@@ -1,0 +1,178 @@
+"""Saved compiled models (fluidnet.dde.compiled): the same runs as the symbolic model, in a
+process that imports neither sympy nor numba."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+
+import numpy as np
+import pytest
+import sympy
+
+import fluidnet as fn
+from fluidnet.dde.engine import build_engine
+from fluidnet.errors import IntegrationError, ModelError, OptionError, ParameterError
+
+t = fn.t
+
+
+def _kelly():
+    x = fn.states("x")
+    kappa, T = fn.params("kappa T")
+    return fn.Model(
+        rhs={x: kappa * (1 - x(t) * x(t - T) ** 10)},
+        params={kappa: fn.Param(0.2, bounds=(0.0, 5.0)), T: 1.0},
+        name="kelly",
+    )
+
+
+def _relay():
+    x = fn.states("x")
+    return fn.Model(rhs={x: -sympy.sign(x(t)) + 2 * sympy.sin(t)}, params={}, name="relay")
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    d = tmp_path_factory.mktemp("saved")
+    # sympy takes ~25 s to solve the Kelly law's 1 - x**11 = 0: its equilibrium is given
+    models = {
+        "kelly": (_kelly(), {"x": 1.0}),
+        "rcp": (fn.models.rcp(), True),
+        "relay": (_relay(), False),
+    }
+    return {
+        k: (m, fn.load_compiled(fn.save_compiled(m, d / f"{k}.fnc", equilibrium=eq)))
+        for k, (m, eq) in models.items()
+    }
+
+
+CASES = [
+    ("kelly", 300.0, {"history": {"x": 0.5}}),
+    ("kelly", 300.0, {"history": {"x": 0.5}, "params": {"kappa": 0.35, "T": 0.8}}),
+    ("kelly", 30.0, {"history": {"x": 0.5}, "method": "ROS2"}),
+    ("rcp", 60.0, {"history": {"R": 3750.0, "q": 0.0}}),
+    ("rcp", 60.0, {"history": {"R": lambda s: 3750.0 + 100 * np.sin(s), "q": 0.0}}),
+    ("relay", 20.0, {"history": {"x": 0.0}}),
+    ("rcp", 20.0, {}),  # the equilibrium (computed when saved) as history
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{sorted(c[2])}")
+def test_saved_model_runs_bit_identical_to_the_symbolic_model(saved, case):
+    name, t_end, kw = case
+    model, loaded = saved[name]
+    te = np.linspace(0.0, t_end, 301)
+    a = fn.simulate(loaded, t_end, t_eval=te, **kw)
+    b = fn.simulate(model, t_end, t_eval=te, **kw)
+    np.testing.assert_array_equal(a.y, b.y)
+    assert repr(a.counters) == repr(b.counters)
+    assert a.state_names == b.state_names and a.counters.steps > 10
+
+
+def test_saved_model_knows_its_names_and_defaults(saved):
+    _, k = saved["kelly"]
+    assert k.state_names == ("x",) and k.param_names == ("kappa", "T")
+    assert k.params == {"kappa": 0.2, "T": 1.0}
+    assert k.equilibrium() == {"x": 1.0}
+    m, r = saved["rcp"]
+    assert r.equilibrium() == {k: float(v) for k, v in m.equilibrium().items()}
+    assert r.nonnegative == ("q",)
+    assert "SavedModel('rcp'" in repr(r)
+
+
+def test_bad_parameters_are_named(saved):
+    _, k = saved["kelly"]
+    with pytest.raises(ParameterError, match="'gain' is not a parameter"):
+        fn.simulate(k, 1.0, history={"x": 1.0}, params={"gain": 1.0})
+    with pytest.raises(ParameterError, match="'kappa'.*above its upper bound 5"):
+        fn.simulate(k, 1.0, history={"x": 1.0}, params={"kappa": 7.0})
+    with pytest.raises(ParameterError, match="'T'.*not finite"):
+        fn.simulate(k, 1.0, history={"x": 1.0}, params={"T": float("nan")})
+    with pytest.raises(OptionError, match="params="):
+        fn.simulate(k, 1.0, history={"x": 1.0}, kappa=0.3)
+
+
+def test_equilibrium_is_known_only_at_the_defaults(saved):
+    _, k = saved["kelly"]
+    with pytest.raises(ModelError, match="history of every state"):
+        fn.simulate(k, 1.0, params={"kappa": 0.3})
+    _, relay = saved["relay"]  # saved without one
+    with pytest.raises(ModelError, match="history of every state"):
+        fn.simulate(relay, 1.0)
+
+
+def test_a_delay_negative_at_t0_is_reported_like_the_symbolic_model(tmp_path):
+    x = fn.states("x")
+    m = fn.Model(rhs={x: -x(t - (1 - x(t)))}, params={}, name="neg")
+    loaded = fn.load_compiled(fn.save_compiled(m, tmp_path / "neg.fnc"))
+    messages = []
+    for model in (m, loaded):
+        with pytest.raises(IntegrationError, match="negative") as info:
+            fn.simulate(model, 1.0, history={"x": 2.0})
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
+def _rewritten(src, dst, **changes):
+    with zipfile.ZipFile(src) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    meta = json.loads(parts["meta.json"])
+    meta.update(changes)
+    parts["meta.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(dst, "w") as z:
+        for n, data in parts.items():
+            z.writestr(n, data)
+    return dst
+
+
+def test_files_that_are_not_saved_models_are_refused(saved, tmp_path):
+    _, k = saved["kelly"]
+    junk = tmp_path / "junk.fnc"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(OptionError, match="not a saved fluidnet model"):
+        fn.load_compiled(junk)
+    with pytest.raises(OptionError, match="not a saved fluidnet model"):
+        fn.load_compiled(tmp_path / "missing.fnc")
+    other = _rewritten(k.path, tmp_path / "arm.fnc", machine="riscv128")
+    with pytest.raises(OptionError, match="riscv128.*save the model again"):
+        fn.load_compiled(other)
+    old = _rewritten(k.path, tmp_path / "old.fnc", version=0)
+    with pytest.raises(OptionError, match="another version"):
+        fn.load_compiled(old)
+
+
+_CHILD = """
+import sys, json
+import numpy as np
+import fluidnet as fn
+m = fn.load_compiled(sys.argv[1])
+sol = fn.simulate(m, 300.0, history={"x": 0.5}, t_eval=np.linspace(0.0, 300.0, 301))
+heavy = [k for k in ("sympy", "numba", "llvmlite", "scipy") if k in sys.modules]
+print(json.dumps({"heavy": heavy, "y": sol["x"].tolist()}))
+"""
+
+
+def test_a_saved_model_runs_without_sympy_or_numba(saved):
+    build_engine()  # the ahead-of-time integrator (the warm-up built it already)
+    model, k = saved["kelly"]
+    env = dict(os.environ, FLUIDNET_ENGINE="aot")
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_CHILD), str(k.path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    assert res["heavy"] == []
+    ref = fn.simulate(model, 300.0, history={"x": 0.5}, t_eval=np.linspace(0.0, 300.0, 301))
+    np.testing.assert_array_equal(np.array(res["y"]), ref["x"])
+
+
+def test_ensembles_ask_for_the_symbolic_model(saved):
+    _, k = saved["kelly"]
+    with pytest.raises(OptionError, match="simulate_ensemble needs the symbolic model"):
+        fn.simulate_ensemble(k, 1.0, params={"kappa": [0.1, 0.2]}, history={"x": 1.0})
