@@ -14,26 +14,22 @@
    states; its queue uses its smooth ``conditional`` for ``q' = max(y - C, 0)`` at ``q = 0``
    (sigmoids one packet wide: with the default width the integration stalls at the start).
 
-3. Compile time of the engine (issue 14: first ``simulate`` on a fresh install <= 10 s, a new
+3. Compile time and start-up (issue 14: first ``simulate`` on a fresh install <= 10 s, a new
    model's first run <= 1 s, a later process <= 0.3 s): one small model in a fresh process with
-   nothing cached, then the install step (``make venv`` runs ``python -m fluidnet.dde.warmup``,
-   which compiles the engine into numba's cache), the first ``simulate`` after it (a new model:
-   its own functions compile, the engine loads), and a later process with everything cached;
-   wall and CPU time of the process (the CPU time is the fair figure on a shared machine).
-   Before the integrator was split into phases (main at 55c7d84) the first row took 90 s of CPU
-   on this machine under load (the issue measured 39 s wall on an idle one). The floor of a
-   cached process is numba's own start-up: loading one trivial cached function takes about
-   1.3 s of CPU here (``_NUMBA_FLOOR``). Measured on this machine (2 cores shared, load 5-6,
-   numba 0.68.1), CPU seconds of the whole process: nothing cached 60.8; the install step 61.4;
-   first simulate after install 3.2; everything cached 2.6; numba's floor 1.4. Of the engine's
-   compile, LLVM's function passes over the one large ``advance`` function (its phases are
-   merged into it) take about 35 s, SROA 11 s of them; compiling every phase separately instead
-   (``inlined`` = plain ``njit``) took 64.9 s against 53.0 s, since each callee is optimized
-   and translated again inside every caller. About half the compile is numba's own typing and
-   lowering (LLVM held its lock 41 s of 78 s); LLVM at -O1 (``NUMBA_OPT=1``) cut the compile to
-   50.9 s from 59.9 s of CPU, with the same results and no slower runs (Kelly, 2000 time
-   units) - too little for the <= 10 s goal, hence the warm-up at install. With ROS2 added
-   (issue 15) the cold compile measured 59.6 s of CPU under the same load.
+   nothing cached; the install step (``make venv`` runs ``python -m fluidnet.dde.warmup``, which
+   compiles the numba kernel and builds it ahead of time into an extension module, see
+   :mod:`fluidnet.dde.engine`); the first ``simulate`` after it (a new model: the C compiler
+   compiles its functions, the engine is imported without numba); a later process with
+   everything cached; and a process running a model saved by ``fn.save_compiled`` (no sympy,
+   no numba). Wall and CPU time of the process. Measured on this machine (2 cores, load about
+   1, numba 0.68.1, gcc 12.2), CPU seconds: nothing cached 30.4; install step 37.6; first
+   simulate after it 0.57; everything cached 0.52 (of which importing sympy about 0.25); saved
+   model 0.15. Before the ahead-of-time engine and the C backend (main at 83db3d0, load 5-6)
+   the first simulate after install took 3.2 s and a cached process 2.6 s of CPU, numba's own
+   start-up (loading one trivial cached function) 1.4 s of it. Of the engine's cold compile,
+   LLVM's passes over the one large ``advance`` function take most; compiling every phase
+   separately instead (``inlined`` = plain ``njit``) took longer (64.9 s against 53.0 s), and
+   LLVM at -O1 saved 15 % - too little for the <= 10 s goal, hence the build at install.
 
 4. Stiff models (issue 15): the linearly implicit ROS2 against DP5 on Prothero-Robinson
    ``x' = -1e4 (x - sin t) + cos t`` (exact ``sin t``) and on a rate/queue model with a very fast
