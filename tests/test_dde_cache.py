@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
 import numpy as np
 import pytest
+from process_helpers import run_together
 
 import fluidnet as fn
 from fluidnet.dde import cache as cache_module
@@ -232,25 +231,7 @@ _COMPILE = textwrap.dedent(
 
 def test_concurrent_processes_compile_a_model_once(tmp_path):
     env = dict(os.environ, FLUIDNET_CACHE=str(tmp_path / "cache"), FLUIDNET_BACKEND="numba")
-    go = tmp_path / "go"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _COMPILE, str(tmp_path / f"ready{i}"), str(go)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(2)
-    ]
-    deadline = time.monotonic() + 120
-    while not all((tmp_path / f"ready{i}").exists() for i in range(2)):
-        assert time.monotonic() < deadline, "the compiling processes did not start"
-        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
-        time.sleep(0.05)
-    go.write_text("")
-    outs = [p.communicate(timeout=300) for p in procs]
-    assert all(p.returncode == 0 for p in procs), outs
+    outs = run_together(_COMPILE, env, tmp_path, timeout=300)
     # one process compiled the four functions, the other waited and loaded all four
     assert sorted(int(o.strip()) for o, _ in outs) == [0, 4]
 

@@ -15,12 +15,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import time
 import warnings
 
 import numpy as np
 import pytest
 import sympy
+from process_helpers import run_together
 
 import fluidnet as fn
 from fluidnet.dde import ccodegen, codegen
@@ -480,30 +480,12 @@ _COUNT = textwrap.dedent(
 def test_second_and_concurrent_processes_compile_a_library_once(tmp_path):
     env = dict(os.environ, FLUIDNET_CACHE=str(tmp_path / "cache"))
     env.pop("FLUIDNET_BACKEND", None)
-    go = tmp_path / "go"
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _COUNT, str(tmp_path / f"ready{i}"), str(go)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(2)
-    ]
-    deadline = time.monotonic() + 120
-    while not all((tmp_path / f"ready{i}").exists() for i in range(2)):
-        assert time.monotonic() < deadline, "the compiling processes did not start"
-        assert all(p.poll() is None for p in procs), [p.communicate() for p in procs]
-        time.sleep(0.05)
-    go.write_text("")
-    outs = [p.communicate(timeout=120) for p in procs]
-    assert all(p.returncode == 0 for p in procs), outs
+    outs = run_together(_COUNT, env, tmp_path, timeout=120)
     assert sorted(o.split()[1] for o, _ in outs) == ["0", "1"]
     assert all(o.split()[0] == "c" for o, _ in outs)
     # a later process with no working compiler and the C backend forced loads the library
     late = subprocess.run(
-        [sys.executable, "-c", _COUNT, str(tmp_path / "ready2"), str(go)],
+        [sys.executable, "-c", _COUNT, str(tmp_path / "ready2"), str(tmp_path / "go")],
         env=dict(env, CC="/bin/false", FLUIDNET_BACKEND="c"),
         capture_output=True,
         text=True,

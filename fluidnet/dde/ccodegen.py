@@ -38,7 +38,14 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.precedence import precedence
 
 from ..errors import ModelError
-from .clib import MODEL_NAMES, SYMBOL, CFunction, CLibrary, open_library  # noqa: F401 - re-exported
+from .clib import (  # noqa: F401 - re-exported
+    MODEL_NAMES,
+    SYMBOL,
+    CFunction,
+    CLibrary,
+    _unlink,
+    open_library,
+)
 
 __all__ = [
     "CLibrary",
@@ -520,10 +527,3 @@ def compile_library(source: bytes, directory: Path, label: str, source_path: Pat
         )
     finally:
         _unlink(tmp)
-
-
-def _unlink(path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
