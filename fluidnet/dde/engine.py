@@ -231,7 +231,7 @@ def _aot_engine(data: bytes, path: Path) -> Engine:
     return Engine("aot", path, advance)
 
 
-_ENGINES: dict[tuple[str, Path], Engine] = {}
+_ENGINES: dict[tuple[str, str], Engine] = {}
 _LOCK = threading.Lock()
 
 
@@ -247,11 +247,12 @@ def engine() -> Engine:
         For an unknown ``FLUIDNET_ENGINE``.
     """
     mode = _mode()
-    path = engine_path()
+    memo = (mode, os.environ.get("FLUIDNET_CACHE", ""))
     with _LOCK:
-        found = _ENGINES.get((mode, path))
-        if found is not None:
+        found = _ENGINES.get(memo)
+        if found is not None:  # no look at the disk: a simulation of a few steps stays cheap
             return found
+        path = engine_path()
         if mode == "jit":
             found = _jit_engine()
         else:
@@ -265,7 +266,7 @@ def engine() -> Engine:
                 )
             else:
                 found = _jit_engine()
-        _ENGINES[mode, path] = found
+        _ENGINES[memo] = found
         return found
 
 
