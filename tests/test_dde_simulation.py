@@ -27,7 +27,11 @@ def _decay():
 
 # ----------------------------------------------------------------------------- Ctrl-C
 _LONG_RUN = """
-import sys, time
+import signal, sys, time
+# Ctrl-C as at a terminal, whatever the test runner's process passed on (an ignored or
+# blocked SIGINT is inherited across exec)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 import numpy as np
 import fluidnet as fn
 x = fn.states("x")

@@ -37,7 +37,10 @@ GRID = {"a": [0.5, 1.0, 1.5, 2.0], "tau": [0.25, 0.5, 1.0, 1.5]}
 
 CHART = textwrap.dedent(
     """
-    import sys
+    import signal, sys
+    # Ctrl-C as at a terminal (an ignored or blocked SIGINT is inherited across exec)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
     import fluidnet as fn
     import fluidnet.sweep.store as st
     from fluidnet.sweep import ProcessExecutor
