@@ -1,7 +1,10 @@
 """Stability charts: the spectral abscissa over a grid of parameter values.
 
 :func:`stability_chart` returns an :class:`xarray.Dataset`; ``ds.stability.plot()`` (an xarray
-accessor registered by this module) draws the stable region.
+accessor registered by this module) draws the stable region. A chart read back from disk
+(``xarray.open_dataset``) has the accessor once this module is imported: ``import
+fluidnet.stability.chart`` (using ``fn.stability_chart`` or ``fn.nonlinear_chart`` does it;
+``import fluidnet`` alone imports no analysis module).
 """
 
 from __future__ import annotations
