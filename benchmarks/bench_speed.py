@@ -134,14 +134,17 @@ def network_model(links: int = 199):
     A = np.zeros((links, S))
     A[:, 0] = 1.0
     A[np.arange(links), np.arange(1, S)] = 1.0
-    return fn.models.kelly_primal(A, T=[0.05 + 0.001 * i for i in range(S)], c=2.0, B=4.0)
+    # x = 1 is the equilibrium: every link carries 2 = c (price (2/2)^4 = 1), so source 0 (on
+    # every link) pays 199 and the others 1 (w_n = x_n p_n)
+    w = [float(links)] + [1.0] * links
+    return fn.models.kelly_primal(A, w=w, T=[0.05 + 0.001 * i for i in range(S)], c=2.0, B=4.0)
 
 
 def large_linearize() -> dict:
     with _Timer() as build:
         model = network_model()
         model.form  # noqa: B018 - the canonical form, built once
-    eq = {n: 1.0 for n in model.state_names}  # the law is linearized at any given point
+    eq = {n: 1.0 for n in model.state_names}  # the equilibrium (see network_model)
     with _Timer() as first:
         lin = model.linearize(equilibrium=eq)
     with _Timer() as again:
