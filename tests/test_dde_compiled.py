@@ -37,7 +37,7 @@ def _relay():
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     d = tmp_path_factory.mktemp("saved")
-    # sympy takes ~25 s to solve the Kelly law's 1 - x**11 = 0: its equilibrium is given
+    # the three ways to give the equilibrium: given, computed, none
     models = {
         "kelly": (_kelly(), {"x": 1.0}),
         "rcp": (fn.models.rcp(), True),

@@ -217,3 +217,24 @@ def test_a_given_equilibrium_is_checked_without_the_search_plan():
     # 0.1 % off: x' = 0.5 (1 - 1.001^4) = -2.003e-3
     with pytest.raises(AnalysisError, match=r"not an equilibrium.*dx_1/dt = -0\.002003"):
         m.linearize(equilibrium={"x_1": x * (1 + 1e-3)})
+
+
+def test_high_degree_steady_state_is_solved_numerically():
+    """Kelly's law with the price (x/c)^10: x^11 = w c^10, so x = (w c^10)^(1/11). The degree-11
+    polynomial has no useful closed form (sympy spent 25 s verifying its complex roots): the
+    numeric search answers."""
+    from fluidnet.symbolic.equilibrium import symbolic_equilibria
+
+    x = fn.states("x")
+    kappa, w, c, T = fn.params("kappa w c T")
+    m = fn.Model(
+        rhs={x: kappa * (w - x(t) * (x(t - T) / c) ** 10)},
+        params={kappa: 0.2, w: 3.0, c: 1.5, T: 1.0},
+    )
+    assert symbolic_equilibria(m) is None
+    assert m.equilibrium()["x"] == pytest.approx((3.0 * 1.5**10) ** (1 / 11), rel=1e-12)
+    low = fn.Model(rhs={x: kappa * (w - x(t) * x(t - T) ** 3)}, params={kappa: 0.2, w: 8.0, T: 1})
+    sols = symbolic_equilibria(low)  # degree 4: still in closed form, w symbolic
+    roots = [complex(sol["x"].subs(w, 8)) for sol in sols]
+    assert any(abs(r - 8.0 ** (1 / 4)) < 1e-12 for r in roots)
+    assert low.equilibrium()["x"] == pytest.approx(8.0 ** (1 / 4), rel=1e-12)

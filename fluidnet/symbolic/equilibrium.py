@@ -47,6 +47,10 @@ __all__ = [
 ]
 
 _SYMBOLIC_MAX_STATES = 4
+#: Steady-state polynomials of higher total degree in the states are solved numerically: their
+#: closed-form roots (radicals, roots of unity as trigonometric expressions) are of no use, and
+#: sympy spends tens of seconds verifying them (Kelly's law with the price (x/c)^10: 25 s).
+_SYMBOLIC_MAX_DEGREE = 4
 #: Relative residual below which a point solves a steady-state equation (each equation is
 #: measured against its largest term).
 RESIDUAL_TOL = 1e-8
@@ -102,6 +106,11 @@ def steady_state_equations(form) -> list[sympy.Expr]:
     return eqs
 
 
+def _degree(eqs, xs) -> int:
+    """The largest total degree in ``xs`` of the polynomial equations ``eqs``."""
+    return max((sympy.Poly(e, *xs).total_degree() for e in eqs if e != 0), default=0)
+
+
 def _is_rational(eqs, xs) -> bool:
     bad = (sympy.Piecewise, sympy.Heaviside, sympy.Max, sympy.Min, sympy.sign, sympy.Abs)
     return all(e.is_rational_function(*xs) and not e.has(*bad) for e in eqs)
@@ -130,6 +139,9 @@ def _solve_symbolically(form) -> list[dict[str, sympy.Expr]] | None:
                 sympy.together(eqs[i].xreplace(fixed)) for i in range(len(eqs)) if i not in subset
             ]
             sub_eqs = [sympy.fraction(e)[0] for e in sub_eqs]
+            if free and _degree(sub_eqs, free) > _SYMBOLIC_MAX_DEGREE:
+                result = None  # no useful closed form (Abel-Ruffini): the numeric search
+                break
             if free:
                 try:
                     sols = sympy.solve(sub_eqs, free, dict=True)
