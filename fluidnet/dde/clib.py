@@ -7,9 +7,10 @@ compiled models (:mod:`fluidnet.dde.compiled`) loads them through this module.
 from __future__ import annotations
 
 import ctypes
-import itertools
 import os
 from pathlib import Path
+
+from .cache import private_copy
 
 __all__ = ["CFunction", "CLibrary", "MODEL_NAMES", "SYMBOL", "open_library"]
 
@@ -25,7 +26,6 @@ SYMBOL = {
 MODEL_NAMES = ("rhs", "delay", "switch", "sgrad")
 
 _FUNC = ctypes.CFUNCTYPE(None, ctypes.c_double, *[ctypes.POINTER(ctypes.c_double)] * 6)
-_SERIAL = itertools.count()
 
 
 class CFunction:
@@ -67,28 +67,20 @@ class CLibrary:
 def open_library(data: bytes, path: Path, names: tuple[str, ...]) -> CLibrary:
     """Load the verified library bytes ``data`` (the cached file ``path``).
 
-    The bytes are written to a new file of a unique name in the same private directory,
-    loaded from there and the file removed: what runs is exactly what was verified (not
-    whatever the cached file holds by then), and a library rebuilt in this process is never
-    mistaken by the dynamic loader for one it loaded before under the same name.
+    The library is loaded from a private copy of ``data`` (see
+    :func:`~fluidnet.dde.cache.private_copy`).
 
     Raises
     ------
     OSError
         When the dynamic loader refuses the library or a function is missing.
     """
-    tmp = path.parent / f".load-{os.getpid()}-{next(_SERIAL)}-{path.stem}.so"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+    with private_copy(data, path) as tmp:
         cdll = ctypes.CDLL(str(tmp), mode=os.RTLD_LOCAL | os.RTLD_NOW)
         try:
             return CLibrary(cdll, names, path)
         except (AttributeError, ValueError) as exc:
             raise OSError(f"{path}: {exc}") from exc
-    finally:
-        _unlink(tmp)
 
 
 def _unlink(path) -> None:

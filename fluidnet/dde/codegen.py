@@ -46,7 +46,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 
@@ -68,6 +68,7 @@ from .cache import (  # noqa: F401 - re-exported: the cache of generated code li
     _write_atomic,
     cache_dir,
 )
+from .compiled import CompiledModel
 
 __all__ = [
     "CompiledModel",
@@ -726,6 +727,8 @@ def jacobian_address(cm: CompiledModel) -> int:
     OptionError
         When ``FLUIDNET_BACKEND=c`` and the C compiler does not work.
     """
+    if cm.jacobian is not None:  # a saved model's, loaded with it
+        return int(cm.jacobian.jac.address)
     with _LOCK:
         lib = _JACOBIANS.get(cm.key)
         if lib is None and cm.backend == "c":
@@ -796,76 +799,6 @@ def _form_key(form, backend: str = "numba") -> str:
     parts += [f"{lag.symbol.name}|{lag.state}|{_structure(lag.delay, atoms)}" for lag in form.lags]
     parts += [_structure(e, atoms) for e in form.rhs]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
-
-
-@dataclass(frozen=True)
-class CompiledModel:
-    """A model's compiled functions and the static facts the integrator needs.
-
-    Attributes
-    ----------
-    key : str
-        Hash of the form and backend; the cached module is ``fluidnet_gen_<key>.py`` (numba),
-        the cached library ``fluidnet_cgen_<key>.so`` (C).
-    form : DDEForm
-    n, nlag, nswitch, nparam : int
-    lag_state : ndarray of int64
-        State index of each lag.
-    lag_statedep : ndarray of int64
-        1 for lags whose delay depends on states, other lags or ``t``.
-    switch_lagdep : ndarray of int64
-        1 for switching functions that depend on lagged values.
-    nonnegative : ndarray of int64
-        1 for projected states.
-    addresses : ndarray of int64
-        Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
-    module : module or CLibrary
-        The imported generated module, or the loaded C library
-        (:class:`~fluidnet.dde.ccodegen.CLibrary`): it keeps the compiled functions alive.
-        Either way ``module.rhs.address`` is an address and ``module.rhs.ctypes`` a callable.
-    path : Path
-        The generated source file (``.py`` or ``.c``).
-    backend : str
-        ``"c"`` (compiled by the system C compiler) or ``"numba"``.
-    """
-
-    key: str
-    form: object
-    n: int
-    nlag: int
-    nswitch: int
-    nparam: int
-    lag_state: np.ndarray
-    lag_statedep: np.ndarray
-    switch_lagdep: np.ndarray
-    nonnegative: np.ndarray
-    addresses: np.ndarray
-    module: object
-    path: Path
-    backend: str = "numba"
-
-    @cached_property
-    def switches(self) -> tuple[Switch, ...]:
-        """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
-        return tuple(_symbolic(self.form).switches)
-
-    @cached_property
-    def surface_labels(self) -> tuple[str, ...]:
-        """The switching functions as text, delayed values written ``x(t - (tau))``."""
-        form = self.form
-        names = {
-            sympy.Symbol(f"x[{i}]", real=True): sympy.Symbol(n) for i, n in enumerate(form.states)
-        }
-        names.update(
-            {sympy.Symbol(f"p[{j}]", real=True): sympy.Symbol(n) for j, n in enumerate(form.params)}
-        )
-        names.update(
-            {
-                sympy.Symbol(f"z[{k}]", real=True): sympy.Symbol(form.lag_label(lag))
-                for k, lag in enumerate(form.lags)
-            }
-        )
-        return tuple(str(sw.surface.xreplace(names)) for sw in self.switches)
 
 
 _LOCK = threading.Lock()
@@ -1049,28 +982,6 @@ def _forced_c_error(form, exc: Exception) -> OptionError:
     )
 
 
-def _compiled(form, key: str, module, path: Path, backend: str) -> CompiledModel:
-    functions = (module.rhs, module.delay, module.switch, module.sgrad)
-    return CompiledModel(
-        key=key,
-        form=form,
-        n=form.n,
-        nlag=len(form.lags),
-        nswitch=module.N_SWITCHES,
-        nparam=len(form.p),
-        lag_state=np.array(module.LAG_STATE, dtype=np.int64).reshape(-1),
-        lag_statedep=np.array(module.LAG_STATEDEP, dtype=np.int64).reshape(-1),
-        switch_lagdep=np.array(module.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
-        nonnegative=np.array(
-            [1 if i in form.nonnegative else 0 for i in range(form.n)], dtype=np.int64
-        ),
-        addresses=np.array([f.address for f in functions], dtype=np.int64),
-        module=module,
-        path=path,
-        backend=backend,
-    )
-
-
 def _compile_c(form, key: str, forced: bool) -> CompiledModel | None:
     """The model compiled by the C backend; ``None`` (to use numba) when the compiler does not
     work or C cannot express the model, unless ``forced``. Called with ``_LOCK`` held."""
@@ -1098,7 +1009,7 @@ def _compile_c(form, key: str, forced: bool) -> CompiledModel | None:
         return None
     if (lib.N_STATES, lib.N_LAGS, lib.N_PARAMS) != (form.n, len(form.lags), len(form.p)):
         raise CacheError(f"{lib.path} does not describe model {form.name!r} (sizes differ)")
-    return _compiled(form, key, lib, cache_dir() / f"{stem}.c", "c")
+    return CompiledModel.of(form, key, lib, cache_dir() / f"{stem}.c", "c")
 
 
 def compile_form(form, backend: str | None = None) -> CompiledModel:
@@ -1150,7 +1061,7 @@ def compile_form(form, backend: str | None = None) -> CompiledModel:
         path = directory / f"fluidnet_gen_{key}.py"
         with _file_lock(directory / f"fluidnet_gen_{key}.lock"):
             module, _ = _load(form, key, path)
-        compiled = _compiled(form, key, module, path, "numba")
+        compiled = CompiledModel.of(form, key, module, path, "numba")
         _MEMO[key] = compiled
         return compiled
 

@@ -27,6 +27,7 @@ import sys
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ import numpy as np
 from ..errors import ModelError, OptionError, ParameterError
 from .clib import MODEL_NAMES, CLibrary, open_library
 
-__all__ = ["SavedModel", "load_compiled", "save_compiled"]
+__all__ = ["CompiledModel", "SavedModel", "load_compiled", "save_compiled"]
 
 FORMAT = "fluidnet-compiled-model"
 VERSION = 1
@@ -49,13 +50,11 @@ def _machine() -> dict[str, str]:
 # ------------------------------------------------------------------------------------- save
 def _verified_bytes(lib: Any) -> bytes:
     """The bytes of a cached C library, checked against the cache index once more."""
-    from .cache import _digest, _read_index
+    from .cache import verified_bytes
 
-    path = Path(lib.path)
-    data = path.read_bytes()
-    index = _read_index(path.parent) or {}
-    if index.get(path.name) != _digest(data):
-        raise ModelError(f"the cached library {path} changed since it was loaded: not saving it")
+    data = verified_bytes(Path(lib.path))
+    if data is None:
+        raise ModelError(f"the cached library {lib.path} changed since it was loaded: not saved")
     return data
 
 
@@ -188,11 +187,45 @@ class SavedForm:
 
 
 @dataclass(frozen=True)
-class SavedCompiled:
-    """A saved model's loaded libraries, in the layout of a compiled model."""
+class CompiledModel:
+    """A model's compiled functions and the static facts the integrator needs (made by
+    :func:`fluidnet.dde.codegen.compile_form`, or loaded with a saved model).
+
+    Attributes
+    ----------
+    key : str
+        Hash of the form and backend; the cached module is ``fluidnet_gen_<key>.py`` (numba),
+        the cached library ``fluidnet_cgen_<key>.so`` (C).
+    form : DDEForm or SavedForm
+    n, nlag, nswitch, nparam : int
+    lag_state : ndarray of int64
+        State index of each lag.
+    lag_statedep : ndarray of int64
+        1 for lags whose delay depends on states, other lags or ``t``.
+    switch_lagdep : ndarray of int64
+        1 for switching functions that depend on lagged values.
+    nonnegative : ndarray of int64
+        1 for projected states.
+    addresses : ndarray of int64
+        Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
+    module : module or CLibrary
+        The imported generated module, or the loaded C library
+        (:class:`~fluidnet.dde.clib.CLibrary`): it keeps the compiled functions alive.
+        Either way ``module.rhs.address`` is an address and ``module.rhs.ctypes`` a callable.
+    path : Path
+        The generated source file (``.py`` or ``.c``), or the saved model's file.
+    backend : str
+        ``"c"`` (compiled by the system C compiler) or ``"numba"``.
+    labels : tuple of str, optional
+        The switching functions as text, when stored (a saved model has no symbolic form to
+        write them from).
+    jacobian : CLibrary, optional
+        The library of ``jac`` when it came with the model (a saved model); otherwise it is
+        generated on first use (:func:`fluidnet.dde.codegen.jacobian_address`).
+    """
 
     key: str
-    form: SavedForm
+    form: Any
     n: int
     nlag: int
     nswitch: int
@@ -202,14 +235,71 @@ class SavedCompiled:
     switch_lagdep: np.ndarray
     nonnegative: np.ndarray
     addresses: np.ndarray
-    module: CLibrary
-    jacobian: CLibrary
+    module: Any
     path: Path
-    surface_labels: tuple[str, ...]
-    backend: str = "c"
+    backend: str = "numba"
+    labels: tuple[str, ...] | None = None
+    jacobian: Any = None
+
+    @classmethod
+    def of(cls, form, key: str, module, path: Path, backend: str, **extra: Any) -> CompiledModel:
+        """The compiled model of ``form`` whose functions and tables are ``module``'s."""
+        return cls(
+            key=key,
+            form=form,
+            n=form.n,
+            nlag=len(form.lags),
+            nswitch=module.N_SWITCHES,
+            nparam=len(form.params),
+            lag_state=np.array(module.LAG_STATE, dtype=np.int64).reshape(-1),
+            lag_statedep=np.array(module.LAG_STATEDEP, dtype=np.int64).reshape(-1),
+            switch_lagdep=np.array(module.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
+            nonnegative=np.array(
+                [1 if i in form.nonnegative else 0 for i in range(form.n)], dtype=np.int64
+            ),
+            addresses=np.array([getattr(module, f).address for f in MODEL_NAMES], np.int64),
+            module=module,
+            path=path,
+            backend=backend,
+            **extra,
+        )
 
     def jacobian_address(self) -> int:
-        return int(self.jacobian.jac.address)
+        """Machine address of the right-hand side's Jacobian (for linearly implicit methods)."""
+        if self.jacobian is not None:
+            return int(self.jacobian.jac.address)
+        from .codegen import jacobian_address  # generated on first use (sympy)
+
+        return jacobian_address(self)
+
+    @cached_property
+    def switches(self) -> tuple:
+        """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
+        from .codegen import _symbolic
+
+        return tuple(_symbolic(self.form).switches)
+
+    @cached_property
+    def surface_labels(self) -> tuple[str, ...]:
+        """The switching functions as text, delayed values written ``x(t - (tau))``."""
+        if self.labels is not None:
+            return self.labels
+        import sympy
+
+        form = self.form
+        names = {
+            sympy.Symbol(f"x[{i}]", real=True): sympy.Symbol(n) for i, n in enumerate(form.states)
+        }
+        names.update(
+            {sympy.Symbol(f"p[{j}]", real=True): sympy.Symbol(n) for j, n in enumerate(form.params)}
+        )
+        names.update(
+            {
+                sympy.Symbol(f"z[{k}]", real=True): sympy.Symbol(form.lag_label(lag))
+                for k, lag in enumerate(form.lags)
+            }
+        )
+        return tuple(str(sw.surface.xreplace(names)) for sw in self.switches)
 
 
 class SavedModel:
@@ -238,27 +328,17 @@ class SavedModel:
         self.params = {k: v["value"] for k, v in meta["params"].items()}
         self._bounds = {k: tuple(v["bounds"]) for k, v in meta["params"].items()}
         self._equilibrium = meta.get("equilibrium")
-        n, nlag, nsw, npar = (int(v) for v in meta["sizes"])
-        if (lib.N_STATES, lib.N_LAGS, lib.N_SWITCHES, lib.N_PARAMS) != (n, nlag, nsw, npar):
+        sizes = tuple(int(v) for v in meta["sizes"])
+        if (lib.N_STATES, lib.N_LAGS, lib.N_SWITCHES, lib.N_PARAMS) != sizes:
             raise ModelError(f"{path}: the library does not match the model it was saved with")
-        self.compiled = SavedCompiled(
-            key=str(meta["key"]),
-            form=self.form,
-            n=n,
-            nlag=nlag,
-            nswitch=nsw,
-            nparam=npar,
-            lag_state=np.array(lib.LAG_STATE, dtype=np.int64).reshape(-1),
-            lag_statedep=np.array(lib.LAG_STATEDEP, dtype=np.int64).reshape(-1),
-            switch_lagdep=np.array(lib.SWITCH_LAGDEP, dtype=np.int64).reshape(-1),
-            nonnegative=np.array(
-                [1 if i in self.form.nonnegative else 0 for i in range(n)], dtype=np.int64
-            ),
-            addresses=np.array([getattr(lib, f).address for f in MODEL_NAMES], dtype=np.int64),
-            module=lib,
+        self.compiled = CompiledModel.of(
+            self.form,
+            str(meta["key"]),
+            lib,
+            path,
+            "c",
+            labels=tuple(meta["surfaces"]),
             jacobian=jac,
-            path=path,
-            surface_labels=tuple(meta["surfaces"]),
         )
 
     def __repr__(self) -> str:

@@ -171,37 +171,27 @@ def _jit_engine() -> Engine:
 
 
 def _verified(path: Path) -> bytes | None:
-    """The bytes of ``path`` when they match the digest the cache index recorded, else None."""
-    from .cache import _digest, _read_index
+    """The bytes of ``path`` when they match the digest the cache index recorded (a warning
+    when a file is there but does not match), else None."""
+    from .cache import verified_bytes
 
-    index = _read_index(path.parent)
-    if not index or path.name not in index:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if _digest(data) == index[path.name]:
-        return data
-    warnings.warn(
-        f"the ahead-of-time integrator {path} does not match the digest recorded when it was "
-        "built (damaged or replaced): not loading it; the just-in-time integrator is used "
-        "until 'python -m fluidnet.dde.warmup' builds it again",
-        RuntimeWarning,
-        stacklevel=4,
-    )
-    return None
+    data = verified_bytes(path)
+    if data is None and path.exists():
+        warnings.warn(
+            f"the ahead-of-time integrator {path} does not match the digest recorded when it "
+            "was built (damaged, replaced or unrecorded): not loading it; the just-in-time "
+            "integrator is used until 'python -m fluidnet.dde.warmup' builds it again",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+    return data
 
 
 def _import_extension(name: str, data: bytes, path: Path) -> ModuleType:
-    """Import the verified bytes ``data`` of the extension ``path``: from a copy of a unique
-    name in the same private directory, removed after loading, so that what runs is exactly
-    what was verified."""
-    tmp = path.parent / f".load-{os.getpid()}-{threading.get_ident()}-{path.name}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+    """Import the verified bytes ``data`` of the extension ``path`` (from a private copy)."""
+    from .cache import private_copy
+
+    with private_copy(data, path) as tmp:
         loader = importlib.machinery.ExtensionFileLoader(name, str(tmp))
         spec = importlib.util.spec_from_file_location(name, str(tmp), loader=loader)
         if spec is None:  # pragma: no cover - the loader was given explicitly
@@ -209,9 +199,6 @@ def _import_extension(name: str, data: bytes, path: Path) -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         loader.exec_module(module)
         return module
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
 
 
 def _aot_engine(data: bytes, path: Path) -> Engine:
@@ -219,13 +206,17 @@ def _aot_engine(data: bytes, path: Path) -> Engine:
     expected = _layout(_sample_run()[1])
     aot_advance = module.advance
 
+    checked = threading.local()  # the run last checked by this thread (by id: not kept alive)
+
     def advance(st: Any, run: Any, budget: int) -> int:
-        layout = _layout(run)
-        if layout != expected:  # the extension would misread the arrays: never call it then
-            raise TypeError(
-                "the ahead-of-time integrator was given arrays of another layout "
-                f"({layout} instead of {expected})"
-            )
+        if getattr(checked, "run", None) != id(run):  # 33 us: once per run, not per call
+            layout = _layout(run)
+            if layout != expected:  # the extension would misread the arrays: never call it
+                raise TypeError(
+                    "the ahead-of-time integrator was given arrays of another layout "
+                    f"({layout} instead of {expected})"
+                )
+            checked.run = id(run)
         return aot_advance(st, run, budget)
 
     return Engine("aot", path, advance)

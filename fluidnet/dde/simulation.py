@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -15,14 +15,11 @@ from ..errors import IntegrationError, OptionError, ParameterError
 from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
-from .compiled import SavedCompiled, SavedModel
+from .compiled import CompiledModel, SavedModel
 from .engine import engine
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
-
-if TYPE_CHECKING:
-    from .codegen import CompiledModel
 
 __all__ = ["simulate"]
 
@@ -137,13 +134,7 @@ def model_data(
     """The kernel's view of a compiled model with its parameter values (and the address of its
     Jacobian when ``jacobian``, for a linearly implicit method)."""
     rhs, delay, switch, sgrad = (int(a) for a in cm.addresses)
-    jac = 0
-    if jacobian and isinstance(cm, SavedCompiled):
-        jac = cm.jacobian_address()
-    elif jacobian:
-        from .codegen import jacobian_address  # sympy: imported when a symbolic model is run
-
-        jac = jacobian_address(cm)
+    jac = cm.jacobian_address() if jacobian else 0
     return ModelData(
         rhs=rhs,
         delay=delay,
