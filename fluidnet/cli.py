@@ -9,7 +9,10 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = argparse.ArgumentParser(prog="fluidnet", description=__doc__)
+    p.add_argument("--version", action="version", version=f"fluidnet {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser(
         "reproduce",
