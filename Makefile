@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 # Re-install when pyproject.toml changes.
 STAMP  := $(VENV)/.stamp
 
-.PHONY: all test reproduce bench lint notebooks clean venv
+.PHONY: all test reproduce bench lint notebooks clean venv docs
 
 # One BLAS thread per process: the analyses solve many small eigenproblems, where threaded BLAS
 # on 2 cores is 10-40x slower, and the tests already use one process per core.
@@ -52,6 +52,19 @@ reproduce: $(STAMP)-core $(STAMP)-engine
 bench: $(STAMP)-dev $(STAMP)-engine
 	$(BIN)/python benchmarks/run.py
 
+# The documentation site builds with its own extra; its paper pages show the figures and targets
+# of the last `make reproduce` (run first when there is none).
+$(STAMP)-docs: pyproject.toml | $(BIN)/python
+	$(PIP) install -e ".[docs]"
+	touch $@
+
+papers/REPORT.md:
+	$(MAKE) reproduce
+
+## make docs: the documentation site in docs/_build/html (warnings are errors)
+docs: $(STAMP)-dev $(STAMP)-docs $(STAMP)-engine papers/REPORT.md
+	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
+
 lint: $(STAMP)-dev
 	$(BIN)/ruff check fluidnet tests benchmarks
 	$(BIN)/ruff format --check fluidnet tests benchmarks
@@ -60,6 +73,6 @@ notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache docs/_build docs/api docs/papers docs/auto_examples docs/jupyter_execute
 	# numba's on-disk cache does not notice edits to the kernels' callees
 	find fluidnet -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -1,0 +1,107 @@
+"""Write the API reference pages from the packages' ``__all__`` lists.
+
+Every public name of :mod:`fluidnet` and of its public subpackages gets a page (through
+autosummary), grouped by the stage that defines it, so that a new public name appears in the
+reference without anyone editing the docs. :func:`sections` is what the test of the reference
+(``tests/test_docs_site.py``) checks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+#: Stages of the package, in data-flow order: (module prefix, title, one line on what it holds).
+STAGES = [
+    ("fluidnet.errors", "Errors", "The exceptions every stage raises."),
+    ("fluidnet.linear", "Linear delay systems", "Linear DDEs, their roots, transfer functions."),
+    ("fluidnet.symbolic", "Models", "Writing a law: states, parameters, models, equilibria."),
+    ("fluidnet.dde", "Nonlinear integration", "The compiled integrator and its results."),
+    ("fluidnet.stability", "Stability analysis", "Frequency domain, charts, critical values."),
+    ("fluidnet.bifurcation", "Bifurcations", "Hopf points, periodic orbits, continuation."),
+    ("fluidnet.stochastic", "Window chains", "Stationary laws of window chains."),
+    ("fluidnet.packet", "Packet simulation", "Scenarios on ns-3 and fluid-against-packet checks."),
+    ("fluidnet.papers", "Papers", "Reproducing the source papers."),
+    ("fluidnet.models", "Model library", "Library models, each citing its paper."),
+    ("fluidnet.sweep", "Sweeps", "Executors, checkpoint stores, grids."),
+]
+
+#: Subpackages whose own ``__all__`` is documented beside the top-level names.
+NAMESPACES = ["fluidnet", "fluidnet.models", "fluidnet.sweep"]
+
+#: Top-level names that are subpackages, documented by their own section.
+MODULE_NAMES = {"models", "flowlevel"}
+
+
+def _stage(qualified: str) -> str:
+    for prefix, *_ in STAGES:
+        if qualified == prefix or qualified.startswith(prefix + "."):
+            return prefix
+    raise LookupError(f"{qualified} belongs to no documented stage")
+
+
+def _defining_module(name: str, obj) -> str:
+    """The fluidnet module that defines ``obj`` (data such as ``fn.t`` has no ``__module__``)."""
+    where = getattr(obj, "__module__", None) or ""
+    if where.startswith("fluidnet"):
+        return where
+    for mod_name, mod in sorted(sys.modules.items()):
+        if mod_name.startswith("fluidnet.") and vars(mod).get(name) is obj:
+            if not hasattr(mod, "__path__"):  # a module, not a package re-exporting it
+                return mod_name
+    raise LookupError(f"fluidnet.{name} is defined in no fluidnet module")
+
+
+def sections() -> dict[str, list[str]]:
+    """Map each stage prefix to the fully qualified public names it documents."""
+    out: dict[str, list[str]] = {prefix: [] for prefix, *_ in STAGES}
+    for namespace in NAMESPACES:
+        package = importlib.import_module(namespace)
+        for name in package.__all__:
+            if namespace == "fluidnet" and name in MODULE_NAMES:
+                continue
+            obj = getattr(package, name)
+            where = namespace if namespace != "fluidnet" else _defining_module(name, obj)
+            if namespace == "fluidnet" and where == "fluidnet":  # errors re-exported eagerly
+                where = "fluidnet.errors"
+            out[_stage(where)].append(f"{namespace}.{name}")
+    return {k: v for k, v in out.items() if v}
+
+
+def _write(app) -> None:
+    target = Path(app.srcdir) / "api"
+    target.mkdir(exist_ok=True)
+    titles = {prefix: (title, line) for prefix, title, line in STAGES}
+    parts = sections()
+    index = [
+        "API reference",
+        "=============",
+        "",
+        "Every public name, grouped by the stage of the package that defines it. "
+        "``import fluidnet as fn`` gives the names of the first groups as ``fn.<name>``; "
+        "library models are ``fn.models.<name>``, sweep tools ``fluidnet.sweep.<name>``.",
+        "",
+        ".. toctree::",
+        "   :maxdepth: 1",
+        "",
+    ]
+    for prefix, names in parts.items():
+        title, line = titles[prefix]
+        slug = prefix.replace(".", "_")
+        index.append(f"   {slug}")
+        page = [title, "=" * len(title), "", line, "", ".. autosummary::", "   :toctree: generated", ""]
+        page += [f"   {name}" for name in names]
+        _replace(target / f"{slug}.rst", "\n".join(page) + "\n")
+    _replace(target / "index.rst", "\n".join(index) + "\n")
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` unless the file already holds it (keeps Sphinx's incremental builds)."""
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def setup(app):
+    app.connect("config-inited", lambda app, config: _write(app))
+    return {"parallel_read_safe": True, "version": "1"}

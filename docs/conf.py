@@ -1,0 +1,117 @@
+"""Sphinx configuration of fluidnet's documentation site (``make docs``).
+
+The site is built with warnings as errors and nitpicky cross-references. Names from other
+libraries are not resolved (the build runs offline, without intersphinx inventories); they are
+listed in ``nitpick_ignore_regex`` below, and every fluidnet name must resolve.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE / "_ext"))
+
+import fluidnet  # noqa: E402
+
+project = "fluidnet"
+author = "The fluidnet developers"
+copyright = "2026, the fluidnet developers"  # noqa: A001
+release = fluidnet.__version__
+version = ".".join(release.split(".")[:2])
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "numpydoc",
+    "myst_nb",
+    "sphinx_gallery.gen_gallery",
+    "apiref",
+    "paperpages",
+]
+
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
+root_doc = "index"
+exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+templates_path = ["_templates"]
+
+# -- cross-references ------------------------------------------------------------------------
+nitpicky = True
+default_role = "literal"  # `x` is code; cross-references are explicit (:func:, See Also)
+#: Types of other libraries and numpydoc's descriptive words: not resolvable offline.
+_EXTERNAL = (
+    r"(numpy|np|scipy|sympy|sp|xarray|xr|matplotlib|mpl|control|dask|distributed|zarr|"
+    r"concurrent|os|pathlib|collections|typing|numbers|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
+)
+nitpick_ignore_regex = [
+    (r"py:.*", _EXTERNAL),
+    (r"py:.*", r"(ndarray|array_like|array-like|ArrayLike|NDArray|Dataset|DataArray|Axes|Figure)"),
+    (r"py:.*", r"(Expr|Symbol|Function|Basic|Matrix|AppliedUndef|Executor|Future|Client)"),
+    (r"py:.*", r"(Path|PathLike|Mapping|Sequence|Iterable|Iterator|Callable|Any|Self|Literal)"),
+    (r"py:.*", r"(optional|default|callable|sequence|mapping|scalar|iterable|None\|.*)"),
+    (r"py:.*", r"(int|float|complex|str|bool|bytes|dict|list|tuple|set|object|type|slice)"),
+    (r"py:.*", r"(path-like|file-like|function|generator|array|matrix|string|number)"),
+]
+
+# -- autodoc and numpydoc --------------------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": False, "inherited-members": False}
+autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+numpydoc_xref_param_type = True
+numpydoc_xref_ignore = "all"
+#: numpydoc links builtin type words to Python's and NumPy's inventories, which the offline build
+#: does not have: they stay plain words.
+from numpydoc.xref import DEFAULT_LINKS  # noqa: E402
+
+numpydoc_xref_aliases = {word: word for word in DEFAULT_LINKS}
+numpydoc_validation_checks: set[str] = set()
+
+# -- notebooks and tutorials (MyST-NB) -------------------------------------------------------
+nb_execution_mode = os.environ.get("FLUIDNET_DOCS_EXECUTE", "force")
+nb_execution_timeout = 900
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
+myst_heading_anchors = 3
+
+# -- gallery ---------------------------------------------------------------------------------
+sphinx_gallery_conf = {
+    "examples_dirs": str(ROOT / "examples"),
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "abort_on_example_error": True,
+    "only_warn_on_example_error": False,
+    "download_all_examples": False,
+    "remove_config_comments": True,
+    "within_subsection_order": "FileNameSortKey",
+    "matplotlib_animations": False,
+    "image_scrapers": ("matplotlib",),
+    "reset_modules": ("matplotlib",),
+    "show_memory": False,
+}
+
+# -- HTML ------------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"fluidnet {release}"
+html_static_path = ["_static"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": [],
+}
+html_sidebars = {"index": [], "changelog": []}
+html_show_sourcelink = False
