@@ -36,11 +36,19 @@ extensions = [
     "sphinx_gallery.gen_gallery",
     "apiref",
     "paperpages",
+    "notebookpages",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
-exclude_patterns = ["_build", "Thumbs.db", ".DS_Store", "**.ipynb_checkpoints", "jupyter_execute"]
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "**.ipynb_checkpoints",
+    "jupyter_execute",
+    "auto_examples/*.ipynb",  # sphinx-gallery writes them for download; the .py pages run once
+]
 templates_path = ["_templates"]
 
 # -- cross-references ------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """
 TCP with RED: a quiet queue, then an oscillating one as the round-trip time grows
-================================================================================
+=================================================================================
 
 Misra, Gong & Towsley's fluid model of ``N`` TCP flows through a RED queue (window ``W``, queue
 ``q``, RED's averaged queue ``x``). Hollot et al. showed that the loop loses stability as the
