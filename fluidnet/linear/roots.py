@@ -66,6 +66,7 @@ import numpy as np
 from ..errors import AnalysisError, OptionError
 from ..threads import single_threaded_blas
 from .certificate import certificate_line, count_right_of
+from .inclusion import enclose
 from .stacked import MILD_IMBALANCE, Stack, balance_scales, singular_values
 
 if TYPE_CHECKING:
@@ -93,29 +94,33 @@ ENOUGH_POINTS = 96
 #: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
 #: rightmost one.
 WINDOW = 2.0
-#: Radius (relative) of the circle used to count multiplicities.
-MULTIPLICITY_RADIUS = 1e-4
 
 
 @dataclass(frozen=True, kw_only=True)
 class CharacteristicRoot:
-    """One characteristic root.
+    """One characteristic root, verified by the argument principle.
 
     Attributes
     ----------
     value : complex
-        The root ``lambda`` (1/s).
+        The root ``lambda`` (1/s); for a cluster of ``multiplicity`` roots, their mean.
     residual : float
-        Relative residual: the smallest singular value of ``Delta(lambda)`` divided by
-        ``|lambda| + ||A0|| + sum_k ||A_k|| |exp(-lambda tau_k)|`` (for a scalar system this is
-        ``|det Delta(lambda)|`` relative to the size of its terms).
+        Relative residual at ``value``: the smallest singular value of ``Delta(lambda)`` divided
+        by ``|lambda| + ||A0|| + sum_k ||A_k|| |exp(-lambda tau_k)|`` (for a scalar system this
+        is ``|det Delta(lambda)|`` relative to the size of its terms).
     multiplicity : int
-        Algebraic multiplicity, counted by the argument principle on a small circle.
+        Algebraic multiplicity, counted by the argument principle on a small circle (roots
+        closer together than about ``1e-4`` times their modulus count as one root).
+    error : float
+        The ``multiplicity`` roots lie within this distance of ``value``: the radius of the
+        smallest sampled circle around ``value`` along which ``det Delta`` winds exactly
+        ``multiplicity`` times (:mod:`fluidnet.linear.inclusion`). NaN when not computed.
     """
 
     value: complex
     residual: float
     multiplicity: int = 1
+    error: float = math.nan
 
     @property
     def real(self) -> float:
@@ -130,7 +135,8 @@ class CharacteristicRoot:
 
     def __repr__(self) -> str:
         m = f", multiplicity={self.multiplicity}" if self.multiplicity != 1 else ""
-        return f"CharacteristicRoot({self.value:.10g}, residual={self.residual:.1e}{m})"
+        e = f", error={self.error:.1e}" if math.isfinite(self.error) else ""
+        return f"CharacteristicRoot({self.value:.10g}, residual={self.residual:.1e}{m}{e})"
 
 
 class Roots(tuple):
@@ -351,19 +357,22 @@ def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     return out
 
 
-def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 30) -> np.ndarray:
-    """Newton on ``det Delta``, vectorized over candidates.
+def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Newton on ``det Delta``, vectorized over candidates; returns the iterates and the size
+    of each one's last step.
 
     A candidate stops when its step falls below ``1e-11 |lambda|`` (quadratic convergence
     makes the error then negligible; a multiple root, where Newton is linear, ends about that
-    accurate), when its steps stop shrinking near the rounding floor, or after ``maxiter``.
+    accurate), when its steps stop shrinking near the rounding floor, or after ``maxiter``
+    (its last step then shows how far it still was from converging: a spurious eigenvalue of
+    the discretization can wander for many steps before it nears a root).
     """
     lam = np.array(lam, dtype=complex)
+    last = np.full(lam.shape, np.inf)
     if lam.size == 0:
-        return lam
+        return lam, last
     real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
     active = np.ones(lam.shape, dtype=bool)
-    prev = np.full(lam.shape, np.inf)
     for _ in range(maxiter):
         idx = np.flatnonzero(active)
         if idx.size == 0:
@@ -379,25 +388,11 @@ def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 30) -> np.ndarray:
         size = np.abs(step)
         scale = 1.0 + np.abs(lam[idx])
         done = size <= 1e-11 * scale
-        done |= (size >= 0.9 * prev[idx]) & (size <= 1e-8 * scale)
+        done |= (size >= 0.9 * last[idx]) & (size <= 1e-8 * scale)
         done |= ~np.isfinite(lam[idx])
-        prev[idx] = size
+        last[idx] = size
         active[idx[done]] = False
-    return lam
-
-
-def _multiplicities(lin: LinearDDE, lam: np.ndarray, radius: np.ndarray, M: int = 16) -> np.ndarray:
-    """Winding number of ``det Delta`` on circles of the given radii (argument principle)."""
-    if lam.size == 0:
-        return np.zeros(0, dtype=int)
-    h = radius[:, None] * np.exp(2j * np.pi * (np.arange(M) + 0.5) / M)[None, :]
-    with np.errstate(all="ignore"):
-        g = _log_derivative(lin, lam[:, None] + h)
-        m = np.mean(h * g, axis=1)
-    out = np.rint(m.real).astype(int)
-    bad = ~np.isfinite(m) | (np.abs(m - out) > 0.25) | (out < 1)
-    out[bad] = 1
-    return out
+    return lam, last
 
 
 def _a0_spectrum(lin: LinearDDE) -> tuple[np.ndarray, float]:
@@ -446,22 +441,33 @@ def _candidates(lin: LinearDDE, ev: np.ndarray) -> np.ndarray:
     return cand[np.argsort(-cand.real, kind="stable")]
 
 
-def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, np.ndarray]:
-    """Newton-refined candidates that converged to a root (residual test), and residuals."""
-    lam = _newton(lin, cand)
-    lam = lam[np.isfinite(lam)]
+def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, ...]:
+    """Newton-refined candidates that pass the residual test: values, residuals and the size of
+    each one's last Newton step."""
+    lam, last = _newton(lin, cand)
+    fin = np.isfinite(lam)
+    lam, last = lam[fin], last[fin]
     res = _residuals(lin, lam, norms)
     good = res <= RESIDUAL_TOL
-    return lam[good], res[good]
+    return lam[good], res[good], last[good]
 
 
-def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray) -> list[tuple[complex, float]]:
-    """Mirror (real systems), sort by real part descending, merge duplicates."""
+Found = list[tuple[complex, float, float]]
+
+
+def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) -> Found:
+    """Mirror (real systems), sort by real part descending, merge duplicates.
+
+    Of candidates that refined to the same root, the one whose last Newton step was smallest
+    (the best converged) is kept, with its own residual: a spurious eigenvalue that Newton
+    carried to within 1e-6 of a root passes the residual test, and must not stand for it.
+    """
     if _is_real(lin):
         near = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
         lam = np.where(near, lam.real + 0j, lam)
         upper = lam.imag > 0
         res = np.concatenate([res, res[upper]])
+        last = np.concatenate([last, last[upper]])
         lam = np.concatenate([lam, lam[upper].conj()])
     order = np.lexsort((-lam.imag, -lam.real))
     merged: list[list] = []
@@ -469,17 +475,20 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray) -> list[tuple[comp
         v = lam[i]
         for grp in merged:
             if abs(grp[0] - v) <= MERGE_RTOL * (1 + abs(v)):
-                grp[1] = min(grp[1], res[i])
+                if (last[i], res[i]) < (grp[2], grp[1]):
+                    grp[1], grp[2], grp[3] = res[i], last[i], v
                 break
         else:
-            merged.append([v, res[i]])
-    if _is_real(lin):
-        # a root merged with its own mirror image is real (a double real root splits into
-        # a pair 1e-8 apart in floating point): report it on the real axis, not as half a pair
-        for grp in merged:
-            if abs(grp[0].imag) <= MERGE_RTOL * (1 + abs(grp[0])):
-                grp[0] = complex(grp[0].real, 0.0)
-    return [(complex(v), float(r)) for v, r in merged]
+            merged.append([v, res[i], last[i], v])
+    out = []
+    for key, r, st, v in merged:
+        if _is_real(lin) and abs(key.imag) <= MERGE_RTOL * (1 + abs(key)):
+            # a root merged with its own mirror image is real (a double real root splits into
+            # a pair 1e-8 apart in floating point): report it on the real axis, not as half a
+            # pair
+            v = complex(v.real, 0.0)
+        out.append((complex(v), float(r), float(st)))
+    return out
 
 
 def _zero_root_exists(lin: LinearDDE, norms) -> bool:
@@ -489,10 +498,59 @@ def _zero_root_exists(lin: LinearDDE, norms) -> bool:
     return bool(sv[-1] <= 1e-12 * max(size, np.finfo(float).tiny)) if size > 0 else True
 
 
-def _finalize(lin, found, norms, n_points, with_multiplicity) -> Roots:
-    """Snap a root to 0 when Delta(0) is singular, count multiplicities, wrap up."""
-    vals = np.array([v for v, _ in found], dtype=complex)
-    res = np.array([r for _, r in found])
+def _det_logderiv(lin: LinearDDE):
+    """``s -> (det Delta(s), (det Delta)'(s) / det Delta(s))`` on 1-D arrays."""
+    stack = Stack.from_systems([lin])
+
+    def evaluate(s: np.ndarray):
+        s = np.asarray(s, dtype=complex).ravel()
+        return stack.det_logderiv(s, np.zeros(s.size, dtype=int))
+
+    return evaluate
+
+
+def _root_scale(lin: LinearDDE, vals: np.ndarray) -> np.ndarray:
+    """The size of a root's neighbourhood: its modulus, at least ``1 / max(tau_max, 1)``."""
+    return np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
+
+
+def _verified(lin: LinearDDE, vals: np.ndarray, res: np.ndarray, norms):
+    """Inclusion discs of the candidates (:mod:`.inclusion`); the unverified are dropped and
+    the members of one cluster reported once. Returns ``(values, residuals, multiplicities,
+    errors)``."""
+    inc = enclose(_det_logderiv(lin), vals, _root_scale(lin, vals), real_system=_is_real(lin))
+    # a root snapped to 0 (Delta(0) singular) stays exactly 0: the mean of its cluster is 0
+    # up to rounding, which would make a marginal system look stable or not by chance
+    zero = (vals == 0) & inc.verified
+    inc.radius[zero] += np.abs(inc.value[zero])
+    inc.value[zero] = 0.0
+    keep = np.flatnonzero(inc.verified)
+    # a cluster is reported once: the best-enclosed member stands for the others it counted
+    order = keep[np.lexsort((inc.radius[keep], -inc.multiplicity[keep]))]
+    chosen: list[int] = []
+    for i in order:
+        v = inc.value[i]
+        if any(
+            abs(v - inc.value[j]) <= max(inc.cluster_radius[j], inc.radius[j])
+            and inc.multiplicity[j] >= inc.multiplicity[i]
+            for j in chosen
+        ):
+            continue
+        chosen.append(int(i))
+    idx = np.array(sorted(chosen), dtype=int)
+    values = inc.value[idx]
+    moved = values != vals[idx]
+    res = res[idx].copy()
+    if moved.any():
+        res[moved] = _residuals(lin, values[moved], norms)
+    return values, res, inc.multiplicity[idx], inc.radius[idx]
+
+
+def _finalize(lin, found: Found, norms, n_points, verify: bool = True) -> Roots:
+    """Snap a root to 0 when Delta(0) is singular, verify each root (its inclusion disc and
+    multiplicity, :mod:`.inclusion`), wrap up."""
+    vals = np.array([f[0] for f in found], dtype=complex)
+    res = np.array([f[1] for f in found], dtype=float)
     if vals.size and _zero_root_exists(lin, norms):
         i = int(np.argmin(np.abs(vals)))
         ref = 1.0 / lin.max_delay if lin.delays else 1.0
@@ -503,42 +561,36 @@ def _finalize(lin, found, norms, n_points, with_multiplicity) -> Roots:
             if res0 <= RESIDUAL_TOL:
                 vals[i] = 0.0
                 res[i] = res0
-    if with_multiplicity and vals.size:
-        radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
-        mult = _multiplicities(lin, vals, radius)
+    if verify and vals.size:
+        vals, res, mult, err = _verified(lin, vals, res, norms)
     else:
         mult = np.ones(vals.size, dtype=int)
+        err = np.full(vals.size, math.nan)
     order = np.lexsort((-vals.imag, -vals.real))
     roots = [
         CharacteristicRoot(
-            value=complex(vals[i]), residual=float(res[i]), multiplicity=int(mult[i])
+            value=complex(vals[i]),
+            residual=float(res[i]),
+            multiplicity=int(mult[i]),
+            error=float(err[i]),
         )
         for i in order
     ]
     return Roots(roots, n_points)
 
 
-def _ode_roots(lin: LinearDDE, norms, with_multiplicity) -> Roots:
+def _ode_roots(lin: LinearDDE, norms) -> Roots:
+    """The eigenvalues of ``A0`` (no delays), verified like the roots of a delayed system."""
     ev = np.linalg.eigvals(lin.A0)
-    found = []
+    found: Found = []
     for v in ev[np.lexsort((-ev.imag, -ev.real))]:
         if _is_real(lin) and abs(v.imag) <= MERGE_RTOL * (1 + abs(v)):
             v = complex(v.real, 0.0)  # see _merged: a root merged with its mirror is real
         if not any(abs(v - f[0]) <= MERGE_RTOL * (1 + abs(v)) for f in found):
-            found.append((complex(v), 0.0))
-    vals = np.array([v for v, _ in found], dtype=complex)
-    found = list(zip(vals, _residuals(lin, vals, norms), strict=True))
-    out = _finalize(lin, found, norms, 0, False)
-    if with_multiplicity:
-        # multiplicities of an ODE: cluster the eigenvalues directly
-        roots = []
-        for r in out:
-            m = int(np.sum(np.abs(ev - r.value) <= 1e-5 * (1 + abs(r.value))))
-            roots.append(
-                CharacteristicRoot(value=r.value, residual=r.residual, multiplicity=max(m, 1))
-            )
-        out = Roots(roots, 0)
-    return out
+            found.append((complex(v), 0.0, 0.0))
+    vals = np.array([f[0] for f in found], dtype=complex)
+    found = [(v, float(r), 0.0) for v, r in zip(vals, _residuals(lin, vals, norms), strict=True)]
+    return _finalize(lin, found, norms, 0)
 
 
 def _select(roots: Roots, k: int, region) -> Roots:
@@ -593,10 +645,6 @@ def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]
     sigma = certificate_line(vals.real, tau_max, start)
     right = vals.real > sigma
     mult = np.array([r.multiplicity for r in roots], dtype=int)
-    if right.any() and np.all(mult[right] == 1):
-        # multiplicities were maybe not counted: count those right of the line now
-        radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals[right]), 1.0 / max(tau_max, 1.0))
-        mult[right] = _multiplicities(lin, vals[right], radius)
     known = int(mult[right].sum())
     # the count is the same for every similar system; its contour is sized by the norms:
     # count on the fully balanced system (see `characteristic_roots`)
@@ -686,12 +734,12 @@ def characteristic_roots(
     lin = balanced(lin)
     norms = _norms(lin)
     if not lin.delays:
-        return _select(_certify(lin, _ode_roots(lin, norms, multiplicity), box), k, box)
+        return _select(_certify(lin, _ode_roots(lin, norms), box), k, box)
     if n_points is not None:
         if int(n_points) < 2:
             raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
         found, _ = _solve_at(lin, int(n_points), norms, k, box)
-        full = _finalize(lin, found, norms, int(n_points), multiplicity)
+        full = _finalize(lin, found, norms, int(n_points))
         return _select(_certify(lin, full, box), k, box)
 
     im_extent = 0.0
@@ -707,7 +755,7 @@ def characteristic_roots(
     previous = None
     while True:
         found, ev = _solve_at(lin, N, norms, k, box)
-        current = _select(_finalize(lin, found, norms, N, False), k, box)
+        current = _select(_finalize(lin, found, norms, N, verify=False), k, box)
         if box is None:
             sigma = current[0].real if current else sigma0
         else:
@@ -745,7 +793,7 @@ def characteristic_roots(
             break
         previous = current
         N = min(max(int(math.ceil(1.5 * N)), needed), max_points)
-    full = _finalize(lin, found, norms, N, multiplicity)
+    full = _finalize(lin, found, norms, N)
     return _select(_certify(lin, full, box), k, box)
 
 
@@ -773,16 +821,17 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
         return _merged(lin, *_refine(lin, cand[inside], norms)), ev
     weight = np.where(cand.imag > 0, 2, 1) if _is_real(lin) else np.ones(cand.size, dtype=int)
     done = np.zeros(cand.size, dtype=bool)
-    lams, ress = [np.zeros(0, dtype=complex)], [np.zeros(0)]
+    lams, ress, lasts = [np.zeros(0, dtype=complex)], [np.zeros(0)], [np.zeros(0)]
     batch = np.zeros(cand.size, dtype=bool)
     batch[: int(np.searchsorted(np.cumsum(weight), k + 2)) + 1] = True
-    found: list[tuple[complex, float]] = []
+    found: Found = []
     for _ in range(8):
-        lam, res = _refine(lin, cand[batch], norms)
+        lam, res, last = _refine(lin, cand[batch], norms)
         done |= batch
         lams.append(lam)
         ress.append(res)
-        found = _merged(lin, np.concatenate(lams), np.concatenate(ress))
+        lasts.append(last)
+        found = _merged(lin, np.concatenate(lams), np.concatenate(ress), np.concatenate(lasts))
         if len(found) >= k:
             sigma_k = found[k - 1][0].real
             batch = ~done & (cand.real >= sigma_k - 1e-9 * (1 + abs(sigma_k)))
