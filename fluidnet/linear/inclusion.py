@@ -10,21 +10,17 @@ them; ``|f'/f|`` is about the inverse distance to the nearest zero): ``arg f`` t
 turn by a hidden full circle between samples, as in :mod:`fluidnet.linear.certificate`. Near
 the rounding floor ``f`` is noise, its samples are not resolved, and no claim is made.
 
-For each candidate ``z`` (with a size ``scale``, see :func:`enclose`):
-
-1. The **cluster** circle of radius ``R = MULTIPLICITY_RADIUS * scale`` counts the zeros
-   ``m`` near ``z``; ``m = 0`` (or no resolved circle of radius ``R``, ``R/2`` or ``R/4``)
-   means ``z`` is not a root. Zeros closer together than ``R`` are one root of multiplicity
-   ``m`` (a double root splits in floating point).
-2. For ``m > 1`` the value is the mean of the ``m`` zeros,
-   ``z + (1/m) (1 / 2 pi i) oint (s - z) f'/f ds``: unlike each zero of a cluster, their
-   mean is well conditioned.
-3. The **inclusion** radius is the smallest circle (from ``max(4 eta, 1e-13 scale)``, ``eta``
-   the Newton correction ``|f/f'|`` at the value, growing by 4) that is resolved and winds
-   exactly ``m`` times around the value: the disc of that radius holds exactly ``m`` zeros,
-   so the value is that close to the root (to the mean of the cluster). When no such circle
-   is found below the cluster circle, the radius is that of the cluster circle re-centred on
-   the value (its ``m`` zeros lie within it).
+For each candidate ``z`` (with a size ``scale``, see :func:`enclose`), circles of radius
+``max(4 eta, 1e-13 scale)`` (``eta = |f/f'|`` at ``z``, Newton's next correction), growing
+by 4, are tried until one is resolved and winds ``m >= 1`` times: its ``m`` zeros lie within
+that radius of ``z``. A simple root, converged, is enclosed by the first circle; the two
+zeros of a double root, which rounding splits by about ``sqrt(eps)``, are enclosed together
+once the circle is larger than that split (no smaller circle is resolved): the root is
+reported with multiplicity ``m``, and its value is the mean of the ``m`` zeros,
+``z + (1/m) (1 / 2 pi i) oint (s - z) f'/f ds``, which, unlike each zero of a cluster, is
+well conditioned. Distinct roots farther apart than their inclusion radii stay distinct. A
+candidate with no resolved winding circle below ``MULTIPLICITY_RADIUS * scale`` is not a
+root.
 
 This is a numerical certificate (floating-point samples with step control), not interval
 arithmetic: it is as strong as the sampling test, which is the one the line certificate uses.
@@ -60,20 +56,17 @@ class Inclusion:
     Attributes
     ----------
     value : numpy.ndarray of complex
-        The candidate (``m = 1``) or the mean of its cluster (``m > 1``).
+        The candidate (``m = 1``) or the mean of the zeros enclosed (``m > 1``).
     radius : numpy.ndarray of float
-        The ``multiplicity`` zeros counted lie within this distance of ``value`` (NaN where not
-        verified).
+        The ``multiplicity`` zeros enclosed lie within this distance of ``value`` (NaN where
+        not verified).
     multiplicity : numpy.ndarray of int
-        Zeros within the cluster circle; 0 where the candidate is not verified.
-    cluster_radius : numpy.ndarray of float
-        Radius of the circle around the candidate that counted ``multiplicity``.
+        Zeros enclosed; 0 where the candidate is not verified.
     """
 
     value: np.ndarray
     radius: np.ndarray
     multiplicity: np.ndarray
-    cluster_radius: np.ndarray
 
     @property
     def verified(self) -> np.ndarray:
@@ -139,23 +132,24 @@ def enclose(
     scale: np.ndarray,
     *,
     real_system: bool = False,
-    cluster_rtol: float = MULTIPLICITY_RADIUS,
+    limit_rtol: float = MULTIPLICITY_RADIUS,
 ) -> Inclusion:
     """Verify candidate roots ``z`` of ``f`` (see the module docstring).
 
     Parameters
     ----------
     det_logderiv : callable
-        ``det_logderiv(s)`` returns ``f(s)`` and ``f'(s)/f(s)`` on a 1-D complex array.
+        ``det_logderiv(s)`` returns ``f(s)`` (or its phase) and ``f'(s)/f(s)`` on a 1-D
+        complex array.
     z : numpy.ndarray of complex
         Candidates (Newton-refined).
     scale : numpy.ndarray of float
         Size of each candidate's neighbourhood (the radii are relative to it).
     real_system : bool
-        ``f`` is real on the real axis: the mean of a cluster centred on the real axis is
+        ``f`` is real on the real axis: the mean of zeros enclosed around a real candidate is
         real.
-    cluster_rtol : float
-        Radius of the cluster circle relative to ``scale``.
+    limit_rtol : float
+        Largest radius tried, relative to ``scale``.
 
     Returns
     -------
@@ -167,54 +161,29 @@ def enclose(
     mult = np.zeros(P, dtype=int)
     value = z.copy()
     radius = np.full(P, np.nan)
-    cluster = np.full(P, np.nan)
     if P == 0:
-        return Inclusion(value, radius, mult, cluster)
-    # 1. the cluster circle (smaller ones when a neighbouring zero lies close to it)
-    hs: list = [None] * P
-    gs: list = [None] * P
-    todo = np.arange(P)
-    for shrink in (1.0, 0.5, 0.25):
-        if todo.size == 0:
-            break
-        R = cluster_rtol * scale[todo] * shrink
-        count, h, g = _resolved_count(det_logderiv, z[todo], R)
-        got = count >= 0
-        for j in np.flatnonzero(got):
-            i = todo[j]
-            mult[i] = max(int(count[j]), 0)
-            cluster[i] = R[j]
-            hs[i], gs[i] = h[j], g[j]
-        todo = todo[~got]
-    # 2. the mean of a cluster
-    for i in np.flatnonzero(mult > 1):
-        shift = np.mean(hs[i] * hs[i] * gs[i]) / mult[i]
-        v = z[i] + shift
-        if real_system and z[i].imag == 0.0:
-            v = complex(v.real, 0.0)
-        value[i] = v
-    # 3. the inclusion radius: the smallest resolved circle with exactly m zeros
-    live = np.flatnonzero(mult > 0)
-    if live.size == 0:
-        return Inclusion(value, radius, mult, cluster)
-    _, g0 = det_logderiv(value[live])
+        return Inclusion(value, radius, mult)
+    _, g0 = det_logderiv(z)
     with np.errstate(all="ignore"):
-        eta = np.where((mult[live] == 1) & np.isfinite(g0) & (g0 != 0), 1.0 / np.abs(g0), 0.0)
-    r = np.maximum(4.0 * eta, FLOOR * scale[live])
-    limit = cluster[live] + np.abs(value[live] - z[live])
-    need = np.maximum(8 * mult[live], SAMPLES[0])
-    pending = np.ones(live.size, dtype=bool)
+        eta = np.where(np.isfinite(g0) & (g0 != 0), 1.0 / np.abs(g0), 0.0)
+    r = np.maximum(4.0 * eta, FLOOR * scale)
+    limit = limit_rtol * scale
+    pending = r <= limit
     while pending.any():
-        pending &= r <= limit
         idx = np.flatnonzero(pending)
-        if idx.size == 0:
-            break
-        count, _, _ = _resolved_count(det_logderiv, value[live[idx]], r[idx], need[idx])
-        hit = count == mult[live[idx]]
-        radius[live[idx[hit]]] = r[idx[hit]]
-        pending[idx[hit]] = False
-        r[idx[~hit]] *= GROWTH
-    # no tighter circle: the cluster circle itself, re-centred on the value
-    rest = live[np.isnan(radius[live])]
-    radius[rest] = cluster[rest] + np.abs(value[rest] - z[rest])
-    return Inclusion(value, radius, mult, cluster)
+        count, hs, gs = _resolved_count(det_logderiv, z[idx], r[idx])
+        for j in np.flatnonzero(count >= 1):
+            i = idx[j]
+            m = int(count[j])
+            mult[i], radius[i] = m, r[i]
+            if m > 1:
+                v = z[i] + np.mean(hs[j] * hs[j] * gs[j]) / m
+                if real_system and z[i].imag == 0.0:
+                    v = complex(v.real, 0.0)
+                value[i] = v
+                radius[i] += abs(v - z[i])
+            pending[i] = False
+        grow = idx[count < 1]
+        r[grow] *= GROWTH
+        pending[grow] = r[grow] <= limit[grow]
+    return Inclusion(value, radius, mult)
