@@ -27,8 +27,9 @@ for 200 states):
    account for its count, it is halved and both halves are counted (their counts must add up).
    A box holding more roots than that, smaller than :data:`CLUSTER_RTOL` of its modulus, is
    reported as one entry: the mean of its roots (from its power sums, as accurate as the
-   trapezoidal rule on its boundary), their count as multiplicity and its diameter as error (a network of 199 almost equal flows has 198 roots within 2e-3 of -0.030). With
-   ``k``, the search stops once ``k`` roots lie right of every unresolved box.
+   trapezoidal rule on its boundary), their count as multiplicity and its diameter as error
+   (a network of 199 almost equal flows has 198 roots within 2e-3 of -0.030). With ``k``,
+   the search stops once ``k`` roots lie right of every unresolved box.
 4. **Widening.** Without a region, ``sigma`` starts ``1 / tau_max`` left of ``r*`` and moves
    left (the width doubling) until ``k`` roots are found.
 
