@@ -746,12 +746,14 @@ def characteristic_roots(
         rectangle, instead of the ``k`` rightmost. A retarded system has finitely many roots
         in any right half-plane.
     max_points : int, default 400
-        Largest Chebyshev discretization size ``N`` tried.
+        Largest Chebyshev discretization size ``N`` tried (a system too large for the dense
+        discretization is solved without one, see :mod:`fluidnet.linear.large`).
     n_points : int, optional
         Use exactly this ``N`` (no growth, no convergence check) — for speed in sweeps where
         the caller knows the scales.
     multiplicity : bool, default True
-        Count multiplicities (16 extra evaluations of ``Delta`` per root).
+        Ignored (kept for compatibility): every root is verified by the argument principle,
+        which counts its multiplicity (see the module notes).
 
     Returns
     -------
