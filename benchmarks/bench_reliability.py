@@ -18,6 +18,15 @@ large models.
    distinct delays would take 8 GB. Wall and CPU times of the process: on a shared machine the
    wall time grows with the load, the CPU time does not.
 
+3. Analyses of large and degenerate systems (issue 23, item 10), each in a fresh process, the
+   time of ``spectral_abscissa`` alone (wall and CPU; goal <= 10 s each): the cascade
+   ``x_i' = -x_i + 0.5 x_{i-1}(t - 1)`` of 20 states, whose characteristic function is
+   ``(s + 1)^20`` (closed form: abscissa -1, the only root, multiplicity 20; main failed at
+   6 states and never answered at 20), and Kelly's primal law on the 200-state parking lot of
+   ``bench_speed.py`` (linearized at ``x = 1``; main gave no answer in 55 s), whose rightmost
+   root is checked against the zero of the Schur complement of its arrow-shaped
+   characteristic matrix, computed by mpmath (see ``tests/test_linear_large.py``).
+
 Run with ``make bench`` or ``python benchmarks/run.py reliability``.
 """
 
@@ -112,6 +121,63 @@ _LARGE = textwrap.dedent(
 )
 
 
+_ANALYSIS = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+    import fluidnet as fn
+    which = sys.argv[1]
+    if which == "cascade":
+        n = 20
+        lin = fn.LinearDDE(-np.eye(n), [(1.0, 0.5 * np.eye(n, k=-1))])
+    else:
+        sys.path.insert(0, sys.argv[2])
+        from bench_speed import network_model
+        model = network_model(199)
+        lin = model.linearize(equilibrium={s: 1.0 for s in model.state_names})
+    t0, c0 = time.perf_counter(), time.process_time()
+    a = lin.spectral_abscissa()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    roots = lin.roots(k=2)
+    top = roots[0]
+    out = {"states": lin.n, "delays": len(lin.delays), "abscissa": a, "wall_s": wall,
+           "cpu_s": cpu, "certified": roots.certified, "line": roots.certificate,
+           "multiplicity": top.multiplicity, "root": [top.value.real, top.value.imag],
+           "error": top.error}
+    if which == "cascade":
+        out["closed_form_ok"] = bool(a == -1.0 and top.multiplicity == 20 and len(roots) == 1)
+    else:
+        import mpmath as mp
+        L, T = 199, [mp.mpf(0.05 + 0.001 * i) for i in range(200)]
+        def h(s):
+            d = [s + 3 * mp.exp(-s * T[i]) for i in range(1, L + 1)]
+            cross = sum(4 * mp.exp(-s * (T[0] + T[i + 1])) / d[i] for i in range(L))
+            return s + 3 * L * mp.exp(-s * T[0]) - cross
+        with mp.workdps(30):
+            exact = complex(mp.findroot(h, mp.mpc(top.value)))
+        out["closed_form_ok"] = bool(abs(exact - top.value) <= max(top.error, 1e-12 * abs(exact)))
+    print(json.dumps(out))
+    """
+)
+
+
+def large_analyses() -> dict:
+    out = {}
+    here = os.path.dirname(os.path.abspath(__file__))
+    for which, label in (("cascade", "cascade of 20 states"), ("parking", "parking lot")):
+        r = _run(_ANALYSIS, which, here)
+        out[which] = r
+        print(
+            f"spectral_abscissa, {label} ({r['states']} states, {r['delays']} delays): "
+            f"{r['wall_s']:.2f} s (CPU {r['cpu_s']:.2f} s, goal <= 10 s); abscissa "
+            f"{r['abscissa']:.10g} (multiplicity {r['multiplicity']}, error {r['error']:.1e}), "
+            f"certified {r['certified']} right of {r['line']:.6g}; closed form "
+            f"{'agrees' if r['closed_form_ok'] else 'DISAGREES'}",
+            flush=True,
+        )
+    return out
+
+
 def _run(code: str, *args: str) -> dict:
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, FLUIDNET_CACHE=cache, OPENBLAS_NUM_THREADS="1")
@@ -165,7 +231,11 @@ def large_models(n: int = 1000, which: tuple[str, ...] = ("ring", "kelly")) -> d
 
 
 def main() -> dict:
-    return {"chart_memory": chart_memory(), "large_models": large_models()}
+    return {
+        "chart_memory": chart_memory(),
+        "large_models": large_models(),
+        "large_analyses": large_analyses(),
+    }
 
 
 if __name__ == "__main__":

@@ -234,3 +234,51 @@ def test_certificate_of_a_system_whose_states_differ_by_a_factor_1000():
     assert roots.certified is True
     assert abs(roots[0].value.real - top.real) < 1e-10
     assert lin.spectral_abscissa() == pytest.approx(top.real, abs=1e-10)
+
+
+# --------------------------------------------------------------- roots verified, not assumed
+def _primal_dual(k=3.7244898, w=1.0, gamma=0.0016, N=10.0, C=100.0, T=0.2):
+    """The primal-dual law x' = k (w - x(t-T) p(t-T)), p' = gamma (N x(t-T/2) - C) linearized
+    by hand at x* = C/N, p* = w/x*: det Delta = s^2 + k p* s e^{-sT} + k x* gamma N e^{-3sT/2}."""
+    x, p = C / N, w * N / C
+    lin = fn.LinearDDE(
+        np.zeros((2, 2)), [(T / 2, [[0.0, 0.0], [gamma * N, 0.0]]), (T, [[-k * p, -k * x], [0, 0]])]
+    )
+    return lin, (k * p, k * x * gamma * N, T)
+
+
+def _mp_root(a, b, T, start):
+    import mpmath as mp
+
+    with mp.workdps(40):
+        f = lambda s: s**2 + a * s * mp.exp(-T * s) + b * mp.exp(-1.5 * T * s)  # noqa: E731
+        return complex(mp.findroot(f, mp.mpc(start)))
+
+
+def test_root_next_to_a_spurious_eigenvalue_is_the_root():
+    """Issue 23, item 1: a spurious eigenvalue of the discretization, carried by Newton to
+    within 9e-7 of the rightmost root in 30 steps, passed the residual test and was merged
+    with the root, keeping its own value (-0.1001815065 + 0.7850014823j, det Delta = 1.4e-6
+    there) and the root's residual (7.8e-20). The root from mpmath at 40 digits:"""
+    lin, (a, b, T) = _primal_dual()
+    exact = _mp_root(a, b, T, -0.1001818242 + 0.7850006088j)
+    assert abs(exact - (-0.1001818242 + 0.7850006088j)) < 1e-10
+    roots = lin.roots(k=6)
+    top = roots[0]
+    assert abs(top.value - exact) <= 1e-13 * abs(exact)
+    assert abs(top.value - exact) <= top.error <= 1e-10  # the inclusion holds the root
+    assert top.multiplicity == 1 and roots.certified
+    # every reported root is a root to the same standard (mpmath from the reported value)
+    for r in roots:
+        true = _mp_root(a, b, T, r.value)
+        assert abs(r.value - true) <= 1e-12 * abs(true)
+        assert abs(r.value - true) <= r.error
+
+
+def test_inclusion_discs_hold_the_exact_roots():
+    # simple roots: Lambert W; the double root -1 of lambda + exp(-lambda - 1) = 0
+    lin = fn.LinearDDE(-0.5, [(0.7, 2.0)])
+    for r, exact in zip(lin.roots(k=5), _lambert_roots(-0.5, 2.0, 0.7)[:5], strict=True):
+        assert r.multiplicity == 1 and abs(r.value - exact) <= r.error <= 1e-11 * abs(exact)
+    top = fn.LinearDDE(0.0, [(1.0, -1.0 / math.e)]).roots(k=1)[0]
+    assert top.multiplicity == 2 and abs(top.value + 1.0) <= top.error <= 1e-6

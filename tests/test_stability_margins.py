@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import fluidnet as fn
+from fluidnet.linear.roots import count_rhp_roots
 
 
 def test_undamped_unit_loop():
@@ -70,3 +71,57 @@ def test_constant_negative_loop():
 def test_damped_loop_is_not_flagged():
     m = fn.margins(control.tf([2.0], [1.0, 1.0, 0.0]))
     assert m.note == "" and m.phase_crossover_intervals.shape == (0, 2)
+
+
+# ------------------------------------------------------------- the closed loop's stability
+def test_margins_of_an_unstable_loop_say_it_is_unstable():
+    """Issue 23, item 6: L = K e^{-sT} / (s (s + a)), K = 30, T = 2, a = 0.3, by hand.
+
+    |L(jw)| = K / (w sqrt(w^2 + a^2)) falls strictly, so there is one gain crossover, w^2 =
+    (-a^2 + sqrt(a^4 + 4 K^2)) / 2. The delay-free loop (closed loop s^2 + a s + K, stable)
+    has phase margin pm0 = pi/2 - atan(w/a); a delay T puts a pair of closed-loop roots on the
+    axis at T_j = (pm0 + 2 pi j) / w, and since |L| falls there each pair crosses into the
+    right half-plane as T grows. T_0 = 0.0100 s and T_1 = 1.158 s are below T = 2: 4 roots are
+    unstable. The margins keep their definitions: the phase margin is pm0 - w T modulo 2 pi
+    (96 deg) and the delay margin T_2 - T = 0.306 s, the delay that brings the next pair."""
+    K, T, a = 30.0, 2.0, 0.3
+    w = math.sqrt((-(a**2) + math.sqrt(a**4 + 4 * K**2)) / 2)
+    pm0 = math.pi / 2 - math.atan(w / a)
+    crossings = [(pm0 + 2 * math.pi * j) / w for j in range(4)]
+    assert crossings[1] < T < crossings[2]
+    L = fn.DelayTF({T: [K]}, [1.0, a, 0.0])
+    m = fn.margins(L)
+    assert m.gain_crossover == pytest.approx(w, rel=1e-12)
+    pm = math.degrees(math.remainder(pm0 - w * T, 2 * math.pi))
+    assert m.phase_margin == pytest.approx(pm, abs=1e-9) and 95.9 < pm < 96.0
+    assert m.delay_margin == pytest.approx(crossings[2] - T, rel=1e-10)
+    assert m.closed_loop_stable is False
+    assert m.closed_loop_rhp_roots == 4 and m.open_loop_rhp_poles == 0
+    assert "UNSTABLE: 4 roots in the right half-plane" in repr(m)
+    # a second method: the roots of s^2 + a s + K e^{-sT}
+    char = fn.QuasiPolynomial({0.0: [1.0, a, 0.0], T: [K]}).companion()
+    assert count_rhp_roots(char) == 4
+    # below T_0 the same loop is stable, and its margins are robustness margins
+    stable = fn.margins(fn.DelayTF({0.005: [K]}, [1.0, a, 0.0]))
+    assert stable.closed_loop_stable is True and stable.closed_loop_rhp_roots == 0
+    assert stable.delay_margin == pytest.approx(crossings[0] - 0.005, rel=1e-9)
+    assert repr(stable).startswith("Margins(closed loop stable, ")
+
+
+def test_margins_of_a_loop_stabilizing_an_unstable_plant():
+    # RCP's G1 (Dukkipati & McKeown, Sec IV-D) with beta = 0.3, d0 = 1: two open-loop poles in
+    # the right half-plane (s^2 + 0.3 e^{-s}: 0.1267 +- 0.4982j), encircled twice
+    # counterclockwise at alpha = 0.8, so the closed loop is stable
+    s, e = fn.s, fn.sympy.exp
+    G1 = fn.DelayTF.from_expr(s * e(-s) / (s**2 + 0.3 * e(-s)))
+    m = fn.margins(0.8 * G1)
+    assert m.open_loop_rhp_poles == 2 and m.closed_loop_rhp_roots == 0
+    assert m.closed_loop_stable is True
+
+
+def test_margins_say_when_the_closed_loop_is_not_analysed():
+    # |L| = 1/2 at every frequency: Nyquist's count needs |L| < 1/2 far out; the margins stand
+    m = fn.margins(fn.DelayTF(-0.5))
+    assert m.closed_loop_stable is None and m.closed_loop_rhp_roots is None
+    assert "not determined" in m.closed_loop_note and "not determined" in repr(m)
+    assert m.gain_margin == pytest.approx(2.0, rel=1e-15)

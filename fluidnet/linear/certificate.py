@@ -78,8 +78,9 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
 
     Parameters
     ----------
-    stack : Stack
-        ``K`` systems. They are balanced here (an exact similarity by powers of two, which
+    stack : Stack or SparseSystem
+        ``K`` systems (a :class:`~fluidnet.linear.sparse.SparseSystem` is one large one). They
+        are balanced here (an exact similarity by powers of two, which
         leaves ``det Delta`` unchanged): the sampled range grows with their norms, and an
         imbalance that does not hurt a discretization (a factor 1000 between states) can
         still put the range beyond the sample budget.
@@ -96,7 +97,7 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
     """
     K, n = stack.K, stack.n
     if K and n > 1:
-        d = balance_scales(np.abs(stack.A0) + np.sum(np.abs(stack.A), axis=1), mild=1.0)
+        d = balance_scales(stack.magnitude(), mild=1.0)
         if np.any(d != 1.0):
             stack = stack.scaled(d)
     sigma = np.asarray(sigma, dtype=float).reshape(K)
@@ -116,7 +117,7 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
     if sys_ids.size == 0:
         return count, used
     # a real system's line is symmetric: its upper half suffices; a complex one needs both
-    whole = np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A)
+    whole = stack.is_complex()
     lo = -omega if whole else np.zeros(K)
     reps = (2 if whole else 1) * p0[sys_ids].astype(int) + 1
     idx = np.repeat(sys_ids, reps)

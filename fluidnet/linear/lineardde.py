@@ -164,5 +164,9 @@ class LinearDDE:
         return self.spectral_abscissa(**kwargs) < -margin
 
     def __repr__(self) -> str:
-        d = ", ".join(f"{tau:g}" for tau in self.delays)
+        shown = self.delays if len(self.delays) <= 6 else (*self.delays[:3], *self.delays[-2:])
+        d = ", ".join(f"{tau:g}" for tau in shown)
+        if len(self.delays) > 6:
+            parts = d.split(", ")
+            d = ", ".join(parts[:3]) + f", ... ({len(self.delays)} delays), " + ", ".join(parts[3:])
         return f"LinearDDE(n={self.n}, delays=({d}))"

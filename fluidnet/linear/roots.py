@@ -44,12 +44,26 @@ snapped to ``0`` (when ``0`` itself passes the residual test) so that the spectr
 is exactly ``0.0`` and :meth:`LinearDDE.is_stable`
 reports a marginal system as not stable, instead of flipping on rounding noise.
 
-Multiplicities
---------------
-Candidates that refine to the same root are merged, and the multiplicity of every root is
-counted by the argument principle on a small circle around it (``(1/2 pi i) oint g``,
-``g = (det Delta)'/det Delta``, trapezoidal rule). Distinct roots closer than about ``1e-4``
-times their modulus are reported as one root with that multiplicity.
+Verified roots and multiplicities
+---------------------------------
+A refined candidate passes a cheap residual test first, but is accepted only when the root
+itself is verified (:mod:`fluidnet.linear.inclusion`): the smallest resolved circle around it
+along which ``det Delta`` winds ``m >= 1`` times encloses ``m`` roots; ``m`` is the
+multiplicity (a double root, split by rounding, is enclosed whole), the radius is
+:attr:`CharacteristicRoot.error`, and the value of a multiple root is the mean of the roots
+enclosed. Of candidates that refined to the same root, the best converged is kept with its own
+residual (a spurious eigenvalue of the discretization that Newton carried to within 1e-6 of a
+root passes the residual test, and must not stand for the root).
+
+Structure and size
+------------------
+A system whose matrices are block triangular (after a permutation: a cascade, states that only
+feed others) has ``det Delta`` the product of its diagonal blocks' (:mod:`.blocks`); each
+block is solved alone and the roots are joined, multiplicities added, certified when every
+block is. A block too large for the dense discretization (more than ``DENSE_LIMIT`` rows at
+its first size, 12 states or more) is solved without discretization, by the argument
+principle on rectangles and Newton's method on its sparse characteristic matrix
+(:mod:`.large`).
 """
 
 from __future__ import annotations
@@ -65,7 +79,11 @@ import numpy as np
 
 from ..errors import AnalysisError, OptionError
 from ..threads import single_threaded_blas
+from .blocks import diagonal_blocks, subsystem
 from .certificate import certificate_line, count_right_of
+from .inclusion import enclose
+from .large import DENSE_LIMIT, LARGE_STATES, large_roots
+from .sparse import SparseSystem
 from .stacked import MILD_IMBALANCE, Stack, balance_scales, singular_values
 
 if TYPE_CHECKING:
@@ -85,6 +103,10 @@ __all__ = [
 RESIDUAL_TOL = 1e-8
 #: Relative distance below which refined roots are merged (and counted by multiplicity).
 MERGE_RTOL = 1e-6
+#: Relative distance below which refined candidates are one root (Newton stops at steps of
+#: 1e-11); closer distinct roots stay apart, and a root split by rounding is enclosed whole
+#: by its inclusion disc (see the module notes).
+SAME_ROOT_RTOL = 1e-9
 #: Smallest Chebyshev discretization size tried first.
 MIN_POINTS = 12
 #: Without a region, N grows until k roots are found, but not beyond this size (the missing
@@ -93,29 +115,34 @@ ENOUGH_POINTS = 96
 #: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
 #: rightmost one.
 WINDOW = 2.0
-#: Radius (relative) of the circle used to count multiplicities.
-MULTIPLICITY_RADIUS = 1e-4
 
 
 @dataclass(frozen=True, kw_only=True)
 class CharacteristicRoot:
-    """One characteristic root.
+    """One characteristic root, verified by the argument principle.
 
     Attributes
     ----------
     value : complex
-        The root ``lambda`` (1/s).
+        The root ``lambda`` (1/s); for a cluster of ``multiplicity`` roots, their mean.
     residual : float
-        Relative residual: the smallest singular value of ``Delta(lambda)`` divided by
-        ``|lambda| + ||A0|| + sum_k ||A_k|| |exp(-lambda tau_k)|`` (for a scalar system this is
-        ``|det Delta(lambda)|`` relative to the size of its terms).
+        Relative residual at ``value``: the smallest singular value of ``Delta(lambda)`` divided
+        by ``|lambda| + ||A0|| + sum_k ||A_k|| |exp(-lambda tau_k)|`` (for a scalar system this
+        is ``|det Delta(lambda)|`` relative to the size of its terms).
     multiplicity : int
-        Algebraic multiplicity, counted by the argument principle on a small circle.
+        Algebraic multiplicity, counted by the argument principle on the smallest circle
+        that encloses the root (a double root, which rounding splits by about 1e-8, counts
+        twice; roots too close together to be enclosed apart count as one root).
+    error : float
+        The ``multiplicity`` roots lie within this distance of ``value``: the radius of the
+        smallest sampled circle around ``value`` along which ``det Delta`` winds exactly
+        ``multiplicity`` times (:mod:`fluidnet.linear.inclusion`). NaN when not computed.
     """
 
     value: complex
     residual: float
     multiplicity: int = 1
+    error: float = math.nan
 
     @property
     def real(self) -> float:
@@ -130,7 +157,8 @@ class CharacteristicRoot:
 
     def __repr__(self) -> str:
         m = f", multiplicity={self.multiplicity}" if self.multiplicity != 1 else ""
-        return f"CharacteristicRoot({self.value:.10g}, residual={self.residual:.1e}{m})"
+        e = f", error={self.error:.1e}" if math.isfinite(self.error) else ""
+        return f"CharacteristicRoot({self.value:.10g}, residual={self.residual:.1e}{m}{e})"
 
 
 class Roots(tuple):
@@ -152,6 +180,9 @@ class Roots(tuple):
     certificate : float
         The abscissa of that line (``-inf`` for a delay-free system, whose roots are the
         eigenvalues of ``A0``).
+    reason : str
+        Why the roots are not certified, when a method says more than the line's count (the
+        rectangles of a large system, :mod:`fluidnet.linear.large`); empty otherwise.
     """
 
     n_points: int
@@ -164,9 +195,11 @@ class Roots(tuple):
         certificate: float = math.nan,
         *,
         check=None,
+        reason: str = "",
     ):
         obj = super().__new__(cls, roots)
         obj.n_points = int(n_points)
+        obj.reason = str(reason)
         # the certificate costs a few dozen evaluations of det Delta: computed on first use
         obj._check = check
         obj._cert = None if check is not None else (certified, float(certificate))
@@ -186,16 +219,18 @@ class Roots(tuple):
         return self._certificate()[1]
 
     def _with(self, roots: Sequence[CharacteristicRoot]) -> Roots:
-        return Roots(roots, self.n_points, check=self._certificate)
+        return Roots(roots, self.n_points, check=self._certificate, reason=self.reason)
 
     def __reduce__(self):
         certified, line = self._certificate()
-        return (Roots, (tuple(self), self.n_points, certified, line))
+        return (_rebuild_roots, (tuple(self), self.n_points, certified, line, self.reason))
 
     def require_certified(self, what: str = "this result") -> Roots:
         """Return ``self``, or raise :class:`~fluidnet.errors.AnalysisError` when the roots are
         not certified complete right of :attr:`certificate`."""
         if self.certified is False:
+            if self.reason:
+                raise AnalysisError(f"{what} is not certified: {self.reason}")
             raise AnalysisError(
                 f"{what} is not certified: the argument principle on Re s = "
                 f"{self.certificate:.6g} does not confirm the roots found right of that line "
@@ -233,6 +268,10 @@ class Roots(tuple):
         inner = ",\n ".join(repr(r) for r in self)
         cert = "" if self.certified is None else f", certified={self.certified}"
         return f"Roots([\n {inner}\n], n_points={self.n_points}{cert})"
+
+
+def _rebuild_roots(roots, n_points, certified, line, reason) -> Roots:
+    return Roots(roots, n_points, certified, line, reason=reason)
 
 
 # ---------------------------------------------------------------------- discretization
@@ -351,19 +390,22 @@ def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     return out
 
 
-def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 30) -> np.ndarray:
-    """Newton on ``det Delta``, vectorized over candidates.
+def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """Newton on ``det Delta``, vectorized over candidates; returns the iterates and the size
+    of each one's last step.
 
     A candidate stops when its step falls below ``1e-11 |lambda|`` (quadratic convergence
     makes the error then negligible; a multiple root, where Newton is linear, ends about that
-    accurate), when its steps stop shrinking near the rounding floor, or after ``maxiter``.
+    accurate), when its steps stop shrinking near the rounding floor, or after ``maxiter``
+    (its last step then shows how far it still was from converging: a spurious eigenvalue of
+    the discretization can wander for many steps before it nears a root).
     """
     lam = np.array(lam, dtype=complex)
+    last = np.full(lam.shape, np.inf)
     if lam.size == 0:
-        return lam
+        return lam, last
     real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
     active = np.ones(lam.shape, dtype=bool)
-    prev = np.full(lam.shape, np.inf)
     for _ in range(maxiter):
         idx = np.flatnonzero(active)
         if idx.size == 0:
@@ -379,25 +421,11 @@ def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 30) -> np.ndarray:
         size = np.abs(step)
         scale = 1.0 + np.abs(lam[idx])
         done = size <= 1e-11 * scale
-        done |= (size >= 0.9 * prev[idx]) & (size <= 1e-8 * scale)
+        done |= (size >= 0.9 * last[idx]) & (size <= 1e-8 * scale)
         done |= ~np.isfinite(lam[idx])
-        prev[idx] = size
+        last[idx] = size
         active[idx[done]] = False
-    return lam
-
-
-def _multiplicities(lin: LinearDDE, lam: np.ndarray, radius: np.ndarray, M: int = 16) -> np.ndarray:
-    """Winding number of ``det Delta`` on circles of the given radii (argument principle)."""
-    if lam.size == 0:
-        return np.zeros(0, dtype=int)
-    h = radius[:, None] * np.exp(2j * np.pi * (np.arange(M) + 0.5) / M)[None, :]
-    with np.errstate(all="ignore"):
-        g = _log_derivative(lin, lam[:, None] + h)
-        m = np.mean(h * g, axis=1)
-    out = np.rint(m.real).astype(int)
-    bad = ~np.isfinite(m) | (np.abs(m - out) > 0.25) | (out < 1)
-    out[bad] = 1
-    return out
+    return lam, last
 
 
 def _a0_spectrum(lin: LinearDDE) -> tuple[np.ndarray, float]:
@@ -408,27 +436,34 @@ def _a0_spectrum(lin: LinearDDE) -> tuple[np.ndarray, float]:
     return mu, kappa if np.isfinite(kappa) else math.inf
 
 
-def _n_required(lin: LinearDDE, sigma: float, im_extent: float, norms) -> int:
-    """Discretization size resolving every root with ``Re >= sigma`` (and ``|Im| <= im_extent``).
+def _im_bound(lin: LinearDDE, sigma: float, norms, spectrum=None) -> float:
+    """A bound on ``|Im lambda|`` of the roots with ``Re lambda >= sigma``.
 
     A root ``lambda`` is an eigenvalue of ``A0 + E`` with ``||E|| <= S = sum_k ||A_k||
     exp(-Re(lambda) tau_k)``, so ``|lambda| <= ||A0|| + S`` and, by Bauer-Fike, ``lambda`` lies
     within ``kappa(V) S`` of an eigenvalue of ``A0``. The smaller of the two bounds on
-    ``|Im lambda|`` (over the eigenvalues of ``A0`` whose disc reaches ``Re >= sigma``) sets
-    ``N``: a fast, stiff undelayed mode far to the left does not inflate it.
+    ``|Im lambda|`` (over the eigenvalues of ``A0`` whose disc reaches ``Re >= sigma``) is
+    returned: a fast, stiff undelayed mode far to the left does not inflate it. ``norms`` may
+    be any upper bounds of the 2-norms; ``spectrum`` is :func:`_a0_spectrum` when known.
     """
     n0, nk = norms
-    tau_max = lin.max_delay
-    sigma = max(sigma, -5.0 / tau_max)
     with np.errstate(over="ignore"):
         S = float(np.sum(nk * np.exp(-sigma * np.asarray(lin.delays))))
     bound = n0 + S
-    mu, kappa = _a0_spectrum(lin)
+    mu, kappa = _a0_spectrum(lin) if spectrum is None else spectrum
     if kappa < 1e8:
         r = kappa * S
         reach = mu.real + r >= sigma
         bound = min(bound, float(np.max(np.abs(mu.imag[reach]) + r, initial=0.0)))
-    extent = max(min(bound, 1e12), im_extent)
+    return bound
+
+
+def _n_required(lin: LinearDDE, sigma: float, im_extent: float, norms) -> int:
+    """Discretization size resolving every root with ``Re >= sigma`` (and ``|Im| <= im_extent``):
+    ``0.6 tau_max`` points per unit of the bound :func:`_im_bound`, plus 12."""
+    tau_max = lin.max_delay
+    sigma = max(sigma, -5.0 / tau_max)
+    extent = max(min(_im_bound(lin, sigma, norms), 1e12), im_extent)
     return int(math.ceil(0.6 * extent * tau_max)) + 12
 
 
@@ -446,40 +481,54 @@ def _candidates(lin: LinearDDE, ev: np.ndarray) -> np.ndarray:
     return cand[np.argsort(-cand.real, kind="stable")]
 
 
-def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, np.ndarray]:
-    """Newton-refined candidates that converged to a root (residual test), and residuals."""
-    lam = _newton(lin, cand)
-    lam = lam[np.isfinite(lam)]
+def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, ...]:
+    """Newton-refined candidates that pass the residual test: values, residuals and the size of
+    each one's last Newton step."""
+    lam, last = _newton(lin, cand)
+    fin = np.isfinite(lam)
+    lam, last = lam[fin], last[fin]
     res = _residuals(lin, lam, norms)
     good = res <= RESIDUAL_TOL
-    return lam[good], res[good]
+    return lam[good], res[good], last[good]
 
 
-def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray) -> list[tuple[complex, float]]:
-    """Mirror (real systems), sort by real part descending, merge duplicates."""
+Found = list[tuple[complex, float, float]]
+
+
+def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) -> Found:
+    """Mirror (real systems), sort by real part descending, merge duplicates.
+
+    Of candidates that refined to the same root, the one whose last Newton step was smallest
+    (the best converged) is kept, with its own residual: a spurious eigenvalue that Newton
+    carried to within 1e-6 of a root passes the residual test, and must not stand for it.
+    """
     if _is_real(lin):
         near = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
         lam = np.where(near, lam.real + 0j, lam)
         upper = lam.imag > 0
         res = np.concatenate([res, res[upper]])
+        last = np.concatenate([last, last[upper]])
         lam = np.concatenate([lam, lam[upper].conj()])
     order = np.lexsort((-lam.imag, -lam.real))
     merged: list[list] = []
     for i in order:
         v = lam[i]
         for grp in merged:
-            if abs(grp[0] - v) <= MERGE_RTOL * (1 + abs(v)):
-                grp[1] = min(grp[1], res[i])
+            if abs(grp[0] - v) <= SAME_ROOT_RTOL * (1 + abs(v)):
+                if (last[i], res[i]) < (grp[2], grp[1]):
+                    grp[1], grp[2], grp[3] = res[i], last[i], v
                 break
         else:
-            merged.append([v, res[i]])
-    if _is_real(lin):
-        # a root merged with its own mirror image is real (a double real root splits into
-        # a pair 1e-8 apart in floating point): report it on the real axis, not as half a pair
-        for grp in merged:
-            if abs(grp[0].imag) <= MERGE_RTOL * (1 + abs(grp[0])):
-                grp[0] = complex(grp[0].real, 0.0)
-    return [(complex(v), float(r)) for v, r in merged]
+            merged.append([v, res[i], last[i], v])
+    out = []
+    for key, r, st, v in merged:
+        if _is_real(lin) and abs(key.imag) <= MERGE_RTOL * (1 + abs(key)):
+            # a root merged with its own mirror image is real (a double real root splits into
+            # a pair 1e-8 apart in floating point): report it on the real axis, not as half a
+            # pair
+            v = complex(v.real, 0.0)
+        out.append((complex(v), float(r), float(st)))
+    return out
 
 
 def _zero_root_exists(lin: LinearDDE, norms) -> bool:
@@ -489,56 +538,105 @@ def _zero_root_exists(lin: LinearDDE, norms) -> bool:
     return bool(sv[-1] <= 1e-12 * max(size, np.finfo(float).tiny)) if size > 0 else True
 
 
-def _finalize(lin, found, norms, n_points, with_multiplicity) -> Roots:
-    """Snap a root to 0 when Delta(0) is singular, count multiplicities, wrap up."""
-    vals = np.array([v for v, _ in found], dtype=complex)
-    res = np.array([r for _, r in found])
+def _det_logderiv(lin: LinearDDE):
+    """``s -> (det Delta(s), (det Delta)'(s) / det Delta(s))`` on 1-D arrays (a system with
+    many delayed matrices through its sparse terms, :class:`~.sparse.SparseSystem`)."""
+    if lin.n >= 4 and lin.n * lin.n * len(lin.delays) > 20000:
+        return SparseSystem.from_lineardde(lin).det_logderiv
+    stack = Stack.from_systems([lin])
+
+    def evaluate(s: np.ndarray):
+        s = np.asarray(s, dtype=complex).ravel()
+        return stack.det_logderiv(s, np.zeros(s.size, dtype=int))
+
+    return evaluate
+
+
+def _root_scale(lin: LinearDDE, vals: np.ndarray) -> np.ndarray:
+    """The size of a root's neighbourhood: its modulus, at least ``1 / max(tau_max, 1)``."""
+    return np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
+
+
+def _verified(lin: LinearDDE, vals: np.ndarray, res: np.ndarray, norms, system=None):
+    """Inclusion discs of the candidates (:mod:`.inclusion`); the unverified are dropped and
+    the members of one cluster reported once. Returns ``(values, residuals, multiplicities,
+    errors)``. ``system`` (a :class:`~.sparse.SparseSystem`) evaluates a large system."""
+    if system is None:
+        evaluate, residuals = _det_logderiv(lin), lambda v: _residuals(lin, v, norms)
+    else:
+        evaluate, residuals = system.det_logderiv, lambda v: system.residual(v, norms)
+    inc = enclose(evaluate, vals, _root_scale(lin, vals), real_system=_is_real(lin))
+    # a root snapped to 0 (Delta(0) singular) stays exactly 0: the mean of its cluster is 0
+    # up to rounding, which would make a marginal system look stable or not by chance
+    zero = (vals == 0) & inc.verified
+    inc.radius[zero] += np.abs(inc.value[zero])
+    inc.value[zero] = 0.0
+    keep = np.flatnonzero(inc.verified)
+    # candidates enclosed by the disc of a root already kept are that root
+    order = keep[np.lexsort((inc.radius[keep], -inc.multiplicity[keep], ~zero[keep]))]
+    chosen: list[int] = []
+    for i in order:
+        if any(abs(vals[i] - inc.value[j]) <= inc.radius[j] for j in chosen):
+            continue
+        chosen.append(int(i))
+    idx = np.array(sorted(chosen), dtype=int)
+    values = inc.value[idx]
+    moved = values != vals[idx]
+    res = res[idx].copy()
+    if moved.any():
+        res[moved] = residuals(values[moved])
+    return values, res, inc.multiplicity[idx], inc.radius[idx]
+
+
+def _finalize(lin, found: Found, norms, n_points, verify: bool = True, system=None) -> Roots:
+    """Snap a root to 0 when Delta(0) is singular, verify each root (its inclusion disc and
+    multiplicity, :mod:`.inclusion`), wrap up. ``system`` evaluates a large system (see
+    :func:`_verified`)."""
+    vals = np.array([f[0] for f in found], dtype=complex)
+    res = np.array([f[1] for f in found], dtype=float)
     if vals.size and _zero_root_exists(lin, norms):
         i = int(np.argmin(np.abs(vals)))
         ref = 1.0 / lin.max_delay if lin.delays else 1.0
         if abs(vals[i]) <= 1e-6 * max(ref, norms[0] + float(np.sum(norms[1])), 1e-300):
             # snap only when 0 itself passes the residual test (a badly scaled system can look
             # singular at 0 without being so)
-            res0 = _residuals(lin, np.zeros(1, dtype=complex), norms)[0]
+            zero = np.zeros(1, dtype=complex)
+            res0 = (
+                _residuals(lin, zero, norms) if system is None else system.residual(zero, norms)
+            )[0]
             if res0 <= RESIDUAL_TOL:
                 vals[i] = 0.0
                 res[i] = res0
-    if with_multiplicity and vals.size:
-        radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
-        mult = _multiplicities(lin, vals, radius)
+    if verify and vals.size:
+        vals, res, mult, err = _verified(lin, vals, res, norms, system)
     else:
         mult = np.ones(vals.size, dtype=int)
+        err = np.full(vals.size, math.nan)
     order = np.lexsort((-vals.imag, -vals.real))
     roots = [
         CharacteristicRoot(
-            value=complex(vals[i]), residual=float(res[i]), multiplicity=int(mult[i])
+            value=complex(vals[i]),
+            residual=float(res[i]),
+            multiplicity=int(mult[i]),
+            error=float(err[i]),
         )
         for i in order
     ]
     return Roots(roots, n_points)
 
 
-def _ode_roots(lin: LinearDDE, norms, with_multiplicity) -> Roots:
+def _ode_roots(lin: LinearDDE, norms) -> Roots:
+    """The eigenvalues of ``A0`` (no delays), verified like the roots of a delayed system."""
     ev = np.linalg.eigvals(lin.A0)
-    found = []
+    found: Found = []
     for v in ev[np.lexsort((-ev.imag, -ev.real))]:
         if _is_real(lin) and abs(v.imag) <= MERGE_RTOL * (1 + abs(v)):
             v = complex(v.real, 0.0)  # see _merged: a root merged with its mirror is real
-        if not any(abs(v - f[0]) <= MERGE_RTOL * (1 + abs(v)) for f in found):
-            found.append((complex(v), 0.0))
-    vals = np.array([v for v, _ in found], dtype=complex)
-    found = list(zip(vals, _residuals(lin, vals, norms), strict=True))
-    out = _finalize(lin, found, norms, 0, False)
-    if with_multiplicity:
-        # multiplicities of an ODE: cluster the eigenvalues directly
-        roots = []
-        for r in out:
-            m = int(np.sum(np.abs(ev - r.value) <= 1e-5 * (1 + abs(r.value))))
-            roots.append(
-                CharacteristicRoot(value=r.value, residual=r.residual, multiplicity=max(m, 1))
-            )
-        out = Roots(roots, 0)
-    return out
+        if not any(abs(v - f[0]) <= SAME_ROOT_RTOL * (1 + abs(v)) for f in found):
+            found.append((complex(v), 0.0, 0.0))
+    vals = np.array([f[0] for f in found], dtype=complex)
+    found = [(v, float(r), 0.0) for v, r in zip(vals, _residuals(lin, vals, norms), strict=True)]
+    return _finalize(lin, found, norms, 0)
 
 
 def _select(roots: Roots, k: int, region) -> Roots:
@@ -576,9 +674,10 @@ def _certify(lin: LinearDDE, roots: Roots, box) -> Roots:
     return Roots(roots, roots.n_points, check=lambda: _certificate(lin, roots, box))
 
 
-def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]:
+def _certificate(lin: LinearDDE, roots: Roots, box, counter=None) -> tuple[bool | None, float]:
     """``(certified, sigma)``: the argument principle on ``Re s = sigma`` against the roots
-    found right of it."""
+    found right of it (counted on ``counter``, by default the stacked fully balanced system;
+    a large system passes its :class:`~.sparse.SparseSystem`)."""
     if not lin.delays:
         return True, -math.inf
     if box is not None and (
@@ -593,14 +692,12 @@ def _certificate(lin: LinearDDE, roots: Roots, box) -> tuple[bool | None, float]
     sigma = certificate_line(vals.real, tau_max, start)
     right = vals.real > sigma
     mult = np.array([r.multiplicity for r in roots], dtype=int)
-    if right.any() and np.all(mult[right] == 1):
-        # multiplicities were maybe not counted: count those right of the line now
-        radius = MULTIPLICITY_RADIUS * np.maximum(np.abs(vals[right]), 1.0 / max(tau_max, 1.0))
-        mult[right] = _multiplicities(lin, vals[right], radius)
     known = int(mult[right].sum())
     # the count is the same for every similar system; its contour is sized by the norms:
     # count on the fully balanced system (see `characteristic_roots`)
-    count, _ = count_right_of(Stack.from_systems([balanced(lin, mild=1.0)]), np.array([sigma]))
+    if counter is None:
+        counter = Stack.from_systems([balanced(lin, mild=1.0)])
+    count, _ = count_right_of(counter, np.array([sigma]))
     return bool(count[0] == known), sigma
 
 
@@ -649,12 +746,14 @@ def characteristic_roots(
         rectangle, instead of the ``k`` rightmost. A retarded system has finitely many roots
         in any right half-plane.
     max_points : int, default 400
-        Largest Chebyshev discretization size ``N`` tried.
+        Largest Chebyshev discretization size ``N`` tried (a system too large for the dense
+        discretization is solved without one, see :mod:`fluidnet.linear.large`).
     n_points : int, optional
         Use exactly this ``N`` (no growth, no convergence check) — for speed in sweeps where
         the caller knows the scales.
     multiplicity : bool, default True
-        Count multiplicities (16 extra evaluations of ``Delta`` per root).
+        Ignored (kept for compatibility): every root is verified by the argument principle,
+        which counts its multiplicity (see the module notes).
 
     Returns
     -------
@@ -683,15 +782,73 @@ def characteristic_roots(
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise OptionError(f"k = {k!r}: the number of roots must be a positive integer")
     box = _parse_region(region)
+    if n_points is not None and int(n_points) < 2:
+        raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
+    blocks = diagonal_blocks(lin)
+    if len(blocks) == 1:
+        return _block_roots(lin, k, box, max_points, n_points)
+    # block triangular: det Delta is the product of the blocks' (see .blocks)
+    parts = [_block_roots(subsystem(lin, b), k, box, max_points, n_points) for b in blocks]
+    return _union(lin, parts, k, box)
+
+
+def _union(lin: LinearDDE, parts: list[Roots], k: int, box) -> Roots:
+    """The roots of a block-triangular system from those of its blocks: equal roots (whose
+    inclusion discs overlap) merged with their multiplicities added, the ``k``
+    rightmost (or those in ``box``) kept, certified when every block is."""
+    items = sorted((r for part in parts for r in part), key=lambda r: (-r.real, -r.imag, r.error))
+    merged: list[list] = []  # [value, residual, multiplicity, error]
+    for r in items:
+        for grp in merged:
+            if abs(grp[0] - r.value) <= grp[3] + r.error:
+                m = grp[2] + r.multiplicity
+                mean = (grp[0] * grp[2] + r.value * r.multiplicity) / m
+                grp[3] = max(grp[3] + abs(mean - grp[0]), r.error + abs(mean - r.value))
+                grp[0], grp[1], grp[2] = mean, max(grp[1], r.residual), m
+                break
+        else:
+            merged.append([r.value, r.residual, r.multiplicity, r.error])
+    merged.sort(key=lambda g: (-g[0].real, -g[0].imag))
+    if box is None:
+        merged = merged[:k]
+    # the residual of the whole system at each root (a block's own may be smaller)
+    whole = balanced(lin)
+    res = _residuals(whole, np.array([g[0] for g in merged], dtype=complex), _norms(whole))
+    roots = [
+        CharacteristicRoot(value=complex(g[0]), residual=float(r), multiplicity=g[2], error=g[3])
+        for g, r in zip(merged, res, strict=True)
+    ]
+    n_points = max(p.n_points for p in parts)
+
+    def check() -> tuple[bool | None, float]:
+        # each block is complete right of its own line, so all are right of the rightmost line
+        certs = [p._certificate() for p in parts]
+        if any(c is None for c, _ in certs):
+            return None, math.nan
+        lines = [line for _, line in certs]
+        return all(c for c, _ in certs), max(lines)
+
+    return _select(Roots(roots, n_points, check=check), k, box)
+
+
+def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | None) -> Roots:
+    """:func:`characteristic_roots` of a system that is not block triangular."""
     lin = balanced(lin)
+    if lin.delays and lin.n >= LARGE_STATES:
+        # a large system whose dense discretization would be too big: rectangles (.large);
+        # the size is estimated from Frobenius norms (2-norms of many matrices cost more)
+        sparse = SparseSystem.from_lineardde(lin)
+        sigma0 = max(0.0 if box is None else box[0], -5.0 / lin.max_delay)
+        reach = float(sparse.norm_bound(np.array(sigma0)))
+        N0 = n_points or int(math.ceil(0.6 * min(reach, 1e12) * lin.max_delay)) + 12
+        if lin.n * (min(N0, max_points) + 1) > DENSE_LIMIT:
+            return large_roots(lin, k, box, system=sparse)
     norms = _norms(lin)
     if not lin.delays:
-        return _select(_certify(lin, _ode_roots(lin, norms, multiplicity), box), k, box)
+        return _select(_certify(lin, _ode_roots(lin, norms), box), k, box)
     if n_points is not None:
-        if int(n_points) < 2:
-            raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
         found, _ = _solve_at(lin, int(n_points), norms, k, box)
-        full = _finalize(lin, found, norms, int(n_points), multiplicity)
+        full = _finalize(lin, found, norms, int(n_points))
         return _select(_certify(lin, full, box), k, box)
 
     im_extent = 0.0
@@ -707,7 +864,7 @@ def characteristic_roots(
     previous = None
     while True:
         found, ev = _solve_at(lin, N, norms, k, box)
-        current = _select(_finalize(lin, found, norms, N, False), k, box)
+        current = _select(_finalize(lin, found, norms, N, verify=False), k, box)
         if box is None:
             sigma = current[0].real if current else sigma0
         else:
@@ -745,7 +902,7 @@ def characteristic_roots(
             break
         previous = current
         N = min(max(int(math.ceil(1.5 * N)), needed), max_points)
-    full = _finalize(lin, found, norms, N, multiplicity)
+    full = _finalize(lin, found, norms, N)
     return _select(_certify(lin, full, box), k, box)
 
 
@@ -773,18 +930,22 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
         return _merged(lin, *_refine(lin, cand[inside], norms)), ev
     weight = np.where(cand.imag > 0, 2, 1) if _is_real(lin) else np.ones(cand.size, dtype=int)
     done = np.zeros(cand.size, dtype=bool)
-    lams, ress = [np.zeros(0, dtype=complex)], [np.zeros(0)]
+    lams, ress, lasts = [np.zeros(0, dtype=complex)], [np.zeros(0)], [np.zeros(0)]
     batch = np.zeros(cand.size, dtype=bool)
     batch[: int(np.searchsorted(np.cumsum(weight), k + 2)) + 1] = True
-    found: list[tuple[complex, float]] = []
+    found: Found = []
     for _ in range(8):
-        lam, res = _refine(lin, cand[batch], norms)
+        lam, res, last = _refine(lin, cand[batch], norms)
         done |= batch
         lams.append(lam)
         ress.append(res)
-        found = _merged(lin, np.concatenate(lams), np.concatenate(ress))
+        lasts.append(last)
+        found = _merged(lin, np.concatenate(lams), np.concatenate(ress), np.concatenate(lasts))
         if len(found) >= k:
-            sigma_k = found[k - 1][0].real
+            # every candidate right of the k-th root, and within the widest certificate gap
+            # of the rightmost (a cluster of roots there must be found for the count of the
+            # certificate line, which may fall left of the k-th root, to match)
+            sigma_k = min(found[k - 1][0].real, found[0][0].real - 0.1 / lin.max_delay)
             batch = ~done & (cand.real >= sigma_k - 1e-9 * (1 + abs(sigma_k)))
         else:
             rest = np.flatnonzero(~done)
@@ -839,6 +1000,8 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     kwargs.setdefault("multiplicity", False)
     roots = characteristic_roots(lin, k=2, **kwargs)
     roots.require_certified(f"the spectral abscissa of {lin!r}")
+    if not roots:
+        raise AnalysisError(f"the spectral abscissa of {lin!r}: no characteristic root found")
     return roots[0].real
 
 

@@ -1,4 +1,5 @@
-"""Gain, phase, delay and stability margins of a loop with exact delays."""
+"""Gain, phase, delay and stability margins of a loop with exact delays, with the closed
+loop's stability from Nyquist's criterion."""
 
 from __future__ import annotations
 
@@ -7,15 +8,32 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF
 from .frequency_grid import as_loop, frequency_grid, gain_crossovers, phase_crossovers
+from .nyquist import NyquistResponse, nyquist
 
 __all__ = ["Margins", "margins", "margins_from_grid"]
 
 
 @dataclass(kw_only=True)
 class Margins:
-    """Stability margins of a loop ``L`` (closed loop ``1 + L = 0``).
+    """Stability margins of a loop ``L`` (closed loop ``1 + L = 0``), and whether that closed
+    loop is stable.
+
+    The gain, phase and delay margins are the factor, the phase lag and the added delay that
+    bring the Nyquist curve onto -1 at a crossover, i.e. that put a closed-loop root on the
+    imaginary axis. They measure robustness only when the closed loop is stable, which
+    :attr:`closed_loop_stable` says (from the encirclement count of -1 along the full
+    D-contour and the open loop's right-half-plane poles, :func:`fluidnet.nyquist`; computed
+    on first use). When the closed loop is **unstable** the margins keep their definitions and
+    are reported as such: each is the change that moves one more pair of roots across the
+    imaginary axis, which may make the loop more unstable or less, so a positive phase or
+    delay margin then says nothing about stability. For example ``30 e^{-2s} / (s (s + 0.3))``
+    has a phase margin of 96 degrees and a delay margin of 0.31 s while 4 closed-loop roots lie
+    in the right half-plane (the delay-free loop loses stability at a delay of 0.01 s and a
+    second pair crosses at 1.16 s; 0.31 s more delay brings a third). The ``repr`` states the
+    closed loop's verdict first.
 
     Attributes
     ----------
@@ -45,6 +63,18 @@ class Margins:
         closest to 1, and the gain margin is taken there. Empty for other loops.
     note : str
         What the numbers mean when the loop is special (undamped); empty otherwise.
+    closed_loop_stable : bool or None
+        Property: all closed-loop roots in the open left half-plane (Nyquist's ``Z = N + P =
+        0`` and no root on the imaginary axis); None when the count cannot be made (a loop
+        whose ``|L|`` does not decay; see :attr:`closed_loop_note`).
+    closed_loop_rhp_roots : int or None
+        Property: ``Z``, the closed-loop roots in the open right half-plane with
+        multiplicity (-1 when a root lies on the imaginary axis; None when not counted).
+    open_loop_rhp_poles : int or None
+        Property: ``P``, the open loop's poles in the right half-plane.
+    closed_loop_note : str
+        Property: why the closed loop is marginal or its stability is not known; empty
+        otherwise.
     """
 
     gain_margin: float
@@ -61,6 +91,58 @@ class Margins:
     delay_margins: np.ndarray
     phase_crossover_intervals: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
     note: str = ""
+    loop: DelayTF | None = field(default=None, repr=False, compare=False)
+    _closed_loop: tuple | None = field(default=None, init=False, repr=False, compare=False)
+
+    # ------------------------------------------------------------------ the closed loop
+    def _nyquist(self) -> tuple[NyquistResponse | None, str]:
+        if self._closed_loop is None:
+            if self.loop is None:
+                self._closed_loop = (None, "no loop given: the closed loop was not analysed")
+            else:
+                try:
+                    # the count never uses the drawn frequencies: give one
+                    w = np.array([1.0 if math.isnan(self.gain_crossover) else self.gain_crossover])
+                    self._closed_loop = (nyquist(self.loop, w), "")
+                except AnalysisError as exc:
+                    self._closed_loop = (None, f"closed-loop stability not determined: {exc}")
+        return self._closed_loop
+
+    @property
+    def closed_loop_stable(self) -> bool | None:
+        r, _ = self._nyquist()
+        return None if r is None else bool(r.stable)
+
+    @property
+    def closed_loop_rhp_roots(self) -> int | None:
+        r, _ = self._nyquist()
+        return None if r is None else int(r.closed_loop_rhp_roots)
+
+    @property
+    def open_loop_rhp_poles(self) -> int | None:
+        r, _ = self._nyquist()
+        return None if r is None else int(r.open_loop_rhp_poles)
+
+    @property
+    def closed_loop_note(self) -> str:
+        r, why = self._nyquist()
+        if r is not None and r.marginal:
+            return "a closed-loop root lies on the imaginary axis (1 + L vanishes on it)"
+        return why
+
+    def _verdict(self) -> str:
+        r, why = self._nyquist()
+        if r is None:
+            return why
+        if r.marginal:
+            return "closed loop marginal: a root on the imaginary axis"
+        if r.stable:
+            return "closed loop stable"
+        z = r.closed_loop_rhp_roots
+        return (
+            f"closed loop UNSTABLE: {z} root{'s' if z != 1 else ''} in the right half-plane; "
+            "the margins are distances to crossings of -1, not robustness"
+        )
 
     @property
     def gain_margin_db(self) -> float:
@@ -79,7 +161,8 @@ class Margins:
 
     def __repr__(self) -> str:
         return (
-            f"Margins(gain_margin={self.gain_margin:.6g}, phase_margin={self.phase_margin:.6g} "
+            f"Margins({self._verdict()}, "
+            f"gain_margin={self.gain_margin:.6g}, phase_margin={self.phase_margin:.6g} "
             f"deg, delay_margin={self.delay_margin:.6g} s, gain_crossover="
             f"{self.gain_crossover:.6g} rad/s, phase_crossover={self.phase_crossover:.6g} "
             f"rad/s, stability_margin={self.stability_margin:.6g} at "
@@ -145,6 +228,7 @@ def margins_from_grid(L: DelayTF, w: np.ndarray) -> Margins:
         delay_margins=dm_all,
         phase_crossover_intervals=intervals,
         note=note,
+        loop=L,
     )
 
 
@@ -276,6 +360,8 @@ def margins(L, *, w_range: tuple[float, float] | None = None) -> Margins:
     Returns
     -------
     Margins
+        With the closed loop's stability (:attr:`Margins.closed_loop_stable`): the margins
+        measure robustness only when it is stable (see :class:`Margins`).
 
     Examples
     --------
@@ -284,6 +370,8 @@ def margins(L, *, w_range: tuple[float, float] | None = None) -> Margins:
     >>> m = fn.margins(fn.DelayTF.from_expr(k * fn.sympy.exp(-tau * fn.s) / fn.s))
     >>> round(m.phase_margin, 6), round(m.delay_margin, 6)     # 90 - k tau (deg), pi/2k - tau
     (61.35211, 1.070796)
+    >>> m.closed_loop_stable
+    True
     """
     L = as_loop(L)
     w = frequency_grid(L, w_range)

@@ -1,0 +1,468 @@
+"""Characteristic roots of large systems: boxes counted by the argument principle.
+
+A system whose dense discretization would have more than :data:`DENSE_LIMIT` rows (a
+200-state network needs ``n (N + 1) = 40 000`` rows, a dense eigenvalue problem of hours) is
+solved without any discretization, from ``det Delta`` alone, evaluated through one LU
+factorization per point (:class:`~fluidnet.linear.sparse.SparseSystem`, about a millisecond
+for 200 states):
+
+1. **Where the roots are.** Every root is an eigenvalue of ``A0 + sum_k A_k e^{-lambda
+   tau_k}``, so ``Re lambda <= mu(A0) + sum_k ||A_k|| e^{-Re lambda tau_k}`` (``mu`` the
+   logarithmic norm): no real part exceeds ``r*``, the root of
+   ``r = mu(A0) + sum_k ||A_k|| e^{-r tau_k}``; and the roots with ``Re lambda >= sigma`` have
+   ``|Im lambda|`` at most the bound ``Y(sigma)`` of :func:`~fluidnet.linear.roots._im_bound`.
+2. **Counting.** The box ``[sigma, r*] x [-Y(sigma), Y(sigma)]`` therefore holds every root
+   right of ``sigma``; the argument principle on its boundary
+   (:func:`~fluidnet.linear.contour.count_in_rectangle`) counts them and gives their power
+   sums. ``det Delta`` is divided first by a polynomial whose zeros are the roots already
+   located, the means of the boxes still to be resolved (with their counts as orders) and
+   ``c = trace(A0) / n`` for the rest of the ``n`` turns of ``det Delta ~ s^n``: the quotient
+   turns slowly away from the unresolved roots, so a contour needs few samples (a 200-state
+   network's box costs tens, not thousands), and the poles it has inside a box are added back
+   to its count.
+3. **Locating, rightmost first.** The unresolved box reaching farthest right is taken next. A
+   box with at most :data:`MAX_LOCATED` roots gets them from its power sums (Newton's
+   identities), refined by Newton's method on ``det Delta`` and verified by their inclusion
+   discs (:mod:`~fluidnet.linear.inclusion`); otherwise, or when the verified roots do not
+   account for its count, it is halved and both halves are counted (their counts must add up).
+   A box holding more roots than that, smaller than :data:`CLUSTER_RTOL` of its modulus, is
+   reported as one entry: the mean of its roots (from its power sums, as accurate as the
+   trapezoidal rule on its boundary), their count as multiplicity and its diameter as error
+   (a network of 199 almost equal flows has 198 roots within 2e-3 of -0.030). With ``k``,
+   the search stops once ``k`` roots lie right of every unresolved box.
+4. **Widening.** Without a region, ``sigma`` starts ``1 / tau_max`` left of ``r*`` and moves
+   left (the width doubling) until ``k`` roots are found.
+
+The result is certified on the line right of which every root has been counted and located
+(the right edge of the rightmost unresolved box, or ``sigma``). A box whose boundary cannot be
+resolved (a root on it, or more than :data:`MAX_SAMPLES` evaluations in all), or whose halves'
+counts disagree, makes the result not certified, and :attr:`Roots.reason` says which.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..threads import single_threaded_blas
+from .contour import count_in_rectangle, zeros_from_power_sums
+from .sparse import SparseSystem
+
+if TYPE_CHECKING:
+    from .lineardde import LinearDDE
+    from .roots import Roots
+
+__all__ = ["DENSE_LIMIT", "LARGE_STATES", "abscissa_bound", "large_roots"]
+
+#: Largest dense discretization (rows) solved by the dense eigenvalue problem.
+DENSE_LIMIT = 1000
+#: Fewest states for which the rectangle method is used (smaller systems stay dense).
+LARGE_STATES = 12
+#: Most evaluations of det Delta for one system.
+MAX_SAMPLES = 60000
+#: Most roots located at once from the power sums of a rectangle.
+MAX_LOCATED = 4
+#: Deepest halving of a rectangle.
+MAX_DEPTH = 64
+#: How far left of r* (in units of 1 / tau_max) the search for k roots goes.
+MAX_WIDTH = 64.0
+#: A box holding more roots than can be located at once, smaller than this (relative to its
+#: modulus, at least 1 / max(tau_max, 1)), is reported as one entry: their mean, their count
+#: as multiplicity, the box's diameter as error.
+CLUSTER_RTOL = 1e-3
+
+
+def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
+    """``r*``: no root has a real part above it (see the module docstring)."""
+    from scipy.optimize import brentq
+
+    mu = float(np.max(np.linalg.eigvalsh(0.5 * (A0 + A0.conj().T))))
+    _, nk = system.matrix_norms()
+    tau = system.tau
+
+    def excess(r):
+        with np.errstate(over="ignore"):
+            return mu + float(np.sum(nk * np.exp(-r * tau))) - r
+
+    if excess(mu) <= 0:
+        return mu
+    hi = mu + float(np.sum(nk)) + 1.0  # the delayed terms are below sum(nk) right of 0
+    while excess(hi) > 0:
+        hi = 2.0 * hi + 1.0
+    return float(brentq(excess, mu, hi, xtol=1e-9 * (1.0 + abs(hi))))
+
+
+def _newton(system: SparseSystem, lam: np.ndarray, real: bool, maxiter: int = 40):
+    """Newton on ``det Delta`` (as :func:`fluidnet.linear.roots._newton`)."""
+    lam = np.array(lam, dtype=complex)
+    last = np.full(lam.shape, np.inf)
+    active = np.ones(lam.shape, dtype=bool)
+    for _ in range(maxiter):
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        with np.errstate(all="ignore"):
+            step = 1.0 / system.logderiv(lam[idx])
+        step[~np.isfinite(step)] = 0.0
+        if real:
+            on_axis = lam[idx].imag == 0.0
+            step[on_axis] = step[on_axis].real
+        lam[idx] -= step
+        size = np.abs(step)
+        scale = 1.0 + np.abs(lam[idx])
+        done = size <= 1e-11 * scale
+        done |= (size >= 0.9 * last[idx]) & (size <= 1e-8 * scale)
+        done |= ~np.isfinite(lam[idx])
+        last[idx] = size
+        active[idx[done]] = False
+    return lam, last
+
+
+def _distinct(lam: np.ndarray) -> np.ndarray:
+    """Indices of the values that are not within 1e-9 (relative) of an earlier one."""
+    keep: list[int] = []
+    for i, v in enumerate(lam):
+        if all(abs(v - lam[j]) > 1e-9 * (1.0 + abs(v)) for j in keep):
+            keep.append(i)
+    return np.array(keep, dtype=int)
+
+
+@dataclass
+class _Box:
+    """A rectangle ``[lo, hi] x [y0, y1]`` (for a real system's symmetric box, ``[lo, hi] x
+    [-y1, y1]``) holding ``count`` roots not yet located, with their power sums."""
+
+    lo: float
+    hi: float
+    y0: float
+    y1: float
+    symmetric: bool
+    count: int = 0
+    sums: np.ndarray = field(default_factory=lambda: np.zeros(MAX_LOCATED, dtype=complex))
+    depth: int = 0
+
+    @property
+    def centroid(self) -> complex:
+        c = self.sums[0] / self.count if self.count else complex(0.5 * (self.lo + self.hi))
+        # the mean of points in a box lies in it (the quadrature may stray): kept just inside
+        # (a pole this close to another box's boundary is left out when that box is counted)
+        w, h = self.hi - self.lo, self.y1 - self.y0
+        re = min(max(c.real, self.lo + 1e-3 * w), self.hi - 1e-3 * w)
+        im = 0.0 if self.symmetric else min(max(c.imag, self.y0 + 1e-3 * h), self.y1 - 1e-3 * h)
+        return complex(re, im)
+
+    @property
+    def spread(self) -> float:
+        """About how far the roots of the box lie from their mean (from the power sums)."""
+        if self.count < 2:
+            return 0.0
+        mean = self.sums[0] / self.count
+        return float(np.sqrt(abs(self.sums[1] / self.count - mean * mean)))
+
+    def distance(self, z: np.ndarray) -> np.ndarray:
+        """Distance of points to the boundary of the box."""
+        z = np.asarray(z, dtype=complex)
+        y0 = -self.y1 if self.symmetric else self.y0
+        dx = np.maximum(np.maximum(self.lo - z.real, z.real - self.hi), 0.0)
+        dy = np.maximum(np.maximum(y0 - z.imag, z.imag - self.y1), 0.0)
+        outside = np.hypot(dx, dy)
+        inside = np.minimum.reduce(
+            [z.real - self.lo, self.hi - z.real, z.imag - y0, self.y1 - z.imag]
+        )
+        return np.where(self.holds(z), inside, outside)
+
+    @property
+    def diameter(self) -> float:
+        y0 = -self.y1 if self.symmetric else self.y0
+        return math.hypot(self.hi - self.lo, self.y1 - y0)
+
+    def holds(self, z: np.ndarray) -> np.ndarray:
+        z = np.asarray(z, dtype=complex)
+        y0 = -self.y1 if self.symmetric else self.y0
+        return (z.real > self.lo) & (z.real < self.hi) & (z.imag > y0) & (z.imag < self.y1)
+
+    def halves(self) -> list[_Box]:
+        """Two boxes covering this one; the cut is off-centre (a root of a real system often
+        lies on the centre line of a symmetric range)."""
+        d = self.depth + 1
+        lo, hi, y0, y1 = self.lo, self.hi, self.y0, self.y1
+        if self.symmetric:
+            if y1 > hi - lo:
+                ys = 0.4617 * y1
+                return [_Box(lo, hi, -ys, ys, True, depth=d), _Box(lo, hi, ys, y1, False, depth=d)]
+            xs = lo + 0.5383 * (hi - lo)
+            return [_Box(lo, xs, y0, y1, True, depth=d), _Box(xs, hi, y0, y1, True, depth=d)]
+        if y1 - y0 > hi - lo:
+            ys = y0 + 0.5383 * (y1 - y0)
+            return [_Box(lo, hi, y0, ys, False, depth=d), _Box(lo, hi, ys, y1, False, depth=d)]
+        xs = lo + 0.5383 * (hi - lo)
+        return [_Box(lo, xs, y0, y1, False, depth=d), _Box(xs, hi, y0, y1, False, depth=d)]
+
+
+class _Locator:
+    """Counts and locates the roots of one system in boxes (see the module docstring)."""
+
+    def __init__(self, lin: LinearDDE, system: SparseSystem, norms):
+        from .roots import _is_real
+
+        self.lin, self.system, self.norms = lin, system, norms
+        self.real = _is_real(lin)
+        self.spacing = 0.5 / lin.max_delay
+        self.used = 0
+        self.reason = ""
+        # det Delta(s) is divided by a polynomial with the known roots and clusters as zeros,
+        # and (s - c)^(n - known), c the mean eigenvalue of A0: far from the roots det Delta
+        # turns like (s - c)^n, which for a large n would need many samples; the quotient
+        # turns slowly, and the poles it has inside a box are added back to its count
+        self.center = complex(np.trace(lin.A0)) / lin.n
+        if self.real:
+            self.center = complex(self.center.real, 0.0)
+        self.roots: list[tuple[complex, float, int, float]] = []  # (value, res, mult, error)
+        self.frontier: list[_Box] = []
+
+    # ------------------------------------------------------------------ deflation
+    def _poles(self, box: _Box) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Points, orders, and whether each stands for located roots, for counting ``box``
+        (the mean of another box's roots is left out when it lies close to this boundary,
+        compared with their spread: a pole that does not stand for nearby roots would only
+        cost samples there)."""
+        pts, orders, known = [], [], []
+
+        def add(p, o, k):
+            pts.append(p)
+            orders.append(o)
+            known.append(k)
+            if self.real and p.imag != 0:
+                pts.append(p.conjugate())
+                orders.append(o)
+                known.append(k)
+
+        total = 0
+        for v, _, m, _ in self.roots:
+            add(complex(v), m, True)
+            total += m * (2 if self.real and v.imag != 0 else 1)
+        y0 = -box.y1 if box.symmetric else box.y0
+        floor = 1e-2 * min(box.hi - box.lo, box.y1 - y0)
+        for b in self.frontier:
+            c = b.centroid
+            near = floor
+            d = box.distance(np.array([c, c.conjugate()]))
+            if b is not box and (d[0] < near or (self.real and not b.symmetric and d[1] < near)):
+                continue
+            add(c, b.count, False)
+            total += b.count * (2 if self.real and not b.symmetric else 1)
+        pts.append(self.center)
+        orders.append(self.lin.n - total)
+        known.append(False)
+        return np.array(pts, dtype=complex), np.array(orders, dtype=float), np.array(known)
+
+    def count(self, box: _Box) -> bool:
+        """Count the roots not yet located in ``box`` (and their power sums); False when the
+        boundary cannot be resolved."""
+        pts, orders, known = self._poles(box)
+
+        def evaluate(s):
+            f, g = self.system.det_logderiv_fast(s)
+            w = s[:, None] - pts[None, :]
+            with np.errstate(all="ignore"):
+                f = f * np.exp(-1j * np.sum(orders * np.angle(w), axis=1))
+                g = g - np.sum(orders / w, axis=1)
+            return f, g
+
+        y0 = -box.y1 if box.symmetric else box.y0
+        rc = count_in_rectangle(
+            evaluate,
+            box.lo,
+            box.hi,
+            y0,
+            box.y1,
+            symmetric=box.symmetric,
+            powers=MAX_LOCATED,
+            spacing=min(self.spacing, 0.25 * min(box.hi - box.lo, box.y1 - y0)),
+            max_samples=max(MAX_SAMPLES - self.used, 0),
+        )
+        self.used += rc.samples
+        if rc.count is None:
+            self.reason = (
+                f"the boundary of [{box.lo:.6g}, {box.hi:.6g}] x [{y0:.6g}, {box.y1:.6g}] was "
+                "not resolved ("
+                + ("a root on it" if self.used < MAX_SAMPLES else f"{MAX_SAMPLES} evaluations")
+                + " of det Delta)"
+            )
+            return False
+        inside = box.holds(pts) & ~known
+        p = np.arange(1, MAX_LOCATED + 1)
+        box.count = int(rc.count + round(float(np.sum(orders[inside]))))
+        box.sums = rc.power_sums + np.sum(orders[inside, None] * pts[inside, None] ** p, axis=0)
+        if box.count < 0:
+            self.reason = f"a negative count in [{box.lo:.6g}, {box.hi:.6g}]"
+            return False
+        return True
+
+    # ------------------------------------------------------------------ locating
+    def _weight(self, v: complex, m: int) -> int:
+        return m * (2 if self.real and v.imag != 0 else 1)
+
+    def locate(self, box: _Box) -> bool:
+        """The roots of ``box`` from its power sums, refined and verified; False when they do
+        not account for its count."""
+        from .roots import RESIDUAL_TOL, _verified
+
+        z = zeros_from_power_sums(box.sums, box.count)
+        if self.real:
+            z = np.where(z.imag < 0, z.conj(), z)
+            z = np.where(np.abs(z.imag) <= 1e-6 * (1.0 + np.abs(z)), z.real + 0j, z)
+        lam, _ = _newton(self.system, z, self.real)
+        lam = lam[np.isfinite(lam)]
+        if self.real:
+            lam = np.where(lam.imag < 0, lam.conj(), lam)
+        lam = lam[box.holds(lam)]
+        for v, _, _, e in self.roots:  # not a root located before
+            lam = lam[np.abs(lam - v) > max(e, 1e-9 * (1.0 + abs(v)))]
+        if lam.size == 0:
+            return False
+        lam = lam[_distinct(lam)]
+        res = self.system.residual(lam, self.norms)
+        lam, res = lam[res <= RESIDUAL_TOL], res[res <= RESIDUAL_TOL]
+        if lam.size == 0:
+            return False
+        vals, rr, mult, err = _verified(self.lin, lam, res, self.norms, self.system)
+        # a symmetric box holds the mirror of each complex root too; an upper box does not
+        weight = mult * np.where(box.symmetric & (vals.imag != 0), 2, 1)
+        if not (box.holds(vals).all() and int(weight.sum()) == box.count):
+            return False
+        self.roots.extend(zip(vals, rr, mult, err, strict=True))
+        return True
+
+    def cluster(self, box: _Box) -> None:
+        """Report the roots of a small box as one entry: their mean, count and the box's size."""
+        c = box.centroid
+        res = float(self.system.residual(np.array([c]), self.norms)[0])
+        self.roots.append((c, res, box.count, box.diameter))
+
+    def solve(self, box: _Box, k: int | None) -> float | None:
+        """Count and locate the roots in ``box`` (rightmost first); with ``k``, stop once
+        ``k`` roots lie right of every box still unresolved. Returns the line right of which
+        every root is located (None on failure)."""
+        if not self.count(box):
+            return None
+        self.frontier = [box] if box.count else []
+        while self.frontier:
+            line = max(b.hi for b in self.frontier)
+            if k is not None:
+                right = sum(self._weight(v, m) for v, _, m, _ in self.roots if v.real > line)
+                if right >= k:
+                    return line
+            b = max(self.frontier, key=lambda x: (x.hi, x.y1))
+            if b.count <= MAX_LOCATED and self.locate(b):
+                self.frontier.remove(b)
+                continue
+            scale = max(abs(b.centroid), 1.0 / max(self.lin.max_delay, 1.0))
+            if b.count > 1 and b.diameter <= CLUSTER_RTOL * scale:
+                self.cluster(b)
+                self.frontier.remove(b)
+                continue
+            if b.depth >= MAX_DEPTH or self.used >= MAX_SAMPLES:
+                self.reason = (
+                    f"{b.count} roots in [{b.lo:.6g}, {b.hi:.6g}] x [{b.y0:.6g}, {b.y1:.6g}] "
+                    f"not located ({self.used} evaluations of det Delta)"
+                )
+                return None
+            parts = b.halves()
+            for part in parts:
+                if not self.count(part):
+                    return None
+            weights = [
+                p.count * (2 if self.real and b.symmetric and not p.symmetric else 1) for p in parts
+            ]
+            if sum(weights) != b.count:
+                self.reason = (
+                    f"the counts of [{b.lo:.6g}, {b.hi:.6g}] x [{b.y0:.6g}, {b.y1:.6g}] and of "
+                    "its halves disagree"
+                )
+                return None
+            self.frontier.remove(b)
+            self.frontier.extend(p for p in parts if p.count)
+        return box.lo
+
+
+def large_roots(lin: LinearDDE, k: int, box, *, system: SparseSystem | None = None) -> Roots:
+    """The roots :func:`~fluidnet.linear.roots.characteristic_roots` returns, for a large
+    system (see the module docstring; ``lin`` is balanced, and the options of the
+    discretization do not apply). ``system`` is ``lin`` as a :class:`SparseSystem`, when
+    already built."""
+    with single_threaded_blas():
+        return _large_roots(lin, k, box, system or SparseSystem.from_lineardde(lin))
+
+
+def _large_roots(lin: LinearDDE, k: int, box, system: SparseSystem) -> Roots:
+    from .roots import (
+        CharacteristicRoot,
+        Roots,
+        _a0_spectrum,
+        _im_bound,
+        _select,
+        _zero_root_exists,
+    )
+
+    norms = system.matrix_norms()
+    spectrum = _a0_spectrum(lin)
+
+    def im_bound(sigma: float) -> float:
+        # strictly above every root with Re >= sigma
+        return _im_bound(lin, sigma, norms, spectrum) * (1.0 + 1e-6) + 1e-6 / tau
+
+    r_star = abscissa_bound(system, lin.A0)
+    tau = lin.max_delay
+    loc = _Locator(lin, system, norms)
+    hi = r_star + 0.05 / tau
+    line = None
+    if box is None:
+        width = 1.0 / tau
+        while True:
+            lo = hi - width
+            Y = im_bound(lo)
+            region = _Box(lo, hi, -Y, Y, True) if loc.real else _Box(lo, hi, -Y, Y, False)
+            line = loc.solve(region, k)
+            if line is None:
+                break
+            total = sum(loc._weight(v, m) for v, _, m, _ in loc.roots)
+            if line > lo or total >= k or width >= MAX_WIDTH / tau or loc.used >= MAX_SAMPLES:
+                break
+            width *= 2.0
+    else:
+        lo = box[0] - 0.02 / tau  # roots on the line Re = box[0] are inside
+        Y = min(max(abs(box[2]), abs(box[3])) * (1 + 1e-9), im_bound(lo))
+        hi = min(hi, box[1] + 0.02 / tau)
+        if hi <= lo:
+            line = lo
+        else:
+            region = _Box(lo, hi, -Y, Y, True) if loc.real else _Box(lo, hi, -Y, Y, False)
+            line = loc.solve(region, None)
+    certified = line is not None
+    rows = []
+    for v, r, m, e in loc.roots:
+        rows.append((complex(v), r, m, e))
+        if loc.real and v.imag != 0:
+            rows.append((complex(v).conjugate(), r, m, e))
+    if rows and _zero_root_exists(lin, norms):
+        i = int(np.argmin([abs(v) for v, *_ in rows]))
+        v, r, m, e = rows[i]
+        if abs(v) <= 1e-6 * max(1.0 / tau, norms[0] + float(np.sum(norms[1]))):
+            rows[i] = (0j, r, m, e + abs(v))
+    roots = [
+        CharacteristicRoot(value=v, residual=float(r), multiplicity=int(m), error=float(e))
+        for v, r, m, e in rows
+    ]
+    roots.sort(key=lambda r: (-r.real, -r.imag))
+    if box is not None and (
+        math.isfinite(box[1]) or math.isfinite(box[2]) or math.isfinite(box[3])
+    ):
+        cert: bool | None = None
+    else:
+        cert = certified
+    out = Roots(roots, 0, cert, line if certified else math.nan, reason=loc.reason)
+    return _select(out, k, box)

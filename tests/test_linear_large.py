@@ -1,0 +1,118 @@
+"""Large systems (fluidnet.linear.large): boxes counted by the argument principle.
+
+The systems are Kelly's primal law (Zimmermann (3.2.16), `fn.models.kelly_primal`) on a
+parking lot of ``L`` links: flow 0 crosses every link, flow ``l`` only link ``l``; prices
+``(y / c)^B`` with ``c = 2``, ``B = 4``, willingness to pay ``w_0 = L``, ``w_l = 1``, so that
+``x = 1`` is the equilibrium (every link carries 2, price 1, ``p_0 = L``, ``p_l = 1``), and
+flow ``i`` has delay ``T_i = 0.05 + 0.001 i``. Linearized by hand (``lambda' = B / c = 2``):
+
+    dx_0' = -kappa (3 L dx_0 + 2 sum_l dx_l)(t - T_0),   dx_l' = -kappa (3 dx_l + 2 dx_0)(t - T_l),
+
+an arrow, so with ``d_i(s) = s + kappa a_i e^{-s T_i}`` (``a_0 = 3 L``, ``a_l = 3``),
+``det Delta(s) = prod_l d_l(s) * h(s)``, ``h = d_0 - sum_l 4 kappa^2 e^{-s (T_0 + T_l)} / d_l``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidnet as fn
+from fluidnet.linear import large
+from fluidnet.linear.large import large_roots
+from fluidnet.linear.roots import balanced
+
+
+def _tau(L):
+    return 0.05 + 0.001 * np.arange(L + 1)
+
+
+def _parking_lot(L: int, kappa: float = 1.0) -> fn.LinearDDE:
+    n = L + 1
+    T = _tau(L)
+    mats = []
+    for i in range(n):
+        A = np.zeros((n, n))
+        if i == 0:
+            A[0, 0], A[0, 1:] = -kappa * 3 * L, -kappa * 2
+        else:
+            A[i, i], A[i, 0] = -kappa * 3, -kappa * 2
+        mats.append((T[i], A))
+    return fn.LinearDDE(np.zeros((n, n)), mats)
+
+
+def _h(L, kappa):
+    import mpmath as mp
+
+    T = [mp.mpf(t) for t in _tau(L)]
+
+    def h(s):
+        d = [s + kappa * 3 * mp.exp(-s * T[i]) for i in range(1, L + 1)]
+        cross = sum(4 * kappa**2 * mp.exp(-s * (T[0] + T[i + 1])) / d[i] for i in range(L))
+        return s + kappa * 3 * L * mp.exp(-s * T[0]) - cross
+
+    return h
+
+
+def test_hand_linearization_is_the_models():
+    L = 4
+    A = np.zeros((L, L + 1))
+    A[:, 0] = 1.0
+    A[np.arange(L), np.arange(1, L + 1)] = 1.0
+    model = fn.models.kelly_primal(A, w=[float(L)] + [1.0] * L, T=list(_tau(L)), c=2.0, B=4.0)
+    lin = model.linearize(equilibrium={s: 1.0 for s in model.state_names})
+    ours = _parking_lot(L)
+    assert lin.delays == ours.delays
+    for a, b in zip(lin.A, ours.A, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_rectangles_agree_with_the_discretization():
+    # 20 states: small enough for the dense discretization (an independent method)
+    lin = _parking_lot(19)
+    dense = lin.roots(k=6)
+    assert dense.n_points > 0  # the dense path
+    boxes = large_roots(balanced(lin), 6, None)
+    assert dense.certified and boxes.certified
+    np.testing.assert_allclose(boxes.values, dense.values, rtol=1e-10)
+    assert [r.multiplicity for r in boxes] == [1] * 6
+
+
+@pytest.mark.parametrize("L", [99])
+def test_network_of_100_flows_answers_with_the_closed_form(L):
+    """Issue 23, item 10: a 100-state parking lot (no answer in 55 s on main) goes to the
+    boxes; the rightmost root is a zero of h, checked by mpmath at 30 digits."""
+    import mpmath as mp
+
+    lin = _parking_lot(L)
+    roots = lin.roots(k=2)
+    assert roots.n_points == 0 and roots.certified is True  # the boxes, certified
+    top = roots[0]
+    with mp.workdps(30):
+        exact = complex(mp.findroot(_h(L, 1.0), mp.mpc(top.value)))
+    assert abs(top.value - exact) <= max(top.error, 1e-12 * abs(exact))
+    assert top.value.imag != 0 and roots[1].value == top.value.conjugate()
+    assert lin.spectral_abscissa() == top.real > 0  # unstable: the long flow's gain 3 L
+
+
+def test_a_cluster_of_roots_is_one_entry():
+    """kappa = 0.01: the 14 short flows' factors s + 0.03 e^{-s T_l} have roots within
+    1e-5 of each other near -0.030; the boxes report them as one entry whose multiplicity is
+    their number and whose value is their mean (from the power sums on the box's boundary, a
+    trapezoidal rule: within 1e-3 of the error), against the discretization's roots."""
+    lin = _parking_lot(14, kappa=0.01)
+    dense = lin.roots(k=20)
+    boxes = large_roots(balanced(lin), 2, None)
+    assert boxes.certified and dense.certified
+    first, cluster = boxes[0], boxes[1]
+    assert abs(first.value - dense[0].value) <= 1e-12
+    near = np.array([r.value for r in dense if abs(r.value - cluster.value) <= cluster.error])
+    assert cluster.multiplicity == near.size == 13
+    assert abs(near.mean() - cluster.value) <= 1e-3 * cluster.error
+
+
+def test_a_budget_exhausted_refuses_with_its_reason(monkeypatch):
+    monkeypatch.setattr(large, "MAX_SAMPLES", 40)
+    lin = _parking_lot(99)
+    with pytest.raises(fn.AnalysisError, match="not certified: .*evaluations of det Delta"):
+        lin.spectral_abscissa()
