@@ -62,9 +62,11 @@ __all__ = ["Store", "FLUSH_SECONDS", "MAX_PART_ITEMS"]
 FLUSH_SECONDS = 2.0
 WRITE_SHARE = 20
 #: ... and at the latest when this many results wait (the memory a sweep holds for its store).
-MAX_PART_ITEMS = 65536
-#: Item digests are computed, written and compared in blocks of this many items.
+MAX_PART_ITEMS = 16384
+#: Item digests are written and compared in blocks of this many items (2 MB) ...
 ITEM_BLOCK = 1 << 18
+#: ... computed from this many items at a time (the items of a lazy sequence are made then).
+ITEMS_AT_ONCE = 1 << 13
 _FORMAT = 1
 _OURS = {"zarr.json", "items", "parts", ".lock"}
 #: ``<first index>-<last index>-<digest of the part's attributes>-<random id>``
@@ -209,7 +211,12 @@ class Checkpoint:
     def _digest_blocks(self) -> Iterator[tuple[int, np.ndarray]]:
         """``(start, digests of items[start:start + ITEM_BLOCK])`` for every block."""
         for start in range(0, self.n, ITEM_BLOCK):
-            yield start, item_digests(self._items[start : start + ITEM_BLOCK])
+            stop = min(start + ITEM_BLOCK, self.n)
+            block = np.empty(stop - start, dtype=np.uint64)
+            for a in range(start, stop, ITEMS_AT_ONCE):
+                b = min(a + ITEMS_AT_ONCE, stop)
+                block[a - start : b - start] = item_digests(self._items[a:b])
+            yield start, block
 
     def _create(self) -> None:
         import zarr
@@ -524,15 +531,63 @@ def _from_stored(data: np.ndarray, meta: Mapping[str, Any], lengths) -> np.ndarr
     return out.reshape(meta["shape"])
 
 
-def _encode_part(results: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Attributes and arrays of a part holding ``results``."""
+def _same_tree(tree: Mapping[str, Any], obj: Any, leaves: list[Any]) -> bool:
+    """Whether ``obj`` flattens to ``tree`` (appending its leaves); no tree is built."""
+    t = tree["t"]
+    if t in _LEAF:
+        if _SCALAR_KINDS.get(type(obj)) != t:
+            return False
+        leaves.append(obj)
+        return True
+    if t == "tuple" or t == "list":
+        children = tree["c"]
+        if type(obj) is not (tuple if t == "tuple" else list) or len(obj) != len(children):
+            return False
+        for c, v in zip(children, obj, strict=True):
+            if not _same_tree(c, v, leaves):
+                return False
+        return True
+    if t == "dict":
+        return (
+            isinstance(obj, Mapping)
+            and list(obj) == tree["k"]
+            and all(_same_tree(c, v, leaves) for c, v in zip(tree["c"], obj.values(), strict=True))
+        )
+    if t == "none":
+        return obj is None
+    own: list[Any] = []
+    if not isinstance(obj, (np.generic, np.ndarray)) or _flatten(obj, own) != tree:
+        return False
+    leaves.extend(own)
+    return True
+
+
+def _flatten_all(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """The tree and leaves of every result (the first one's tree checked against the others
+    without building theirs: the common case)."""
+    first: list[Any] = []
+    tree = _flatten(results[0], first)
+    per_item = [first]
+    for r in results[1:]:
+        leaves: list[Any] = []
+        if not _same_tree(tree, r, leaves):
+            break
+        per_item.append(leaves)
+    else:
+        return [tree] * len(results), per_item
     trees, per_item = [], []
     for r in results:
-        leaves: list[Any] = []
+        leaves = []
         trees.append(_flatten(r, leaves))
         per_item.append(leaves)
+    return trees, per_item
+
+
+def _encode_part(results: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Attributes and arrays of a part holding ``results``."""
+    trees, per_item = _flatten_all(results)
     arrays: dict[str, np.ndarray] = {}
-    if all(t == trees[0] for t in trees):
+    if all(t is trees[0] or t == trees[0] for t in trees):
         layout = []
         for j, kind in enumerate(_leaf_kinds(trees[0], [])):
             col = [leaves[j] for leaves in per_item]
