@@ -2,7 +2,9 @@
 store made by another call, a damaged store or a foreign directory is refused or repaired with
 a message that says why."""
 
+import errno
 import fcntl
+import os
 import shutil
 import warnings
 
@@ -309,3 +311,60 @@ def test_a_deleted_chunk_of_a_chart_never_moves_results_to_another_point(tmp_pat
         m for w in rec for m in (parts[5].name, parts[2].name) if m in str(w.message)
     }
     assert again.identical(plain)
+
+
+# ------------------------------------------------------------------ a full disk (issue 23)
+@pytest.fixture
+def disk_fills_up(monkeypatch):
+    """Zarr's file writes fail with ``errno`` from the ``after``-th part written on (a part is
+    written in its own temporary directory); returns a function to set both."""
+    import zarr.storage._local as local
+
+    real, parts, state = local._put, set(), {"after": float("inf"), "errno": errno.ENOSPC}
+
+    def put(path, value, exclusive=False):
+        tmp = next((p for p in path.parents if p.name.startswith(".tmp-")), None)
+        if tmp is not None:
+            parts.add(tmp)
+        if len(parts) > state["after"] or (tmp is None and state["after"] == 0):
+            code = state["errno"]
+            raise OSError(code, os.strerror(code), str(path))
+        return real(path, value, exclusive=exclusive)
+
+    monkeypatch.setattr(local, "_put", put)
+
+    def set_(after, code=errno.ENOSPC):
+        state["after"], state["errno"] = after, code
+
+    return set_
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [(errno.ENOSPC, "the disk is full"), (errno.EDQUOT, "the disk quota is exceeded")],
+)
+def test_a_full_disk_is_a_store_error_and_what_was_written_is_kept(
+    tmp_path, monkeypatch, write_every_result, disk_fills_up, code, says
+):
+    log, path = tmp_path / "calls.log", tmp_path / "s"
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    grid = {"x": [float(i) for i in range(6)]}
+    disk_fills_up(after=2, code=code)  # two parts fit, the third does not
+    with pytest.raises(fn.StoreError, match=rf"store {path}: cannot write .*: {says} \(") as info:
+        sweep(logged_square, grid, store=path)
+    assert "run the same call again" in str(info.value)
+    assert not list(path.glob(".tmp-*"))  # the half-written part is gone (space freed)
+    monkeypatch.undo()
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    assert Store(path).progress() == (2, 6)
+    before = calls(log)
+    ds = sweep(logged_square, grid, store=path)
+    assert calls(log) - before == 4
+    np.testing.assert_array_equal(ds["value"].values, np.arange(6.0) ** 2)
+
+
+def test_a_store_on_a_full_disk_cannot_be_created(tmp_path, disk_fills_up):
+    disk_fills_up(after=0)
+    where = tmp_path / "s"
+    with pytest.raises(fn.StoreError, match=f"store {where}: cannot create or open the store: "):
+        sweep(logged_square, {"x": [1.0]}, store=tmp_path / "s")

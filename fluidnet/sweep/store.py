@@ -177,7 +177,7 @@ class Checkpoint:
         self._pending: dict[int, Any] = {}
         self._interval = FLUSH_SECONDS
         try:
-            with _disk_errors(self.path, "create the store"):
+            with _disk_errors(self.path, "create or open the store", kept=False):
                 self._open()
         except BaseException:
             self.close()
@@ -366,7 +366,7 @@ class Checkpoint:
 
 # -------------------------------------------------------------------- files
 @contextlib.contextmanager
-def _disk_errors(path: Path, what: str):
+def _disk_errors(path: Path, what: str, kept: bool = True):
     """Turn a write that failed for want of disk space (or of a writable disk) into a
     StoreError that says so."""
     try:
@@ -375,10 +375,10 @@ def _disk_errors(path: Path, what: str):
         reason = unwritable_reason(exc)
         if reason is None:
             raise
+        then = ": the parts written before are kept" if kept else ""
         raise StoreError(
             f"store {path}: cannot {what}: {reason}. Free space on that device (or give "
-            "store= a directory on another one) and run the same call again: the parts "
-            "written before are kept"
+            f"store= a directory on another one) and run the same call again{then}"
         ) from exc
 
 
