@@ -315,13 +315,6 @@ class Checkpoint:
                 continue
             yield indices, results
 
-    def load(self) -> dict[int, Any]:
-        """Results of the finished items, ``{item index: result}`` (see :meth:`parts`)."""
-        done: dict[int, Any] = {}
-        for indices, results in self.parts():
-            done.update(zip(indices.tolist(), results, strict=True))
-        return done
-
     # ---------------------------------------------------------------- writing
     def add(self, indices: Sequence[int], results: Sequence[Any]) -> None:
         """Queue finished results; write them when :data:`FLUSH_SECONDS` have passed or
