@@ -1,5 +1,5 @@
-"""Reliability benchmarks (issue 18): memory of nonlinear charts, build and compile times of
-large models.
+"""Reliability benchmarks (issues 18 and 23): memory of nonlinear charts and of sweeps, build and
+compile times of large models.
 
 1. ``fluidnet.nonlinear_chart`` over a 90 x 90 grid with 2 initial conditions and 4001 output
    times (a delayed damped oscillator ``x' = y, y' = -a x(t-1) - b y``): peak resident memory
@@ -26,6 +26,15 @@ large models.
    ``bench_speed.py`` (linearized at ``x = 1``; main gave no answer in 55 s), whose rightmost
    root is checked against the zero of the Schur complement of its arrow-shaped
    characteristic matrix, computed by mpmath (see ``tests/test_linear_large.py``).
+4. ``fluidnet.sweep.sweep`` of ``a * b`` over a 10 000 x 1000 grid (10^7 points; issue 23: it
+   peaked at 5.7 GB for an 80 MB result, goal <= 2x the result): peak resident memory above
+   the process's before the sweep (the peak is reset first where Linux allows,
+   ``/proc/self/clear_refs``), against the size of the returned Dataset; then the same sweep
+   of 10^6 points with a checkpoint store, written and then read back (digests checked).
+   Measured on the development machine (Linux, 2 cores shared with other jobs, load about 8;
+   28 Nov 2026): +81 MB for the 80 MB result (1.01x), 76 s wall, 28 s CPU; with the store,
+   +62 MB writing and +58 MB reading back for an 8 MB result (Zarr's threads and buffers,
+   about 50 MB whatever the size).
 
 Run with ``make bench`` or ``python benchmarks/run.py reliability``.
 """
@@ -161,6 +170,44 @@ _ANALYSIS = textwrap.dedent(
 )
 
 
+_SWEEP = textwrap.dedent(
+    """
+    import json, sys, time
+    import numpy as np
+    from fluidnet.sweep import sweep
+
+    def product(a, b):
+        return a * b
+
+    def memory(field):
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+
+    na, nb = int(sys.argv[1]), int(sys.argv[2])
+    store = sys.argv[3] if len(sys.argv) > 3 else None
+    sweep(product, {"a": [1.0, 2.0], "b": [3.0]})  # imports and first calls
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:  # peak := current
+            fh.write("5")
+    except OSError:
+        pass
+    base = memory("VmRSS:")
+    t0, c0 = time.perf_counter(), time.process_time()
+    a, b = np.linspace(0, 1, na), np.linspace(1, 2, nb)
+    ds = sweep(product, {"a": a, "b": b}, store=store)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = memory("VmHWM:")
+    v = ds["value"].values
+    right = bool(v[-1, -1] == a[-1] * b[-1] and v[na // 3, nb // 7] == a[na // 3] * b[nb // 7])
+    print(json.dumps({"points": int(v.size), "result_MB": ds.nbytes / 1e6,
+                      "peak_growth_MB": (peak - base) / 1e6, "wall_s": wall, "cpu_s": cpu,
+                      "values_right": right}))
+    """
+)
+
+
 def large_analyses() -> dict:
     out = {}
     here = os.path.dirname(os.path.abspath(__file__))
@@ -201,6 +248,29 @@ def chart_memory() -> dict:
     return r
 
 
+def sweep_memory() -> dict:
+    out = {"plain": _run(_SWEEP, "10000", "1000")}
+    r = out["plain"]
+    print(
+        f"sweep of {r['points']:.0e} points: peak memory +{r['peak_growth_MB']:.0f} MB for a "
+        f"result of {r['result_MB']:.0f} MB ({r['peak_growth_MB'] / r['result_MB']:.2f}x, goal "
+        f"<= 2x), {r['wall_s']:.0f} s ({r['cpu_s']:.0f} s CPU), values right: "
+        f"{r['values_right']}",
+        flush=True,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for phase in ("store_write", "store_read"):
+            r = out[phase] = _run(_SWEEP, "1000", "1000", f"{tmp}/squares")
+            print(
+                f"sweep of {r['points']:.0e} points with a store ({phase[6:]}): peak memory "
+                f"+{r['peak_growth_MB']:.0f} MB for a result of {r['result_MB']:.0f} MB, "
+                f"{r['wall_s']:.0f} s ({r['cpu_s']:.0f} s CPU), values right: "
+                f"{r['values_right']}",
+                flush=True,
+            )
+    return out
+
+
 #: Goals of issue 18 for a model of 1000 states, seconds.
 GOALS = {"model_s": 10.0, "compile_s": 30.0, "linearize_s": 2.0}
 
@@ -235,6 +305,7 @@ def main() -> dict:
         "chart_memory": chart_memory(),
         "large_models": large_models(),
         "large_analyses": large_analyses(),
+        "sweep_memory": sweep_memory(),
     }
 
 

@@ -14,9 +14,11 @@ keeps working.
 ``AnalysisError``   an analysis without an answer: no equilibrium, no crossing, no
                     certificate
 ``IntegrationError`` the nonlinear integrator failed (the message names time and cause)
-``CacheError``      the compile-cache directory is unsafe (not ours, or writable by others)
+``CacheError``      the compile-cache directory is unsafe (not ours, or writable by others),
+                    or its disk is full (the message names the directory)
 ``StoreError``      a checkpoint store or a result file that cannot be used: made by another
-                    call, corrupt, or not fluidnet's (the message names the file and why)
+                    call, corrupt, not fluidnet's, or on a full disk (the message names the
+                    file and why)
 ==================  =======================================================================
 """
 
@@ -60,9 +62,10 @@ class IntegrationError(FluidnetError, RuntimeError):
 
 class CacheError(FluidnetError, RuntimeError):
     """The directory of compiled models is unsafe: owned by another user, or writable by others
-    (code found there would run in this process). The message names the directory."""
+    (code found there would run in this process); or it cannot be written because its disk is
+    full, over quota or read-only. The message names the directory."""
 
 
 class StoreError(FluidnetError, ValueError):
     """A checkpoint store or result file cannot be used: it was made by a different call (the
-    message says what differs), is corrupt, is in use, or is not fluidnet's."""
+    message says what differs), is corrupt, is in use, is not fluidnet's, or its disk is full."""

@@ -7,10 +7,15 @@ the C backend's libraries are tested in tests/test_dde_codegen_c.py.
 
 from __future__ import annotations
 
+import errno
 import os
+import pathlib
+import pickle
 import shutil
 import stat
+import subprocess
 import sys
+import tempfile
 import textwrap
 import warnings
 
@@ -20,7 +25,7 @@ from process_helpers import run_together
 
 import fluidnet as fn
 from fluidnet.dde import cache as cache_module
-from fluidnet.dde import codegen
+from fluidnet.dde import codegen, numbacache
 from fluidnet.dde.codegen import cache_dir, compile_form
 from fluidnet.errors import CacheError
 
@@ -43,6 +48,7 @@ def _forget(key: str) -> None:
     """Make this process behave as a new one for model ``key`` (memo, module, warnings)."""
     codegen._MEMO.pop(key, None)
     codegen._WARNED.discard(key)
+    numbacache._WARNED.discard(f"fluidnet_gen_{key}")
     sys.modules.pop(f"fluidnet_gen_{key}", None)
 
 
@@ -63,14 +69,16 @@ EXPECTED = -2 * 0.25 + np.sin(0.5)
 def fresh(monkeypatch, tmp_path):
     """A model, its cache key and an empty cache directory named by FLUIDNET_CACHE."""
     m = _model()
-    key = codegen._form_key(m.form)
+    key, c_key = codegen._form_key(m.form), codegen._form_key(m.form, "c")
     _forget(key)
+    _forget(c_key)
     cache = tmp_path / "cache"
     monkeypatch.setenv("FLUIDNET_CACHE", str(cache))
     monkeypatch.setenv("FLUIDNET_BACKEND", "numba")
     monkeypatch.setattr(cache_module, "_FALLBACK", [])
     yield m, key, cache
     _forget(key)
+    _forget(c_key)
 
 
 def test_cache_directory_is_created_private(fresh):
@@ -116,7 +124,8 @@ def test_planted_module_in_own_cache_is_replaced_not_run(fresh, tmp_path):
     assert _rhs_value(cm) == pytest.approx(EXPECTED, rel=1e-15)
 
 
-def test_unusable_cache_falls_back_to_a_fresh_private_directory(fresh, tmp_path, monkeypatch):
+def test_unusable_cache_falls_back_to_a_private_directory(fresh, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     monkeypatch.setenv("FLUIDNET_CACHE", str(blocker / "cache"))
@@ -249,3 +258,291 @@ def test_other_generated_modules_are_verified_too(fresh, tmp_path):
         assert module.ANSWER == 42 and not marker.exists()
     finally:
         sys.modules.pop(name, None)
+
+
+# ----------------------------------------------------------------------- issue 23
+class _PlantedPickle:
+    """Unpickling it writes a marker file: code planted in numba's cache would run."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (pathlib.Path(self.marker).write_text, ("planted code ran",))
+
+
+def _plant_index(nbi, marker):
+    """Replace numba's index file by a pickle that runs code, behind a valid version header."""
+    import numba
+
+    nbi.write_bytes(
+        pickle.dumps(numba.__version__, protocol=-1)
+        + pickle.dumps(_PlantedPickle(marker), protocol=-1)
+    )
+
+
+def test_planted_machine_code_never_runs(fresh, compiled_cache, tmp_path):
+    # issue 23: numba's cache files (pickles) were not covered by the index of digests
+    m, key, cache = fresh
+    _copy(compiled_cache, cache)
+    marker = tmp_path / "marker"
+    (nbi,) = cache.glob("__pycache__/*.rhs-*.nbi")
+    _plant_index(nbi, marker)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cm = compile_form(m.form)
+    assert not marker.exists()
+    assert cm.module.rhs.cache_hits == 0  # compiled again, not loaded
+    assert [w for w in caught if "corrupt" in str(w.message)]  # it did not match its digest
+    assert _rhs_value(cm) == pytest.approx(EXPECTED, rel=1e-15)
+    _forget(key)  # the next process loads the machine code written in its place
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compile_form(m.form).module.rhs.cache_hits == 1
+
+
+_NJIT_SOURCE = textwrap.dedent(
+    """
+    from numba import njit
+
+    @njit(cache=True)
+    def triple(x):
+        return 3.0 * x
+    """
+)
+
+
+def test_planted_machine_code_of_a_lazily_compiled_module_never_runs(fresh, tmp_path):
+    # the Monte Carlo loops of fluidnet.stochastic: njit functions compiled at their first call
+    _, _, cache = fresh
+    name = f"fluidnet_chain_test_njit_{os.getpid()}"
+    marker = tmp_path / "marker"
+
+    def load():
+        sys.modules.pop(name, None)
+        return codegen.load_generated(name, lambda: _NJIT_SOURCE)
+
+    try:
+        assert load().triple(2.0) == 6.0  # compiled, machine code written and recorded
+        (nbi,) = cache.glob(f"__pycache__/{name}.triple-*.nbi")
+        assert codegen._read_index(cache)[f"__pycache__/{nbi.name}"]
+        module = load()
+        assert module.triple(2.0) == 6.0 and module.triple.stats.cache_hits  # loaded
+        _plant_index(nbi, marker)  # bytes that do not match the index: never unpickled
+        module = load()
+        with pytest.warns(RuntimeWarning, match=f"corrupt .*{nbi.name} does not match"):
+            assert module.triple(2.0) == 6.0 and not module.triple.stats.cache_hits
+        assert not marker.exists()
+    finally:
+        sys.modules.pop(name, None)
+
+
+def test_machine_code_stays_in_the_verified_directory(fresh, monkeypatch, tmp_path):
+    import numba
+
+    m, key, cache = fresh
+    elsewhere = tmp_path / "numba-cache"
+    monkeypatch.setattr(numba.config, "CACHE_DIR", str(elsewhere))  # NUMBA_CACHE_DIR
+    compile_form(m.form)
+    files = sorted(p.name for p in cache.glob("__pycache__/*.nb[ic]"))
+    assert len(files) == 8  # rhs, delay, switch, sgrad: an index and a data file each
+    index = codegen._read_index(cache)
+    for f in files:
+        assert index[f"__pycache__/{f}"] == codegen._digest(
+            (cache / "__pycache__" / f).read_bytes()
+        )
+    assert not elsewhere.exists() or not list(elsewhere.rglob("*.nb[ic]"))
+
+
+# a full disk: every write fails with ENOSPC (files can still be created and read)
+class _FullFile:
+    def __init__(self, fh, path):
+        self._fh, self._path = fh, path
+
+    def write(self, data):
+        if not data:  # nothing to store: a full disk takes it
+            return 0
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self._path))
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._fh.close()
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    """``full_disk(True)``: writes to files opened for writing under ``root`` fail with ENOSPC
+    from then on (``full_disk(False)``: the disk has space again)."""
+    import builtins
+    import io
+
+    state = {"on": False, "root": None}
+    paths: dict[int, str] = {}
+    real_open, real_fdopen, real_os_open = builtins.open, os.fdopen, os.open
+
+    def full(path) -> bool:
+        return state["on"] and str(path).startswith(str(state["root"]))
+
+    def os_open(path, flags, *args, **kwargs):
+        fd = real_os_open(path, flags, *args, **kwargs)
+        paths[fd] = os.fspath(path)
+        return fd
+
+    def fdopen(fd, mode="r", *args, **kwargs):
+        fh = real_fdopen(fd, mode, *args, **kwargs)
+        where = paths.pop(fd, "")
+        return _FullFile(fh, where) if any(c in mode for c in "wax+") and full(where) else fh
+
+    def open_(file, mode="r", *args, **kwargs):
+        fh = real_open(file, mode, *args, **kwargs)
+        if isinstance(file, (str, os.PathLike)) and any(c in mode for c in "wax+"):
+            if full(os.fspath(file)):
+                return _FullFile(fh, file)
+        return fh
+
+    for target, name, value in (
+        (os, "open", os_open),
+        (os, "fdopen", fdopen),
+        (builtins, "open", open_),
+        (io, "open", open_),
+    ):
+        monkeypatch.setattr(target, name, value)
+
+    def set_(on, root):
+        state["on"], state["root"] = on, root
+
+    return set_
+
+
+def _corrupt_warnings(caught):
+    return [str(w.message) for w in caught if "corrupt" in str(w.message)]
+
+
+def test_a_full_disk_never_makes_a_sound_library_corrupt(fresh, monkeypatch, full_disk):
+    # issue 23: the library could not be copied to be loaded; it was called corrupt, deleted,
+    # compiled again, and a raw OSError [Errno 28] came out
+    m, key, cache = fresh
+    monkeypatch.setenv("FLUIDNET_BACKEND", "c")
+    cm = compile_form(m.form)
+    so = cm.path.with_suffix(".so")
+    data, index = so.read_bytes(), (cache / "index.json").read_bytes()
+    written = so.stat().st_mtime_ns
+    _forget(cm.key)
+    full_disk(True, cache)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(CacheError, match=rf"{cache}: cannot copy {so.name} .*disk is full"):
+            compile_form(m.form)
+    assert not _corrupt_warnings(caught)
+    assert so.read_bytes() == data and (cache / "index.json").read_bytes() == index
+    assert not list(cache.glob(".load-*")) and not list(cache.glob(".tmp-*"))
+    full_disk(False, cache)
+    _forget(cm.key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = compile_form(m.form)  # loaded as it was: not compiled again
+    assert so.stat().st_mtime_ns == written and so.read_bytes() == data
+    assert _rhs_value(again) == pytest.approx(EXPECTED, rel=1e-15)
+
+
+@pytest.mark.parametrize("backend", ["c", "numba"])
+def test_a_full_disk_while_compiling_is_a_cache_error(fresh, monkeypatch, full_disk, backend):
+    m, key, cache = fresh
+    monkeypatch.setenv("FLUIDNET_BACKEND", backend)
+    cache_dir()
+    full_disk(True, cache)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(CacheError, match=rf"{cache}: cannot write .*: the disk is full"):
+            compile_form(m.form)
+    assert not _corrupt_warnings(caught)
+    full_disk(False, cache)
+    assert _rhs_value(compile_form(m.form)) == pytest.approx(EXPECTED, rel=1e-15)
+
+
+def test_a_full_disk_while_numba_writes_machine_code_is_a_cache_error(fresh, full_disk):
+    m, key, cache = fresh
+    (cache / "__pycache__").mkdir(parents=True)
+    cache_dir()
+    full_disk(True, cache / "__pycache__")  # the module fits, its machine code does not
+    with pytest.raises(CacheError, match=r"cannot write numba's machine code .*disk is full"):
+        compile_form(m.form)
+
+
+# ----------------------------------------------------------------------- fallback directories
+_CACHE_DIR = "from fluidnet.dde.cache import cache_dir; print(cache_dir())"
+
+
+def _fallback_in_a_process(env):
+    out = subprocess.run(
+        [sys.executable, "-W", "always", "-c", _CACHE_DIR],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return pathlib.Path(out.stdout.strip()), out.stderr
+
+
+def test_processes_with_an_unusable_cache_share_one_private_directory(tmp_path):
+    # issue 23: every process with a read-only cache left a /tmp/fluidnet-cache-* behind
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, FLUIDNET_CACHE=str(blocker / "cache"), TMPDIR=str(tmp))
+    first, err = _fallback_in_a_process(env)
+    second, _ = _fallback_in_a_process(env)
+    assert first == second == tmp / f"fluidnet-cache-{os.getuid()}"
+    assert "not usable" in err and "shared by your processes" in err
+    assert [p.name for p in tmp.iterdir()] == [first.name]
+    assert stat.S_IMODE(first.stat().st_mode) == 0o700
+
+
+def test_an_unsafe_shared_fallback_gives_a_directory_removed_at_exit(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp / f"fluidnet-cache-{os.getuid()}").mkdir(mode=0o777)
+    os.chmod(tmp / f"fluidnet-cache-{os.getuid()}", 0o777)  # writable by others: refused
+    env = dict(os.environ, FLUIDNET_CACHE=str(blocker / "cache"), TMPDIR=str(tmp))
+    own, err = _fallback_in_a_process(env)
+    assert own.parent == tmp and own.name != f"fluidnet-cache-{os.getuid()}"
+    assert "removed when it exits" in err
+    assert not own.exists()  # removed when the process exited
+    assert [p.name for p in tmp.iterdir()] == [f"fluidnet-cache-{os.getuid()}"]
+
+
+def test_a_file_named_as_the_cache_falls_back_with_a_warning(fresh, tmp_path, monkeypatch):
+    # issue 23: FLUIDNET_CACHE naming a regular file was a CacheError, not the README's fallback
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    target = tmp_path / "not-a-directory"
+    target.write_text("my notes")
+    monkeypatch.setenv("FLUIDNET_CACHE", str(target))
+    with pytest.warns(RuntimeWarning, match=f"{target} is not usable .*a file, not a directory"):
+        used = cache_dir()
+    assert used == tmp_path / f"fluidnet-cache-{os.getuid()}"
+    assert target.read_text() == "my notes"
+
+
+def test_a_compiler_that_found_the_disk_full_is_not_called_broken(fresh, monkeypatch):
+    import subprocess as sp
+
+    from fluidnet.dde import ccodegen
+
+    m, key, cache = fresh
+    monkeypatch.setenv("FLUIDNET_BACKEND", "c")
+    message = f"/usr/bin/ld: final link failed: {os.strerror(errno.ENOSPC)}\n".encode()
+    monkeypatch.setattr(
+        ccodegen, "_run", lambda cmd, source, out: sp.CompletedProcess(cmd, 1, b"", message)
+    )
+    with pytest.raises(CacheError, match=rf"{cache}: cannot compile .*the disk is full"):
+        compile_form(m.form)
+    assert not ccodegen.known_broken()  # the compiler works: only the disk was full

@@ -1,6 +1,7 @@
 """Sweep executors: order, parallel results equal serial ones, clear errors."""
 
 import concurrent.futures as cf
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from sweep_helpers import square_root_or_fail
 import fluidnet as fn
 from fluidnet.sweep import (
     DaskExecutor,
+    FuturesExecutor,
     ProcessExecutor,
     SerialExecutor,
     grid_points,
@@ -135,3 +137,118 @@ def test_default_chunks(n, workers, store, expected):
     # about 4 tasks per worker, 16 with a store (smaller losses when killed)
     assert ProcessExecutor(workers).chunk_size(n, store) == expected
     assert ProcessExecutor(workers, chunksize=5).chunk_size(n, store) == 5
+
+
+# ------------------------------------------------------------------ streaming (issue 23)
+def _product(a, b):
+    return a * b
+
+
+def _peak_extra_bytes(grids) -> tuple[int, int]:
+    """Peak memory (tracemalloc) a sweep allocated above what was allocated before it, and the
+    size of the Dataset it returned."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        ds = sweep(_product, grids)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    np.testing.assert_array_equal(ds["value"].values, np.outer(grids["a"], grids["b"]))
+    return peak, ds.nbytes
+
+
+def test_sweep_memory_grows_with_its_result_not_with_its_points(monkeypatch):
+    # issue 23: sweep() once held every point as a dict and every result in lists (about
+    # 500 bytes a point; 5.7 GB for a 10^7-point grid whose result is 80 MB)
+    sweep(_product, {"a": [1.0], "b": [1.0]})  # imports done before measuring
+    # the serial chunks double to their largest size whatever the machine's speed
+    monkeypatch.setattr("fluidnet.sweep.executors.SERIAL_CHUNK_SECONDS", 1e9, raising=False)
+    small = {"a": np.linspace(0, 1, 80), "b": np.linspace(1, 2, 80)}
+    large = {"a": np.linspace(0, 1, 160), "b": np.linspace(1, 2, 160)}
+    p1, r1 = _peak_extra_bytes(small)
+    p2, r2 = _peak_extra_bytes(large)
+    # each further point costs at most twice its share of the result (8 bytes here) ...
+    assert p2 - p1 <= 2 * (r2 - r1), (p1, r1, p2, r2)
+    # ... above a fixed allowance for the one chunk of points and results in flight
+    assert p2 <= 2 * r2 + 1_000_000, (p2, r2)
+
+
+class _CountingPool(cf.ThreadPoolExecutor):
+    """A thread pool that records how many submitted tasks were unfinished at once."""
+
+    def __init__(self):
+        super().__init__(2)
+        self.outstanding = self.most = 0
+
+    def submit(self, fn, *args):
+        self.outstanding += 1
+        self.most = max(self.most, self.outstanding)
+        fut = super().submit(fn, *args)
+        fut.add_done_callback(self._done)
+        return fut
+
+    def _done(self, _):
+        self.outstanding -= 1
+
+
+class _Points(Sequence):
+    """``range(n)`` that remembers the largest index read."""
+
+    def __init__(self, n):
+        self.n, self.read = n, -1
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.n))]
+        self.read = max(self.read, i)
+        return i
+
+
+def test_executors_read_items_and_submit_chunks_as_they_go():
+    with _CountingPool() as pool:
+        run = FuturesExecutor(pool, chunksize=3, workers=2)
+        items = _Points(300)
+        unsent, got = [], []
+
+        def receive(indices, out):
+            # items read but not handed over: those of the chunks in flight, and this one's
+            unsent.append(items.read + 1 - len(got))
+            assert out == [10 * i for i in indices]
+            got.extend(indices)
+
+        run.map_chunks(lambda x: 10 * x, items, receive)
+    assert sorted(got) == list(range(300))
+    assert pool.most <= run.in_flight() == 4
+    assert max(unsent) <= 3 * (run.in_flight() + 1)
+
+
+def test_a_sweep_of_differing_keys_or_shapes_says_where():
+    def keys(x):
+        return {"a": x} if x < 2 else {"a": x, "b": x}
+
+    with pytest.raises(fn.OptionError, match=r"keys \['a', 'b'\] at x=2 but \['a'\] at x=1"):
+        sweep(keys, {"x": [1.0, 2.0]})
+
+    def shapes(x):
+        return {"v": np.zeros(2 if x < 3 else 3)}
+
+    with pytest.raises(fn.OptionError, match=r"'v' of shape \(3,\) at x=3 but of shape \(2,\)"):
+        sweep(shapes, {"x": [1.0, 2.0, 3.0]})
+
+
+def test_variables_have_the_dtype_of_all_their_values():
+    # as numpy makes one array of every value: ints and floats give floats, bools stay bools
+    def mixed(x):
+        return {"n": 1 if x < 2 else 2.5, "flag": x > 1, "name": "x" * int(x)}
+
+    ds = sweep(mixed, {"x": [1.0, 2.0, 3.0]})
+    assert ds["n"].dtype == np.float64 and ds["n"].values.tolist() == [1.0, 2.5, 2.5]
+    assert ds["flag"].dtype == bool and ds["flag"].values.tolist() == [False, True, True]
+    assert ds["name"].values.tolist() == ["x", "xx", "xxx"] and ds["name"].dtype == "<U3"
+    assert list(ds.data_vars) == ["n", "flag", "name"]

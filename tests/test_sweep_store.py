@@ -2,8 +2,11 @@
 store made by another call, a damaged store or a foreign directory is refused or repaired with
 a message that says why."""
 
+import errno
 import fcntl
+import os
 import shutil
+import warnings
 
 import numpy as np
 import pytest
@@ -22,7 +25,7 @@ def write_every_result(monkeypatch):
 
 
 def _parts(path):
-    return sorted((path / "parts").iterdir())
+    return sorted(p for p in (path / "parts").iterdir() if p.is_dir())
 
 
 def test_results_round_trip_with_their_types(tmp_path):
@@ -182,3 +185,186 @@ def test_interrupted_writes_and_damaged_parts_leave_a_usable_store(tmp_path, wri
 def test_ensemble_takes_threads_or_an_executor_not_both():
     with pytest.raises(fn.OptionError, match="workers= .threads. or executor="):
         fn.simulate_ensemble(fn.models.rcp(), 1.0, workers=2, executor="processes")
+
+
+# ------------------------------------------------------------------ damaged parts (issue 23)
+def _square(x):
+    return x * x
+
+
+@pytest.fixture
+def one_part(monkeypatch):
+    """A sweep writes all its results as one part (when it ends)."""
+    monkeypatch.setattr("fluidnet.sweep.store.FLUSH_SECONDS", 1e9)
+
+
+def _only_part(path):
+    (part,) = _parts(path)
+    return part
+
+
+def _unlink(relative):
+    return lambda part: (part / relative).unlink()
+
+
+def _overwrite_8_bytes(part):
+    chunk = part / "leaf0" / "c" / "0"
+    data = bytearray(chunk.read_bytes())
+    data[8:16] = np.float64(1.38e306).tobytes()  # item 1's value, as the issue found it
+    chunk.write_bytes(bytes(data))
+
+
+def _edit_json(relative, edit):
+    def damage(part):
+        import json
+
+        meta = json.loads((part / relative).read_text())
+        edit(meta)
+        (part / relative).write_text(json.dumps(meta))
+
+    return damage
+
+
+def _values_read_as_ints(meta):  # the group's metadata: results rebuilt as ints
+    meta["attributes"]["trees"][0]["c"][0]["t"] = "int"
+
+
+def _values_stored_as_ints(meta):  # the array's metadata: the bytes read as int64
+    meta["data_type"] = "int64"
+
+
+@pytest.mark.parametrize(
+    ("damage", "what"),
+    [
+        (_unlink("leaf0/c/0"), "chunk file leaf0/c/0 is missing"),
+        (_unlink("indices/c/0"), "chunk file indices/c/0 is missing"),
+        (_overwrite_8_bytes, "'leaf0' does not match the digest"),
+        (_edit_json("zarr.json", _values_read_as_ints), "zarr.json does not match the digest"),
+        (_edit_json("leaf0/zarr.json", _values_stored_as_ints), "'leaf0' does not match"),
+    ],
+    ids=["value-chunk", "indices-chunk", "flipped-bytes", "group-metadata", "array-metadata"],
+)
+def test_a_damaged_part_is_computed_again_never_read(tmp_path, monkeypatch, one_part, damage, what):
+    # on the old code these reruns returned [0, 0, 0], [9, 4, 9], 1.38e306, ints and garbage
+    log = tmp_path / "calls.log"
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    grid = {"x": [1.0, 2.0, 3.0]}
+    path = tmp_path / "s"
+    first = sweep(logged_square, grid, store=path)
+    np.testing.assert_array_equal(first["value"].values, [1.0, 4.0, 9.0])
+    part = _only_part(path)
+    damage(part)
+    assert Store(path).progress() == (0, 3)  # a damaged part counts as not done
+    with pytest.warns(RuntimeWarning, match=rf"part {part.name} is damaged.*{what}") as rec:
+        again = sweep(logged_square, grid, store=path)
+    assert "computed again" in str(rec[0].message)
+    assert again.identical(first)
+    assert calls(log) == 6  # all three points computed again
+    assert (path / f".corrupt-{part.name}").is_dir()
+    assert Store(path).progress() == (3, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sweep(logged_square, grid, store=path).identical(first)  # now sound: no work
+    assert calls(log) == 6
+
+
+def test_the_issue_example_with_a_lambda(tmp_path, one_part):
+    path = tmp_path / "s"
+    sweep(lambda x: x * x, {"x": [1, 2, 3]}, store=path)
+    for relative in ("leaf0/c/0", "indices/c/0"):
+        (_only_part(path) / relative).unlink()
+        with pytest.warns(RuntimeWarning, match=f"{relative} is missing"):
+            again = sweep(lambda x: x * x, {"x": [1, 2, 3]}, store=path)
+        assert again["value"].values.tolist() == [1.0, 4.0, 9.0]
+
+
+def test_a_part_without_digests_is_computed_again(tmp_path, one_part):
+    # a part as fluidnet wrote them before parts had digests: <first>-<last>-<id>
+    grid = {"x": [1.0, 2.0]}
+    path = tmp_path / "s"
+    reference = sweep(_square, grid, store=path)
+    part = _only_part(path)
+    part.rename(part.with_name("000000000-000000001-0123abcd"))
+    with pytest.warns(RuntimeWarning, match="000000000-000000001-0123abcd is damaged.*no digest"):
+        assert sweep(_square, grid, store=path).identical(reference)
+
+
+def test_a_deleted_chunk_of_a_chart_never_moves_results_to_another_point(tmp_path, monkeypatch):
+    # issue 23: on an 800x800 RCP chart one deleted indices chunk put another block's results
+    # into item 0; here a 16 x 8 chart in blocks of 2 rows, one part per block
+    monkeypatch.setattr("fluidnet.stability.chart.CHUNK_POINTS", 16)
+    monkeypatch.setattr("fluidnet.sweep.store.FLUSH_SECONDS", 0.0)
+    monkeypatch.setattr("fluidnet.sweep.store.WRITE_SHARE", 0.0)
+    grid = {"a": np.linspace(0.1, 3.0, 16), "tau": np.linspace(0.2, 2.0, 8)}
+    plain = fn.stability_chart(delayed_scalar_dde, grid, method="batch")
+    a, tau = np.meshgrid(grid["a"], grid["tau"], indexing="ij")
+    np.testing.assert_array_equal(plain["stable"].values, a * tau < np.pi / 2)  # Hayes 1950
+    path = tmp_path / "chart"
+    assert fn.stability_chart(delayed_scalar_dde, grid, method="batch", store=path).identical(plain)
+    parts = _parts(path)
+    assert len(parts) == 8
+    (parts[5] / "indices" / "c" / "0").unlink()
+    (parts[2] / "leaf1" / "c" / "0").unlink()
+    with pytest.warns(RuntimeWarning, match="is missing") as rec:
+        again = fn.stability_chart(delayed_scalar_dde, grid, method="batch", store=path)
+    assert {parts[5].name, parts[2].name} == {
+        m for w in rec for m in (parts[5].name, parts[2].name) if m in str(w.message)
+    }
+    assert again.identical(plain)
+
+
+# ------------------------------------------------------------------ a full disk (issue 23)
+@pytest.fixture
+def disk_fills_up(monkeypatch):
+    """Zarr's file writes fail with ``errno`` from the ``after``-th part written on (a part is
+    written in its own temporary directory); returns a function to set both."""
+    import zarr.storage._local as local
+
+    real, parts, state = local._put, set(), {"after": float("inf"), "errno": errno.ENOSPC}
+
+    def put(path, value, exclusive=False):
+        tmp = next((p for p in path.parents if p.name.startswith(".tmp-")), None)
+        if tmp is not None:
+            parts.add(tmp)
+        if len(parts) > state["after"] or (tmp is None and state["after"] == 0):
+            code = state["errno"]
+            raise OSError(code, os.strerror(code), str(path))
+        return real(path, value, exclusive=exclusive)
+
+    monkeypatch.setattr(local, "_put", put)
+
+    def set_(after, code=errno.ENOSPC):
+        state["after"], state["errno"] = after, code
+
+    return set_
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [(errno.ENOSPC, "the disk is full"), (errno.EDQUOT, "the disk quota is exceeded")],
+)
+def test_a_full_disk_is_a_store_error_and_what_was_written_is_kept(
+    tmp_path, monkeypatch, write_every_result, disk_fills_up, code, says
+):
+    log, path = tmp_path / "calls.log", tmp_path / "s"
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    grid = {"x": [float(i) for i in range(6)]}
+    disk_fills_up(after=2, code=code)  # two parts fit, the third does not
+    with pytest.raises(fn.StoreError, match=rf"store {path}: cannot write .*: {says} \(") as info:
+        sweep(logged_square, grid, store=path)
+    assert "run the same call again" in str(info.value)
+    assert not list(path.glob(".tmp-*"))  # the half-written part is gone (space freed)
+    monkeypatch.undo()
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    assert Store(path).progress() == (2, 6)
+    before = calls(log)
+    ds = sweep(logged_square, grid, store=path)
+    assert calls(log) - before == 4
+    np.testing.assert_array_equal(ds["value"].values, np.arange(6.0) ** 2)
+
+
+def test_a_store_on_a_full_disk_cannot_be_created(tmp_path, disk_fills_up):
+    disk_fills_up(after=0)
+    where = tmp_path / "s"
+    with pytest.raises(fn.StoreError, match=f"store {where}: cannot create or open the store: "):
+        sweep(logged_square, {"x": [1.0]}, store=tmp_path / "s")

@@ -3,18 +3,24 @@
 Generated model modules, compiled model libraries and the ahead-of-time integrator live in
 ``$FLUIDNET_CACHE`` (default ``~/.cache/fluidnet``). The directory holds code this process runs,
 so it must be private (see :func:`cache_dir`), and a file is run only when its bytes match the
-digest recorded in the directory's index (``index.json``) when fluidnet wrote it. This module
-needs nothing beyond the standard library, so that loading compiled code imports neither sympy
-nor numba.
+digest recorded in the directory's index (``index.json``) when fluidnet wrote it — numba's
+machine code of the generated modules (``__pycache__/*.nbi``, ``*.nbc``: pickles) included (see
+:mod:`fluidnet.dde.numbacache`). A disk that is full (or over quota, or read-only) when the
+cache is written is a :class:`~fluidnet.errors.CacheError` that says so; a file is never called
+corrupt, nor deleted, because it could not be copied. This module needs nothing beyond the
+standard library, so that loading compiled code imports neither sympy nor numba.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import errno
 import hashlib
 import itertools
 import json
 import os
+import shutil
 import stat
 import tempfile
 import threading
@@ -22,6 +28,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..diskfull import unwritable_reason
 from ..errors import CacheError
 
 try:
@@ -29,9 +36,32 @@ try:
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
     fcntl = None
 
-__all__ = ["cache_dir", "private_copy", "verified_bytes"]
+__all__ = ["cache_dir", "disk_errors", "is_cache_dir", "private_copy", "verified_bytes"]
 
 _FALLBACK: list[Path] = []  # the private directory of this process, once one was needed
+_SERVED: set[Path] = set()  # every directory cache_dir() returned in this process
+
+
+def is_cache_dir(path: Path) -> bool:
+    """Whether ``path`` is a compile-cache directory this process uses (one :func:`cache_dir`
+    returned, hence checked private)."""
+    return Path(path) in _SERVED
+
+
+@contextmanager
+def disk_errors(directory: Path, what: str):
+    """Turn an ``OSError`` of a full (or over-quota, or read-only) disk while writing to the
+    cache ``directory`` into a :class:`~fluidnet.errors.CacheError` that says so."""
+    try:
+        yield
+    except OSError as exc:
+        reason = unwritable_reason(exc)
+        if reason is None:
+            raise
+        raise CacheError(
+            f"fluidnet compile cache {directory}: cannot {what}: {reason}. Free space on that "
+            "device, or set FLUIDNET_CACHE to a directory on another one"
+        ) from exc
 
 
 def _check_private(path: Path) -> None:
@@ -54,12 +84,18 @@ def _check_private(path: Path) -> None:
 
 
 def _private_dir(path: Path) -> Path:
-    """``path`` created with mode 0700 if missing; an existing one is checked, never trusted."""
+    """``path`` created with mode 0700 if missing; an existing one is checked, never trusted.
+
+    Raises ``OSError`` when it cannot be made or written (a regular file in its place
+    included), :class:`~fluidnet.errors.CacheError` when it is unsafe."""
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.mkdir(path, 0o700)
     except FileExistsError:
-        pass
+        if not path.is_dir():
+            raise NotADirectoryError(
+                errno.ENOTDIR, "a file, not a directory, is in its place", str(path)
+            ) from None
     _check_private(path)
     machine_code = path / "__pycache__"  # numba's cache (pickles) goes next to the modules
     try:
@@ -68,41 +104,81 @@ def _private_dir(path: Path) -> Path:
         pass
     _check_private(machine_code)
     probe = path / f".probe-{os.getpid()}-{threading.get_ident()}"
-    probe.write_text("")
-    probe.unlink()
+    try:
+        probe.write_text("")
+    finally:
+        with contextlib.suppress(OSError):
+            probe.unlink()
     return path
+
+
+def _user_id() -> str:
+    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+
+
+def _fallback_dir() -> tuple[Path, str]:
+    """The private directory that serves when the cache directory cannot: the same one for
+    every process of this user (``<tmp>/fluidnet-cache-<uid>``, checked like the cache itself
+    and not a symbolic link), else a new one removed when the process exits."""
+    shared = Path(tempfile.gettempdir()) / f"fluidnet-cache-{_user_id()}"
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(shared, 0o700)
+        if stat.S_ISLNK(os.lstat(shared).st_mode):
+            raise CacheError(f"{shared} is a symbolic link")
+        return _private_dir(shared), "shared by your processes"
+    except (OSError, CacheError):
+        pass
+    try:
+        own = Path(tempfile.mkdtemp(prefix="fluidnet-cache-"))
+    except OSError as exc:
+        raise CacheError(
+            f"no private directory could be made for the compile cache in "
+            f"{tempfile.gettempdir()} ({exc.strerror or exc}): set FLUIDNET_CACHE to a "
+            "writable directory of your own"
+        ) from exc
+    atexit.register(shutil.rmtree, own, ignore_errors=True)
+    (own / "__pycache__").mkdir(mode=0o700)
+    return own, "for this process only (removed when it exits)"
 
 
 def cache_dir() -> Path:
     """The directory of generated modules: ``$FLUIDNET_CACHE`` or ``~/.cache/fluidnet``.
 
     The directory is created with mode 0700. Code is loaded from it only when it belongs to the
-    current user and is not writable by others; when it cannot be created or written, a fresh
-    private directory (:func:`tempfile.mkdtemp`) serves this process, with a warning.
+    current user and is not writable by others. When it cannot be created or written (a
+    read-only file system, a regular file in its place, ...), a private directory of the
+    system's temporary directory serves instead, with one warning: ``fluidnet-cache-<uid>``,
+    the same for all your processes (checked like the cache itself), else a new one removed
+    when the process exits.
 
     Raises
     ------
     CacheError
-        When the directory exists but belongs to another user or is group- or world-writable.
+        When the directory exists but belongs to another user or is group- or world-writable,
+        or when no private directory can be made at all.
     """
     env = os.environ.get("FLUIDNET_CACHE")
     path = Path(env).expanduser() if env else Path.home() / ".cache" / "fluidnet"
     try:
-        return _private_dir(path)
+        found = _private_dir(path)
     except CacheError:
         raise
     except OSError as exc:
         if not _FALLBACK:
-            _FALLBACK.append(Path(tempfile.mkdtemp(prefix="fluidnet-cache-")))
+            fallback, scope = _fallback_dir()
+            _FALLBACK.append(fallback)
             warnings.warn(
                 f"fluidnet cache directory {path} is not usable ({exc.strerror or exc}); "
-                f"compiling into the private directory {_FALLBACK[0]} for this process only "
-                "(set FLUIDNET_CACHE to a writable directory of your own to keep compiled "
-                "models between runs)",
+                f"compiling into the private directory {fallback}, {scope} (set "
+                "FLUIDNET_CACHE to a writable directory of your own to keep compiled models "
+                "between runs)",
                 RuntimeWarning,
                 stacklevel=3,
             )
-        return _FALLBACK[0]
+        found = _FALLBACK[0]
+    _SERVED.add(found)
+    return found
 
 
 def _digest(data: bytes) -> str:
@@ -138,23 +214,33 @@ def _read_index(directory: Path) -> dict[str, str] | None:
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-def _record(directory: Path, filename: str, digest: str) -> None:
-    with _file_lock(directory / (_INDEX + ".lock")):
+def _record(directory: Path, filename: str, digest: str, locked: bool = False) -> None:
+    """Record ``digest`` for ``filename`` in the index (``locked``: the caller holds the
+    index's lock)."""
+    with contextlib.nullcontext() if locked else _file_lock(directory / (_INDEX + ".lock")):
         index = _read_index(directory) or {}
         index[filename] = digest
         _write_atomic(directory / _INDEX, json.dumps(index, indent=0, sort_keys=True).encode())
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Write ``path`` whole or not at all (a new file renamed over it).
+
+    Raises
+    ------
+    CacheError
+        When the disk is full, over quota or read-only (nothing is changed then).
+    """
+    with disk_errors(path.parent, f"write {path.name}"):
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def _discard(path: Path) -> None:
@@ -187,12 +273,20 @@ def private_copy(data: bytes, path: Path):
     """A new file of a unique name next to ``path`` (in the private cache) holding ``data``,
     removed on exit: code is loaded from it, so what runs is exactly the bytes that were
     verified, whatever ``path`` holds by then, and a library rebuilt in this process is never
-    mistaken by the dynamic loader for one it loaded before under the same name."""
+    mistaken by the dynamic loader for one it loaded before under the same name.
+
+    Raises
+    ------
+    CacheError
+        When the copy cannot be written for a full, over-quota or read-only disk (``path``
+        itself is sound: it is not to be called corrupt).
+    """
     tmp = path.parent / f".load-{os.getpid()}-{next(_SERIAL)}-{path.name}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with disk_errors(path.parent, f"copy {path.name} to load it"):
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
         yield tmp
     finally:
         with contextlib.suppress(OSError):

@@ -23,6 +23,7 @@ bytes, file locks, atomic writes) is :mod:`fluidnet.dde.cache`.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import shlex
@@ -38,6 +39,7 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.precedence import precedence
 
 from ..errors import ModelError
+from .cache import disk_errors
 from .clib import (  # noqa: F401 - re-exported
     MODEL_NAMES,
     SYMBOL,
@@ -492,6 +494,16 @@ def known_broken() -> bool:
         return True
 
 
+def _check_disk(stderr: bytes, directory: Path, label: str) -> None:
+    """Raise CacheError when the compiler failed because the cache's disk is full (it says so
+    with the system's message, e.g. 'No space left on device')."""
+    text = stderr.decode(errors="replace")
+    for code in (errno.ENOSPC, errno.EDQUOT):
+        if os.strerror(code) in text:
+            with disk_errors(directory, f"compile {label}"):
+                raise OSError(code, os.strerror(code), str(directory))
+
+
 def compile_library(source: bytes, directory: Path, label: str, source_path: Path) -> bytes:
     """The bytes of the shared library compiled from ``source``.
 
@@ -502,11 +514,14 @@ def compile_library(source: bytes, directory: Path, label: str, source_path: Pat
         too).
     ModelError
         When the compiler works but rejects ``source`` (names ``label`` and ``source_path``).
+    CacheError
+        When the cache's disk is full or over quota (the compiler could not write).
     """
     cmd = compiler_command()
     if tuple(cmd) in _BROKEN:
         raise CompilerUnavailable(_BROKEN[tuple(cmd)])
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".so")
+    with disk_errors(directory, "make a file for the compiled library"):
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".so")
     os.close(fd)
     try:
         try:
@@ -519,6 +534,7 @@ def compile_library(source: bytes, directory: Path, label: str, source_path: Pat
             data = Path(tmp).read_bytes()
             if data:
                 return data
+        _check_disk(result.stderr, directory, label)  # a full disk is not the compiler's fault
         _check_compiler(cmd, directory)  # raises when the compiler itself is the problem
         err = result.stderr.decode(errors="replace").replace("<stdin>", str(source_path))
         raise ModelError(

@@ -29,10 +29,11 @@ generated code is written to a cache directory (``$FLUIDNET_CACHE``, default
 ``~/.cache/fluidnet``) under a name derived from a hash of the form and the backend: a C library
 ``fluidnet_cgen_<key>.so`` next to its source, or a Python module ``fluidnet_gen_<key>.py`` run
 from there so that numba's on-disk cache (``cache=True``) lets a second process load the machine
-code without compiling. Since that directory holds code this process runs, it must be private:
-it is created with mode 0700, refused when it belongs to another user or is writable by others,
-and a module or library is run only when its bytes match the hash recorded in the directory's
-index when it was written (see :func:`cache_dir` and :func:`compile_form`).
+code without compiling (numba's files checked against the same index as the modules:
+:mod:`fluidnet.dde.numbacache`). Since that directory holds code this process runs, it must be
+private: it is created with mode 0700, refused when it belongs to another user or is writable by
+others, and a module or library is run only when its bytes match the hash recorded in the
+directory's index when it was written (see :func:`cache_dir` and :func:`compile_form`).
 """
 
 from __future__ import annotations
@@ -820,7 +821,11 @@ def _warn_corrupt(key: str, name: str, path: Path, what: str) -> None:
 
 def _exec_generated(name: str, path: Path, source: bytes) -> ModuleType:
     """Run the verified bytes ``source`` as module ``name`` (file name ``path``, so that numba
-    finds its on-disk cache next to it); the file is not read again."""
+    finds its on-disk cache next to it, itself verified: see :mod:`.numbacache`); the file is
+    not read again."""
+    from . import numbacache
+
+    numbacache.install()
     module = ModuleType(name)
     module.__file__ = str(path)
     sys.modules[name] = module
@@ -894,6 +899,8 @@ def _load(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
             module = _exec_generated(f"fluidnet_gen_{key}", path, source)
             functions = (module.rhs, module.delay, module.switch, module.sgrad)
             return module, np.array([f.address for f in functions], dtype=np.int64)
+        except CacheError:  # a full disk, say: not a damaged file
+            raise
         except (numba.core.errors.NumbaError, SyntaxError, NameError) as exc:
             if fresh or attempt:
                 raise ModelError(

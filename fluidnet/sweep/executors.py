@@ -5,6 +5,11 @@ a progress bar, cuts the items into chunks, and — given ``store=`` — loads t
 from a checkpoint store (:mod:`fluidnet.sweep.store`), computes only the others and writes them
 as they complete. Subclasses only say how chunks run (:meth:`Executor._run`).
 
+Work streams: items are read from their sequence chunk by chunk (a lazy sequence, such as the
+points of a grid, is never listed whole), at most a few chunks per worker are in flight, and
+:meth:`Executor.map_chunks` hands each finished chunk to the caller, so a sweep holds its
+result and little more.
+
 Interrupting a sweep (Ctrl-C) stops its worker processes or cancels its Dask tasks, writes
 what finished to the store, and raises :class:`KeyboardInterrupt` saying how much was kept.
 """
@@ -12,15 +17,17 @@ what finished to the store, and raises :class:`KeyboardInterrupt` saying how muc
 from __future__ import annotations
 
 import concurrent.futures as cf
+import itertools
 import math
 import os
 import pickle
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..errors import OptionError
+from ..errors import OptionError, StoreError
 from ..progress import progress_bar
 from ..threads import single_threaded_blas
 from .store import Checkpoint, Store, as_store
@@ -35,12 +42,22 @@ __all__ = [
     "resolve_executor",
     "TASKS_PER_WORKER",
     "TASKS_PER_WORKER_WITH_STORE",
+    "MAX_CHUNK_ITEMS",
+    "CHUNKS_IN_FLIGHT_PER_WORKER",
+    "SERIAL_CHUNK_SECONDS",
 ]
 
 #: Default chunking: about this many tasks per worker (enough to balance the load).
 TASKS_PER_WORKER = 4
 #: With a store, smaller chunks: a kill loses at most the chunks in flight.
 TASKS_PER_WORKER_WITH_STORE = 16
+#: Default chunks hold at most this many items (the results of a chunk in flight are memory).
+MAX_CHUNK_ITEMS = 1024
+#: Chunks submitted ahead per worker: enough to keep every worker busy, few enough that the
+#: items and results in flight stay small.
+CHUNKS_IN_FLIGHT_PER_WORKER = 2
+#: The serial executor grows its chunks while they take less than this (seconds).
+SERIAL_CHUNK_SECONDS = 0.2
 
 _MISSING = object()
 
@@ -65,15 +82,56 @@ def _check_picklable(fn, where: str) -> None:
         ) from exc
 
 
-def _runs(indices: Sequence[int], size: int) -> list[list[int]]:
-    """Cut sorted indices into chunks of at most ``size`` consecutive indices."""
-    chunks: list[list[int]] = []
-    for i in indices:
-        if chunks and len(chunks[-1]) < size and chunks[-1][-1] == i - 1:
-            chunks[-1].append(i)
-        else:
-            chunks.append([i])
-    return chunks
+def _spans(done: np.ndarray | None, n: int, size: Callable[[], int]) -> Iterator[range]:
+    """Ranges of at most ``size()`` (asked before each range) consecutive indices covering
+    those not ``done`` (all of ``range(n)`` when ``done`` is None), in order, made as they
+    are needed."""
+    if done is None:
+        starts, stops = [0], [n]
+    else:
+        one = np.ones(1, dtype=np.int8)
+        edges = np.flatnonzero(np.diff(np.concatenate((one, done.view(np.int8), one))))
+        starts, stops = edges[0::2].tolist(), edges[1::2].tolist()
+    for a, b in zip(starts, stops, strict=True):
+        i = a
+        while i < b:
+            j = min(i + max(1, size()), b)
+            yield range(i, j)
+            i = j
+
+
+def _take(items: Sequence[Any], span: range) -> list[Any]:
+    """``[items[i] for i in span]`` (by slicing where the sequence can)."""
+    try:
+        chunk = items[span.start : span.stop]
+    except (TypeError, KeyError):
+        chunk = None
+    if isinstance(chunk, list) and len(chunk) == len(span):
+        return chunk
+    return [items[i] for i in span]
+
+
+def _in_flight(
+    submit: Callable[[list[Any]], cf.Future], chunks: Iterable[list[Any]], limit: int
+) -> Iterator[tuple[int, list[Any]]]:
+    """Yield ``(chunk number, results)`` as futures complete, keeping at most ``limit``
+    chunks submitted; pending ones are cancelled when the caller stops early."""
+    numbered = enumerate(chunks)
+    futures: dict[cf.Future, int] = {}
+    try:
+        for k, chunk in itertools.islice(numbered, max(1, limit)):
+            futures[submit(chunk)] = k
+        while futures:
+            done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                k = futures.pop(fut)
+                out = fut.result()
+                for k2, chunk in itertools.islice(numbered, 1):
+                    futures[submit(chunk)] = k2
+                yield k, out
+    finally:
+        for fut in futures:
+            fut.cancel()
 
 
 class Executor:
@@ -97,17 +155,27 @@ class Executor:
         """Raise OptionError when ``fn`` cannot run on this executor."""
 
     def _run(
-        self, fn: Callable[[Any], Any], chunks: list[list[Any]]
+        self, fn: Callable[[Any], Any], chunks: Iterable[list[Any]]
     ) -> Iterator[tuple[int, list[Any]]]:
-        """Yield ``(chunk index, results)`` as chunks complete."""
+        """Yield ``(chunk number, results)`` as chunks complete; ``chunks`` is an iterator
+        (read as work is submitted: at most :meth:`in_flight` chunks ahead)."""
         raise NotImplementedError
 
+    def in_flight(self) -> int:
+        """Chunks submitted at a time (:data:`CHUNKS_IN_FLIGHT_PER_WORKER` per worker)."""
+        return CHUNKS_IN_FLIGHT_PER_WORKER * self.workers
+
+    def next_chunk_size(self, size: int, seconds: float) -> int:
+        """Items per task after a chunk of ``size`` items took ``seconds`` (here: unchanged;
+        not asked with a store)."""
+        return size
+
     def chunk_size(self, n: int, store: bool = False) -> int:
-        """Items per task for ``n`` items."""
+        """Items per task for ``n`` items (at most :data:`MAX_CHUNK_ITEMS` by default)."""
         if self.chunksize is not None:
             return max(1, int(self.chunksize))
         per = TASKS_PER_WORKER_WITH_STORE if store else TASKS_PER_WORKER
-        return max(1, math.ceil(n / (per * self.workers)))
+        return max(1, min(MAX_CHUNK_ITEMS, math.ceil(n / (per * self.workers))))
 
     def map(
         self,
@@ -139,72 +207,148 @@ class Executor:
         Raises
         ------
         StoreError
-            When the store was made by a different call (the message says what differs).
+            When the store was made by a different call (the message says what differs), or
+            the disk under it is full.
         KeyboardInterrupt
             On Ctrl-C, after stopping the workers and saving the finished items to the store.
         """
-        items = list(items)
-        self._check(fn)
+        items = items if isinstance(items, Sequence) else list(items)
         results: list[Any] = [_MISSING] * len(items)
+
+        def receive(indices: Sequence[int], out: list[Any]) -> None:
+            for i, r in zip(indices, out, strict=True):
+                results[i] = r
+
+        self.map_chunks(
+            fn,
+            items,
+            receive,
+            progress=progress,
+            desc=desc,
+            store=store,
+            progress_options=progress_options,
+        )
+        return results
+
+    def map_chunks(
+        self,
+        fn: Callable[[Any], Any],
+        items: Sequence[Any],
+        receive: Callable[[Sequence[int], list[Any]], None],
+        *,
+        progress: bool | None = None,
+        desc: str | None = None,
+        store: Store | str | os.PathLike | None = None,
+        progress_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Compute ``fn(item)`` for every item and hand the results over as they complete:
+        ``receive(indices, results)`` once per chunk (the results of ``items[i]`` for ``i`` in
+        ``indices``), every index exactly once, in no particular order (a store's items first).
+
+        Memory stays proportional to what ``receive`` keeps: items are read from the sequence
+        a chunk at a time (at most :meth:`in_flight` chunks ahead), and results are not
+        collected here. Options, errors and Ctrl-C as in :meth:`map`.
+        """
+        if not isinstance(items, Sequence):
+            items = list(items)
+        n = len(items)
+        self._check(fn)
         target = as_store(store)
         ckpt = Checkpoint(target, fn, items) if target is not None else None
         try:
+            done_mask = None
             if ckpt is not None:
-                for i, r in ckpt.load().items():
-                    results[i] = r
-            todo = [i for i, r in enumerate(results) if r is _MISSING]
-            chunks = _runs(todo, self.chunk_size(len(todo), ckpt is not None))
+                done_mask = np.zeros(n, dtype=bool)
+                for indices, out in ckpt.parts():
+                    fresh = ~done_mask[indices]  # a part that repeats items: once each
+                    if not fresh.all():
+                        indices = indices[fresh]
+                        out = [r for r, f in zip(out, fresh, strict=True) if f]
+                    if indices.size:
+                        receive(indices, out)
+                        done_mask[indices] = True
+            done = 0 if done_mask is None else int(done_mask.sum())
+            size = [self.chunk_size(n - done, ckpt is not None)]
+            spans: dict[int, range] = {}
+
+            def chunks() -> Iterator[list[Any]]:
+                for k, span in enumerate(_spans(done_mask, n, lambda: size[0])):
+                    spans[k] = span
+                    yield _take(items, span)
+
             options = dict(progress_options or {})
-            with progress_bar(
-                len(items), progress, desc, initial=len(items) - len(todo), **options
-            ) as bar:
-                running = self._run(fn, [[items[i] for i in c] for c in chunks])
+            with progress_bar(n, progress, desc, initial=done, **options) as bar:
+                running = self._run(fn, chunks())
+                last = time.monotonic()
                 try:
                     for k, out in running:
-                        for i, r in zip(chunks[k], out, strict=True):
-                            results[i] = r
+                        now = time.monotonic()
+                        span = spans.pop(k)
+                        if ckpt is None:  # with a store, chunks keep their size
+                            size[0] = self.next_chunk_size(len(span), now - last)
+                        last = now
+                        receive(span, out)
+                        done += len(out)
                         if ckpt is not None:
-                            ckpt.add(chunks[k], out)
+                            ckpt.add(span, out)
                         bar.update(len(out))
                 except KeyboardInterrupt:
                     running.close()
-                    done = sum(r is not _MISSING for r in results)
                     kept = ""
                     if ckpt is not None:
                         ckpt.flush()
                         kept = f"; they are kept in {target.path}: run the same call to resume"
                     raise KeyboardInterrupt(
-                        f"sweep interrupted with {done} of {len(items)} items done{kept}"
+                        f"sweep interrupted with {done} of {n} items done{kept}"
                     ) from None
+                except BaseException:
+                    running.close()
+                    if ckpt is not None:  # keep what finished, unless writing is what failed
+                        try:
+                            ckpt.flush()
+                        except StoreError:
+                            ckpt.discard_pending()
+                    raise
                 finally:
                     running.close()  # stops the workers unless every chunk finished
-                    if ckpt is not None:
-                        ckpt.flush()
+                if ckpt is not None:
+                    ckpt.flush()
         finally:
             if ckpt is not None:
                 ckpt.close()
-        return results
 
 
 class SerialExecutor(Executor):
-    """Run every item in this process, in order."""
+    """Run every item in this process, in order.
+
+    With a store, items go one at a time (the store follows every item: a kill loses at most
+    the item running). Without one, items go one at a time while they are slow and in growing
+    chunks while they are fast (up to :data:`SERIAL_CHUNK_SECONDS` of work each, at most
+    :data:`MAX_CHUNK_ITEMS` items), so that a sweep of a cheap function is not spent on
+    bookkeeping.
+    """
 
     name = "serial"
 
     def chunk_size(self, n: int, store: bool = False) -> int:
-        return 1  # one item at a time: the bar and the store follow every item
+        return 1  # the first item alone: how long items take is not known yet
+
+    def next_chunk_size(self, size: int, seconds: float) -> int:
+        if seconds < SERIAL_CHUNK_SECONDS / 4:
+            return min(MAX_CHUNK_ITEMS, 2 * size)
+        if seconds > SERIAL_CHUNK_SECONDS:
+            return max(1, size // 2)
+        return size
 
     def _run(self, fn, chunks):
         for k, chunk in enumerate(chunks):
             yield k, [fn(item) for item in chunk]
 
+    def in_flight(self) -> int:
+        return 1
+
     def __repr__(self) -> str:
         return "SerialExecutor()"
-
-
-def _consume(futures: dict[cf.Future, int]) -> Iterator[tuple[int, list[Any]]]:
-    for fut in cf.as_completed(futures):
-        yield futures.pop(fut), fut.result()
 
 
 class FuturesExecutor(Executor):
@@ -237,12 +381,9 @@ class FuturesExecutor(Executor):
             _check_picklable(fn, "processes")
 
     def _run(self, fn, chunks):
-        futures = {self.pool.submit(_run_chunk, fn, c): k for k, c in enumerate(chunks)}
-        try:
-            yield from _consume(futures)
-        finally:
-            for fut in futures:
-                fut.cancel()
+        yield from _in_flight(
+            lambda chunk: self.pool.submit(_run_chunk, fn, chunk), chunks, self.in_flight()
+        )
 
     def __repr__(self) -> str:
         return f"FuturesExecutor({self.pool!r})"
@@ -283,18 +424,20 @@ class ProcessExecutor(Executor):
         _check_picklable(fn, "processes")
 
     def _run(self, fn, chunks):
-        if not chunks:
+        chunks = iter(chunks)
+        first = list(itertools.islice(chunks, self.max_workers))
+        if not first:
             return
         pool = cf.ProcessPoolExecutor(
-            max_workers=min(self.max_workers, len(chunks)),
+            max_workers=len(first),
             mp_context=self.mp_context,
             initializer=init_worker,
             initargs=(os.getpid(),),
         )
-        futures = {pool.submit(_run_chunk, fn, c): k for k, c in enumerate(chunks)}
+        submit = lambda chunk: pool.submit(_run_chunk, fn, chunk)  # noqa: E731
         finished = False
         try:
-            yield from _consume(futures)
+            yield from _in_flight(submit, itertools.chain(first, chunks), self.in_flight())
             finished = True
         finally:
             if finished:
@@ -374,9 +517,9 @@ class DaskExecutor(Executor):
         info = self.client.scheduler_info().get("workers", {})
         return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
 
-    def map(self, fn, items, **kwargs):
+    def map_chunks(self, fn, items, receive, **kwargs):
         if self.address is None or self.client is not None:
-            return super().map(fn, items, **kwargs)
+            return super().map_chunks(fn, items, receive, **kwargs)
         from dask.distributed import Client
 
         try:
@@ -386,26 +529,38 @@ class DaskExecutor(Executor):
                 f"executor = {self.address!r}: no Dask scheduler answers there ({exc})"
             ) from exc
         try:
-            return super().map(fn, items, **kwargs)
+            return super().map_chunks(fn, items, receive, **kwargs)
         finally:
             self.client.close()
             self.client = None
 
-    map.__doc__ = Executor.map.__doc__
+    map_chunks.__doc__ = Executor.map_chunks.__doc__
 
     def _run(self, fn, chunks):
         from dask.distributed import as_completed
 
-        futures = [
-            self.client.submit(_run_chunk_one_blas_thread, fn, c, pure=False) for c in chunks
-        ]
-        index = {f.key: k for k, f in enumerate(futures)}
+        numbered = enumerate(chunks)
+        index: dict[str, int] = {}
+        pending: dict[str, Any] = {}
+        running = as_completed()
+
+        def submit(k: int, chunk: list[Any]) -> None:
+            fut = self.client.submit(_run_chunk_one_blas_thread, fn, chunk, pure=False)
+            index[fut.key], pending[fut.key] = k, fut
+            running.add(fut)
+
         try:
-            for fut in as_completed(futures):
-                yield index[fut.key], fut.result()
+            for k, chunk in itertools.islice(numbered, max(1, self.in_flight())):
+                submit(k, chunk)
+            for fut in running:
+                k, out = index.pop(fut.key), fut.result()
+                del pending[fut.key]
                 fut.release()
+                for k2, chunk in itertools.islice(numbered, 1):
+                    submit(k2, chunk)
+                yield k, out
         finally:
-            self.client.cancel([f for f in futures if not f.done()])
+            self.client.cancel([f for f in pending.values() if not f.done()])
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.address or self.client!r})"

@@ -1,10 +1,14 @@
-"""Rectangular parameter grids, and :func:`sweep`: a function evaluated over one."""
+"""Rectangular parameter grids, and :func:`sweep`: a function evaluated over one.
+
+:func:`sweep` streams: the grid's points are made one chunk at a time (:class:`GridPoints`)
+and each result is written into the output arrays as it arrives, so a sweep holds its result
+and little more (a 10^7-point sweep of a float function: see ``benchmarks/bench_reliability.py``).
+"""
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,17 +16,11 @@ import numpy as np
 from ..errors import OptionError, ParameterError
 from .executors import resolve_executor
 
-__all__ = ["grid_points", "sweep"]
+__all__ = ["GridPoints", "grid_points", "sweep"]
 
 
-def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], list[dict]]:
-    """Names, shape and the list of ``{name: value}`` points of a rectangular grid.
-
-    Raises
-    ------
-    ParameterError
-        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite numbers.
-    """
+def _axes(grids: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
+    """Names and float axes of a rectangular grid, checked."""
     if not isinstance(grids, Mapping) or not grids:
         raise ParameterError("grids must be a non-empty dict {parameter name: 1-D values}")
     names, axes = [], []
@@ -44,12 +42,80 @@ def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], l
             )
         names.append(str(name))
         axes.append(arr)
-    shape = tuple(a.size for a in axes)
-    points = [
-        dict(zip(names, (float(v) for v in combo), strict=True))
-        for combo in itertools.product(*axes)
-    ]
-    return names, shape, points
+    return names, axes
+
+
+class GridPoints(Sequence):
+    """The points ``{name: value}`` of a rectangular grid, in C order (the last name varies
+    fastest), made when asked for: ``len()`` and indexing without a list of every point.
+
+    Parameters
+    ----------
+    grids : dict
+        ``{name: 1-D values}``.
+
+    Raises
+    ------
+    ParameterError
+        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite numbers.
+
+    Examples
+    --------
+    >>> points = GridPoints({"a": [0.0, 1.0], "b": [10.0, 20.0, 30.0]})
+    >>> len(points), points.shape, points[4]
+    (6, (2, 3), {'a': 1.0, 'b': 20.0})
+    """
+
+    def __init__(self, grids: Mapping[str, Any]):
+        self.names, self.axes = _axes(grids)
+        self.shape = tuple(a.size for a in self.axes)
+        self._size = math.prod(self.shape)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            span = range(*index.indices(self._size))
+            if len(span) <= 16:
+                return [self._point(i) for i in span]
+            flat = np.arange(span.start, span.stop, span.step)  # every axis at once
+            subs = np.unravel_index(flat, self.shape)
+            columns = [axis[sub].tolist() for axis, sub in zip(self.axes, subs, strict=True)]
+            names = self.names
+            return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
+        i = int(index)
+        if i < 0:
+            i += self._size
+        if not 0 <= i < self._size:
+            raise IndexError(f"grid point {index} out of range ({self._size} points)")
+        return self._point(i)
+
+    def _point(self, i: int) -> dict[str, float]:
+        values = []
+        for axis in reversed(self.axes):
+            i, j = divmod(i, axis.size)
+            values.append(float(axis[j]))
+        return dict(zip(self.names, reversed(values), strict=True))
+
+    def __iter__(self) -> Iterator[dict[str, float]]:
+        return (self._point(i) for i in range(self._size))
+
+    def __repr__(self) -> str:
+        return f"GridPoints({dict(zip(self.names, self.shape, strict=True))} points)"
+
+
+def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], list[dict]]:
+    """Names, shape and the list of ``{name: value}`` points of a rectangular grid
+    (:class:`GridPoints` makes them one at a time instead).
+
+    Raises
+    ------
+    ParameterError
+        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite numbers.
+    """
+    points = GridPoints(grids)
+    return points.names, points.shape, list(points)
 
 
 class _Call:
@@ -131,22 +197,130 @@ def sweep(
 
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
-    names, shape, points = grid_points(grids)
-    results = resolve_executor(executor).map(
-        _Call(fn, fixed, on_error), points, progress=progress, desc=desc, store=store
+    points = GridPoints(grids)
+    columns = _Columns(points, on_error == "nan")
+    resolve_executor(executor).map_chunks(
+        _Call(fn, fixed, on_error),
+        points,
+        columns.receive,
+        progress=progress,
+        desc=desc,
+        store=store,
     )
-    coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
-    rows = [r if isinstance(r, Mapping) or r is None else {"value": r} for r, _ in results]
-    first = next((r for r in rows if r is not None), None)
-    data = {}
-    if first is not None:
-        for key in first:
-            ok = np.asarray(first[key])
-            filler = np.full(ok.shape, math.nan)
-            vals = np.asarray([filler if row is None else row[key] for row in rows])
-            extra = [f"{key}_dim_{i}" for i in range(vals.ndim - 1)]
-            data[key] = ([*names, *extra], vals.reshape(shape + vals.shape[1:]))
-    if on_error == "nan":
-        errors = np.array([e for _, e in results], dtype=object)
-        data["error"] = (names, errors.reshape(shape))
-    return xr.Dataset(data, coords=coords)
+    coords = dict(zip(points.names, points.axes, strict=True))
+    return xr.Dataset(columns.variables(), coords=coords)
+
+
+class _Columns:
+    """The variables of a sweep, filled in place as results arrive (in any order).
+
+    Each variable is one array of the grid's shape (plus the shape of its values), made when
+    the first result arrives, with the dtype of the values seen so far (numpy's promotion:
+    ints and floats give floats, as an array of all the values would).
+    """
+
+    def __init__(self, points: GridPoints, keep_errors: bool):
+        self.points = points
+        self.n = len(points)
+        self.arrays: dict[str, np.ndarray] = {}
+        self.keys: list[str] | None = None
+        self.keys_from = self.n  # the index whose result gave the variables' order
+        self.failed = np.zeros(self.n, dtype=bool) if keep_errors else None
+        self.errors = np.full(self.n, "", dtype=object) if keep_errors else None
+        self.received = 0
+
+    def receive(self, indices: Sequence[int], results: list) -> None:
+        """Write the results of the points ``indices`` (increasing) into the variables."""
+        self.received += len(results)
+        where, rows = [], []
+        for i, (value, error) in zip(indices, results, strict=True):
+            if value is None and error:  # failed, with on_error="nan"
+                self.failed[i] = True
+                self.errors[i] = error
+            else:
+                where.append(int(i))
+                rows.append(value)
+        if not rows:
+            return
+        mapping = isinstance(rows[0], Mapping)
+        if self.keys is None:
+            self._start(where[0], rows[0] if mapping else {"value": rows[0]})
+        for i, row in zip(where, rows, strict=True):
+            if isinstance(row, Mapping) != mapping or (mapping and list(row) != self.keys):
+                self._check_keys(i, row if isinstance(row, Mapping) else {"value": row})
+        for key in self.keys:
+            column = [row[key] for row in rows] if mapping else rows
+            self._put_column(key, where, column)
+
+    def _start(self, i: int, row: Mapping[str, Any]) -> None:
+        self.keys, self.keys_from = list(row), i
+        for key, value in row.items():
+            v = np.asarray(value)
+            self.arrays[key] = np.empty((self.n, *v.shape), dtype=v.dtype)
+
+    def _check_keys(self, i: int, row: Mapping[str, Any]) -> None:
+        if set(row) != set(self.keys):
+            raise OptionError(
+                f"fn returned the keys {sorted(row)} at {_where(self.points[i])} but "
+                f"{sorted(self.keys)} at {_where(self.points[self.keys_from])}: sweep needs the "
+                "same keys at every point"
+            )
+        if i < self.keys_from:  # the order of the first point's keys, as a list would give
+            self.keys, self.keys_from = list(row), i
+
+    def _put_column(self, key: str, where: list[int], column: list[Any]) -> None:
+        arr = self.arrays[key]
+        if len(where) == 1:  # one point (a sweep with a store goes point by point)
+            self._put(key, where[0], column[0])
+            return
+        try:
+            block = np.asarray(column)
+        except ValueError:  # values of different shapes: find the first one
+            block = None
+        if block is None or block.shape[1:] != arr.shape[1:]:
+            for i, value in zip(where, column, strict=True):  # raises for the first culprit
+                self._put(key, i, value)
+            return
+        if block.dtype != arr.dtype:
+            arr = self._promote(key, block.dtype)
+        arr[where] = block
+
+    def _put(self, key: str, i: int, value: Any) -> None:
+        arr = self.arrays[key]
+        v = np.asarray(value)
+        if v.shape != arr.shape[1:]:
+            raise OptionError(
+                f"fn returned {key!r} of shape {v.shape} at {_where(self.points[i])} but of "
+                f"shape {arr.shape[1:]} at another point: sweep needs the same shapes at "
+                "every point"
+            )
+        if v.dtype != arr.dtype:
+            arr = self._promote(key, v.dtype)
+        arr[i] = v
+
+    def _promote(self, key: str, dtype: np.dtype) -> np.ndarray:
+        arr = self.arrays[key]
+        try:
+            wider = np.result_type(arr.dtype, dtype)
+        except TypeError:  # no common type (e.g. numbers and strings): keep the objects
+            wider = np.dtype(object)
+        if wider != arr.dtype:
+            arr = self.arrays[key] = arr.astype(wider)
+        return arr
+
+    def variables(self) -> dict[str, tuple]:
+        if self.received != self.n:  # pragma: no cover - map_chunks hands every item over once
+            raise RuntimeError(f"sweep received {self.received} results for {self.n} points")
+        names, shape = self.points.names, self.points.shape
+        data: dict[str, tuple] = {}
+        failed = self.failed if self.failed is not None and self.failed.any() else None
+        for key in self.keys or []:
+            arr = self.arrays[key]
+            if failed is not None:
+                arr = self._promote(key, np.dtype(float))
+                arr[failed] = math.nan
+            extra = [f"{key}_dim_{i}" for i in range(arr.ndim - 1)]
+            data[key] = ([*names, *extra], arr.reshape(shape + arr.shape[1:]))
+        if self.errors is not None:
+            data["error"] = (names, self.errors.reshape(shape))
+        return data

@@ -212,7 +212,10 @@ def _plain(obj: Any, depth: int = 0) -> bool:
 
 
 def _item_bytes(item: Any) -> bytes:
-    if _plain(item):  # the common case, a grid point {name: value}: fast
+    if type(item) is dict and all(type(v) is float for v in item.values()):
+        if all(type(k) is str for k in item):  # a grid point {name: value}: fastest
+            return repr(item).encode()
+    if _plain(item):  # built-in scalars in containers: fast
         return repr(item).encode()
     return json.dumps(describe(item, "item"), sort_keys=True).encode()
 

@@ -3,49 +3,74 @@
 A store is a directory holding a Zarr group (format 3)::
 
     <store>/zarr.json        the call that made it: {"fluidnet_store": 1, "signature": {...},
-                             "n_items": N}  (written last when the store is created)
+                             "n_items": N, "items_sha256": ...}  (written last on creation)
     <store>/items/           one 64-bit digest per item of the sweep (uint64, N)
     <store>/parts/<name>/    one group per batch of finished items: their indices and results
     <store>/.lock            held (flock) while a sweep uses the store
 
 Every sweep that runs through an executor (:mod:`fluidnet.sweep`) gets it from the same code:
-results are flushed to a new part every :data:`FLUSH_SECONDS` as they complete, and once more
-when the sweep ends or is interrupted. A part is written in a temporary directory and renamed
-into ``parts/`` (an atomic step), so a kill at any moment leaves a usable store: at worst the
-batch being written is computed again.
+results are flushed to a new part every :data:`FLUSH_SECONDS` (or every
+:data:`MAX_PART_ITEMS` items) as they complete, and once more when the sweep ends or is
+interrupted. A part is written in a temporary directory and renamed into ``parts/`` (an atomic
+step), so a kill at any moment leaves a usable store: at worst the batch being written is
+computed again.
+
+**Digests.** A part carries the SHA-256 of each of its arrays (of the values Zarr decodes,
+with their dtype and shape) in its attributes, and its name
+``<first>-<last>-<digest>-<id>`` carries the digest of those attributes (everything that says
+how its results are rebuilt), so the rename that publishes a part also seals it. A part is read
+only when its name, its attributes and every array match: a missing chunk file (which Zarr
+would silently read as fill values), a flipped byte, a replaced ``zarr.json`` or a part written
+without digests is moved aside (``.corrupt-<name>``), named in a warning with what was wrong,
+and its items are computed again. A rerun therefore returns exactly what an uninterrupted run
+returns. The digests detect damage; they are not a signature: whoever can write the store can
+write a consistent part (keep stores where only you can write).
 
 Opening a store checks that it was made by the same call (the same task — model, fixed values,
 options — and the same items); otherwise :class:`~fluidnet.errors.StoreError` says what
-differs. Results are stored as arrays: numbers, booleans, strings, ``None``, numpy scalars and
-arrays, nested in tuples, lists and dicts with string keys; they come back with the same types
-and bit for bit.
+differs. A disk that is full (or over quota, or read-only) is a
+:class:`~fluidnet.errors.StoreError` saying so, and what was written before is kept. Results
+are stored as arrays: numbers, booleans, strings, ``None``, numpy scalars and arrays, nested in
+tuples, lists and dicts with string keys; they come back with the same types and bit for bit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import os
+import re
 import shutil
 import time
 import uuid
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..diskfull import unwritable_reason
 from ..errors import OptionError, StoreError
 from .signature import describe, differences, item_digests
 
-__all__ = ["Store", "FLUSH_SECONDS"]
+__all__ = ["Store", "FLUSH_SECONDS", "MAX_PART_ITEMS"]
 
 #: Results are written to the store at least this often while a sweep runs (seconds); less
 #: often when writing is slow, so that writing takes at most 1/:data:`WRITE_SHARE` of the time.
 FLUSH_SECONDS = 2.0
 WRITE_SHARE = 20
+#: ... and at the latest when this many results wait (the memory a sweep holds for its store).
+MAX_PART_ITEMS = 16384
+#: Item digests are written and compared in blocks of this many items (2 MB) ...
+ITEM_BLOCK = 1 << 18
+#: ... computed from this many items at a time (the items of a lazy sequence are made then).
+ITEMS_AT_ONCE = 1 << 13
 _FORMAT = 1
 _OURS = {"zarr.json", "items", "parts", ".lock"}
+#: ``<first index>-<last index>-<digest of the part's attributes>-<random id>``
+_PART_NAME = re.compile(r"(\d{9,})-(\d{9,})-([0-9a-f]{32})-([0-9a-f]{8})")
 
 
 class Store:
@@ -107,13 +132,15 @@ class Store:
         return dict(self._root_attrs()["signature"])
 
     def progress(self) -> tuple[int, int]:
-        """``(items done, items in the sweep)``."""
+        """``(items done, items in the sweep)``: items of the parts that pass their digests
+        (a damaged part counts as not done; the next run computes its items again)."""
         total = int(self._root_attrs()["n_items"])
-        done: set[int] = set()
+        done = np.zeros(total, dtype=bool)
         for part in _parts(self.path):
             with contextlib.suppress(StoreError):
-                done.update(_read_indices(part).tolist())
-        return len(done), total
+                indices, _ = _read_part(part)
+                done[indices[(indices >= 0) & (indices < total)]] = True
+        return int(done.sum()), total
 
 
 def as_store(store: Store | str | os.PathLike | None) -> Store | None:
@@ -137,7 +164,7 @@ class Checkpoint:
     task : object
         The function mapped over the items (described by :func:`~.signature.describe`).
     items : sequence
-        The sweep's items.
+        The sweep's items (any sequence; read in blocks, never copied whole).
     """
 
     def __init__(self, store: Store, task: Any, items: Sequence[Any]):
@@ -145,17 +172,17 @@ class Checkpoint:
         self.path = store.path
         self.n = len(items)
         self._signature = describe(task)
-        self._digests = item_digests(items)
         self._items = items
         self._lock = None
         self._pending: dict[int, Any] = {}
-        self._last_flush = time.monotonic()
         self._interval = FLUSH_SECONDS
         try:
-            self._open()
+            with _disk_errors(self.path, "create or open the store", kept=False):
+                self._open()
         except BaseException:
             self.close()
             raise
+        self._last_flush = time.monotonic()
 
     # ---------------------------------------------------------------- opening
     def _open(self) -> None:
@@ -181,12 +208,31 @@ class Checkpoint:
         else:
             self._create()
 
+    def _digest_blocks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(start, digests of items[start:start + ITEM_BLOCK])`` for every block."""
+        for start in range(0, self.n, ITEM_BLOCK):
+            stop = min(start + ITEM_BLOCK, self.n)
+            block = np.empty(stop - start, dtype=np.uint64)
+            for a in range(start, stop, ITEMS_AT_ONCE):
+                b = min(a + ITEMS_AT_ONCE, stop)
+                block[a - start : b - start] = item_digests(self._items[a:b])
+            yield start, block
+
     def _create(self) -> None:
         import zarr
 
         for name in ("items", "parts"):
             shutil.rmtree(self.path / name, ignore_errors=True)
-        zarr.create_array(str(self.path / "items"), data=self._digests, chunks=(max(1, self.n),))
+        items = zarr.create_array(
+            str(self.path / "items"),
+            shape=(self.n,),
+            dtype="uint64",
+            chunks=(max(1, min(self.n, ITEM_BLOCK)),),
+        )
+        total = hashlib.sha256()
+        for start, block in self._digest_blocks():
+            items[start : start + block.size] = block
+            total.update(block.astype("<u8").tobytes())
         zarr.open_group(str(self.path / "parts"), mode="w")
         zarr.open_group(  # written last: a store without it is an unfinished creation
             str(self.path),
@@ -195,13 +241,12 @@ class Checkpoint:
                 "fluidnet_store": _FORMAT,
                 "signature": self._signature,
                 "n_items": self.n,
+                "items_sha256": total.hexdigest(),
                 "created": time.strftime("%Y-%m-%d %H:%M:%S"),
             },
         )
 
     def _check(self) -> None:
-        import zarr
-
         attrs = self.store._root_attrs()
         lines = differences(self._signature, attrs.get("signature", {}))
         stored_n = int(attrs.get("n_items", -1))
@@ -211,27 +256,47 @@ class Checkpoint:
                 f"{stored_n} in the store"
             )
         else:
-            try:
-                stored = zarr.open_array(str(self.path / "items"), mode="r")[...]
-            except Exception as exc:  # noqa: BLE001
-                raise StoreError(f"{self.path / 'items'} is unreadable ({exc})") from exc
-            bad = np.flatnonzero(stored != self._digests)
-            if bad.size:
-                i = int(bad[0])
-                lines.append(
-                    f"{bad.size} of {self.n} items differ, the first is item {i}: "
-                    f"{_short_item(self._items[i])} here"
-                )
+            total = hashlib.sha256()
+            for _, block in self._digest_blocks():
+                total.update(block.astype("<u8").tobytes())
+            if attrs.get("items_sha256") != total.hexdigest():
+                lines.extend(self._item_differences(attrs.get("items_sha256")))
         if lines:
             raise StoreError(
                 f"store {self.path} was made by a different call; refusing to mix results "
                 "(use another path, or delete the store to start over):\n  " + "\n  ".join(lines)
             )
 
+    def _item_differences(self, recorded: str | None) -> list[str]:
+        """How the items differ from the store's (a second pass, on refusal only)."""
+        import zarr
+
+        first, count = -1, 0
+        total = hashlib.sha256()
+        try:
+            stored = zarr.open_array(str(self.path / "items"), mode="r")
+            for start, block in self._digest_blocks():
+                theirs = np.asarray(stored[start : start + block.size])
+                total.update(theirs.astype("<u8").tobytes())
+                bad = np.flatnonzero(theirs != block)
+                if bad.size and first < 0:
+                    first = start + int(bad[0])
+                count += bad.size
+        except Exception as exc:  # noqa: BLE001 - zarr raises many types
+            return [f"the items differ (and the store's item list is unreadable: {exc})"]
+        if recorded is not None and total.hexdigest() != recorded:
+            return ["the items differ (the store's item list is damaged: which, cannot be said)"]
+        if first >= 0:
+            return [
+                f"{count} of {self.n} items differ, the first is item {first}: "
+                f"{_short_item(self._items[first])} here"
+            ]
+        return [] if recorded is None else ["the items differ"]
+
     # ---------------------------------------------------------------- reading
-    def load(self) -> dict[int, Any]:
-        """Results of the finished items, ``{item index: result}``."""
-        done: dict[int, Any] = {}
+    def parts(self) -> Iterator[tuple[np.ndarray, list[Any]]]:
+        """``(item indices, results)`` of every stored part that passes its digests, one part
+        at a time; a damaged part is moved aside with a warning (its items are not done)."""
         for part in _parts(self.path):
             try:
                 indices, results = _read_part(part)
@@ -242,32 +307,49 @@ class Checkpoint:
                 with contextlib.suppress(OSError):
                     part.rename(aside)
                 warnings.warn(
-                    f"store {self.path}: part {part.name} is unreadable ({exc}); moved aside "
-                    f"to {aside.name}, its items are computed again",
+                    f"store {self.path}: part {part.name} is damaged or unreadable ({exc}); "
+                    f"moved aside to {aside.name}, its items are computed again",
                     RuntimeWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 continue
-            done.update(zip(indices.tolist(), results, strict=True))
-        return done
+            yield indices, results
 
     # ---------------------------------------------------------------- writing
     def add(self, indices: Sequence[int], results: Sequence[Any]) -> None:
-        """Queue finished results; write them when :data:`FLUSH_SECONDS` have passed."""
-        self._pending.update(zip(indices, results, strict=True))
-        if time.monotonic() - self._last_flush >= self._interval:
+        """Queue finished results; write them when :data:`FLUSH_SECONDS` have passed or
+        :data:`MAX_PART_ITEMS` results wait."""
+        self._pending.update(zip(map(int, indices), results, strict=True))
+        if (
+            time.monotonic() - self._last_flush >= self._interval
+            or len(self._pending) >= MAX_PART_ITEMS
+        ):
             self.flush()
 
     def flush(self) -> None:
-        """Write the queued results as one part (atomically)."""
+        """Write the queued results as one part (atomically).
+
+        Raises
+        ------
+        StoreError
+            When the disk is full, over quota or read-only (the parts written before are kept).
+        """
         if not self._pending:
             return
         indices = sorted(self._pending)
         start = time.monotonic()
-        _write_part(self.path, indices, [self._pending[i] for i in indices])
+        results = [self._pending[i] for i in indices]
+        with _disk_errors(self.path, f"write the results of {len(indices)} items"):
+            _write_part(self.path, indices, results)
         self._pending.clear()
         self._last_flush = time.monotonic()
         self._interval = max(FLUSH_SECONDS, WRITE_SHARE * (self._last_flush - start))
+
+    def discard_pending(self) -> int:
+        """Forget the queued results (after a failed write); returns how many there were."""
+        n = len(self._pending)
+        self._pending.clear()
+        return n
 
     def close(self) -> None:
         if self._lock is not None:
@@ -276,6 +358,23 @@ class Checkpoint:
 
 
 # -------------------------------------------------------------------- files
+@contextlib.contextmanager
+def _disk_errors(path: Path, what: str, kept: bool = True):
+    """Turn a write that failed for want of disk space (or of a writable disk) into a
+    StoreError that says so."""
+    try:
+        yield
+    except OSError as exc:
+        reason = unwritable_reason(exc)
+        if reason is None:
+            raise
+        then = ": the parts written before are kept" if kept else ""
+        raise StoreError(
+            f"store {path}: cannot {what}: {reason}. Free space on that device (or give "
+            f"store= a directory on another one) and run the same call again{then}"
+        ) from exc
+
+
 def _lock(path: Path):
     fh = open(path / ".lock", "a+")  # noqa: SIM115 - held for the sweep
     try:
@@ -425,15 +524,63 @@ def _from_stored(data: np.ndarray, meta: Mapping[str, Any], lengths) -> np.ndarr
     return out.reshape(meta["shape"])
 
 
-def _encode_part(results: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Attributes and arrays of a part holding ``results``."""
+def _same_tree(tree: Mapping[str, Any], obj: Any, leaves: list[Any]) -> bool:
+    """Whether ``obj`` flattens to ``tree`` (appending its leaves); no tree is built."""
+    t = tree["t"]
+    if t in _LEAF:
+        if _SCALAR_KINDS.get(type(obj)) != t:
+            return False
+        leaves.append(obj)
+        return True
+    if t == "tuple" or t == "list":
+        children = tree["c"]
+        if type(obj) is not (tuple if t == "tuple" else list) or len(obj) != len(children):
+            return False
+        for c, v in zip(children, obj, strict=True):
+            if not _same_tree(c, v, leaves):
+                return False
+        return True
+    if t == "dict":
+        return (
+            isinstance(obj, Mapping)
+            and list(obj) == tree["k"]
+            and all(_same_tree(c, v, leaves) for c, v in zip(tree["c"], obj.values(), strict=True))
+        )
+    if t == "none":
+        return obj is None
+    own: list[Any] = []
+    if not isinstance(obj, (np.generic, np.ndarray)) or _flatten(obj, own) != tree:
+        return False
+    leaves.extend(own)
+    return True
+
+
+def _flatten_all(results: list[Any]) -> tuple[list[Any], list[list[Any]]]:
+    """The tree and leaves of every result (the first one's tree checked against the others
+    without building theirs: the common case)."""
+    first: list[Any] = []
+    tree = _flatten(results[0], first)
+    per_item = [first]
+    for r in results[1:]:
+        leaves: list[Any] = []
+        if not _same_tree(tree, r, leaves):
+            break
+        per_item.append(leaves)
+    else:
+        return [tree] * len(results), per_item
     trees, per_item = [], []
     for r in results:
-        leaves: list[Any] = []
+        leaves = []
         trees.append(_flatten(r, leaves))
         per_item.append(leaves)
+    return trees, per_item
+
+
+def _encode_part(results: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Attributes and arrays of a part holding ``results``."""
+    trees, per_item = _flatten_all(results)
     arrays: dict[str, np.ndarray] = {}
-    if all(t == trees[0] for t in trees):
+    if all(t is trees[0] or t == trees[0] for t in trees):
         layout = []
         for j, kind in enumerate(_leaf_kinds(trees[0], [])):
             col = [leaves[j] for leaves in per_item]
@@ -453,50 +600,135 @@ def _encode_part(results: list[Any]) -> tuple[dict[str, Any], dict[str, np.ndarr
     return attrs, arrays
 
 
+def _array_digest(data: np.ndarray) -> str:
+    """SHA-256 of an array's values, dtype and shape."""
+    data = np.ascontiguousarray(data)
+    h = hashlib.sha256(f"{data.dtype.str}{list(data.shape)}|".encode())
+    h.update(memoryview(data.reshape(-1).view(np.uint8)) if data.size else b"")
+    return h.hexdigest()
+
+
+def _attrs_digest(attrs: Mapping[str, Any]) -> str:
+    """SHA-256 of a part's attributes (canonical JSON): the part's name carries it."""
+    text = json.dumps(attrs, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def _write_part(path: Path, indices: list[int], results: list[Any]) -> None:
+    """Write one part: arrays and their digests in a temporary directory, renamed into
+    ``parts/`` under a name carrying the digest of its attributes."""
     import zarr
 
     attrs, arrays = _encode_part(results)
     arrays["indices"] = np.asarray(indices, dtype=np.int64)
-    stored: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
+    stored: dict[str, np.ndarray] = {}
     meta: dict[str, Any] = {}
     for name, arr in arrays.items():
         data, lengths = _to_stored(arr)
-        stored[name] = (data, lengths)
+        stored[name] = data.reshape(-1)
         meta[name] = {"shape": list(arr.shape)}
         if lengths is not None:
             meta[name]["strings"] = arr.dtype.kind
+            stored[f"{name}.lengths"] = lengths
+    attrs = {
+        **attrs,
+        "arrays": meta,
+        "sha256": {name: _array_digest(data) for name, data in stored.items()},
+    }
     tmp = path / f".tmp-{uuid.uuid4().hex}"
-    group = zarr.open_group(str(tmp), mode="w", attributes={**attrs, "arrays": meta})
-    for name, (data, lengths) in stored.items():
-        group.create_array(name, data=data.reshape(-1), compressors=None)
-        if lengths is not None:
-            group.create_array(f"{name}.lengths", data=lengths, compressors=None)
-    final = path / "parts" / f"{indices[0]:09d}-{indices[-1]:09d}-{tmp.name[5:13]}"
-    os.rename(tmp, final)  # atomic: the part appears whole or not at all
-
-
-def _read_indices(part: Path) -> np.ndarray:
-    import zarr
-
     try:
-        return zarr.open_array(str(part / "indices"), mode="r")[...]
-    except Exception as exc:  # noqa: BLE001
-        raise StoreError(f"part {part.name}: {exc}") from exc
+        group = zarr.open_group(str(tmp), mode="w", attributes=attrs)
+        for name, data in stored.items():
+            group.create_array(
+                name,
+                data=data,
+                chunks=(max(1, data.size),),  # one chunk file: c/0
+                compressors=None,
+                config={"write_empty_chunks": True},  # every chunk file exists
+            )
+        final = (
+            path
+            / "parts"
+            / (f"{indices[0]:09d}-{indices[-1]:09d}-{_attrs_digest(attrs)[:32]}-{tmp.name[5:13]}")
+        )
+        os.rename(tmp, final)  # atomic: the part appears whole or not at all
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)  # frees the space a full disk needs
+        raise
 
 
-def _read_part(part: Path) -> tuple[np.ndarray, list[Any]]:
+def _mismatch(part: Path, name: str) -> str:
+    """What is wrong with an array whose values do not match their digest."""
+    chunk = part / name / "c" / "0"
+    if not chunk.is_file():
+        return f"array {name!r}: its chunk file {name}/c/0 is missing (Zarr reads fill values)"
+    return (
+        f"array {name!r} does not match the digest written with the part (chunk file "
+        f"{name}/c/0 or metadata {name}/zarr.json altered)"
+    )
+
+
+def _verified_arrays(part: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A part's attributes and arrays, each checked against its digest.
+
+    Raises
+    ------
+    StoreError
+        Naming what is wrong: no digests, attributes or an array that do not match.
+    """
     import zarr
 
+    named = _PART_NAME.fullmatch(part.name)
+    if named is None:
+        raise StoreError(
+            "its name carries no digest (written by a fluidnet before parts had digests, "
+            "or not by fluidnet)"
+        )
     try:
         group = zarr.open_group(str(part), mode="r")
         attrs = dict(group.attrs)
+    except Exception as exc:  # noqa: BLE001 - zarr raises many types on bad metadata
+        raise StoreError(f"its metadata zarr.json cannot be read ({exc})") from exc
+    if _attrs_digest(attrs)[:32] != named[3]:
+        raise StoreError(
+            "its metadata zarr.json does not match the digest in its name (altered or replaced)"
+        )
+    arrays = {}
+    for name, digest in attrs["sha256"].items():
+        try:
+            data = group[name][...]
+        except Exception as exc:  # noqa: BLE001 - zarr raises many types on bad chunks
+            raise StoreError(
+                f"array {name!r} cannot be read ({type(exc).__name__}: {exc})"
+            ) from exc
+        if _array_digest(data) != digest:
+            raise StoreError(_mismatch(part, name))
+        arrays[name] = data
+    first, last = int(named[1]), int(named[2])
+    indices = arrays["indices"]
+    if indices.size == 0 or int(indices[0]) != first or int(indices[-1]) != last:
+        raise StoreError(f"its indices do not run from {first} to {last} as its name says")
+    if np.any(np.diff(indices) <= 0):
+        raise StoreError("its indices are not increasing")
+    return attrs, arrays
+
+
+def _read_part(part: Path) -> tuple[np.ndarray, list[Any]]:
+    """``(indices, results)`` of a part that passes its digests.
+
+    Raises
+    ------
+    StoreError
+        When the part is damaged, incomplete or written without digests (says what is wrong).
+    """
+    try:
+        attrs, arrays = _verified_arrays(part)
         meta = attrs["arrays"]
 
         def read(name: str) -> np.ndarray:
             m = meta[name]
-            lengths = group[f"{name}.lengths"][...] if m.get("strings") else None
-            return _from_stored(group[name][...], m, lengths)
+            lengths = arrays[f"{name}.lengths"] if m.get("strings") else None
+            return _from_stored(arrays[name], m, lengths)
 
         indices = read("indices")
         trees, layout = attrs["trees"], attrs["layout"]
