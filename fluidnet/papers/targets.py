@@ -30,9 +30,23 @@ from typing import Any
 
 from ..errors import OptionError
 
-__all__ = ["RUN", "TargetRow", "Value", "Target", "near", "equal", "identity", "claim", "check"]
+__all__ = [
+    "DERIVED",
+    "RUN",
+    "TargetRow",
+    "Value",
+    "Target",
+    "near",
+    "equal",
+    "identity",
+    "claim",
+    "check",
+]
 
 _SOURCES = ("printed", "derived")
+#: ``source=DERIVED``: the expected value is derived from the paper's equations independently of
+#: fluidnet (the note says from what), not printed in it.
+DERIVED = "derived"
 
 
 class _FromRun:

@@ -10,7 +10,7 @@ import numpy as np
 import sympy
 
 from ...symbolic.symbols import s
-from ..targets import claim, equal, identity, near
+from ..targets import DERIVED, claim, equal, identity, near
 from .data import (
     BODE_FREQS,
     EXACT_ALPHA_RANGE,
@@ -35,7 +35,6 @@ from .data import (
 
 # fmt: off
 alpha, beta, N, d0 = sympy.symbols("alpha beta N d0", real=True)
-DERIVED = "derived"
 EXACT = "exact boundary of eq (15): alpha = w sin w, beta = w^2 cos w, solved for w"
 ONE_STEP = 0.1 + 1e-9  # one step of the paper's 0.1 grid
 B_MISREAD = (
