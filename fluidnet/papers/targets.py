@@ -165,8 +165,8 @@ class Value:
         The value checked (for a claim: whether the statement holds).
     shown : any, optional
         What the report shows as ours instead of ``value`` (e.g. ``"34/36"`` for a claim).
-    note : str, optional
-        Fills the ``{}`` of the row's note (e.g. a root the run found).
+    note : str or tuple of str, optional
+        Fills the ``{}`` of the row's note, in order (e.g. a root the run found).
     expected : float or str, optional
         The reference of a row declared ``expected=RUN``, or the text filling the ``{}`` of a
         claim's statement (e.g. ``"<= {}"`` with a bound a second computation gives).
@@ -178,10 +178,10 @@ class Value:
 
     value: Any
     shown: Any = None
-    note: str = ""
+    note: str | tuple[str, ...] | None = None
     expected: Any = None
     tol: float | None = None
-    name: str = ""
+    name: str | None = None
 
 
 @dataclass
@@ -266,7 +266,7 @@ def _checked(paper: str, item: str, row: TargetRow, got: Any) -> Target:
     note = _fill(row, "note", row.note, got.note)
     expected, tol = _from_run(row, "expected", got.expected), _from_run(row, "tol", got.tol)
     if row.kind == "claim":
-        expected = _fill(row, "statement", row.expected, got.expected or "")
+        expected = _fill(row, "statement", row.expected, got.expected)
     name = _fill(row, "name", row.name, got.name)
     shown, got = got.shown, got.value
     if row.kind == "near":
@@ -302,14 +302,17 @@ def _from_run(row: TargetRow, what: str, given: Any) -> Any:
     return given if declared is RUN else declared
 
 
-def _fill(row: TargetRow, what: str, text: str, fill: str) -> str:
-    if "{}" not in text:
-        if fill:
-            raise OptionError(f"target {row.name!r}: the item filled a {what} without a {{}}")
-        return text
-    if not fill:
-        raise OptionError(f"target {row.name!r}: the {{}} of its {what} needs a value")
-    return text.replace("{}", fill)
+def _fill(row: TargetRow, what: str, text: str, fill: str | tuple[str, ...] | None) -> str:
+    """``text`` with its ``{}`` replaced, in order, by ``fill`` (a string or a tuple)."""
+    fills = () if fill is None else (fill,) if isinstance(fill, str) else tuple(fill)
+    if text.count("{}") != len(fills):
+        raise OptionError(
+            f"target {row.name!r}: its {what} has {text.count('{}')} {{}} for the item to fill, "
+            f"the item gave {fills}"
+        )
+    for f in fills:
+        text = text.replace("{}", f, 1)
+    return text
 
 
 def _target(paper, item, row, expected, value, passed, note, tol=None, name=None) -> Target:
