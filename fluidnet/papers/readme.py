@@ -51,15 +51,21 @@ def block(p: Paper) -> str:
     mismatches = [(item, r) for item, r in rows if r.mismatch]
     printed = sum(r.source == "printed" for _, r in rows)
     quick = sum(r.quick for _, r in rows)
+    n_mis = len(mismatches)
+    mis = (
+        "1 of them a documented mismatch"
+        if n_mis == 1
+        else f"{n_mis} of them documented mismatches"
+    )
     lines = [
         BEGIN.format(key=p.key),
         "## Targets",
         "",
         f"`fluidnet reproduce {p.key}` checks {len(rows)} targets ({printed} printed in the "
         f"paper, {len(rows) - printed} derived from its equations independently of fluidnet), "
-        f"{len(mismatches)} of them documented mismatches; the quick run of the tests checks "
-        f"{quick}. Written from `fluidnet/papers/{p.key}/targets.py` by "
-        "`python -m fluidnet.papers.readme`; `papers/REPORT.md` adds our values and verdicts.",
+        f"{mis}; the quick run of the tests checks {quick}. Written from "
+        f"`fluidnet/papers/{p.key}/targets.py` by `python -m fluidnet.papers.readme`; "
+        "`papers/REPORT.md` adds our values and verdicts.",
         "",
         "| item | what | targets | printed | derived | documented mismatches |",
         "|---|---|---|---|---|---|",

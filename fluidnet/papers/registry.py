@@ -85,7 +85,6 @@ class Item:
     title: str
     func: Callable[..., Mapping[Any, Any] | None]
     quick: dict[str, Any]
-    legacy: bool = False  # TEMPORARY
 
 
 @dataclass
@@ -97,11 +96,8 @@ class Paper:
     citation: str
     targets: dict[str, list[TargetRow]] = field(default_factory=dict)
     items: dict[str, Item] = field(default_factory=dict)
-    legacy: bool = False  # TEMPORARY
 
-    def item(
-        self, legacy_name=None, *, title: str, quick: Mapping[str, Any] | None = None
-    ) -> Callable:
+    def item(self, *, title: str, quick: Mapping[str, Any] | None = None) -> Callable:
         """Decorator registering ``func(ctx, **sizes)`` as the item named like the function.
 
         ``quick`` gives the keyword arguments (sizes) of a quick run; the function's defaults
@@ -109,9 +105,6 @@ class Paper:
         """
 
         def deco(func: Callable):
-            if self.legacy:  # TEMPORARY
-                self.items[legacy_name] = Item(self.key, legacy_name, title, func, {}, True)
-                return func
             name = func.__name__
             if name in self.items:
                 raise OptionError(f"item {name!r} of paper {self.key!r} registered twice")
@@ -132,12 +125,8 @@ class Paper:
         return deco
 
 
-def paper(
-    key: str, title: str, citation: str, targets: Mapping[str, Sequence[TargetRow]] | None = None
-) -> Paper:
+def paper(key: str, title: str, citation: str, targets: Mapping[str, Sequence[TargetRow]]) -> Paper:
     """Register (or return the already registered) paper ``key`` with its target table."""
-    if key not in _REGISTRY and targets is None:  # TEMPORARY
-        _REGISTRY[key] = Paper(key, title, citation, legacy=True)
     if key not in _REGISTRY:
         table = {item: list(rows) for item, rows in targets.items()}
         for item, rows in table.items():
@@ -157,8 +146,6 @@ def papers() -> dict[str, Paper]:
         if info.ispkg:
             importlib.import_module(f"fluidnet.papers.{info.name}")
     for p in _REGISTRY.values():
-        if p.legacy:  # TEMPORARY
-            continue
         missing = [name for name in p.targets if name not in p.items]
         if missing:
             raise OptionError(f"paper {p.key!r}: no item registered for {missing} of its table")
@@ -191,13 +178,6 @@ def run_item(it: Item, ctx: Context, quick: bool = False) -> list[Target]:
     Raises what the item raises, and :class:`~fluidnet.errors.OptionError` naming the rows it
     returned no value for and the values it returned without a row.
     """
-    if it.legacy:  # TEMPORARY
-        from ._legacy import LegacyContext
-
-        lctx = LegacyContext(it.paper, it.name, ctx.out, quick)
-        lctx.files = ctx.files
-        it.func(lctx)
-        return lctx.targets
     values = it.func(ctx, **(it.quick if quick else {}))
     rows = _REGISTRY[it.paper].targets[it.name]
     targets, problems = check(it.paper, it.name, rows, values, quick)
