@@ -57,21 +57,6 @@ from . import delay  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
 
 # isort: on
-from .data import (  # noqa: E402
-    EXP1_NS2,
-    EXP1_PRINTED,
-    exp1_network,
-    exp2_network,
-    exp3_network,
-    sec4_network,
-)
+from .data import exp1_network, exp2_network, exp3_network, sec4_network  # noqa: E402
 
-__all__ = [
-    "PAPER",
-    "EXP1_NS2",
-    "EXP1_PRINTED",
-    "exp1_network",
-    "exp2_network",
-    "exp3_network",
-    "sec4_network",
-]
+__all__ = ["PAPER", "exp1_network", "exp2_network", "exp3_network", "sec4_network"]

@@ -52,58 +52,23 @@ from . import invariance  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
 
 # isort: on
-from .bode import (  # noqa: E402
-    bode_alpha_range,
-    bode_beta_max,
-    bode_margin,
-    bode_stable,
-    exact_boundary,
-)
-from .data import (  # noqa: E402
-    EXACT_ALPHA_RANGE,
-    EXACT_BETA_MAX,
-    FIG34,
-    FIG34_POLE,
-    GAMMA_INIT,
-    INVARIANCE,
-    NOTE_ONSET,
-    PAPER_ONSET,
-    QUEUE_INIT,
-    T_END_RTT,
-    T_END_RTT_REGION,
-    omega_c,
-    omega_z,
-    rightmost_root_closed_form,
-)
-from .nyquist import g1_exact, g1_pade, negative_real_crossings, nyquist_alpha_range  # noqa: E402
-from .phase_plane import onset_alpha, phase_plane_ics, phase_plane_region  # noqa: E402
+# the helpers the tests and the notebook use
+from .bode import bode_alpha_range, bode_stable, exact_boundary  # noqa: E402
+from .data import omega_c, omega_z, rightmost_root_closed_form  # noqa: E402
+from .nyquist import g1_exact, g1_pade, negative_real_crossings  # noqa: E402
+from .phase_plane import onset_alpha, phase_plane_ics  # noqa: E402
 
 __all__ = [
     "PAPER",
-    "EXACT_ALPHA_RANGE",
-    "EXACT_BETA_MAX",
-    "FIG34",
-    "FIG34_POLE",
-    "GAMMA_INIT",
-    "INVARIANCE",
-    "NOTE_ONSET",
-    "PAPER_ONSET",
-    "QUEUE_INIT",
-    "T_END_RTT",
-    "T_END_RTT_REGION",
     "bode_alpha_range",
-    "bode_beta_max",
-    "bode_margin",
     "bode_stable",
     "exact_boundary",
     "g1_exact",
     "g1_pade",
     "negative_real_crossings",
-    "nyquist_alpha_range",
     "omega_c",
     "omega_z",
     "onset_alpha",
     "phase_plane_ics",
-    "phase_plane_region",
     "rightmost_root_closed_form",
 ]

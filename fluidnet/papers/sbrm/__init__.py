@@ -59,67 +59,29 @@ from . import validation as validation  # noqa: E402
 from . import bifurcation as bifurcation  # noqa: E402
 
 # isort: on
-
-# the helpers and values other code uses as ``fluidnet.papers.sbrm.<name>``
+# the helpers and values the tests, the notebook and the benchmarks use
 from .admission import erlang_b  # noqa: E402
 from .critical_delay import (  # noqa: E402
-    TableLoopGains,
     exact_critical,
     exact_critical_many,
     grid_rule,
     loop_gain_factory,
-    phase_crossover_hz,
-    table_results,
 )
-from .data import (  # noqa: E402
-    C_VALUES,
-    CONT_DCRIT_NOTE,
-    FIG_VALUES_NOTE,
-    GM_NOTE,
-    GRID_MS,
-    MISMATCH_NOTES,
-    N_VALUES,
-    NONLINEAR_PAIRS,
-    PARKING_LOT_PRICES,
-    PARKING_LOT_SHARES,
-    PRIMAL_B,
-    PROTOCOLS,
-    TABLE_6_6_2_PRINTED,
-)
+from .data import C_VALUES, GRID_MS, N_VALUES, PROTOCOLS, TABLE_6_6_2_PRINTED  # noqa: E402
 from .data import is_number as is_number  # noqa: E402
-from .fairness import DOUBLE_BOTTLENECK, PARKING_LOT  # noqa: E402
 from .friendliness import claimed_bandwidth  # noqa: E402
-from .loop_gains import HET  # noqa: E402
-from .nonlinear import T_END, TRACE_DELAYS_MS, nonlinear_sweep  # noqa: E402
 
 __all__ = [
     "PAPER",
     "C_VALUES",
-    "CONT_DCRIT_NOTE",
-    "DOUBLE_BOTTLENECK",
-    "FIG_VALUES_NOTE",
-    "GM_NOTE",
     "GRID_MS",
-    "HET",
-    "MISMATCH_NOTES",
-    "NONLINEAR_PAIRS",
     "N_VALUES",
-    "PARKING_LOT",
-    "PARKING_LOT_PRICES",
-    "PARKING_LOT_SHARES",
-    "PRIMAL_B",
     "PROTOCOLS",
     "TABLE_6_6_2_PRINTED",
-    "TRACE_DELAYS_MS",
-    "T_END",
     "claimed_bandwidth",
     "erlang_b",
     "exact_critical",
     "exact_critical_many",
-    "TableLoopGains",
     "grid_rule",
     "loop_gain_factory",
-    "nonlinear_sweep",
-    "phase_crossover_hz",
-    "table_results",
 ]
