@@ -167,8 +167,22 @@ def dde_equilibrium(ctx: Context, t_end: float = 200.0, cases=DDE_CASES) -> dict
             ("Q", fp["Q"], end[2] / MSS),
         ):
             values[label, "end", key] = Value(v, expected=e, name=f"{t_end:g}")
+        if (set_id, C) in ((1, 6.0), (2, 6.0)):
+            _plot_transient(axes[0 if set_id == 1 else 1], sol, fp, label, t_end)
     ctx.figure("dde_exp_b_transient", fig)
     return values
+
+
+def _plot_transient(ax, sol, fp: dict, label: str, t_end: float) -> None:
+    t = np.asarray(sol.t)
+    ax.plot(t, sol["W1"], label="W1")
+    ax.plot(t, sol["W2"], label="W2")
+    ax.plot(t, np.asarray(sol["Q"]) / MSS, label="Q (pkts)")
+    for v in (fp["W1"], fp["W2"], fp["Q"]):
+        ax.axhline(v, color="k", ls=":", lw=0.8)
+    ax.set(xlabel="t (s)", ylabel="segments", title=f"mean-field DDE, Exp B {label}")
+    ax.set_xlim(0, min(t_end, 30.0))
+    ax.legend(fontsize=8)
 
 
 @PAPER.item(
