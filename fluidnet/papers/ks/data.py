@@ -90,6 +90,8 @@ def sec4_network(nu_first: float = 0.0) -> UserNetwork:
 # --- references typed from the paper's equations (plain sympy/scipy, independent of the models)
 #: The network gain beta of the paper's examples.
 BETA = 0.5
+#: The exponent of the second user's utility -1/x^nu in the window example of Sec III-B.
+WINDOW_NU = sympy.Rational(3, 2)
 
 
 def paper_rate_law(r: str, x, q, nu=None):

@@ -20,9 +20,8 @@ from ...models import penalty_optimum, utility_primal
 from ..registry import Context
 from ..targets import Value
 from . import PAPER
-from .data import exp2_network
+from .data import BETA, exp2_network
 
-BETA = 0.5
 LEVEL = 0.99
 
 

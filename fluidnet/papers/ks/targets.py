@@ -23,6 +23,7 @@ from .data import (
     KELLY_KAPPAS_QUICK,
     LYAPUNOV_STARTS,
     TIME_UNIT,
+    WINDOW_NU,
     closed_form_b,
     experiment1_rate_law,
     level_27,
@@ -38,7 +39,6 @@ PRICE_ONLY = price_only_closed_form()
 #: Experiment 2's link (pkts per 0.02 s), random-loss fraction 5 %, marking level 0.99 C.
 C2, A2 = CORE_PKTS_PER_S[1] * TIME_UNIT, 0.95
 DEV_NLP = float(np.max(np.abs(np.array(EXP1_PRINTED) / np.array(EXP1_NS2) - 1)))
-NU = sympy.Rational(3, 2)
 W, Q = sympy.symbols("W Q")
 r_ = sympy.Symbol("r", positive=True)
 TCP_FRIENDLY = (("0.5", 1.414, 5e-4), ("ln 2", 1.201, 5e-4), ("2/3", 1.2247, 5e-5))
@@ -157,7 +157,7 @@ TARGETS = {
               source=DERIVED),
     ],
     "window": [
-        *(row for r, nu, label in (("1", None, "log"), ("2", NU, f"-1/x^{NU}"))
+        *(row for r, nu, label in (("1", None, "log"), ("2", WINDOW_NU, f"-1/x^{WINDOW_NU}"))
           for row in (
               identity(("(24)/(25)", r), "eqs (22)-(25)", f"{label}: (22)/(23) with x = W/d is "
                        "(24)/(25)", paper_window_forms(r, nu)[0]),

@@ -15,8 +15,8 @@ import numpy as np
 from ...models import UserNetwork, power_utility, utility_primal, utility_window
 from ..registry import Context
 from . import PAPER
+from .data import BETA
 
-BETA = 0.5
 C = 100.0
 
 

@@ -23,9 +23,7 @@ from ...models import (
 from ..registry import Context
 from ..targets import Value
 from . import PAPER
-from .data import EXP1_PRINTED, exp1_network
-
-NU = sympy.Rational(3, 2)
+from .data import EXP1_PRINTED, WINDOW_NU, exp1_network
 
 
 def rate_form(m, r: str):
@@ -42,7 +40,7 @@ def rate_form(m, r: str):
 
 @PAPER.item(title="Sec III-B: (22)/(23) -> (24)/(25) by sympy; Remark 3 (26)")
 def window(ctx: Context) -> dict:
-    net = UserNetwork([[1, 1]], [log_utility(), power_utility(NU)], C=10.0, d=[2.0, 3.0])
+    net = UserNetwork([[1, 1]], [log_utility(), power_utility(WINDOW_NU)], C=10.0, d=[2.0, 3.0])
     ignoring = utility_window(net, rtt_compensated=False)
     compensated = utility_window(net, rtt_compensated=True)
     values = {}

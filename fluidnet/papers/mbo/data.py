@@ -41,6 +41,8 @@ SEC4 = {"rtt": 0.01366, "R": 0.75, "C": 3.0, "min_th": 15.0, "max_th": 95.0, "p_
 BDP_PRINTED = 5.0
 
 # ---------------------------------------------------------------------------------- Sec III
+#: The columns of the Exp B tables below (those of sets 2/4 stop at the ratio).
+EXP_B_COLUMNS = ("Q*", "W1*", "W2*", "rho1", "rho2", "rho1/rho2", "p1", "p2")
 #: Exp B fixed point, set 1: C [Mb/s] -> (Q* [pkts], W1, W2, rho1, rho2 [Mb/s], rho1/rho2,
 #: p1, p2). Derived (nested Brent on the corrected (8)-(9)), 4 significant digits.
 EXP_B_SET1 = {

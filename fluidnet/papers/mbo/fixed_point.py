@@ -20,6 +20,7 @@ from .data import (
     EXP_A_RTT,
     EXP_A_SET1_RHO,
     EXP_A_SET1_WINDOWS,
+    EXP_B_COLUMNS,
     EXP_B_RATES,
     EXP_B_RTTS,
     EXP_B_SET1,
@@ -30,8 +31,6 @@ from .data import (
     PARAMETER_SETS,
     THRESHOLDS_PKTS,
 )
-
-NAMES = ("Q*", "W1*", "W2*", "rho1", "rho2", "rho1/rho2", "p1", "p2")
 
 
 def fixed_point(set_id: int, C: float, rates, rtts) -> dict[str, float]:
@@ -84,15 +83,13 @@ def sweep(rates, rtts, capacities) -> dict[int, list[dict[str, float]]]:
 def exp_b_table_values() -> dict:
     """The fixed point at the capacities of the derived Exp B tables (sets 1, 2/4 and 3)."""
     values = {}
-    for C in EXP_B_SET1:
-        fp = fixed_point(1, C, EXP_B_RATES, EXP_B_RTTS)
-        ours = (fp["Q"], fp["W1"], fp["W2"], fp["rho1"], fp["rho2"], fp["rho1"] / fp["rho2"])
-        ours += (fp["p1"], fp["p2"])
-        values |= {("set 1", C, name): v for name, v in zip(NAMES, ours, strict=True)}
-    for C in EXP_B_SET24:
-        fp = fixed_point(2, C, EXP_B_RATES, EXP_B_RTTS)
-        ours = (fp["Q"], fp["W1"], fp["W2"], fp["rho1"], fp["rho2"], fp["rho1"] / fp["rho2"])
-        values |= {("sets 2/4", C, name): v for name, v in zip(NAMES, ours, strict=False)}
+    for label, set_id, table in (("set 1", 1, EXP_B_SET1), ("sets 2/4", 2, EXP_B_SET24)):
+        for C, printed in table.items():
+            fp = fixed_point(set_id, C, EXP_B_RATES, EXP_B_RTTS)
+            ours = (fp["Q"], fp["W1"], fp["W2"], fp["rho1"], fp["rho2"], fp["rho1"] / fp["rho2"])
+            ours += (fp["p1"], fp["p2"])
+            columns = EXP_B_COLUMNS[: len(printed)]
+            values |= {(label, C, name): v for name, v in zip(columns, ours, strict=False)}
     for C in EXP_B_SET3_RATIO:
         fp = fixed_point(3, C, EXP_B_RATES, EXP_B_RTTS)
         values["set 3", C] = fp["rho1"] / fp["rho2"]

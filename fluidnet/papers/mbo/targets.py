@@ -26,6 +26,7 @@ from .data import (
     EXP_A_SET1_C12,
     EXP_A_SET1_RHO,
     EXP_A_SET1_WINDOWS,
+    EXP_B_COLUMNS,
     EXP_B_SET1,
     EXP_B_SET3_RATIO,
     EXP_B_SET24,
@@ -41,7 +42,6 @@ from .data import (
 )
 
 # fmt: off
-NAMES = ("Q*", "W1*", "W2*", "rho1", "rho2", "rho1/rho2", "p1", "p2")
 FP_NOTE = "equilibrium solved by fluidnet from the model; fixed point by nested Brent"
 MC_NOTE = "tolerance: 99.9 % of two independent runs plus rounding"
 PIPE = "pipe-full DDE (not in the paper)"
@@ -57,7 +57,7 @@ def var_tol(v: float) -> float:
 def _exp_b() -> list:
     rows = []
     for C, table in EXP_B_SET1.items():
-        for name, e in zip(NAMES, table, strict=True):
+        for name, e in zip(EXP_B_COLUMNS, table, strict=True):
             # marking probabilities are recorded to 2 significant digits: half a unit of the
             # last digit; everything else to +-0.5 %
             rows.append(near(("set 1", C, name), "Sec III, Fig 3", f"Exp B set 1, C = {C:g} Mb/s: "
@@ -65,7 +65,8 @@ def _exp_b() -> list:
                              **({"tol": 5e-6} if name.startswith("p") else {"rel": 5e-3})))
     rows += [near(("sets 2/4", C, name), "Sec III, Fig 5", f"Exp B sets 2/4, C = {C:g} Mb/s: "
                   f"{name}", e, rel=5e-3, source=DERIVED)
-             for C, table in EXP_B_SET24.items() for name, e in zip(NAMES[:6], table, strict=True)]
+             for C, table in EXP_B_SET24.items()
+             for name, e in zip(EXP_B_COLUMNS[:6], table, strict=True)]
     rows += [near(("set 3", C), "Sec III, Fig 5", f"Exp B set 3, C = {C:g} Mb/s: rho1/rho2", e,
                   rel=5e-3, source=DERIVED) for C, e in EXP_B_SET3_RATIO.items()]
     return rows

@@ -9,6 +9,7 @@ from ..targets import Value
 from . import PAPER
 from .critical_delay import grid_rule, loop_gain_factory, table_results
 from .data import (
+    AGREEMENT_BARS,
     C_VALUES,
     CONT_DCRIT_NOTE,
     MISMATCH_NOTES,
@@ -181,7 +182,7 @@ def table_6_6_2(
 def agreement_values(proto: str, a: Agreement) -> dict:
     """The scorecard of one protocol: delays, frequencies, outside-grid rows, independent d*
     (against the full table's bars)."""
-    need_d, need_fg = {"SBRM": (35, 34), "RED": (28, 28)}[proto]
+    need_d, need_fg = AGREEMENT_BARS[proto]
     n_finite, n_f = len(a.finite), len(a.f_rows)
     wrong = "; ".join(
         f"N={r['N']}, c={r['c_pkts_per_ms']}: printed {r['d_crit_printed_ms']}, "

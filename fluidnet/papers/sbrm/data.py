@@ -89,6 +89,10 @@ C_VALUES = tuple(range(8, 16))  # pkts/ms
 PROTOCOLS = ("SBRM", "RED")
 
 
+#: The bars of Table 6.6.2's scorecard: how many finite rows must agree with the print in d_crit
+#: (and in f_crit at the printed d_crit), and in f_crit at the grid-rule d_crit, per protocol.
+#: SBRM 35/36 and 34/36, RED 28/30 and 28/30: the rest are the documented misprints.
+AGREEMENT_BARS = {"SBRM": (35, 34), "RED": (28, 28)}
 #: The rows of Table 6.6.2 computed in a quick run.
 QUICK_TABLE_ROWS = tuple(r for r in TABLE_6_6_2_PRINTED if r[0] == 30 and r[1] in (9, 10, 11, 13))
 #: (N, c [pkts/ms]) pairs simulated besides N = 30, c = 10: their continuous critical delays lie

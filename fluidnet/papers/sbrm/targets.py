@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..targets import DERIVED, RUN, claim, equal, near
 from .data import (
+    AGREEMENT_BARS,
     C_VALUES,
     CONT_DCRIT_NOTE,
     FIG_VALUES_NOTE,
@@ -38,7 +39,7 @@ def _agreement(proto: str) -> list:
     f_rows = [r for r in finite if is_number(r[k + 2])]
     below = [r for r in TABLE_6_6_2_PRINTED if r[k] == "<<50"]
     above = [r for r in TABLE_6_6_2_PRINTED if r[k] == ">>102"]
-    need_d, need_fg = {"SBRM": (35, 34), "RED": (28, 28)}[proto]
+    need_d, need_fg = AGREEMENT_BARS[proto]
     # RED N=50, c=15 is printed <<50 but its crossing is at 53.7 ms
     need_below = len(below) - (1 if proto == "RED" else 0)
     n = len(TABLE_6_6_2_PRINTED)
