@@ -27,22 +27,37 @@ value for every row::
         ...,
         "hopf_onset": [
             near("alpha*", "Fig 40", "onset alpha* at beta = 0.4", 1.3, tol=0.05),
-            claim("supercritical", "derived", "the Hopf bifurcation is supercritical",
-                  source="derived"),
+            near("alpha* roots", "eq (15)", "onset alpha* = crossing of the characteristic "
+                 "roots", RUN, rel=1e-6, source=DERIVED, note="second method: ..."),
+            claim("supercritical", "Sec V", "the Hopf bifurcation is supercritical",
+                  source=DERIVED),
+            near("period", "Fig 41", "period of the cycle at alpha = 1.5 [s]", 2.4, tol=0.05,
+                 quick=False, mismatch="why the printed value cannot be reproduced"),
         ],
     }
 
     # fluidnet/papers/rcp/hopf_onset.py (imported by fluidnet/papers/rcp/__init__.py)
     @PAPER.item(title="Onset of the limit cycle", quick={"n_points": 10})
     def hopf_onset(ctx: Context, n_points: int = 40) -> dict:
-        ...
-        return {"alpha*": alpha_star, "supercritical": hp.lyapunov < 0}
+        ...  # compute; write figures and tables with ctx.figure() and ctx.table()
+        return {
+            "alpha*": alpha_star,
+            "alpha* roots": Value(alpha_star, expected=alpha_from_roots),
+            "supercritical": Value(hp.lyapunov < 0, shown=f"l1 = {hp.lyapunov:.3g}"),
+            "period": period,  # not checked in a quick run, which may leave it out
+        }
 
-The function's keyword defaults are the full sizes; ``quick`` declares the reduced ones that a
-quick run (the tests) passes instead. A row that only the full sizes can check says
-``quick=False``. A new paper is a new package with ``PAPER = paper(key, title=, citation=,
-targets=TARGETS)`` in its ``__init__.py``, which imports its item modules; it is found
-automatically.
+The rows' vocabulary (:func:`~fluidnet.papers.targets.near`, ``equal``, ``identity``,
+``claim``, ``RUN``, ``DERIVED``, :class:`~fluidnet.papers.targets.Value`) is described in
+:mod:`fluidnet.papers.targets`. Nothing in a row is computed by fluidnet: a reference that a
+second method computes in the run is ``RUN``, and the item returns it with the value; a
+documented mismatch (``mismatch=``) is declared with its reason before the run, and fails the
+run if it ever matches. The function's keyword defaults are the full sizes; ``quick`` declares
+the reduced ones that a quick run (the tests) passes instead. A row that only the full sizes
+can check says ``quick=False``. ``python -m fluidnet.papers.readme`` then rewrites the paper's
+README table (a test fails while it is stale). A new paper is a new package with ``PAPER =
+paper(key, title=, citation=, targets=TARGETS)`` in its ``__init__.py``, which imports its item
+modules; it is found automatically.
 
 Example
 -------
