@@ -10,7 +10,6 @@ import pytest
 import fluidnet as fn
 from fluidnet.papers.classics import data, mgt_loop
 from fluidnet.papers.classics.fast_link_models import integrator_critical_gamma
-from fluidnet.papers.classics.xcp_stability import alpha_range
 
 
 @pytest.mark.parametrize("item", ["hollot_pi", "dctcp"])
@@ -40,7 +39,7 @@ def test_pi_design_numbers():
 def test_xcp_region_closed_form():
     """The stable alpha interval at beta = 0.226 contains the default 0.4; on the theorem's curve
     the crossing is at w = pi/4, alpha = pi/(4 sqrt 2)."""
-    lo, hi = alpha_range(0.226)
+    lo, hi = data.xcp_alpha_range(0.226)
     assert lo < 0.4 < hi
     w = math.pi / 4
     assert w * math.sin(w) == pytest.approx(data.XCP_ALPHA_BOUND, rel=1e-15)

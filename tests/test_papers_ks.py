@@ -11,7 +11,7 @@ import pytest
 
 import fluidnet as fn
 from fluidnet.papers import ks as paper
-from fluidnet.papers.ks import allocations, delay, experiment3, short_flows
+from fluidnet.papers.ks import data, short_flows
 
 #: Declared before the run (see papers/ks/README.md): an ns-2 throughput ratio.
 KNOWN_MISMATCHES = {"ECN/loss throughput ratio, 'about five times'"}
@@ -25,12 +25,12 @@ def test_networks_match_the_paper():
 
 
 def test_closed_forms_of_the_helpers():
-    xi, xj, lam = allocations.closed_form_b()
+    xi, xj, lam = data.closed_form_b()
     assert 50 * (xi + xj) == pytest.approx(300.0, rel=1e-14)
     assert (xi, xj) == pytest.approx((2.75918, 3.24082), abs=5e-6)  # note 001 T1
     assert short_flows.printed_level() == pytest.approx(800 / 9, rel=1e-14)  # 100 - 10*100/90
     # s + a + b e^{-s T} on the imaginary axis: cos(w T) = -a/b, w = sqrt(b^2 - a^2)
-    g = delay.price_only_closed_form()
+    g = data.price_only_closed_form()
     a, b = 1 / 6, 5 / 6
     w = math.sqrt(b * b - a * a)
     assert a + b * math.cos(w * g) == pytest.approx(0.0, abs=1e-14)
@@ -39,7 +39,7 @@ def test_closed_forms_of_the_helpers():
 
 
 def test_experiment3_steady_levels_against_note():
-    p, levels = experiment3.steady_levels(np.array([7812.5, 3906.25]))
+    p, levels = data.steady_levels(np.array([7812.5, 3906.25]))
     assert levels == pytest.approx([7672.85, 3701.51], abs=5e-3)  # note 001 T6
     assert p == pytest.approx([0.01788, 0.05241], abs=5e-6)
 

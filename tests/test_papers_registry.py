@@ -1,50 +1,88 @@
-"""The reproduction registry, report files and the command line."""
+"""The reproduction registry: target tables, items, report files, README tables and the command
+line."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 import fluidnet as fn
 from fluidnet.cli import main
-from fluidnet.papers import registry
+from fluidnet.papers import readme, registry
 from fluidnet.papers.registry import Context, paper, papers
+from fluidnet.papers.targets import RUN, Value, check, claim, equal, identity, near
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TABLE = {
+    "good": [
+        near("pi", "eq (1)", "pi to 3 digits", 3.142, tol=5e-4),
+        near("rel", "eq (2)", "relative", 100.0, rel=0.02, source="derived"),
+        equal("count", "Table 1", "count", 3),
+        identity("trig", "eq (3)", "identity", "sin(x)**2 + cos(x)**2"),
+        claim("claim", "Fig 1", "qualitative claim", "increasing", note="slope {}"),
+    ],
+    "bad": [near("one", "eq (4)", "off by one", 1.0, tol=0.1, note="known mismatch")],
+    "boom": [near("never", "eq (5)", "never computed", 1.0, tol=0.1)],
+    "sized": [
+        equal("n", "eq (6)", "points computed", 10),
+        equal("full", "eq (7)", "needs the full sizes", True, quick=False),
+    ],
+}
 
 
-def _good(ctx: Context) -> None:
-    ctx.check("eq (1)", "pi to 3 digits", 3.142, 3.14159, tol=5e-4)
-    ctx.check("eq (2)", "relative", 100.0, 101.0, tol=0.02, rel=True, source="derived")
-    ctx.check_equal("Table 1", "count", 3, 3)
-    ctx.check_expr("eq (3)", "identity", "sin(x)**2 + cos(x)**2", "1")
-    ctx.check_true("Fig 1", "qualitative claim", True, expected="increasing")
+def good(ctx: Context) -> dict:
     fig, ax = ctx.new_figure()
     ax.plot([0, 1], [0, 1])
     ctx.figure("line", fig)
     ctx.table("numbers", [{"a": 1, "b": None}, {"a": 2, "b": 3.5}])
+    return {
+        "pi": 3.14159,
+        "rel": 101.0,
+        "count": 3,
+        "trig": "1",
+        "claim": Value(True, shown="rises", note="0.5"),
+    }
 
 
-def _bad(ctx: Context) -> None:
-    ctx.check("eq (4)", "off by one", 1.0, 2.0, tol=0.1, note="known mismatch")
+def bad(ctx: Context) -> dict:
+    return {"one": 2.0}
+
+
+def boom(ctx: Context) -> dict:
     raise RuntimeError("boom")
+
+
+def sized(ctx: Context, n: int = 10) -> dict:
+    return {"n": n, "full": n == 10}
 
 
 @pytest.fixture(autouse=True)
 def selftest_paper():
     """Register a throw-away paper for the duration of each test."""
-    p = paper("zz_selftest", title="registry self-test", citation="none")
-    p.item("good", title="targets that pass")(_good)
-    p.item("bad", title="a failing target and an error")(_bad)
+    p = paper("zz_selftest", title="registry self-test", citation="none", targets=TABLE)
+    p.item(title="targets that pass")(good)
+    p.item(title="a failing target")(bad)
+    p.item(title="an error")(boom)
+    p.item(title="sizes", quick={"n": 3})(sized)
     yield p
     registry._REGISTRY.pop("zz_selftest", None)
 
 
-def test_papers_discovered():
+def test_papers_discovered_and_every_table_entry_has_its_item():
     reg = papers()
-    assert "rcp" in reg and "zz_selftest" in reg
+    assert {"rcp", "sbrm", "ye", "ks", "mbo", "classics", "zz_selftest"} <= set(reg)
+    for p in reg.values():
+        assert list(p.items) == list(p.targets), p.key  # same items, in run order
 
 
 def test_passing_item_writes_files_and_report(tmp_path):
     report = fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
     assert report.ok and len(report.targets) == 5
+    by_name = {t.name: t for t in report.targets}
+    assert by_name["qualitative claim"].value == "rises"
+    assert by_name["qualitative claim"].note == "slope 0.5"
+    assert by_name["relative"].tol == 0.02 and by_name["relative"].rel
     assert (tmp_path / "zz_selftest" / "figures" / "line.png").stat().st_size > 1000
     csv_text = (tmp_path / "zz_selftest" / "tables" / "numbers.csv").read_text().splitlines()
     assert csv_text == ["a,b", "1,", "2,3.5"]
@@ -56,29 +94,101 @@ def test_failures_and_errors_are_reported(tmp_path):
     report = fn.reproduce("zz_selftest", out=tmp_path, progress=False)
     assert not report.ok
     assert [t.name for t in report.failed] == ["off by one"]
-    assert report.errors and "boom" in report.errors[0]
+    assert len(report.errors) == 1 and "boom" in report.errors[0]
     data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())
-    assert len(data["targets"]) == 6
+    assert len(data["targets"]) == 8  # the item that raised has no targets
     assert "**FAIL**" in (tmp_path / "REPORT.md").read_text()
     # re-running one item replaces only that item's rows
     fn.reproduce("zz_selftest:good", out=tmp_path, progress=False)
     data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())
-    assert len(data["targets"]) == 6
+    assert len(data["targets"]) == 8
 
 
-def test_bad_source_and_unknown_names(tmp_path):
-    ctx = Context("x", "y", tmp_path)
-    with pytest.raises(ValueError, match="printed"):
-        ctx.check("r", "n", 1.0, 1.0, tol=0, source="guessed")
+def test_quick_runs_pass_the_declared_sizes_and_skip_full_only_rows(tmp_path):
+    full = fn.reproduce("zz_selftest:sized", out=tmp_path, progress=False)
+    assert [(t.name, t.value) for t in full.targets] == [
+        ("points computed", 10),
+        ("needs the full sizes", True),
+    ]
+    quick = fn.reproduce("zz_selftest:sized", out=tmp_path, quick=True, progress=False)
+    assert [(t.name, t.value, t.passed) for t in quick.targets] == [("points computed", 3, False)]
+
+
+def test_an_item_must_answer_every_row_and_only_its_rows(tmp_path, selftest_paper):
+    selftest_paper.targets["partial"] = [equal("a", "r", "a", 1), equal("b", "r", "b", 2)]
+
+    def partial(ctx):
+        return {"a": 1, "c": 3}
+
+    selftest_paper.item(title="partial")(partial)
+    report = fn.reproduce("zz_selftest:partial", out=tmp_path, progress=False)
+    (err,) = report.errors
+    assert "returned no value for target 'b'" in err and "returned 'c'" in err
+
+
+def test_values_the_run_supplies():
+    rows = [
+        near("x", "r", "cross-method", RUN, tol=1e-3, note="against the second method"),
+        near("y", "r", "Monte Carlo", 2.0, tol=RUN),
+        claim("z", "r", "bounded", "<= {}"),
+        near("w", "r", "onset ({} ms)", 1.0, tol=0.5),
+    ]
+    values = {
+        "x": Value(1.0005, expected=1.0),
+        "y": Value(2.1, tol=0.2),
+        "z": Value(True, expected="0.25"),
+        "w": Value(1.2, name="90"),
+    }
+    targets, problems = check("p", "i", rows, values)
+    assert not problems
+    assert [(t.expected, t.tol, t.passed) for t in targets[:2]] == [
+        (1.0, 1e-3, True),
+        (2.0, 0.2, True),
+    ]
+    assert targets[2].expected == "<= 0.25" and targets[3].name == "onset (90 ms)"
+    # a row whose number the run supplies needs it, and a table number is not overridden
+    _, problems = check("p", "i", rows[:1], {"x": 1.0})
+    assert "comes from the run" in problems[0]
+    _, problems = check("p", "i", rows[1:2], {"y": Value(2.0, expected=2.0)})
+    assert "the table has one" in problems[0]
+
+
+def test_bad_rows_and_registrations(selftest_paper):
+    with pytest.raises(fn.OptionError, match="printed"):
+        near("k", "r", "n", 1.0, tol=0, source="guessed")
+    with pytest.raises(fn.OptionError, match="exactly one of tol= and rel="):
+        near("k", "r", "n", 1.0, tol=0.1, rel=0.1)
+    with pytest.raises(fn.OptionError, match="no entry in the paper's target table"):
+        selftest_paper.item(title="x")(lambda ctx: {})
+    with pytest.raises(fn.OptionError, match="registered twice"):
+        selftest_paper.item(title="again")(good)
+    selftest_paper.targets["odd"] = []
+
+    def odd(ctx, n=1):
+        return {}
+
+    with pytest.raises(fn.OptionError, match="not keyword arguments"):
+        selftest_paper.item(title="odd", quick={"m": 2})(odd)
+    with pytest.raises(fn.OptionError, match="repeated"):
+        paper("zz_dup", "t", "c", targets={"i": [equal("k", "r", "a", 1), equal("k", "r", "b", 2)]})
+
+
+def test_a_table_entry_without_an_item_is_refused(selftest_paper):
+    selftest_paper.targets["orphan"] = [equal("k", "r", "n", 1)]
+    with pytest.raises(fn.OptionError, match="no item registered for \\['orphan'\\]"):
+        papers()
+
+
+def test_unknown_names(tmp_path):
     with pytest.raises(KeyError, match="unknown paper"):
         fn.reproduce("nonexistent", out=tmp_path, progress=False)
     with pytest.raises(KeyError, match="no item"):
         fn.reproduce("zz_selftest:nothing", out=tmp_path, progress=False)
 
 
-def test_non_finite_value_fails(tmp_path):
-    ctx = Context("x", "y", tmp_path)
-    assert not ctx.check("r", "n", 1.0, float("nan"), tol=1.0).passed
+def test_non_finite_value_fails():
+    (t,), _ = check("p", "i", [near("k", "r", "n", 1.0, tol=1.0)], {"k": float("nan")})
+    assert not t.passed
 
 
 def test_cli_exit_codes(tmp_path, capsys):
@@ -91,31 +201,68 @@ def test_cli_exit_codes(tmp_path, capsys):
 
 def test_rcp_linearization_targets_pass(tmp_path):
     report = fn.reproduce("rcp:linearization", out=tmp_path, progress=False)
-    assert report.ok and len(report.targets) >= 10
+    assert report.ok and len(report.targets) == 10
 
 
-def test_documented_mismatch_is_strict(tmp_path):
-    ctx = Context("x", "y", tmp_path)
-    known = ctx.check("Fig 9", "misread", -0.696, -0.7064, tol=0.001, mismatch="read off a plot")
+def test_documented_mismatch_is_strict():
+    rows = [
+        near("known", "Fig 9", "misread", -0.696, tol=0.001, mismatch="read off a plot"),
+        near("stale", "Fig 9", "fixed", 1.0, tol=0.0, mismatch="was wrong once"),
+        claim("flag", "Fig 9", "claim", mismatch="the text claims the opposite"),
+    ]
+    (known, stale, flag), _ = check("p", "i", rows, {"known": -0.7064, "stale": 1.0, "flag": False})
     assert (known.passed, known.ok, known.status) == (False, True, "documented mismatch")
-    stale = ctx.check("Fig 9", "fixed", 1.0, 1.0, tol=0.0, mismatch="was wrong once")
     assert (stale.passed, stale.ok, stale.status) == (True, False, "UNEXPECTED MATCH")
-    flag = ctx.check_true("Fig 9", "claim", False, mismatch="the text claims the opposite")
     assert flag.ok
 
 
 def test_report_with_documented_mismatch(tmp_path, selftest_paper):
-    def item(ctx):
-        ctx.check("eq (5)", "ok", 1.0, 1.0, tol=0.0)
-        ctx.check("Fig 2", "misread plot", 0.696, 0.706, tol=0.001, mismatch="plot reading")
+    selftest_paper.targets["mixed"] = [
+        near("ok", "eq (5)", "ok", 1.0, tol=0.0),
+        near("plot", "Fig 2", "misread plot", 0.696, tol=0.001, mismatch="plot reading"),
+    ]
 
-    selftest_paper.item("mixed")(item)
+    def mixed(ctx):
+        return {"ok": 1.0, "plot": 0.706}
+
+    selftest_paper.item(title="mixed")(mixed)
     report = fn.reproduce("zz_selftest:mixed", out=tmp_path, progress=False)
     assert report.ok and len(report.documented_mismatches) == 1
     md = (tmp_path / "REPORT.md").read_text()
     assert "1/2 targets pass, 1 documented mismatches" in md
     assert "| documented mismatch | plot reading" in md
     assert main(["reproduce", "zz_selftest:mixed", "--out", str(tmp_path)]) == 0
+
+
+# ----------------------------------------------------------------------------- README tables
+@pytest.mark.parametrize("key", ["classics", "ks", "mbo", "rcp", "sbrm", "ye"])
+def test_readme_target_tables_are_generated_from_the_table(key):
+    """papers/<paper>/README.md holds the block written from the paper's table (run
+    ``python -m fluidnet.papers.readme`` after changing a table)."""
+    p = papers()[key]
+    text = (ROOT / "papers" / key / "README.md").read_text(encoding="utf-8")
+    assert readme.block(p) in text, f"papers/{key}/README.md: run python -m fluidnet.papers.readme"
+    n = sum(len(rows) for rows in p.targets.values())
+    assert f"checks {n} targets" in readme.block(p)
+
+
+def test_readme_block_lists_rows_and_mismatches(selftest_paper):
+    selftest_paper.targets["mixed"] = [
+        near("plot", "Fig 2", "misread plot", 0.696, tol=0.001, mismatch="plot reading")
+    ]
+
+    def mixed(ctx):
+        return {}
+
+    selftest_paper.item(title="mixed")(mixed)
+    block = readme.block(selftest_paper)
+    assert "checks 10 targets (9 printed in the paper, 1 derived" in block
+    assert "| `mixed` | Fig 2 | misread plot | 0.696 | plot reading |" in block
+    assert "| good | Fig 1 | qualitative claim | increasing |  | printed | slope … |" in block
+    assert "needs the full sizes | yes |  | printed | (full run only) |" in block
+    text = "# Title\n\nprose\n"
+    once = readme.updated(text, selftest_paper)
+    assert once.startswith(text) and readme.updated(once, selftest_paper) == once
 
 
 # ----------------------------------------------------------------------------- file safety
@@ -170,11 +317,14 @@ def test_report_holds_only_registered_papers_and_items(tmp_path):
 def test_an_interrupted_run_keeps_finished_items_and_writes_no_partial_file(
     tmp_path, selftest_paper
 ):
+    selftest_paper.targets["interrupted"] = [
+        near("x", "eq (7)", "computed before Ctrl-C", 2.0, tol=0)
+    ]
+
     def interrupted(ctx):
-        ctx.check("eq (7)", "computed before Ctrl-C", 2.0, 2.0, tol=0.0)
         raise KeyboardInterrupt
 
-    selftest_paper.item("interrupted")(interrupted)
+    selftest_paper.item(title="interrupted")(interrupted)
     with pytest.raises(KeyboardInterrupt):
         fn.reproduce("zz_selftest:good", "zz_selftest:interrupted", out=tmp_path, progress=False)
     data = json.loads((tmp_path / "zz_selftest" / "targets.json").read_text())

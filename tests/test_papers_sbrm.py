@@ -126,10 +126,9 @@ def test_table_results_workers_have_orphan_guard(monkeypatch):
     from fluidnet.papers.sbrm import critical_delay
 
     monkeypatch.setattr(critical_delay, "_TABLE_CACHE", {})
-    monkeypatch.setattr(critical_delay, "_table_rows", lambda quick: [1, 2])
     monkeypatch.setattr(critical_delay, "_grid_row", _worker_probe)
     monkeypatch.setattr(critical_delay, "_with_exact", lambda rows: rows)
-    out = critical_delay.table_results(False, workers=2)
+    out = critical_delay.table_results((1, 2), workers=2)
     jobs = [(proto, r) for r in (1, 2) for proto in paper.PROTOCOLS]
     assert [o[0] for o in out] == jobs  # order kept
     assert all(o[1] and o[2] for o in out)

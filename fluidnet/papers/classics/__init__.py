@@ -17,13 +17,16 @@
                          the limit cycle and its amplitude and period against K and g
 ``dcqcn``                Zhu et al. (2015), Zhu, Ghobadi, Misra & Padhye (2016): fixed point,
                          phase margin against the number of flows, the delay that destabilizes
-``data``                 printed values and the published figure data used as targets
+``data``                 printed values, published figure data, closed forms, the sweeps
+``mgt_loop``             the exact linearized TCP/queue loop derived by hand (the references)
+``targets``              the target table: every number checked, per item
 =======================  ==========================================================================
 """
 
 from __future__ import annotations
 
 from ..registry import paper
+from .targets import TARGETS
 
 PAPER = paper(
     "classics",
@@ -33,6 +36,7 @@ PAPER = paper(
     "Wang, Wei, Choi & Low (2007); Jacobsson et al. (IEEE TAC 2009); Alizadeh et al. (SIGCOMM "
     "2010); Alizadeh, Javanmard & Prabhakar (SIGMETRICS 2011); Zhu et al. (SIGCOMM 2015); Zhu, "
     "Ghobadi, Misra & Padhye (CoNEXT 2016).",
+    targets=TARGETS,
 )
 
 # isort: off

@@ -1,6 +1,7 @@
-"""Printed values, published figure data and shared settings of the ``classics`` items.
+"""Printed values, published figure data, closed forms and shared settings of the ``classics``
+items.
 
-Nothing here is computed by fluidnet.
+Nothing here is computed by fluidnet: the closed forms are plain math, typed from the papers.
 """
 
 from __future__ import annotations
@@ -20,6 +21,30 @@ NS2_PI = {"a": 1.822e-5, "b": 1.816e-5, "w": 170.0}
 #: Sec. 3.5.1 defaults and Theorem 1's bound.
 XCP_DEFAULTS = {"alpha": 0.4, "beta": 0.226}
 XCP_ALPHA_BOUND = math.pi / (4 * math.sqrt(2))
+
+
+def xcp_phase_margin(alpha: float, beta: float, d: float = 1.0) -> tuple[float, float]:
+    """Phase margin (deg) and crossover (rad/s) of ``(K1 s + K2) e^{-ds}/s^2`` in closed form.
+
+    ``|G| = 1`` gives ``w^2 = (K1^2 + sqrt(K1^4 + 4 K2^2))/2``; the phase margin is
+    ``atan(w K1/K2) - w d``.
+    """
+    K1, K2 = alpha / d, beta / d**2
+    w = math.sqrt((K1**2 + math.sqrt(K1**4 + 4 * K2**2)) / 2)
+    return math.degrees(math.atan2(w * K1, K2) - w * d), w
+
+
+def xcp_alpha_range(beta: float) -> tuple[float, float]:
+    """The stable alpha interval of XCP at ``beta`` from the boundary ``alpha = w sin w``,
+    ``beta = w^2 cos w`` (``w = omega d``; D-subdivision, plain scipy)."""
+    from scipy.optimize import brentq
+
+    f = lambda w: w * w * math.cos(w) - beta  # noqa: E731
+    w_top = brentq(lambda w: 2 * math.cos(w) - w * math.sin(w), 0.1, 1.5)  # max of w^2 cos w
+    w1 = brentq(f, 1e-9, w_top)
+    w2 = brentq(f, w_top, math.pi / 2)
+    return w1 * math.sin(w1), w2 * math.sin(w2)
+
 
 # --- Zhu, Ghobadi, Misra & Padhye (2016), Fig. 3(a): phase margin (deg) against N, default
 # parameters, at feedback delays of 1, 50 and 100 us (the data files of the figure in the
@@ -76,3 +101,21 @@ DCQCN_PM_ZERO_100US = 34.0 + 2.0 * 0.21667 / (0.21667 + 1.2794)
 
 # --- Alizadeh et al. (2010): the guideline K > C RTT / 7.
 DCTCP_K_GUIDELINE = 1.0 / 7.0
+
+
+# --- the sweeps of the items (full run, and the reduced ones of a quick run)
+#: Averaging poles K (rad/s) of the critical RED slope.
+RED_K_VALUES = (0.005, 0.05, 0.5, 5.0, 50.0)
+RED_K_QUICK = RED_K_VALUES[::2]
+#: Propagation delays (s) of FAST's critical gains; N = 10, c = 12500 pkts/s, alpha = 20.
+FAST_DELAYS = (0.05, 0.1, 0.3, 0.5)
+FAST_QUICK = (0.1, 0.3)
+#: DCTCP's (K [pkts], g) sweep (C d = 83.3 pkts): K at g = 1/16, then g at K = 40.
+DCTCP_GRID = tuple((K, 1 / 16) for K in (10.0, 20.0, 40.0, 65.0, 100.0)) + tuple(
+    (40.0, g) for g in (1 / 4, 1 / 64)
+)
+DCTCP_QUICK = ((40.0, 1 / 16), (10.0, 1 / 16))
+#: DCQCN's numbers of flows and feedback delays (us) of the Fig. 3(a) curves.
+DCQCN_N = (2, 4, 6, 8, 10, 12, 16, 20, 25, 30, 36, 40, 50, 64, 80, 100)
+DCQCN_CURVES = {1.0: DCQCN_N, 50.0: DCQCN_N, 100.0: DCQCN_N}
+DCQCN_QUICK = {1.0: (2, 10, 64), 100.0: (10, 30, 40)}

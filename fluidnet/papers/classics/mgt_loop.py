@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import brentq
 
+from .data import HOLLOT_GAINS, HOLLOT_NETWORK
+
 
 def plant_exact(s, N: float, C: float, R0: float):
     """``dq/dp`` of the exact linearization, times -1 (so that ``L = plant * K``)."""
@@ -73,3 +75,27 @@ def margins_numpy(L, w_lo: float, w_hi: float, n: int = 20001) -> dict[str, floa
         out["w_pc"] = wpc
         out["gain_margin"] = float(1.0 / np.abs(L(1j * wpc)))
     return out
+
+
+def operating_point() -> dict[str, float]:
+    """``R0``, ``W0``, ``p0`` of Hollot et al.'s design example from its definition (plain
+    arithmetic)."""
+    N, C, Tp, q0 = (HOLLOT_NETWORK[k] for k in ("N", "C", "Tp", "q_ref"))
+    R0 = Tp + q0 / C
+    W0 = R0 * C / N
+    return {"R0": R0, "W0": W0, "p0": 2.0 / W0**2}
+
+
+def exact_pi_loop(s, K: float, z: float):
+    """The exact linearized loop of the design example with the PI controller (numpy)."""
+    N, C = HOLLOT_NETWORK["N"], HOLLOT_NETWORK["C"]
+    R0 = operating_point()["R0"]
+    return plant_exact(s, N, C, R0) * pi_controller(s, K, z)
+
+
+def pi_margins(plant) -> dict[str, float]:
+    """:func:`margins_numpy` of ``plant(s, N, C, R0)`` times the printed PI controller."""
+    N, C = HOLLOT_NETWORK["N"], HOLLOT_NETWORK["C"]
+    R0 = operating_point()["R0"]
+    K, z = HOLLOT_GAINS["K_pi"], HOLLOT_GAINS["z"]
+    return margins_numpy(lambda s: plant(s, N, C, R0) * pi_controller(s, K, z), 1e-2, 1e2)

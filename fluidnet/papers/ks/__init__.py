@@ -5,7 +5,7 @@ Items registered here are run by ``fluidnet reproduce ks``. Equation, propositio
 numbers are the paper's. Every figure of the paper is an ns-2 packet simulation (or a topology
 drawing), so the figures drawn here are fluid analogues; the paper's numbers that follow from its
 equations are checked, and the numbers derived from its equations (``source="derived"``) are
-recomputed in the checks with plain numpy/scipy/sympy, independently of the models.
+computed with plain numpy/scipy/sympy (:mod:`.data`), independently of the models.
 
 The submodules, in the order their items run:
 
@@ -22,13 +22,15 @@ The submodules, in the order their items run:
 ``experiment3``        Sec V-D / VI-C: the adaptive marking level, Figs 4/5 (fluid analogue), units
 ``delay``              the delayed extension: kappa beta T = pi/2, price-only 2.170, the boundary
 ``bifurcation``        its Hopf bifurcation: degenerate for (9), supercritical for Kelly's (y/c)^B
-``data``               the paper's networks and printed numbers
+``data``               the paper's networks, printed numbers and equations typed from the paper
+``targets``            the target table: every number checked, per item
 =====================  ============================================================================
 """
 
 from __future__ import annotations
 
 from ..registry import paper
+from .targets import TARGETS
 
 PAPER = paper(
     "ks",
@@ -36,6 +38,7 @@ PAPER = paper(
     "Losses and ECN Marks",
     citation="S. Kunniyur, R. Srikant, 'End-to-End Congestion Control Schemes: Utility Functions, "
     "Random Losses and ECN Marks', IEEE/ACM Trans. Networking 11(5):689-702, 2003.",
+    targets=TARGETS,
 )
 
 # Each submodule registers its items with PAPER when imported; this order is the run order.
@@ -54,21 +57,6 @@ from . import delay  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
 
 # isort: on
-from .data import (  # noqa: E402
-    EXP1_NS2,
-    EXP1_PRINTED,
-    exp1_network,
-    exp2_network,
-    exp3_network,
-    sec4_network,
-)
+from .data import exp1_network, exp2_network, exp3_network, sec4_network  # noqa: E402
 
-__all__ = [
-    "PAPER",
-    "EXP1_NS2",
-    "EXP1_PRINTED",
-    "exp1_network",
-    "exp2_network",
-    "exp3_network",
-    "sec4_network",
-]
+__all__ = ["PAPER", "exp1_network", "exp2_network", "exp3_network", "sec4_network"]

@@ -9,7 +9,14 @@ units) and rates in packets per 0.02 s.
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import sympy
+from scipy.optimize import brentq, fsolve
+
 from ...models import UserNetwork, log_utility, power_utility
+from ...symbolic.symbols import t
 
 #: Experiment 1 (Sec VI-A): the NLP rates as printed ("x_3" is x_2, a misprint).
 EXP1_PRINTED = (16.56, 139.69, 61.57)
@@ -78,3 +85,86 @@ def sec4_network(nu_first: float = 0.0) -> UserNetwork:
     (``nu_first = 2``) and 50 TCP-like ``-1/x`` users."""
     first = log_utility() if nu_first == 0 else power_utility(nu_first)
     return UserNetwork([[1, 1]], [first, power_utility(1)], C=300.0, N=50, names=["i", "j"])
+
+
+# --- references typed from the paper's equations (plain sympy/scipy, independent of the models)
+#: The network gain beta of the paper's examples.
+BETA = 0.5
+#: The exponent of the second user's utility -1/x^nu in the window example of Sec III-B.
+WINDOW_NU = sympy.Rational(3, 2)
+
+
+def paper_rate_law(r: str, x, q, nu=None):
+    """(9) ``kappa (w/beta_r - beta (x - z))`` (``nu=None``) or (10) ``kappa (nu w/beta_r -
+    beta x^nu (x - z))`` of user ``r``, with ``x - z = x ((1 - alpha) + alpha q)``."""
+    k, w, br, a, beta = sympy.symbols(f"kappa_{r} w_{r} betar_{r} alpha_{r} beta", real=True)
+    lost = x * ((1 - a) + a * q)
+    return k * (w / br - beta * lost) if nu is None else k * (nu * w / br - beta * x**nu * lost)
+
+
+def experiment1_rate_law(r: str, nu):
+    """:func:`paper_rate_law` of Experiment 1's user ``r`` as functions of time."""
+    x = sympy.Function(f"x_{r}", real=True)(t)
+    q = sympy.Function(f"q_{r}", real=True)(t)
+    return paper_rate_law(r, x, q, nu)
+
+
+def paper_window_forms(r: str, nu):
+    """(24)/(25) and (9)/(10) of user ``r`` in ``x = X_r``, ``q = Q_r``, ``d = d_r``."""
+    d = sympy.Symbol(f"d_{r}", real=True)
+    x, q = sympy.symbols(f"X_{r} Q_{r}")
+    k, w, br, a, beta = sympy.symbols(f"kappa_{r} w_{r} betar_{r} alpha_{r} beta", real=True)
+    lost = x * ((1 - a) + a * q)
+    if nu is None:
+        return k / d * (w / (br * d) - beta * lost), paper_rate_law(r, x, q)
+    eq25 = k * d ** (nu - 1) * (nu * w / (br * d ** (nu + 1)) - lost * beta * x**nu)
+    return eq25, paper_rate_law(r, x, q, nu)
+
+
+def closed_form_b() -> tuple[float, float, float]:
+    """Sec IV, ``-1/x^2`` against ``-1/x``: ``(2/lam)^(1/3) + lam^(-1/2) = 6`` (KKT, scipy)."""
+    lam = brentq(lambda v: (2 / v) ** (1 / 3) + v**-0.5 - 6, 0.01, 1.0, xtol=1e-16, rtol=1e-15)
+    return (2 / lam) ** (1 / 3), lam**-0.5, lam
+
+
+def level_27(C: float, n_log: float, n_inv: float, beta: float = BETA) -> float:
+    """The largest ``C~`` with ``n_log C/(beta (C - C~)) + n_inv sqrt(C/(beta (C - C~))) <= C``
+    (27) for unit weights, by bisection on the printed inequality (plain scipy)."""
+
+    def lhs(ct):
+        r = C / (beta * (C - ct))
+        return n_log * r + n_inv * math.sqrt(r) - C
+
+    return brentq(lhs, 0.0, C * (1 - 1e-12), xtol=1e-10, rtol=1e-15)
+
+
+def steady_levels(C) -> tuple[np.ndarray, np.ndarray]:
+    """Experiment 3: the marks ``p`` that make both loads equal ``C`` and the levels
+    ``C (1 - p)`` (plain scipy)."""
+
+    def loads(p):
+        q = (p[0] + p[1], p[0], p[1])  # path sums of classes 1, 2, 3
+        r = [(1 / (BETA * v), (1 / (BETA * v)) ** 0.5) for v in q]  # log and -1/x users
+        return np.array([50 * (sum(r[0]) + sum(r[1])), 50 * (sum(r[0]) + sum(r[2]))])
+
+    lp = fsolve(lambda z: loads(np.exp(z)) / C - 1, np.log([0.02, 0.05]), xtol=1e-14)
+    p = np.exp(lp)
+    return p, C * (1 - p)
+
+
+def price_only_closed_form(p: float = 1 / 6) -> float:
+    """Delayed extension: ``kappa beta T_c`` with only the price delayed, ``a = p``,
+    ``b = 1 - p`` (per kappa beta): ``arccos(-a/b)/sqrt(b^2 - a^2)``."""
+    a, b = p, 1 - p
+    return math.acos(-a / b) / math.sqrt(b * b - a * a)
+
+
+# --- the sizes of the items: full runs, and the reduced ones of a quick run
+#: beta of Experiment 1's equilibria (continued upwards); the quick run takes three.
+EXP1_BETAS = (0.5, 5.0, 50.0, 500.0, 5000.0)
+EXP1_BETAS_QUICK = (0.5, 5.0, 5000.0)
+#: Starts (x_0, x_1, x_2) of the Lyapunov runs; the quick run takes the first two.
+LYAPUNOV_STARTS = ((1.0, 1.0, 1.0), (60.0, 5.0, 150.0), (5.0, 300.0, 2.0))
+#: kappa of the collocated Kelly cycles checked against simulations; quick: two.
+KELLY_KAPPAS = (0.35, 0.4, 0.45, 0.5, 0.55)
+KELLY_KAPPAS_QUICK = (0.4, 0.5)

@@ -24,20 +24,17 @@ import fluidnet as fn
 
 from ...models import UserNetwork, log_utility, utility_primal
 from ..registry import Context
+from ..targets import Value
 from . import PAPER
+from .data import BETA, price_only_closed_form
 
-BETA = 0.5
 P_STAR = 1 / 6
+#: The feedback delays T at which the (kappa, T) boundary is traced.
+BOUNDARY_DELAYS = tuple(np.geomspace(0.25, 8.0, 9))
 
 
 def network() -> UserNetwork:
     return UserNetwork([[1]], log_utility(), C=100.0, N=10)
-
-
-def price_only_closed_form(p: float = P_STAR) -> float:
-    """``kappa beta T_c`` with only the price delayed: ``a = p``, ``b = 1 - p`` (per kappa beta)."""
-    a, b = p, 1 - p
-    return math.acos(-a / b) / math.sqrt(b * b - a * a)
 
 
 def rhp_count(m, **params) -> int:
@@ -63,54 +60,26 @@ def nonlinear_status(delay: str, gain: float, t_end: float) -> tuple[str, float]
     return o.status, o.period
 
 
-@PAPER.item("delay", title="Delayed primal law: kappa beta T = pi/2, price-only 2.170, boundary")
-def delay(ctx: Context) -> None:
+@PAPER.item(
+    title="Delayed primal law: kappa beta T = pi/2, price-only 2.170, boundary",
+    quick={"t_end": 250.0, "delays": (0.5, 1.0, 2.0, 4.0)},
+)
+def delay(ctx: Context, t_end: float = 400.0, delays=BOUNDARY_DELAYS) -> dict:
+    """Critical gains and frequencies, nonlinear runs of ``t_end`` either side, and the boundary
+    traced at the feedback ``delays`` T."""
     closed = {"full": math.pi / 2, "price": price_only_closed_form()}
-    ctx.check(
-        "delayed extension",
-        "price-only closed form kappa beta T_c",
-        2.170,
-        closed["price"],
-        tol=5e-4,
-        source="derived",
-        note="computed independently of fluidnet for p* = 1/6",
-    )
+    values = {"2.170": closed["price"]}
     for kind in ("full", "price"):
         cv, below, above = critical_gain(kind)
-        ctx.check(
-            "delayed extension",
-            f"{kind} delay: critical kappa beta T by critical_value",
-            closed[kind],
-            cv.value * BETA,
-            tol=1e-10,
-            rel=True,
-            source="derived",
-            note="closed form " + ("pi/2" if kind == "full" else "arccos(-a/b)/sqrt(b^2-a^2)"),
-        )
-        ctx.check_true(
-            "delayed extension",
-            f"{kind} delay: roots in Re >= 0 just below / above",
-            below == 0 and above == 2,
-            value=f"{below} / {above}",
-            source="derived",
-        )
+        values["kbT", kind] = cv.value * BETA
+        values["roots", kind] = Value(below == 0 and above == 2, f"{below} / {above}")
         omega = (
             BETA * cv.value
             if kind == "full"
             else math.sqrt((BETA * cv.value) ** 2 * ((1 - P_STAR) ** 2 - P_STAR**2))
         )
-        ctx.check(
-            "delayed extension",
-            f"{kind} delay: crossing frequency",
-            omega,
-            cv.omega,
-            tol=1e-9,
-            rel=True,
-            source="derived",
-            note="full: omega = kappa beta; price: omega = sqrt(b^2 - a^2)",
-        )
+        values["omega", kind] = Value(cv.omega, expected=omega)
     # nonlinear confirmation either side of the boundary
-    t_end = 250.0 if ctx.quick else 400.0
     rows = []
     for kind, gains in (("full", (1.50, 1.65)), ("price", (2.0, 2.4))):
         for g in gains:
@@ -126,46 +95,25 @@ def delay(ctx: Context) -> None:
                 }
             )
             ok = status in ("converged", "decaying") if stable_side else status == "sustained"
-            ctx.check_true(
-                "delayed extension",
-                f"{kind} delay, kappa beta T = {g}: nonlinear run "
-                f"{'settles' if stable_side else 'oscillates (limit cycle)'}",
-                ok,
-                value=status,
-                source="derived",
-            )
-    per = next(
+            values["run", kind, g] = Value(ok, status)
+    values["period"] = next(
         r["period"] for r in rows if r["delay"] == "full" and r["nonlinear run"] == "sustained"
     )
-    ctx.check(
-        "delayed extension",
-        "full delay: limit-cycle period near the crossing, 2 pi/omega = 4 T",
-        4.0,
-        per,
-        tol=0.02,
-        source="derived",
-        note="at kappa beta T = 1.65, 5 % past the boundary, the nonlinear period is the "
-        "linear one at the crossing to 0.5 %",
-    )
     ctx.table("delay_nonlinear", rows)
-    _boundary_figure(ctx, closed, rows)
+    return values | _boundary_figure(ctx, closed, rows, np.asarray(delays, dtype=float))
 
 
-def _boundary_figure(ctx: Context, closed, rows) -> None:
-    Ts = np.array([0.5, 1.0, 2.0, 4.0]) if ctx.quick else np.geomspace(0.25, 8.0, 9)
+def _boundary_figure(ctx: Context, closed, rows, Ts) -> dict:
     found = {"full": [], "price": []}
     for kind in found:
         for T in Ts:
             cv, below, above = critical_gain(kind, T)
             found[kind].append(cv.value)
+    values = {}
     for kind in found:
-        kbT = np.array(found[kind]) * BETA * Ts
-        ctx.check_true(
-            "delayed extension",
-            f"{kind} delay: kappa_c T_c constant along the (kappa, T) boundary",
-            bool(np.all(np.abs(kbT / closed[kind] - 1) < 1e-9)),
-            value=f"max rel. dev {np.max(np.abs(kbT / closed[kind] - 1)):.2g}",
-            source="derived",
+        dev = np.abs(np.array(found[kind]) * BETA * Ts / closed[kind] - 1)
+        values["boundary", kind] = Value(
+            bool(np.all(dev < 1e-9)), f"max rel. dev {np.max(dev):.2g}"
         )
     fig, ax = ctx.new_figure()
     kk = np.geomspace(0.05, 20.0, 200)
@@ -190,3 +138,4 @@ def _boundary_figure(ctx: Context, closed, rows) -> None:
     )
     ax.legend(fontsize="small")
     ctx.figure("delay_boundary", fig)
+    return values

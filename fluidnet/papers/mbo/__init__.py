@@ -11,19 +11,22 @@ The submodules, in the order their items run:
 ``window_distribution``  Sec IV: the stationary window law (Figs 6-7), constant-p oracle,
                          the three readings of the bandwidth-delay product
 ``variability``          mean-field DDE against the stochastic chain
-``constants``            the paper's parameters and the derived values checked against
+``data``                 the paper's parameters, the derived values checked against, the sizes
+``targets``              the target table: every number checked, per item
 =======================  ============================================================
 """
 
 from __future__ import annotations
 
 from ..registry import paper
+from .targets import TARGETS
 
 PAPER = paper(
     "mbo",
     title="Misra, Baras & Ott, Generalized TCP Congestion Avoidance (sharing and variability)",
     citation="A. Misra, J. Baras, T. Ott, 'Generalized TCP Congestion Avoidance and its Effect on "
     "Bandwidth Sharing and Variability', IEEE Globecom 2000.",
+    targets=TARGETS,
 )
 
 # isort: off

@@ -22,12 +22,14 @@ import fluidnet as fn
 
 from ...models.generalized_tcp import assured_service, generalized_tcp_pipe
 from ..registry import Context
+from ..targets import Value
 from . import PAPER
-from .constants import (
+from .data import (
+    DDE_CASES,
+    DDE_QUICK,
     EXP_B_RATES,
     EXP_B_RTTS,
-    HOPF_BDP,
-    HOPF_WINDOW,
+    HOPF_CASES,
     MBPS,
     MSS,
     PARAMETER_SETS,
@@ -36,16 +38,6 @@ from .constants import (
     THRESHOLDS_PKTS,
 )
 from .fixed_point import fixed_point
-
-#: Keyword arguments of the pipe model for each Hopf case.
-HOPF_CASES = {
-    "baseline": {},
-    "c2=0.2": {"c2": 0.2},
-    "c2=0.1": {"c2": 0.1},
-    "alpha=-0.5": {"alpha": -0.5},
-    "alpha=0": {"alpha": 0.0},
-    "p_max=0.1": {"p_max": 0.1},
-}
 
 
 def assured_service_model(set_id: int, C: float):
@@ -142,11 +134,14 @@ def hopf_bdp_closed_form(lo: float, hi: float, **law) -> float:
 
 
 # ---------------------------------------------------------------------------------- items
-@PAPER.item("dde_equilibrium", title="Mean-field DDE: equilibrium = fixed point, stability")
-def dde_equilibrium(ctx: Context) -> None:
-    """The two-flow DDE's equilibrium and long-run state against the Sec III fixed point."""
-    t_end = 60.0 if ctx.quick else 200.0
-    cases = [(1, 6.0)] if ctx.quick else [(1, 6.0), (1, 10.0), (2, 6.0), (2, 10.0)]
+@PAPER.item(
+    title="Mean-field DDE: equilibrium = fixed point, stability",
+    quick={"t_end": 60.0, "cases": DDE_QUICK},
+)
+def dde_equilibrium(ctx: Context, t_end: float = 200.0, cases=DDE_CASES) -> dict:
+    """The two-flow DDE's equilibrium and state at ``t_end`` against the Sec III fixed point,
+    for the (parameter set, C) ``cases``."""
+    values = {}
     fig, axes = ctx.new_figure(1, 2, figsize=(12.0, 4.2))
     for set_id, C in cases:
         fp = fixed_point(set_id, C, EXP_B_RATES, EXP_B_RTTS)
@@ -158,124 +153,63 @@ def dde_equilibrium(ctx: Context) -> None:
         found = [e for e in m.equilibrium(guess=start, all=True) if min(e.values()) > 1e-6]
         label = f"set {set_id}, C = {C:g} Mb/s"
         spread = max(abs(e["Q"] / found[0]["Q"] - 1) for e in found)
-        ctx.check_true(
-            "Sec III-A",
-            f"{label}: every positive equilibrium found is the same (uniqueness)",
-            spread < 1e-9,
-            value=f"{len(found)} found, spread {spread:.2g}",
-        )
+        values[label, "unique"] = Value(spread < 1e-9, f"{len(found)} found, spread {spread:.2g}")
         eq = found[0]
         for key, e in (("W1", fp["W1"]), ("W2", fp["W2"]), ("Q", fp["Q"] * MSS)):
-            ctx.check(
-                "eqs (4), (9)",
-                f"{label}: DDE equilibrium {key} = fixed point",
-                e,
-                eq[key],
-                tol=1e-9,
-                rel=True,
-                source="derived",
-                note="equilibrium solved by fluidnet from the model; fixed point by nested Brent",
-            )
+            values[label, "eq", key] = Value(eq[key], expected=e)
         sa = m.linearize(equilibrium=eq).spectral_abscissa()
-        ctx.check_true(
-            "mean-field DDE (not in the paper)",
-            f"{label}: the equilibrium is linearly stable",
-            sa < 0,
-            value=f"spectral abscissa {sa:.4g} 1/s",
-            source="derived",
-        )
+        values[label, "stable"] = Value(sa < 0, f"spectral abscissa {sa:.4g} 1/s")
         sol = fn.simulate(m, t_end, history={"W1": 0.5 * fp["W1"], "W2": 0.5 * fp["W2"], "Q": 0.0})
         end = sol(t_end)
-        for key, e, v in (("W1", fp["W1"], end[0]), ("W2", fp["W2"], end[1])):
-            ctx.check(
-                "eqs (4), (9)",
-                f"{label}: DDE state at t = {t_end:g} s, {key} = fixed point",
-                e,
-                v,
-                tol=1e-4,
-                rel=True,
-                source="derived",
-                note="from half the windows and an empty queue",
-            )
-        ctx.check(
-            "eqs (4), (9)",
-            f"{label}: DDE queue at t = {t_end:g} s = fixed point (pkts)",
-            fp["Q"],
-            end[2] / MSS,
-            tol=1e-4,
-            rel=True,
-            source="derived",
-        )
+        for key, e, v in (
+            ("W1", fp["W1"], end[0]),
+            ("W2", fp["W2"], end[1]),
+            ("Q", fp["Q"], end[2] / MSS),
+        ):
+            values[label, "end", key] = Value(v, expected=e, name=f"{t_end:g}")
         if (set_id, C) in ((1, 6.0), (2, 6.0)):
-            t = np.asarray(sol.t)
-            ax = axes[0 if set_id == 1 else 1]
-            ax.plot(t, sol["W1"], label="W1")
-            ax.plot(t, sol["W2"], label="W2")
-            ax.plot(t, np.asarray(sol["Q"]) / MSS, label="Q (pkts)")
-            for v in (fp["W1"], fp["W2"], fp["Q"]):
-                ax.axhline(v, color="k", ls=":", lw=0.8)
-            ax.set(xlabel="t (s)", ylabel="segments", title=f"mean-field DDE, Exp B {label}")
-            ax.set_xlim(0, min(t_end, 30.0))
-            ax.legend(fontsize=8)
+            _plot_transient(axes[0 if set_id == 1 else 1], sol, fp, label, t_end)
     ctx.figure("dde_exp_b_transient", fig)
+    return values
 
 
-@PAPER.item("pipe_stability", title="Single-flow DDE: zero-drift equilibrium and its Hopf point")
-def pipe_stability(ctx: Context) -> None:
+def _plot_transient(ax, sol, fp: dict, label: str, t_end: float) -> None:
+    t = np.asarray(sol.t)
+    ax.plot(t, sol["W1"], label="W1")
+    ax.plot(t, sol["W2"], label="W2")
+    ax.plot(t, np.asarray(sol["Q"]) / MSS, label="Q (pkts)")
+    for v in (fp["W1"], fp["W2"], fp["Q"]):
+        ax.axhline(v, color="k", ls=":", lw=0.8)
+    ax.set(xlabel="t (s)", ylabel="segments", title=f"mean-field DDE, Exp B {label}")
+    ax.set_xlim(0, min(t_end, 30.0))
+    ax.legend(fontsize=8)
+
+
+@PAPER.item(
+    title="Single-flow DDE: zero-drift equilibrium and its Hopf point",
+    quick={"cases": {"baseline": {}}, "n_below": 12},
+)
+def pipe_stability(ctx: Context, cases=HOPF_CASES, n_below: int = 40) -> dict:
     """The pipe-full DDE: equilibria = zero-drift windows; stable at the paper's BDP; the Hopf
-    BDP by characteristic roots (certified by a scan) and by Lambert W and Hayes."""
+    BDP of ``cases`` by characteristic roots (certified on ``n_below`` points below it) and by
+    Lambert W and Hayes."""
     base = generalized_tcp_pipe()
+    values = {}
     for case, kw in SEC4_CASES.items():
-        e = SEC4_TABLE[case][0]
-        W = base.with_params(**kw).equilibrium(guess={"W": e})["W"]
-        ctx.check(
-            "eqs (4), (16)",
-            f"{case}: pipe DDE equilibrium = zero-drift window",
-            e,
-            W,
-            tol=5e-3,
-            source="derived",
-        )
-    for bdp, a_exp in ((5.0, -0.06), (10.0, -0.06)):
+        values["zero drift", case] = base.with_params(**kw).equilibrium(
+            guess={"W": SEC4_TABLE[case][0]}
+        )["W"]
+    for bdp in (5.0, 10.0):
         lin = base.linearize(bdp=bdp)
         tau = lin.delays[0]
         a_tau = float(lin.A0[0, 0]) * tau
         b_tau = float(lin.A[0][0, 0]) * tau
         ref = pipe_coefficients(bdp)
-        ctx.check(
-            "pipe-full DDE (not in the paper)",
-            f"bdp {bdp:g}: a tau from the linearization = closed form",
-            ref[1],
-            a_tau,
-            tol=1e-9,
-            rel=True,
-            source="derived",
-        )
-        ctx.check(
-            "pipe-full DDE (not in the paper)",
-            f"bdp {bdp:g}: b tau from the linearization = closed form",
-            ref[2],
-            b_tau,
-            tol=1e-9,
-            rel=True,
-            source="derived",
-        )
-        ctx.check(
-            "pipe-full DDE (not in the paper)",
-            f"bdp {bdp:g}: a tau ~ -0.06",
-            a_exp,
-            a_tau,
-            tol=5e-3,
-            source="derived",
-        )
-        ctx.check_true(
-            "pipe-full DDE (not in the paper)",
-            f"bdp {bdp:g}: b tau in [-0.11, -0.09], deeply stable (Hayes)",
-            -0.115 < b_tau < -0.085 and hayes_stable(a_tau, b_tau),
-            value=f"b tau = {b_tau:.4f}",
-            source="derived",
-        )
-    cases = {"baseline": {}} if ctx.quick else HOPF_CASES
+        values["a tau", bdp] = Value(a_tau, expected=ref[1])
+        values["b tau", bdp] = Value(b_tau, expected=ref[2])
+        values["a tau ~", bdp] = a_tau
+        holds = -0.115 < b_tau < -0.085 and hayes_stable(a_tau, b_tau)
+        values["b tau in", bdp] = Value(holds, f"b tau = {b_tau:.4f}")
     rows = []
     fig, ax = ctx.new_figure()
     for case, kw in cases.items():
@@ -285,51 +219,18 @@ def pipe_stability(ctx: Context) -> None:
         cv = fn.critical_value(base, "bdp", lo, 400.0, **kw)
         # issue: a scan can step over two crossings; certify that the spectral abscissa from
         # the characteristic roots is negative on a grid below the crossing found
-        below = np.linspace(lo, cv.value * 0.995, 12 if ctx.quick else 40)
+        below = np.linspace(lo, cv.value * 0.995, n_below)
         abscissa = [base.linearize(bdp=float(b), **kw).spectral_abscissa() for b in below]
-        ctx.check_true(
-            "pipe-full DDE, Hopf point (not in the paper)",
-            f"{case}: stable at every scanned bdp below the critical one",
-            max(abscissa) < 0,
-            value=f"max abscissa {max(abscissa):.3g} 1/s on {below.size} points",
-            source="derived",
-        )
-        ctx.check(
-            "pipe-full DDE, Hopf point (not in the paper)",
-            f"{case}: critical bdp, characteristic roots = Lambert W closed form",
-            closed,
-            cv.value,
-            tol=1e-6,
-            rel=True,
-            source="derived",
-        )
+        shown = f"max abscissa {max(abscissa):.3g} 1/s on {below.size} points"
+        values[case, "below"] = Value(max(abscissa) < 0, shown)
+        values[case, "lambert"] = Value(cv.value, expected=closed)
         We, a_lo, b_lo = pipe_coefficients(closed * 0.999, **law)
         _, a_hi, b_hi = pipe_coefficients(closed * 1.001, **law)
-        ctx.check_true(
-            "pipe-full DDE, Hopf point (not in the paper)",
-            f"{case}: Hayes criterion switches at the same bdp (+-0.1 %)",
-            hayes_stable(a_lo, b_lo) and not hayes_stable(a_hi, b_hi),
-            source="derived",
-        )
-        ctx.check(
-            "pipe-full DDE, Hopf point (not in the paper)",
-            f"{case}: critical bdp (segments)",
-            HOPF_BDP[case],
-            cv.value,
-            tol=0.5,
-            source="derived",
-            note="recorded to the nearest segment",
-        )
+        values[case, "hayes"] = hayes_stable(a_lo, b_lo) and not hayes_stable(a_hi, b_hi)
+        values[case, "bdp"] = cv.value
         We_c = pipe_coefficients(cv.value, **law)[0]
         if case == "baseline":
-            ctx.check(
-                "pipe-full DDE, Hopf point (not in the paper)",
-                "baseline: window at the Hopf point",
-                HOPF_WINDOW,
-                We_c,
-                tol=0.5,
-                source="derived",
-            )
+            values["window"] = We_c
         rows.append(
             {
                 "case": case,
@@ -356,3 +257,4 @@ def pipe_stability(ctx: Context) -> None:
     ax.legend(fontsize=8)
     ctx.figure("pipe_hopf", fig)
     ctx.table("pipe_hopf", rows)
+    return values

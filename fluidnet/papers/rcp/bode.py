@@ -16,35 +16,9 @@ import fluidnet as fn
 
 from ...models.rate_control import rcp
 from ..registry import Context
+from ..targets import Value
 from . import PAPER
-from .constants import EXACT_ALPHA_RANGE, EXACT_BETA_MAX, LINEAR_VERDICTS
-
-
-def omega_z(alpha: float, beta: float, d0: float = 1.0) -> float:
-    """Gain-crossover frequency of eq (9) in closed form, eq (12)."""
-    return float(np.sqrt((alpha**2 + np.sqrt(alpha**4 + 4 * beta**2)) / 2) / d0)
-
-
-def omega_c(alpha: float, beta: float, d0: float = 1.0) -> float | None:
-    """Phase-crossover frequency of eq (9): the nonzero root of eq (13), ``None`` if none.
-
-    ``omega d0 alpha / beta = tan(omega d0)`` has a root in ``(0, pi/2)`` exactly when
-    ``alpha/beta > 1`` (eq (14), Appendix III); it is found by bracketing, as the paper does
-    numerically ("we did this in Matlab").
-    """
-    if beta <= 0 or alpha <= beta:
-        return None
-    k = alpha / beta
-
-    def f(x):
-        return np.sin(x) - k * x * np.cos(x)
-
-    return float(optimize.brentq(f, 1e-9, np.pi / 2, xtol=1e-15) / d0)
-
-
-def omega_m(alpha: float, beta: float) -> float:
-    """Frequency ``w_m d0`` of the phase maximum of eq (9) (App. III), for ``alpha > beta``."""
-    return (beta / alpha) * np.sqrt(alpha / beta - 1)
+from .data import EXACT_ALPHA_RANGE, LINEAR_VERDICTS, omega_c, omega_z
 
 
 def bode_margin(alpha: float, beta: float) -> float:
@@ -152,155 +126,57 @@ def traced_boundary() -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(curve.x, dtype=float), np.asarray(curve.y, dtype=float)
 
 
-def _check_alpha_intervals(ctx: Context) -> None:
-    """The Bode procedure's stable alpha interval against the exact one, per beta."""
-    for beta, (lo, hi) in EXACT_ALPHA_RANGE.items():
-        rng = bode_alpha_range(beta)
-        ctx.check(
-            "Fig 33",
-            f"Bode-stable alpha, lower end at beta={beta}",
-            lo,
-            rng[0] if rng else float("nan"),
-            tol=1e-4,
-            source="derived",
-            note="exact boundary of eq (15): alpha = w sin w, beta = w^2 cos w, solved for w",
-        )
-        ctx.check(
-            "Fig 33",
-            f"Bode-stable alpha, upper end at beta={beta}",
-            hi,
-            rng[1] if rng else float("nan"),
-            tol=1e-4,
-            source="derived",
-        )
-
-
-def _check_lobe_extent(ctx: Context) -> tuple[float, float]:
-    """The top of the lobe and its sup in alpha; returns the top ``(alpha, beta)``."""
-    a_top, b_top = bode_beta_max()
-    ctx.check(
-        "Fig 33",
-        "largest stable beta (derived top of the lobe)",
-        EXACT_BETA_MAX[1],
-        b_top,
-        tol=1e-4,
-        source="derived",
-    )
-    ctx.check(
-        "Fig 33",
-        "alpha at the top of the lobe",
-        EXACT_BETA_MAX[0],
-        a_top,
-        tol=1e-3,
-        source="derived",
-    )
-    ctx.check(
-        "Sec IV-D",
-        "no stabilizing alpha for beta larger than about 0.55",
-        0.55,
-        b_top,
-        tol=0.005,
-        note="printed 'about 0.55'; tolerance half a unit of the printed digit",
-    )
-    sup = bode_alpha_range(1e-4)[1]
-    ctx.check(
-        "Fig 33",
-        "sup of stable alpha (beta -> 0) = pi/2",
-        np.pi / 2,
-        sup,
-        tol=1e-3,
-        source="derived",
-    )
-    ctx.check_true(
-        "Sec IV-E",
-        "no stable region for alpha > 1.6",
-        sup <= 1.6,
-        value=f"largest Bode-stable alpha {sup:.4f}",
-    )
-    return a_top, b_top
-
-
-def _check_sample_points(ctx: Context) -> None:
-    """The paper's verdicts at its sample points, by the Bode procedure and by the roots."""
-    for (al, be), (want, ref) in LINEAR_VERDICTS.items():
-        ctx.check_equal(
-            ref, f"Bode procedure: ({al}, {be}) linearly stable", want, bode_stable(al, be)
-        )
-    for (al, be), (want, ref) in LINEAR_VERDICTS.items():
-        lin = rcp(alpha=al, beta=be).linearize()
-        ctx.check_equal(
-            ref, f"characteristic roots: ({al}, {be}) linearly stable", want, lin.is_stable()
-        )
-
-
-@PAPER.item("bode_region", title="Fig 33: linear stable region by the Bode procedure (12)-(14)")
-def bode_region(ctx: Context) -> None:
+@PAPER.item(
+    title="Fig 33: linear stable region by the Bode procedure (12)-(14)", quick={"step": 0.05}
+)
+def bode_region(ctx: Context, step: float = 0.02) -> dict:
     """Fig 33 and Sec IV-C: the Bode procedure, the exact boundary, classification of points."""
-    # --- the paper's procedure against the exact (D-subdivision) stable intervals
-    _check_alpha_intervals(ctx)
-    a_top, b_top = _check_lobe_extent(ctx)
+    # the paper's procedure against the exact (D-subdivision) stable intervals
+    values = {}
+    for beta in EXACT_ALPHA_RANGE:
+        rng = bode_alpha_range(beta)
+        values["lo", beta], values["hi", beta] = rng if rng else (float("nan"),) * 2
+    a_top, b_top = bode_beta_max()
+    sup = bode_alpha_range(1e-4)[1]
+    values |= {"beta top": b_top, "alpha top": a_top, "beta 0.55": b_top, "sup alpha": sup}
+    values["alpha 1.6"] = Value(sup <= 1.6, f"largest Bode-stable alpha {sup:.4f}")
 
-    # --- grid: condition (14) is necessary
-    step = 0.05 if ctx.quick else 0.02
+    # grid: condition (14) is necessary
     a, b, stable = bode_stable_grid(step)
     A, B = np.meshgrid(a, b)
-    ctx.check_true(
-        "eq (14)",
-        "every Bode-stable grid point has alpha/beta > 1",
-        bool(np.all(A[stable] > B[stable])),
-        value=f"{int(stable.sum())} stable points",
-    )
+    holds = bool(np.all(A[stable] > B[stable]))
+    values["eq (14)"] = Value(holds, f"{int(stable.sum())} stable points")
 
-    # --- sample points of Secs IV-E/F and App. III (the verdicts are the paper's)
-    _check_sample_points(ctx)
+    # sample points of Secs IV-E/F and App. III (the verdicts are the paper's)
+    for al, be in LINEAR_VERDICTS:
+        values["bode", (al, be)] = bode_stable(al, be)
+    for al, be in LINEAR_VERDICTS:
+        values["roots", (al, be)] = rcp(alpha=al, beta=be).linearize().is_stable()
 
-    # --- the library's own machinery: characteristic roots and the exact boundary
+    # the library's own machinery: characteristic roots and the exact boundary
     chart, roots_stable = roots_stable_chart(a, b)
     sub = slice(None, None, 2)
     bode_sub = stable[: (b <= 1.0).sum()][sub][:, sub]
-    ctx.check(
-        "Fig 36",
-        "grid points where the Bode procedure and the characteristic roots disagree",
-        0,
-        int(np.sum(roots_stable != bode_sub)),
-        tol=0,
-        source="derived",
-        note="expected 0: the Bode test (12)-(13) and the D-subdivision boundary of eq (15) bound "
-        "the same region",
-    )
+    values["disagree"] = int(np.sum(roots_stable != bode_sub))
     cx, cy = traced_boundary()
-    ctx.check(
-        "Fig 33",
-        "max distance of fn.stability_boundary to the exact curve",
-        0.0,
-        distance_to_exact_boundary(cx, cy),
-        tol=1e-6,
-        source="derived",
-    )
+    values["boundary"] = distance_to_exact_boundary(cx, cy)
+    _plot_fig33(ctx, A, B, stable, step, (a_top, b_top), (cx, cy), chart, roots_stable)
+    return values
 
-    # --- figure: the Bode procedure's region, the exact curve, the library's chart and curve
+
+def _plot_fig33(ctx, A, B, stable, step, top, curve, chart, roots_stable) -> None:
+    """Fig 33: the Bode procedure's region, the exact curve, the library's chart and curve."""
     fig, ax = ctx.new_figure(figsize=(6.0, 5.0))
     ax.contourf(A, B, stable.astype(float), levels=[0.5, 1.5], colors=["#9ecae1"])
     xa, xb = exact_boundary()
     ax.plot(xa, xb, "k-", lw=1.2, label="exact boundary (w sin w, w² cos w)")
     ax.plot([], [], "s", color="#9ecae1", label=f"Bode procedure (12)-(14), grid {step}")
-    ax.plot(a_top, b_top, "r^", label=f"top of lobe beta = {b_top:.4f}")
-    ax.plot(cx, cy, ".", color="C3", ms=2, label="fn.stability_boundary")
+    ax.plot(*top, "r^", label=f"top of lobe beta = {top[1]:.4f}")
+    ax.plot(*curve, ".", color="C3", ms=2, label="fn.stability_boundary")
     Ac, Bc = np.meshgrid(chart["alpha"].values, chart["beta"].values)
-    ax.plot(
-        Ac[roots_stable],
-        Bc[roots_stable],
-        "+",
-        color="C2",
-        ms=5,
-        label="stable roots (fn.stability_chart)",
-    )
-    ax.set(
-        xlabel="alpha",
-        ylabel="beta",
-        xlim=(0, 2),
-        ylim=(0, 1),
-        title="Fig 33: linear stable region of RCP",
-    )
+    ax.plot(Ac[roots_stable], Bc[roots_stable], "+", color="C2", ms=5,
+            label="stable roots (fn.stability_chart)")  # fmt: skip
+    ax.set(xlabel="alpha", ylabel="beta", xlim=(0, 2), ylim=(0, 1),
+           title="Fig 33: linear stable region of RCP")  # fmt: skip
     ax.legend(loc="upper right", fontsize=8)
     ctx.figure("fig33_bode_region", fig)

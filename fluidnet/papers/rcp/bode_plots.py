@@ -1,7 +1,7 @@
 """App. III (Figs 47, 48): Bode plots of the loop gain eq (9) at (0.2, 0.4) and (0.4, 0.2).
 
 The phase of ``G`` returns to ``-pi`` only if ``alpha > beta`` (eq (14)); the crossovers read off
-fluidnet's Bode response and margins are checked against the closed forms of :mod:`.bode`.
+fluidnet's Bode response and margins are checked against the closed forms of :mod:`.data`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import fluidnet as fn
 from ...linear.delaytf import DelayTF
 from ...models.rate_control import rcp
 from ..registry import Context
+from ..targets import Value
 from . import PAPER
-from .bode import omega_c, omega_m, omega_z
+from .data import BODE_FREQS, omega_c, omega_z
 from .nyquist import negative_real_crossings
 
 #: The two points of App. III: (alpha, beta, figure).
@@ -27,108 +28,50 @@ def gain_crossover(L: DelayTF, w: np.ndarray) -> float:
     return optimize.brentq(lambda x: abs(L.freqresp(x)) - 1.0, w[0], w[-1], xtol=1e-14)
 
 
-def _check_crossovers(
-    ctx: Context,
-    ref: str,
-    al: float,
-    be: float,
-    L: DelayTF,
-    w: np.ndarray,
-    ph: np.ndarray,
-    d0: float,
-) -> None:
+def crossover_values(ref: str, al: float, be: float, L: DelayTF, ph: np.ndarray, d0: float):
     """eqs (12)-(14) against the gain, the phase crossings and the phase maximum of ``L``."""
-    wz = gain_crossover(L, w)
-    ctx.check(
-        ref,
-        "gain crossover w_z d0, eq (12)",
-        omega_z(al, be),
-        wz * d0,
-        tol=1e-9,
-        source="derived",
-    )
+    w = BODE_FREQS
+    values = {(ref, "w_z"): gain_crossover(L, w) * d0}
     cross = [c for c in negative_real_crossings(L, w_max=np.pi / d0) if c[0] > 1e-3]
     wc_paper = omega_c(al, be)
     if wc_paper is None:
-        ctx.check_true(
-            ref,
-            "w_c does not exist: the phase stays below -pi for w > 0",
-            not cross and bool(np.all(ph[1:] < -np.pi)),
-            value=f"max phase + pi = {np.max(ph[1:]) + np.pi:.3g} rad",
-        )
-        return
-    ctx.check_true(ref, "w_c exists", bool(cross), value=f"crossings {cross}")
-    ctx.check(
-        ref,
-        "phase crossover w_c d0, eq (13)",
-        wc_paper,
-        cross[0][0] * d0 if cross else np.nan,
-        tol=1e-8,
-        source="derived",
-    )
-    wm = w[np.argmax(ph)]
-    wm_formula = omega_m(al, be)
-    ctx.check(
-        ref,
-        "phase maximum w_m d0 (App. III)",
-        wm_formula,
-        wm * d0,
-        tol=2 * (w[1] / w[0] - 1) * wm_formula,
-        source="derived",
-        note="tolerance: two steps of the frequency grid",
-    )
-    ctx.check_true(
-        ref,
-        "w_z < w_c: stable by criterion (11)-(12)",
-        omega_z(al, be) < wc_paper,
-        value=f"w_z d0 = {omega_z(al, be):.4f}, w_c d0 = {wc_paper:.4f}",
-    )
+        holds = not cross and bool(np.all(ph[1:] < -np.pi))
+        values[ref, "no w_c"] = Value(holds, f"max phase + pi = {np.max(ph[1:]) + np.pi:.3g} rad")
+        return values
+    values[ref, "w_c exists"] = Value(bool(cross), f"crossings {cross}")
+    values[ref, "w_c"] = cross[0][0] * d0 if cross else np.nan
+    values[ref, "w_m"] = w[np.argmax(ph)] * d0
+    shown = f"w_z d0 = {omega_z(al, be):.4f}, w_c d0 = {wc_paper:.4f}"
+    values[ref, "w_z < w_c"] = Value(omega_z(al, be) < wc_paper, shown)
+    return values
 
 
-def _check_margins(ctx: Context, d0: float) -> None:
+def margin_values(d0: float) -> dict:
     """The library's margins on the same exact-delay ``G``."""
+    values = {}
     for al, be, ref in APPENDIX_POINTS:
         L = rcp(alpha=al, beta=be, d0=d0).loop_gain("R")
-        wc_paper = omega_c(al, be)
         mg = fn.margins(L)
-        ctx.check(
-            ref,
-            "fn.margins gain crossover w_z d0",
-            omega_z(al, be),
-            mg.gain_crossover * d0,
-            tol=1e-6,
-            source="derived",
-        )
+        values[ref, "margins w_z"] = mg.gain_crossover * d0
         wpc = [x for x in np.atleast_1d(mg.phase_crossovers) if x > 0]
-        if wc_paper is None:
-            ctx.check_true(
-                ref,
-                "fn.margins finds no phase crossover below pi/d0",
-                not [x for x in wpc if x < np.pi / d0],
-                value=f"{wpc}",
-            )
+        if omega_c(al, be) is None:
+            values[ref, "margins no w_c"] = Value(not [x for x in wpc if x < np.pi / d0], f"{wpc}")
         else:
-            ctx.check(
-                ref,
-                "fn.margins first phase crossover w_c d0",
-                wc_paper,
-                min(wpc) * d0 if wpc else np.nan,
-                tol=1e-6,
-                source="derived",
-            )
+            values[ref, "margins w_c"] = min(wpc) * d0 if wpc else np.nan
+    return values
 
 
-@PAPER.item("bode_plots", title="Figs 47/48: Bode plots of G(s) at (0.2, 0.4) and (0.4, 0.2)")
-def bode_plots(ctx: Context) -> None:
+@PAPER.item(title="Figs 47/48: Bode plots of G(s) at (0.2, 0.4) and (0.4, 0.2)")
+def bode_plots(ctx: Context) -> dict:
     """App. III: the phase of G returns to -pi only if alpha > beta (eq 14)."""
     d0 = 0.2
+    values = {}
     fig, axes = ctx.new_figure(2, 2, figsize=(12.0, 7.0))
-    w = np.geomspace(1e-2 / d0, 20.0 / d0, 3000)
     for col, (al, be, ref) in enumerate(APPENDIX_POINTS):
         L = rcp(alpha=al, beta=be, d0=d0).loop_gain("R")
-        resp = fn.bode(L, w)
+        resp = fn.bode(L, BODE_FREQS)
         ph = np.asarray(resp.phase)  # unwrapped from -pi, the double integrator's branch
-        _check_crossovers(ctx, ref, al, be, L, w, ph, d0)
+        values |= crossover_values(ref, al, be, L, ph, d0)
         mag_ax, ph_ax = axes[0, col], axes[1, col]
         resp.plot((mag_ax, ph_ax), db=False)
         mag_ax.set_title(
@@ -137,4 +80,4 @@ def bode_plots(ctx: Context) -> None:
         )
         ph_ax.set(ylim=(-360, -150))
     ctx.figure("fig47_48_bode", fig)
-    _check_margins(ctx, d0)
+    return values | margin_values(d0)

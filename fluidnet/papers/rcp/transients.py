@@ -15,7 +15,7 @@ import fluidnet as fn
 from ...models.rate_control import PACKET_BITS, rcp_flow_schedule, rcp_heterogeneous
 from ..registry import Context
 from . import PAPER
-from .constants import PAPER_ONSET, parameter_grid
+from .data import GRID, PAPER_ONSET, parameter_grid
 from .phase_plane import onset_alpha
 
 
@@ -37,8 +37,11 @@ def heterogeneous_utilization(sol, rtts, C: float) -> np.ndarray:
     return np.where(qq > 0, 1.0, np.minimum(y / C, 1.0))
 
 
-@PAPER.item("flow_step", title="Figs 37-39 (fluid analogue): 5 -> 10 -> 5 flows, onset in alpha")
-def flow_step(ctx: Context) -> None:
+@PAPER.item(
+    title="Figs 37-39 (fluid analogue): 5 -> 10 -> 5 flows, onset in alpha",
+    quick={"alphas": parameter_grid(0.1, 1.1, 1.7)},
+)
+def flow_step(ctx: Context, alphas=GRID) -> dict:
     """Sec IV-E: 5 flows, 5 more at t = 40 s, the first 5 leave at t = 100 s."""
     base = rcp_flow_schedule((5, 10, 5), (40.0, 100.0))
     C = base.resolve_params()["C"]
@@ -47,20 +50,8 @@ def flow_step(ctx: Context) -> None:
     hist = {"R": 0.05 * C, "q": 0.0}
     # the paper's operating point: the rate follows C/N(t)
     sol = fn.simulate(base.with_params(alpha=0.1, beta=1.0), t_end, history=hist)
-    for when, n in ((39.0, 5), (99.0, 10), (159.0, 5)):
-        g = rate_levels(sol, [when], C)[0]
-        ctx.check(
-            "Sec IV-E",
-            f"(0.1, 1.0): R/C at t = {when:g} s with {n} flows",
-            1 / n,
-            g,
-            tol=1e-3 / n,
-            rel=False,
-            source="derived",
-            note="equilibrium C/N(t): 0.2, 0.1, 0.2",
-        )
+    values = {("R/C", t): rate_levels(sol, [t], C)[0] for t in (39.0, 99.0, 159.0)}
     betas = (0.1, 0.4, 0.6)
-    alphas = parameter_grid() if not ctx.quick else parameter_grid(0.1, 1.1, 1.7)
     fig, axes = ctx.new_figure(3, 3, figsize=(16.0, 9.0))
     shown = (-0.2, 0.0, 0.2)  # alpha* - 0.2, alpha* and alpha* + 0.2 (paper's alpha*)
     rows = []
@@ -83,21 +74,15 @@ def flow_step(ctx: Context) -> None:
         rows.append(
             {"beta": beta, "alpha_star_flow_step": a_star, "alpha_star_paper": PAPER_ONSET[beta]}
         )
-        ctx.check(
-            f"Fig {37 + col}",
-            f"beta = {beta}: onset of sustained oscillation in alpha",
-            PAPER_ONSET[beta],
-            np.nan if a_star is None else a_star,
-            tol=0.1 + 1e-9,
-            note="fluid analogue of the packet simulations; one grid step",
-        )
+        values["onset", beta] = np.nan if a_star is None else a_star
         axes[-1, col].set(xlabel="t [s]")
     ctx.table("flow_step_onset", rows, columns=list(rows[0]))
     ctx.figure("fig37_39_flow_step", fig)
+    return values
 
 
-@PAPER.item("heterogeneous", title="Fig 19 (fluid analogue): 20/40/20 flows, RTPD 20-200 ms")
-def heterogeneous(ctx: Context) -> None:
+@PAPER.item(title="Fig 19 (fluid analogue): 20/40/20 flows, RTPD 20-200 ms")
+def heterogeneous(ctx: Context) -> dict:
     """Sec III-B.6: long flows with RTPDs spread over 20-200 ms, alpha = 0.1, beta = 1.0."""
     rtts = tuple(np.round(np.arange(0.02, 0.2001, 0.02), 10))
     m = rcp_heterogeneous(
@@ -118,27 +103,11 @@ def heterogeneous(ctx: Context) -> None:
     )
     tt, rr = np.asarray(sol.t), np.asarray(sol["R"])
     util = heterogeneous_utilization(sol, rtts, C)
-    for when, n in ((39.0, 20), (99.0, 40), (139.0, 20)):
-        g = rate_levels(sol, [when], C)[0]
-        ctx.check(
-            "Fig 19",
-            f"gamma = R/C at t = {when:g} s ({n} flows)",
-            1 / n,
-            g,
-            tol=1e-3 / n,
-            source="derived",
-            note="C/R(t) converges to N(t) (caption)",
-        )
+    values = {("gamma", t): rate_levels(sol, [t], C)[0] for t in (39.0, 99.0, 139.0)}
     for lo, hi in ((20.0, 40.0), (80.0, 100.0), (120.0, 140.0)):
         sel = (tt >= lo) & (tt < hi)
-        u = float(integrate.trapezoid(util[sel], tt[sel]) / (tt[sel][-1] - tt[sel][0]))
-        ctx.check(
-            "Sec III-B.6",
-            f"mean bottleneck utilization, {lo:g}-{hi:g} s",
-            1.0,
-            u,
-            tol=0.01,
-            note="printed 'close to 100%'; we require 99%",
+        values["util", lo] = float(
+            integrate.trapezoid(util[sel], tt[sel]) / (tt[sel][-1] - tt[sel][0])
         )
     fig, axes = ctx.new_figure(2, 1, figsize=(8.0, 6.0))
     axes[0].plot(tt, rr / C)
@@ -146,3 +115,4 @@ def heterogeneous(ctx: Context) -> None:
     axes[1].plot(tt, util)
     axes[1].set(xlabel="t [s]", ylabel="utilization", ylim=(0, 1.05))
     ctx.figure("fig19_heterogeneous", fig)
+    return values

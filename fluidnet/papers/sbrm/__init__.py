@@ -11,8 +11,10 @@ what. Labels M1, M2, ... are the misprints and unstated conventions listed in
 Modules
 -------
 data
-    Table 6.6.2 as printed, independently computed continuous critical delays, the (N, c, d)
-    grids.
+    Table 6.6.2 as printed, numbers derived independently (continuous critical delays, curve
+    values, gain margins, fair shares), the (N, c, d) grids of the full and quick runs.
+targets
+    The target table: every number checked, per item.
 critical_delay
     The paper's grid rule and the exact critical delay on the printed loop gains; the Table
     6.6.2 rows (:func:`table_results`).
@@ -30,6 +32,7 @@ bifurcation
 from __future__ import annotations
 
 from ..registry import paper
+from .targets import TARGETS
 
 PAPER = paper(
     "sbrm",
@@ -37,6 +40,7 @@ PAPER = paper(
     "(SBRM vs Reno/RED)",
     citation="M. Zimmermann, 'Congestion Pricing as Scalable, Efficient and Stable Congestion "
     "Control for Future IP Networks', doctoral dissertation, 2005.",
+    targets=TARGETS,
 )
 
 # The item modules register their items on import, in this order: the order in which
@@ -55,69 +59,29 @@ from . import validation as validation  # noqa: E402
 from . import bifurcation as bifurcation  # noqa: E402
 
 # isort: on
-
-# the helpers and values other code uses as ``fluidnet.papers.sbrm.<name>``
+# the helpers and values the tests, the notebook and the benchmarks use
 from .admission import erlang_b  # noqa: E402
 from .critical_delay import (  # noqa: E402
-    TableLoopGains,
     exact_critical,
     exact_critical_many,
     grid_rule,
     loop_gain_factory,
-    phase_crossover_hz,
-    table_results,
 )
-from .data import (  # noqa: E402
-    C_VALUES,
-    CONT_DCRIT_NOTE,
-    GRID_MS,
-    MISMATCH_NOTES,
-    N_VALUES,
-    PROTOCOLS,
-    TABLE_6_6_2_PRINTED,
-)
+from .data import C_VALUES, GRID_MS, N_VALUES, PROTOCOLS, TABLE_6_6_2_PRINTED  # noqa: E402
 from .data import is_number as is_number  # noqa: E402
-from .fairness import (  # noqa: E402
-    DOUBLE_BOTTLENECK,
-    PARKING_LOT,
-    PARKING_LOT_PRICES,
-    PARKING_LOT_SHARES,
-    PRIMAL_B,
-)
 from .friendliness import claimed_bandwidth  # noqa: E402
-from .gain_margins import GM_NOTE  # noqa: E402
-from .loop_gains import HET  # noqa: E402
-from .nonlinear import NONLINEAR_PAIRS, T_END, TRACE_DELAYS_MS, nonlinear_sweep  # noqa: E402
-from .nyquist_bode import FIG_VALUES_NOTE  # noqa: E402
 
 __all__ = [
     "PAPER",
     "C_VALUES",
-    "CONT_DCRIT_NOTE",
-    "DOUBLE_BOTTLENECK",
-    "FIG_VALUES_NOTE",
-    "GM_NOTE",
     "GRID_MS",
-    "HET",
-    "MISMATCH_NOTES",
-    "NONLINEAR_PAIRS",
     "N_VALUES",
-    "PARKING_LOT",
-    "PARKING_LOT_PRICES",
-    "PARKING_LOT_SHARES",
-    "PRIMAL_B",
     "PROTOCOLS",
     "TABLE_6_6_2_PRINTED",
-    "TRACE_DELAYS_MS",
-    "T_END",
     "claimed_bandwidth",
     "erlang_b",
     "exact_critical",
     "exact_critical_many",
-    "TableLoopGains",
     "grid_rule",
     "loop_gain_factory",
-    "nonlinear_sweep",
-    "phase_crossover_hz",
-    "table_results",
 ]

@@ -18,19 +18,9 @@ def erlang_b(load: float, servers: int) -> float:
     return b
 
 
-@PAPER.item("fig_7_2_3", title="Fig 7.2.3: Erlang-B reference for call admission control")
-def fig_7_2_3(ctx: Context) -> None:
+@PAPER.item(title="Fig 7.2.3: Erlang-B reference for call admission control")
+def fig_7_2_3(ctx: Context) -> dict:
     """The ideal (Erlang-B) blocking curve of Fig 7.2.3 with 460 servers (90 % of 513)."""
-    streams = 100e6 / 8 / 24_360
-    ctx.check(
-        "Sec 7.2",
-        "streams that fit 100 Mb/s at 24.36 kB/s",
-        513.1,
-        streams,
-        tol=0.05,
-        source="derived",
-        note="100e6 / 8 / 24360 (the stream rate is printed)",
-    )
     loads = np.arange(300, 701, 5)
     fig, ax = ctx.new_figure()
     ax.semilogy(loads, [erlang_b(a, 460) for a in loads])
@@ -38,20 +28,6 @@ def fig_7_2_3(ctx: Context) -> None:
     ax.set_ylabel("blocking probability")
     ax.set_title("Erlang-B, 460 servers", fontsize="small")
     ctx.figure("fig_7_2_3_erlang_b", fig)
-    for load, val, tol in (
-        (400, 0.0003, 0.00005),
-        (460, 0.036, 0.0005),
-        (513, 0.117, 0.0005),
-        (560, 0.186, 0.0005),
-        (600, 0.239, 0.0005),
-        (650, 0.296, 0.0005),
-    ):
-        ctx.check(
-            "Fig 7.2.3",
-            f"Erlang-B blocking at {load} Erlang, 460 servers",
-            val,
-            erlang_b(load, 460),
-            tol=tol,
-            source="derived",
-            note="Erlang-B formula evaluated independently of fluidnet (3 digits)",
-        )
+    values = {"streams": 100e6 / 8 / 24_360}
+    values |= {("blocking", load): erlang_b(load, 460) for load in (400, 460, 513, 560, 600, 650)}
+    return values

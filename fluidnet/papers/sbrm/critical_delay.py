@@ -20,8 +20,8 @@ from ...models.single_bit import sbrm_printed_loop_gain
 from ...sweep import ProcessExecutor
 from .data import GRID_MS, PROTOCOLS, TABLE_6_6_2_PRINTED, is_number
 
-#: :func:`table_results` per run mode (``quick``), computed once per process.
-_TABLE_CACHE: dict[bool, list[dict]] = {}
+#: :func:`table_results` per tuple of table rows, computed once per process.
+_TABLE_CACHE: dict[tuple, list[dict]] = {}
 
 
 def sbrm_printed(N: float, c: float, d: float, form: str = "printed", **kw) -> fn.DelayTF:
@@ -213,12 +213,6 @@ def exact_critical_many(jobs, lo: float = 0.01, hi: float = 0.2) -> list[tuple[f
     return out
 
 
-def _table_rows(quick: bool) -> list[tuple[int, int, str, str, str, str]]:
-    if quick:
-        return [r for r in TABLE_6_6_2_PRINTED if r[0] == 30 and r[1] in (9, 10, 11, 13)]
-    return list(TABLE_6_6_2_PRINTED)
-
-
 def _grid_row(job: tuple) -> dict:
     """A row of the table without its exact critical delay (the grid rule, and the phase
     crossover at the printed delay)."""
@@ -254,22 +248,23 @@ def _with_exact(rows: list[dict]) -> list[dict]:
     return out
 
 
-def table_results(quick: bool, workers: int = 2) -> list[dict]:
-    """Grid-rule and exact critical delays for the rows of Table 6.6.2 (cached per run mode).
+def table_results(rows=TABLE_6_6_2_PRINTED, workers: int = 2) -> list[dict]:
+    """Grid-rule and exact critical delays for ``rows`` of Table 6.6.2 (cached per rows).
 
-    The grid rule of the full table runs on ``workers`` processes of
-    :class:`fluidnet.sweep.ProcessExecutor` (workers exit with their parent; Ctrl-C stops them
-    and raises :class:`KeyboardInterrupt`), with a progress bar; the exact critical delays of
+    The grid rule runs on ``workers`` processes of :class:`fluidnet.sweep.ProcessExecutor`
+    (workers exit with their parent; Ctrl-C stops them and raises :class:`KeyboardInterrupt`),
+    with a progress bar, or in this process when ``workers`` is 1. The exact critical delays of
     all rows are one batched computation.
     """
-    if quick in _TABLE_CACHE:
-        return _TABLE_CACHE[quick]
-    jobs = [(proto, r) for r in _table_rows(quick) for proto in PROTOCOLS]
-    if quick or workers <= 1:
-        rows = [_grid_row(j) for j in jobs]
+    rows = tuple(rows)
+    if rows in _TABLE_CACHE:
+        return _TABLE_CACHE[rows]
+    jobs = [(proto, r) for r in rows for proto in PROTOCOLS]
+    if workers <= 1:
+        results = [_grid_row(j) for j in jobs]
     else:
         pool = ProcessExecutor(max_workers=workers, chunksize=1)
-        rows = pool.map(_grid_row, jobs, desc="Table 6.6.2", progress_options={"min_items": 0})
-    out = _with_exact(list(rows))
-    _TABLE_CACHE[quick] = out
+        results = pool.map(_grid_row, jobs, desc="Table 6.6.2", progress_options={"min_items": 0})
+    out = _with_exact(list(results))
+    _TABLE_CACHE[rows] = out
     return out

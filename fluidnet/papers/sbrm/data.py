@@ -1,7 +1,8 @@
-"""Printed values of Table 6.6.2, independently computed numbers for it, and the (N, c, d) grids.
+"""The dissertation's printed values (Table 6.6.2), numbers derived from its equations
+independently of fluidnet (numpy/scipy), and the (N, c, d) grids of the full and quick runs.
 
-Shared by the critical-delay computation (:mod:`.critical_delay`), the Table 6.6.2 and Fig 6.6.4
-items and the nonlinear validation.
+Shared by the target table (:mod:`.targets`), the critical-delay computation
+(:mod:`.critical_delay`) and the items.
 """
 
 from __future__ import annotations
@@ -86,6 +87,57 @@ GRID_MS = tuple(range(50, 103, 4))  # Sec 6.6.1: 50 ... 102 ms in steps of 4 ms
 N_VALUES = (20, 30, 40, 50, 60)
 C_VALUES = tuple(range(8, 16))  # pkts/ms
 PROTOCOLS = ("SBRM", "RED")
+
+
+#: The bars of Table 6.6.2's scorecard: how many finite rows must agree with the print in d_crit
+#: (and in f_crit at the printed d_crit), and in f_crit at the grid-rule d_crit, per protocol.
+#: SBRM 35/36 and 34/36, RED 28/30 and 28/30: the rest are the documented misprints.
+AGREEMENT_BARS = {"SBRM": (35, 34), "RED": (28, 28)}
+#: The rows of Table 6.6.2 computed in a quick run.
+QUICK_TABLE_ROWS = tuple(r for r in TABLE_6_6_2_PRINTED if r[0] == 30 and r[1] in (9, 10, 11, 13))
+#: (N, c [pkts/ms]) pairs simulated besides N = 30, c = 10: their continuous critical delays lie
+#: at least ~1 ms from a grid delay, so "stable" and "oscillating" are decidable in finite time.
+NONLINEAR_PAIRS = {
+    "SBRM": ((20, 15), (50, 12), (60, 14), (50, 13)),
+    "RED": ((40, 12), (50, 12), (40, 9), (60, 11)),
+}
+
+#: Values of the Nyquist/Bode curves at N = 30, c = 10 pkts/ms ((6.5.21) as printed, (6.5.22)
+#: with e^{-RTT* s}), evaluated independently of fluidnet with numpy/scipy (the text prints none):
+#: d [ms] -> (negative-real-axis crossing |L|, f_pc [Hz], phase margin [deg], DC gain L(0)).
+FIG_VALUES_NOTE = {
+    "SBRM": {
+        50: (0.600, 2.92, 36.4, 52.7),
+        62: (0.729, 2.41, 24.5, 63.9),
+        86: (0.986, 1.78, 1.2, 86.5),
+        102: (1.157, 1.52, -13.3, 101.5),
+    },
+    "RED": {
+        50: (0.577, 0.89, 16.3, 10.8),
+        62: (1.017, 0.74, -0.5, 18.3),
+        78: (1.863, 0.60, -18.0, 33.4),
+        102: (3.696, 0.48, -41.0, 69.8),
+    },
+}
+#: Gain margin [dB] of (6.5.21) at N=30, c=10 pkts/ms, d=86 ms with one parameter varied (the
+#: text gives no values): an independent numpy evaluation of (6.5.21) on a ~2000-point log
+#: frequency grid, read at the first sample past -180 deg.
+GM_NOTE = {
+    "kappa": {0.05: 12.1, 0.1: 6.1, 0.2: 0.1, 0.4: -5.8},
+    "w": {5.0: -0.26, 10.0: -0.13, 20.0: 0.12, 40.0: 0.66},
+    "gamma": {0.001: 15.2, 0.003: 6.1, 0.006: 0.1, 0.012: -5.9},
+    "b0": {0.0: 0.61, 25.0: 0.36, 50.0: 0.12, 100.0: -0.33, 200.0: -1.19},
+}
+#: Proportionally fair per-path shares of link capacity on the parking lot of Sec 4.4 (equal w):
+#: with the link prices below, each path's rate is 1 / (sum of its prices) and every link is
+#: exactly full (the KKT conditions of maximizing sum_n w ln x_n), derived by hand.
+PARKING_LOT_SHARES = (5 / 8, 5 / 12, 5 / 12, 5 / 8, 1 / 4, 5 / 24, 1 / 4, 1 / 8)
+PARKING_LOT_PRICES = (1.6, 2.4, 2.4, 1.6)  # x (k w / C)
+#: Exponent B of the primal law's power price (y/c)^B.
+PRIMAL_B = 100.0
+#: Heterogeneous sources on one link for (5.5.5): three classes of 10 flows, c = 10 pkts/ms.
+HETEROGENEOUS_D = (0.02, 0.05, 0.1)
+HETEROGENEOUS_W = (10, 20, 40)
 
 
 def is_number(text: str) -> bool:

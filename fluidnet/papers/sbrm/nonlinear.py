@@ -16,12 +16,6 @@ import fluidnet as fn
 from ...models.reno import reno_red, reno_red_steady_state
 from ...models.single_bit import sbrm, sbrm_steady_state
 
-#: (N, c [pkts/ms]) pairs simulated besides N = 30, c = 10: their continuous critical delays lie
-#: at least ~1 ms from a grid delay, so "stable" and "oscillating" are decidable in finite time.
-NONLINEAR_PAIRS = {
-    "SBRM": ((20, 15), (50, 12), (60, 14), (50, 13)),
-    "RED": ((40, 12), (50, 12), (40, 9), (60, 11)),
-}
 TRACE_DELAYS_MS = (50, 62, 70, 78, 90, 102)  # the subplots of Figs 6.6.8/6.6.9
 T_END = {"SBRM": 80.0, "RED": 120.0}
 

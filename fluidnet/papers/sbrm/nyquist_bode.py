@@ -9,27 +9,10 @@ import numpy as np
 import fluidnet as fn
 
 from ..registry import Context
+from ..targets import Value
 from . import PAPER
 from .critical_delay import loop_gain_factory
-from .data import GRID_MS, PROTOCOLS
-
-#: Values of the Nyquist/Bode curves at N = 30, c = 10 pkts/ms ((6.5.21) as printed, (6.5.22)
-#: with e^{-RTT* s}), evaluated independently of fluidnet with numpy/scipy (the text prints none):
-#: d [ms] -> (negative-real-axis crossing |L|, f_pc [Hz], phase margin [deg], DC gain L(0)).
-FIG_VALUES_NOTE = {
-    "SBRM": {
-        50: (0.600, 2.92, 36.4, 52.7),
-        62: (0.729, 2.41, 24.5, 63.9),
-        86: (0.986, 1.78, 1.2, 86.5),
-        102: (1.157, 1.52, -13.3, 101.5),
-    },
-    "RED": {
-        50: (0.577, 0.89, 16.3, 10.8),
-        62: (1.017, 0.74, -0.5, 18.3),
-        78: (1.863, 0.60, -18.0, 33.4),
-        102: (3.696, 0.48, -41.0, 69.8),
-    },
-}
+from .data import FIG_VALUES_NOTE, GRID_MS, PROTOCOLS
 
 
 def margin_rows(grid) -> list[dict]:
@@ -52,71 +35,43 @@ def margin_rows(grid) -> list[dict]:
     return rows
 
 
-@PAPER.item("figs_6_6_1_to_3", title="Figs 6.6.1-6.6.3: Nyquist and Bode plots, N=30, c=10")
-def figs_6_6_1_to_3(ctx: Context) -> None:
-    """Nyquist curves over the delay grid (with zoom near -1) and Bode plots, both protocols."""
-    grid = GRID_MS if not ctx.quick else (50, 62, 86, 102)
+@PAPER.item(
+    title="Figs 6.6.1-6.6.3: Nyquist and Bode plots, N=30, c=10", quick={"grid": (50, 62, 86, 102)}
+)
+def figs_6_6_1_to_3(ctx: Context, grid=GRID_MS) -> dict:
+    """Nyquist curves over the delay ``grid`` (with zoom near -1) and Bode plots, both
+    protocols."""
+    values = {}
     for proto, fig_no in (("SBRM", "6_6_1"), ("RED", "6_6_2")):
         fac = loop_gain_factory(proto, 30, 10)
         _nyquist_figure(ctx, proto, fig_no, fac, grid)
-        _check_curve_values(ctx, proto, fig_no, fac)
+        values |= curve_values(proto, fac)
     _bode_figure(ctx, grid)
     rows = margin_rows(grid)
     ctx.table("figs_6_6_1_to_3_margins", rows)
     red = {r["d_ms"]: r for r in rows if r["protocol"] == "RED"}
     sb = {r["d_ms"]: r for r in rows if r["protocol"] == "SBRM"}
-    ctx.check_true(
-        "Sec 6.6.3, Fig 6.6.3",
-        "past d_crit RED's loop is much further beyond -1 than SBRM's (larger oscillations)",
-        red[102]["gain_margin_db"] < sb[102]["gain_margin_db"] - 6.0,
-        value=f"GM at 102 ms: RED {red[102]['gain_margin_db']:.1f} dB, SBRM "
-        f"{sb[102]['gain_margin_db']:.1f} dB",
-        note="the text reads the larger RED amplitude off the Bode plots; 6 dB = a factor 2",
+    shown = (
+        f"GM at 102 ms: RED {red[102]['gain_margin_db']:.1f} dB, SBRM "
+        f"{sb[102]['gain_margin_db']:.1f} dB"
     )
+    values["RED beyond"] = Value(
+        red[102]["gain_margin_db"] < sb[102]["gain_margin_db"] - 6.0, shown
+    )
+    return values
 
 
-def _check_curve_values(ctx: Context, proto: str, fig_no: str, fac) -> None:
-    """The crossing, phase crossover, phase margin and DC gain against independent values."""
-    for d, (cross, fpc, pm, dc) in FIG_VALUES_NOTE[proto].items():
+def curve_values(proto: str, fac) -> dict:
+    """The crossing, phase crossover, phase margin and DC gain at the delays of
+    :data:`.data.FIG_VALUES_NOTE`."""
+    values = {}
+    for d in FIG_VALUES_NOTE[proto]:
         mg = fn.margins(fac(d / 1000.0))
-        L0 = float(np.real(fac(d / 1000.0)(0.0)))
-        where = f"Fig {fig_no.replace('_', '.')}/6.6.3"
-        ctx.check(
-            where,
-            f"{proto} d={d} ms: |L| at the -180 deg crossing",
-            cross,
-            1.0 / mg.gain_margin,
-            tol=0.0005,
-            source="derived",
-            note="independent numpy/scipy evaluation of the printed loop gain",
-        )
-        ctx.check(
-            where,
-            f"{proto} d={d} ms: phase crossover [Hz]",
-            fpc,
-            mg.phase_crossover / (2 * math.pi),
-            tol=0.005,
-            source="derived",
-            note="independent numpy/scipy evaluation of the printed loop gain",
-        )
-        ctx.check(
-            where,
-            f"{proto} d={d} ms: phase margin [deg]",
-            pm,
-            mg.phase_margin,
-            tol=0.05,
-            source="derived",
-            note="independent numpy/scipy evaluation of the printed loop gain",
-        )
-        ctx.check(
-            where,
-            f"{proto} d={d} ms: DC gain L(0)",
-            dc,
-            L0,
-            tol=0.05,
-            source="derived",
-            note="independent numpy/scipy evaluation of the printed loop gain",
-        )
+        values[proto, d, "cross"] = 1.0 / mg.gain_margin
+        values[proto, d, "fpc"] = mg.phase_crossover / (2 * math.pi)
+        values[proto, d, "pm"] = mg.phase_margin
+        values[proto, d, "dc"] = float(np.real(fac(d / 1000.0)(0.0)))
+    return values
 
 
 def _nyquist_figure(ctx: Context, proto: str, fig_no: str, fac, grid) -> None:

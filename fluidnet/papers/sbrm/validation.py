@@ -9,15 +9,16 @@ from __future__ import annotations
 import math
 
 from ..registry import Context
+from ..targets import Value
 from . import PAPER
 from .critical_delay import grid_rule, loop_gain_factory, phase_crossover_hz
-from .data import GRID_MS, PROTOCOLS
-from .nonlinear import NONLINEAR_PAIRS, TRACE_DELAYS_MS, nonlinear_sweep, oscillation_onset
+from .data import GRID_MS, NONLINEAR_PAIRS, PROTOCOLS
+from .nonlinear import TRACE_DELAYS_MS, nonlinear_sweep, oscillation_onset
 
 
-def sweep_delays(proto: str, quick: bool) -> tuple[int, ...]:
-    """The delays [ms] to simulate: the grid, or (quick) four around the N=30, c=10 d_crit."""
-    if quick:
+def sweep_delays(proto: str, near_onset: bool = False) -> tuple[int, ...]:
+    """The delays [ms] to simulate: the grid, or four around the N=30, c=10 d_crit."""
+    if near_onset:
         d_lin = 86 if proto == "SBRM" else 62
         return (d_lin - 4, d_lin, d_lin + 4, 102)
     return GRID_MS
@@ -41,18 +42,17 @@ def _by_delay(rows: list[dict], proto: str) -> dict[int, dict]:
 
 
 @PAPER.item(
-    "nonlinear_validation",
     title="Figs 6.6.8-6.6.11, 6.7.1/6.7.3: nonlinear fluid model against the linear d_crit",
+    quick={"near_onset": True, "pairs": {"SBRM": (), "RED": ()}},
 )
-def nonlinear_validation(ctx: Context) -> None:
-    """Onset of sustained oscillation in the nonlinear DDEs against the Table 6.6.2 rule."""
-    all_rows = []
-    summary = []
+def nonlinear_validation(ctx: Context, near_onset: bool = False, pairs=NONLINEAR_PAIRS) -> dict:
+    """Onset of sustained oscillation in the nonlinear DDEs against the Table 6.6.2 rule, at
+    N=30, c=10 and the (N, c) ``pairs`` (over the delays of :func:`sweep_delays`)."""
+    all_rows, summary, values = [], [], {}
     traces = {}  # the N = 30, c = 10 sweeps, for Figs 6.6.8/6.6.9
     for proto in PROTOCOLS:
-        pairs = ((30, 10),) + (NONLINEAR_PAIRS[proto] if not ctx.quick else ())
-        for N, c in pairs:
-            delays = sweep_delays(proto, ctx.quick)
+        for N, c in ((30, 10), *pairs[proto]):
+            delays = sweep_delays(proto, near_onset)
             sw = nonlinear_sweep(proto, N, c, delays)
             rows = sw["rows"]
             all_rows += rows
@@ -60,88 +60,62 @@ def nonlinear_validation(ctx: Context) -> None:
             summary.append(s)
             if (N, c) == (30, 10):
                 traces[proto] = sw
-                _check_switch(ctx, proto, rows)
-            _check_onset(ctx, s, delays)
+                values[proto, "switch"] = switch_value(proto, rows)
+            values |= onset_values(s, delays)
     ctx.table("nonlinear_validation", all_rows)
     ctx.table("nonlinear_onsets", summary)
-
     sb = _by_delay(all_rows, "SBRM")
     rd = _by_delay(all_rows, "RED")
-    _check_past_critical(ctx, sb, rd)
+    values |= past_critical_values(sb, rd)
     _nonlinear_figures(ctx, traces, all_rows, summary)
-    _means_checks(ctx, sb, rd)
+    return values | means_values(sb, rd)
 
 
-def _check_switch(ctx: Context, proto: str, rows: list[dict]) -> None:
+def switch_value(proto: str, rows: list[dict]) -> Value:
     """N=30, c=10: stable one grid step below the paper's d_crit, oscillating at it."""
     d_stable, d_osc = (86, 90) if proto == "SBRM" else (58, 62)
     by_d = {r["d_ms"]: r for r in rows}
-    ctx.check_true(
-        "Figs 6.6.8-6.6.11",
-        f"{proto} N=30, c=10: converges at {d_stable} ms, sustained oscillation at {d_osc} ms",
-        (not by_d[d_stable]["oscillating"]) and by_d[d_osc]["oscillating"],
-        value=f"{d_stable} ms: {by_d[d_stable]['oscillating']}, {d_osc} ms: "
-        f"{by_d[d_osc]['oscillating']}",
-        source="derived",
-        note="as found by an independent Euler integration of (6.4.2)-(6.4.7); the text reads "
-        "the switch off Simulink queue plots",
+    shown = (
+        f"{d_stable} ms: {by_d[d_stable]['oscillating']}, {d_osc} ms: {by_d[d_osc]['oscillating']}"
     )
+    return Value((not by_d[d_stable]["oscillating"]) and by_d[d_osc]["oscillating"], shown)
 
 
-def _check_onset(ctx: Context, s: dict, delays) -> None:
-    """Onset within one grid step of the linear d_crit, and its frequency (``s``: a summary row)."""
+def onset_values(s: dict, delays) -> dict:
+    """Onset within one grid step of the linear d_crit, and its frequency (``s``: a summary
+    row) against the linear critical frequency at that delay, to the change of f_crit over one
+    grid step."""
     proto, N, c = s["protocol"], s["N"], s["c_pkts_per_ms"]
     onset, d_grid, f_onset = s["onset_ms"], s["d_crit_linear_ms"], s["frequency_at_onset_hz"]
     ok = onset is not None and (
         abs(onset - d_grid) <= 4 or (onset == delays[0] and d_grid == delays[0])
     )
-    ctx.check_true(
-        "Sec 6.6.3, Figs 6.6.10/6.6.11",
-        f"{proto} N={N}, c={c}: onset of sustained oscillation within one 4 ms step of "
-        "the linear d_crit",
-        ok,
-        value=f"onset {onset} ms, linear d_crit {d_grid} ms",
-        note="'considering a resolution of 4 ms ... a nearly perfect match'",
-    )
+    values = {(proto, N, c, "onset"): Value(ok, f"onset {onset} ms, linear d_crit {d_grid} ms")}
     if f_onset is not None and math.isfinite(f_onset):
         fac = loop_gain_factory(proto, N, c)
         f_lin = phase_crossover_hz(fac, float(onset))
         step = abs(phase_crossover_hz(fac, float(onset) - 4.0) - f_lin)
-        ctx.check(
-            "Sec 6.6.3, Fig 6.6.10b",
-            f"{proto} N={N}, c={c}: oscillation frequency at onset ({onset} ms) vs the "
-            "linear critical frequency there [Hz]",
-            f_lin,
-            f_onset,
-            tol=step,
-            note="tolerance: the change of f_crit over one 4 ms grid step (the paper's resolution)",
-        )
+        values[proto, N, c, "f"] = Value(f_onset, expected=f_lin, tol=step, name=str(onset))
+    return values
 
 
-def _check_past_critical(ctx: Context, sb: dict, rd: dict) -> None:
+def past_critical_values(sb: dict, rd: dict) -> dict:
     """Sec 6.6.3, 6.7.2: past both critical delays, RED's amplitude and its emptying queue."""
     d_far = max(set(sb) & set(rd))
-    ctx.check_true(
-        "Sec 6.6.3",
-        f"past both critical delays (d = {d_far} ms) RED oscillates with a much larger amplitude "
-        "than SBRM",
-        rd[d_far]["amplitude_pkts"] > 3 * sb[d_far]["amplitude_pkts"],
-        value=f"RED {rd[d_far]['amplitude_pkts']:.1f}, SBRM {sb[d_far]['amplitude_pkts']:.1f} pkts "
-        "peak to peak",
-        note="the text states it for ns-2 (Figs 6.6.12/6.6.13) and from the loop gains",
+    shown = (
+        f"RED {rd[d_far]['amplitude_pkts']:.1f}, SBRM {sb[d_far]['amplitude_pkts']:.1f} pkts "
+        "peak to peak"
     )
-    ctx.check_true(
-        "Sec 6.7.2",
-        f"the RED queue empties when it oscillates (d = {d_far} ms), SBRM's does not",
-        rd[d_far]["time_on_boundary_s"] > 0 and sb[d_far]["time_on_boundary_s"] == 0,
-        value=f"time at b = 0: RED {rd[d_far]['time_on_boundary_s']:.1f} s, SBRM "
-        f"{sb[d_far]['time_on_boundary_s']:.1f} s",
-        source="derived",
-        note="an independent Euler integration: RED limit cycles hit b = 0",
+    amplitude = Value(rd[d_far]["amplitude_pkts"] > 3 * sb[d_far]["amplitude_pkts"], shown)
+    shown = (
+        f"time at b = 0: RED {rd[d_far]['time_on_boundary_s']:.1f} s, SBRM "
+        f"{sb[d_far]['time_on_boundary_s']:.1f} s"
     )
+    holds = rd[d_far]["time_on_boundary_s"] > 0 and sb[d_far]["time_on_boundary_s"] == 0
+    return {"amplitude": amplitude, "empties": Value(holds, shown)}
 
 
-def _means_checks(ctx: Context, sb: dict, rd: dict) -> None:
+def means_values(sb: dict, rd: dict) -> dict:
     """Figs 6.7.1/6.7.3: simulated means against Table 5.5.1 as the delay grows."""
     red_unst = [rd[d] for d in sorted(rd) if rd[d]["oscillating"]]
     sb_unst = [sb[d] for d in sorted(sb) if sb[d]["oscillating"]]
@@ -151,57 +125,30 @@ def _means_checks(ctx: Context, sb: dict, rd: dict) -> None:
             f"{r['d_ms']} ms: {r[f'mean_{var}']:{fmt}} vs {r[f'model_{var}']:{fmt}}" for r in rows
         )
 
+    values = {}
     if red_unst:
         emptying = [r for r in red_unst if r["time_on_boundary_s"] > 0]
-        ctx.check_true(
-            "Sec 6.7.1, Fig 6.7.1",
-            "RED, unstable (queue emptying): the mean window lies (slightly) below the model",
-            bool(emptying) and all(r["mean_W"] < r["model_W"] for r in emptying),
-            value=listing(red_unst, "W", ".3f"),
-            note="just past d_crit (62 ms at N=30, c=10) the oscillation is still small, the "
-            "queue does not empty and the mean window equals the model to 0.01 %",
-        )
+        holds = bool(emptying) and all(r["mean_W"] < r["model_W"] for r in emptying)
+        values["RED W"] = Value(holds, listing(red_unst, "W", ".3f"))
         gaps = [r["model_b"] - r["mean_b"] for r in red_unst]
         last = red_unst[-1]
-        ctx.check_true(
-            "Sec 6.7.1, Fig 6.7.1",
-            "RED, unstable: the mean queue falls far below the model as the delay grows "
-            "(deficit largest, and over 10 %, at the largest delay)",
-            gaps[-1] == max(gaps) and last["mean_b"] < 0.9 * last["model_b"],
-            value=listing(red_unst, "b", ".1f"),
-            note="near the onset (up to ~10 ms past d_crit) the mean queue is still 0-2 pkts "
-            "ABOVE the model although the queue empties; the text's 'much below' holds for "
-            "the large oscillations further out",
-        )
+        holds = gaps[-1] == max(gaps) and last["mean_b"] < 0.9 * last["model_b"]
+        values["RED b"] = Value(holds, listing(red_unst, "b", ".1f"))
     if sb_unst:
-        ctx.check_true(
-            "Sec 6.7.1, Fig 6.7.3",
-            "SBRM: the mean window matches the model even when unstable (within 2 %)",
-            all(abs(r["mean_W"] / r["model_W"] - 1) < 0.02 for r in sb_unst),
-            value=listing(sb_unst, "W", ".3f"),
-            note="2 % = the scatter the figure's axes can show",
-        )
+        holds = all(abs(r["mean_W"] / r["model_W"] - 1) < 0.02 for r in sb_unst)
+        values["SBRM W"] = Value(holds, listing(sb_unst, "W", ".3f"))
         gaps = [r["model_b"] - r["mean_b"] for r in sb_unst]
-        ctx.check_true(
-            "Sec 6.7.1, Fig 6.7.3",
-            "SBRM: the mean queue becomes smaller than predicted as the delay grows",
-            gaps[-1] == max(gaps) and gaps[-1] > 0,
-            value=listing(sb_unst, "b", ".2f"),
+        values["SBRM b"] = Value(
+            gaps[-1] == max(gaps) and gaps[-1] > 0, listing(sb_unst, "b", ".2f")
         )
         if red_unst and sb_unst[-1]["d_ms"] == red_unst[-1]["d_ms"]:
             rel = {
                 k: (r["model_b"] - r["mean_b"]) / r["model_b"]
                 for k, r in (("SBRM", sb_unst[-1]), ("RED", red_unst[-1]))
             }
-            ctx.check_true(
-                "Sec 6.7.1",
-                f"at d = {red_unst[-1]['d_ms']} ms SBRM's queue deficit is far smaller than RED's",
-                rel["SBRM"] < 0.25 * rel["RED"],
-                value=f"SBRM {100 * rel['SBRM']:.1f} %, RED {100 * rel['RED']:.1f} %",
-                source="derived",
-                note="an independent Euler integration gives mean b 59.5 vs 60.3 (SBRM), 44.3 vs "
-                "57.7 (RED) at 102 ms",
-            )
+            shown = f"SBRM {100 * rel['SBRM']:.1f} %, RED {100 * rel['RED']:.1f} %"
+            values["deficit"] = Value(rel["SBRM"] < 0.25 * rel["RED"], shown)
+    return values
 
 
 def _nonlinear_figures(ctx: Context, traces: dict, rows: list, summary: list) -> None:

@@ -26,12 +26,16 @@ sliding
 mrg
     Sec V: the MRG law (20)-(22), the critical r_max and the guarantee against r (fluid).
 data
-    Printed values and references computed from the printed equations with numpy/scipy.
+    Printed values, the printed formulas, and references computed from the printed equations
+    with numpy/scipy.
+targets
+    The target table: every number checked, per item.
 """
 
 from __future__ import annotations
 
 from ..registry import paper
+from .targets import TARGETS
 
 PAPER = paper(
     "ye",
@@ -39,6 +43,7 @@ PAPER = paper(
     citation="L. Ye, Z. Wang, H. Che, H. B. C. Chan, I. Ghosh, C. M. Lagoa, 'Utility Function "
     "of TCP and Its Application to the Design of Minimum Rate Guaranteed Control Law' "
     "(conference version, c. 2007).",
+    targets=TARGETS,
 )
 
 # isort: off

@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import sympy
 from scipy.optimize import brentq, minimize_scalar
+
+from ...models.sliding_mode import RATE
 
 #: packet size in Mb (1000 bytes)
 W_MB = 8000e-6
@@ -154,3 +157,67 @@ def mrg_r_crit(theta: float, B: float, mu_tcp: float, mu_mrg: float) -> float:
     """``exp(lambda(theta) - U'(theta))``, ``lambda(theta) = U'_tcp(B - theta)``."""
     lam = math.log(1 + mu_tcp / (BETA * (B - theta)))
     return math.exp(lam - math.log(1 + mu_mrg / (BETA * theta)))
+
+
+# --- the formulas as printed (sympy), with the (18) misprint fixed (see the README)
+al, be, mu_, xs_, r_ = sympy.symbols("alpha beta mu x_s r_max", positive=True)
+
+
+def printed() -> dict[str, sympy.Expr]:
+    """The paper's formulas in the rate ``x`` and ``alpha, beta, mu, x_s, r_max``."""
+    x = RATE
+    return {
+        "(8)": x * sympy.log(1 + al / be),
+        "(9)": (al + be) * x,
+        "(12)": (mu_ / be + x) * (sympy.log(mu_ + be * x) - 1) - x * (sympy.log(be * x) - 1),
+        "(13)": mu_ + be * x,
+        "(14)": xs_ * sympy.log((al + be) * xs_ / (mu_ + be * xs_))
+        - mu_ / be * sympy.log(mu_ + be * xs_)
+        + mu_ / be,
+        "(19)": (mu_ + x - xs_) * sympy.log(mu_ + x - xs_) - (x - xs_) * sympy.log(x - xs_),
+        "(22) slow start": (3 * r_ - 1) * x / 2,
+        "(22) congestion avoidance": (r_ - 1) * x / 2 + mu_ * r_,
+    }
+
+
+# --- the single link of the sliding-mode item: three TCP flows (RTTs 12, 22, 80 ms), 20 Mb/s
+RTT_LINK = (0.012, 0.022, 0.080)
+B_LINK = 20.0
+X0_LINK = (1.0, 1.0, 1.0)
+T_LINK = 1500.0
+
+
+def closed_form() -> tuple[np.ndarray, float]:
+    """Rates ``B mu_i / sum mu`` and duty fraction ``sum mu / (sum mu + beta B)``."""
+    m = np.array([mu(r) for r in RTT_LINK])
+    return B_LINK * m / m.sum(), float(m.sum() / (m.sum() + BETA * B_LINK))
+
+
+def averaged_field(x12: np.ndarray) -> np.ndarray:
+    """The sliding motion typed from (3): ``x_i' = mu_i - (mu_i + beta x_i) p`` with
+    ``p = sum mu / sum (mu + beta x)`` on ``x3 = B - x1 - x2`` (numpy, for the Jacobian)."""
+    m = np.array([mu(r) for r in RTT_LINK])
+    x = np.array([x12[0], x12[1], B_LINK - x12[0] - x12[1]])
+    p = m.sum() / np.sum(m + BETA * x)
+    return (m - (m + BETA * x) * p)[:2]
+
+
+def numeric_jacobian(x12: np.ndarray, h: float = 1e-6) -> np.ndarray:
+    """Central differences of :func:`averaged_field`."""
+    J = np.zeros((2, 2))
+    for j in range(2):
+        e = np.zeros(2)
+        e[j] = h
+        J[:, j] = (averaged_field(x12 + e) - averaged_field(x12 - e)) / (2 * h)
+    return J
+
+
+#: Tolerance of the random-marking cross-checks of Sec IV: the noise smooths the kinks at x_s;
+#: an independent random-marking run deviated by up to 0.03 (0.237, 0.259, 0.695 against 0.25,
+#: 0.25, 0.667).
+RANDOM_TOL = 0.03
+
+# --- the sizes of the items: full runs, and the reduced ones of a quick run
+#: Length (RTTs) of the discrete-time runs of Table II and of the random-marking cross-checks.
+T_DISCRETE = 3000.0
+T_DISCRETE_QUICK = 1500.0

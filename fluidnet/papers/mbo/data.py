@@ -41,6 +41,8 @@ SEC4 = {"rtt": 0.01366, "R": 0.75, "C": 3.0, "min_th": 15.0, "max_th": 95.0, "p_
 BDP_PRINTED = 5.0
 
 # ---------------------------------------------------------------------------------- Sec III
+#: The columns of the Exp B tables below (those of sets 2/4 stop at the ratio).
+EXP_B_COLUMNS = ("Q*", "W1*", "W2*", "rho1", "rho2", "rho1/rho2", "p1", "p2")
 #: Exp B fixed point, set 1: C [Mb/s] -> (Q* [pkts], W1, W2, rho1, rho2 [Mb/s], rho1/rho2,
 #: p1, p2). Derived (nested Brent on the corrected (8)-(9)), 4 significant digits.
 EXP_B_SET1 = {
@@ -212,3 +214,20 @@ HOPF_BDP = {
 }
 #: Window at the baseline Hopf point.
 HOPF_WINDOW = 130.0
+
+# ------------------------------------------------------------- the sizes of the items' runs
+#: The (parameter set, C [Mb/s]) cases of the mean-field DDE, and those of a quick run.
+DDE_CASES = ((1, 6.0), (1, 10.0), (2, 6.0), (2, 10.0))
+DDE_QUICK = ((1, 6.0),)
+#: Keyword arguments of the pipe model for each Hopf case (a quick run takes the baseline).
+HOPF_CASES = {
+    "baseline": {},
+    "c2=0.2": {"c2": 0.2},
+    "c2=0.1": {"c2": 0.1},
+    "alpha=-0.5": {"alpha": -0.5},
+    "alpha=0": {"alpha": 0.0},
+    "p_max=0.1": {"p_max": 0.1},
+}
+#: (alpha, c2) of the Monte Carlo runs of the constant-p chain, and those of a quick run.
+CONSTANT_MC = ((-1.0, 0.5), (-1.0, 0.2), (-0.5, 0.3), (0.0, 0.5))
+CONSTANT_MC_QUICK = ((-1.0, 0.5),)
