@@ -6,6 +6,7 @@ import errno
 import fcntl
 import os
 import shutil
+import time
 import warnings
 
 import numpy as np
@@ -368,3 +369,31 @@ def test_a_store_on_a_full_disk_cannot_be_created(tmp_path, disk_fills_up):
     where = tmp_path / "s"
     with pytest.raises(fn.StoreError, match=f"store {where}: cannot create or open the store: "):
         sweep(logged_square, {"x": [1.0]}, store=tmp_path / "s")
+
+
+def _sleep(started, seconds: float) -> None:
+    started.set()
+    time.sleep(seconds)
+
+
+@pytest.mark.skipif(not hasattr(os, "register_at_fork"), reason="needs fork")
+def test_a_forked_worker_does_not_keep_the_store_locked(tmp_path):
+    # Workers forked while a sweep holds its store share the lock's open file; if they kept it,
+    # a rerun right after the parent was killed would be refused while they wind down.
+    import multiprocessing
+
+    from fluidnet.sweep.store import _lock
+
+    (tmp_path / "s").mkdir()
+    held = _lock(tmp_path / "s")
+    fork = multiprocessing.get_context("fork")
+    started = fork.Event()
+    child = fork.Process(target=_sleep, args=(started, 30.0))
+    child.start()
+    try:
+        assert started.wait(timeout=60)  # the child runs (after fork's hooks)
+        held.close()  # the parent is done; the child still runs
+        _lock(tmp_path / "s").close()  # refused with StoreError if the child held the lock
+    finally:
+        child.terminate()
+        child.join()

@@ -375,12 +375,47 @@ def _disk_errors(path: Path, what: str, kept: bool = True):
         ) from exc
 
 
-def _lock(path: Path):
+#: Descriptors of the store locks this process holds. A forked process (a worker of a process
+#: pool) would share the lock with its parent and keep the store locked after the parent is
+#: killed, until the last worker exits; so a child points these descriptors at /dev/null at once.
+_HELD_LOCKS: set[int] = set()
+
+
+def _drop_inherited_locks() -> None:
+    if not _HELD_LOCKS:
+        return
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        for fd in _HELD_LOCKS:
+            os.dup2(null, fd)  # the number stays valid for the copied file object
+    finally:
+        os.close(null)
+    _HELD_LOCKS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_drop_inherited_locks)
+
+
+class _Lock:
+    """The open lock file of a store; closing it releases the lock."""
+
+    def __init__(self, fh) -> None:
+        self._fh = fh
+        _HELD_LOCKS.add(fh.fileno())
+
+    def close(self) -> None:
+        if not self._fh.closed:
+            _HELD_LOCKS.discard(self._fh.fileno())
+            self._fh.close()
+
+
+def _lock(path: Path) -> _Lock:
     fh = open(path / ".lock", "a+")  # noqa: SIM115 - held for the sweep
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: no locking
-        return fh
+        return _Lock(fh)
     try:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError as exc:
@@ -389,7 +424,7 @@ def _lock(path: Path):
             f"store {path} is in use by another running sweep; wait for it to finish, or use "
             "another path"
         ) from exc
-    return fh
+    return _Lock(fh)
 
 
 def _remove_temporaries(path: Path) -> None:
