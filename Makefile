@@ -65,9 +65,10 @@ papers/REPORT.md:
 docs: $(STAMP)-dev $(STAMP)-docs $(STAMP)-engine papers/REPORT.md
 	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
 
+## make lint: ruff's checks and formatting over the code, tests, benchmarks, examples and docs
 lint: $(STAMP)-dev
-	$(BIN)/ruff check fluidnet tests benchmarks
-	$(BIN)/ruff format --check fluidnet tests benchmarks
+	$(BIN)/ruff check fluidnet tests benchmarks examples docs
+	$(BIN)/ruff format --check fluidnet tests benchmarks examples docs
 
 notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks

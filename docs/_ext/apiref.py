@@ -9,6 +9,7 @@ reference without anyone editing the docs. :func:`sections` is what the test of 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 import sys
 from pathlib import Path
 
@@ -69,6 +70,33 @@ def sections() -> dict[str, list[str]]:
     return {k: v for k, v in out.items() if v}
 
 
+def modules() -> list[str]:
+    """Every module of the package (private ones, whose names start with ``_``, left out)."""
+    import fluidnet
+
+    out = ["fluidnet"]
+    for info in pkgutil.walk_packages(fluidnet.__path__, "fluidnet."):
+        if not any(part.startswith("_") for part in info.name.split(".")):
+            out.append(info.name)
+    return sorted(out)
+
+
+def _write_modules(target: Path) -> None:
+    """One page with each module's docstring: what each part of the tree holds."""
+    title = "Modules"
+    page = [
+        title,
+        "=" * len(title),
+        "",
+        "What each module of the package holds, from its docstring, in the order of the tree. "
+        "The public names are documented in the pages of the stages.",
+        "",
+    ]
+    for name in modules():
+        page += [name, "-" * len(name), "", f".. automodule:: {name}", "   :no-members:", ""]
+    _replace(target / "modules.rst", "\n".join(page) + "\n")
+
+
 def _write(app) -> None:
     target = Path(app.srcdir) / "api"
     target.mkdir(exist_ok=True)
@@ -90,9 +118,20 @@ def _write(app) -> None:
         title, line = titles[prefix]
         slug = prefix.replace(".", "_")
         index.append(f"   {slug}")
-        page = [title, "=" * len(title), "", line, "", ".. autosummary::", "   :toctree: generated", ""]
+        page = [
+            title,
+            "=" * len(title),
+            "",
+            line,
+            "",
+            ".. autosummary::",
+            "   :toctree: generated",
+            "",
+        ]
         page += [f"   {name}" for name in names]
         _replace(target / f"{slug}.rst", "\n".join(page) + "\n")
+    index.append("   modules")
+    _write_modules(target)
     _replace(target / "index.rst", "\n".join(index) + "\n")
 
 

@@ -23,7 +23,8 @@ def _copy(src: Path, dst: Path) -> None:
 def _write(app) -> None:
     target = Path(app.srcdir) / "notebooks"
     wanted = {
-        target / path.relative_to(SOURCE) for path in SOURCE.rglob("*.ipynb")
+        target / path.relative_to(SOURCE)
+        for path in SOURCE.rglob("*.ipynb")
         if ".ipynb_checkpoints" not in path.parts
     }
     for path in SOURCE.rglob("*.ipynb"):

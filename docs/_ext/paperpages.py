@@ -62,8 +62,14 @@ def _page(key: str) -> str:
     figures = sorted((PAPERS / key / "figures").glob("*.png"))
     if figures:
         for fig in figures:
-            lines += [f"```{{figure}} ../../papers/{key}/figures/{fig.name}", ":width: 90%", "",
-                      f"`{fig.name}`", "```", ""]
+            lines += [
+                f"```{{figure}} ../../papers/{key}/figures/{fig.name}",
+                ":width: 90%",
+                "",
+                f"`{fig.name}`",
+                "```",
+                "",
+            ]
     else:
         lines.append("Figures appear here after `make reproduce`.")
     lines += ["", "## Targets of the last run", "", *_targets_table(PAPERS / key / "targets.json")]
@@ -91,8 +97,10 @@ def _write(app) -> None:
     ]
     report = PAPERS / "REPORT.md"
     if report.exists():
-        index += ["The full target report of the last run is on the page "
-                  "[target report](report.md).", ""]
+        index += [
+            "The full target report of the last run is on the page [target report](report.md).",
+            "",
+        ]
         _replace(target / "report.md", "# Target report\n\n" + report.read_text().split("\n", 1)[1])
     index += ["```{toctree}", ":maxdepth: 1", "", *keys]
     if report.exists():
