@@ -38,7 +38,10 @@ def _targets_table(path: Path) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for t in targets:
-        tol = f"{t['tol']:.0e}{' rel' if t.get('rel') else ''}"
+        if t.get("tol") is None:  # text targets (expressions, verdicts) compare exactly
+            tol = "exact"
+        else:
+            tol = f"{t['tol']:.0e}{' rel' if t.get('rel') else ''}"
         if t.get("mismatch"):
             verdict = f"documented mismatch: {_fmt(t['mismatch'])}"
         else:
