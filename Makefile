@@ -18,8 +18,15 @@ all: test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP)-core: pyproject.toml | $(BIN)/python
+# Installing builds the compiled integrator (setup.py: the C extension fluidnet.dde._integrator,
+# in place for this editable install); an edit of its C sources rebuilds it.
+$(STAMP)-core: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e .
+	touch $@ $(STAMP)-integrator
+
+INTEGRATOR_SRC := $(wildcard fluidnet/dde/src/*.c fluidnet/dde/src/*.h) setup.py
+$(STAMP)-integrator: $(INTEGRATOR_SRC) | $(STAMP)-core
+	$(BIN)/python setup.py -q build_ext --inplace
 	touch $@
 
 # After installing, and after any edit of the integrator's sources, compile it once (python -m
@@ -34,22 +41,22 @@ $(STAMP)-engine: $(ENGINE_SRC) $(STAMP)-core
 
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
 # they run sweeps on a local Dask cluster, so it has the dask extra too.
-$(STAMP)-dev: pyproject.toml | $(BIN)/python
+$(STAMP)-dev: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e ".[dev,notebooks,bench,dask]"
-	touch $@ $(STAMP)-core
+	touch $@ $(STAMP)-core $(STAMP)-integrator
 
-venv: $(STAMP)-dev $(STAMP)-engine
+venv: $(STAMP)-dev $(STAMP)-integrator $(STAMP)-engine
 
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
-test: $(STAMP)-dev $(STAMP)-engine
+test: $(STAMP)-dev $(STAMP)-integrator $(STAMP)-engine
 	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
-reproduce: $(STAMP)-core $(STAMP)-engine
+reproduce: $(STAMP)-core $(STAMP)-integrator $(STAMP)-engine
 	$(BIN)/fluidnet reproduce --all --out papers
 
 ## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
-bench: $(STAMP)-dev $(STAMP)-engine
+bench: $(STAMP)-dev $(STAMP)-integrator $(STAMP)-engine
 	$(BIN)/python benchmarks/run.py
 
 lint: $(STAMP)-dev
@@ -60,6 +67,7 @@ notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache build
+	rm -f fluidnet/dde/_integrator*.so
 	# numba's on-disk cache does not notice edits to the kernels' callees
 	find fluidnet -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -18,6 +18,7 @@ ST_DROPPED = 9  # a lag reached history discarded by ``dense=False``
 ST_PAUSED = 10  # the work budget of this call is spent: call again to continue
 ST_NEED_SPACE = 11  # the mesh or the discontinuity lists are full: enlarge, then call again
 ST_NO_SLIDING = 12  # no Filippov weights in [0, 1] keep the solution on the sliding surfaces
+ST_TOO_MANY_SURFACES = 13  # sliding on more surfaces at once than the kernel holds (10)
 
 # events located on the dense output of a step
 EV_NONE = 0

@@ -122,7 +122,8 @@ RUN_STATE = np.dtype(
         ("iterations", _i8),
         ("slides", _i8),
         ("lu_h", _f8),  # the step size whose I - gamma h J is factored in sw.lu (-1: none)
-    ]
+    ],
+    align=True,  # the layout of the C struct fn_state (fluidnet/dde/src/kernel.h)
 )
 
 ModelData = namedtuple(

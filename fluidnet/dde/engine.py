@@ -16,8 +16,15 @@ the digest recorded in the cache index when it was built: a planted or damaged f
 run. The engine is compiled with the kernel's own options (no reference counting, NumPy's
 error model, the GIL released), so both paths return bit-identical results.
 
-``FLUIDNET_ENGINE`` selects the path: ``auto`` (default; ahead-of-time when built, else just in
-time), ``jit`` or ``aot`` (an error when it is not built).
+The same loop is also written in C (``fluidnet/dde/src``), compiled into the extension module
+``fluidnet.dde._integrator`` when the package is built (``setup.py``), and loaded by
+:func:`integrator` after a check that it matches this driver (state record, arrays, codes,
+and in a source checkout the C sources it was built from).
+
+``FLUIDNET_ENGINE`` selects the path: ``auto`` (default; numba's kernel ahead-of-time when
+built, else just in time), ``c`` (the C integrator), ``jit``, ``aot`` (an error when it is not
+built), or ``compare`` (the C integrator, checked at every call against numba's kernel run on a
+copy of the run: every field of the state record and every byte of every array must agree).
 """
 
 from __future__ import annotations
@@ -63,7 +70,7 @@ KERNEL_SOURCES = (
     "engine.py",
 )
 
-_MODES = ("auto", "jit", "aot")
+_MODES = ("auto", "c", "jit", "aot", "compare")
 
 
 def _processor() -> str:
@@ -144,12 +151,14 @@ class Engine:
 
     Attributes
     ----------
-    kind : {"aot", "jit"}
-        Ahead-of-time extension module or numba's just-in-time dispatcher.
+    kind : {"c", "aot", "jit", "compare"}
+        The C integrator, numba's kernel built ahead of time or its just-in-time dispatcher,
+        or the C integrator checked against numba's at every call.
     path : Path or None
         The extension module's file (``kind == "aot"``).
     advance : callable
-        ``advance(st, run, budget) -> status`` (see :func:`fluidnet.dde._kernel.advance`).
+        ``advance(st, run, budget) -> status``, ``st`` an array of one state record (see
+        :func:`fluidnet.dde._kernel.advance`).
     """
 
     kind: str
@@ -167,7 +176,129 @@ def _mode() -> str:
 def _jit_engine() -> Engine:
     from ._kernel import advance
 
-    return Engine("jit", None, advance)
+    return Engine("jit", None, lambda st, run, budget: advance(st[0], run, budget))
+
+
+# --------------------------------------------------------------------- the C integrator
+def source_digest(directory: Path) -> str:
+    """Hash of the integrator's C sources in ``directory`` (``setup.py`` records the same hash
+    in the module it builds, as ``SOURCE_DIGEST``)."""
+    h = hashlib.sha256()
+    for path in sorted(directory.glob("*.[ch]")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:20]
+
+
+def _layout_errors(module: ModuleType) -> list[str]:
+    """What differs between the compiled integrator and this driver (record, arrays, codes)."""
+    from . import _codes
+    from ._state import RUN_STATE, Run
+
+    kinds = {"f8": "d", "i8": "q", "b1": "?"}
+    record = tuple(
+        (name, RUN_STATE.fields[name][1], kinds.get(RUN_STATE.fields[name][0].str[1:], "!"))
+        for name in RUN_STATE.names
+    )
+    errors = []
+    if module.STATE_FIELDS != record or module.STATE_SIZE != RUN_STATE.itemsize:
+        errors.append("the state record")
+    from ._state import (
+        Discontinuities,
+        FieldWork,
+        History,
+        Marks,
+        Method,
+        ModelData,
+        Output,
+        StepWork,
+    )
+
+    classes = (ModelData, Method, FieldWork, History, StepWork, Marks, Discontinuities, Output)
+    if module.RUN_FIELDS != tuple(zip(Run._fields, (c._fields for c in classes), strict=True)):
+        errors.append("the arrays of a run")
+    ours = {k: getattr(_codes, k) for k in module.CODES if hasattr(_codes, k)}
+    if ours != module.CODES:
+        errors.append("the status and event codes")
+    from .methods import NCOEF
+
+    if module.NCOEF != NCOEF:
+        errors.append("the dense-output degree")
+    src = Path(__file__).parent / "src"
+    if src.is_dir() and source_digest(src) != module.SOURCE_DIGEST:
+        errors.append(f"the C sources in {src} (they changed after the build)")
+    return errors
+
+
+@lru_cache(maxsize=1)
+def integrator() -> ModuleType:
+    """The compiled integrator (``fluidnet.dde._integrator``), checked against this driver.
+
+    Raises
+    ------
+    ImportError
+        When it is not built, or was built from other sources than this checkout's (edited C
+        sources, or a module left from another version): the message says how to rebuild.
+    """
+    rebuild = "rebuild it with 'pip install .' (or 'pip install -e .', or make)"
+    try:
+        from . import _integrator
+    except ImportError as exc:
+        raise ImportError(
+            f"fluidnet's compiled integrator is not built ({exc}): {rebuild}"
+        ) from exc
+    errors = _layout_errors(_integrator)
+    if errors:
+        raise ImportError(
+            f"fluidnet's compiled integrator {_integrator.__file__} does not match this "
+            f"fluidnet ({'; '.join(errors)}): {rebuild}"
+        )
+    return _integrator
+
+
+def _c_engine() -> Engine:
+    module = integrator()
+    return Engine("c", Path(module.__file__), module.advance)
+
+
+def _copied(run: Any) -> Any:
+    return type(run)(
+        *(type(g)(*(a.copy() if isinstance(a, np.ndarray) else a for a in g)) for g in run)
+    )
+
+
+def _differences(st_a, run_a, st_b, run_b) -> list[str]:
+    """Fields of the state record and arrays of two runs whose bytes differ."""
+    out = []
+    for name in st_a.dtype.names:
+        a, b = st_a[name], st_b[name]
+        if a.tobytes() != b.tobytes():
+            out.append(f"st.{name}: {a[0]!r} != {b[0]!r}")
+    for gname, ga, gb in zip(run_a._fields, run_a, run_b, strict=True):
+        for fname, a, b in zip(ga._fields, ga, gb, strict=True):
+            same = a.tobytes() == b.tobytes() if isinstance(a, np.ndarray) else a == b
+            if not same:
+                out.append(f"run.{gname}.{fname}")
+    return out
+
+
+def _compare_engine() -> Engine:
+    """The C integrator, checked at every call against numba's kernel run on a copy: every
+    field of the state record and every byte of every array must agree (a test tool)."""
+    c, jit = _c_engine().advance, _jit_engine().advance
+
+    def advance(st: Any, run: Any, budget: int) -> int:
+        st_b, run_b = st.copy(), _copied(run)
+        status = c(st, run, budget)
+        status_b = jit(st_b, run_b, budget)
+        diff = _differences(st, run, st_b, run_b)
+        if status != status_b or diff:
+            raise AssertionError(
+                f"the C and numba integrators differ (status {status} and {status_b}): "
+                + "; ".join(diff[:12])
+            )
+        return status
+
+    return Engine("compare", None, advance)
 
 
 def _verified(path: Path) -> bytes | None:
@@ -217,7 +348,7 @@ def _aot_engine(data: bytes, path: Path) -> Engine:
                     f"({layout} instead of {expected})"
                 )
             checked.run = id(run)
-        return aot_advance(st, run, budget)
+        return aot_advance(st[0], run, budget)
 
     return Engine("aot", path, advance)
 
@@ -244,7 +375,11 @@ def engine() -> Engine:
         if found is not None:  # no look at the disk: a simulation of a few steps stays cheap
             return found
         path = engine_path()
-        if mode == "jit":
+        if mode == "c":
+            found = _c_engine()
+        elif mode == "compare":
+            found = _compare_engine()
+        elif mode == "jit":
             found = _jit_engine()
         else:
             data = _verified(path)
