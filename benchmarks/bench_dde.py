@@ -129,11 +129,11 @@ print(json.dumps({{"import": t1 - t0, "total": t2 - t0}}))
 """
 
 
-def _run(code: str, args: list[str], env: dict[str, str]) -> tuple[dict, float]:
+def _run(
+    code: str, args: list[str], env: dict[str, str], python: str = sys.executable
+) -> tuple[dict, float]:
     start = time.perf_counter()
-    out = subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True
-    )
+    out = subprocess.run([python, "-c", code, *args], env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if out.returncode:
         raise RuntimeError(f"benchmark subprocess failed:\n{out.stderr[-2000:]}")
@@ -410,8 +410,10 @@ def bench_rcp_ensemble(n_check: int = 20) -> dict:
 
 
 # ----------------------------------------------------------------------------- part 3
+ROOT = Path(__file__).resolve().parent.parent
+
 _FLUIDNET_FIRST_RUN = """
-import json, time
+import json, sys, time
 t0 = time.perf_counter()
 import fluidnet as fn
 t1 = time.perf_counter()
@@ -419,29 +421,38 @@ x = fn.states("x")
 m = fn.Model(rhs={x: -x(fn.t - 1) + 1e-3 * fn.t}, params={})
 fn.simulate(m, 5.0, history={"x": 1.0})
 t2 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "simulate": t2 - t1}))
+heavy = [k for k in ("sympy", "numba", "llvmlite", "scipy") if k in sys.modules]
+print(json.dumps({"import": t1 - t0, "simulate": t2 - t1, "loaded": heavy}))
 """
 
 
-def _run_timed(code: str, env: dict[str, str], args: list[str] | None = None) -> dict:
+def _run_timed(
+    code: str, env: dict[str, str], args: list[str] | None = None, python: str = sys.executable
+) -> dict:
     """Wall and CPU time of a fresh Python process running ``code``."""
     import resource
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    info, wall = _run(code, args or [], env)
+    info, wall = _run(code, args or [], env, python)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"wall": wall, "cpu": cpu, **info}
 
 
-_WARMUP = """
-import json, time
-t0 = time.perf_counter()
-from fluidnet.dde.warmup import warm_up
-t1 = time.perf_counter()
-r = warm_up()
-print(json.dumps({"import": t1 - t0, "simulate": time.perf_counter() - t1, "engine": r["engine"]}))
-"""
+def _timed_command(cmd: list[str], env: dict[str, str]) -> dict:
+    """Wall and CPU time (children included) of a command."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode:
+        raise RuntimeError(f"{cmd[:4]} failed:\n{out.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu}
+
 
 _SAVE_FIRST = """
 import json, sys
@@ -460,27 +471,43 @@ t1 = time.perf_counter()
 m = fn.load_compiled(sys.argv[1])
 fn.simulate(m, 5.0, history={"x": 1.0})
 t2 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "simulate": t2 - t1}))
+heavy = [k for k in ("sympy", "numba", "llvmlite", "scipy") if k in sys.modules]
+print(json.dumps({"import": t1 - t0, "simulate": t2 - t1, "loaded": heavy}))
 """
 
 
 def bench_compile() -> dict:
-    """Part 3: the engine's cold compile, the install step, a new model, cached processes."""
+    """Part 3: ``pip install <checkout>`` into a fresh virtual environment (which compiles the
+    integrator), then a new model's first process with an empty compile cache, a later process
+    and a saved model's process in that environment."""
     res: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-        cold = dict(base, NUMBA_CACHE_DIR=str(tmp / "n0"), FLUIDNET_CACHE=str(tmp / "m0"))
-        res["nothing cached, no warm-up (engine + model)"] = _run_timed(_FLUIDNET_FIRST_RUN, cold)
-        install = dict(base, NUMBA_CACHE_DIR=str(tmp / "n1"), FLUIDNET_CACHE=str(tmp / "m1"))
-        res["install step: python -m fluidnet.dde.warmup"] = _run_timed(_WARMUP, install)
-        res["first simulate after install (new model)"] = _run_timed(_FLUIDNET_FIRST_RUN, install)
-        res["later process (everything cached)"] = _run_timed(_FLUIDNET_FIRST_RUN, install)
-        saved = tmp / "first.fnc"
-        _run(_SAVE_FIRST, [str(saved)], install)
-        res["later process, saved model (load_compiled)"] = _run_timed(
-            _SAVED_FIRST_RUN, install, [str(saved)]
+        for var in ("FLUIDNET_CACHE", "FLUIDNET_BACKEND", "PYTHONPATH"):
+            base.pop(var, None)
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        python = str(venv / "bin" / "python")
+        pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        res["pip install <checkout> (fresh venv, dependencies included)"] = {
+            **_timed_command([*pip, str(ROOT)], base),
+            "import": float("nan"),
+            "simulate": float("nan"),
+        }
+        env = dict(base, FLUIDNET_CACHE=str(tmp / "cache"))  # empty: nothing compiled yet
+        res["first simulate after install (new model)"] = _run_timed(
+            _FLUIDNET_FIRST_RUN, env, python=python
         )
+        res["later process (model cached)"] = _run_timed(_FLUIDNET_FIRST_RUN, env, python=python)
+        saved = tmp / "first.fnc"
+        _run(_SAVE_FIRST, [str(saved)], env, python)
+        res["later process, saved model (load_compiled)"] = _run_timed(
+            _SAVED_FIRST_RUN, env, [str(saved)], python=python
+        )
+        res["compile cache after the runs"] = {
+            "files": sorted(p.name for p in (tmp / "cache").iterdir()),
+        }
     return res
 
 
@@ -572,13 +599,21 @@ def main() -> dict:
         "(errors relative to C and C d0)"
     )
     comp = bench_compile()
-    print("\n3. Compile time, one small model in a fresh process (simulate = first call)")
-    print(f"   {'process':46s} {'wall (s)':>9s} {'CPU (s)':>8s} {'import':>7s} {'simulate':>9s}")
+    print("\n3. Installing, and one small model in a fresh process (simulate = first call)")
+    print(
+        f"   {'process':58s} {'wall (s)':>9s} {'CPU (s)':>8s} {'import':>7s} {'simulate':>9s}"
+        "  heavy modules loaded"
+    )
     for name, r in comp.items():
+        if "wall" not in r:
+            continue
+        loaded = ", ".join(r.get("loaded", [])) or ("-" if "loaded" not in r else "none")
         print(
-            f"   {name:46s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
-            f"{r['simulate']:9.2f}"
+            f"   {name:58s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
+            f"{r['simulate']:9.2f}  {loaded}"
         )
+    files = comp["compile cache after the runs"]["files"]
+    print(f"   compile cache afterwards: {', '.join(files)}")
     stiff = bench_stiff()
     print("\n4. Stiff models: ROS2 (linearly implicit) against DP5, t in [0, 10]")
     print(f"   {'problem, method, tolerance':52s} {'steps':>8s} {'f evals':>9s} {'max error':>10s}")

@@ -21,10 +21,10 @@ The same loop is also written in C (``fluidnet/dde/src``), compiled into the ext
 :func:`integrator` after a check that it matches this driver (state record, arrays, codes,
 and in a source checkout the C sources it was built from).
 
-``FLUIDNET_ENGINE`` selects the path: ``auto`` (default; numba's kernel ahead-of-time when
-built, else just in time), ``c`` (the C integrator), ``jit``, ``aot`` (an error when it is not
-built), or ``compare`` (the C integrator, checked at every call against numba's kernel run on a
-copy of the run: every field of the state record and every byte of every array must agree).
+``FLUIDNET_ENGINE`` selects the path: ``auto`` or ``c`` (default: the C integrator), ``jit``
+or ``aot`` (numba's kernel; ``aot`` is an error when it is not built), or ``compare`` (the C
+integrator, checked at every call against numba's kernel run on a copy of the run: every field
+of the state record and every byte of every array must agree).
 """
 
 from __future__ import annotations
@@ -365,6 +365,8 @@ def engine() -> Engine:
     ------
     CacheError
         With ``FLUIDNET_ENGINE=aot`` when no verified ahead-of-time engine is built.
+    ImportError
+        When the C integrator is not built or does not match (see :func:`integrator`).
     ValueError
         For an unknown ``FLUIDNET_ENGINE``.
     """
@@ -375,7 +377,7 @@ def engine() -> Engine:
         if found is not None:  # no look at the disk: a simulation of a few steps stays cheap
             return found
         path = engine_path()
-        if mode == "c":
+        if mode in ("auto", "c"):
             found = _c_engine()
         elif mode == "compare":
             found = _compare_engine()
