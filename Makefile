@@ -19,24 +19,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Installing builds the compiled integrator (setup.py: the C extension fluidnet.dde._integrator,
-# in place for this editable install); an edit of its C sources rebuilds it.
+# in place for this editable install), and an edit of its C sources builds it again (by hand,
+# faster: .venv/bin/python setup.py build_ext --inplace, with setuptools in the venv). A module
+# older than its sources is refused at import (fluidnet.dde.engine).
 $(STAMP)-core: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e .
 	touch $@ $(STAMP)-integrator
 
 INTEGRATOR_SRC := $(wildcard fluidnet/dde/src/*.c fluidnet/dde/src/*.h) setup.py
 $(STAMP)-integrator: $(INTEGRATOR_SRC) | $(STAMP)-core
-	$(BIN)/python setup.py -q build_ext --inplace
-	touch $@
-
-# After installing, and after any edit of the integrator's sources, compile it once (python -m
-# fluidnet.dde.warmup, about a minute of CPU): numba caches the kernel next to the sources, and
-# the warm-up builds it ahead of time into an extension module that later processes import
-# without numba. numba's cache does not notice edits to the kernel's callees, so it is cleared.
-ENGINE_SRC := $(wildcard fluidnet/dde/_*.py) fluidnet/dde/methods.py fluidnet/dde/engine.py
-$(STAMP)-engine: $(ENGINE_SRC) $(STAMP)-core
-	find fluidnet/dde -name '*.nbi' -delete -o -name '*.nbc' -delete
-	$(BIN)/python -m fluidnet.dde.warmup
+	$(PIP) install --no-deps -e .
 	touch $@
 
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
@@ -45,23 +37,23 @@ $(STAMP)-dev: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e ".[dev,notebooks,bench,dask]"
 	touch $@ $(STAMP)-core $(STAMP)-integrator
 
-venv: $(STAMP)-dev $(STAMP)-integrator $(STAMP)-engine
+venv: $(STAMP)-dev $(STAMP)-integrator
 
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
-test: $(STAMP)-dev $(STAMP)-integrator $(STAMP)-engine
+test: $(STAMP)-dev $(STAMP)-integrator
 	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
-reproduce: $(STAMP)-core $(STAMP)-integrator $(STAMP)-engine
+reproduce: $(STAMP)-core $(STAMP)-integrator
 	$(BIN)/fluidnet reproduce --all --out papers
 
 ## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
-bench: $(STAMP)-dev $(STAMP)-integrator $(STAMP)-engine
+bench: $(STAMP)-dev $(STAMP)-integrator
 	$(BIN)/python benchmarks/run.py
 
 lint: $(STAMP)-dev
-	$(BIN)/ruff check fluidnet tests benchmarks
-	$(BIN)/ruff format --check fluidnet tests benchmarks
+	$(BIN)/ruff check fluidnet tests benchmarks setup.py
+	$(BIN)/ruff format --check fluidnet tests benchmarks setup.py
 
 notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks
@@ -69,5 +61,3 @@ notebooks: $(STAMP)-dev
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache build
 	rm -f fluidnet/dde/_integrator*.so
-	# numba's on-disk cache does not notice edits to the kernels' callees
-	find fluidnet -name '*.nbi' -delete -o -name '*.nbc' -delete

@@ -14,22 +14,16 @@
    states; its queue uses its smooth ``conditional`` for ``q' = max(y - C, 0)`` at ``q = 0``
    (sigmoids one packet wide: with the default width the integration stalls at the start).
 
-3. Compile time and start-up (issue 14: first ``simulate`` on a fresh install <= 10 s, a new
-   model's first run <= 1 s, a later process <= 0.3 s): one small model in a fresh process with
-   nothing cached; the install step (``make venv`` runs ``python -m fluidnet.dde.warmup``, which
-   compiles the numba kernel and builds it ahead of time into an extension module, see
-   :mod:`fluidnet.dde.engine`); the first ``simulate`` after it (a new model: the C compiler
-   compiles its functions, the engine is imported without numba); a later process with
-   everything cached; and a process running a model saved by ``fn.save_compiled`` (no sympy,
-   no numba). Wall and CPU time of the process. Measured on this machine (2 cores, load about
-   1, numba 0.68.1, gcc 12.2), CPU seconds: nothing cached 30.4; install step 37.6; first
-   simulate after it 0.57; everything cached 0.52 (of which importing sympy about 0.25); saved
-   model 0.15. Before the ahead-of-time engine and the C backend (main at 83db3d0, load 5-6)
-   the first simulate after install took 3.2 s and a cached process 2.6 s of CPU, numba's own
-   start-up (loading one trivial cached function) 1.4 s of it. Of the engine's cold compile,
-   LLVM's passes over the one large ``advance`` function take most; compiling every phase
-   separately instead (``inlined`` = plain ``njit``) took longer (64.9 s against 53.0 s), and
-   LLVM at -O1 saved 15 % - too little for the <= 10 s goal, hence the build at install.
+3. Installing and start-up (issue 14: a new model's first run <= 1 s, a later process
+   <= 0.3 s; issue 26: after ``pip install <checkout>`` into a fresh virtual environment, the
+   first ``simulate`` of a new model in a new process <= 1 s of CPU with an empty
+   ``FLUIDNET_CACHE``, without numba): a fresh virtual environment, ``pip install`` of this
+   checkout into it (not editable: the C integrator is compiled by the build, the dependencies
+   come from the package index), then in that environment a new model's first process with an
+   empty compile cache (the C compiler compiles the model's functions), a later process with
+   the model cached, a process running a model saved by ``fn.save_compiled`` (no sympy, no
+   numba), and what the compile cache holds afterwards. Wall and CPU time of each process, and
+   the heavy modules it loaded.
 
 4. Stiff models (issue 15): the linearly implicit ROS2 against DP5 on Prothero-Robinson
    ``x' = -1e4 (x - sin t) + cos t`` (exact ``sin t``) and on a rate/queue model with a very fast
@@ -224,7 +218,7 @@ def bench_kelly(ddeint_steps=(0.1, 0.05)) -> dict:
         base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         code_f = _FLUIDNET_KELLY.format(salt=uuid.uuid4().hex[:12], **_kelly_params(RTOL, ATOL))
         out = str(tmp / "x.npy")
-        # the engine as installed (built ahead of time by the warm-up), the model new
+        # the integrator as installed (built with the package), the model new
         info, wall = _run_cpu(code_f, [out], base)
         res["fluidnet, first process (new model)"] = {"wall": wall, **info}
         info, wall = _run_cpu(code_f, [out], base)

@@ -16,7 +16,7 @@ from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
 from .compiled import CompiledModel, SavedModel
-from .engine import engine
+from .engine import integrator
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
@@ -220,7 +220,7 @@ def run_kernel(
     s["track_level"] = rk.order
     s["event_generations"] = EVENT_GENERATIONS
     budget = 1000
-    advance = engine().advance
+    advance = integrator().advance
     while True:
         started = time.perf_counter()
         status = advance(st, run, budget)
