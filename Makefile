@@ -59,5 +59,5 @@ notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache build
+	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache build dist fluidnet.egg-info
 	rm -f fluidnet/dde/_integrator*.so
