@@ -18,38 +18,37 @@ all: test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-$(STAMP)-core: pyproject.toml | $(BIN)/python
+# Installing builds the compiled integrator (setup.py: the C extension fluidnet.dde._integrator,
+# in place for this editable install), and an edit of its C sources builds it again (by hand,
+# faster: .venv/bin/python setup.py build_ext --inplace, with setuptools in the venv). A module
+# older than its sources is refused at import (fluidnet.dde.engine).
+$(STAMP)-core: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e .
-	touch $@
+	touch $@ $(STAMP)-integrator
 
-# After installing, and after any edit of the integrator's sources, compile it once (python -m
-# fluidnet.dde.warmup, about a minute of CPU): numba caches the kernel next to the sources, and
-# the warm-up builds it ahead of time into an extension module that later processes import
-# without numba. numba's cache does not notice edits to the kernel's callees, so it is cleared.
-ENGINE_SRC := $(wildcard fluidnet/dde/_*.py) fluidnet/dde/methods.py fluidnet/dde/engine.py
-$(STAMP)-engine: $(ENGINE_SRC) $(STAMP)-core
-	find fluidnet/dde -name '*.nbi' -delete -o -name '*.nbc' -delete
-	$(BIN)/python -m fluidnet.dde.warmup
+INTEGRATOR_SRC := $(wildcard fluidnet/dde/src/*.c fluidnet/dde/src/*.h) setup.py
+$(STAMP)-integrator: $(INTEGRATOR_SRC) | $(STAMP)-core
+	$(PIP) install --no-deps -e .
 	touch $@
 
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
 # they run sweeps on a local Dask cluster, so it has the dask extra too.
-$(STAMP)-dev: pyproject.toml | $(BIN)/python
+$(STAMP)-dev: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e ".[dev,notebooks,bench,dask]"
-	touch $@ $(STAMP)-core
+	touch $@ $(STAMP)-core $(STAMP)-integrator
 
-venv: $(STAMP)-dev $(STAMP)-engine
+venv: $(STAMP)-dev $(STAMP)-integrator
 
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
-test: $(STAMP)-dev $(STAMP)-engine
+test: $(STAMP)-dev $(STAMP)-integrator
 	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
-reproduce: $(STAMP)-core $(STAMP)-engine
+reproduce: $(STAMP)-core $(STAMP)-integrator
 	$(BIN)/fluidnet reproduce --all --out papers
 
 ## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
-bench: $(STAMP)-dev $(STAMP)-engine
+bench: $(STAMP)-dev $(STAMP)-integrator
 	$(BIN)/python benchmarks/run.py
 
 # The documentation site builds with its own extra; its paper pages show the figures and targets
@@ -62,18 +61,19 @@ papers/REPORT.md:
 	$(MAKE) reproduce
 
 ## make docs: the documentation site in docs/_build/html (warnings are errors)
-docs: $(STAMP)-dev $(STAMP)-docs $(STAMP)-engine papers/REPORT.md
+docs: $(STAMP)-dev $(STAMP)-docs $(STAMP)-integrator papers/REPORT.md
 	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
 
 ## make lint: ruff's checks and formatting over the code, tests, benchmarks, examples and docs
 lint: $(STAMP)-dev
-	$(BIN)/ruff check fluidnet tests benchmarks examples docs
-	$(BIN)/ruff format --check fluidnet tests benchmarks examples docs
+	$(BIN)/ruff check fluidnet tests benchmarks examples docs setup.py
+	$(BIN)/ruff format --check fluidnet tests benchmarks examples docs setup.py
 
 notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache docs/_build docs/api docs/papers docs/auto_examples docs/jupyter_execute
-	# numba's on-disk cache does not notice edits to the kernels' callees
-	find fluidnet -name '*.nbi' -delete -o -name '*.nbc' -delete
+	rm -rf $(VENV) .pytest_cache .ruff_cache .fluidnet_cache build dist fluidnet.egg-info
+	rm -rf docs/_build docs/api docs/papers docs/auto_examples docs/jupyter_execute docs/notebooks
+	rm -f docs/sg_execution_times.rst
+	rm -f fluidnet/dde/_integrator*.so

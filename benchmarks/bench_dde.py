@@ -14,22 +14,20 @@
    states; its queue uses its smooth ``conditional`` for ``q' = max(y - C, 0)`` at ``q = 0``
    (sigmoids one packet wide: with the default width the integration stalls at the start).
 
-3. Compile time and start-up (issue 14: first ``simulate`` on a fresh install <= 10 s, a new
-   model's first run <= 1 s, a later process <= 0.3 s): one small model in a fresh process with
-   nothing cached; the install step (``make venv`` runs ``python -m fluidnet.dde.warmup``, which
-   compiles the numba kernel and builds it ahead of time into an extension module, see
-   :mod:`fluidnet.dde.engine`); the first ``simulate`` after it (a new model: the C compiler
-   compiles its functions, the engine is imported without numba); a later process with
-   everything cached; and a process running a model saved by ``fn.save_compiled`` (no sympy,
-   no numba). Wall and CPU time of the process. Measured on this machine (2 cores, load about
-   1, numba 0.68.1, gcc 12.2), CPU seconds: nothing cached 30.4; install step 37.6; first
-   simulate after it 0.57; everything cached 0.52 (of which importing sympy about 0.25); saved
-   model 0.15. Before the ahead-of-time engine and the C backend (main at 83db3d0, load 5-6)
-   the first simulate after install took 3.2 s and a cached process 2.6 s of CPU, numba's own
-   start-up (loading one trivial cached function) 1.4 s of it. Of the engine's cold compile,
-   LLVM's passes over the one large ``advance`` function take most; compiling every phase
-   separately instead (``inlined`` = plain ``njit``) took longer (64.9 s against 53.0 s), and
-   LLVM at -O1 saved 15 % - too little for the <= 10 s goal, hence the build at install.
+3. Installing and start-up (issue 14: a new model's first run <= 1 s, a later process
+   <= 0.3 s; issue 26: after ``pip install <checkout>`` into a fresh virtual environment, the
+   first ``simulate`` of a new model in a new process <= 1 s of CPU with an empty
+   ``FLUIDNET_CACHE``, without numba). A fresh virtual environment; ``pip install`` of this
+   checkout into it (not editable: the build compiles the C integrator, the dependencies come
+   from the package index); then, in that environment and outside the checkout (each process
+   checks that it imported the installed package), a new model's first process with an empty
+   compile cache (the C compiler compiles the model's functions), a later process with the
+   model cached, a process running the model saved by ``fn.save_compiled`` (no sympy, no
+   numba), and what the compile cache holds afterwards. Then ``python -m build`` (an sdist, and
+   a wheel built from it): the wheel's integrator and the sdist's C sources are listed, and the
+   wheel, installed in place of the first install, runs one more new-model process. Wall and
+   CPU time of each process, the heavy modules it loaded, and ``x(5)``, which every process and
+   this environment's own build must compute to the same bits.
 
 4. Stiff models (issue 15): the linearly implicit ROS2 against DP5 on Prothero-Robinson
    ``x' = -1e4 (x - sin t) + cos t`` (exact ``sin t``) and on a rate/queue model with a very fast
@@ -129,10 +127,16 @@ print(json.dumps({{"import": t1 - t0, "total": t2 - t0}}))
 """
 
 
-def _run(code: str, args: list[str], env: dict[str, str]) -> tuple[dict, float]:
+def _run(
+    code: str,
+    args: list[str],
+    env: dict[str, str],
+    python: str = sys.executable,
+    cwd: Path | None = None,
+) -> tuple[dict, float]:
     start = time.perf_counter()
     out = subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True
+        [python, "-c", code, *args], env=env, cwd=cwd, capture_output=True, text=True
     )
     wall = time.perf_counter() - start
     if out.returncode:
@@ -224,7 +228,7 @@ def bench_kelly(ddeint_steps=(0.1, 0.05)) -> dict:
         base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
         code_f = _FLUIDNET_KELLY.format(salt=uuid.uuid4().hex[:12], **_kelly_params(RTOL, ATOL))
         out = str(tmp / "x.npy")
-        # the engine as installed (built ahead of time by the warm-up), the model new
+        # the integrator as installed (built with the package), the model new
         info, wall = _run_cpu(code_f, [out], base)
         res["fluidnet, first process (new model)"] = {"wall": wall, **info}
         info, wall = _run_cpu(code_f, [out], base)
@@ -410,78 +414,178 @@ def bench_rcp_ensemble(n_check: int = 20) -> dict:
 
 
 # ----------------------------------------------------------------------------- part 3
-_FLUIDNET_FIRST_RUN = """
-import json, time
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each process below also reports where fluidnet and its integrator came from and the value it
+# computed: ``python -c`` puts the working directory first on ``sys.path``, so a process started
+# in the checkout would time the checkout's in-place build instead of the installed package.
+_REPORT = """
+t2 = time.perf_counter()
+import fluidnet.dde._integrator as integrator
+heavy = [k for k in ("sympy", "numba", "llvmlite", "scipy") if k in sys.modules]
+print(json.dumps({"import": t1 - t0, "simulate": t2 - t1, "loaded": heavy, "x5": x5,
+                  "files": [fn.__file__, integrator.__file__]}))
+"""
+
+_NEW_MODEL = (
+    """
+import json, sys, time
 t0 = time.perf_counter()
 import fluidnet as fn
 t1 = time.perf_counter()
 x = fn.states("x")
 m = fn.Model(rhs={x: -x(fn.t - 1) + 1e-3 * fn.t}, params={})
-fn.simulate(m, 5.0, history={"x": 1.0})
-t2 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "simulate": t2 - t1}))
+x5 = float(fn.simulate(m, 5.0, history={"x": 1.0})(5.0)[0])
 """
+    + _REPORT
+)
 
-
-def _run_timed(code: str, env: dict[str, str], args: list[str] | None = None) -> dict:
-    """Wall and CPU time of a fresh Python process running ``code``."""
-    import resource
-
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    info, wall = _run(code, args or [], env)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, **info}
-
-
-_WARMUP = """
-import json, time
-t0 = time.perf_counter()
-from fluidnet.dde.warmup import warm_up
-t1 = time.perf_counter()
-r = warm_up()
-print(json.dumps({"import": t1 - t0, "simulate": time.perf_counter() - t1, "engine": r["engine"]}))
-"""
-
-_SAVE_FIRST = """
-import json, sys
+_SAVE_MODEL = """
+import sys
 import fluidnet as fn
 x = fn.states("x")
 m = fn.Model(rhs={x: -x(fn.t - 1) + 1e-3 * fn.t}, params={})
 fn.save_compiled(m, sys.argv[1], equilibrium=False)
-print(json.dumps({}))
+print("{}")
 """
 
-_SAVED_FIRST_RUN = """
+_SAVED_MODEL = (
+    """
 import json, sys, time
 t0 = time.perf_counter()
 import fluidnet as fn
 t1 = time.perf_counter()
 m = fn.load_compiled(sys.argv[1])
-fn.simulate(m, 5.0, history={"x": 1.0})
-t2 = time.perf_counter()
-print(json.dumps({"import": t1 - t0, "simulate": t2 - t1}))
+x5 = float(fn.simulate(m, 5.0, history={"x": 1.0})(5.0)[0])
 """
+    + _REPORT
+)
 
 
-def bench_compile() -> dict:
-    """Part 3: the engine's cold compile, the install step, a new model, cached processes."""
+def _run_timed(
+    code: str,
+    env: dict[str, str],
+    args: list[str] | None = None,
+    python: str = sys.executable,
+    cwd: Path | None = None,
+) -> dict:
+    """Wall and CPU time of a fresh Python process running ``code``."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    info, wall = _run(code, args or [], env, python, cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, **info}
+
+
+def _median_of(runs: list[dict]) -> dict:
+    """The run of median CPU time, with the CPU times of all of them."""
+    ordered = sorted(runs, key=lambda r: r["cpu"])
+    return {**ordered[len(ordered) // 2], "cpu_all": [r["cpu"] for r in runs]}
+
+
+def _timed_command(cmd: list[str], env: dict[str, str], cwd: Path) -> dict:
+    """Wall and CPU time (children included) of a command."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    out = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if out.returncode:
+        raise RuntimeError(f"{' '.join(cmd[:6])} failed:\n{out.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "import": float("nan"), "simulate": float("nan")}
+
+
+def _installed(run: dict, venv: Path) -> dict:
+    """``run``, after checking that it used the package installed in ``venv``."""
+    for f in run["files"]:
+        if not Path(f).resolve().is_relative_to(venv.resolve()):
+            raise RuntimeError(f"the benchmark process imported {f}, not the package in {venv}")
+    return run
+
+
+def bench_compile(repeats: int = 3) -> dict:
+    """Part 3: ``pip install <checkout>`` into a fresh virtual environment, then processes in it.
+
+    Each kind of process runs ``repeats`` times (the one of median CPU time is reported): a new
+    model with an empty compile cache (a new cache each time), the same model cached, and the
+    model saved by ``fn.save_compiled``. Then the wheel and sdist of ``python -m build`` (whose
+    wheel is built from the sdist) are checked and the wheel is installed in place of the first
+    install, for one more new-model process. Every process runs outside the checkout, must
+    import the installed package, and must compute the same ``x(5)``.
+    """
+    import tarfile
+    import zipfile
+
     res: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         base = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-        cold = dict(base, NUMBA_CACHE_DIR=str(tmp / "n0"), FLUIDNET_CACHE=str(tmp / "m0"))
-        res["nothing cached, no warm-up (engine + model)"] = _run_timed(_FLUIDNET_FIRST_RUN, cold)
-        install = dict(base, NUMBA_CACHE_DIR=str(tmp / "n1"), FLUIDNET_CACHE=str(tmp / "m1"))
-        res["install step: python -m fluidnet.dde.warmup"] = _run_timed(_WARMUP, install)
-        res["first simulate after install (new model)"] = _run_timed(_FLUIDNET_FIRST_RUN, install)
-        res["later process (everything cached)"] = _run_timed(_FLUIDNET_FIRST_RUN, install)
-        saved = tmp / "first.fnc"
-        _run(_SAVE_FIRST, [str(saved)], install)
-        res["later process, saved model (load_compiled)"] = _run_timed(
-            _SAVED_FIRST_RUN, install, [str(saved)]
+        for var in ("FLUIDNET_CACHE", "FLUIDNET_BACKEND", "PYTHONPATH", "VIRTUAL_ENV"):
+            base.pop(var, None)
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        python = str(venv / "bin" / "python")
+        pip = [python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        label = "pip install <checkout> (dependencies included)"
+        res[label] = _timed_command([*pip, str(ROOT)], base, tmp)
+
+        def process(code: str, cache: Path, args: list[str] | None = None) -> dict:
+            # run in tmp, not in the checkout, whose fluidnet/ would shadow the installed one
+            env = dict(base, FLUIDNET_CACHE=str(cache))
+            return _installed(_run_timed(code, env, args, python, cwd=tmp), venv)
+
+        caches = [tmp / f"cache{k}" for k in range(repeats)]  # each empty: nothing compiled
+        res["new model, empty compile cache"] = _median_of([process(_NEW_MODEL, c) for c in caches])
+        res["later process, model cached"] = _median_of(
+            [process(_NEW_MODEL, caches[0]) for _ in range(repeats)]
         )
-    return res
+        saved = tmp / "model.fnc"
+        _run(_SAVE_MODEL, [str(saved)], dict(base, FLUIDNET_CACHE=str(caches[0])), python, tmp)
+        res["later process, saved model (fn.load_compiled)"] = _median_of(
+            [process(_SAVED_MODEL, caches[0], [str(saved)]) for _ in range(repeats)]
+        )
+        cache_files = sorted(
+            str(p.relative_to(caches[0])) for p in caches[0].rglob("*") if p.is_file()
+        )
+
+        dist = tmp / "dist"
+        subprocess.run([*pip, "build"], check=True, cwd=tmp, env=base, capture_output=True)
+        label_build = "python -m build (sdist, then the wheel from it)"
+        res[label_build] = _timed_command(
+            [python, "-m", "build", "--outdir", str(dist), str(ROOT)], base, tmp
+        )
+        (wheel,) = dist.glob("*.whl")
+        (sdist,) = dist.glob("*.tar.gz")
+        with zipfile.ZipFile(wheel) as z:
+            in_wheel = [n for n in z.namelist() if "/dde/_integrator" in n]
+        with tarfile.open(sdist) as tf:
+            in_sdist = sorted(Path(n).name for n in tf.getnames() if "/dde/src/" in n)
+        subprocess.run(
+            [*pip, "--no-deps", "--force-reinstall", str(wheel)], check=True, cwd=tmp, env=base
+        )
+        res["new model, empty cache, the wheel of python -m build"] = process(
+            _NEW_MODEL, tmp / "cache_wheel"
+        )
+    import fluidnet as fn  # and this environment's build (in place, for development)
+
+    x = fn.states("x")
+    m = fn.Model(rhs={x: -x(fn.t - 1) + 1e-3 * fn.t}, params={})
+    here = float(fn.simulate(m, 5.0, history={"x": 1.0})(5.0)[0])
+    values = {here} | {r["x5"] for r in res.values() if "x5" in r}
+    if len(values) != 1:
+        raise RuntimeError(f"the installs computed different x(5): {sorted(values)}")
+    return {
+        "runs": res,
+        "cache_files": cache_files,
+        "wheel_integrator": in_wheel,
+        "sdist_sources": in_sdist,
+        "x5": values.pop(),
+    }
 
 
 # ----------------------------------------------------------------------------- part 4
@@ -572,13 +676,29 @@ def main() -> dict:
         "(errors relative to C and C d0)"
     )
     comp = bench_compile()
-    print("\n3. Compile time, one small model in a fresh process (simulate = first call)")
-    print(f"   {'process':46s} {'wall (s)':>9s} {'CPU (s)':>8s} {'import':>7s} {'simulate':>9s}")
-    for name, r in comp.items():
+    print(
+        "\n3. A fresh virtual environment with this checkout installed (not editable); one small "
+        "model\n   per process, each outside the checkout (medians of 3 by CPU time)"
+    )
+    print(
+        f"   {'process':52s} {'wall (s)':>9s} {'CPU (s)':>8s} {'import':>7s} {'simulate':>9s}"
+        "  heavy modules loaded"
+    )
+    for name, r in comp["runs"].items():
+        loaded = ", ".join(r.get("loaded", [])) or ("-" if "loaded" not in r else "none")
         print(
-            f"   {name:46s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
-            f"{r['simulate']:9.2f}"
+            f"   {name:52s} {r['wall']:9.2f} {r['cpu']:8.2f} {r['import']:7.2f} "
+            f"{r['simulate']:9.2f}  {loaded}"
         )
+    first = comp["runs"]["new model, empty compile cache"]
+    print(
+        f"   new model, CPU of each process: {', '.join(f'{c:.2f}' for c in first['cpu_all'])} s "
+        "(goal <= 1 s)"
+    )
+    print(f"   compile cache afterwards: {', '.join(comp['cache_files'])}")
+    print(f"   integrator in the wheel: {', '.join(comp['wheel_integrator'])}")
+    print(f"   integrator sources in the sdist: {', '.join(comp['sdist_sources'])}")
+    print(f"   x(5) of every process and of this environment's build: {comp['x5']!r}")
     stiff = bench_stiff()
     print("\n4. Stiff models: ROS2 (linearly implicit) against DP5, t in [0, 10]")
     print(f"   {'problem, method, tolerance':52s} {'steps':>8s} {'f evals':>9s} {'max error':>10s}")

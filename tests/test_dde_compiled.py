@@ -13,7 +13,6 @@ import pytest
 import sympy
 
 import fluidnet as fn
-from fluidnet.dde.engine import build_engine
 from fluidnet.errors import IntegrationError, ModelError, OptionError, ParameterError
 
 t = fn.t
@@ -156,9 +155,8 @@ print(json.dumps({"heavy": heavy, "y": sol["x"].tolist()}))
 
 
 def test_a_saved_model_runs_without_sympy_or_numba(saved):
-    build_engine()  # the ahead-of-time integrator (the warm-up built it already)
     model, k = saved["kelly"]
-    env = dict(os.environ, FLUIDNET_ENGINE="aot")
+    env = dict(os.environ)
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_CHILD), str(k.path)],
         capture_output=True,

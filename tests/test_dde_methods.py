@@ -172,25 +172,6 @@ def test_adaptive_tsit5_meets_the_tolerance():
         assert abs(sol(10.0)[0] - exact) < 20 * rtol
 
 
-def test_one_compiled_kernel_serves_every_method_and_model(monkeypatch):
-    """The methods are run-time data: the kernel has a single compiled specialization (the
-    just-in-time one; the ahead-of-time one has a single signature by construction)."""
-    from fluidnet.dde._kernel import advance
-
-    monkeypatch.setenv("FLUIDNET_ENGINE", "jit")
-    x, q = fn.states("x q")
-    plain = fn.Model(rhs={x: -x(t - 1)}, params={})
-    switched = fn.Model(
-        rhs={x: 1 - 2 * sympy.Heaviside(x(t - 0.5) - 1), q: x(t) - 1},
-        params={},
-        nonnegative=[q],
-    )
-    for name in METHODS:
-        fn.simulate(plain, 3.0, history={"x": 1.0}, method=name)
-        fn.simulate(switched, 3.0, history={"x": 0.5, "q": 0.0}, method=name)
-    assert len(advance.signatures) == 1
-
-
 # ------------------------------------------------------------------ linearly implicit (ROS2)
 def _linear_step(rk, z, w, theta=1.0):
     """One step of ``rk`` on ``y' = lambda y`` from ``y = 1`` with ``h lambda = z`` and the

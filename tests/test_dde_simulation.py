@@ -58,7 +58,7 @@ _CALLS = {
 @pytest.mark.parametrize("call", sorted(_CALLS))
 def test_ctrl_c_stops_a_long_run_with_keyboard_interrupt(call):
     """SIGINT during a run of hours: KeyboardInterrupt within about a second, no SystemError."""
-    fn.simulate(_decay(), 1.0, history={"x": 1.0})  # the engine on disk: the child loads it
+    fn.simulate(_decay(), 1.0, history={"x": 1.0})  # the model compiled: the child loads it
     code = textwrap.dedent(_LONG_RUN).format(call=_CALLS[call])
     proc = subprocess.Popen(
         [sys.executable, "-c", code],

@@ -4,6 +4,11 @@ The compiled kernel keeps nothing between calls: everything it needs to resume l
 the driver can stop it every so often (to let Ctrl-C through), enlarge or trim its arrays, and
 call it again.
 
+The C integrator declares the same record (``struct fn_state``) and groups of arrays in
+``fluidnet/dde/src/kernel.h``; :func:`fluidnet.dde.engine.integrator` checks, when it loads it,
+that the record's fields and offsets and the groups' fields are the ones below, and the
+integrator checks the type and shape of every array at every call.
+
 ``RunState`` (a NumPy record, passed by reference) holds the options, the progress of the run,
 the current failure cause and the counters. The arrays travel in named tuples grouped by use:
 
@@ -122,7 +127,8 @@ RUN_STATE = np.dtype(
         ("iterations", _i8),
         ("slides", _i8),
         ("lu_h", _f8),  # the step size whose I - gamma h J is factored in sw.lu (-1: none)
-    ]
+    ],
+    align=True,  # the layout of the C struct fn_state (fluidnet/dde/src/kernel.h)
 )
 
 ModelData = namedtuple(

@@ -6,7 +6,7 @@ model (state and parameter names, default values and bounds, projected states, t
 switching surfaces as text, the equilibrium at the default parameters) to one file.
 :func:`load_compiled` reads it back as a :class:`SavedModel`, which ``simulate`` (and
 ``simulate_ensemble``) accept in place of a :class:`fluidnet.Model`. Loading it imports neither
-sympy nor numba nor the code generator: with the ahead-of-time integrator
+sympy nor numba nor the code generator: with the integrator built with the package
 (:mod:`fluidnet.dde.engine`) a process that runs a saved model starts in a fraction of the time
 a symbolic model takes (the analogue of jitcdde's ``module_location``).
 

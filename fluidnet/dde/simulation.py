@@ -16,7 +16,7 @@ from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
 from .compiled import CompiledModel, SavedModel
-from .engine import engine
+from .engine import integrator
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
@@ -220,10 +220,10 @@ def run_kernel(
     s["track_level"] = rk.order
     s["event_generations"] = EVENT_GENERATIONS
     budget = 1000
-    advance = engine().advance
+    advance = integrator().advance
     while True:
         started = time.perf_counter()
-        status = advance(s, run, budget)
+        status = advance(st, run, budget)
         # checked at every return: with dense=False and short steps the arrays fill up
         # (ST_NEED_SPACE) long before the budget runs out
         if status in (F.ST_PAUSED, F.ST_NEED_SPACE) and stop is not None and stop():
@@ -331,6 +331,11 @@ def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
             f"t = {extra:.10g} (smallest normal velocity reached: {value:.3g} of the one-sided "
             f"fields'), needed {where}: the sliding motion where these surfaces meet is not "
             "defined by the multilinear Filippov combination"
+        )
+    if code == F.ST_TOO_MANY_SURFACES:
+        return (
+            f"the solution slides on {idx} switching surfaces at once {where}: the integrator "
+            "combines the one-sided fields of at most 10 (2**10 corner fields)"
         )
     return f"integration failed (code {code}) {where}"  # pragma: no cover
 

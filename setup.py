@@ -1,0 +1,57 @@
+"""Build of fluidnet's compiled integrator; the package metadata is in ``pyproject.toml``.
+
+The integrator (``fluidnet/dde/src/*.c``) is one C extension module,
+``fluidnet.dde._integrator``, built by setuptools with the Python headers only (it reads NumPy
+arrays through the buffer protocol). ``pip install .``, ``python -m build`` (wheel and sdist)
+and ``pip install -e .`` (built in place) all compile it.
+
+Floating-point code is compiled without ``-ffast-math`` and without contracting ``a * b + c``
+into fused multiply-adds (``-ffp-contract=off``; GCC contracts by default where the target has
+FMA), so the integrator computes the same bits on every machine and with every optimization
+level. The build records a hash of the sources in the module (``SOURCE_DIGEST``): a checkout
+whose sources changed after the build refuses the stale module (see
+:func:`fluidnet.dde.engine.source_digest`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+SRC = Path("fluidnet") / "dde" / "src"
+
+
+def source_digest(directory: Path) -> str:
+    """Hash of the integrator's C sources (names and bytes; the same as the runtime check's)."""
+    h = hashlib.sha256()
+    for path in sorted(directory.glob("*.[ch]")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:20]
+
+
+class BuildIntegrator(build_ext):
+    """``build_ext`` with the floating-point flags the integrator needs on GCC and Clang."""
+
+    def build_extensions(self) -> None:
+        if self.compiler.compiler_type == "unix":
+            for ext in self.extensions:
+                ext.extra_compile_args += [
+                    "-ffp-contract=off",
+                    "-fno-fast-math",
+                    "-fno-math-errno",  # sqrt as an instruction; no value changes
+                ]
+        super().build_extensions()
+
+
+integrator = Extension(
+    "fluidnet.dde._integrator",
+    sources=[str(p) for p in sorted(SRC.glob("*.c"))],
+    depends=[str(p) for p in sorted(SRC.glob("*.h"))],
+    include_dirs=[str(SRC)],
+    define_macros=[("FLUIDNET_SOURCE_DIGEST", f'"{source_digest(SRC)}"')],
+)
+
+setup(ext_modules=[integrator], cmdclass={"build_ext": BuildIntegrator})
