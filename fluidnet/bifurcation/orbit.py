@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,10 +11,10 @@ import numpy as np
 
 from ..errors import AnalysisError, OptionError
 from ._system import orbit_system
-from .collocation import Mesh, assemble, profile_values
+from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
 from .newton import OrbitState, correct
-from .smoothness import check_orbit_smooth
+from .smoothness import _switches, check_orbit_smooth
 
 __all__ = ["PeriodicOrbit", "periodic_orbit"]
 
@@ -82,15 +83,27 @@ class PeriodicOrbit:
         s = np.linspace(0.0, 1.0, n_points + 1)
         return s * self.period, profile_values(self.mesh, self.nodes, s)
 
+    @functools.cached_property
+    def _extrema(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return profile_extrema(self.mesh, self.nodes)
+
     @property
     def maximum(self) -> dict[str, float]:
-        _, v = self.sample()
-        return {k: float(v[:, i].max()) for i, k in enumerate(self.state_names)}
+        """Largest value of each state over the period: the maximum of the orbit's polynomial
+        pieces (at a root of their derivative or a mesh point), exact for the computed orbit."""
+        return {k: float(self._extrema[0][i]) for i, k in enumerate(self.state_names)}
 
     @property
     def minimum(self) -> dict[str, float]:
-        _, v = self.sample()
-        return {k: float(v[:, i].min()) for i, k in enumerate(self.state_names)}
+        """Smallest value of each state over the period (see :attr:`maximum`)."""
+        return {k: float(self._extrema[1][i]) for i, k in enumerate(self.state_names)}
+
+    @property
+    def peak_times(self) -> dict[str, tuple[float, float]]:
+        """``(time of the maximum, time of the minimum)`` of each state in ``[0, period)``."""
+        hi, lo = self._extrema[2], self._extrema[3]
+        T = self.period
+        return {k: (float(hi[i] * T), float(lo[i] * T)) for i, k in enumerate(self.state_names)}
 
     @property
     def amplitude(self) -> dict[str, float]:
@@ -207,7 +220,7 @@ def finish(model, mesh: Mesh, st: OrbitState, iterations: int, *, floquet: bool,
     _, Z = system.lags_at(X, st.P, prof)
     F = system.f(X.T, Z.T, system.params_columns(st.P, len(s_chk)))
     defect = float(np.max(np.abs(Xd - st.T * F)) / max(np.max(np.abs(Xd)), 1e-300))
-    if smooth:
+    if smooth and (model.nonnegative or _switches(model) is not None):
         asm = assemble(system, mesh, st.Y, st.T, st.P, jac=False)
         times = np.concatenate([s_chk, mesh.collocation_points()[0]]) * st.T
         check_orbit_smooth(model, np.vstack([X, asm.X]), np.vstack([Z, asm.Z]), st.P, times)
