@@ -183,6 +183,8 @@ class OrbitBranch:
         ``"complex"`` (torus).
     special : list of CycleBifurcation
         The folds, period doublings and Neimark-Sacker points, located on the branch.
+    notes : list of str
+        Changes of stability the multipliers were not accurate enough to certify.
     stop_reason : str
         Why the continuation stopped (count reached, bound reached, a non-smooth surface
         touched, Newton failed at the smallest step).
@@ -201,6 +203,7 @@ class OrbitBranch:
     stop_reason: str
     hopf: Any = field(default=None, repr=False)
     special: list = field(default_factory=list, repr=False)
+    notes: list = field(default_factory=list, repr=False)
 
     @property
     def x_name(self) -> str:
@@ -215,6 +218,8 @@ class OrbitBranch:
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{p.kind} at {p.x:.6g}" for p in self.special)
+        if self.notes:
+            kinds += f" ({len(self.notes)} uncertified stability changes, see .notes)"
         return (
             f"OrbitBranch({self.name}: {len(self)} orbits, {self.name} in "
             f"[{self.values.min():.6g}, {self.values.max():.6g}], period "
@@ -369,6 +374,7 @@ class _Tracer(ArclengthStepper):
         self.orbits: list[PeriodicOrbit] = []
         self.tangents: list[np.ndarray] = []
         self.special: list[CycleBifurcation] = []
+        self.notes: list[str] = []
         self.stop_reason = ""
 
     def add(self, orbit: PeriodicOrbit, tangent: np.ndarray) -> None:
@@ -464,31 +470,54 @@ class _Tracer(ArclengthStepper):
         i = len(self.orbits) - 1
         b = self.branch
         # fold of cycles: the parameter component of the tangent changes sign
-        if point.tangent[-1] * t[-1] < 0:
+        fold = point.tangent[-1] * t[-1] < 0
+        if fold:
             try:
                 _, _, at_fold = self._locate(point, h, lambda u, s: b.tangent(point.tangent)[-1])
-                self.special.append(self._make(FoldOfCycles, "fold", at_fold, 1.0 + 0j, i))
+                # (at the fold itself the fixed-parameter problem is singular: the accuracy of
+                # the multipliers is that of the two orbits around it)
+                self.special.append(
+                    self._make(FoldOfCycles, at_fold, 1.0 + 0j, i, around=(prev, orbit))
+                )
             except (CorrectionFailed, AnalysisError, np.linalg.LinAlgError):
                 pass
         if not self.opts["floquet"] or prev.multipliers is None or orbit.multipliers is None:
             return
-        before, after = prev.nontrivial_multipliers, orbit.nontrivial_multipliers
-        if np.sum(np.abs(before) > 1) == np.sum(np.abs(after) > 1):
+        ends = [prev, orbit]
+        counts = [o.unstable_count for o in ends]
+        if counts[0] == counts[1]:
             return
-        mu0, mu1 = _crossing_pair(before, after)
+        if not all(o.certified for o in ends):
+            # refine the two orbits' meshes until their multipliers are certified
+            ends = [_certified(o) or o for o in ends]
+            if not all(o.certified for o in ends):
+                err = max(o.multiplier_error for o in ends)
+                self.notes.append(
+                    f"between orbits {i} and {i + 1} the count of unstable multipliers "
+                    f"changes, but the multipliers are not certified (trivial multiplier off by "
+                    f"{err:.2g} even on {ends[0].mesh.intervals} intervals)"
+                )
+                return
+            counts = [o.unstable_count for o in ends]
+            if counts[0] == counts[1]:
+                return
+        mu0, mu1 = _crossing_pair(ends[0].nontrivial_multipliers, ends[1].nontrivial_multipliers)
         if mu0 is None:
             return
         kind = _kind(mu0, mu1)
         if kind == "+1":
-            return  # at a fold of cycles (located above) or a branch point of cycles
+            if not fold:
+                self.notes.append(
+                    f"between orbits {i} and {i + 1} a multiplier crosses +1 away from a fold "
+                    "(a branch point of cycles): not located"
+                )
+            return
         cls = PeriodDoubling if kind == "-1" else NeimarkSacker
 
         def g(u, s, mu0=mu0, mu1=mu1):
-            o = b.orbit if b.orbit is not None else None
-            mu = o.nontrivial_multipliers
+            mu = b.orbit.nontrivial_multipliers
             guess = mu0 + (mu1 - mu0) * (s / h)
-            m = mu[np.argmin(np.abs(mu - guess))]
-            return abs(m) - 1.0
+            return abs(mu[np.argmin(np.abs(mu - guess))]) - 1.0
 
         try:
             _, _, at_point = self._locate(point, h, _with_orbit(b, g))
@@ -496,14 +525,17 @@ class _Tracer(ArclengthStepper):
             crit = mu[np.argmin(np.abs(np.abs(mu) - 1.0))]
             if kind == "-1":
                 crit = complex(crit.real, 0.0)
-            self.special.append(self._make(cls, cls.__name__, at_point, crit, i))
+            self.special.append(self._make(cls, at_point, crit, i))
         except (CorrectionFailed, AnalysisError, np.linalg.LinAlgError):
-            pass
+            self.notes.append(f"a {kind} crossing between orbits {i} and {i + 1} not located")
 
-    def _make(self, cls, kind, orbit: PeriodicOrbit, mu: complex, i: int):
+    def _make(self, cls, orbit: PeriodicOrbit, mu: complex, i: int, around=None):
         names = {FoldOfCycles: "fold", PeriodDoubling: "period-doubling"}
         names[NeimarkSacker] = "neimark-sacker"
-        certified = orbit.multipliers is not None and abs(orbit.trivial_multiplier - 1) <= CERTIFIED
+        certified = False
+        if orbit.multipliers is not None:
+            check = around if around is not None else (orbit,)
+            certified = all(o.certified or _certified(o) is not None for o in check)
         return cls(
             kind=names[cls], x_name=self.name, x=float(orbit.params[self.name]), orbit=orbit,
             multiplier=complex(mu), index=i, certified=bool(certified),
@@ -519,6 +551,28 @@ class _Tracer(ArclengthStepper):
     def finish(self, point):
         self.stop_reason = self.stop_reason or f"{len(self.orbits)} orbits computed"
         return None
+
+
+def _certified(orbit: PeriodicOrbit) -> PeriodicOrbit | None:
+    """The orbit re-solved on twice and four times as many intervals until its multipliers
+    are certified; ``None`` if they are not even then (remembered per orbit)."""
+    done = orbit.__dict__.get("_refined", False)
+    if done is not False:
+        return done
+    found = None
+    for factor in (2, 4):
+        try:
+            fine = periodic_orbit(
+                orbit, intervals=factor * orbit.mesh.intervals, degree=orbit.mesh.degree,
+                check_smooth=False,
+            )  # fmt: skip
+        except AnalysisError:
+            break
+        if fine.certified:
+            found = fine
+            break
+    orbit.__dict__["_refined"] = found
+    return found
 
 
 def _with_orbit(branch: _Branch, g):
@@ -776,7 +830,7 @@ def _result(tracer: _Tracer, name: str, model, hopf, floquet: bool) -> OrbitBran
     tangents = tracer.tangents
     folds = []
     for i in range(1, len(tangents)):
-        if np.sign(tangents[i][-1]) != np.sign(tangents[i - 1][-1]):
+        if tangents[i][-1] * tangents[i - 1][-1] < 0:
             pair = values[i - 1 : i + 1]
             j = i - 1 + int(np.argmax(pair) if tangents[i - 1][-1] > 0 else np.argmin(pair))
             folds.append((j, float(values[j])))
@@ -807,4 +861,5 @@ def _result(tracer: _Tracer, name: str, model, hopf, floquet: bool) -> OrbitBran
         stop_reason=tracer.stop_reason,
         hopf=hopf,
         special=list(tracer.special),
+        notes=list(tracer.notes),
     )

@@ -49,8 +49,13 @@ def doubled_start(pd):
     w /= np.max(np.abs(w))
     doubled_mesh = Mesh(2 * mesh.intervals, mesh.degree)
     nodes_2 = np.vstack([orbit.nodes, orbit.nodes])
+    mu = None
+    if orbit.multipliers is not None:
+        from .floquet import multipliers
+
+        mu = multipliers(system, doubled_mesh, nodes_2, 2 * orbit.period, P)
     start = dataclasses.replace(
-        orbit, period=2 * orbit.period, mesh=doubled_mesh, nodes=nodes_2, multipliers=None
+        orbit, period=2 * orbit.period, mesh=doubled_mesh, nodes=nodes_2, multipliers=mu
     )
     direction = np.vstack([w, -w])
     return start, direction
