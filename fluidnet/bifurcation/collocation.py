@@ -231,7 +231,7 @@ def assemble(
     *,
     jac: bool = True,
     history=None,
-    param: int | None = None,
+    param=None,
 ) -> Assembly:
     """Residual (and Jacobian) of the collocation equations.
 
@@ -252,8 +252,9 @@ def assemble(
         previous periods and the current one (node ``g`` in ``[-history L m, L m]`` at column
         block ``g + history L m``), with delayed arguments not wrapped. Default: periodic
         (columns are the ``L m`` nodes, arguments wrapped).
-    param : int, optional
-        Also ``dR/dp`` for the parameter of this index (``Assembly.JP``).
+    param : int or sequence of int, optional
+        Also ``dR/dp`` for the parameter of this index (``Assembly.JP``; a column per index for
+        a sequence).
     """
     n, N, m, L = system.n, mesh.n_nodes, mesh.degree, mesh.intervals
     s_c, j_c, _, E, Ed, idx_c = mesh.colloc
@@ -316,7 +317,16 @@ def assemble(
     out.J = J
     out.JT = (-F - T * np.einsum("cak,kc->ca", fz, dzT)).reshape(-1)
     if param is not None:
-        out.JP = _param_derivative(system, mesh, T, P, X, Z, Pc, fz, delayed, param)
+        if np.ndim(param) == 0:
+            out.JP = _param_derivative(system, mesh, T, P, X, Z, Pc, fz, delayed, int(param))
+        else:
+            out.JP = np.stack(
+                [
+                    _param_derivative(system, mesh, T, P, X, Z, Pc, fz, delayed, int(k))
+                    for k in param
+                ],
+                axis=1,
+            )
     return out
 
 

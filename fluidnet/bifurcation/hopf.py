@@ -251,7 +251,15 @@ def _null_vectors(D: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def hopf_at(
-    model, name: str, value: float, omega: float, *, other_roots=None, branch=None, **fixed
+    model,
+    name: str,
+    value: float,
+    omega: float,
+    *,
+    other_roots=None,
+    branch=None,
+    equilibrium: dict | None = None,
+    **fixed,
 ) -> HopfPoint:
     """The :class:`HopfPoint` at a known crossing ``(value, omega)`` (no search).
 
@@ -268,7 +276,9 @@ def hopf_at(
         The next rightmost roots, when known (default: computed).
     branch : EquilibriumBranch, optional
         The equilibrium branch in ``name`` (default: a new one, from the model's equilibrium
-        at ``value``).
+        at ``value``, or the one Newton's method finds from ``equilibrium``).
+    equilibrium : dict, optional
+        ``{state: value}``: a guess of the equilibrium (for models with several).
     **fixed
         Other parameter values.
     """
@@ -279,7 +289,8 @@ def hopf_at(
         )
     params = model.resolve_params({**fixed, name: value})
     if branch is None:
-        branch = EquilibriumBranch(model, name, {k: v for k, v in params.items() if k != name})
+        others = {k: v for k, v in params.items() if k != name}
+        branch = EquilibriumBranch(model, name, others, guess=equilibrium)
     x, _, lin = branch.steady(value)
     eqd = {s: float(v) for s, v in zip(model.state_names, x, strict=True)}
     lam = 1j * omega
@@ -358,6 +369,7 @@ def hopf_point(
     hi: float,
     *,
     critical_options: dict | None = None,
+    equilibrium: dict | None = None,
     **fixed: float,
 ) -> HopfPoint:
     """The first Hopf bifurcation of ``model``'s equilibrium for ``name`` in ``[lo, hi]``.
@@ -377,6 +389,9 @@ def hopf_point(
         The interval searched.
     critical_options : dict, optional
         Keyword options of :func:`fluidnet.critical_value` (``n_scan``, ``root_options``).
+    equilibrium : dict, optional
+        ``{state: value}``: a guess of the equilibrium at ``lo`` (for models with several;
+        default :meth:`fluidnet.Model.equilibrium`).
     **fixed
         Values of the other parameters.
 
@@ -415,6 +430,6 @@ def hopf_point(
             f"(parameters: {', '.join(model.param_names)})"
         )
     others = {k: v for k, v in model.resolve_params(fixed).items() if k != name}
-    branch = EquilibriumBranch(model, name, others)
+    branch = EquilibriumBranch(model, name, others, guess=equilibrium)
     cv = critical_value(branch, name, lo, hi, **(critical_options or {}))
     return hopf_at(model, name, cv.value, cv.omega, branch=branch, **fixed)

@@ -42,7 +42,7 @@ from ..continuation.arclength import (
     null_tangent,
 )
 from ..continuation.scalar import illinois_steps
-from ..errors import FluidnetError, OptionError, ParameterError
+from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from . import codim2
 from .hopf import DEGENERATE_TOL, HopfPoint, _first_coefficient
 from .smoothness import NonSmoothError, check_equilibrium_smooth
@@ -358,18 +358,30 @@ class _HopfTracer(ArclengthStepper):
             self.stop_reason = f"{label} left [{rng[0]:g}, {rng[1]:g}]"
             return Stop(None)
         if new.omega <= 0:
-            k = 3 * n
-            try:
-                u, _ = self._locate(point, h, lambda u, s: u[k])
-            except CorrectionFailed:
-                u = point.u
-            d = self.data(u)
-            common = self._common(d, i) | {"kind": "bogdanov-takens"}
-            self.special.append(codim2.bogdanov_takens(d.lin, common))
-            self.records.append(d)
-            self.stop_reason = "the frequency reached 0 at a Bogdanov-Takens point"
+            self._bogdanov_takens(point.data if point.data.omega > 0 else new, i)
             return Stop(None)
         return None
+
+    def _bogdanov_takens(self, near: _Data, i: int) -> None:
+        """The point where the frequency reaches 0, solved from its own defining system (the
+        frequency vanishes like the square root of the distance along the curve, so a test
+        function on the curve would locate it poorly)."""
+        sys = self.sys
+        try:
+            x, P = _refine_bogdanov_takens(sys, near.x, near.P, near.q)
+            _, lin = sys.st.linearization(x, P)
+            d = _Data(x, near.q, 0.0, P, lin, math.nan, np.zeros(0, complex), near.unstable)
+            roots = lin.linear_dde().roots(k=self.opts["roots"]).values
+            d.others = roots[roots.imag >= 0]
+        except (AnalysisError, np.linalg.LinAlgError, FluidnetError) as exc:
+            self.stop_reason = (
+                f"the frequency approaches 0 (a Bogdanov-Takens point not solved: {exc})"
+            )
+            return
+        common = self._common(d, i) | {"kind": "bogdanov-takens"}
+        self.special.append(codim2.bogdanov_takens(d.lin, common))
+        self.records.append(d)
+        self.stop_reason = "the frequency reached 0 at a Bogdanov-Takens point"
 
     def _common(self, d: _Data, i: int) -> dict:
         model = self.sys.model
@@ -463,11 +475,57 @@ class _HopfTracer(ArclengthStepper):
     def failed(self, point, error):
         why = error.attempt.data.get("why", error.attempt.reason)
         self.stop_reason = f"Newton failed at the smallest step ({why})"
+        if point.data is not None and point.data.omega < 1e-2 * self.hopf.omega:
+            self._bogdanov_takens(point.data, len(self.records) - 1)
         return None
 
     def finish(self, point):
         self.stop_reason = self.stop_reason or f"{len(self.records)} points computed"
         return None
+
+
+def _refine_bogdanov_takens(sys: _HopfSystem, x0, P0, q):
+    """Newton's method on ``g(x, p) = 0``, ``Delta(0) v0 = 0``, ``Delta(0) v1 + Delta'(0) v0 =
+    0``, ``c . v0 = 1``, ``c . v1 = 0`` (a Jordan chain at 0) in ``(x, v0, v1, p_x, p_y)``."""
+    n = sys.n
+    j = int(np.argmax(np.abs(q)))
+    v0 = np.real(q * (abs(q[j]) / q[j]))
+    v0 /= np.linalg.norm(v0)
+    c = v0.copy()
+    _, lin = sys.st.linearization(x0, P0)
+    D0, D1 = lin.delta(0.0).real, lin.ddelta(0.0).real
+    A = np.vstack([D0, c])
+    v1 = np.linalg.lstsq(A, np.concatenate([-D1 @ v0, [0.0]]), rcond=None)[0]
+    ix, iy = sys.ix, sys.iy
+    sc = np.concatenate([sys.scales[:n], np.ones(2 * n), sys.scales[3 * n + 1 :]])
+    w = np.concatenate([x0, v0, v1, [P0[ix], P0[iy]]]) / sc
+
+    def F(w):
+        v = w * sc
+        x, a, b = v[:n], v[n : 2 * n], v[2 * n : 3 * n]
+        P = P0.copy()
+        P[ix], P[iy] = v[3 * n], v[3 * n + 1]
+        g, ln = sys.st.linearization(x, P)
+        D0, D1 = ln.delta(0.0).real, ln.ddelta(0.0).real
+        return np.concatenate([g, D0 @ a, D0 @ b + D1 @ a, [c @ a - 1.0, c @ b]])
+
+    for _ in range(30):
+        r = F(w)
+        J = np.empty((r.size, w.size))
+        for k in range(w.size):
+            e = np.zeros(w.size)
+            e[k] = 1e-7 * max(1.0, abs(w[k]))
+            J[:, k] = (F(w + e) - F(w - e)) / (2 * e[k])
+        dw = np.linalg.solve(J, -r)
+        w = w + dw
+        if np.max(np.abs(dw)) < 1e-13:
+            break
+    else:
+        raise AnalysisError("Newton's method for the Bogdanov-Takens point did not converge")
+    v = w * sc
+    P = P0.copy()
+    P[ix], P[iy] = v[3 * n], v[3 * n + 1]
+    return v[:n], P
 
 
 def _range(r, name: str):

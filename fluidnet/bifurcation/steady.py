@@ -243,17 +243,19 @@ class EquilibriumBranch:
     systems (``factory(**{name: value}) -> LinearDDE``).
 
     The first system is linearized at :meth:`fluidnet.Model.equilibrium` (the model's own
-    choice); every later one at the equilibrium continued by Newton's method from the nearest
-    value solved so far (a secant predictor from the two nearest), and checked there by
+    choice), or at the equilibrium Newton's method finds from ``guess``; every later one at
+    the equilibrium continued by Newton's method from the nearest value solved so far (a
+    secant predictor from the two nearest), and checked there by
     :func:`fluidnet.symbolic.linearize.linearize` (steady-state residual, projected states,
     switching surfaces). Where Newton's method fails, or the continued point is refused, the
     model's own equilibrium is used, as :meth:`fluidnet.Model.linearize` would.
     """
 
-    def __init__(self, model, name: str, fixed: dict):
+    def __init__(self, model, name: str, fixed: dict, guess: dict | None = None):
         self.model = model
         self.name = name
         self.fixed = dict(fixed)
+        self.guess = guess
         self.__name__ = f"equilibrium branch of {model.name} in {name}"
         self._p: list[float] = []
         self._x: list[np.ndarray] = []
@@ -272,11 +274,25 @@ class EquilibriumBranch:
         x = None
         if self._p:
             x = self._continued(value, values, i)
+        if x is None and self.guess is not None and not self._p:
+            x = self._from_guess(values)
         if x is None:
             x = _model_equilibrium(self.model, values)
         self._p.insert(i, value)
         self._x.insert(i, x)
         return x
+
+    def _from_guess(self, values: dict) -> np.ndarray:
+        names = self.model.state_names
+        missing = [s for s in names if s not in self.guess]
+        if missing:
+            raise AnalysisError(f"the equilibrium guess misses the states {missing}")
+        x0 = np.array([float(self.guess[s]) for s in names])
+        P = np.array([values[k] for k in self._names], dtype=float)
+        try:
+            return steady_state(self.model).solve(x0, P)[0]
+        except AnalysisError as exc:
+            raise AnalysisError(f"no equilibrium near the guess {dict(self.guess)}: {exc}") from exc
 
     def _continued(self, value: float, values: dict, i: int) -> np.ndarray | None:
         near = sorted(range(len(self._p)), key=lambda j: abs(self._p[j] - value))[:2]
