@@ -77,6 +77,8 @@ _LAZY = {
     "PeriodicOrbit": ".bifurcation.orbit",
     "OrbitBranch": ".bifurcation.continuation",
     "HopfCurve": ".bifurcation.hopf_curve",
+    "continue_cycle_folds": ".bifurcation.cycle_folds",
+    "CycleFoldCurve": ".bifurcation.cycle_folds",
     "NonSmoothError": ".bifurcation.smoothness",
     # stationary laws of window chains
     "WindowChain": ".stochastic.chain",
