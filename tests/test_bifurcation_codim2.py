@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 import pytest
-import sympy
+from bifurcation_models import neuron
 from scipy.optimize import brentq
 
 import fluidnet as fn
@@ -261,24 +261,6 @@ def test_bogdanov_takens_point_ends_the_hopf_curve():
     (bt,) = [p for p in curve.special if p.kind == "bogdanov-takens"]
     assert abs(bt.x) < 1e-10 and abs(bt.y) < 1e-10 and bt.jordan
     assert "Bogdanov-Takens" in curve.stop_reason
-
-
-def neuron(**values):
-    """Shayer & Campbell's two coupled neurons (SIAM J. Appl. Math. 61, 2000), DDE-BIFTOOL's
-    demo: x1' = -k x1 + b tanh(x1(t-ts)) + a12 tanh(x2(t-t2)), symmetric for x2 with a21, t1."""
-    x1, x2 = fn.states("x1 x2")
-    k, b, a12, a21, t1, t2, ts = fn.params("kappa beta a12 a21 tau1 tau2 taus")
-    t = fn.t
-    defaults = {k: 0.5, b: -1.0, a12: 1.0, a21: 0.8, t1: 0.2, t2: 0.2, ts: 1.5}
-    m = fn.Model(
-        {
-            x1: -k * x1(t) + b * sympy.tanh(x1(t - ts)) + a12 * sympy.tanh(x2(t - t2)),
-            x2: -k * x2(t) + b * sympy.tanh(x2(t - ts)) + a21 * sympy.tanh(x1(t - t1)),
-        },
-        defaults,
-        name="neuron",
-    )
-    return m.with_params(**values) if values else m
 
 
 def test_neuron_hopf_point_as_ddebiftool_prints():
