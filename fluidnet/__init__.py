@@ -79,6 +79,8 @@ _LAZY = {
     "HopfCurve": ".bifurcation.hopf_curve",
     "continue_cycle_folds": ".bifurcation.cycle_folds",
     "CycleFoldCurve": ".bifurcation.cycle_folds",
+    "criticality_table": ".bifurcation.onset",
+    "onset_map": ".bifurcation.onset",
     "NonSmoothError": ".bifurcation.smoothness",
     # stationary laws of window chains
     "WindowChain": ".stochastic.chain",

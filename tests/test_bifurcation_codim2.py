@@ -308,3 +308,39 @@ def test_neuron_hopf_hopf_point_as_ddebiftool_prints():
     assert ax.get_xlabel() == "a21" and ax.get_legend() is not None
     ax = p.plot()
     assert "hopf-hopf" in ax.get_title()
+
+
+def test_onset_map_fold_of_cycles_leaves_the_bautin_point():
+    """With l2 < 0 (c = 2: the quintic term outweighs the quadratic one) a curve of folds of
+    cycles leaves the Bautin point into the subcritical side b < b*: between it and the Hopf
+    line a stable large cycle coexists with the stable equilibrium."""
+    m = scalar(k=1.0, b=-1.0, c=2.0)
+    hp = fn.hopf_point(m, "a", 1.0, 2.0, equilibrium={"x": 0.0})
+    om = fn.onset_map(hp, "b", x_range=(1.0, 1.6), y_range=(-1.5, 0.0), n_points=20,
+                      fold_points=8, n_orbits=12)  # fmt: skip
+    (bp,) = [p for p in om.hopf.special if p.kind == "bautin"]
+    assert bp.l2 < 0
+    near = [f for f in om.folds if np.min(np.hypot(f.x - bp.x, f.y - bp.y)) < 2e-3]
+    assert near, [repr(f) for f in om.folds]
+    for f in near:
+        assert np.all(f.y <= bp.y + 1e-9)  # the subcritical side
+        assert np.all(f.x <= W + 1e-9)  # cycles before the Hopf line: bistability
+    ax = om.plot()
+    assert ax.get_legend() is not None
+
+
+def test_criticality_table_of_wright_delays():
+    """x' = -a x(t - tau)(1 + x): the Hopf point is a tau = pi/2; time scaling leaves l1 / a
+    ... supercritical at every tau (Chow & Mallet-Paret)."""
+    x = fn.states("x")
+    a, tau = fn.params("a tau")
+    m = fn.Model({x: -a * x(fn.t - tau) * (1 + x(fn.t))}, {a: 1.0, tau: 1.0})
+    taus = [0.5, 1.0, 2.0]
+    table = fn.criticality_table(m, "a", [{"tau": t} for t in taus], lo=[1.2 / t for t in taus],
+                                 hi=[2.0 / t for t in taus], equilibrium={"x": 0.0})  # fmt: skip
+    assert table.counts() == {"supercritical": 3}
+    for row, t in zip(table.rows, taus, strict=True):
+        assert row["value"] * t == pytest.approx(W, rel=1e-10)
+    ds = table.to_xarray()
+    assert list(ds["criticality"].values) == ["supercritical"] * 3
+    assert table.plot(x="tau").get_xlabel() == "tau"

@@ -18,6 +18,10 @@ collocation, Floquet multipliers, continuation of orbit branches and of Hopf cur
   Neimark-Sacker points (:class:`CycleBifurcation`), and :func:`continue_cycle_folds`
   (:class:`CycleFoldCurve`): a fold of cycles in two parameters, the edge of bistability.
 
+:func:`criticality_table` and :func:`onset_map` (:mod:`.onset`) put these together: the
+criticality at many critical values, and where in a parameter plane cycles are born and where
+they coexist with the stable equilibrium.
+
 Every curve and branch is followed by the one continuation engine of
 :mod:`fluidnet.continuation`; the defining systems are evaluated from the model's compiled
 symbolic derivatives (:mod:`.steady`, :mod:`._system`).
@@ -53,6 +57,10 @@ _LAZY = {
     "HopfHopfPoint": ".codim2",
     "ZeroHopfPoint": ".codim2",
     "BogdanovTakensPoint": ".codim2",
+    "criticality_table": ".onset",
+    "CriticalityTable": ".onset",
+    "onset_map": ".onset",
+    "OnsetMap": ".onset",
 }
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
@@ -78,4 +86,8 @@ __all__ = [
     "HopfHopfPoint",
     "ZeroHopfPoint",
     "BogdanovTakensPoint",
+    "criticality_table",
+    "CriticalityTable",
+    "onset_map",
+    "OnsetMap",
 ]

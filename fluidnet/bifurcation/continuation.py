@@ -40,7 +40,7 @@ from ._system import orbit_system
 from .collocation import Mesh
 from .hopf import HopfPoint
 from .newton import OrbitState, correct_full
-from .orbit import PeriodicOrbit, _state_scales, finish, periodic_orbit
+from .orbit import PeriodicOrbit, _state_scales, direct_orbit, finish, periodic_orbit
 from .smoothness import NonSmoothError
 
 __all__ = [
@@ -624,17 +624,19 @@ def _multiplier_kind(before: np.ndarray, after: np.ndarray) -> str:
     return _kind(mu0, mu1)
 
 
-def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_smooth):
+def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_smooth, tol):
     """Two orbits near the Hopf point from the normal form; closer when they are not smooth."""
     off = (first_offset or step / 10.0 * max(abs(hopf.value), 1e-3)) * hopf.orbit_side
-    kw = dict(intervals=intervals, degree=degree, floquet=floquet, check_smooth=check_smooth)
+    kw = dict(
+        intervals=intervals, degree=degree, floquet=floquet, check_smooth=check_smooth, tol=tol
+    )
     for attempt in range(5):
         try:
             return [
-                periodic_orbit(hopf, hopf.value + off, **kw),
-                periodic_orbit(hopf, hopf.value + 2 * off, **kw),
+                direct_orbit(hopf, hopf.value + off, {}, **kw),
+                direct_orbit(hopf, hopf.value + 2 * off, {}, **kw),
             ]
-        except NonSmoothError:
+        except AnalysisError:  # not smooth (or not converged) that far: closer to onset
             if attempt == 4 or first_offset is not None:
                 raise
             off /= 10.0
@@ -734,7 +736,9 @@ def continue_orbits(
                 f"a branch from the Hopf point in {hopf.name!r} is continued in {hopf.name!r}, "
                 f"not {name!r}"
             )
-        first = _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_smooth)
+        first = _first_orbits(
+            hopf, first_offset, step, intervals, degree, floquet, check_smooth, tol
+        )
     elif doubling is not None:
         name = name or doubling.x_name
         if name != doubling.x_name:

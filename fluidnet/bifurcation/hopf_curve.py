@@ -146,20 +146,27 @@ class HopfCurve:
         color = kwargs.pop("color", "C0")
         lw = kwargs.pop("lw", 1.8)
         unstable = self.unstable if self.unstable is not None else np.zeros(len(self), int)
+        labelled = set()
         for i in range(len(self.xs) - 1):
             sub = self.lyapunov is not None and (self.lyapunov[i] > 0 or self.lyapunov[i + 1] > 0)
             off = unstable[i] > 0 or unstable[i + 1] > 0
+            kind = (
+                "Hopf"
+                if self.lyapunov is None
+                else ("Hopf (subcritical)" if sub else "Hopf (supercritical)")
+            )
             ax.plot(
                 self.xs[i : i + 2], self.ys[i : i + 2], ls="--" if sub else "-",
-                lw=0.7 if off else lw, color=color, **kwargs,
+                lw=0.7 if off else lw, color=color,
+                label=None if kind in labelled else kind, **kwargs,
             )  # fmt: skip
+            labelled.add(kind)
         seen = set()
         for p in self.special:
             label = p.kind if p.kind not in seen else None
             seen.add(p.kind)
             ax.plot(p.x, p.y, p.marker, color="k", ms=7, label=label)
-        if seen:
-            ax.legend(fontsize=8)
+        ax.legend(fontsize=8)
         ax.set(xlabel=self.x, ylabel=self.y, title="Hopf curve")
         return ax
 

@@ -302,24 +302,29 @@ def _check_simulated_cycle(sol, t_start: float, T: float, mesh: Mesh) -> None:
     check_orbit_smooth(model, X, Z, P, tt - t_start)
 
 
+def direct_orbit(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
+    """The orbit at ``value`` by Newton's method from the normal form's prediction."""
+    model = hp.model
+    mesh = Mesh(kw["intervals"], kw["degree"])
+    values = model.resolve_params({**hp.params, **params, hp.name: value})
+    Y, T = hp.guess(value, mesh.nodes[:-1])
+    system = orbit_system(model)
+    P = np.array([values[k] for k in model.param_names], dtype=float)
+    guess = OrbitState(np.asarray(Y, dtype=float), float(T), P)
+    scales = unknown_scales(guess.Y, guess.T)
+    st, it = correct(system, mesh, guess, guess, scales=scales, tol=kw["tol"])
+    return finish(model, mesh, st, it, floquet=kw["floquet"], smooth=kw["check_smooth"])
+
+
 def _from_hopf(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
     """The orbit at ``value`` of the Hopf point's branch: Newton's method from the normal
     form's prediction, else the branch continued from the Hopf point to ``value``, else a long
     simulation at ``value`` started near the predicted orbit. Each failure is reported."""
     from .continuation import continue_orbits
 
-    model = hp.model
-    mesh = Mesh(kw["intervals"], kw["degree"])
     tried = []
     try:
-        values = model.resolve_params({**hp.params, **params, hp.name: value})
-        Y, T = hp.guess(value, mesh.nodes[:-1])
-        system = orbit_system(model)
-        P = np.array([values[k] for k in model.param_names], dtype=float)
-        guess = OrbitState(np.asarray(Y, dtype=float), float(T), P)
-        scales = unknown_scales(guess.Y, guess.T)
-        st, it = correct(system, mesh, guess, guess, scales=scales, tol=kw["tol"])
-        return finish(model, mesh, st, it, floquet=kw["floquet"], smooth=kw["check_smooth"])
+        return direct_orbit(hp, value, params, **kw)
     except NonSmoothError:
         raise
     except AnalysisError as exc:
