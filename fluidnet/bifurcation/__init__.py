@@ -14,6 +14,10 @@ collocation, Floquet multipliers, continuation of orbit branches and of Hopf cur
   the criticality along it and its codimension-two points (:class:`BautinPoint`,
   :class:`HopfHopfPoint`, :class:`ZeroHopfPoint`, :class:`BogdanovTakensPoint`) with their
   normal forms;
+* :func:`continue_equilibria` (:class:`EquilibriumCurve`): a branch of equilibria through its
+  folds (:class:`EquilibriumFold`), with its stability and Hopf points, and
+  :func:`continue_equilibrium_folds` (:class:`EquilibriumFoldCurve`): a fold in two parameters,
+  with its cusp, Bogdanov-Takens and zero-Hopf points;
 * on orbit branches, folds of cycles, period doublings (with branch switching) and
   Neimark-Sacker points (:class:`CycleBifurcation`), and :func:`continue_cycle_folds`
   (:class:`CycleFoldCurve`): a fold of cycles in two parameters, the edge of bistability.
@@ -57,6 +61,12 @@ _LAZY = {
     "HopfHopfPoint": ".codim2",
     "ZeroHopfPoint": ".codim2",
     "BogdanovTakensPoint": ".codim2",
+    "CuspPoint": ".codim2",
+    "continue_equilibria": ".equilibria",
+    "EquilibriumCurve": ".equilibria",
+    "EquilibriumFold": ".equilibria",
+    "continue_equilibrium_folds": ".equilibria",
+    "EquilibriumFoldCurve": ".equilibria",
     "criticality_table": ".onset",
     "CriticalityTable": ".onset",
     "onset_map": ".onset",
@@ -86,6 +96,12 @@ __all__ = [
     "HopfHopfPoint",
     "ZeroHopfPoint",
     "BogdanovTakensPoint",
+    "CuspPoint",
+    "continue_equilibria",
+    "EquilibriumCurve",
+    "EquilibriumFold",
+    "continue_equilibrium_folds",
+    "EquilibriumFoldCurve",
     "criticality_table",
     "CriticalityTable",
     "onset_map",

@@ -1,4 +1,5 @@
-"""Codimension-two points on Hopf curves: Bautin, Hopf-Hopf, zero-Hopf, Bogdanov-Takens.
+"""Codimension-two points on Hopf curves and fold curves: Bautin, Hopf-Hopf, zero-Hopf,
+Bogdanov-Takens, cusp.
 
 Each is located on a curve of Hopf points (:func:`fluidnet.continue_hopf`) where a test
 function changes sign, and characterized by its normal form on the center manifold
@@ -24,6 +25,9 @@ Kuznetsov, SIAM J. Appl. Dyn. Syst. 19, 2020):
   ``w1' = i omega w1 + g110 w0 w1 + g210 w0^2 w1 + g021 w1 |w1|^2``; ``s = g200 g011`` and
   ``theta = Re g110 / g200`` select the unfolding.
 * **Bogdanov-Takens**: the frequency reaches 0 (a double root at 0); the Hopf curve ends there.
+* **cusp** (on a curve of folds of equilibria, :func:`fluidnet.continue_equilibrium_folds`):
+  the fold's quadratic coefficient ``a`` vanishes; normal form ``w' = c w^3``: two fold curves
+  meet, and three equilibria merge.
 
 All are returned as objects with ``.plot()`` (the rightmost characteristic roots at the point,
 the critical ones marked) and ``.to_xarray()``.
@@ -45,6 +49,7 @@ __all__ = [
     "HopfHopfPoint",
     "ZeroHopfPoint",
     "BogdanovTakensPoint",
+    "CuspPoint",
 ]
 
 
@@ -55,7 +60,7 @@ class Codim2Point:
     Attributes
     ----------
     kind : str
-        ``"bautin"``, ``"hopf-hopf"``, ``"zero-hopf"`` or ``"bogdanov-takens"``.
+        ``"bautin"``, ``"hopf-hopf"``, ``"zero-hopf"``, ``"bogdanov-takens"`` or ``"cusp"``.
     x_name, y_name : str
         The two parameters.
     x, y : float
@@ -313,6 +318,35 @@ class BogdanovTakensPoint(Codim2Point):
         kind = "" if self.jordan else ", semisimple (not generic)"
         return (
             f"BogdanovTakensPoint({self.x_name}={self.x:.10g}, {self.y_name}={self.y:.10g}{kind})"
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CuspPoint(Codim2Point):
+    """A cusp point on a curve of folds of equilibria: the fold's quadratic coefficient
+    vanishes.
+
+    Attributes
+    ----------
+    c : float
+        The cubic coefficient of the normal form ``w' = c w^3`` on the center manifold (``q``
+        of unit length, ``p Delta'(0) q = 1``): ``c < 0`` gives three equilibria (one stable
+        when the others' roots are stable) inside the wedge of the two fold curves, ``c > 0``
+        the same with time reversed.
+    """
+
+    c: float
+    marker = "<"
+
+    def critical(self):
+        return [0.0]
+
+    def _scalars(self):
+        return {"c": self.c}
+
+    def __repr__(self):
+        return (
+            f"CuspPoint({self.x_name}={self.x:.10g}, {self.y_name}={self.y:.10g}, c={self.c:.6g})"
         )
 
 
