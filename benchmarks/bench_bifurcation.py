@@ -12,12 +12,28 @@
 2. SBRM (state-dependent RTT delays), N = 30, c = 10 pkts/ms: ``fn.hopf_point`` in the delay
    (time, criticality) and the smooth orbit branch until it meets the marking threshold.
 3. Kelly's delayed primal law with price ``(y/c)^4``: 50 orbits through the fold of cycles.
+4. The neuron of Shayer & Campbell (DDE-BIFTOOL's demo; issue 27's speed goals), CPU time in
+   this warm process: ``hopf_point`` (goal <= 50 ms), ``continue_hopf`` in (a21, taus) with the
+   first Lyapunov coefficient, the other roots and the codimension-two points at every point
+   (goal <= 20 ms per point), ``continue_orbits`` at DDE-BIFTOOL's accuracy (20 intervals,
+   degree 4) with Floquet multipliers (goal <= 20 ms per orbit). Side by side, in the same
+   run, DDE-BIFTOOL under GNU Octave on the same tasks (``benchmarks/ddebiftool_neuron.m``)
+   when ``octave`` is installed and ``DDEBIFTOOL_DIR`` points at a DDE-BIFTOOL checkout (not
+   part of fluidnet): its CPU time for one Hopf correction, for a Hopf curve with its
+   Lyapunov coefficients and codimension-two tests (``LocateSpecialPoints``), and for a branch
+   of orbits with their stability (``GetStability``).
 """
 
 from __future__ import annotations
 
 import math
+import os
+import re
+import shutil
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -128,8 +144,112 @@ def bench_kelly() -> dict:
     return {"branch_s": t_b, "folds": br.folds}
 
 
+HERE = Path(__file__).resolve().parent
+
+
+def _neuron():
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from bifurcation_models import neuron
+
+    return neuron()
+
+
+def _cpu(f, repeat: int = 1):
+    t0 = time.process_time()
+    for _ in range(repeat):
+        out = f()
+    return (time.process_time() - t0) / repeat, out
+
+
+def bench_neuron() -> dict:
+    m = _neuron()
+    eq = {"x1": 0.0, "x2": 0.0}
+    fn.hopf_point(m, "a21", 0.3, 1.2, equilibrium=eq)  # builds the model's compiled pieces
+    t_hopf, hp = _cpu(lambda: fn.hopf_point(m, "a21", 0.3, 1.2, equilibrium=eq), repeat=10)
+    fn.continue_hopf(hp, "taus", n_points=4)
+    t_curve, curve = _cpu(
+        lambda: fn.continue_hopf(hp, "taus", n_points=70, direction=0, x_range=(0, 3),
+                                 y_range=(0, 10))
+    )  # fmt: skip
+    per_point = t_curve / len(curve)
+    fn.continue_orbits(hp, n_orbits=4, intervals=20, degree=4)
+    t_orb, br = _cpu(lambda: fn.continue_orbits(hp, n_orbits=50, intervals=20, degree=4))
+    per_orbit = t_orb / len(br)
+    hh = [p for p in curve.special if p.kind == "hopf-hopf"]
+    out = {
+        "hopf_point_ms": 1e3 * t_hopf,
+        "hopf_curve_points": len(curve),
+        "hopf_curve_ms_per_point": 1e3 * per_point,
+        "special": [repr(p) for p in curve.special],
+        "orbits": len(br),
+        "orbit_ms": 1e3 * per_orbit,
+        "first_period": br.orbits[0].period,
+        "load": os.getloadavg(),
+    }
+    print(f"neuron, CPU time (load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} cores):")
+    print(f"  hopf_point: {1e3 * t_hopf:.1f} ms (goal <= 50); a21 = {hp.value:.8g}, "
+          f"omega = {hp.omega:.8g}, l1 = {hp.lyapunov:.6g}")  # fmt: skip
+    print(f"  continue_hopf: {len(curve)} points in {t_curve:.2f} s = {1e3 * per_point:.1f} ms "
+          f"per point (goal <= 20) with l1, the other roots and {len(curve.special)} special "
+          f"points: {'; '.join(out['special'])}")  # fmt: skip
+    if hh:
+        print(f"  Hopf-Hopf at (a21, taus) = ({hh[-1].x:.10f}, {hh[-1].y:.10f})")
+    print(f"  continue_orbits (20 x 4, with multipliers): {len(br)} orbits in {t_orb:.2f} s = "
+          f"{1e3 * per_orbit:.1f} ms per orbit (goal <= 20)")  # fmt: skip
+    out["ddebiftool"] = bench_ddebiftool()
+    return out
+
+
+def bench_ddebiftool(n_hopf: int = 40, n_psol: int = 50) -> dict:
+    """DDE-BIFTOOL on the same tasks under Octave (skipped when unavailable)."""
+    base = os.environ.get("DDEBIFTOOL_DIR", "")
+    octave = shutil.which("octave")
+    if not (octave and base and Path(base, "ddebiftool").is_dir()):
+        print("  DDE-BIFTOOL: not run (needs octave and DDEBIFTOOL_DIR pointing at DDE-BIFTOOL)")
+        return {"skipped": True}
+    env = {**os.environ, "N_HOPF": str(n_hopf), "N_PSOL": str(n_psol)}
+    t0 = time.time()
+    res = subprocess.run(
+        [octave, "--no-gui", "--quiet", "--eval", f"run('{HERE / 'ddebiftool_neuron.m'}')"],
+        capture_output=True, text=True, env=env, timeout=7200,
+    )  # fmt: skip
+    vals: dict = {}
+    for line in res.stdout.splitlines():
+        mt = re.match(r"RESULT (\S+) (.*)", line)
+        if mt:
+            vals.setdefault(mt.group(1), []).append(mt.group(2))
+    try:
+        hopf = float(vals["hopf_point_s"][0])
+        pts = int(vals["hopf_curve_points"][0])
+        curve = float(vals["hopf_curve_s"][0]) + float(vals["hopf_curve_special_s"][0])
+        orbits = int(vals["psol_orbits"][0])
+        psol = float(vals["psol_s"][0]) + float(vals["floquet_s"][0])
+    except (KeyError, ValueError, IndexError):
+        print(f"  DDE-BIFTOOL: run failed ({res.stderr[-300:]})")
+        return {"error": res.stderr[-1000:]}
+    out = {
+        "hopf_point_ms": 1e3 * hopf,
+        "hopf_curve_ms_per_point": 1e3 * curve / pts,
+        "orbit_ms": 1e3 * psol / orbits,
+        "special": vals.get("special_hoho", []),
+        "first_period": float(vals["first_period"][0]),
+        "wall_s": time.time() - t0,
+    }
+    print(f"  DDE-BIFTOOL (Octave, CPU time, same run): Hopf correction {out['hopf_point_ms']:.0f} "
+          f"ms; Hopf curve {out['hopf_curve_ms_per_point']:.0f} ms per point ({pts} points, "
+          f"L1 and codimension-two tests included); orbits {out['orbit_ms']:.0f} ms per orbit "
+          f"({orbits} orbits, 20 x 4, stability included); "
+          f"Hopf-Hopf at {out['special']}")  # fmt: skip
+    return out
+
+
 def main() -> dict:
-    return {"wright": bench_wright(), "sbrm": bench_sbrm(), "kelly": bench_kelly()}
+    return {
+        "neuron": bench_neuron(),
+        "wright": bench_wright(),
+        "sbrm": bench_sbrm(),
+        "kelly": bench_kelly(),
+    }
 
 
 if __name__ == "__main__":

@@ -85,5 +85,5 @@ def test_bad_options():
         fn.continue_orbits(hp, step=1.0, max_step=0.1)
     with pytest.raises(fn.OptionError, match="continued in 'a'"):
         fn.continue_orbits(hp, "tau")
-    with pytest.raises(fn.OptionError, match="HopfPoint or a PeriodicOrbit"):
+    with pytest.raises(fn.OptionError, match="a HopfPoint, a PeriodicOrbit"):
         fn.continue_orbits(wright(), "a")

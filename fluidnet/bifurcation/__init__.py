@@ -11,7 +11,24 @@ collocation, Floquet multipliers, continuation of orbit branches and of Hopf cur
   pseudo-arclength continuation (amplitude and period against the parameter, folds of cycles,
   stability changes);
 * :func:`continue_hopf` (:class:`HopfCurve`): a curve of Hopf points in two parameters, with
-  the criticality along it.
+  the criticality along it and its codimension-two points (:class:`BautinPoint`,
+  :class:`HopfHopfPoint`, :class:`ZeroHopfPoint`, :class:`BogdanovTakensPoint`) with their
+  normal forms;
+* :func:`continue_equilibria` (:class:`EquilibriumCurve`): a branch of equilibria through its
+  folds (:class:`EquilibriumFold`), with its stability and Hopf points, and
+  :func:`continue_equilibrium_folds` (:class:`EquilibriumFoldCurve`): a fold in two parameters,
+  with its cusp, Bogdanov-Takens and zero-Hopf points;
+* on orbit branches, folds of cycles, period doublings (with branch switching) and
+  Neimark-Sacker points (:class:`CycleBifurcation`), and :func:`continue_cycle_folds`
+  (:class:`CycleFoldCurve`): a fold of cycles in two parameters, the edge of bistability.
+
+:func:`criticality_table` and :func:`onset_map` (:mod:`.onset`) put these together: the
+criticality at many critical values, and where in a parameter plane cycles are born and where
+they coexist with the stable equilibrium.
+
+Every curve and branch is followed by the one continuation engine of
+:mod:`fluidnet.continuation`; the defining systems are evaluated from the model's compiled
+symbolic derivatives (:mod:`.steady`, :mod:`._system`).
 
 The theory is that of smooth vector fields. Fluid models are not smooth where a projected
 state (a queue) sits at 0 or a switching term changes branch: every result checks this and
@@ -33,6 +50,27 @@ _LAZY = {
     "PeriodicOrbit": ".orbit",
     "periodic_orbit": ".orbit",
     "NonSmoothError": ".smoothness",
+    "continue_cycle_folds": ".cycle_folds",
+    "CycleFoldCurve": ".cycle_folds",
+    "CycleBifurcation": ".continuation",
+    "FoldOfCycles": ".continuation",
+    "PeriodDoubling": ".continuation",
+    "NeimarkSacker": ".continuation",
+    "Codim2Point": ".codim2",
+    "BautinPoint": ".codim2",
+    "HopfHopfPoint": ".codim2",
+    "ZeroHopfPoint": ".codim2",
+    "BogdanovTakensPoint": ".codim2",
+    "CuspPoint": ".codim2",
+    "continue_equilibria": ".equilibria",
+    "EquilibriumCurve": ".equilibria",
+    "EquilibriumFold": ".equilibria",
+    "continue_equilibrium_folds": ".equilibria",
+    "EquilibriumFoldCurve": ".equilibria",
+    "criticality_table": ".onset",
+    "CriticalityTable": ".onset",
+    "onset_map": ".onset",
+    "OnsetMap": ".onset",
 }
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
@@ -47,4 +85,25 @@ __all__ = [
     "OrbitBranch",
     "HopfCurve",
     "NonSmoothError",
+    "continue_cycle_folds",
+    "CycleFoldCurve",
+    "CycleBifurcation",
+    "FoldOfCycles",
+    "PeriodDoubling",
+    "NeimarkSacker",
+    "Codim2Point",
+    "BautinPoint",
+    "HopfHopfPoint",
+    "ZeroHopfPoint",
+    "BogdanovTakensPoint",
+    "CuspPoint",
+    "continue_equilibria",
+    "EquilibriumCurve",
+    "EquilibriumFold",
+    "continue_equilibrium_folds",
+    "EquilibriumFoldCurve",
+    "criticality_table",
+    "CriticalityTable",
+    "onset_map",
+    "OnsetMap",
 ]

@@ -79,20 +79,46 @@ class OrbitSystem:
         fz = f.jacobian(sympy.Matrix(z)) if z else sympy.zeros(self.n, 0)
         self.fz = _vectorized(args, list(fz), (self.n, self.K))
         self.tau = _vectorized(args, list(taus), (self.K,))
+        P = sympy.Matrix(p)
+        self.fp = _vectorized(args, list(f.jacobian(P)) if p else [], (self.n, len(p)))
+        tp = taus.jacobian(P) if (z and p) else sympy.zeros(self.K, len(p))
+        self.tau_p = _vectorized(args, list(tp), (self.K, len(p)))
         self.sd = any(lag.kind == "state" for lag in form.lags)
+        # f, f_x and f_z in one generated function (one call per assembly)
+        jets = list(f) + list(f.jacobian(sympy.Matrix(x))) + list(fz)
+        self._f_fx_fz = _vectorized(args, jets, (len(jets),))
         if self.sd:
             self.tau_x = _vectorized(args, list(taus.jacobian(sympy.Matrix(x))), (self.K, self.n))
             self.tau_z = _vectorized(args, list(taus.jacobian(sympy.Matrix(z))), (self.K, self.K))
         self.state_names = form.states
         self.param_names = form.params
 
+    def derivatives(self, X: np.ndarray, Z: np.ndarray, P: np.ndarray):
+        """``(f, f_x, f_z)`` at the points (one evaluation)."""
+        npts = X.shape[0]
+        v = self._f_fx_fz(X.T, Z.T, self.params_columns(P, npts))
+        n, K = self.n, self.K
+        return (
+            v[:, :n],
+            v[:, n : n + n * n].reshape(npts, n, n),
+            v[:, n + n * n :].reshape(npts, n, K),
+        )
+
     def lags_at(self, X: np.ndarray, P: np.ndarray, profile) -> tuple[np.ndarray, np.ndarray]:
         """Delays and delayed values at points with current states ``X`` (npts, n).
 
         ``profile(k, tau)`` returns the delayed value of lag ``k``'s state ``tau`` before each
-        point (npts,). Lags are evaluated in order, since a delay may depend on earlier lags.
+        point (npts,). Lags are evaluated in order, since a delay may depend on earlier lags
+        (without state-dependent delays, all delays at once).
         """
         npts = X.shape[0]
+        if not self.sd:
+            Pc = np.broadcast_to(P[:, None], (len(P), npts))
+            taus = self.tau(X.T, np.zeros((self.K, npts)), Pc)
+            Z = np.empty((npts, self.K))
+            for k in range(self.K):
+                Z[:, k] = profile(k, taus[:, k])
+            return taus, Z
         Z = np.zeros((npts, self.K))
         taus = np.zeros((npts, self.K))
         Pc = np.broadcast_to(P[:, None], (len(P), npts))

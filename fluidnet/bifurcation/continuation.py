@@ -1,13 +1,27 @@
-"""Pseudo-arclength continuation of periodic-orbit branches in one parameter.
+"""Branches of periodic orbits in one parameter, and the bifurcations of cycles on them.
 
-From a Hopf point (the first two orbits from the normal form's prediction) or from a computed
-orbit, each step predicts along the branch tangent ``t`` (the null vector of the collocation
-Jacobian augmented by the phase condition, in scaled variables) and corrects with Newton under
-``<u - u_prev, t> = ds``, so the branch is followed through folds of cycles. The step adapts
-to Newton's convergence. A fold is flagged where the parameter component of the tangent
-changes sign; a stability change where the count of Floquet multipliers outside the unit
-circle changes, with the kind of crossing (+1: fold of cycles, -1: period doubling, complex:
-torus).
+From a Hopf point (the first two orbits from the normal form's prediction), from a computed
+orbit, or from a period-doubling point (branch switching to the doubled orbit), the branch is
+followed by the pseudo-arclength stepper of the continuation engine
+(:mod:`fluidnet.continuation`): each step predicts along the branch tangent (in scaled
+unknowns: the profile's node values, the period, the parameter) and corrects by Newton's
+method on the collocation system, its phase condition and the arclength condition; an
+:class:`~fluidnet.continuation.IterationController` sets the step from Newton's convergence.
+The tangent comes from the same bordered matrix as the last Newton step, so it costs one
+solve.
+
+Between two orbits the branch is searched for
+
+* a **fold of cycles** (the parameter turns back: the tangent's parameter component changes
+  sign), located by the Illinois method on that component;
+* a **period doubling** (a real Floquet multiplier crosses -1) and a **Neimark-Sacker**
+  (torus) bifurcation (a complex pair crosses the unit circle), detected from the change of the
+  number of multipliers outside the unit circle and located on the crossing multiplier's
+  modulus;
+
+each returned as an object (:class:`CycleBifurcation`) with the orbit there, its multipliers
+and whether they are *certified*: the trivial multiplier (exactly 1 for the exact orbit)
+computed within ``1e-8`` of 1, the measure of the discretization's accuracy for the others.
 """
 
 from __future__ import annotations
@@ -18,15 +32,130 @@ from typing import Any
 
 import numpy as np
 
+from ..continuation import IterationController, Stop, follow, run
+from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint
+from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, OptionError
 from ._system import orbit_system
-from .collocation import Mesh, assemble
+from .collocation import Mesh
 from .hopf import HopfPoint
-from .newton import OrbitState, correct, phase_row
-from .orbit import PeriodicOrbit, _state_scales, finish, periodic_orbit
+from .newton import OrbitState, correct_full
+from .orbit import PeriodicOrbit, _state_scales, direct_orbit, finish, periodic_orbit
 from .smoothness import NonSmoothError
 
-__all__ = ["OrbitBranch", "continue_orbits"]
+__all__ = [
+    "OrbitBranch",
+    "continue_orbits",
+    "CycleBifurcation",
+    "FoldOfCycles",
+    "PeriodDoubling",
+    "NeimarkSacker",
+]
+
+#: Multipliers are certified when the trivial one is computed within this of 1.
+CERTIFIED = 1e-8
+
+
+# ------------------------------------------------------------------------------ results
+@dataclass(frozen=True, kw_only=True)
+class CycleBifurcation:
+    """A bifurcation of cycles on a branch.
+
+    Attributes
+    ----------
+    kind : str
+        ``"fold"``, ``"period-doubling"`` or ``"neimark-sacker"``.
+    x_name : str
+        The branch's parameter.
+    x : float
+        Its value at the bifurcation.
+    orbit : PeriodicOrbit
+        The orbit there (with its multipliers).
+    multiplier : complex
+        The critical multiplier (``1``, ``-1``, or ``exp(+- i angle)``).
+    index : int
+        Index of the branch's orbit just before the point.
+    certified : bool
+        The trivial multiplier is within ``1e-8`` of 1 (the multipliers are accurate).
+    """
+
+    kind: str
+    x_name: str
+    x: float
+    orbit: Any = field(repr=False)
+    multiplier: complex
+    index: int = field(default=-1, repr=False)
+    certified: bool = True
+
+    @property
+    def period(self) -> float:
+        return self.orbit.period
+
+    def to_xarray(self):
+        """The point as an :class:`xarray.Dataset` of scalars."""
+        import xarray as xr
+
+        return xr.Dataset(
+            {
+                self.x_name: ((), self.x),
+                "period": ((), self.period),
+                "multiplier": ((), complex(self.multiplier)),
+                "certified": ((), self.certified),
+            },
+            attrs={"kind": self.kind},
+        )
+
+    def plot(self, ax=None, **kwargs):
+        """The Floquet multipliers in the complex plane, the critical one in red."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        th = np.linspace(0, 2 * np.pi, 200)
+        ax.plot(np.cos(th), np.sin(th), "k-", lw=0.6)
+        mu = np.asarray(self.orbit.multipliers)
+        ax.plot(mu.real, mu.imag, "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs)
+        c = complex(self.multiplier)
+        ax.plot([c.real, c.real], [c.imag, -c.imag], "o", color="C3", label="critical")
+        ax.set_aspect("equal")
+        ax.set(
+            xlabel="Re mu",
+            ylabel="Im mu",
+            title=f"{self.kind} at {self.x_name}={self.x:.8g}, T={self.period:.6g}",
+        )
+        ax.legend(fontsize=8)
+        return ax
+
+    def __repr__(self) -> str:
+        cert = "" if self.certified else ", multipliers not certified"
+        return (
+            f"{type(self).__name__}({self.x_name}={self.x:.10g}, period={self.period:.8g}, "
+            f"multiplier={complex(self.multiplier):.6g}{cert})"
+        )
+
+
+class FoldOfCycles(CycleBifurcation):
+    """A fold (saddle-node) of cycles: two cycles meet and disappear."""
+
+    marker = "x"
+
+
+class PeriodDoubling(CycleBifurcation):
+    """A period doubling (flip): a multiplier crosses -1; a branch of doubled orbits starts
+    here (:func:`continue_orbits` from this point follows it)."""
+
+    marker = "d"
+
+
+class NeimarkSacker(CycleBifurcation):
+    """A Neimark-Sacker (torus) bifurcation: a complex pair of multipliers crosses the unit
+    circle at ``exp(+- i angle)``."""
+
+    marker = "*"
+
+    @property
+    def angle(self) -> float:
+        return abs(float(np.angle(self.multiplier)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,11 +165,11 @@ class OrbitBranch:
     Attributes
     ----------
     name : str
-        The continuation parameter.
+        The continuation parameter (also ``x_name``).
     orbits : list of PeriodicOrbit
         The orbits, in continuation order.
     values : ndarray
-        Parameter value of each orbit.
+        Parameter value of each orbit (also ``x``).
     periods : ndarray
     amplitude : dict of str to ndarray
         Peak-to-peak amplitude of each state along the branch.
@@ -52,6 +181,10 @@ class OrbitBranch:
         ``(index, kind)``: between orbits ``index - 1`` and ``index`` a multiplier leaves or
         enters the unit circle through ``"+1"`` (fold), ``"-1"`` (period doubling) or
         ``"complex"`` (torus).
+    special : list of CycleBifurcation
+        The folds, period doublings and Neimark-Sacker points, located on the branch.
+    notes : list of str
+        Changes of stability the multipliers were not accurate enough to certify.
     stop_reason : str
         Why the continuation stopped (count reached, bound reached, a non-smooth surface
         touched, Newton failed at the smallest step).
@@ -69,23 +202,50 @@ class OrbitBranch:
     stability_changes: list
     stop_reason: str
     hopf: Any = field(default=None, repr=False)
+    special: list = field(default_factory=list, repr=False)
+    notes: list = field(default_factory=list, repr=False)
+
+    @property
+    def x_name(self) -> str:
+        return self.name
+
+    @property
+    def x(self) -> np.ndarray:
+        return self.values
 
     def __len__(self) -> int:
         return len(self.orbits)
 
     def __repr__(self) -> str:
+        kinds = ", ".join(f"{p.kind} at {p.x:.6g}" for p in self.special)
+        if self.notes:
+            kinds += f" ({len(self.notes)} uncertified stability changes, see .notes)"
         return (
             f"OrbitBranch({self.name}: {len(self)} orbits, {self.name} in "
             f"[{self.values.min():.6g}, {self.values.max():.6g}], period "
             f"[{self.periods.min():.6g}, {self.periods.max():.6g}], folds {len(self.folds)}; "
-            f"stopped: {self.stop_reason})"
+            f"bifurcations: {kinds or 'none'}; stopped: {self.stop_reason})"
+        )
+
+    def to_xarray(self):
+        """The branch as an :class:`xarray.Dataset` along ``orbit``."""
+        import xarray as xr
+
+        data = {self.name: ("orbit", self.values), "period": ("orbit", self.periods)}
+        for s, a in self.amplitude.items():
+            data[f"amplitude_{s}"] = ("orbit", a)
+        if self.stable is not None:
+            data["stable"] = ("orbit", self.stable)
+        return xr.Dataset(
+            data, coords={"orbit": np.arange(len(self))}, attrs={"stop_reason": self.stop_reason}
         )
 
     def plot(self, ax=None, *, state: str | None = None, y: str = "amplitude", **kwargs):
         """Bifurcation diagram: amplitude (or period) against the parameter.
 
-        Stable orbits are drawn solid, unstable dashed; folds are marked with ``x`` and the
-        Hopf point (zero amplitude) with a dot.
+        Stable orbits are drawn solid, unstable dashed; folds of cycles are marked ``x``,
+        period doublings with a thin diamond, Neimark-Sacker points with a star, and the Hopf
+        point (zero amplitude) with a dot.
 
         Parameters
         ----------
@@ -113,64 +273,370 @@ class OrbitBranch:
         for i in range(len(xs) - 1):
             ls = "-" if stable[i] and stable[i + 1] else "--"
             ax.plot(xs[i : i + 2], yy[i : i + 2], ls=ls, color=color, **kwargs)
-        for i, _ in self.folds:
-            ax.plot(xs[i], yy[i], "x", color="k")
+        for p in self.special:
+            val = p.orbit.amplitude[state] if y == "amplitude" else p.period
+            ax.plot(p.x, val, p.marker, color="k", ms=8, label=p.kind)
+        if not self.special:
+            for i, _ in self.folds:
+                ax.plot(xs[i], yy[i], "x", color="k")
         if self.hopf is not None and y == "amplitude":
             ax.plot([self.hopf.value], [0.0], "o", color="k")
+        if self.special:
+            handles, labels = ax.get_legend_handles_labels()
+            uniq = dict(zip(labels, handles, strict=True))
+            ax.legend(uniq.values(), uniq.keys(), fontsize=8)
         label = f"{state} peak-to-peak" if y == "amplitude" else "period"
         ax.set(xlabel=self.name, ylabel=label)
         return ax
 
 
-def _tangent(system, mesh, st: OrbitState, free: int, ref: OrbitState, scales, prev=None):
-    """Unit tangent (scaled variables) of the branch at ``st``, oriented along ``prev``."""
-    n = system.n
-    asm = assemble(system, mesh, st.Y, st.T, st.P)
-    from .newton import _param_column
+# ------------------------------------------------------------------------ the branch curve
+class _Branch:
+    """The collocation system of a branch in scaled unknowns ``u = (Y, T, p) / scales``."""
 
-    nr, size = asm.R.size, st.Y.size + 2
-    A = np.zeros((nr + 2, size))
-    A[:nr, : st.Y.size] = asm.J
-    A[:nr, st.Y.size] = asm.JT
-    A[:nr, -1] = _param_column(system, mesh, st, free)
-    row, _ = phase_row(mesh, ref, n)
-    A[nr, : row.size] = row
-    A = A * scales  # derivatives w.r.t. scaled variables
-    if prev is None:
-        A[nr + 1, -1] = 1.0  # a tangent with increasing parameter
+    def __init__(self, model, mesh: Mesh, free: int, scales: np.ndarray, ref: OrbitState, opts):
+        self.model = model
+        self.system = orbit_system(model)
+        self.mesh = mesh
+        self.free = free
+        self.scales = scales
+        self.ref = ref
+        self.shape = ref.Y.shape
+        self.P = ref.P.copy()
+        self.opts = opts
+        self.last = None  # the last correction
+        self.last_row = None  # its constraint row
+        self.orbit = None  # the last admissible orbit
+
+    def state(self, u: np.ndarray) -> OrbitState:
+        return OrbitState.from_vector(u * self.scales, self.shape, self.P, self.free)
+
+    def vector(self, st: OrbitState) -> np.ndarray:
+        return st.vector(self.free) / self.scales
+
+    def correct(self, guess: np.ndarray, point, row: np.ndarray, target: float):
+        try:
+            out = correct_full(
+                self.system, self.mesh, self.state(guess), self.ref, free=self.free,
+                constraint=(row, float(target)), scales=self.scales, tol=self.opts["tol"],
+            )  # fmt: skip
+        except AnalysisError as exc:
+            raise CorrectionFailed(str(exc)) from exc
+        self.last = out
+        self.last_row = row
+        return self.vector(out.state), out.iterations
+
+    def admissible(self, point, u: np.ndarray) -> str:
+        st = self.last.state
+        try:
+            self.orbit = finish(
+                self.model, self.mesh, st, self.last.iterations,
+                floquet=self.opts["floquet"], smooth=self.opts["check_smooth"],
+            )  # fmt: skip
+        except NonSmoothError as exc:
+            return f"non-smooth: {exc}"
+        except AnalysisError as exc:
+            return str(exc)
+        return ""
+
+    def _same_row(self, prev: np.ndarray) -> bool:
+        row = self.last_row
+        return row is not None and row.shape == prev.shape and np.array_equal(row, prev)
+
+    def tangent(self, prev: np.ndarray | None, sign: float = 1.0) -> np.ndarray:
+        """The unit tangent at the last correction (the null vector of its bordered matrix),
+        oriented along ``prev`` (or with ``sign`` on the parameter component)."""
+        import scipy.linalg
+
+        A = self.last.matrix * self.scales
+        rhs = np.zeros(A.shape[0] + 1)
+        rhs[-1] = 1.0
+        if prev is not None and self.last.lu is not None and self._same_row(prev):
+            # the last Newton step's factors: its constraint row is this tangent's border
+            t = scipy.linalg.lu_solve(self.last.lu, rhs, check_finite=False) / self.scales
+        else:
+            row = prev if prev is not None else np.eye(A.shape[1])[-1]
+            t = np.linalg.solve(np.vstack([A, row]), rhs)
+        t /= np.linalg.norm(t)
+        if prev is not None:
+            return t if t @ prev >= 0 else -t
+        return t if t[-1] * sign >= 0 else -t
+
+
+class _Tracer(ArclengthStepper):
+    """The stepper of a branch: orbits, tangents, and the cycle bifurcations between them."""
+
+    def __init__(self, branch: _Branch, name: str, opts: dict):
+        super().__init__(branch)
+        self.branch = branch
+        self.name = name
+        self.opts = opts
+        self.orbits: list[PeriodicOrbit] = []
+        self.tangents: list[np.ndarray] = []
+        self.special: list[CycleBifurcation] = []
+        self.notes: list[str] = []
+        self.stop_reason = ""
+
+    def add(self, orbit: PeriodicOrbit, tangent: np.ndarray) -> None:
+        self.orbits.append(orbit)
+        self.tangents.append(tangent)
+
+    def attempt(self, point, h, rejects):
+        att = super().attempt(point, h, rejects)
+        why = att.data.get("why", "")
+        if not att.ok and why.startswith("non-smooth") and h <= self.opts["step"] / 64:
+            self.stop_reason = why
+            return Stop(None)
+        return att
+
+    def accepted(self, point: CurvePoint, attempt, h_next: float):
+        b = self.branch
+        u = attempt.point
+        orbit = b.orbit
+        st = b.last.state
+        t = b.tangent(point.tangent)
+        end = self._bounds(point, attempt.h, st)
+        if end is not None:
+            return end
+        self._events(point, attempt.h, orbit, t)
+        self.add(orbit, t)
+        b.ref = st
+        if len(self.orbits) >= self.opts["n_orbits"]:
+            self.stop_reason = f"{self.opts['n_orbits']} orbits computed"
+            return Stop(None)
+        return CurvePoint(u=u, tangent=t, data=orbit)
+
+    # ---------------------------------------------------------------- ends and events
+    def _bounds(self, point, h, st: OrbitState):
+        p = st.P[self.branch.free]
+        lo, hi = self.opts["bounds"] or (-math.inf, math.inf)
+        target = self.opts["target"]
+        edge = None
+        if not lo <= p <= hi:
+            edge, why = (lo if p < lo else hi), f"{self.name} left [{lo:g}, {hi:g}]"
+        elif target is not None:
+            p0 = point.data.params[self.name] if point.data is not None else None
+            if p0 is not None and (p0 - target) * (p - target) <= 0 and p != p0:
+                edge, why = target, f"{self.name} reached {target:g}"
+        if edge is None:
+            return None
+        k = -1
+
+        def g(u, s):
+            return u[k] * self.branch.scales[k] - edge
+
+        try:
+            u, s, _ = self._locate(point, h, g)
+            orbit = self.branch.orbit
+            if orbit is not None and abs(orbit.params[self.name] - edge) <= 1e-9 * max(
+                1.0, abs(edge)
+            ):
+                self.add(orbit, self.branch.tangent(point.tangent))
+        except (CorrectionFailed, AnalysisError):
+            pass
+        self.stop_reason = why
+        return Stop(None)
+
+    def _locate(self, point, h, g):
+        """The branch point between ``point`` and the next one (step ``h``) where ``g(u, s)``
+        vanishes: the Illinois method in ``s``, each trial corrected onto the branch."""
+        t = point.tangent
+        b = self.branch
+        memo: dict[float, tuple] = {}
+
+        def at(s: float):
+            if s not in memo:
+                guess = point.u + s * t
+                u, _ = b.correct(guess, point, t, t @ guess)
+                memo[s] = (u, b.last)
+            b.last = memo[s][1]
+            return memo[s][0]
+
+        g0, g1 = g(at(0.0), 0.0), g(at(h), h)
+        if not g0 * g1 < 0:
+            s = h if abs(g1) < abs(g0) else 0.0
+        else:
+            s = run(illinois_steps(0.0, h, g0, g1, 1e-12), lambda s: g(at(s), s))
+        u = at(s)
+        why = b.admissible(point, u)
+        if why:
+            raise AnalysisError(why)
+        return u, s, b.orbit
+
+    def _events(self, point, h, orbit: PeriodicOrbit, t: np.ndarray) -> None:
+        prev = point.data
+        if prev is None:
+            return
+        i = len(self.orbits) - 1
+        b = self.branch
+        # fold of cycles: the parameter component of the tangent changes sign
+        fold = point.tangent[-1] * t[-1] < 0
+        if fold:
+            try:
+                _, _, at_fold = self._locate(point, h, lambda u, s: b.tangent(point.tangent)[-1])
+                # (at the fold itself the fixed-parameter problem is singular: the accuracy of
+                # the multipliers is that of the two orbits around it)
+                self.special.append(
+                    self._make(FoldOfCycles, at_fold, 1.0 + 0j, i, around=(prev, orbit))
+                )
+            except (CorrectionFailed, AnalysisError, np.linalg.LinAlgError):
+                pass
+        if not self.opts["floquet"] or prev.multipliers is None or orbit.multipliers is None:
+            return
+        ends = [prev, orbit]
+        counts = [o.unstable_count for o in ends]
+        if counts[0] == counts[1]:
+            return
+        if not all(o.certified for o in ends):
+            # refine the two orbits' meshes until their multipliers are certified
+            ends = [_certified(o) or o for o in ends]
+            if not all(o.certified for o in ends):
+                err = max(o.multiplier_error for o in ends)
+                self.notes.append(
+                    f"between orbits {i} and {i + 1} the count of unstable multipliers "
+                    f"changes, but the multipliers are not certified (trivial multiplier off by "
+                    f"{err:.2g} even on {ends[0].mesh.intervals} intervals)"
+                )
+                return
+            counts = [o.unstable_count for o in ends]
+            if counts[0] == counts[1]:
+                return
+        mu0, mu1 = _crossing_pair(ends[0].nontrivial_multipliers, ends[1].nontrivial_multipliers)
+        if mu0 is None:
+            return
+        kind = _kind(mu0, mu1)
+        if kind == "+1":
+            if not fold:
+                self.notes.append(
+                    f"between orbits {i} and {i + 1} a multiplier crosses +1 away from a fold "
+                    "(a branch point of cycles): not located"
+                )
+            return
+        cls = PeriodDoubling if kind == "-1" else NeimarkSacker
+
+        def g(u, s, mu0=mu0, mu1=mu1):
+            mu = b.orbit.nontrivial_multipliers
+            guess = mu0 + (mu1 - mu0) * (s / h)
+            return abs(mu[np.argmin(np.abs(mu - guess))]) - 1.0
+
+        try:
+            _, _, at_point = self._locate(point, h, _with_orbit(b, g))
+            mu = at_point.nontrivial_multipliers
+            crit = mu[np.argmin(np.abs(np.abs(mu) - 1.0))]
+            if kind == "-1":
+                crit = complex(crit.real, 0.0)
+            self.special.append(self._make(cls, at_point, crit, i))
+        except (CorrectionFailed, AnalysisError, np.linalg.LinAlgError):
+            self.notes.append(f"a {kind} crossing between orbits {i} and {i + 1} not located")
+
+    def _make(self, cls, orbit: PeriodicOrbit, mu: complex, i: int, around=None):
+        names = {FoldOfCycles: "fold", PeriodDoubling: "period-doubling"}
+        names[NeimarkSacker] = "neimark-sacker"
+        certified = False
+        if orbit.multipliers is not None:
+            check = around if around is not None else (orbit,)
+            certified = all(o.certified or _certified(o) is not None for o in check)
+        return cls(
+            kind=names[cls], x_name=self.name, x=float(orbit.params[self.name]), orbit=orbit,
+            multiplier=complex(mu), index=i, certified=bool(certified),
+        )  # fmt: skip
+
+    def failed(self, point, error):
+        why = error.attempt.data.get("why", error.attempt.reason)
+        self.stop_reason = (
+            why if why.startswith("non-smooth") else f"Newton failed at the smallest step: {why}"
+        )
+        return None
+
+    def finish(self, point):
+        self.stop_reason = self.stop_reason or f"{len(self.orbits)} orbits computed"
+        return None
+
+
+def _certified(orbit: PeriodicOrbit) -> PeriodicOrbit | None:
+    """The orbit re-solved on twice and four times as many intervals until its multipliers
+    are certified; ``None`` if they are not even then (remembered per orbit)."""
+    done = orbit.__dict__.get("_refined", False)
+    if done is not False:
+        return done
+    found = None
+    for factor in (2, 4):
+        try:
+            fine = periodic_orbit(
+                orbit, intervals=factor * orbit.mesh.intervals, degree=orbit.mesh.degree,
+                check_smooth=False,
+            )  # fmt: skip
+        except AnalysisError:
+            break
+        if fine.certified:
+            found = fine
+            break
+    orbit.__dict__["_refined"] = found
+    return found
+
+
+def _with_orbit(branch: _Branch, g):
+    """``g`` evaluated after the orbit at ``u`` is built (multipliers needed)."""
+
+    def wrapped(u, s):
+        why = branch.admissible(None, u)
+        if why:
+            raise AnalysisError(why)
+        return g(u, s)
+
+    return wrapped
+
+
+def _crossing_pair(before: np.ndarray, after: np.ndarray):
+    """The multiplier that crossed the unit circle, before and after (matched by distance)."""
+    out_a = after[np.abs(after) > 1.0]
+    out_b = before[np.abs(before) > 1.0]
+    if out_a.size > out_b.size:
+        cand = out_a
+        other = before
     else:
-        A[nr + 1] = prev
-    rhs = np.zeros(nr + 2)
-    rhs[-1] = 1.0
-    t = np.linalg.solve(A, rhs)
-    t /= np.linalg.norm(t)
-    if prev is not None and t @ prev < 0:
-        t = -t
-    return t
+        cand = out_b
+        other = after
+    best = None
+    for m in cand:
+        j = int(np.argmin(np.abs(other - m)))
+        d = abs(other[j] - m)
+        if best is None or d < best[0]:
+            best = (d, m, other[j])
+    if best is None:
+        return None, None
+    m, o = best[1], best[2]
+    return (o, m) if cand is out_a else (m, o)
 
 
-def _multiplier_kind(before: np.ndarray, after: np.ndarray) -> str:
-    """Where a multiplier crossed the unit circle between two orbits."""
-    out = np.concatenate([after[np.abs(after) > 1.0], before[np.abs(before) > 1.0]])
-    if out.size == 0:
-        return "?"
-    m = out[np.argmin(np.abs(np.abs(out) - 1.0))]
-    if abs(m.imag) > 1e-6 * abs(m):
+def _kind(mu0: complex, mu1: complex) -> str:
+    m = mu1 if abs(abs(mu1) - 1) < abs(abs(mu0) - 1) else mu0
+    if abs(m.imag) > 1e-6 * abs(m) and abs(mu0.imag) > 1e-9 and abs(mu1.imag) > 1e-9:
         return "complex"
     return "+1" if m.real > 0 else "-1"
 
 
-def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_smooth):
+def _multiplier_kind(before: np.ndarray, after: np.ndarray) -> str:
+    """Where a multiplier crossed the unit circle between two orbits."""
+    mu0, mu1 = _crossing_pair(before, after)
+    if mu0 is None:
+        return "?"
+    return _kind(mu0, mu1)
+
+
+def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_smooth, tol):
     """Two orbits near the Hopf point from the normal form; closer when they are not smooth."""
     off = (first_offset or step / 10.0 * max(abs(hopf.value), 1e-3)) * hopf.orbit_side
-    kw = dict(intervals=intervals, degree=degree, floquet=floquet, check_smooth=check_smooth)
+    kw = dict(
+        intervals=intervals, degree=degree, floquet=floquet, check_smooth=check_smooth, tol=tol
+    )
     for attempt in range(5):
         try:
             return [
-                periodic_orbit(hopf, hopf.value + off, **kw),
-                periodic_orbit(hopf, hopf.value + 2 * off, **kw),
+                direct_orbit(hopf, hopf.value + off, {}, **kw),
+                direct_orbit(hopf, hopf.value + 2 * off, {}, **kw),
             ]
-        except NonSmoothError:
+        except AnalysisError:  # not smooth (or not converged) that far: closer to onset
             if attempt == 4 or first_offset is not None:
                 raise
             off /= 10.0
@@ -192,15 +658,18 @@ def continue_orbits(
     degree: int = 4,
     floquet: bool = True,
     check_smooth: bool = True,
+    target: float | None = None,
+    tol: float = 1e-10,
 ) -> OrbitBranch:
     """Continue a branch of periodic orbits in one parameter (pseudo-arclength).
 
     Parameters
     ----------
-    start : HopfPoint or PeriodicOrbit
-        A Hopf point (the branch born there, in its parameter) or an orbit to continue.
+    start : HopfPoint, PeriodicOrbit or PeriodDoubling
+        A Hopf point (the branch born there, in its parameter), an orbit to continue, or a
+        period-doubling point of another branch (the branch of doubled orbits born there).
     name : str, optional
-        The continuation parameter (default: the Hopf point's).
+        The continuation parameter (default: the Hopf point's or the bifurcation's).
     n_orbits : int
         Number of orbits to compute (the branch stops earlier at a bound or a non-smooth
         surface).
@@ -209,19 +678,24 @@ def continue_orbits(
         to its size at the start, each state relative to its largest value, the period
         relative to itself).
     bounds : (float, float), optional
-        Stop when the parameter leaves this interval.
+        Stop when the parameter leaves this interval (the last orbit on the bound).
     direction : {1, -1}
         For an orbit start: increasing or decreasing parameter first.
     first_offset : float, optional
         For a Hopf start: parameter distance of the first orbit from the Hopf point (default
         ``step / 10`` relative to the parameter).
     intervals, degree : int
-        Collocation mesh.
+        Collocation mesh (for a period-doubling start: of each half of the doubled orbit).
     floquet : bool
-        Compute the Floquet multipliers of every orbit (stability along the branch).
+        Compute the Floquet multipliers of every orbit (stability along the branch, period
+        doublings and Neimark-Sacker points).
     check_smooth : bool
         Stop the branch at the first orbit touching a non-smooth surface (see
         :func:`periodic_orbit`).
+    target : float, optional
+        Stop at the first orbit with the parameter at this value (located exactly).
+    tol : float
+        Newton tolerance (scaled correction).
 
     Returns
     -------
@@ -248,12 +722,13 @@ def continue_orbits(
         raise OptionError(f"n_orbits = {n_orbits!r} must be an integer >= 2")
     if not (0 < min_step <= step <= max_step):
         raise OptionError(
-            f"need 0 < min_step <= step <= max_step, got {min_step!r}, {step!r}, {max_step!r}"
+            f"need 0 < min_step <= step <= max_step, got {min_step!r}, {max_step!r}, {step!r}"
         )
     if direction not in (1, -1):
         raise OptionError(f"direction = {direction!r} must be 1 or -1")
     mesh = Mesh(intervals, degree)
     hopf = start if isinstance(start, HopfPoint) else None
+    doubling = start if isinstance(start, PeriodDoubling) else None
     if hopf is not None:
         name = name or hopf.name
         if name != hopf.name:
@@ -261,7 +736,18 @@ def continue_orbits(
                 f"a branch from the Hopf point in {hopf.name!r} is continued in {hopf.name!r}, "
                 f"not {name!r}"
             )
-        first = _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_smooth)
+        first = _first_orbits(
+            hopf, first_offset, step, intervals, degree, floquet, check_smooth, tol
+        )
+    elif doubling is not None:
+        name = name or doubling.x_name
+        if name != doubling.x_name:
+            raise OptionError(f"the doubled branch is continued in {doubling.x_name!r}")
+        from .doubling import doubled_start
+
+        doubled, direction_nodes = doubled_start(doubling)
+        first = [doubled]
+        mesh = doubled.mesh
     elif isinstance(start, PeriodicOrbit):
         if name is None:
             raise OptionError("give the continuation parameter name")
@@ -276,13 +762,16 @@ def continue_orbits(
         ]
     else:
         raise OptionError(
-            f"start must be a HopfPoint or a PeriodicOrbit, got {type(start).__name__}"
+            "start must be a HopfPoint, a PeriodicOrbit or a PeriodDoubling, got "
+            f"{type(start).__name__}"
         )
     model = first[0].model
     if name not in model.param_names:
         raise OptionError(
             f"unknown parameter {name!r} (parameters: {', '.join(model.param_names)})"
         )
+    if bounds is not None:
+        bounds = (float(bounds[0]), float(bounds[1]))
     free = model.param_names.index(name)
     system = orbit_system(model)
     N = mesh.n_nodes
@@ -297,62 +786,55 @@ def continue_orbits(
         eq_scale = np.abs([hopf.equilibrium[s] for s in model.state_names])
     sscale = np.maximum(_state_scales(st0.Y), eq_scale) * math.sqrt(N)
     scales = np.concatenate([np.tile(sscale, N), [abs(st0.T)], [max(abs(st0.P[free]), 1e-12)]])
-
-    orbits: list[PeriodicOrbit] = list(first)
-    states = [state_of(o) for o in orbits]
+    opts = dict(
+        tol=tol, floquet=floquet, check_smooth=check_smooth, n_orbits=int(n_orbits),
+        bounds=bounds, target=None if target is None else float(target), step=step,
+    )  # fmt: skip
+    states = [state_of(o) for o in first]
+    branch = _Branch(model, mesh, free, scales, states[-1], opts)
+    tracer = _Tracer(branch, name, opts)
+    # the start: tangents from the bordered Jacobian at each first orbit
+    prev_t = None
     if len(states) == 2:
-        prev_t = (states[1].vector(free) - states[0].vector(free)) / scales
+        prev_t = branch.vector(states[1]) - branch.vector(states[0])
         prev_t /= np.linalg.norm(prev_t)
-    else:
-        prev_t = None
-    tangents = []
-    for st in states:
-        t = _tangent(system, mesh, st, free, st, scales, prev_t)
+    elif doubling is not None:
+        d = np.concatenate([direction_nodes.reshape(-1), [0.0, 0.0]]) / scales
+        prev_t = d / np.linalg.norm(d)
+    for orb, st in zip(first, states, strict=True):
+        if doubling is not None:
+            tracer.add(orb, prev_t)  # (the doubled problem is singular here: no tangent solve)
+            break
+        branch.ref = st
+        u = branch.vector(st)
+        try:
+            branch.correct(u, None, np.eye(u.size)[-1], u[-1])  # the Jacobian there
+        except CorrectionFailed as exc:
+            raise AnalysisError(f"the starting orbit does not solve the branch: {exc}") from exc
+        t = branch.tangent(prev_t, sign=float(direction))
         if prev_t is None and direction < 0:
             t = -t
-        tangents.append(t)
+        tracer.add(orb, t)
         prev_t = t
-    ds = step
-    stop = f"{n_orbits} orbits computed"
-    while len(orbits) < n_orbits:
-        cur, t = states[-1], tangents[-1]
-        u_prev = cur.vector(free) / scales
-        try:
-            guess = OrbitState.from_vector((u_prev + ds * t) * scales, cur.Y.shape, cur.P, free)
-            new, it = correct(
-                system, mesh, guess, cur, free=free, arclength=(u_prev, t, ds), scales=scales
-            )
-            orb = finish(model, mesh, new, it, floquet=floquet, smooth=check_smooth)
-        except NonSmoothError as exc:
-            if ds > step / 64:  # approach the surface with smaller steps first
-                ds /= 2
-                continue
-            stop = f"non-smooth: {exc}"
-            break
-        except AnalysisError as exc:
-            if ds / 2 >= min_step:
-                ds /= 2
-                continue
-            stop = f"Newton failed at the smallest step: {exc}"
-            break
-        p_new = new.P[free]
-        if bounds is not None and not (bounds[0] <= p_new <= bounds[1]):
-            stop = f"{name} left [{bounds[0]:g}, {bounds[1]:g}]"
-            break
-        t_new = _tangent(system, mesh, new, free, cur, scales, t)
-        orbits.append(orb)
-        states.append(new)
-        tangents.append(t_new)
-        if it <= 3:
-            ds = min(ds * 1.5, max_step)
-        elif it >= 6:
-            ds = max(ds / 1.5, min_step)
+    branch.ref = states[-1]
+    start_pt = CurvePoint(u=branch.vector(states[-1]), tangent=prev_t, data=first[-1])
+    control = IterationController(min_step, max_step, fast=3, slow=6, grow=1.5)
+    if len(tracer.orbits) < n_orbits:
+        run(follow(tracer, start_pt, control, step, max_steps=20 * n_orbits))
+    else:
+        tracer.stop_reason = f"{n_orbits} orbits computed"
+    return _result(tracer, name, model, hopf, floquet)
+
+
+def _result(tracer: _Tracer, name: str, model, hopf, floquet: bool) -> OrbitBranch:
+    orbits = tracer.orbits
     values = np.array([o.params[name] for o in orbits])
     periods = np.array([o.period for o in orbits])
     amp = {s: np.array([o.amplitude[s] for o in orbits]) for s in model.state_names}
+    tangents = tracer.tangents
     folds = []
     for i in range(1, len(tangents)):
-        if np.sign(tangents[i][-1]) != np.sign(tangents[i - 1][-1]):
+        if tangents[i][-1] * tangents[i - 1][-1] < 0:
             pair = values[i - 1 : i + 1]
             j = i - 1 + int(np.argmax(pair) if tangents[i - 1][-1] > 0 else np.argmin(pair))
             folds.append((j, float(values[j])))
@@ -380,6 +862,8 @@ def continue_orbits(
         stable=stable,
         folds=folds,
         stability_changes=changes,
-        stop_reason=stop,
+        stop_reason=tracer.stop_reason,
         hopf=hopf,
+        special=list(tracer.special),
+        notes=list(tracer.notes),
     )

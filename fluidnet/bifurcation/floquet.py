@@ -8,6 +8,9 @@ history of ``H`` previous periods instead of wrapping. Writing the Jacobian as
 finite-dimensional approximation of the monodromy operator whose eigenvalues converge to the
 Floquet multipliers (Engelborghs, Luzyanina, in 't Hout & Roose 2000). One multiplier is 1
 (the orbit's time shift); its computed distance from 1 measures the discretization error.
+Only the history nodes the delays read matter (the other columns of the operator vanish), so
+the eigenvalue problem is solved on those: for delays short against the period, a small
+fraction of the full operator.
 """
 
 from __future__ import annotations
@@ -18,35 +21,67 @@ from .collocation import Mesh, assemble, history_periods
 
 __all__ = ["monodromy", "multipliers"]
 
-#: Operators larger than this are reduced to their leading eigenvalues by Arnoldi iteration.
+#: Reduced operators larger than this are reduced to their leading eigenvalues by Arnoldi.
 DENSE_LIMIT = 900
 
 
-def monodromy(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray) -> np.ndarray:
-    """The discretized monodromy matrix, acting on node values over ``[-H, 0]``."""
+def _operator(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray, taus=None):
+    """``(S, H, referenced)``: the new period's node values ``S u_old`` as a function of the
+    history's, and which history nodes the delays read (the other columns of the monodromy
+    matrix are zero)."""
     import scipy.linalg  # scipy: imported where used
 
     n, N = system.n, mesh.n_nodes
-    taus = assemble(system, mesh, Y, T, P, jac=False).taus
+    if taus is None:
+        taus = assemble(system, mesh, Y, T, P, jac=False).taus
     H = history_periods(taus, T)
     asm = assemble(system, mesh, Y, T, P, history=H)
     old = (H * N + 1) * n
     J_old, J_new = asm.J[:, :old], asm.J[:, old:]
-    S = -scipy.linalg.solve(J_new, J_old)
-    M = np.zeros((old, old))
-    for pos in range(H * N + 1):
-        g = pos - H * N + N  # absolute node index after one period
+    used = np.flatnonzero(np.any(J_old != 0, axis=0))
+    nodes = np.union1d(used // n, [H * N])  # the history's last node continues the profile
+    cols = (nodes[:, None] * n + np.arange(n)).reshape(-1)
+    S = -scipy.linalg.solve(J_new, J_old[:, cols])
+    return S, H, nodes, cols
+
+
+def monodromy(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray, taus=None):
+    """The discretized monodromy matrix restricted to the history nodes the delays read.
+
+    The full matrix acts on the node values over ``[-H, 0]`` and maps them to those one period
+    later; its columns of nodes no delay reads are zero, so its nonzero eigenvalues are those
+    of the square block on the nodes that are read (``M u = mu u`` with ``mu != 0`` implies
+    ``mu u_C = M_CC u_C``, and conversely). For delays short against the period this block is
+    a fraction of the full matrix (about ``tau / T`` of it).
+
+    Returns
+    -------
+    M : ndarray
+        The block ``M_CC``.
+    nodes : ndarray of int
+        Its history nodes (absolute index ``g - H N`` relative to the end of the history).
+    """
+    n, N = system.n, mesh.n_nodes
+    S, H, nodes, cols = _operator(system, mesh, Y, T, P, taus)
+    size = nodes.size * n
+    M = np.zeros((size, size))
+    pos_of = {int(g): i for i, g in enumerate(nodes)}
+    for i, pos in enumerate(nodes):
+        g = int(pos) - H * N + N  # absolute node index after one period
+        rows = slice(i * n, (i + 1) * n)
         if g <= 0:
             src = g + H * N
-            M[pos * n : (pos + 1) * n, src * n : (src + 1) * n] = np.eye(n)
+            if src in pos_of:
+                j = pos_of[src]
+                M[rows, j * n : (j + 1) * n] = np.eye(n)
         else:
-            M[pos * n : (pos + 1) * n] = S[(g - 1) * n : g * n]
-    return M
+            M[rows] = S[(g - 1) * n : g * n]
+    return M, nodes
 
 
-def multipliers(system, mesh: Mesh, Y, T, P, k: int = 12) -> np.ndarray:
+def multipliers(system, mesh: Mesh, Y, T, P, k: int = 12, taus=None) -> np.ndarray:
     """The ``k`` Floquet multipliers of largest modulus, sorted by decreasing modulus."""
-    M = monodromy(system, mesh, Y, T, P)
+    M, _ = monodromy(system, mesh, Y, T, P, taus)
     if M.shape[0] <= DENSE_LIMIT:
         mu = np.linalg.eigvals(M)
     else:

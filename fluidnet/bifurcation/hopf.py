@@ -36,9 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnalysisError, OptionError
+from ..errors import AnalysisError, OptionError, ParameterError
 from .jets import multilinear_terms
 from .smoothness import NonSmoothError, check_equilibrium_smooth
+from .steady import EquilibriumBranch
 
 __all__ = ["HopfPoint", "hopf_point", "hopf_at"]
 
@@ -250,7 +251,15 @@ def _null_vectors(D: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def hopf_at(
-    model, name: str, value: float, omega: float, *, other_roots=None, **fixed
+    model,
+    name: str,
+    value: float,
+    omega: float,
+    *,
+    other_roots=None,
+    branch=None,
+    equilibrium: dict | None = None,
+    **fixed,
 ) -> HopfPoint:
     """The :class:`HopfPoint` at a known crossing ``(value, omega)`` (no search).
 
@@ -263,6 +272,13 @@ def hopf_at(
         Its critical value.
     omega : float
         Crossing frequency (> 0).
+    other_roots : array_like, optional
+        The next rightmost roots, when known (default: computed).
+    branch : EquilibriumBranch, optional
+        The equilibrium branch in ``name`` (default: a new one, from the model's equilibrium
+        at ``value``, or the one Newton's method finds from ``equilibrium``).
+    equilibrium : dict, optional
+        ``{state: value}``: a guess of the equilibrium (for models with several).
     **fixed
         Other parameter values.
     """
@@ -272,10 +288,13 @@ def hopf_at(
             "transcritical point of equilibria, not a Hopf bifurcation"
         )
     params = model.resolve_params({**fixed, name: value})
-    lin = model.linearize(**params)
-    eqd = {k: float(v) for k, v in lin.equilibrium.items()}
+    if branch is None:
+        others = {k: v for k, v in params.items() if k != name}
+        branch = EquilibriumBranch(model, name, others, guess=equilibrium)
+    x, _, lin = branch.steady(value)
+    eqd = {s: float(v) for s, v in zip(model.state_names, x, strict=True)}
     lam = 1j * omega
-    D = lin.characteristic_matrix(lam)
+    D = lin.delta(lam)
     q, p, rel = _null_vectors(D)
     if rel > 1e-6:
         raise AnalysisError(
@@ -285,13 +304,11 @@ def hopf_at(
     j = int(np.argmax(np.abs(q)))
     q = q * (abs(q[j]) / q[j])
     q = q / np.linalg.norm(q)
-    p = p / (p @ lin.characteristic_derivative(lam) @ q)
+    p = p / (p @ lin.ddelta(lam) @ q)
     # transversality: d lambda / dp = -p (dDelta/dp) q, dDelta/dp by central differences
+    # along the equilibrium branch
     h = 1e-6 * max(abs(value), 1e-3)
-    Dp = (
-        _relinearize(model, params, name, value + h).characteristic_matrix(lam)
-        - _relinearize(model, params, name, value - h).characteristic_matrix(lam)
-    ) / (2 * h)
+    Dp = (branch.steady(value + h)[2].delta(lam) - branch.steady(value - h)[2].delta(lam)) / (2 * h)
     speed = complex(-(p @ Dp @ q))
     nonsmooth = ""
     try:
@@ -300,7 +317,7 @@ def hopf_at(
         nonsmooth = str(exc)
     c1, c1_scale = _first_coefficient(model, lin, eqd, params, omega, q, p)
     if other_roots is None:
-        roots = lin.roots(k=4).values
+        roots = branch(**{name: value}).roots(k=4).values
         keep = np.abs(roots - lam) > 1e-6 * max(1.0, omega)
         keep &= np.abs(roots + lam) > 1e-6 * max(1.0, omega)
         other_roots = roots[keep]
@@ -322,11 +339,9 @@ def hopf_at(
     )
 
 
-def _relinearize(model, params: dict, name: str, value: float):
-    return model.linearize(**{**params, name: value})
-
-
-def _first_coefficient(model, lin, eqd, params, omega, q, p) -> tuple[complex, float]:
+def _first_coefficient(
+    model, lin, eqd, params, omega, q, p, *, state_scale: bool = True
+) -> tuple[complex, float]:
     form = model.form
     eq = [eqd[s] for s in model.state_names]
     P = [params[k] for k in model.param_names]
@@ -342,7 +357,7 @@ def _first_coefficient(model, lin, eqd, params, omega, q, p) -> tuple[complex, f
     # the size c1 would have with O(1) relative nonlinearity: omega / |x*|^2 (c1 scales as
     # 1/state^2); for x* = 0, the magnitude of its terms
     norm2 = float(np.dot(eq, eq))
-    scale = omega / norm2 if norm2 > 0 else 0.0
+    scale = omega / norm2 if norm2 > 0 and state_scale else 0.0
     scale = max(scale, 0.5 * sum(float(np.abs(p) @ np.abs(t)) for t in terms))
     return complex(0.5 * p @ sum(terms)), scale
 
@@ -354,13 +369,16 @@ def hopf_point(
     hi: float,
     *,
     critical_options: dict | None = None,
+    equilibrium: dict | None = None,
     **fixed: float,
 ) -> HopfPoint:
     """The first Hopf bifurcation of ``model``'s equilibrium for ``name`` in ``[lo, hi]``.
 
-    The crossing is located by :func:`fluidnet.critical_value` (the first sign change of the
-    spectral abscissa from ``lo``), then the critical eigenvectors, the root speed and the
-    first Lyapunov coefficient are computed there.
+    The crossing is located by :func:`fluidnet.critical_value` (the first change of stability
+    from ``lo``, certified) on the equilibrium branch in ``name`` (the model's equilibrium at
+    ``lo``, continued by Newton's method: :class:`~fluidnet.bifurcation.steady.EquilibriumBranch`),
+    then the critical eigenvectors, the root speed and the first Lyapunov coefficient are
+    computed there.
 
     Parameters
     ----------
@@ -371,6 +389,9 @@ def hopf_point(
         The interval searched.
     critical_options : dict, optional
         Keyword options of :func:`fluidnet.critical_value` (``n_scan``, ``root_options``).
+    equilibrium : dict, optional
+        ``{state: value}``: a guess of the equilibrium at ``lo`` (for models with several;
+        default :meth:`fluidnet.Model.equilibrium`).
     **fixed
         Values of the other parameters.
 
@@ -403,5 +424,12 @@ def hopf_point(
 
     if name in fixed:
         raise OptionError(f"{name!r} is the bifurcation parameter: do not also fix it")
-    cv = critical_value(model, name, lo, hi, **(critical_options or {}), **fixed)
-    return hopf_at(model, name, cv.value, cv.omega, **fixed)
+    if name not in model.param_names:
+        raise ParameterError(
+            f"unknown parameter {name!r} for model {model.name!r} "
+            f"(parameters: {', '.join(model.param_names)})"
+        )
+    others = {k: v for k, v in model.resolve_params(fixed).items() if k != name}
+    branch = EquilibriumBranch(model, name, others, guess=equilibrium)
+    cv = critical_value(branch, name, lo, hi, **(critical_options or {}))
+    return hopf_at(model, name, cv.value, cv.omega, branch=branch, **fixed)

@@ -28,6 +28,7 @@ state-dependent delay", Chaos 27) shows gives the correct normal-form coefficien
 from __future__ import annotations
 
 import cmath
+import functools
 import math
 from collections.abc import Mapping, Sequence
 
@@ -68,6 +69,9 @@ class HyperDual:
     def __neg__(self):
         return HyperDual(-self.c)
 
+    def nilpotent_part_nonzero(self) -> bool:
+        return bool(np.any(self.c[1:] != 0))
+
     def __mul__(self, o):
         if not isinstance(o, HyperDual):
             return HyperDual(self.c * o)
@@ -79,8 +83,12 @@ class HyperDual:
 
     __rmul__ = __mul__
 
-    def apply(self, f0, f1, f2, f3) -> HyperDual:
-        """``f(self)`` from ``f`` and its first three derivatives at the base value."""
+    #: Highest derivative order the algebra carries (products of three distinct ``e_i``).
+    order = 3
+
+    def apply(self, derivs) -> HyperDual:
+        """``f(self)`` from ``f`` and its derivatives ``derivs[k] = f^(k)`` at the base value."""
+        f0, f1, f2, f3 = derivs[:4]
         n = HyperDual(self.c.copy())
         n.c[0] = 0.0
         n2 = n * n
@@ -98,64 +106,113 @@ def _coef(o):
     return o.c if isinstance(o, HyperDual) else _unit(o)
 
 
+def _is_jet(v) -> bool:
+    return hasattr(v, "apply")
+
+
 def _as_hd(v) -> HyperDual:
     return v if isinstance(v, HyperDual) else HyperDual.const(v)
 
 
+def _base(v) -> complex:
+    return v.base if _is_jet(v) else complex(v)
+
+
 def _real_base(v, expr) -> float:
-    b = v.base if isinstance(v, HyperDual) else complex(v)
+    b = _base(v)
     if abs(b.imag) > 1e-12 * max(1.0, abs(b.real)):
         raise ModelError(f"{expr} is not real at the equilibrium ({b})")
     return b.real
 
 
 def _pow(base, expo, expr):
-    if isinstance(expo, HyperDual) and np.any(expo.c[1:] != 0):
+    if _is_jet(expo) and expo.nilpotent_part_nonzero():
         return _exp(_log(base, expr) * expo)
-    e = expo.base if isinstance(expo, HyperDual) else complex(expo)
-    e = e.real
-    if not isinstance(base, HyperDual):
+    e = _base(expo).real
+    if not _is_jet(base):
         return complex(base) ** e
     b = _real_base(base, expr)
-    if b == 0.0 and e < 3 and e != int(e):
-        raise ModelError(f"{expr} is not three times differentiable at the equilibrium")
-
-    def pw(k):
-        coef = 1.0
-        for j in range(k):
-            coef *= e - j
-        return coef * b ** (e - k) if coef != 0 else 0.0
-
-    return base.apply(pw(0), pw(1), pw(2), pw(3))
+    order = base.order
+    if b == 0.0 and e < order and e != int(e):
+        raise ModelError(f"{expr} is not {order} times differentiable at the equilibrium")
+    derivs = []
+    coef = 1.0
+    for k in range(order + 1):
+        derivs.append(coef * b ** (e - k) if coef != 0 else 0.0)
+        coef *= e - k
+    return base.apply(derivs)
 
 
 def _exp(a):
-    if not isinstance(a, HyperDual):
+    if not _is_jet(a):
         return cmath.exp(a)
     v = cmath.exp(a.base)
-    return a.apply(v, v, v, v)
+    return a.apply([v] * (a.order + 1))
 
 
 def _log(a, expr):
-    if not isinstance(a, HyperDual):
+    if not _is_jet(a):
         return cmath.log(a)
     b = _real_base(a, expr)
     if b <= 0:
         raise ModelError(f"{expr}: the logarithm's argument is {b:g} <= 0 at the equilibrium")
-    return a.apply(math.log(b), 1 / b, -1 / b**2, 2 / b**3)
+    derivs = [math.log(b)]
+    derivs += [(-1) ** (k - 1) * math.factorial(k - 1) / b**k for k in range(1, a.order + 1)]
+    return a.apply(derivs)
 
 
 def _trig(a, kind):
-    if not isinstance(a, HyperDual):
+    if not _is_jet(a):
         return {"sin": cmath.sin, "cos": cmath.cos, "tanh": cmath.tanh}[kind](a)
     b = a.base
-    if kind == "sin":
-        return a.apply(cmath.sin(b), cmath.cos(b), -cmath.sin(b), -cmath.cos(b))
-    if kind == "cos":
-        return a.apply(cmath.cos(b), -cmath.sin(b), -cmath.cos(b), cmath.sin(b))
+    N = a.order
+    if kind in ("sin", "cos"):
+        cycle = [cmath.sin(b), cmath.cos(b), -cmath.sin(b), -cmath.cos(b)]
+        shift = 0 if kind == "sin" else 1
+        return a.apply([cycle[(k + shift) % 4] for k in range(N + 1)])
+    # tanh: f^(k) = P_k(t), t = tanh(b), polynomials with P_0 = t, P_{k+1} = P_k'(t) (1 - t^2)
     t = cmath.tanh(b)
-    d1 = 1 - t * t
-    return a.apply(t, d1, -2 * t * d1, d1 * (6 * t * t - 2))
+    derivs = []
+    for coefs in _tanh_polynomials(N):
+        v = 0j
+        for c in coefs:  # Horner, highest power first
+            v = v * t + c
+        derivs.append(v)
+    return a.apply(derivs)
+
+
+@functools.cache
+def _tanh_polynomials(N: int) -> tuple[tuple[float, ...], ...]:
+    """Coefficients (highest power first) of ``P_0 .. P_N`` with ``tanh^(k) = P_k(tanh)``."""
+    out = []
+    poly = np.polynomial.Polynomial([0.0, 1.0])
+    one_minus = np.polynomial.Polynomial([1.0, 0.0, -1.0])
+    for _ in range(N + 1):
+        out.append(tuple(float(c) for c in poly.coef[::-1]))
+        poly = poly.deriv() * one_minus
+    return tuple(out)
+
+
+_GENERIC: dict = {}
+
+
+def _generic(func, a, expr):
+    """A unary function of a jet from its symbolic derivatives (built once per function)."""
+    if not _is_jet(a):
+        return complex(func(sympy.sympify(a)).evalf())
+    N = a.order
+    key = (func, N)
+    if key not in _GENERIC:
+        X = sympy.Symbol("X")
+        ders = [func(X)]
+        for _ in range(N):
+            ders.append(sympy.diff(ders[-1], X))
+        _GENERIC[key] = sympy.lambdify([X], ders, modules=["cmath", "math"])
+    try:
+        derivs = [complex(d) for d in _GENERIC[key](_real_base(a, expr))]
+    except (ValueError, ZeroDivisionError) as exc:
+        raise ModelError(f"{expr} is not differentiable at the equilibrium ({exc})") from exc
+    return a.apply(derivs)
 
 
 def _surface_side(value, expr) -> float:
@@ -163,6 +220,9 @@ def _surface_side(value, expr) -> float:
     if s == 0.0:
         raise ModelError(f"{expr} is evaluated on its switching surface: not differentiable")
     return s
+
+
+_SWITCHES = (sympy.Heaviside, sympy.sign, sympy.Abs, sympy.Piecewise, sympy.Max, sympy.Min)
 
 
 def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, object]):
@@ -192,6 +252,8 @@ def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, object]):
         return _log(evaluate(args[0], env), expr)
     if isinstance(expr, (sympy.sin, sympy.cos, sympy.tanh)):
         return _trig(evaluate(args[0], env), type(expr).__name__)
+    if isinstance(expr, sympy.Function) and len(args) == 1 and not isinstance(expr, _SWITCHES):
+        return _generic(type(expr), evaluate(args[0], env), expr)
     if isinstance(expr, (sympy.Max, sympy.Min)):
         vals = [evaluate(a, env) for a in args]
         bases = [_real_base(v, expr) for v in vals]
@@ -220,7 +282,7 @@ def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, object]):
         raise ModelError(f"{expr}: no branch applies")  # pragma: no cover
     raise ModelError(
         f"cannot differentiate {type(expr).__name__} terms ({expr}) for a normal form; "
-        "supported: +, *, powers, exp, log, sin, cos, tanh and switching terms"
+        "supported: +, *, powers, functions of one argument and switching terms"
     )
 
 

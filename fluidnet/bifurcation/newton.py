@@ -10,6 +10,7 @@ solution relative to a reference profile) and, on a branch, the pseudo-arclength
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,17 @@ def phase_row(mesh: Mesh, ref: OrbitState, n: int) -> tuple[np.ndarray, float]:
     return row, c
 
 
+@dataclass
+class Correction:
+    """A converged correction: the state, the iterations, and the last linear system."""
+
+    state: OrbitState
+    iterations: int
+    matrix: np.ndarray  # [J JT (JP); phase row] at the last iterate (unscaled columns)
+    assembly: Any
+    lu: Any = None  # LU factors of [matrix; constraint row / scales] (with a free parameter)
+
+
 def correct(
     system,
     mesh: Mesh,
@@ -82,7 +94,7 @@ def correct(
     free : int, optional
         Index of the free parameter (then ``arclength`` must be given).
     arclength : (u_prev, tangent, ds), optional
-        In scaled variables ``u / scales``.
+        ``tangent . (u / scales - u_prev) = ds`` in scaled variables.
     scales : ndarray, optional
         Scale of each unknown (for the arclength condition and convergence test).
 
@@ -95,8 +107,34 @@ def correct(
     AnalysisError
         When Newton does not converge in ``maxiter`` steps.
     """
+    constraint = None
+    if free is not None:
+        u_prev, tangent, ds = arclength
+        constraint = (tangent, float(ds + tangent @ u_prev))
+    out = correct_full(
+        system, mesh, guess, ref, free=free, constraint=constraint, scales=scales,
+        tol=tol, maxiter=maxiter,
+    )  # fmt: skip
+    return out.state, out.iterations
+
+
+def correct_full(
+    system,
+    mesh: Mesh,
+    guess: OrbitState,
+    ref: OrbitState,
+    *,
+    free: int | None = None,
+    constraint: tuple[np.ndarray, float] | None = None,
+    scales: np.ndarray | None = None,
+    tol: float = 1e-10,
+    maxiter: int = 25,
+) -> Correction:
+    """:func:`correct` with a general constraint ``row . (u / scales) = target`` (with a free
+    parameter) and the last linear system returned (for tangents)."""
     n = system.n
     shape = guess.Y.shape
+    ny = shape[0] * shape[1]
     row, c = phase_row(mesh, ref, n)
     u = guess.vector(free)
     size = u.size
@@ -106,58 +144,73 @@ def correct(
 
     def equations(u, jac=True):
         st = OrbitState.from_vector(u, shape, P, free)
-        asm = assemble(system, mesh, st.Y, st.T, st.P, jac=jac)
+        asm = assemble(system, mesh, st.Y, st.T, st.P, jac=jac, param=free if jac else None)
         extra = [row @ st.Y.reshape(-1) - c]
         if free is not None:
-            u_prev, tangent, ds = arclength
-            extra.append(tangent @ (u / scales - u_prev) - ds)
+            extra.append(constraint[0] @ (u / scales) - constraint[1])
         return st, asm, np.concatenate([asm.R, extra])
+
+    def matrix(asm) -> np.ndarray:
+        nr = asm.R.size
+        A = np.zeros((nr + 1, size))
+        A[:nr, :ny] = asm.J
+        A[:nr, ny] = asm.JT
+        A[nr, : row.size] = row
+        if free is not None:
+            A[:nr, -1] = asm.JP
+        return A
+
+    import scipy.linalg  # scipy: imported where used
 
     last = np.inf
     st, asm, rhs = equations(u)
+    step = np.inf
     for it in range(1, maxiter + 1):
-        nr = asm.R.size
-        A = np.zeros((rhs.size, size))
-        A[:nr, : shape[0] * shape[1]] = asm.J
-        A[:nr, shape[0] * shape[1]] = asm.JT
-        A[nr, : row.size] = row
-        if free is not None:
-            A[:nr, -1] = _param_column(system, mesh, st, free)
-            A[nr + 1] = arclength[1] / scales
-        try:
-            du = np.linalg.solve(A, -rhs)
-        except np.linalg.LinAlgError as exc:
-            raise AnalysisError(f"the collocation system is singular ({exc})") from exc
+        A = matrix(asm)
+        full = A if free is None else np.vstack([A, constraint[0] / scales])
+        with np.errstate(all="ignore"):
+            lu = scipy.linalg.lu_factor(full, check_finite=False)
+            du = scipy.linalg.lu_solve(lu, -rhs, check_finite=False)
+        if not np.all(np.isfinite(du)) or not np.all(np.isfinite(lu[0].diagonal())):
+            raise AnalysisError("the collocation system is singular or Newton's method diverged")
         step = float(np.max(np.abs(du / scales)))
-        if not np.all(np.isfinite(du)):
-            raise AnalysisError("Newton's method diverged (non-finite iterate)")
-        if step < tol:
-            return OrbitState.from_vector(u + du, shape, P, free), it
-        if it >= 3 and step > 0.5 * last and step < STAGNATION:
-            # no longer converging quadratically: the rounding floor of an ill-conditioned
-            # system (near a Hopf point the amplitude is very sensitive to the parameter)
-            return OrbitState.from_vector(u + du, shape, P, free), it
-        # damped step: halve while the residual grows (far from the solution only)
-        lam, norm0 = 1.0, float(np.linalg.norm(rhs))
-        while True:
-            try:
-                _, _, trial = equations(u + lam * du, jac=False)
-                ok = np.all(np.isfinite(trial)) and np.linalg.norm(trial) < norm0
-            except AnalysisError:
-                ok = False
-            if ok or lam < 1 / 64 or step < 1e-3:
-                break
-            lam /= 2
+        if step < tol or (it >= 3 and step > 0.5 * last and step < STAGNATION):
+            # converged, or no longer converging quadratically: the rounding floor of an
+            # ill-conditioned system (near a Hopf point the amplitude is very sensitive to
+            # the parameter)
+            done = OrbitState.from_vector(u + du, shape, P, free)
+            return Correction(done, it, A, asm, lu if free is not None else None)
+        # damped step: the full step when it lowers the residual (or is small), else halved
+        norm0 = float(np.linalg.norm(rhs))
+        lam = 1.0
+        try:
+            trial = equations(u + du)
+            good = np.all(np.isfinite(trial[2])) and np.linalg.norm(trial[2]) < norm0
+        except AnalysisError:
+            trial, good = None, False
+        if not good and step >= 1e-3:
+            while lam > 1 / 64:
+                lam /= 2
+                try:
+                    _, _, r = equations(u + lam * du, jac=False)
+                    if np.all(np.isfinite(r)) and np.linalg.norm(r) < norm0:
+                        break
+                except AnalysisError:
+                    pass
+            trial = None
+        elif trial is None:
+            raise AnalysisError("Newton's method left the domain of the model")
         u = u + lam * du
-        st, asm, rhs = equations(u)
+        st, asm, rhs = trial if (trial is not None and lam == 1.0) else equations(u)
         last = step * lam
     raise AnalysisError(
         f"Newton's method on the collocation system did not converge (last scaled step "
-        f"{step:.3g} after {it} iterations)"
+        f"{step:.3g} after {maxiter} iterations)"
     )
 
 
 def _param_column(system, mesh: Mesh, st: OrbitState, free: int) -> np.ndarray:
+    """``dR/dp`` by central differences (a check of :func:`assemble`'s exact column)."""
     p = st.P[free]
     h = 1e-7 * max(1.0, abs(p))
     Pp, Pm = st.P.copy(), st.P.copy()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,10 +11,10 @@ import numpy as np
 
 from ..errors import AnalysisError, OptionError
 from ._system import orbit_system
-from .collocation import Mesh, assemble, profile_values
+from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
 from .newton import OrbitState, correct
-from .smoothness import check_orbit_smooth
+from .smoothness import NonSmoothError, _switches, check_orbit_smooth
 
 __all__ = ["PeriodicOrbit", "periodic_orbit"]
 
@@ -82,15 +83,27 @@ class PeriodicOrbit:
         s = np.linspace(0.0, 1.0, n_points + 1)
         return s * self.period, profile_values(self.mesh, self.nodes, s)
 
+    @functools.cached_property
+    def _extrema(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return profile_extrema(self.mesh, self.nodes)
+
     @property
     def maximum(self) -> dict[str, float]:
-        _, v = self.sample()
-        return {k: float(v[:, i].max()) for i, k in enumerate(self.state_names)}
+        """Largest value of each state over the period: the maximum of the orbit's polynomial
+        pieces (at a root of their derivative or a mesh point), exact for the computed orbit."""
+        return {k: float(self._extrema[0][i]) for i, k in enumerate(self.state_names)}
 
     @property
     def minimum(self) -> dict[str, float]:
-        _, v = self.sample()
-        return {k: float(v[:, i].min()) for i, k in enumerate(self.state_names)}
+        """Smallest value of each state over the period (see :attr:`maximum`)."""
+        return {k: float(self._extrema[1][i]) for i, k in enumerate(self.state_names)}
+
+    @property
+    def peak_times(self) -> dict[str, tuple[float, float]]:
+        """``(time of the maximum, time of the minimum)`` of each state in ``[0, period)``."""
+        hi, lo = self._extrema[2], self._extrema[3]
+        T = self.period
+        return {k: (float(hi[i] * T), float(lo[i] * T)) for i, k in enumerate(self.state_names)}
 
     @property
     def amplitude(self) -> dict[str, float]:
@@ -111,6 +124,28 @@ class PeriodicOrbit:
         """The multiplier closest to 1 (exactly 1 for the exact orbit)."""
         self._need_multipliers()
         return complex(self.multipliers[np.argmin(np.abs(self.multipliers - 1.0))])
+
+    @property
+    def multiplier_error(self) -> float:
+        """How far the computed trivial multiplier is from 1: the accuracy of the multipliers.
+
+        At a fold of cycles a second multiplier is 1 as well, and the discretization splits
+        the double multiplier into ``1 +- d`` with ``d`` of the order of the square root of the
+        error; there the mean of the two nearest 1 (accurate to the error itself) is used.
+        """
+        self._need_multipliers()
+        mu = self.multipliers
+        d = np.abs(mu - 1.0)
+        one = float(np.min(d))
+        if mu.size >= 2:
+            a, b = mu[np.argsort(d)[:2]]
+            one = min(one, abs(0.5 * (a + b) - 1.0))
+        return one
+
+    @property
+    def certified(self) -> bool:
+        """The multipliers are certified: :attr:`multiplier_error` at most ``1e-8``."""
+        return self.multiplier_error <= 1e-8
 
     @property
     def nontrivial_multipliers(self) -> np.ndarray:
@@ -207,7 +242,7 @@ def finish(model, mesh: Mesh, st: OrbitState, iterations: int, *, floquet: bool,
     _, Z = system.lags_at(X, st.P, prof)
     F = system.f(X.T, Z.T, system.params_columns(st.P, len(s_chk)))
     defect = float(np.max(np.abs(Xd - st.T * F)) / max(np.max(np.abs(Xd)), 1e-300))
-    if smooth:
+    if smooth and (model.nonnegative or _switches(model) is not None):
         asm = assemble(system, mesh, st.Y, st.T, st.P, jac=False)
         times = np.concatenate([s_chk, mesh.collocation_points()[0]]) * st.T
         check_orbit_smooth(model, np.vstack([X, asm.X]), np.vstack([Z, asm.Z]), st.P, times)
@@ -267,6 +302,88 @@ def _check_simulated_cycle(sol, t_start: float, T: float, mesh: Mesh) -> None:
     check_orbit_smooth(model, X, Z, P, tt - t_start)
 
 
+def direct_orbit(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
+    """The orbit at ``value`` by Newton's method from the normal form's prediction."""
+    model = hp.model
+    mesh = Mesh(kw["intervals"], kw["degree"])
+    values = model.resolve_params({**hp.params, **params, hp.name: value})
+    Y, T = hp.guess(value, mesh.nodes[:-1])
+    system = orbit_system(model)
+    P = np.array([values[k] for k in model.param_names], dtype=float)
+    guess = OrbitState(np.asarray(Y, dtype=float), float(T), P)
+    scales = unknown_scales(guess.Y, guess.T)
+    st, it = correct(system, mesh, guess, guess, scales=scales, tol=kw["tol"])
+    return finish(model, mesh, st, it, floquet=kw["floquet"], smooth=kw["check_smooth"])
+
+
+def _from_hopf(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
+    """The orbit at ``value`` of the Hopf point's branch: Newton's method from the normal
+    form's prediction, else the branch continued from the Hopf point to ``value``, else a long
+    simulation at ``value`` started near the predicted orbit. Each failure is reported."""
+    from .continuation import continue_orbits
+
+    tried = []
+    try:
+        return direct_orbit(hp, value, params, **kw)
+    except NonSmoothError:
+        raise
+    except AnalysisError as exc:
+        tried.append(f"Newton from the normal form's prediction: {exc}")
+    if params:
+        tried.append("continuation from the Hopf point: not tried (other parameters differ)")
+    else:
+        try:
+            gap = abs(value - hp.value)
+            br = continue_orbits(
+                hp, n_orbits=400, intervals=kw["intervals"], degree=kw["degree"],
+                floquet=kw["floquet"], check_smooth=kw["check_smooth"], target=value,
+                max_step=0.5, tol=kw["tol"], bounds=(hp.value - 3 * gap, hp.value + 3 * gap),
+            )  # fmt: skip
+            last = br.orbits[-1]
+            if abs(last.params[hp.name] - value) <= 1e-9 * max(1.0, abs(value)):
+                return last
+            tried.append(
+                f"continuation from the Hopf point: the branch did not reach {hp.name}={value:g} "
+                f"(it covers [{br.values.min():.6g}, {br.values.max():.6g}]; stopped: "
+                f"{br.stop_reason})"
+            )
+        except NonSmoothError:
+            raise
+        except AnalysisError as exc:
+            tried.append(f"continuation from the Hopf point: {exc}")
+    try:
+        return _from_simulation_near(hp, value, params, kw)
+    except NonSmoothError:
+        raise
+    except AnalysisError as exc:
+        tried.append(f"a simulation at {hp.name}={value:g}: {exc}")
+    raise AnalysisError(
+        f"no periodic orbit at {hp.name}={value:g} from the Hopf point at {hp.name}="
+        f"{hp.value:.6g}; tried: " + "; ".join(f"({i + 1}) {t}" for i, t in enumerate(tried))
+    )
+
+
+def _from_simulation_near(hp, value: float, params: dict, kw) -> PeriodicOrbit:
+    """A long run at ``value`` from a history near the equilibrium, then its cycle."""
+    from ..dde import simulate
+
+    model = hp.model
+    values = {**{k: v for k, v in hp.params.items()}, **params, hp.name: value}
+    x0 = np.array([hp.equilibrium[s] for s in model.state_names])
+    scale = np.maximum(np.abs(x0), 1e-3 * max(float(np.max(np.abs(x0))), 1.0))
+    kick = x0 + 0.05 * scale * np.real(hp.eigenvector / np.max(np.abs(hp.eigenvector)))
+    T0 = hp.period
+    t_end = 200.0 * T0 + 20.0 * max(float(hp.params.get(hp.name, 0.0)), 0.0)
+    sol = simulate(
+        model, t_end, params=values, history=dict(zip(model.state_names, kick, strict=True)),
+        rtol=1e-8, atol=1e-10,
+    )  # fmt: skip
+    return periodic_orbit(
+        sol, intervals=kw["intervals"], degree=kw["degree"], floquet=kw["floquet"],
+        check_smooth=kw["check_smooth"], tol=kw["tol"], after=0.75 * t_end,
+    )  # fmt: skip
+
+
 def periodic_orbit(
     start,
     value: float | None = None,
@@ -285,8 +402,10 @@ def periodic_orbit(
     Parameters
     ----------
     start : HopfPoint, Solution or PeriodicOrbit
-        * a :class:`HopfPoint`: the orbit at ``value`` of its parameter, started from the
-          normal form's prediction (``value`` must lie on the side where orbits exist);
+        * a :class:`HopfPoint`: the orbit at ``value`` of its parameter: Newton's method from
+          the normal form's prediction; where that fails (far from onset), the branch
+          continued from the Hopf point up to ``value``; where that fails too, a long
+          simulation at ``value``. The error says which was tried and why each failed;
         * a :class:`fluidnet.dde.Solution` of :func:`fluidnet.simulate` that has settled on a
           cycle: the last full period of its tail (after ``after``) is the initial profile;
         * a :class:`PeriodicOrbit`: re-solved at the parameter overrides ``**params`` (small
@@ -340,9 +459,10 @@ def periodic_orbit(
     if isinstance(start, HopfPoint):
         if value is None:
             raise OptionError(f"give the value of {start.name!r} at which to compute the orbit")
-        model = start.model
-        values = model.resolve_params({**start.params, **params, start.name: float(value)})
-        Y, T = start.guess(value, mesh.nodes[:-1])
+        return _from_hopf(
+            start, float(value), params, intervals=intervals, degree=degree, floquet=floquet,
+            check_smooth=check_smooth, tol=tol,
+        )  # fmt: skip
     elif isinstance(start, Solution):
         if params or value is not None:
             raise OptionError(

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from ..continuation import IterationController, Stop, follow, run
+from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint, null_tangent
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
 from ..linear.lineardde import LinearDDE
@@ -352,101 +354,106 @@ def _zero_line(plane: _Plane, xr, yr, resolution: float):
 
 
 # ---------------------------------------------------------------------- continuation
-def _trace(G, u0, scales, xr, yr, h_max, max_steps, stop, hold=0):
-    """Pseudo-arclength continuation of ``G(u) = 0`` (``G: R^d -> R^(d-1)``) from ``u0``.
+class _Trace(ArclengthStepper):
+    """The pseudo-arclength stepper of :func:`_trace`: the curve's points until it leaves the
+    box (ending exactly on its edge), ``stop(u)`` holds, or it closes."""
 
-    Works in scaled coordinates ``u / scales`` with a chord-Newton corrector (the Jacobian of
-    the last accepted point, by forward differences). Returns the points of the curve through
-    ``u0`` until it leaves the box (ending exactly on its edge), ``stop(u)`` holds, or it closes.
-    The seed is first corrected with coordinate ``hold`` kept fixed.
-    """
-    d = u0.size
+    def __init__(self, curve, v0, lo, hi, stop, scales):
+        super().__init__(curve, chord=True, tol=1e-12, loose_tol=1e-9, maxiter=20)
+        self.v0, self.lo, self.hi, self.stop, self.scales = v0, lo, hi, stop, scales
+        self.pts = [v0]
+        self.closed = False
 
-    def Gs(v):
-        return G(v * scales)
+    def accepted(self, point, attempt, h_next):
+        v, v_new, h = point.u, attempt.point, attempt.h
+        xy = v_new[:2]
+        lo, hi = self.lo, self.hi
+        if np.any(xy < lo) or np.any(xy > hi):
+            # land exactly on the box edge that was crossed
+            j = int(np.argmax(np.maximum(lo - xy, xy - hi)))
+            edge = lo[j] if xy[j] < lo[j] else hi[j]
+            guess = v + (edge - v[j]) / (v_new[j] - v[j]) * (v_new - v)
+            try:
+                self.pts.append(self.correct(guess, point, _unit(v.size, j), edge)[0])
+            except CorrectionFailed:
+                pass
+            return Stop(self.pts)
+        self.pts.append(v_new)
+        if self.stop(v_new * self.scales):
+            return Stop(self.pts)
+        if len(self.pts) > 8 and np.linalg.norm(v_new - self.v0) < 0.75 * h:
+            self.pts.append(self.v0)
+            self.closed = True
+            return Stop(self.pts)
+        J_new = self.curve.jacobian(v_new)
+        return CurvePoint(u=v_new, tangent=null_tangent(J_new, point.tangent), J=J_new)
 
-    def jac(v):
-        g0 = Gs(v)
+    def failed(self, point, error):
+        return self.pts
+
+    def finish(self, point):
+        return self.pts
+
+
+class _ScaledCurve:
+    """``G(u) = 0`` in coordinates ``u / scales``, with a forward-difference Jacobian."""
+
+    def __init__(self, G, scales):
+        self.G, self.scales = G, scales
+
+    def residual(self, v):
+        return self.G(v * self.scales)
+
+    def jacobian(self, v):
+        d = v.size
+        g0 = self.residual(v)
         J = np.empty((d - 1, d))
         for j in range(d):
             h = 1e-7 * max(1.0, abs(v[j]))
             e = np.zeros(d)
             e[j] = h
-            J[:, j] = (Gs(v + e) - g0) / h
+            J[:, j] = (self.residual(v + e) - g0) / h
         return J
 
-    def correct(v, J, row, target):
-        """Chord Newton on [G(v) = 0, row . v = target]."""
-        A = np.vstack([J, row])
-        if not np.all(np.isfinite(A)):
-            return None
-        size = math.inf
-        for _ in range(20):
-            g = Gs(v)
-            rhs = -np.concatenate([g, [row @ v - target]])
-            if not np.all(np.isfinite(rhs)):
-                return None
-            if np.linalg.cond(A) < 1e12:
-                step = np.linalg.solve(A, rhs)
-            else:
-                step = np.linalg.lstsq(A, rhs, rcond=None)[0]
-            v = v + step
-            size = float(np.max(np.abs(step)))
-            if size <= 1e-12:
-                return v
-        return v if size <= 1e-9 else None
 
-    def unit(j):
-        e = np.zeros(d)
-        e[j] = 1.0
-        return e
+def _unit(d: int, j: int) -> np.ndarray:
+    e = np.zeros(d)
+    e[j] = 1.0
+    return e
 
+
+def _trace(G, u0, scales, xr, yr, h_max, max_steps, stop, hold=0):
+    """Pseudo-arclength continuation of ``G(u) = 0`` (``G: R^d -> R^(d-1)``) from ``u0``.
+
+    The continuation engine (:func:`fluidnet.continuation.follow`) with a chord corrector (the
+    Jacobian of the last accepted point, by forward differences) in scaled coordinates
+    ``u / scales``, the step doubled after each accepted point (up to ``h_max``) and halved
+    after a failed one (down to ``1e-7 h_max``). Returns the points of the curve through
+    ``u0`` until it leaves the box (ending exactly on its edge), ``stop(u)`` holds, or it
+    closes; at most ``max_steps`` points each way. The seed is first corrected with coordinate
+    ``hold`` kept fixed.
+    """
+    curve = _ScaledCurve(G, scales)
+    d = u0.size
     v0 = u0 / scales
-    J0 = jac(v0)
-    v0 = correct(v0, J0, unit(hold), v0[hold])
-    if v0 is None:
+    J0 = curve.jacobian(v0)
+    seed = ArclengthStepper(curve, chord=True, tol=1e-12, loose_tol=1e-9, maxiter=20)
+    try:
+        v0 = seed.correct(v0, CurvePoint(v0, np.zeros(d), J0), _unit(d, hold), v0[hold])[0]
+    except CorrectionFailed:
         return None
-    J0 = jac(v0)
+    J0 = curve.jacobian(v0)
     t0 = np.linalg.svd(J0)[2][-1]
     lo = np.array([xr[0], yr[0]]) / scales[:2]
     hi = np.array([xr[1], yr[1]]) / scales[:2]
     branches = []
     for sign in (1.0, -1.0):
-        pts = [v0]
-        v, J, t, h = v0, J0, sign * t0, h_max
-        closed = False
-        for _ in range(max_steps):
-            v_pred = v + h * t
-            v_new = correct(v_pred, J, t, t @ v_pred)
-            if v_new is None or np.linalg.norm(v_new - v) > 2 * h:
-                h *= 0.5
-                if h < 1e-7 * h_max:
-                    break
-                continue
-            xy = v_new[:2]
-            if np.any(xy < lo) or np.any(xy > hi):
-                # land exactly on the box edge that was crossed
-                j = int(np.argmax(np.maximum(lo - xy, xy - hi)))
-                edge = lo[j] if xy[j] < lo[j] else hi[j]
-                guess = v + (edge - v[j]) / (v_new[j] - v[j]) * (v_new - v)
-                v_edge = correct(guess, J, unit(j), edge)
-                if v_edge is not None:
-                    pts.append(v_edge)
-                break
-            pts.append(v_new)
-            if stop(v_new * scales):
-                break
-            if len(pts) > 8 and np.linalg.norm(v_new - v0) < 0.75 * h:
-                pts.append(v0)
-                closed = True
-                break
-            J_new = jac(v_new)
-            t_new = np.linalg.svd(J_new)[2][-1]
-            t_new = t_new if t_new @ t >= 0 else -t_new
-            v, J, t = v_new, J_new, t_new
-            h = min(2.0 * h, h_max)
+        tracer = _Trace(curve, v0, lo, hi, stop, scales)
+        control = IterationController(1e-7 * h_max, h_max, fast=None, grow=2.0, cut=0.5)
+        start = CurvePoint(u=v0, tangent=sign * t0, J=J0)
+        pts = run(follow(tracer, start, control, h_max, max_steps=max_steps))
         branches.append(np.array(pts) * scales)
-        if closed:
+        if tracer.closed:
             return branches[0]
     fwd, bwd = branches
     return np.vstack([bwd[::-1], fwd[1:]])

@@ -1,10 +1,11 @@
 """The first stability switch of many parameter sets at once: the root continuation, batched.
 
 :func:`first_switches` runs the continuation of :mod:`fluidnet.stability.rootpaths` for ``K``
-parameter sets together. Each set keeps its own path, with the same predictor, step control
-and acceptance test (:func:`~fluidnet.stability.rootpaths._judge`) and the same Illinois
-search for the crossing (:func:`~fluidnet.stability.rootpaths._illinois`); what is shared is
-the arithmetic: at every round the Newton corrections of all sets are one vectorized
+parameter sets together: the same stepper (:class:`~fluidnet.stability.rootpaths.RootPath`:
+predictor, acceptance test, Illinois search for the crossing) and the same step-size
+controller, in the same loop (:func:`fluidnet.continuation.follow`), driven for all sets by
+:func:`fluidnet.continuation.run_batch`. What is shared is the arithmetic: at every round the
+Newton corrections of all sets are one vectorized
 computation on stacked systems (:class:`~fluidnet.linear.stacked.Stack`), and the counts that
 certify the answers are computed for all sets at once by the argument principle
 (:func:`~fluidnet.linear.certificate.count_right_of`) instead of by a full root computation
@@ -37,21 +38,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..continuation import Stop, follow, run_batch
 from ..errors import FluidnetError
 from ..linear.batch import _generator_matrices
 from ..linear.certificate import certificate_line, count_right_of
 from ..linear.roots import MERGE_RTOL, RESIDUAL_TOL
 from ..linear.stacked import Stack, balance_scales
-from .crossing import REAL_TOL, Crossing, count_change, on_axis
-from .rootpaths import (
-    CHECK_EVERY,
-    MAX_REJECTS,
-    _collided,
-    _first_step,
-    _illinois,
-    _judge,
-    _Path,
-)
+from .crossing import REAL_TOL, Crossing, on_axis
+from .rootpaths import CHECK_EVERY, RootPath, _first_step, _Path
 
 __all__ = ["BatchSwitch", "first_switches"]
 
@@ -102,180 +96,89 @@ def _balanced(stack: Stack) -> Stack:
 
 
 # ------------------------------------------------------------------------------- one set's path
-def _path(lo: float, hi: float, first_switch: bool = True):
-    """The continuation of one set as a generator of requests (see :func:`first_switches`).
+class _BatchPath(RootPath):
+    """One set's path (:class:`~fluidnet.stability.rootpaths.RootPath`), certified by
+    argument-principle counts; its requests are answered for all sets at once.
 
-    Requests: ``("start", p)`` -> ``(roots to follow, right-half-plane count, tau_max)``;
-    ``("newton", p, guesses)`` -> ``(roots, converged)``; ``("count", p, sigma)`` ->
-    ``(right-half-plane count, count right of sigma)`` (``-1`` for ``sigma`` NaN). Returns a
-    :class:`BatchSwitch`; raises :class:`_Fail` when the batch cannot certify the set.
+    Requests besides ``("newton", p, guesses)``: ``("start", p)`` -> ``(roots to follow,
+    right-half-plane count, tau_max)``; ``("count", p, sigma)`` -> ``(right-half-plane count,
+    count right of sigma)`` (``-1`` for ``sigma`` NaN). The path returns a
+    :class:`BatchSwitch`; it raises :class:`_Fail` when the batch cannot certify the set.
     """
-    span = hi - lo
-    h_min = 1e-13 * max(span, abs(lo), abs(hi))
-    lam, count, tau_max = yield ("start", lo)
-    checks = [(lo, count)]
-    crossings: list[Crossing] = []
-    dp = 1e-6 * max(span, 1e-12 * max(1.0, abs(lo)))
-    new, ok = yield ("newton", lo + dp, lam)
-    v = np.where(ok, (new - lam) / dp, 0.0) if lam.size else lam.copy()
-    path = _Path(lo, lam, v)
-    h = _first_step(path, span)
-    steps = rejects = 0
-    while path.p < hi:
-        q = path.p + h
-        if q >= hi - 1e-9 * span:
-            q = hi
-        h = q - path.p
-        new, ok = yield ("newton", q, path.lam + path.v * h)
-        verdict = _judge(path, new, ok, h)
-        if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
-            # a root Newton loses (two roots meeting off the axis, a root leaving for -infinity):
-            # start afresh from the certified roots at q, if the count allows it (as
-            # rootpaths does)
-            lost = ~ok | _collided(new)
-            far = np.abs(path.lam.real) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
-            same_side = (path.lam.real > 0) == (new.real > 0)
-            if np.all(far[lost]) and np.all(same_side[~lost]):
-                lam, rhp, tau_max = yield ("start", q)
-                if rhp == count:
-                    checks.append((q, rhp))
-                    new, ok = yield ("newton", q + dp, lam)
-                    v = np.where(ok, (new - lam) / dp, 0.0) if lam.size else lam.copy()
-                    path = _Path(q, lam, v)
-                    rejects = 0
-                    continue
-        if verdict is not None:
-            rejects += 1
-            if rejects > MAX_REJECTS or h <= h_min:  # (rootpaths raises; the per-set path
-                # recomputes the roots in full where this one cannot go on)
-                raise _Fail(f"the step cannot be accepted at {path.p:.12g}")
-            h *= 0.5 if verdict[0] != "axis" else 0.7
-            continue
-        rejects = 0
-        # every root that changed side in the step, located and put in order (two crossings
-        # however close are two events, each with its own count change)
-        located = []
-        for i in np.flatnonzero((path.lam.real > 0) != (new.real > 0)):
-            located.append((yield from _locate(path, new, q, int(i))))
-        located.sort(key=lambda c: c.value)
-        found = None
-        for c in located:
-            before = count
-            count += c.change
-            c = Crossing(
-                value=c.value,
-                omega=c.omega,
-                change=c.change,
-                count_before=before,
-                count_after=count,
-                root=c.root,
-            )
-            crossings.append(c)
-            if found is None and c.is_switch:
-                found = c
-        err = np.abs(new.real - (path.lam.real + path.v.real * h))
-        h_next = _next_step(h, err, new, span)
-        keep = new.real >= -WINDOW / tau_max
+
+    def __init__(self, lo: float, hi: float, first_switch: bool = True):
+        super().__init__(lo, hi, first_switch)
+        self.dp = 1e-6 * max(self.span, 1e-12 * max(1.0, abs(lo)))
+        self.tau_max = math.nan
+        self.checks: list[tuple[float, int]] = []
+
+    def start(self):
+        """The first path, from the roots certified at ``lo`` (a generator of requests)."""
+        lam, self.count, self.tau_max = yield ("start", self.lo)
+        self.checks.append((self.lo, self.count))
+        return (yield from self._path_at(self.lo, lam))
+
+    def _path_at(self, q: float, lam: np.ndarray):
+        new, ok = yield ("newton", q + self.dp, lam)
+        v = np.where(ok, (new - lam) / self.dp, 0.0) if lam.size else lam.copy()
+        return _Path(q, lam, v)
+
+    def keep(self, new, q):
+        keep = new.real >= -WINDOW / self.tau_max
         keep[np.argsort(-new.real)[:2]] = True
-        path = _Path(q, new[keep], ((new - path.lam) / h)[keep])
-        steps += 1
-        switch = found is not None and first_switch
-        if located or steps % CHECK_EVERY == 0 or q == hi:
-            sigma = math.nan  # the last checkpoint needs the right-half-plane count only
-            if not switch:
-                sigma = certificate_line(
-                    np.r_[path.lam.real, -WINDOW / tau_max], tau_max, start=-WINDOW / tau_max
-                )
-            rhp, right = yield ("count", q, sigma)
-            followed = int(np.sum(np.where(path.lam.imag > 0, 2, 1)[path.lam.real > sigma]))
-            if rhp != count:
-                raise _Fail(f"the count at {q:.12g} does not match the crossings found")
-            checks.append((q, count))
-            if switch:
-                return BatchSwitch(found, checks)
-            if right != followed:
-                # roots from further left came near: follow them too, from the roots at q
-                lam, rhp, tau_max = yield ("start", q)
-                if rhp != count:
-                    raise _Fail(f"the count at {q:.12g} does not match the crossings found")
-                new, ok = yield ("newton", q + dp, lam)
-                v = np.where(ok, (new - lam) / dp, 0.0) if lam.size else lam.copy()
-                path = _Path(q, lam, v)
-        h = h_next
-    raise _Fail("no stability switch in the interval")
+        return keep
 
+    def restart_at(self, q):
+        lam, rhp, self.tau_max = yield ("start", q)
+        if rhp != self.count:
+            return None
+        self.checks.append((q, rhp))
+        return (yield from self._path_at(q, lam))
 
-def _next_step(h: float, err: np.ndarray, lam: np.ndarray, span: float) -> float:
-    tol = 0.25 * np.maximum(np.abs(lam.real), 1e-12)
-    with np.errstate(divide="ignore"):
-        ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
-    return min(2.0 * h, h * max(0.5, 0.8 * math.sqrt(ratio)), span / 4)
-
-
-def _locate(path: _Path, new: np.ndarray, q: float, i: int):
-    """The crossing of root ``i`` in the accepted step ``[path.p, q]`` (Illinois, as in
-    :func:`fluidnet.stability.rootpaths._locate`), each evaluation a request."""
-    a, b = path.p, q
-    la, lb = complex(path.lam[i]), complex(new[i])
-    memo: dict[float, complex] = {a: la, b: lb}
-    gen = _illinois_steps(a, b, la.real, lb.real)
-    t = next(gen)
-    try:
-        while True:
-            ts = sorted(memo)
-            j = int(np.searchsorted(ts, t))
-            t0, t1 = ts[max(j - 1, 0)], ts[min(j, len(ts) - 1)]
-            guess = (
-                memo[t0] if t1 == t0 else memo[t0] + (memo[t1] - memo[t0]) * (t - t0) / (t1 - t0)
+    def checkpoint(self, path, located, q):
+        found = next((c for c in located if c.is_switch), None)
+        if not (located or self.steps % CHECK_EVERY == 0 or q == self.hi):
+            return path
+        switch = found is not None and self.first_switch
+        sigma = math.nan  # the last checkpoint needs the right-half-plane count only
+        if not switch:
+            sigma = certificate_line(
+                np.r_[path.lam.real, -WINDOW / self.tau_max],
+                self.tau_max,
+                start=-WINDOW / self.tau_max,
             )
-            r, ok = yield ("newton", t, np.array([guess]))
-            if not ok[0]:
-                raise _Fail(f"the crossing root is lost at {t:.12g}")
-            memo[t] = complex(r[0])
-            t = gen.send(memo[t].real)
-    except StopIteration as stop:
-        p_star = stop.value
-    if p_star not in memo:
-        r, ok = yield ("newton", p_star, np.array([memo[min(memo, key=lambda x: abs(x - p_star))]]))
-        if not ok[0]:
-            raise _Fail(f"the crossing root is lost at {p_star:.12g}")
-        memo[p_star] = complex(r[0])
-    root = memo[p_star]
-    change = count_change(root, lb.real - la.real, True)
-    return Crossing(
-        value=float(p_star),
-        omega=abs(root.imag),
-        change=change,
-        count_before=0,
-        count_after=0,
-        root=root,
-    )
+        rhp, right = yield ("count", q, sigma)
+        followed = int(np.sum(np.where(path.lam.imag > 0, 2, 1)[path.lam.real > sigma]))
+        if rhp != self.count:
+            raise _Fail(f"the count at {q:.12g} does not match the crossings found")
+        self.checks.append((q, self.count))
+        if switch:
+            return Stop(BatchSwitch(found, self.checks))
+        if right != followed:
+            # roots from further left came near: follow them too, from the roots at q
+            lam, rhp, self.tau_max = yield ("start", q)
+            if rhp != self.count:
+                raise _Fail(f"the count at {q:.12g} does not match the crossings found")
+            return (yield from self._path_at(q, lam))
+        return path
+
+    def finish(self, path):
+        raise _Fail("no stability switch in the interval")
+
+    def failed(self, path, error):
+        # (the per-set path recomputes the roots in full where this one cannot go on)
+        raise _Fail(f"the step cannot be accepted at {path.p:.12g}")
+
+    def lost(self, t, guess):
+        return _Fail(f"the crossing root is lost at {t:.12g}")
 
 
-def _illinois_steps(a: float, b: float, fa: float, fb: float):
-    """:func:`~fluidnet.stability.rootpaths._illinois` as a generator: yields the points to
-    evaluate, receives ``f`` there, returns the zero."""
-    box: list = []
-
-    def f(t):
-        box.append(t)
-        raise _Pause
-
-    # run _illinois step by step by replaying it with the values received so far
-    values: dict[float, float] = {}
-    while True:
-        box.clear()
-        try:
-            result = _illinois(lambda t: values[t] if t in values else f(t), a, b, fa, fb)
-        except _Pause:
-            t = box[0]
-            values[t] = yield t
-            continue
-        return result
-
-
-class _Pause(Exception):
-    pass
+def _path(lo: float, hi: float, first_switch: bool = True):
+    """The continuation of one set as a generator of requests (see :class:`_BatchPath`)."""
+    stepper = _BatchPath(lo, hi, first_switch)
+    path = yield from stepper.start()
+    h = _first_step(path, hi - lo)
+    return (yield from follow(stepper, path, stepper.controller(), h))
 
 
 # -------------------------------------------------------------------------------- the driver
@@ -309,16 +212,33 @@ def first_switches(sweeps, lo, hi, stacked=None) -> tuple[list[BatchSwitch | Non
     hi = np.broadcast_to(np.asarray(hi, dtype=float), (K,))
     results: list[BatchSwitch | None] = [None] * K
     reasons = [""] * K
-    size = np.zeros(K, dtype=int)
-    hooked = np.zeros(K, dtype=bool)
-    checked = np.zeros(K, dtype=bool)
-    gens = {}
-    pending: dict[int, tuple] = {}
+    answer = _Answers(sweeps, stacked, reasons)
+    paths = {k: _path(float(lo[k]), float(hi[k])) for k in range(K)}
+    done, failed = run_batch(paths, answer, failures=(_Fail,))
+    for k, result in done.items():
+        results[k] = result
+    for k, exc in failed.items():
+        reasons[k] = str(exc)
     for k in range(K):
-        g = _path(float(lo[k]), float(hi[k]))
-        gens[k] = g
-        pending[k] = next(g)
-    while pending:
+        if results[k] is None and not reasons[k]:
+            reasons[k] = "not certified by the batch"
+    return results, reasons
+
+
+class _Answers:
+    """The answers to one round of requests of every set: stacked computations, grouped by
+    kind and size (the ``answer_round`` of :func:`~fluidnet.continuation.run_batch`)."""
+
+    def __init__(self, sweeps, stacked, reasons: list[str]):
+        K = len(sweeps)
+        self.sweeps, self.stacked, self.reasons = sweeps, stacked, reasons
+        self.size = np.zeros(K, dtype=int)
+        self.hooked = np.zeros(K, dtype=bool)
+        self.checked = np.zeros(K, dtype=bool)
+
+    def __call__(self, pending: dict[int, tuple]) -> dict[int, object]:
+        sweeps, stacked, reasons = self.sweeps, self.stacked, self.reasons
+        size, hooked, checked = self.size, self.hooked, self.checked
         replies: dict[int, object] = {}
         groups: dict[tuple, tuple[list[int], Stack]] = {}
         # the start of every set: its own system (and the vectorized factory checked on it)
@@ -390,21 +310,12 @@ def first_switches(sweeps, lo, hi, stacked=None) -> tuple[list[BatchSwitch | Non
         solvers = {"start": _start, "newton": _newtons, "count": _counts}
         for (kind, _, _), (ks, st) in groups.items():
             replies.update(solvers[kind](ks, [pending[k] for k in ks], st))
-        nxt = {}
         for k in pending:
-            reply = replies.get(k)
-            if reply is None:
+            if replies.get(k) is None:
+                replies.pop(k, None)
                 if not reasons[k]:
                     reasons[k] = "not certified by the batch"
-                continue
-            try:
-                nxt[k] = gens[k].send(reply)
-            except StopIteration as stop:
-                results[k] = stop.value
-            except _Fail as exc:
-                reasons[k] = str(exc)
-        pending = nxt
-    return results, reasons
+        return replies
 
 
 def _call(stacked, ks, ps, n) -> Stack | None:

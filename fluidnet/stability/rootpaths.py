@@ -14,7 +14,11 @@ The real part of each root is then, to the order of the predictor, a monotone fu
 parameter on the step, or one that keeps its sign: a root that crosses the axis and comes back
 within one step (the failure of a scan that compares only the spectral abscissa at a few points,
 which lets two crossings cancel) makes the step fail, and the step is halved. Each crossing is
-then located by Brent's method on the real part of its root.
+then located by the Illinois method on the real part of its root.
+
+The path is a stepper (:class:`RootPath`) of the continuation engine
+(:func:`fluidnet.continuation.follow`) with its :class:`~fluidnet.continuation.ErrorController`;
+:mod:`fluidnet.stability.pathbatch` drives the same stepper for many parameter sets at once.
 
 The full computation at every checkpoint certifies the result: the number of right-half-plane
 roots there must equal the number at the previous checkpoint plus the changes of the crossings
@@ -25,14 +29,14 @@ every crossing, every ``CHECK_EVERY`` steps and at the end.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..continuation import Attempt, ErrorController, Stop, call, follow, run
+from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError
 from .crossing import Count, Crossing, Sweep, count_change, is_real, newton_roots, on_axis
 
-__all__ = ["follow_roots"]
+__all__ = ["follow_roots", "RootPath"]
 
 #: A checkpoint (full root computation) every this many accepted steps.
 CHECK_EVERY = 12
@@ -82,6 +86,240 @@ def _velocity(sweep: Sweep, p: float, lam: np.ndarray, span: float, sign: float)
     return v
 
 
+class RootPath:
+    """The rightmost characteristic roots followed from ``lo`` to ``hi``: a stepper of the
+    continuation engine (:func:`fluidnet.continuation.follow`).
+
+    A point of the path is a :class:`_Path` (the parameter, the followed roots, their
+    velocities). A step predicts every root by its secant velocity, corrects each by Newton's
+    method on ``det Delta`` (a ``("newton", p, guesses)`` request, answered with ``(roots,
+    converged)``) and is judged by :func:`_judge`; the step length is set by an
+    :class:`~fluidnet.continuation.ErrorController` from the predictor's error on the real
+    parts. Every root that changes side in an accepted step is located by the Illinois method
+    on its real part (requests again).
+
+    What certifies the path -- where the right-half-plane roots are counted, and what is done
+    when a count disagrees -- is left to the subclasses: :class:`_SerialPath` (full root
+    computations, :func:`follow_roots`) and the batched path of
+    :mod:`fluidnet.stability.pathbatch` (argument-principle counts of many paths at once).
+    """
+
+    real_system = True
+
+    def __init__(self, lo: float, hi: float, first_switch: bool):
+        self.lo, self.hi, self.span = lo, hi, hi - lo
+        self.h_min = 1e-13 * max(self.span, abs(lo), abs(hi))
+        self.first_switch = first_switch
+        self.crossings: list[Crossing] = []
+        self.count = 0
+        self.steps = 0
+
+    def controller(self) -> ErrorController:
+        """The path's step-size controller: the step times ``0.8 sqrt(tol / err)`` within
+        ``[0.5, 2]`` after an accepted step (``tol`` a quarter of each root's distance to the
+        axis), halved after a rejected one (times 0.7 for a root on the axis)."""
+        return ErrorController(
+            self.h_min, self.span / 4, cuts={"axis": 0.7}, max_rejects=MAX_REJECTS
+        )
+
+    # -- what the subclasses decide
+    def keep(self, new: np.ndarray, q: float) -> np.ndarray:  # pragma: no cover - abstract
+        """Which of the roots ``new`` at ``q`` are followed further."""
+        raise NotImplementedError
+
+    def restart_at(self, q: float):  # pragma: no cover - abstract
+        """A fresh path at ``q`` (roots certified there) when a root is lost, or ``None``."""
+        raise NotImplementedError
+
+    def checkpoint(self, path: _Path, located: list, q: float):  # pragma: no cover - abstract
+        """After an accepted step: the path to go on with, or a :class:`Stop`."""
+        raise NotImplementedError
+
+    def lost(self, t: float, guess: complex) -> Exception:  # pragma: no cover - abstract
+        """The exception for a crossing root Newton's method loses at ``t``."""
+        raise NotImplementedError
+
+    def finish(self, path: _Path):  # pragma: no cover - abstract
+        """The result when the path reaches ``hi`` without a checkpoint there."""
+        raise NotImplementedError
+
+    # -- the stepper
+    def attempt(self, path: _Path, h: float, rejects: int):
+        if path.p >= self.hi:
+            return Stop(self.finish(path))
+        q = path.p + h
+        if q >= self.hi - 1e-9 * self.span:
+            q = self.hi
+        h = q - path.p
+        new, ok = yield ("newton", q, path.lam + path.v * h)
+        verdict = _judge(path, new, ok, h)
+        if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
+            # a root that Newton loses (two roots meeting off the axis, a root leaving for
+            # -infinity): start afresh from the certified roots at q, if the count allows it
+            lost = ~ok | _collided(new)
+            far = np.abs(path.lam.real) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
+            same_side = (path.lam.real > 0) == (new.real > 0)
+            if np.all(far[lost]) and np.all(same_side[~lost]):
+                fresh = yield from call(self.restart_at(q))
+                if fresh is not None:
+                    return Attempt(ok=False, h=h, restart=fresh)
+        if verdict is not None:
+            return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict})
+        err = np.abs(new.real - (path.lam.real + path.v.real * h))
+        tol = 0.25 * np.maximum(np.abs(new.real), 1e-12)
+        with np.errstate(divide="ignore"):
+            ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
+        return Attempt(ok=True, point=(q, new), h=h, error_ratio=float(ratio))
+
+    def accepted(self, path: _Path, attempt: Attempt, h_next: float):
+        q, new = attempt.point
+        # every root that changed side in the step, located and put in order (two crossings
+        # however close are two events, each with its own count change)
+        located = []
+        for i in np.flatnonzero((path.lam.real > 0) != (new.real > 0)):
+            located.append((yield from self._locate(path, new, q, int(i))))
+        located.sort(key=lambda c: c.value)
+        out = []
+        for c in located:
+            before = self.count
+            self.count += c.change
+            c = Crossing(
+                value=c.value,
+                omega=c.omega,
+                change=c.change,
+                count_before=before,
+                count_after=self.count,
+                root=c.root,
+            )
+            self.crossings.append(c)
+            out.append(c)
+        keep = self.keep(new, q)
+        moved = _Path(q, new[keep], ((new - path.lam) / attempt.h)[keep])
+        self.steps += 1
+        return (yield from call(self.checkpoint(moved, out, q)))
+
+    def _locate(self, path: _Path, new: np.ndarray, q: float, i: int):
+        """The crossing of root ``i`` in the accepted step ``[path.p, q]``: the Illinois method
+        on its real part, the root at each point by Newton's method from the linear
+        interpolation of the nearest ones computed so far."""
+        a, b = path.p, q
+        la, lb = complex(path.lam[i]), complex(new[i])
+        memo: dict[float, complex] = {a: la, b: lb}
+
+        def guess_at(t: float) -> complex:
+            ts = sorted(memo)
+            j = int(np.searchsorted(ts, t))
+            t0, t1 = ts[max(j - 1, 0)], ts[min(j, len(ts) - 1)]
+            if t1 == t0:
+                return memo[t0]
+            return memo[t0] + (memo[t1] - memo[t0]) * (t - t0) / (t1 - t0)
+
+        def root_at(t: float):
+            guess = guess_at(t)
+            r, ok = yield ("newton", t, np.array([guess]))
+            if not ok[0]:
+                raise self.lost(t, guess)
+            memo[t] = complex(r[0])
+            return memo[t]
+
+        search = illinois_steps(a, b, la.real, lb.real, RTOL)
+        try:
+            t = next(search)
+            while True:
+                t = search.send((yield from root_at(t)).real)
+        except StopIteration as stop:
+            p_star = stop.value
+        root = memo[p_star] if p_star in memo else (yield from root_at(p_star))
+        return Crossing(
+            value=float(p_star),
+            omega=abs(root.imag),
+            change=count_change(root, lb.real - la.real, self.real_system),
+            count_before=0,
+            count_after=0,
+            root=root,
+        )
+
+
+class _SerialPath(RootPath):
+    """One path, certified by full root computations at its checkpoints."""
+
+    def __init__(self, sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: bool):
+        super().__init__(lo, hi, first_switch)
+        self.sweep, self.k = sweep, k
+        self.real_system = is_real(sweep.lin(lo))
+        self.checks = [start]
+        self.confirmed: list[Crossing] = []  # crossings before the last checkpoint
+        self.last = start
+        self.count = start.count  # the count implied by the last checkpoint and crossings since
+
+    def start(self) -> _Path:
+        lam = _upper(self.last.roots, self.real_system, self.sweep.lin(self.lo))
+        return _Path(self.lo, lam, _velocity(self.sweep, self.lo, lam, self.span, +1.0))
+
+    def answer(self, request):
+        """Newton's method on the swept system (the one kind of request of a serial path)."""
+        _, p, guesses = request
+        return newton_roots(self.sweep.lin(p), guesses)
+
+    def keep(self, new, q):
+        return _in_window(new, self.sweep.lin(q))
+
+    def _reseed(self, check: Count, q: float, sign: float) -> _Path:
+        self.checks.append(check)
+        self.confirmed = list(self.crossings)
+        self.last = check
+        lam = _upper(check.roots, self.real_system, self.sweep.lin(q))
+        return _Path(q, lam, _velocity(self.sweep, q, lam, self.span, sign))
+
+    def restart_at(self, q):
+        check = self.sweep.count(q, self.k)
+        if check.count != self.count:
+            return None
+        return self._reseed(check, q, 1.0 if q < self.hi else -1.0)
+
+    def checkpoint(self, path, located, q):
+        if not (located or self.steps % CHECK_EVERY == 0 or q == self.hi):
+            return path
+        switch = any(c.is_switch for c in self.crossings[len(self.confirmed) :])
+        last_one = self.first_switch and switch
+        check = self.sweep.count(q, self.k, rhp_only=last_one)
+        if check.count != self.count:
+            return Stop(("failed", self.confirmed, self.checks, self.last))
+        if last_one or q == self.hi:
+            self.checks.append(check)
+            return Stop(("ok", self.crossings, self.checks))
+        return self._reseed(check, q, 1.0)
+
+    def finish(self, path):
+        return "ok", self.crossings, self.checks
+
+    def failed(self, path, error):
+        raise AnalysisError(_stuck_message(self.sweep, path, error.attempt.data["verdict"]))
+
+    def lost(self, t, guess):
+        return AnalysisError(
+            f"the root near {guess:.6g} could not be followed at {self.sweep.name}={t:.12g}"
+        )
+
+
+def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: bool):
+    """One continuation from the checkpoint ``start``: ``("ok", crossings, checks)``, or on a
+    failed certificate ``("failed", crossings up to the last good checkpoint, checks, it)``."""
+    stepper = _SerialPath(sweep, lo, hi, start, k, first_switch)
+    path = stepper.start()
+    h = _first_step(path, hi - lo)
+    return run(follow(stepper, path, stepper.controller(), h), stepper.answer)
+
+
+def _first_step(path: _Path, span: float) -> float:
+    h = span / 8
+    for lam, v in zip(path.lam, path.v, strict=True):
+        speed = abs(v.real)
+        if speed > 0:
+            h = min(h, 0.5 * max(abs(lam.real), 1e-6 * abs(lam)) / speed)
+    return max(h, 1e-6 * span)
+
+
 def follow_roots(
     sweep: Sweep, lo: float, hi: float, *, first_switch: bool
 ) -> tuple[list[Crossing], list[Count]]:
@@ -120,103 +358,6 @@ def follow_roots(
     )
 
 
-def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: bool):
-    """One continuation from the checkpoint ``start``: ``("ok", crossings, checks)``, or on a
-    failed certificate ``("failed", crossings up to the last good checkpoint, checks, it)``."""
-    real_system = is_real(sweep.lin(lo))
-    span = hi - lo
-    h_min = 1e-13 * max(span, abs(lo), abs(hi))
-    checks = [start]
-    crossings: list[Crossing] = []
-    confirmed: list[Crossing] = []  # crossings before the last checkpoint
-    last = start
-    count = start.count  # the count implied by the last checkpoint and the crossings since
-    lam = _upper(start.roots, real_system, sweep.lin(lo))
-    v = _velocity(sweep, lo, lam, span, +1.0)
-    path = _Path(lo, lam, v)
-    h = _first_step(path, span)
-    steps = rejects = 0
-    while path.p < hi:
-        q = path.p + h
-        if q >= hi - 1e-9 * span:
-            q = hi
-        h = q - path.p
-        new, ok = newton_roots(sweep.lin(q), path.lam + path.v * h)
-        verdict = _judge(path, new, ok, h)
-        if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
-            # a root that Newton loses (two roots meeting off the axis, a root leaving for
-            # -infinity): start afresh from a full computation, if the count allows it
-            lost = ~ok | _collided(new)
-            far = np.abs(path.lam.real) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
-            same_side = (path.lam.real > 0) == (new.real > 0)
-            check = sweep.count(q, k) if np.all(far[lost]) and np.all(same_side[~lost]) else None
-            if check is not None and check.count == count:
-                checks.append(check)
-                confirmed = list(crossings)
-                last = check
-                lam = _upper(check.roots, real_system, sweep.lin(q))
-                path = _Path(q, lam, _velocity(sweep, q, lam, span, 1.0 if q < hi else -1.0))
-                rejects = 0
-                continue
-        if verdict is not None:
-            rejects += 1
-            if rejects > MAX_REJECTS or h <= h_min:
-                raise AnalysisError(_stuck_message(sweep, path, verdict))
-            h *= 0.5 if verdict[0] != "axis" else 0.7
-            continue
-        rejects = 0
-        found = _locate(sweep, path, new, q, real_system)
-        for c in found:
-            before = count
-            count += c.change
-            crossings.append(
-                Crossing(
-                    value=c.value,
-                    omega=c.omega,
-                    change=c.change,
-                    count_before=before,
-                    count_after=count,
-                    root=c.root,
-                )
-            )
-        err = np.abs(new.real - (path.lam.real + path.v.real * h))
-        h_next = _next_step(h, err, new, span)
-        keep = _in_window(new, sweep.lin(q))
-        path = _Path(q, new[keep], ((new - path.lam) / h)[keep])
-        steps += 1
-        switch = any(c.is_switch for c in crossings[len(confirmed) :])
-        if found or steps % CHECK_EVERY == 0 or q == hi:
-            last_one = first_switch and switch
-            check = sweep.count(q, k, rhp_only=last_one)
-            if check.count != count:
-                return "failed", confirmed, checks, last
-            checks.append(check)
-            confirmed = list(crossings)
-            last = check
-            if (first_switch and switch) or q == hi:
-                return "ok", crossings, checks
-            lam = _upper(check.roots, real_system, sweep.lin(q))
-            path = _Path(q, lam, _velocity(sweep, q, lam, span, 1.0))
-        h = h_next
-    return "ok", crossings, checks
-
-
-def _first_step(path: _Path, span: float) -> float:
-    h = span / 8
-    for lam, v in zip(path.lam, path.v, strict=True):
-        speed = abs(v.real)
-        if speed > 0:
-            h = min(h, 0.5 * max(abs(lam.real), 1e-6 * abs(lam)) / speed)
-    return max(h, 1e-6 * span)
-
-
-def _next_step(h: float, err: np.ndarray, lam: np.ndarray, span: float) -> float:
-    tol = 0.25 * np.maximum(np.abs(lam.real), 1e-12)
-    with np.errstate(divide="ignore"):
-        ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
-    return min(2.0 * h, h * max(0.5, 0.8 * math.sqrt(ratio)), span / 4)
-
-
 def _collided(new: np.ndarray) -> np.ndarray:
     out = np.zeros(new.size, dtype=bool)
     for i in range(new.size):
@@ -244,80 +385,6 @@ def _judge(path: _Path, new: np.ndarray, ok: np.ndarray, h: float):
     if bad.size:
         return ("curved", int(bad[0]))
     return None
-
-
-def _locate(sweep: Sweep, path: _Path, new: np.ndarray, q: float, real_system: bool):
-    """The crossings of the accepted step ``[path.p, q]``, in increasing order."""
-    out = []
-    for i in np.flatnonzero((path.lam.real > 0) != (new.real > 0)):
-        a, b = path.p, q
-        la, lb = path.lam[i], new[i]
-
-        memo: dict[float, complex] = {a: complex(la), b: complex(lb)}
-
-        def root_at(t, memo=memo):
-            # Newton from the nearest root computed so far (linear in t between neighbours)
-            ts = sorted(memo)
-            j = int(np.searchsorted(ts, t))
-            t0, t1 = ts[max(j - 1, 0)], ts[min(j, len(ts) - 1)]
-            guess = (
-                memo[t0] if t1 == t0 else memo[t0] + (memo[t1] - memo[t0]) * (t - t0) / (t1 - t0)
-            )
-            r, ok = newton_roots(sweep.lin(t), [guess])
-            if not ok[0]:
-                raise AnalysisError(
-                    f"the root near {guess:.6g} could not be followed at {sweep.name}={t:.12g}"
-                )
-            memo[t] = complex(r[0])
-            return memo[t]
-
-        p_star = _illinois(lambda t: root_at(t).real, a, b, la.real, lb.real)
-        root = memo[p_star] if p_star in memo else root_at(p_star)
-        change = count_change(root, lb.real - la.real, real_system)
-        out.append(
-            Crossing(
-                value=float(p_star),
-                omega=abs(root.imag),
-                change=change,
-                count_before=0,
-                count_after=0,
-                root=root,
-            )
-        )
-    out.sort(key=lambda c: c.value)
-    return out
-
-
-def _illinois(f, a: float, b: float, fa: float, fb: float) -> float:
-    """A zero of ``f`` in ``[a, b]`` (``fa fb < 0``) by the Illinois variant of regula falsi,
-    until two iterates agree to ``RTOL`` (the convergence is superlinear: the last one is then
-    accurate to rounding); the sign change is kept at every step, so the zero is never lost."""
-    side = 0
-    eps = RTOL
-    previous = math.nan
-    for _ in range(100):
-        c = b - fb * (b - a) / (fb - fa)
-        if not (min(a, b) < c < max(a, b)):
-            c = 0.5 * (a + b)
-        if abs(b - a) <= eps * max(abs(a), abs(b), 1e-300):
-            break
-        if abs(c - previous) <= eps * max(abs(c), 1e-300):
-            return c  # the secant iterates agree to a few ulps
-        previous = c
-        fc = f(c)
-        if fc == 0.0:
-            return c
-        if (fc > 0) == (fb > 0):
-            b, fb = c, fc
-            if side == -1:
-                fa *= 0.5
-            side = -1
-        else:
-            a, fa = c, fc
-            if side == 1:
-                fb *= 0.5
-            side = 1
-    return a if abs(fa) < abs(fb) else b
 
 
 def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:

@@ -1,0 +1,52 @@
+"""Zeros of scalar functions along a path, as generators the continuation loop can drive."""
+
+from __future__ import annotations
+
+import math
+
+from .engine import run
+
+__all__ = ["illinois_steps", "illinois"]
+
+#: Relative agreement of two successive estimates of a zero that ends its search.
+RTOL = 1e-13
+
+
+def illinois_steps(a: float, b: float, fa: float, fb: float, rtol: float = RTOL):
+    """A zero of ``f`` in ``[a, b]`` (``fa fb < 0``) by the Illinois variant of regula falsi, as
+    a generator: yields each point where ``f`` is wanted, receives ``f`` there, returns the zero.
+
+    Iterates until two successive estimates agree to ``rtol`` (the convergence is superlinear:
+    the last one is then accurate to rounding); the sign change is kept at every step, so the
+    zero is never lost.
+    """
+    side = 0
+    previous = math.nan
+    for _ in range(100):
+        c = b - fb * (b - a) / (fb - fa)
+        if not (min(a, b) < c < max(a, b)):
+            c = 0.5 * (a + b)
+        if abs(b - a) <= rtol * max(abs(a), abs(b), 1e-300):
+            break
+        if abs(c - previous) <= rtol * max(abs(c), 1e-300):
+            return c  # the secant iterates agree to a few ulps
+        previous = c
+        fc = yield c
+        if fc == 0.0:
+            return c
+        if (fc > 0) == (fb > 0):
+            b, fb = c, fc
+            if side == -1:
+                fa *= 0.5
+            side = -1
+        else:
+            a, fa = c, fc
+            if side == 1:
+                fb *= 0.5
+            side = 1
+    return a if abs(fa) < abs(fb) else b
+
+
+def illinois(f, a: float, b: float, fa: float, fb: float, rtol: float = RTOL) -> float:
+    """:func:`illinois_steps` with ``f`` called directly."""
+    return run(illinois_steps(a, b, fa, fb, rtol), f)
