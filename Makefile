@@ -33,9 +33,10 @@ $(STAMP)-engine: $(ENGINE_SRC) $(STAMP)-core
 	touch $@
 
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
-# they run sweeps on a local Dask cluster, so it has the dask extra too.
+# they run sweeps on a local Dask cluster, so it has the dask extra too; they compare fluid models
+# with ns-3 packet simulations, so it has the packet extra.
 $(STAMP)-dev: pyproject.toml | $(BIN)/python
-	$(PIP) install -e ".[dev,notebooks,bench,dask]"
+	$(PIP) install -e ".[dev,notebooks,bench,dask,packet]"
 	touch $@ $(STAMP)-core
 
 venv: $(STAMP)-dev $(STAMP)-engine

@@ -88,6 +88,8 @@ _LAZY = {
     "monte_carlo": ".stochastic.montecarlo",
     "NotNormalizableError": ".stochastic.errors",
     "GridConvergenceError": ".stochastic.errors",
+    # packet simulations (ns-3) next to the fluid models
+    "packet": ".packet:",
     # the papers
     "reproduce": ".papers.registry",
 }
