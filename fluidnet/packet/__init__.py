@@ -1,6 +1,8 @@
 """Packet-level simulations with ns-3, next to the fluid models.
 
-ns-3 comes from the ``ns3`` package: ``pip install 'fluidnet[packet]'``.
+Scenarios (:class:`Dumbbell`, :class:`ParkingLot`) are plain data; :func:`simulate` runs one in
+ns-3 (each run in its own process, see :mod:`fluidnet.packet.runner`) and returns a
+:class:`PacketRun`. ns-3 comes from the ``ns3`` package: ``pip install 'fluidnet[packet]'``.
 """
 
 from __future__ import annotations
@@ -8,6 +10,21 @@ from __future__ import annotations
 from .._lazy import lazy_attributes
 
 _LAZY = {
+    "AQM": ".aqm",
+    "DropTail": ".aqm",
+    "RED": ".aqm",
+    "PIE": ".aqm",
+    "CoDel": ".aqm",
+    "PI": ".aqm",
+    "SBRM": ".aqm",
+    "RCP": ".aqm",
+    "Transport": ".transport",
+    "Link": ".scenario",
+    "Flows": ".scenario",
+    "ShortFlows": ".scenario",
+    "Scenario": ".scenario",
+    "Dumbbell": ".scenario",
+    "ParkingLot": ".scenario",
     "NotInstalledError": ".errors",
     "PacketRunError": ".errors",
 }
