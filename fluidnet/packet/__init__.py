@@ -25,6 +25,12 @@ _LAZY = {
     "Scenario": ".scenario",
     "Dumbbell": ".scenario",
     "ParkingLot": ".scenario",
+    "simulate": ".runner",
+    "sweep": ".batch",
+    "summary": ".analysis",
+    "queue_oscillation": ".analysis",
+    "QueueOscillation": ".analysis",
+    "PacketRun": ".results",
     "NotInstalledError": ".errors",
     "PacketRunError": ".errors",
 }
