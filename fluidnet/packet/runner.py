@@ -11,6 +11,7 @@ from __future__ import annotations
 import atexit
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -107,7 +108,10 @@ class _Server:
             for stream in (self.proc.stdin, self.proc.stdout):
                 if stream is not None:
                     stream.close()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)  # the server's log
         self.proc = None
+        self.dir = None
         self.info = {}
 
     def run(self, request: dict) -> dict:
