@@ -90,6 +90,7 @@ _LAZY = {
     "GridConvergenceError": ".stochastic.errors",
     # packet simulations (ns-3) next to the fluid models
     "packet": ".packet:",
+    "compare": ".packet.comparison",
     # the papers
     "reproduce": ".papers.registry",
 }
