@@ -31,6 +31,8 @@ _LAZY = {
     "fluid_view": ".mapping",
     "compare": ".comparison",
     "Comparison": ".comparison",
+    "agreement_map": ".agreement",
+    "AgreementMap": ".agreement",
     "summary": ".analysis",
     "queue_oscillation": ".analysis",
     "QueueOscillation": ".analysis",
