@@ -76,7 +76,9 @@ def default_network() -> dict:
 def agreement() -> dict:
     m = fn.models.mgt_red(C=1250, weight=0.001, delta=1 / 1250, min_th=20, max_th=200)
     t0 = time.perf_counter()
-    amap = fn.packet.agreement_map(m, MAP_GRID, MAP_T_END, seeds=(1,), after=MAP_T_END / 4)
+    amap = fn.packet.agreement_map(
+        m, MAP_GRID, MAP_T_END, seeds=(1,), after=MAP_T_END / 4, boundary_points=20
+    )
     wall = time.perf_counter() - t0
     d = amap.data
     disagree = [
