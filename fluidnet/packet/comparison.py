@@ -288,11 +288,13 @@ def compare(
 
     Examples
     --------
-    >>> import fluidnet as fn                                      # doctest: +SKIP
-    >>> m = fn.models.mgt_red(C=1250, weight=0.001, delta=1/1250, min_th=20, max_th=200)
-    >>> sc = fn.packet.scenario_for(m, params={"N": 10, "Tp": 0.3})
-    >>> runs = [fn.packet.simulate(sc, 60, seed=s) for s in (1, 2, 3)]
-    >>> fn.compare(m, runs, params={"N": 10, "Tp": 0.3}).plot()
+    Runs of a few seconds of CPU each (not run as doctests):
+
+    >>> import fluidnet as fn  # doctest: +SKIP
+    >>> m = fn.models.mgt_red(C=1250, weight=1e-3, delta=8e-4, max_th=200)  # doctest: +SKIP
+    >>> sc = fn.packet.scenario_for(m, params={"N": 10, "Tp": 0.3})  # doctest: +SKIP
+    >>> runs = [fn.packet.simulate(sc, 40, seed=s) for s in (1, 2, 3)]  # doctest: +SKIP
+    >>> fn.compare(m, runs, params={"N": 10, "Tp": 0.3}, after=10).plot()  # doctest: +SKIP
     """
     from ..dde.simulation import simulate as fluid_simulate
     from ..dde.solution import Solution

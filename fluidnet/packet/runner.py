@@ -210,11 +210,13 @@ def simulate(
 
     Examples
     --------
-    >>> import fluidnet as fn                                     # doctest: +SKIP
-    >>> sc = fn.packet.Dumbbell(link=fn.packet.Link(10e6, buffer=100),
-    ...                         flows=[fn.packet.Flows(n=4, rtt=0.05)])
-    >>> run = fn.packet.simulate(sc, 10.0, seed=1)
-    >>> run.to_xarray()["queue"].mean()
+    A run of a few seconds of CPU (not run as a doctest):
+
+    >>> import fluidnet as fn  # doctest: +SKIP
+    >>> link = fn.packet.Link(10e6, buffer=100)  # doctest: +SKIP
+    >>> sc = fn.packet.Dumbbell(link=link, flows=[fn.packet.Flows(n=4, rtt=0.05)])  # doctest: +SKIP
+    >>> run = fn.packet.simulate(sc, 10.0, seed=1)  # doctest: +SKIP
+    >>> run.to_xarray()["queue"].mean()  # doctest: +SKIP
     """
     if not isinstance(scenario, Scenario):
         raise ParameterError(
