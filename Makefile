@@ -32,9 +32,10 @@ $(STAMP)-integrator: $(INTEGRATOR_SRC) | $(STAMP)-core
 	touch $@
 
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
-# they run sweeps on a local Dask cluster, so it has the dask extra too.
+# they run sweeps on a local Dask cluster, so it has the dask extra too; they compare fluid models
+# with ns-3 packet simulations, so it has the packet extra.
 $(STAMP)-dev: pyproject.toml setup.py | $(BIN)/python
-	$(PIP) install -e ".[dev,notebooks,bench,dask]"
+	$(PIP) install -e ".[dev,notebooks,bench,dask,packet]"
 	touch $@ $(STAMP)-core $(STAMP)-integrator
 
 venv: $(STAMP)-dev $(STAMP)-integrator

@@ -96,6 +96,9 @@ _LAZY = {
     "monte_carlo": ".stochastic.montecarlo",
     "NotNormalizableError": ".stochastic.errors",
     "GridConvergenceError": ".stochastic.errors",
+    # packet simulations (ns-3) next to the fluid models
+    "packet": ".packet:",
+    "compare": ".packet.comparison",
     # the papers
     "reproduce": ".papers.registry",
 }

@@ -6,15 +6,13 @@ the window (through the queue it builds), is a Markov chain (Misra, Baras & Ott 
 (1)-(2), (17)). A fluid model gives only its zero-drift point; this package gives its whole
 stationary law, by three independent methods:
 
-=================================  ============================================================
-:func:`stationary_distribution`    the piecewise-deterministic (small-increment) limit, solved
-                                   on a geometric grid by backward marching (Misra, Baras & Ott
-                                   2000, Sec IV-B; multiplicative decrease)
-:func:`constant_mark_distribution`  the exact series for a constant marking probability (the
-                                   test oracle; generalizes Ott, Kemperman & Mathis 1996)
-:func:`monte_carlo`                the exact chain, many seeded chains compiled by numba, with
-                                   confidence intervals
-=================================  ============================================================
+* :func:`stationary_distribution`: the piecewise-deterministic (small-increment) limit, solved
+  on a geometric grid by backward marching (Misra, Baras & Ott 2000, Sec IV-B; multiplicative
+  decrease);
+* :func:`constant_mark_distribution`: the exact series for a constant marking probability (the
+  test oracle; generalizes Ott, Kemperman & Mathis 1996);
+* :func:`monte_carlo`: the exact chain, many seeded chains compiled by numba, with confidence
+  intervals.
 
 Each returns a :class:`WindowDistribution`: moments, CoV, skew, mode, quantiles and the
 marking rate per ACK, the per-time law (``.time_average``) and ``.plot()``. The chain itself

@@ -20,10 +20,11 @@ critical_delay
     6.6.2 rows (:func:`table_results`).
 nonlinear
     The nonlinear fluid models integrated over the delay grid, each run classified.
-steady_state, loop_gains, critical_table, regions, nyquist_bode, gain_margins, fairness,
-friendliness, admission, validation
-    The items: Table 5.5.1; (6.5.20)-(6.5.22); Table 6.6.2; Fig 6.6.4; Figs 6.6.1-6.6.3; Figs
-    6.6.5/6.6.6; (3.2.16)-(3.2.21); Fig 5.6.1; Fig 7.2.3; Figs 6.6.8-6.6.11 and 6.7.1/6.7.3.
+the item modules
+    ``steady_state``, ``loop_gains``, ``critical_table``, ``regions``, ``nyquist_bode``,
+    ``gain_margins``, ``fairness``, ``friendliness``, ``admission``, ``validation``, in order:
+    Table 5.5.1; (6.5.20)-(6.5.22); Table 6.6.2; Fig 6.6.4; Figs 6.6.1-6.6.3; Figs 6.6.5/6.6.6;
+    (3.2.16)-(3.2.21); Fig 5.6.1; Fig 7.2.3; Figs 6.6.8-6.6.11 and 6.7.1/6.7.3.
 bifurcation
     Derived: the Hopf bifurcation at the critical delay (criticality, normal form, the smooth
     orbit branch and where it meets the marking threshold or the empty queue).

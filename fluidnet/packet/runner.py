@@ -1,0 +1,266 @@
+"""``simulate``: one ns-3 run of a scenario, in its own process, as a :class:`PacketRun`.
+
+The first run of a process starts a packet server (:mod:`fluidnet.packet._server`: a Python
+process that loads ns-3 and compiles fluidnet's C++ components once, a few seconds of CPU);
+every run is then a child forked from that server, so that ns-3's global state is fresh in each
+and a run is determined by its scenario and seed. The calling process never loads ns-3.
+"""
+
+from __future__ import annotations
+
+import atexit
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import OptionError, ParameterError
+from . import _ns3
+from ._server import read_message, write_message
+from .errors import PacketRunError
+from .results import PacketRun
+from .scenario import Scenario
+
+__all__ = ["simulate", "server_info", "shutdown_server", "SAMPLE_INTERVAL", "MAX_POINTS"]
+
+#: Default interval between trace samples (s).
+SAMPLE_INTERVAL = 0.01
+#: Most samples a run keeps by default.
+MAX_POINTS = 20001
+#: Seconds a new server may take to load ns-3 (it takes about 5 s of CPU; far longer on a
+#: crowded machine).
+LOAD_TIMEOUT = 900.0
+
+
+class _Server:
+    """The packet server of this process (started on first use, restarted after a failure)."""
+
+    def __init__(self):
+        self.proc: subprocess.Popen | None = None
+        self.info: dict = {}
+        self.lock = threading.Lock()
+        self.dir: Path | None = None
+
+    def _start(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="fluidnet-packet-"))
+        log = open(self.dir / "server.log", "wb")  # noqa: SIM115 - kept by the child
+        env = dict(os.environ)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "fluidnet.packet._server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=env,
+            close_fds=True,
+        )
+        log.close()
+        reply = self._receive(LOAD_TIMEOUT, "loading ns-3")
+        if not reply.get("ready"):
+            self._stop()
+            raise PacketRunError(
+                "the packet server could not load ns-3: "
+                f"{reply.get('error')}\n{reply.get('log', '')}"
+            )
+        self.info = reply
+
+    def _receive(self, timeout: float | None, what: str) -> dict:
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        if timeout is not None:
+            import select
+
+            ready, _, _ = select.select([fd], [], [], timeout)
+            if not ready:
+                log = self._log_tail()
+                self._stop()
+                raise PacketRunError(
+                    f"the packet server took more than {timeout:g} s {what}\n{log}"
+                )
+        reply = read_message(fd)
+        if reply is None:
+            code = self.proc.poll()
+            log = self._log_tail()
+            self._stop()
+            raise PacketRunError(f"the packet server died while {what} (exit status {code})\n{log}")
+        return reply
+
+    def _log_tail(self) -> str:
+        try:
+            return (self.dir / "server.log").read_bytes()[-4000:].decode("utf-8", "replace")
+        except (OSError, TypeError):
+            return ""
+
+    def _stop(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):  # pragma: no cover
+                pass
+            for stream in (self.proc.stdin, self.proc.stdout):
+                if stream is not None:
+                    stream.close()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)  # the server's log
+        self.proc = None
+        self.dir = None
+        self.info = {}
+
+    def run(self, request: dict) -> dict:
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                self._stop()
+                self._start()
+            assert self.proc is not None and self.proc.stdin is not None
+            try:
+                write_message(self.proc.stdin.fileno(), request)
+                return self._receive(None, "running a scenario")
+            except KeyboardInterrupt:
+                self._stop()  # the run's child dies with the server
+                raise
+            except BrokenPipeError:
+                log = self._log_tail()
+                self._stop()
+                raise PacketRunError(f"the packet server is gone\n{log}") from None
+
+    def close(self) -> None:
+        with self.lock:
+            self._stop()
+
+
+_SERVER = _Server()
+atexit.register(_SERVER.close)
+
+
+def server_info() -> dict:
+    """Facts about this process's packet server: ``pid``, ``load_cpu_time``, ``load_wall_time``
+    (empty before the first run)."""
+    return dict(_SERVER.info)
+
+
+def shutdown_server() -> None:
+    """Stop this process's packet server (the next run starts a new one)."""
+    _SERVER.close()
+
+
+def _seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer, float)):
+        raise ParameterError(f"seed = {seed!r} must be a whole number >= 0")
+    if not float(seed).is_integer() or seed < 0 or seed >= 2**32:
+        raise ParameterError(f"seed = {seed!r} must be a whole number in [0, 2**32)")
+    return int(seed)
+
+
+def sample_times(t_end: float, n_points: int | None) -> tuple[int, float]:
+    """(n_points, dt) of a run's traces."""
+    if n_points is None:
+        n_points = min(int(round(t_end / SAMPLE_INTERVAL)) + 1, MAX_POINTS)
+    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
+        raise OptionError(f"n_points = {n_points!r} must be an integer >= 2")
+    return int(n_points), t_end / (int(n_points) - 1)
+
+
+def simulate(
+    scenario: Scenario,
+    t_end: float,
+    *,
+    seed: int = 0,
+    n_points: int | None = None,
+    timeout: float | None = None,
+) -> PacketRun:
+    """Run a scenario in ns-3 for ``t_end`` seconds.
+
+    Parameters
+    ----------
+    scenario : Dumbbell or ParkingLot
+    t_end : float
+        Simulated seconds (> 0).
+    seed : int
+        Seed of the run (ns-3's run number, and of the random start times and short flows):
+        the same scenario and seed give the same traces.
+    n_points : int, optional
+        Samples of the traces, equally spaced over ``[0, t_end]`` (default: every 10 ms, at
+        most 20001).
+    timeout : float, optional
+        Wall-clock seconds after which the run is killed (a :class:`PacketRunError`).
+
+    Returns
+    -------
+    PacketRun
+        Traces (queue, drops, marks, departures and AQM state per link; window, RTT and
+        received bytes per long-lived flow; start, size and completion of every flow) with
+        ``.to_xarray()`` and ``.plot()``.
+
+    Raises
+    ------
+    NotInstalledError
+        When ns-3's Python bindings are not installed (``pip install 'fluidnet[packet]'``).
+    ParameterError
+        For a bad ``t_end`` or ``seed`` (the scenario validated itself when built).
+    PacketRunError
+        When the run crashed, was killed or timed out inside ns-3 (with what it reported).
+
+    Examples
+    --------
+    A run of a few seconds of CPU (not run as a doctest):
+
+    >>> import fluidnet as fn  # doctest: +SKIP
+    >>> link = fn.packet.Link(10e6, buffer=100)  # doctest: +SKIP
+    >>> sc = fn.packet.Dumbbell(link=link, flows=[fn.packet.Flows(n=4, rtt=0.05)])  # doctest: +SKIP
+    >>> run = fn.packet.simulate(sc, 10.0, seed=1)  # doctest: +SKIP
+    >>> run.to_xarray()["queue"].mean()  # doctest: +SKIP
+    """
+    if not isinstance(scenario, Scenario):
+        raise ParameterError(
+            f"scenario = {scenario!r} must be a fn.packet.Dumbbell or fn.packet.ParkingLot"
+        )
+    try:
+        t_end = float(t_end)
+    except (TypeError, ValueError):
+        raise ParameterError(f"t_end = {t_end!r} must be a number of seconds") from None
+    if not math.isfinite(t_end) or t_end <= 0:
+        raise ParameterError(f"t_end = {t_end!r} must be a finite number of seconds > 0")
+    seed = _seed(seed)
+    n_points, dt = sample_times(t_end, n_points)
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise OptionError(f"timeout = {timeout!r} must be a number of seconds > 0")
+    _ns3.require()
+    plan = scenario.plan(t_end, seed)
+    with tempfile.TemporaryDirectory(prefix="fluidnet-run-") as tmp:
+        request = {
+            "plan": plan,
+            "t_end": t_end,
+            "seed": seed,
+            "dt": dt,
+            "out": os.path.join(tmp, "run.npz"),
+            "log": os.path.join(tmp, "run.log"),
+            "timeout": None if timeout is None else float(timeout),
+        }
+        started = time.perf_counter()
+        reply = _SERVER.run(request)
+        if reply["status"] != "ok":
+            raise PacketRunError(_failure(scenario, seed, t_end, reply))
+        with np.load(request["out"]) as data:
+            arrays = {k: data[k] for k in data.files}
+    arrays["wall_time"] = np.float64(time.perf_counter() - started)
+    return PacketRun(scenario=scenario, t_end=t_end, seed=seed, arrays=arrays)
+
+
+def _failure(scenario: Scenario, seed: int, t_end: float, reply: dict) -> str:
+    what = {
+        "signal": lambda: f"was killed by signal {reply.get('signal')}",
+        "timeout": lambda: f"ran longer than its timeout of {reply.get('timeout'):g} s",
+        "error": lambda: f"failed (exit status {reply.get('exitcode')})",
+        "server": lambda: f"could not start: {reply.get('error')}",
+    }.get(reply["status"], lambda: f"failed ({reply['status']})")()
+    log = reply.get("log", "").strip()
+    tail = f"; the worker reported:\n{log}" if log else " (the worker reported nothing)"
+    return f"ns-3 run of {type(scenario).__name__} (seed={seed}, t_end={t_end:g}) {what}{tail}"

@@ -1,0 +1,142 @@
+"""The senders of a flow group: ns-3's TCPs, fluidnet's SBRM source, and RCP's rate-based senders.
+
+=========== ==========================================================================
+``newreno`` ``ns3::TcpNewReno``
+``cubic``   ``ns3::TcpCubic``
+``dctcp``   ``ns3::TcpDctcp`` (ECN-capable, per-packet echo; option ``g``, the alpha gain)
+``vegas``   ``ns3::TcpVegas`` (options ``alpha``, ``beta``, ``gamma`` in packets)
+``bbr``     ``ns3::TcpBbr``
+``sbrm``    ``fluidnet::TcpSbrm``: Zimmermann's Direct Window Update source (options ``w``,
+            the willingness to pay in packets/s, and ``kappa``, the gain kappa-bar)
+``rcp``     ``fluidnet::RcpSender``: sends at the rate the routers stamp into its packets
+=========== ==========================================================================
+
+Every TCP flow can also ask for ECN (``ecn=True``); an AQM that marks needs it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ParameterError
+
+__all__ = ["Transport", "as_transport", "TRANSPORTS"]
+
+#: name -> (ns-3 congestion-control TypeId or None for RCP, {option: (attribute, default)})
+TRANSPORTS: dict[str, tuple[str | None, dict[str, tuple[str, float]]]] = {
+    "newreno": ("ns3::TcpNewReno", {}),
+    "cubic": ("ns3::TcpCubic", {}),
+    "dctcp": ("ns3::TcpDctcp", {"g": ("DctcpShiftG", 0.0625)}),
+    "vegas": (
+        "ns3::TcpVegas",
+        {"alpha": ("Alpha", 2.0), "beta": ("Beta", 4.0), "gamma": ("Gamma", 1.0)},
+    ),
+    "bbr": ("ns3::TcpBbr", {}),
+    "sbrm": ("fluidnet::TcpSbrm", {"w": ("W", 20.0), "kappa": ("Kappa", 0.2)}),
+    "rcp": (None, {}),
+}
+
+#: transports whose receivers must echo every mark (RFC 8257's receiver, ns3::TcpDctcp)
+_PER_PACKET_ECHO = ("dctcp", "sbrm")
+
+
+@dataclass(frozen=True, init=False)
+class Transport:
+    """A transport protocol and its options.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`TRANSPORTS` (see the module table).
+    ecn : bool
+        Negotiate ECN (always on for ``dctcp`` and ``sbrm``; not used by ``rcp``).
+    **options
+        The transport's options (``g`` for DCTCP, ``alpha``/``beta``/``gamma`` for Vegas,
+        ``w``/``kappa`` for SBRM); others are an error.
+
+    Examples
+    --------
+    >>> from fluidnet.packet import Transport
+    >>> Transport("sbrm", w=20, kappa=0.2).options
+    {'w': 20.0, 'kappa': 0.2}
+    """
+
+    name: str
+    ecn: bool = False
+    options: dict = field(default_factory=dict)
+
+    def __init__(self, name: str, ecn: bool = False, **options: float):
+        key = str(name).lower()
+        if key not in TRANSPORTS:
+            raise ParameterError(
+                f"transport = {name!r} is not one fluidnet knows; use one of "
+                f"{', '.join(TRANSPORTS)}"
+            )
+        if not isinstance(ecn, bool):
+            raise ParameterError(f"Transport.ecn = {ecn!r} must be True or False")
+        known = TRANSPORTS[key][1]
+        clean = {}
+        for k, v in options.items():
+            if k not in known:
+                allowed = ", ".join(known) or "none"
+                raise ParameterError(f"Transport({key!r}) has no option {k!r} (options: {allowed})")
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ParameterError(f"Transport({key!r}).{k} = {v!r} must be a number") from None
+            if not math.isfinite(v) or v <= 0:
+                raise ParameterError(f"Transport({key!r}).{k} = {v!r} must be a finite number > 0")
+            clean[k] = v
+        if key == "dctcp" and clean.get("g", 0.0625) > 1:
+            raise ParameterError(f"Transport('dctcp').g = {clean['g']!r} must lie in (0, 1]")
+        object.__setattr__(self, "name", key)
+        object.__setattr__(self, "ecn", ecn or key in _PER_PACKET_ECHO)
+        object.__setattr__(self, "options", clean)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.ecn, tuple(sorted(self.options.items()))))
+
+    def __reduce__(self):
+        return (_rebuild, (self.name, self.ecn, dict(self.options)))
+
+    @property
+    def is_rcp(self) -> bool:
+        return self.name == "rcp"
+
+    def option(self, key: str) -> float:
+        """An option's value (its default when not given)."""
+        return self.options.get(key, TRANSPORTS[self.name][1][key][1])
+
+    def ns3(self) -> tuple[str, dict[str, str], str]:
+        """(congestion-control TypeId, its attributes as text, the receivers' socket TypeId)."""
+        type_id, known = TRANSPORTS[self.name]
+        attrs = {known[k][0]: repr(v) for k, v in self.options.items()}
+        sink = "ns3::TcpDctcp" if self.name in _PER_PACKET_ECHO else "ns3::TcpNewReno"
+        return type_id or "", attrs, sink
+
+
+def _rebuild(name: str, ecn: bool, options: dict) -> Transport:
+    return Transport(name, ecn=ecn, **options)
+
+
+def as_transport(value: Any, where: str = "transport") -> Transport:
+    """A :class:`Transport` from an instance or a name.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown name or another type, naming ``where``.
+    """
+    if isinstance(value, Transport):
+        return value
+    if isinstance(value, str):
+        try:
+            return Transport(value)
+        except ParameterError as exc:
+            raise ParameterError(f"{where}: {exc}") from None
+    raise ParameterError(
+        f"{where} = {value!r} ({type(value).__name__}) is not a transport: give a name such as "
+        "'newreno' or fn.packet.Transport('sbrm', w=20, kappa=0.2)"
+    )

@@ -1,0 +1,67 @@
+"""The packet stage's installation: the optional extra, the test environment, and the error
+when ns-3 is missing (none of these tests runs ns-3)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import fluidnet as fn
+from fluidnet.packet import _ns3
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _small_scenario():
+    return fn.packet.Dumbbell(
+        link=fn.packet.Link(10e6, buffer=100), flows=[fn.packet.Flows(n=2, rtt=0.05)]
+    )
+
+
+def test_packet_extra_is_declared_and_in_the_test_environment():
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    extra = meta["project"]["optional-dependencies"]["packet"]
+    assert any(req.replace(" ", "").startswith("ns3") for req in extra)
+    makefile = (ROOT / "Makefile").read_text()
+    dev_line = next(
+        line for line in makefile.splitlines() if "install -e" in line and "dev" in line
+    )
+    assert "packet" in dev_line
+
+
+def test_missing_ns3_is_a_fluidnet_error_naming_the_extra(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a, **k: None if name in ("ns3", "cppyy") else real(name, *a, **k),
+    )
+    assert not _ns3.available()
+    with pytest.raises(fn.packet.NotInstalledError) as info:
+        _ns3.require()
+    assert isinstance(info.value, fn.FluidnetError)
+    assert isinstance(info.value, ImportError)
+    assert "pip install 'fluidnet[packet]'" in str(info.value)
+
+
+def test_importing_the_packet_stage_loads_neither_ns3_nor_cppyy():
+    code = (
+        "import fluidnet as fn, sys, json\n"
+        "sc = fn.packet.Dumbbell(link=fn.packet.Link(1e7), flows=[fn.packet.Flows()])\n"
+        "sc.plan(1.0, 0)\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    loaded = set(json.loads(out.stdout.strip().splitlines()[-1]))
+    assert loaded.isdisjoint({"cppyy", "ns3", "ns", "libcppyy"}), loaded
