@@ -37,6 +37,7 @@ extensions = [
     "apiref",
     "paperpages",
     "notebookpages",
+    "xrefs",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -57,7 +58,7 @@ default_role = "literal"  # `x` is code; cross-references are explicit (:func:, 
 #: Types of other libraries and numpydoc's descriptive words: not resolvable offline.
 _EXTERNAL = (
     r"(numpy|np|scipy|sympy|sp|xarray|xr|matplotlib|mpl|control|dask|distributed|zarr|"
-    r"concurrent|os|pathlib|collections|typing|numbers|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
+    r"concurrent|ctypes|os|pathlib|collections|typing|numbers|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
 )
 nitpick_ignore_regex = [
     (r"py:.*", _EXTERNAL),
@@ -113,7 +114,6 @@ sphinx_gallery_conf = {
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"fluidnet {release}"
-html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

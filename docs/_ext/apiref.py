@@ -29,10 +29,10 @@ STAGES = [
 ]
 
 #: Subpackages whose own ``__all__`` is documented beside the top-level names.
-NAMESPACES = ["fluidnet", "fluidnet.models", "fluidnet.sweep"]
+NAMESPACES = ["fluidnet", "fluidnet.models", "fluidnet.sweep", "fluidnet.packet"]
 
 #: Top-level names that are subpackages, documented by their own section.
-MODULE_NAMES = {"models", "flowlevel"}
+MODULE_NAMES = {"models", "flowlevel", "packet"}
 
 
 def _stage(qualified: str) -> str:

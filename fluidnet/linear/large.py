@@ -36,7 +36,7 @@ for 200 states):
 The result is certified on the line right of which every root has been counted and located
 (the right edge of the rightmost unresolved box, or ``sigma``). A box whose boundary cannot be
 resolved (a root on it, or more than :data:`MAX_SAMPLES` evaluations in all), or whose halves'
-counts disagree, makes the result not certified, and :attr:`Roots.reason` says which.
+counts disagree, makes the result not certified, and its ``reason`` says which.
 """
 
 from __future__ import annotations

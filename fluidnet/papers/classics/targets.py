@@ -1,8 +1,9 @@
 """The targets of ``fluidnet reproduce classics``: every number and statement checked, per item.
 
 Expected values are printed in the papers, derived here from their data and closed forms
-(:mod:`.data`, :mod:`.mgt_loop`), or, where the reference needs the run (a second method on
-the same operating point), ``RUN``: the item computes it with that second method.
+(:mod:`~fluidnet.papers.classics.data`, :mod:`~fluidnet.papers.classics.mgt_loop`), or, where the
+reference needs the run (a second method on the same operating point), ``RUN``: the item computes it
+with that second method.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ Items registered here are run by ``fluidnet reproduce ks``. Equation, propositio
 numbers are the paper's. Every figure of the paper is an ns-2 packet simulation (or a topology
 drawing), so the figures drawn here are fluid analogues; the paper's numbers that follow from its
 equations are checked, and the numbers derived from its equations (``source="derived"``) are
-computed with plain numpy/scipy/sympy (:mod:`.data`), independently of the models.
+computed with plain numpy/scipy/sympy (:mod:`~fluidnet.papers.ks.data`), independently of the
+models.
 
 The submodules, in the order their items run:
 

@@ -1,8 +1,8 @@
 """The targets of ``fluidnet reproduce ks``: every number and statement checked, per item.
 
-Expected values are printed in the paper, derived here from its equations (:mod:`.data`), or,
-where the reference is the maximiser of a convex program solved with scipy on the same network
-in the run (Prop 1, Remark 3, Prop 6), ``RUN``.
+Expected values are printed in the paper, derived here from its equations
+(:mod:`~fluidnet.papers.ks.data`), or, where the reference is the maximiser of a convex program
+solved with scipy on the same network in the run (Prop 1, Remark 3, Prop 6), ``RUN``.
 """
 
 from __future__ import annotations

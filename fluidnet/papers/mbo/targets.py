@@ -1,10 +1,10 @@
 """The targets of ``fluidnet reproduce mbo``: every number and statement checked, per item.
 
 The paper prints no tables: expected values are its stated parameters and trends, and values
-derived from its (corrected) equations independently of fluidnet (:mod:`.data`). ``RUN`` marks
-a reference computed in the run by a second method (the nested-Brent fixed point against the
-DDE's equilibrium, the Lambert-W closed form against the characteristic roots) or a Monte
-Carlo tolerance from the run's own standard error.
+derived from its (corrected) equations independently of fluidnet (:mod:`~fluidnet.papers.mbo.data`).
+``RUN`` marks a reference computed in the run by a second method (the nested-Brent fixed point
+against the DDE's equilibrium, the Lambert-W closed form against the characteristic roots) or a
+Monte Carlo tolerance from the run's own standard error.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """App. III (Figs 47, 48): Bode plots of the loop gain eq (9) at (0.2, 0.4) and (0.4, 0.2).
 
 The phase of ``G`` returns to ``-pi`` only if ``alpha > beta`` (eq (14)); the crossovers read off
-fluidnet's Bode response and margins are checked against the closed forms of :mod:`.data`.
+fluidnet's Bode response and margins are checked against the closed forms of
+:mod:`~fluidnet.papers.rcp.data`.
 """
 
 from __future__ import annotations

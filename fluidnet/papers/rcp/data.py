@@ -1,7 +1,8 @@
 """The RCP paper's printed values, values derived from its equations independently of fluidnet
 (plain numpy/scipy), and the parameter grids of the full and the quick runs.
 
-Nothing here is computed by fluidnet: the target table (:mod:`.targets`) and the items read it.
+Nothing here is computed by fluidnet: the target table (:mod:`~fluidnet.papers.rcp.targets`) and the
+items read it.
 """
 
 from __future__ import annotations

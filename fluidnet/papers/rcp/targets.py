@@ -1,7 +1,8 @@
 """The RCP paper's targets: every number and statement ``fluidnet reproduce rcp`` checks.
 
 One entry per item (in the order they run), one row per target; the expected values are the
-paper's printed numbers or values derived in :mod:`.data` independently of fluidnet.
+paper's printed numbers or values derived in :mod:`~fluidnet.papers.rcp.data` independently of
+fluidnet.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The dissertation's printed values (Table 6.6.2), numbers derived from its equations
 independently of fluidnet (numpy/scipy), and the (N, c, d) grids of the full and quick runs.
 
-Shared by the target table (:mod:`.targets`), the critical-delay computation
+Shared by the target table (:mod:`~fluidnet.papers.sbrm.targets`), the critical-delay computation
 (:mod:`.critical_delay`) and the items.
 """
 

@@ -1,9 +1,9 @@
 """The targets of ``fluidnet reproduce sbrm``: every number and statement checked, per item.
 
 Expected values are printed in the dissertation or derived from its equations independently of
-fluidnet (:mod:`.data`); ``RUN`` marks a reference a second method computes in the run (the
-linear critical frequency at the delay where a simulated oscillation sets in, the normal form's
-prediction).
+fluidnet (:mod:`~fluidnet.papers.sbrm.data`); ``RUN`` marks a reference a second method computes in
+the run (the linear critical frequency at the delay where a simulated oscillation sets in, the
+normal form's prediction).
 """
 
 from __future__ import annotations

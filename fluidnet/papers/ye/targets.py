@@ -1,7 +1,8 @@
 """The targets of ``fluidnet reproduce ye``: every number and statement checked, per item.
 
 Expected values are printed in the paper or derived from its equations with plain
-numpy/scipy/sympy (:mod:`.data`), independently of :mod:`fluidnet.models.sliding_mode`.
+numpy/scipy/sympy (:mod:`~fluidnet.papers.ye.data`), independently of
+:mod:`fluidnet.models.sliding_mode`.
 """
 
 from __future__ import annotations
