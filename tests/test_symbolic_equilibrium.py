@@ -181,12 +181,15 @@ def test_a_continuum_of_equilibria_is_not_a_list_of_points():
         m2.equilibrium(all=True)
     # nor is one point of it returned as if it were isolated (issue 23: its linearization has
     # a zero root that says nothing about stability), by equilibrium() nor by linearize()
-    with pytest.raises(AnalysisError, match=r"not isolated.*conserves x \+ y"):
-        m.equilibrium()
-    with pytest.raises(AnalysisError, match="not isolated"):
+    with pytest.warns(fn.EquilibriumWarning, match=r"not isolated.*conserves x \+ y.*zero root"):
+        eq = m.equilibrium()
+    assert not eq.isolated and eq["x"] == pytest.approx(eq["y"], rel=1e-14)
+    with pytest.warns(fn.EquilibriumWarning, match="not isolated"):
         m.linearize()
-    # a point of it chosen by the caller is linearized: the conserved x + y is the zero root
-    roots = m.linearize(equilibrium={"x": 1.0, "y": 1.0}).roots(k=2).values
+    # a point of it chosen by the caller is linearized quietly: x + y conserved, the zero root
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roots = m.linearize(equilibrium={"x": 1.0, "y": 1.0}).roots(k=2).values
     assert sorted(roots.real) == pytest.approx([-2.0, 0.0], abs=1e-12)
 
 

@@ -25,10 +25,11 @@ A rest point held on a switching surface (``Heaviside``, ``sign``, ... : Filippo
 a smooth equilibrium; when none is found, the error names the model's switching surfaces.
 
 :meth:`fluidnet.Model.equilibrium` returns the first equilibrium found in a documented order
-(:func:`equilibria`) and never silently: one point of a continuum is refused (the message names
-the conserved combination of states), and when other equilibria of the same kind were found it
-warns (:class:`EquilibriumWarning`) listing them, with the rule that chose and how to choose
-(``guess=``; ``all=True`` for the list); see :func:`chosen_equilibrium`.
+(:func:`equilibria`) and never silently: it warns (:class:`EquilibriumWarning`) when that is one
+point of a continuum (flagged ``isolated = False``; the message names the conserved combination
+of states), and when other equilibria of the same kind were found, listing them with the rule
+that chose and how to choose (``guess=``; ``all=True`` for the list); see
+:func:`chosen_equilibrium`.
 
 A model of more than :data:`DENSE_MAX_STATES` states is solved without expanding its equations
 or building a dense Jacobian, by the sparse Newton iteration of :mod:`fluidnet.symbolic.newton`
@@ -271,7 +272,7 @@ class _Plan:
             [to_numpy((form.p,), [sol[n] for n in form.states]) for sol in sym] if sym else []
         )
         self.subsets = list(_boundary_subsets(form))
-        self.surfaces = _switching_surfaces(eqs)
+        self._surface_eqs = eqs
 
     def _plan_sparse(self, form) -> None:
         """The plan of a large model: equations as written, sparse Jacobian, sizes from it."""
@@ -292,7 +293,13 @@ class _Plan:
         self.lag_states = [lag.state for lag in form.lags]
         self.symbolic, self.closed = False, []
         self.subsets = [()]  # projected states: an active set in the Newton iteration
-        self.surfaces = _switching_surfaces(eqs)
+        self._surface_eqs = eqs
+
+    @functools.cached_property
+    def surfaces(self) -> tuple[str, ...]:
+        """The model's switching surfaces, for messages (built on first use: simplifying each
+        takes sympy a fraction of a second)."""
+        return _switching_surfaces(self._surface_eqs)
 
     @functools.cached_property
     def jac(self):
@@ -407,14 +414,17 @@ def equilibria(
     if not accepted:
         where = ""
         if plan.surfaces:
+            surfaces = "; ".join(plan.surfaces[:_LISTED])
+            if len(plan.surfaces) > _LISTED:
+                surfaces += f"; ... ({len(plan.surfaces)} surfaces)"
             where = (
-                f". Its right-hand side switches on {'; '.join(plan.surfaces)}: a rest point "
+                f". Its right-hand side switches on {surfaces}: a rest point "
                 "held on a switching surface (Filippov sliding) is not a smooth equilibrium and "
                 "is not searched for; simulate the model to see where it settles"
             )
         search = " in the numeric search; try guess={...}" if numeric else ""
         raise AnalysisError(
-            f"no equilibrium found for model {model.name!r} at {values}: no isolated smooth "
+            f"no equilibrium found for model {model.name!r} at {_at(values)}: no isolated smooth "
             "equilibrium (a point where every steady-state equation vanishes to rounding "
             f"relative to its terms){search}{where}"
         )
@@ -444,7 +454,7 @@ def equilibria(
 def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
     """Why the equilibrium ``x`` is not isolated: the curve's direction, and the quantity the
     linearization conserves (a left null vector of the Jacobian: its zero root)."""
-    point = ", ".join(f"{n}={v:.6g}" for n, v in zip(plan.states, x, strict=True))
+    point = _point(plan.states, x)
     along = _combination(plan.states, direction, ": ", ", ")
     conserved = ""
     free = [i for i in range(len(x)) if i not in held]
@@ -458,7 +468,7 @@ def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
             "zero root)"
         )
     return (
-        f"the equilibria of model {model.name!r} at {values} are not isolated: the "
+        f"the equilibria of model {model.name!r} at {_at(values)} are not isolated: the "
         f"steady-state equations hold along a curve through ({point}), in the direction "
         f"({along}){conserved}. An equilibrium there is not determined by the model (a "
         "conserved quantity or a state whose level nothing fixes): pin it with another "
@@ -466,34 +476,62 @@ def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
     )
 
 
+#: At most this many states (and equilibria) are written out in a message.
+_LISTED = 8
+
+
+def _at(values: Mapping[str, float]) -> str:
+    """The parameter values for a message (``{...}``, or their number when there are many)."""
+    if len(values) <= _LISTED:
+        return str(dict(values))
+    return f"the given values of its {len(values)} parameters"
+
+
+def _point(states, values) -> str:
+    """``"x=1, y=2"``, the first :data:`_LISTED` states, and how many more there are."""
+    text = ", ".join(f"{n}={v:.6g}" for n, v in list(zip(states, values, strict=True))[:_LISTED])
+    return text + (f", ... ({len(states)} states)" if len(states) > _LISTED else "")
+
+
 def _combination(states, coefficients, between: str, join: str) -> str:
     """``"x: +0.707, y: -0.707"`` (``between=": "``) or ``"x - 0.5 y"``: the nonzero entries,
     by state."""
     pairs = [(n, c) for n, c in zip(states, coefficients, strict=True) if abs(c) > 1e-9]
+    more = f"{join}... ({len(pairs)} states)" if len(pairs) > _LISTED else ""
+    pairs = pairs[:_LISTED]
     if between == ": ":
-        return join.join(f"{n}: {c:+.3g}" for n, c in pairs)
+        return join.join(f"{n}: {c:+.3g}" for n, c in pairs) + more
     text = " + ".join(n if f"{c:.3g}" == "1" else f"{c:.3g} {n}" for n, c in pairs)
-    return text.replace("+ -", "- ")
+    return text.replace("+ -", "- ") + more
 
 
 class EquilibriumWarning(UserWarning):
-    """:meth:`fluidnet.Model.equilibrium` found several equilibria of the same kind and returned
-    the first in its documented order; the message lists them all and how to choose."""
+    """The equilibrium :meth:`fluidnet.Model.equilibrium` returned is not the only one: it is
+    one point of a continuum, or several equilibria of the same kind were found and it is the
+    first in the documented order. The message says which, and how to choose."""
 
 
 def chosen_equilibrium(model, found: list[Equilibrium], guess, values) -> Equilibrium:
     """The equilibrium :meth:`fluidnet.Model.equilibrium` returns: the first of ``found``.
 
-    Raises :class:`AnalysisError` when it is one point of a continuum (no point of it is
-    determined by the model: its linearization has a zero root that says nothing about
-    stability). Without a ``guess``, warns (:class:`EquilibriumWarning`) when other equilibria
-    of the same kind were found (both satisfy ``f = 0``, or both are held at the boundary by
-    the projection): the order that chose it (no negative state first, fewer zero states
-    first, otherwise the order found) is a convention, not a property of the model.
+    Warns (:class:`EquilibriumWarning`) when it is one point of a continuum (it is returned
+    with ``isolated = False``: the model does not determine it, and its linearization has a
+    zero root from the conserved quantity), and, without a ``guess``, when other equilibria of
+    the same kind were found (both satisfy ``f = 0``, or both are held at the boundary by the
+    projection): the order that chose it (no negative state first, fewer zero states first,
+    otherwise the order found) is a convention, not a property of the model.
     """
     first = found[0]
     if not first.isolated:
-        raise AnalysisError(first._continuum)
+        reason = first._continuum or f"the equilibrium of model {model.name!r} is not isolated"
+        warnings.warn(
+            EquilibriumWarning(
+                f"{reason}. equilibrium() returns that point flagged isolated=False: its "
+                "linearization has a zero root from the conserved quantity, which says nothing "
+                "about stability (equilibrium(all=True) raises)"
+            ),
+            stacklevel=3,
+        )
     rivals = [e for e in found[1:] if bool(e.boundary) == bool(first.boundary)]
     if guess is not None or not rivals:
         return first
@@ -506,14 +544,20 @@ def chosen_equilibrium(model, found: list[Equilibrium], guess, values) -> Equili
         if zeros
         else "neither has a negative state nor fewer zeros: the order they were found"
     )
+    shown = [first, *rivals][:_LISTED]
+    differ = [n for n in first if len({e[n] for e in shown}) > 1] or list(first)
     listed = "; ".join(
-        ", ".join(f"{n}={v:.6g}" for n, v in e.items()) + (" (returned)" if e is first else "")
-        for e in [first, *rivals]
+        _point(differ, [e[n] for n in differ]) + (" (returned)" if e is first else "")
+        for e in shown
     )
+    if len(rivals) + 1 > len(shown):
+        listed += f"; and {len(rivals) + 1 - len(shown)} more"
+    if len(differ) > _LISTED:
+        listed += f" ({len(differ)} states differ between them)"
     kind = "held at the boundary by the projection" if first.boundary else "with f = 0"
     warnings.warn(
         EquilibriumWarning(
-            f"model {model.name!r} has {len(rivals) + 1} equilibria {kind} at {dict(values)}: "
+            f"model {model.name!r} has {len(rivals) + 1} equilibria {kind} at {_at(values)}: "
             f"{listed}. equilibrium() returned the first by its order ({rule}); give "
             "guess={state: value} near the one you mean (this warning is then not raised), or "
             "use equilibrium(all=True) for the list"

@@ -230,6 +230,11 @@ def forward_jacobian(exprs, variables) -> tuple[list, list, list, list]:
             pe = _partial(e, u)
             if pe == 0:
                 continue
+            if len(du) > 1 and not (pe.is_Atom or pe.is_Symbol):
+                # used for every variable u depends on: defined once, by name
+                name = next(names)
+                derivs.append((name, pe))
+                pe = name
             for v, dv in du.items():
                 # unevaluated products and sums: sympy's canonical ordering of large
                 # expressions is the expensive part, and lambdify prints them as they are

@@ -550,22 +550,23 @@ class Model:
         Raises
         ------
         AnalysisError
-            When no equilibrium is found, or the one returned (with ``all``, any) is not
-            isolated: one point of a continuum (a conserved quantity, a state nothing pins) is
-            not determined by the model, and its linearization has a zero root that says
-            nothing about stability. The message names the curve's direction and the conserved
-            combination of states; give ``equilibrium={...}`` to :meth:`linearize` to use a
-            point of it deliberately.
+            When no equilibrium is found, or (with ``all``) the equilibria found are not
+            isolated.
 
         Warns
         -----
         EquilibriumWarning
-            Without ``guess`` and ``all``, when other equilibria of the same kind (``f = 0``,
-            or held at the boundary by the projection) were found: they are listed with the
-            rule that chose the one returned (no negative state first, then fewer zero
-            states); give ``guess=`` near the one you mean, or use ``all=True``. An
-            equilibrium held at the boundary does not compete with one where ``f = 0``, which
-            comes first (the papers linearize there).
+            When the equilibrium returned is one point of a continuum (a conserved quantity, a
+            state nothing pins): the model does not determine it, and its linearization has a
+            zero root that says nothing about stability. It is returned with
+            ``isolated = False``; the message names the curve's direction and the conserved
+            combination of states (give ``equilibrium={...}`` to :meth:`linearize` to use a
+            point of it deliberately). And, without ``guess`` and ``all``, when other
+            equilibria of the same kind (``f = 0``, or held at the boundary by the projection)
+            were found: they are listed with the rule that chose the one returned (no negative
+            state first, then fewer zero states); give ``guess=`` near the one you mean, or
+            use ``all=True``. An equilibrium held at the boundary does not compete with one
+            where ``f = 0``, which comes first (the papers linearize there).
         """
         values = merge_params(params, overrides, "equilibrium")
         found = equilibria(self, guess=guess, isolated=all, **values)

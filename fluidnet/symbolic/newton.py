@@ -34,6 +34,11 @@ __all__ = ["SparseSteadyState"]
 MAX_ITERATIONS = 60
 #: Halvings of a Newton step before a start is given up.
 MAX_HALVINGS = 30
+#: Rounds (evaluations of every running start's trial point) of one search: starts still
+#: running then are given up (a smooth network law takes up to a hundred rounds from a start
+#: spread over six decades, a switching one such as Kelly's dual law with capped rates up to
+#: about 250).
+MAX_ROUNDS = 300
 #: A scaled residual below which a start that stops improving is at its rounding floor (far
 #: from a root the scaled residual of a power law is flat: about 1/5 for ``x^5 = c``).
 FLOOR = 1e-10
@@ -132,76 +137,100 @@ class SparseSteadyState:
         """Damped Newton from every row of ``starts`` at once; the points where it settled.
 
         A start is followed until the scaled residual of every equation that must vanish is
-        below ``tol`` or stops decreasing; one whose Jacobian is singular or not finite is
-        dropped. The points returned are those where the largest scaled residual reached
-        (each equation relative to its size) is at most ``accept``.
-        """
-        from scipy.sparse.linalg import splu
+        below ``tol`` or stops decreasing; one whose equations or Jacobian are not finite is
+        dropped (where the Jacobian is singular, the step is the least-squares step of least
+        norm, which reaches a point of a continuum of solutions). The points returned are
+        those where the largest scaled residual reached (each equation relative to its size)
+        is at most ``accept``.
 
+        Every round evaluates the trial point of every start still running in one call of the
+        compiled functions (whose cost hardly depends on the number of points): a start whose
+        trial point lowers its scaled residual takes its next Newton step from there, one whose
+        trial point does not halves its step, so starts needing many halvings do not hold up
+        the others.
+        """
         n = self.n
         X = np.array(starts, dtype=float, copy=True)
         if len(self.nonnegative):
             X[:, self.nonnegative] = np.maximum(X[:, self.nonnegative], 0.0)
-        A = self._real(self.evaluate.batch(X.T, p))  # values, Jacobian entries of each start
-        active = np.ones(len(X), dtype=bool)
-        done = np.zeros(len(X), dtype=bool)
-        best = np.full(len(X), np.inf)
+        K = len(X)
+        running = np.ones(K, dtype=bool)
+        found = np.zeros(K, dtype=bool)
+        best = np.full(K, np.inf)
         best_x = X.copy()
-        for _ in range(MAX_ITERATIONS):
-            ks = np.flatnonzero(active & ~done)
+        steps = np.zeros((K, n))
+        scale = np.ones((K, n))
+        held = np.zeros((K, n), dtype=bool)
+        phi = np.zeros(K)
+        lam = np.ones(K)
+        iterations = np.zeros(K, dtype=int)
+        halvings = np.zeros(K, dtype=int)
+
+        def newton_step(k: int, x: np.ndarray, values: np.ndarray) -> None:
+            """From the accepted point ``x`` (its evaluation ``values``): stop, or the next
+            step of start ``k``."""
+            F, E = values[:n], values[n:]
+            if not (np.all(np.isfinite(F)) and np.all(np.isfinite(E))):
+                running[k] = False
+                return
+            held[k] = self._held(x, F)
+            r, scale[k] = self._scaled_residual(x, F, self._sizes(x, E), held[k])
+            err = float(np.max(np.abs(r))) if n else 0.0
+            if err < best[k]:
+                best[k], best_x[k] = err, x
+            if err <= tol or (err > best[k] and best[k] <= FLOOR):
+                running[k] = False  # converged, or no progress at the rounding floor
+                found[k] = best[k] <= accept
+                return
+            if iterations[k] >= MAX_ITERATIONS:
+                running[k] = False
+                found[k] = best[k] <= accept
+                return
+            step = self._step(E, held[k], scale[k], r)
+            if not np.all(np.isfinite(step)):
+                running[k] = False
+                return
+            steps[k], phi[k], lam[k], halvings[k] = step, float(np.linalg.norm(r)), 1.0, 0
+            iterations[k] += 1
+
+        A = self._real(self.evaluate.batch(X.T, p))  # values and Jacobian entries
+        for k in range(K):
+            newton_step(k, X[k], A[k])
+        for _ in range(MAX_ROUNDS):
+            ks = np.flatnonzero(running)
             if not ks.size:
                 break
-            steps = np.zeros((len(X), n))
-            scale = np.ones((len(X), n))
-            phi = np.zeros(len(X))
-            held = np.zeros((len(X), n), dtype=bool)
-            todo = []
-            for k in ks:
-                F, E = A[k, :n], A[k, n:]
-                if not (np.all(np.isfinite(F)) and np.all(np.isfinite(E))):
-                    active[k] = False
-                    continue
-                held[k] = self._held(X[k], F)
-                r, scale[k] = self._scaled_residual(X[k], F, self._sizes(X[k], E), held[k])
-                err = float(np.max(np.abs(r))) if n else 0.0
-                if err < best[k]:
-                    best[k], best_x[k] = err, X[k]
-                if err <= tol or (err > best[k] and best[k] <= FLOOR):
-                    done[k] = True  # converged, or no progress at the rounding floor
-                    continue
-                try:
-                    step = splu(self._system(E, held[k], scale[k])).solve(r)
-                except (RuntimeError, ValueError):  # exactly singular
-                    active[k] = False
-                    continue
-                if not np.all(np.isfinite(step)):
-                    active[k] = False
-                    continue
-                steps[k], phi[k] = step, float(np.linalg.norm(r))
-                todo.append(k)
-            # backtracking on the scaled residual, all starts at once; the evaluation of the
-            # accepted point serves the next iteration
-            todo = np.array(todo, dtype=np.intp)
-            lam = np.ones(len(todo))
-            for _ in range(MAX_HALVINGS):
-                if not todo.size:
-                    break
-                trial = X[todo] - lam[:, None] * steps[todo]
-                if len(self.nonnegative):
-                    trial[:, self.nonnegative] = np.maximum(trial[:, self.nonnegative], 0.0)
-                At = self._real(self.evaluate.batch(trial.T, p))
-                accepted = np.zeros(len(todo), dtype=bool)
-                for i, k in enumerate(todo):
-                    F = At[i, :n]
-                    if not np.all(np.isfinite(F)):
-                        continue
-                    r = np.where(held[k], trial[i], F) / scale[k]
-                    if np.linalg.norm(r) <= (1.0 - 1e-4 * lam[i]) * phi[k]:
-                        accepted[i] = True
-                        X[k], A[k] = trial[i], At[i]
-                todo, lam = todo[~accepted], lam[~accepted] / 2.0
-            done[todo] = True  # no decrease however short the step: at the rounding floor
-        return [best_x[k] for k in range(len(X)) if active[k] and best[k] <= accept]
+            trial = X[ks] - lam[ks, None] * steps[ks]
+            if len(self.nonnegative):
+                trial[:, self.nonnegative] = np.maximum(trial[:, self.nonnegative], 0.0)
+            At = self._real(self.evaluate.batch(trial.T, p))
+            for i, k in enumerate(ks):
+                F = At[i, :n]
+                merit = np.inf
+                if np.all(np.isfinite(F)):
+                    merit = float(np.linalg.norm(np.where(held[k], trial[i], F) / scale[k]))
+                if merit <= (1.0 - 1e-4 * lam[k]) * phi[k]:
+                    X[k] = trial[i]
+                    newton_step(k, X[k], At[i])
+                elif halvings[k] < MAX_HALVINGS:
+                    lam[k] /= 2.0
+                    halvings[k] += 1
+                else:  # no decrease however short the step: at the rounding floor
+                    running[k] = False
+                    found[k] = best[k] <= accept
+        found |= running & (best <= accept)  # given up, but already at a solution
+        return [best_x[k] for k in range(K) if found[k]]
+
+    def _step(self, E: np.ndarray, held: np.ndarray, scale: np.ndarray, r: np.ndarray):
+        """The Newton step of the active system (rows scaled); where the Jacobian is singular,
+        the least-squares step of least norm (a continuum is then flagged, not lost)."""
+        from scipy.sparse.linalg import lsmr, splu
+
+        J = self._system(E, held, scale)
+        try:
+            return splu(J).solve(r)
+        except (RuntimeError, ValueError):
+            return lsmr(J, r, atol=1e-15, btol=1e-15)[0]
 
     def _held(self, x: np.ndarray, F: np.ndarray) -> np.ndarray:
         """Projected states at 0 whose equation pushes them below: held by the projection."""
