@@ -181,7 +181,9 @@ def test_a_continuum_of_equilibria_is_not_a_list_of_points():
         m2.equilibrium(all=True)
     # nor is one point of it returned as if it were isolated (issue 23: its linearization has
     # a zero root that says nothing about stability), by equilibrium() nor by linearize()
-    with pytest.warns(fn.EquilibriumWarning, match=r"not isolated.*conserves x \+ y.*zero root"):
+    with pytest.warns(
+        fn.EquilibriumWarning, match=r"not isolated.*zero root, whose left null vector is x \+ y"
+    ):
         eq = m.equilibrium()
     assert not eq.isolated and eq["x"] == pytest.approx(eq["y"], rel=1e-14)
     with pytest.warns(fn.EquilibriumWarning, match="not isolated"):
@@ -284,13 +286,22 @@ def test_equilibria_tied_by_the_order_are_listed():
         m.equilibrium()
 
 
-def _chain(n: int):
-    """x_0' = 1 - x_0, x_i' = -x_i + x_{i-1}(t - 1)/2: the equilibrium is x_i = 2^-i."""
+def _chain(n: int, a=0.5):
+    """x_0' = 1 - x_0, x_i' = -x_i + a x_{i-1}(t - 1): the equilibrium is x_i = a^i."""
     xs = [sympy.Function(f"x_{i}", real=True) for i in range(n)]
     rhs = {xs[0]: 1 - xs[0](t)}
     for i in range(1, n):
-        rhs[xs[i]] = -xs[i](t) + sympy.Rational(1, 2) * xs[i - 1](t - 1)
+        rhs[xs[i]] = -xs[i](t) + a * xs[i - 1](t - 1)
     return fn.Model(rhs=rhs, params={}, name="chain")
+
+
+def test_a_small_model_whose_states_span_117_decades_is_solved():
+    # 40 states (the dense search): x_39 = 1e-117; the root finder's point is right to about
+    # 1e-16 absolute, and the scaled polish recovers every state to its own precision
+    eq = _chain(40, 1e-3).equilibrium()
+    x = np.array([eq[f"x_{i}"] for i in range(40)])
+    np.testing.assert_allclose(x, 1e-3 ** np.arange(40), rtol=1e-14, atol=0)
+    assert eq.residual <= 1e-15
 
 
 def test_an_equilibrium_falling_geometrically_to_1e_minus_90_is_found():

@@ -19,17 +19,18 @@ do not cancel is refused; an equation whose terms all vanish exactly is solved).
 must have a relative residual below ``RESIDUAL_TOL``. It is refused where the right-hand side as
 written is undefined (a ``0/0`` that sympy cancelled when the delayed values were set equal, e.g.
 ``x(t - 1)/x(t)`` at ``x = 0``), and a solution that is not isolated (a continuum of equilibria,
-e.g. a conserved quantity) is an error rather than an arbitrary point of it.
+e.g. a conserved quantity) is flagged (``isolated = False``, a warning) or, for the list of all
+equilibria, an error, rather than an arbitrary point of it passed off as isolated.
 
 A rest point held on a switching surface (``Heaviside``, ``sign``, ... : Filippov sliding) is not
 a smooth equilibrium; when none is found, the error names the model's switching surfaces.
 
 :meth:`fluidnet.Model.equilibrium` returns the first equilibrium found in a documented order
 (:func:`equilibria`) and never silently: it warns (:class:`EquilibriumWarning`) when that is one
-point of a continuum (flagged ``isolated = False``; the message names the conserved combination
-of states), and when other equilibria of the same kind were found, listing them with the rule
-that chose and how to choose (``guess=``; ``all=True`` for the list); see
-:func:`chosen_equilibrium`.
+point of a continuum (flagged ``isolated = False``; the message names the curve and the
+combination of states behind the zero root), and when other equilibria of the same kind were
+found, listing them with the rule that chose and how to choose (``guess=``; ``all=True`` for
+the list); see :func:`chosen_equilibrium`.
 
 A model of more than :data:`DENSE_MAX_STATES` states is solved without expanding its equations
 or building a dense Jacobian, by the sparse Newton iteration of :mod:`fluidnet.symbolic.newton`
@@ -452,8 +453,9 @@ def equilibria(
 
 
 def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
-    """Why the equilibrium ``x`` is not isolated: the curve's direction, and the quantity the
-    linearization conserves (a left null vector of the Jacobian: its zero root)."""
+    """Why the equilibrium ``x`` is not isolated: the curve's direction, and the left null
+    vector of the steady-state Jacobian (the combination of states behind the zero root; for
+    an ODE a quantity its linearization conserves)."""
     point = _point(plan.states, x)
     along = _combination(plan.states, direction, ": ", ", ")
     conserved = ""
@@ -464,8 +466,9 @@ def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
         w[free] = np.linalg.svd(J)[0][:, -1]
         w /= w[np.argmax(np.abs(w))]
         conserved = (
-            f"; the linearization conserves {_combination(plan.states, w, ' ', ' + ')} (its "
-            "zero root)"
+            "; its linearization has a zero root, whose left null vector is "
+            f"{_combination(plan.states, w, ' ', ' + ')} (a combination of states the "
+            "steady-state equations do not pin)"
         )
     return (
         f"the equilibria of model {model.name!r} at {_at(values)} are not isolated: the "
@@ -516,19 +519,20 @@ def chosen_equilibrium(model, found: list[Equilibrium], guess, values) -> Equili
 
     Warns (:class:`EquilibriumWarning`) when it is one point of a continuum (it is returned
     with ``isolated = False``: the model does not determine it, and its linearization has a
-    zero root from the conserved quantity), and, without a ``guess``, when other equilibria of
-    the same kind were found (both satisfy ``f = 0``, or both are held at the boundary by the
-    projection): the order that chose it (no negative state first, fewer zero states first,
-    otherwise the order found) is a convention, not a property of the model.
+    zero root from the combination of states it leaves free), and, without a ``guess``, when
+    other equilibria of the same kind were found (both satisfy ``f = 0``, or both are held at
+    the boundary by the projection): the order that chose it (no negative state first, fewer
+    zero states first, otherwise the order found) is a convention, not a property of the
+    model.
     """
     first = found[0]
     if not first.isolated:
         reason = first._continuum or f"the equilibrium of model {model.name!r} is not isolated"
         warnings.warn(
             EquilibriumWarning(
-                f"{reason}. equilibrium() returns that point flagged isolated=False: its "
-                "linearization has a zero root from the conserved quantity, which says nothing "
-                "about stability (equilibrium(all=True) raises)"
+                f"{reason}. equilibrium() returns that point flagged isolated=False: the zero "
+                "root of its linearization says nothing about stability (equilibrium(all=True) "
+                "raises)"
             ),
             stacklevel=3,
         )
@@ -624,10 +628,14 @@ def _polish(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[np.ndarray
 
 
 def _polish_scaled(plan, x, p, held, free, res) -> tuple[np.ndarray, float]:
-    """Newton's method on the scaled equations: rows by their sizes (largest term, or
-    magnitude), states by ``|x|`` (1 where it is 0); never makes it worse."""
+    """Newton's method on the scaled equations (rows by their sizes: the largest term, or for a
+    large model the sensitivity), each step an LU solve (componentwise accurate where the
+    Jacobian is triangular, as in a chain; least squares where it is singular); never makes it
+    worse. From a point whose small states are wrong in every digit, each step gains about 16
+    digits of them: it keeps going while any of the last few steps improved."""
     best, best_res = x, res
     y = x.copy()
+    stale = 0
     for _ in range(60):
         r = plan.f(y, p)[free]
         J = plan.jac(y, p)[np.ix_(free, free)]
@@ -635,16 +643,23 @@ def _polish_scaled(plan, x, p, held, free, res) -> tuple[np.ndarray, float]:
             break
         rows = plan.scales(y, p)[free]
         rows = np.where(rows > 0, rows, 1.0)
-        cols = np.abs(y[free])
-        cols = np.where(cols > 0, cols, 1.0)
-        step = cols * np.linalg.lstsq(J / rows[:, None] * cols, r / rows, rcond=None)[0]
+        A, b = J / rows[:, None], r / rows
+        try:
+            step = np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(A, b, rcond=None)[0]
+        if not np.all(np.isfinite(step)):
+            break
         y = y.copy()
         y[free] -= step
         res = _residual(plan, y, p, held)[0]
-        if not np.isfinite(res) or res >= best_res:
+        if not np.isfinite(res):
             break
-        best, best_res = y, res
-        if res <= 1e-15:
+        if res < best_res:
+            best, best_res, stale = y, res, 0
+        else:
+            stale += 1
+        if best_res <= 1e-15 or stale >= 4:
             break
     return best, best_res
 

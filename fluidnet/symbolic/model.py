@@ -559,9 +559,9 @@ class Model:
             When the equilibrium returned is one point of a continuum (a conserved quantity, a
             state nothing pins): the model does not determine it, and its linearization has a
             zero root that says nothing about stability. It is returned with
-            ``isolated = False``; the message names the curve's direction and the conserved
-            combination of states (give ``equilibrium={...}`` to :meth:`linearize` to use a
-            point of it deliberately). And, without ``guess`` and ``all``, when other
+            ``isolated = False``; the message names the curve's direction and the combination
+            of states behind the zero root (give ``equilibrium={...}`` to :meth:`linearize` to
+            use a point of it deliberately). And, without ``guess`` and ``all``, when other
             equilibria of the same kind (``f = 0``, or held at the boundary by the projection)
             were found: they are listed with the rule that chose the one returned (no negative
             state first, then fewer zero states); give ``guess=`` near the one you mean, or
