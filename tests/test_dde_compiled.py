@@ -250,6 +250,15 @@ TAMPERING = {
         lambda m: m.update(nonnegative=[5]),
         r"nonnegative.* is \[5\], not distinct state indices < 1",
     ),
+    # names are written NFKC-normalized: a look-alike could be reached by no spelling
+    "a state renamed to a look-alike": (
+        lambda m: m.update(states=["\U0001d465"]),
+        r"states\[0\].* is '𝑥', not a \(NFKC-normalized\) name",
+    ),
+    "a parameter renamed to a look-alike": (
+        lambda m: m.update(params={"\U0001d458": m["params"]["k"], "T": m["params"]["T"]}),
+        r"params\['𝑘'\].* is not a parameter name",
+    ),
     "an equilibrium of another model": (
         lambda m: m.update(equilibrium={"y": 0.0}),
         r"equilibrium.* does not give one value per state",
@@ -270,3 +279,20 @@ def test_tampered_metadata_is_refused_naming_the_field(delayed_decay, tmp_path, 
 def test_load_compiled_warns_that_it_runs_native_code():
     doc = fn.load_compiled.__doc__
     assert "Warnings\n    --------\n    **Loading a saved model runs native code.**" in doc
+
+
+def test_a_saved_model_reads_either_spelling_of_a_name(delayed_decay):
+    """ "𝑘" and "𝑥" (mathematical italic, U+1D458 and U+1D465) are the identifiers k and x, as
+    for the symbolic model. With k = 2: x = 1 - 2t on [0, 1] and x = -1 - 2((t - 1) - (t - 1)^2)
+    on [1, 2]."""
+    m, path = delayed_decay
+    saved = fn.load_compiled(path)
+    for model in (m, saved):
+        sol = fn.simulate(
+            model, 1.5, history={"𝑥": 1.0}, params={"𝑘": 2.0}, t_eval=[0.25, 1.5], rtol=1e-10
+        )
+        np.testing.assert_allclose(sol["𝑥"], [0.5, -1.5], rtol=1e-8)
+        with pytest.raises(fn.ModelError, match=r"'k' .*'𝑘'.* Unicode-normalized"):
+            fn.simulate(model, 1.0, history={"x": 1.0}, params={"k": 1.0, "𝑘": 2.0})
+    with pytest.raises(fn.ParameterError, match=r"'ℌ' is not a parameter of model"):
+        saved.resolve_params({"ℌ": 1.0})

@@ -117,3 +117,21 @@ def test_a_callable_history_is_called_only_where_it_is_needed(delay):
     )
     want = [_delayed_decay_of_log(s) for s in (2.0, 2.5, 3.5)]
     np.testing.assert_allclose(sol["x"], want, rtol=1e-8)
+
+
+def test_history_and_output_take_either_spelling_of_a_state():
+    """x' = -mu x(t - 1), x = 1 before 0, declared with the ligature U+FB01 and the micro sign,
+    mu = 2: by steps x = 1 - 2t on [0, 1] and x = -1 - 2((t - 1) - (t - 1)^2) on [1, 2]."""
+    lig, micro = "\ufb01", "\u00b5"
+    m = fn.Model(rhs={lig: f"-{micro}*{lig}(t - 1)"}, params={micro: 1.0})
+    want = [1 - 2 * 0.25, -1 - 2 * (0.5 - 0.25)]
+    for key in (lig, "fi"):
+        sol = fn.simulate(
+            m, 1.5, history={key: lambda s: 1.0 + 0 * s}, params={micro: 2.0}, t_eval=[0.25, 1.5]
+        )
+        np.testing.assert_allclose(sol[lig], want, rtol=1e-9)
+        np.testing.assert_allclose(sol["fi"], want, rtol=1e-9)
+    with pytest.raises(fn.ModelError, match=r"state 'fi' twice: 'ﬁ' and 'fi' are one identifier"):
+        fn.simulate(m, 1.0, history={lig: 1.0, "fi": 1.0})
+    with pytest.raises(fn.ModelError, match=r"history given for 'ℌ', which is not a state"):
+        fn.simulate(m, 1.0, history={"ℌ": 1.0})

@@ -84,3 +84,34 @@ def test_two_spellings_of_one_name_in_a_call_are_refused():
     mu1, mu2 = sympy.Symbol("\u00b5"), sympy.Symbol("\u03bc")
     with pytest.raises(fn.ModelError, match="same identifier"):
         fn.Model(rhs={x: -mu1 * x(fn.t) - mu2}, params={"\u03bc": 1.0})
+
+
+def test_every_entry_point_reads_either_spelling_of_a_name():
+    """fi' = mu (1 - fi(t - T)), declared with the ligature U+FB01 and the micro sign: every
+    place that takes a name finds the state and the parameter by either spelling. Closed forms:
+    the equilibrium fi = 1, A0 = 0 and A_T = -mu, the loop gain cut at fi is mu e^{-sT} / s."""
+    lig, micro = "\ufb01", "\u00b5"
+    m = fn.Model(
+        rhs={lig: f"{micro}*(1 - {lig}(t - T))"},
+        params={micro: 2.0, "T": 0.5},
+        nonnegative=[lig],
+    )
+    assert m.state_names == ("fi",) and m.nonnegative == ("fi",)
+    assert m.state(lig) == m.state("fi")
+    lin = m.linearize(equilibrium={lig: 1.0}, params={micro: 3.0})
+    assert lin.equilibrium == {"fi": 1.0}
+    assert lin.A0.tolist() == [[0.0]] and lin.delays == (0.5,) and lin.A[0].tolist() == [[-3.0]]
+    s = 0.3 + 2.0j
+    for cut in (lig, "fi"):
+        gain = m.loop_gain(cut, **{micro: 3.0})
+        assert gain(s) == pytest.approx(3.0 * np.exp(-0.5 * s) / s, rel=1e-14)
+    with pytest.raises(fn.ModelError, match=r"'ﬁ' \(U\+FB01\) and state 'fi'"):
+        m.linearize(equilibrium={lig: 1.0, "fi": 1.0})
+
+
+def test_a_signal_spelled_like_a_state_is_refused():
+    # "𝑥" (U+1D465, mathematical italic x) is the identifier x: the signal would be the state
+    with pytest.raises(fn.ModelError, match=r"state 'x' and signal '𝑥' \(U\+1D465\)"):
+        fn.Model(rhs={"x": "-x(t) + 𝑥(t)"}, signals={"𝑥": "2*x(t)"})
+    with pytest.raises(fn.ModelError, match=r"state 'x' and parameter '𝑥' \(U\+1D465\)"):
+        fn.Model(rhs={"x": "-𝑥*x(t)"}, params={"𝑥": 1.0})

@@ -30,6 +30,7 @@ import os
 import platform
 import re
 import sys
+import unicodedata
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -355,18 +356,35 @@ class SavedModel:
     def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
         """All parameter values as floats, defaults updated by ``overrides``.
 
+        Names are read as in a :class:`~fluidnet.Model` (NFKC-normalized: the micro sign ``µ``
+        is the Greek ``μ``).
+
         Raises
         ------
         ParameterError
             For an unknown name, a missing value, a value that is not a finite number or out of
             its bounds.
+        ModelError
+            For two spellings of one name.
         """
-        overrides = dict(overrides or {})
+        given = dict(overrides or {})
+        overrides: dict[str, Any] = {}
+        spelled: dict[Any, Any] = {}
+        for k, v in given.items():
+            # the saved names are identifiers as Python reads them (NFKC), as in a Model
+            n = _identifier(k) if isinstance(k, str) else k
+            if n in overrides:  # as a Model refuses them (a ModelError)
+                raise ModelError(
+                    f"parameter {n!r} is given twice: {spelled[n]!r} and {k!r} are one "
+                    "identifier once Unicode-normalized (NFKC), as Python reads names"
+                )
+            overrides[n], spelled[n] = v, k
         for k in overrides:
             if k not in self.params:
                 known = ", ".join(self.param_names) or "none"
                 raise ParameterError(
-                    f"{k!r} is not a parameter of model {self.name!r} (parameters: {known})"
+                    f"{spelled[k]!r} is not a parameter of model {self.name!r} "
+                    f"(parameters: {known})"
                 )
         out = {}
         for k, default in self.params.items():
@@ -509,6 +527,17 @@ _LAG_FIELDS = {"state", "delay", "label", "kind"}
 _LAG_KINDS = ("constant", "parameter", "state")
 
 
+def _identifier(name: str) -> str:
+    """``name`` as Python reads it (NFKC, as :func:`fluidnet.symbolic.symbols.identifier`,
+    without importing sympy)."""
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)
+
+
+def _is_name(v: Any) -> bool:
+    """A name as :func:`save_compiled` writes it: an identifier, NFKC-normalized."""
+    return isinstance(v, str) and v.isidentifier() and _identifier(v) == v
+
+
 def _damaged(path: Path, field: str, what: str) -> StoreError:
     return StoreError(
         f"{path}: the field {field} of its metadata {what}; the file is damaged or was "
@@ -550,13 +579,13 @@ def _check_meta(path: Path, meta: Mapping[str, Any]) -> None:
         raise _damaged(path, "key", f"is {meta['key'][:40]!r}, not a hexadecimal digest")
     states = meta["states"]
     for i, n in enumerate(states):
-        if not isinstance(n, str) or not n.isidentifier():
-            raise _damaged(path, f"states[{i}]", f"is {n!r}, not a name")
+        if not _is_name(n):
+            raise _damaged(path, f"states[{i}]", f"is {n!r}, not a (NFKC-normalized) name")
     if len(set(states)) != len(states):
         raise _damaged(path, "states", "names a state twice")
     for name, spec in meta["params"].items():
         field = f"params[{name!r}]"
-        if not name.isidentifier() or name in states:
+        if not _is_name(name) or name in states:
             raise _damaged(path, field, "is not a parameter name (or is a state's)")
         if not isinstance(spec, dict) or set(spec) != {"value", "bounds"}:
             raise _damaged(path, field, "is not {'value': ..., 'bounds': [lo, hi]}")

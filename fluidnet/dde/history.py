@@ -65,19 +65,21 @@ class HistoryData:
     x0: np.ndarray
 
 
-def _state_key(key: Any, names: tuple[str, ...]) -> str:
+def _state_key(key: Any, names: tuple[str, ...]) -> tuple[str, str]:
+    """The state ``key`` names (an identifier as Python reads it, NFKC-normalized like the
+    model's names) and ``key`` as spelled."""
     if isinstance(key, str):
-        # the model's names are identifiers as Python reads them (NFKC-normalized)
-        name = key if key.isascii() else unicodedata.normalize("NFKC", key)
+        given = key
     else:
-        from ..symbolic.symbols import name_of  # sympy: a state given as a symbol
+        from ..symbolic.symbols import given_name  # sympy: a state given as a symbol
 
-        name = name_of(key, "state")
+        given = given_name(key, "state")
+    name = given if given.isascii() else unicodedata.normalize("NFKC", given)
     if name not in names:
         raise ModelError(
-            f"history given for {name!r}, which is not a state (states: {', '.join(names)})"
+            f"history given for {given!r}, which is not a state (states: {', '.join(names)})"
         )
-    return name
+    return name, given
 
 
 def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, Any]:
@@ -98,14 +100,15 @@ def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, 
             f"not {type(history).__name__}"
         )
     spec: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for k, v in history.items():
-        name = _state_key(k, names)
+        name, given = _state_key(k, names)
         if name in spec:
             raise ModelError(
-                f"history gives state {name!r} twice ({k!r} is another spelling of it once "
-                "Unicode-normalized, as Python reads names)"
+                f"history gives state {name!r} twice: {spelled[name]!r} and {given!r} are "
+                "one identifier once Unicode-normalized (NFKC), as Python reads names"
             )
-        spec[name] = v
+        spec[name], spelled[name] = v, given
     missing = [s for s in names if s not in spec]
     if missing:
         try:
