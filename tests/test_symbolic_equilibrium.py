@@ -183,8 +183,9 @@ def test_a_continuum_of_equilibria_is_not_a_list_of_points():
     # a zero root that says nothing about stability), by equilibrium() nor by linearize()
     with pytest.warns(
         fn.EquilibriumWarning, match=r"not isolated.*zero root, whose left null vector is x \+ y"
-    ):
+    ) as record:
         eq = m.equilibrium()
+    assert len(record) == 1  # its other points found are not listed as further equilibria
     assert not eq.isolated and eq["x"] == pytest.approx(eq["y"], rel=1e-14)
     with pytest.warns(fn.EquilibriumWarning, match="not isolated"):
         m.linearize()

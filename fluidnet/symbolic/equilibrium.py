@@ -536,7 +536,8 @@ def chosen_equilibrium(model, found: list[Equilibrium], guess, values) -> Equili
             ),
             stacklevel=3,
         )
-    rivals = [e for e in found[1:] if bool(e.boundary) == bool(first.boundary)]
+    # other points of a continuum are not rivals: the warning above names the continuum
+    rivals = [e for e in found[1:] if e.isolated and bool(e.boundary) == bool(first.boundary)]
     if guess is not None or not rivals:
         return first
     negative = any(v < 0 for v in rivals[0].values()) and not any(v < 0 for v in first.values())
