@@ -1,5 +1,5 @@
-"""Reliability benchmarks (issues 18 and 23): memory of nonlinear charts and of sweeps, build and
-compile times of large models.
+"""Reliability benchmarks (issues 18 and 23): memory of nonlinear charts and of sweeps; build,
+compile and equilibrium times of large models; analyses of large systems.
 
 1. ``fluidnet.nonlinear_chart`` over a 90 x 90 grid with 2 initial conditions and 4001 output
    times (a delayed damped oscillator ``x' = y, y' = -a x(t-1) - b y``): peak resident memory
@@ -11,7 +11,10 @@ compile times of large models.
    per-flow delays: 3000 lags, link loads, prices and path prices as signals). Times: writing
    the sympy expressions (the user's part), ``fluidnet.Model`` (which builds the canonical form),
    and compiling (code generation and numba), against the goals of issue 18 (Model <= 10 s,
-   compile <= 30 s); for the Kelly network also ``linearize`` at its closed-form equilibrium
+   compile <= 30 s); ``equilibrium()`` of the model (issue 23: not done after 58 s before the
+   sparse search of :mod:`fluidnet.symbolic.newton`; goal <= 10 s), checked against the closed
+   forms (the ring's ``x^3 = 1``, Kelly's ``x^5 = 1/2``); for the Kelly network also
+   ``linearize`` at its closed-form equilibrium
    (every rate ``x`` with ``2 x (2 x / c)^B = w``, ``x^5 = 1/2``; goal <= 2 s, the first call
    builds the numeric plans, a second call reuses them), with every ``T_n = 0.1``: a
    :class:`fluidnet.LinearDDE` holds one dense ``n x n`` matrix per distinct delay, and 1000
@@ -116,6 +119,12 @@ _LARGE = textwrap.dedent(
     out = {"states": m.form.n, "lags": len(m.form.lags), "expressions_s": since(t0, t1),
            "model_s": since(t1, t2), "compile_s": since(t2, t3),
            "generated_lines": cm.path.read_text().count(chr(10))}
+    t6 = now()
+    eq = m.equilibrium()
+    out["equilibrium_s"] = since(t6, now())
+    # closed forms: the ring's x^3 = 1 (c = 2), Kelly's 2 x (2 x / c)^B = w, x^5 = 1/2
+    exact = 1.0 if which == "ring" else 0.5 ** 0.2
+    out["equilibrium_error"] = max(abs(v / exact - 1) for v in eq.values())
     if which == "kelly":
         eq = {s: 0.5 ** 0.2 for s in m.state_names}
         same = {f"T_{i + 1}": 0.1 for i in range(n)}
@@ -271,8 +280,8 @@ def sweep_memory() -> dict:
     return out
 
 
-#: Goals of issue 18 for a model of 1000 states, seconds.
-GOALS = {"model_s": 10.0, "compile_s": 30.0, "linearize_s": 2.0}
+#: Goals of issues 18 and 23 for a model of 1000 states, seconds.
+GOALS = {"model_s": 10.0, "compile_s": 30.0, "linearize_s": 2.0, "equilibrium_s": 10.0}
 
 
 def _time(r: dict, key: str) -> str:
@@ -288,7 +297,9 @@ def large_models(n: int = 1000, which: tuple[str, ...] = ("ring", "kelly")) -> d
         line = (
             f"{w} of {r['states']} states, {r['lags']} lags: expressions "
             f"{_time(r, 'expressions_s')}, Model {_time(r, 'model_s')}, compile "
-            f"{_time(r, 'compile_s')} ({r['generated_lines']} generated lines)"
+            f"{_time(r, 'compile_s')} ({r['generated_lines']} generated lines), equilibrium() "
+            f"{_time(r, 'equilibrium_s')} (largest relative error against the closed form "
+            f"{r['equilibrium_error']:.1e})"
         )
         if "linearize_s" in r:
             line += (

@@ -39,6 +39,7 @@ _LAZY = {
     "LinearDDE": ".linear.lineardde",
     "QuasiPolynomial": ".linear.quasipoly",
     # models
+    "EquilibriumWarning": ".symbolic.equilibrium",
     "Model": ".symbolic.model",
     "Param": ".symbolic.model",
     "params": ".symbolic.symbols",

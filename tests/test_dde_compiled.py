@@ -174,3 +174,123 @@ def test_ensembles_ask_for_the_symbolic_model(saved):
     _, k = saved["kelly"]
     with pytest.raises(OptionError, match="simulate_ensemble needs the symbolic model"):
         fn.simulate_ensemble(k, 1.0, params={"kappa": [0.1, 0.2]}, history={"x": 1.0})
+
+
+# ------------------------------------------------------------------ tampered metadata (issue 23)
+def _tampered(src, dst, edit):
+    with zipfile.ZipFile(src) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    meta = json.loads(parts["meta.json"])
+    edit(meta)
+    parts["meta.json"] = json.dumps(meta).encode()
+    with zipfile.ZipFile(dst, "w") as z:
+        for n, data in parts.items():
+            z.writestr(n, data)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def delayed_decay(tmp_path_factory):
+    """x' = -k x(t - T), k = 1, T = 1, x = 1 before 0: by steps x(2) = -1/2 (on [0, 1]
+    x = 1 - t, on [1, 2] x = -(t - 1) + (t - 1)^2/2)."""
+    x = fn.states("x")
+    k, T = fn.params("k T")
+    m = fn.Model(rhs={x: -k * x(t - T)}, params={k: 1.0, T: 1.0}, name="delayed decay")
+    path = fn.save_compiled(m, tmp_path_factory.mktemp("decay") / "decay.fnc")
+    sol = fn.simulate(fn.load_compiled(path), 2.0, history={"x": 1.0}, t_eval=[2.0])
+    assert sol["x"][0] == pytest.approx(-0.5, rel=1e-6)
+    return m, path
+
+
+def _drop_param(meta):
+    del meta["params"]["T"]
+
+
+TAMPERING = {
+    # was: the parameter vector [k] read past its end by the library (N_PARAMS = 2)
+    "a parameter dropped": (_drop_param, r"params.* lists 1 entries, but its library has 2"),
+    "a lag more": (
+        lambda m: m["lags"].append(dict(m["lags"][0])),
+        r"lags.* lists 2 entries, but its library has 1",
+    ),
+    "a state more": (
+        lambda m: m.update(states=[*m["states"], "y"], equilibrium=None),
+        r"states.* lists 2 entries, but its library has 1 \(N_STATES\)",
+    ),
+    "a surface more": (lambda m: m["surfaces"].append("x"), r"surfaces.* lists 1 entries"),
+    "a lag reads another state": (
+        lambda m: m["lags"][0].update(state=1),
+        r"lags\[0\]\['state'\].* is 1, not a state index",
+    ),
+    "a lag's kind": (
+        lambda m: m["lags"][0].update(kind="state"),
+        r"lags\[0\]\['kind'\].* is 'state', but its library does not",
+    ),
+    "a key that is a path": (
+        lambda m: m.update(key="../../evil"),
+        r"key.* is '../../evil', not a hexadecimal digest",
+    ),
+    "no states": (lambda m: m.pop("states"), r"states.* is missing"),
+    "params as a list": (lambda m: m.update(params=[1.0, 2.0]), r"params.* is a list, not a dict"),
+    "a value that is text": (
+        lambda m: m["params"]["k"].update(value="1"),
+        r"params\['k'\]\['value'\].* is '1', not a finite number",
+    ),
+    "a value out of its bounds": (
+        lambda m: m["params"]["k"].update(bounds=[2.0, None]),
+        r"params\['k'\]\['value'\].* 1.0 is outside its bounds",
+    ),
+    "sizes": (
+        lambda m: m.update(sizes=[1, 1, 0, 3]),
+        r"sizes.* is \[1, 1, 0, 3\], but its library",
+    ),
+    "a projected state out of range": (
+        lambda m: m.update(nonnegative=[5]),
+        r"nonnegative.* is \[5\], not distinct state indices < 1",
+    ),
+    # names are written NFKC-normalized: a look-alike could be reached by no spelling
+    "a state renamed to a look-alike": (
+        lambda m: m.update(states=["\U0001d465"]),
+        r"states\[0\].* is '𝑥', not a \(NFKC-normalized\) name",
+    ),
+    "a parameter renamed to a look-alike": (
+        lambda m: m.update(params={"\U0001d458": m["params"]["k"], "T": m["params"]["T"]}),
+        r"params\['𝑘'\].* is not a parameter name",
+    ),
+    "an equilibrium of another model": (
+        lambda m: m.update(equilibrium={"y": 0.0}),
+        r"equilibrium.* does not give one value per state",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERING))
+def test_tampered_metadata_is_refused_naming_the_field(delayed_decay, tmp_path, case):
+    edit, match = TAMPERING[case]
+    _, path = delayed_decay
+    bad = _tampered(path, tmp_path / "bad.fnc", edit)
+    with pytest.raises(fn.StoreError, match=match) as info:
+        fn.load_compiled(bad)
+    assert str(bad) in str(info.value) and "save the model again" in str(info.value)
+
+
+def test_load_compiled_warns_that_it_runs_native_code():
+    doc = fn.load_compiled.__doc__
+    assert "Warnings\n    --------\n    **Loading a saved model runs native code.**" in doc
+
+
+def test_a_saved_model_reads_either_spelling_of_a_name(delayed_decay):
+    """ "𝑘" and "𝑥" (mathematical italic, U+1D458 and U+1D465) are the identifiers k and x, as
+    for the symbolic model. With k = 2: x = 1 - 2t on [0, 1] and x = -1 - 2((t - 1) - (t - 1)^2)
+    on [1, 2]."""
+    m, path = delayed_decay
+    saved = fn.load_compiled(path)
+    for model in (m, saved):
+        sol = fn.simulate(
+            model, 1.5, history={"𝑥": 1.0}, params={"𝑘": 2.0}, t_eval=[0.25, 1.5], rtol=1e-10
+        )
+        np.testing.assert_allclose(sol["𝑥"], [0.5, -1.5], rtol=1e-8)
+        with pytest.raises(fn.ModelError, match=r"'k' .*'𝑘'.* Unicode-normalized"):
+            fn.simulate(model, 1.0, history={"x": 1.0}, params={"k": 1.0, "𝑘": 2.0})
+    with pytest.raises(fn.ParameterError, match=r"'ℌ' is not a parameter of model"):
+        saved.resolve_params({"ℌ": 1.0})

@@ -1,7 +1,9 @@
 """Equilibria: symbolic, numeric, on the boundary of projected states, and the failure cases."""
 
 import math
+import warnings
 
+import numpy as np
 import pytest
 import sympy
 
@@ -120,7 +122,8 @@ def test_several_interior_equilibria_sorted_by_guess():
 def test_nonnegative_equilibria_come_first():
     x = fn.states("x")
     m = fn.Model({x: 4 - x(t) ** 2}, {})
-    assert m.equilibrium() == {"x": 2.0}
+    with pytest.warns(fn.EquilibriumWarning, match=r"x=2 \(returned\); x=-2.*no negative state"):
+        assert m.equilibrium() == {"x": 2.0}
     assert [e["x"] for e in m.equilibrium(all=True)] == [2.0, -2.0]
 
 
@@ -130,7 +133,8 @@ def test_singular_closed_form_falls_back_to_numeric_search():
     a = fn.params("a")
     m = fn.Model({x: a * x(t) ** 2 + x(t) - 1}, {a: 0.0})
     assert m.equilibrium() == pytest.approx({"x": 1.0}, rel=1e-12)
-    assert m.equilibrium(a=2.0) == pytest.approx({"x": 0.5}, rel=1e-12)
+    with pytest.warns(fn.EquilibriumWarning, match=r"x=0.5 \(returned\); x=-1"):
+        assert m.equilibrium(a=2.0) == pytest.approx({"x": 0.5}, rel=1e-12)
 
 
 def test_closed_form_equilibria_are_polished_to_rounding():
@@ -175,8 +179,21 @@ def test_a_continuum_of_equilibria_is_not_a_list_of_points():
     m2 = fn.Model({x: x(fn.t - 1) / x(fn.t) - 1}, {})
     with pytest.raises(AnalysisError, match="not isolated"):
         m2.equilibrium(all=True)
-    # one point of it is still available, marked as such
-    assert not m.equilibrium().isolated
+    # nor is one point of it returned as if it were isolated (issue 23: its linearization has
+    # a zero root that says nothing about stability), by equilibrium() nor by linearize()
+    with pytest.warns(
+        fn.EquilibriumWarning, match=r"not isolated.*zero root, whose left null vector is x \+ y"
+    ) as record:
+        eq = m.equilibrium()
+    assert len(record) == 1  # its other points found are not listed as further equilibria
+    assert not eq.isolated and eq["x"] == pytest.approx(eq["y"], rel=1e-14)
+    with pytest.warns(fn.EquilibriumWarning, match="not isolated"):
+        m.linearize()
+    # a point of it chosen by the caller is linearized quietly: x + y conserved, the zero root
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        roots = m.linearize(equilibrium={"x": 1.0, "y": 1.0}).roots(k=2).values
+    assert sorted(roots.real) == pytest.approx([-2.0, 0.0], abs=1e-12)
 
 
 def test_a_multiple_isolated_equilibrium_is_isolated():
@@ -237,4 +254,106 @@ def test_high_degree_steady_state_is_solved_numerically():
     sols = symbolic_equilibria(low)  # degree 4: still in closed form, w symbolic
     roots = [complex(sol["x"].subs(w, 8)) for sol in sols]
     assert any(abs(r - 8.0 ** (1 / 4)) < 1e-12 for r in roots)
-    assert low.equilibrium()["x"] == pytest.approx(8.0 ** (1 / 4), rel=1e-12)
+    with pytest.warns(fn.EquilibriumWarning, match="no negative state first"):
+        assert low.equilibrium()["x"] == pytest.approx(8.0 ** (1 / 4), rel=1e-12)
+
+
+# ---------------------------------------------------------------- issue 23: items 4, 7, 9
+def test_several_equilibria_are_listed_not_chosen_silently():
+    # z' = z^2 - 1: the unstable z = 1 was returned and nothing said that z = -1 exists
+    z = fn.states("z")
+    m = fn.Model({z: z(t) ** 2 - 1}, {}, name="two roots")
+    with pytest.warns(fn.EquilibriumWarning) as record:
+        assert m.equilibrium() == {"z": 1.0}
+    message = str(record[0].message)
+    assert "2 equilibria" in message and "z=1 (returned); z=-1" in message
+    assert "guess=" in message and "all=True" in message
+    # the caller's choice is quiet
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert m.equilibrium(guess={"z": -0.8}) == {"z": -1.0}
+        assert [e["z"] for e in m.equilibrium(all=True)] == [1.0, -1.0]
+        assert m.linearize(equilibrium={"z": -1.0}).A0.tolist() == [[-2.0]]
+    # an equilibrium held at the boundary by the projection does not compete with f = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fn.models.rcp().equilibrium() == {"R": 1875.0, "q": 0.0}
+
+
+def test_equilibria_tied_by_the_order_are_listed():
+    x = fn.states("x")
+    m = fn.Model({x: (x(t) - 1) * (x(t) - 3) * (x(t) + 2)}, {})
+    with pytest.warns(fn.EquilibriumWarning, match=r"3 equilibria.*x=-2.*the order they were"):
+        m.equilibrium()
+
+
+def _chain(n: int, a=0.5):
+    """x_0' = 1 - x_0, x_i' = -x_i + a x_{i-1}(t - 1): the equilibrium is x_i = a^i."""
+    xs = [sympy.Function(f"x_{i}", real=True) for i in range(n)]
+    rhs = {xs[0]: 1 - xs[0](t)}
+    for i in range(1, n):
+        rhs[xs[i]] = -xs[i](t) + a * xs[i - 1](t - 1)
+    return fn.Model(rhs=rhs, params={}, name="chain")
+
+
+def test_a_small_model_whose_states_span_117_decades_is_solved():
+    # 40 states (the dense search): x_39 = 1e-117; the root finder's point is right to about
+    # 1e-16 absolute, and the scaled polish recovers every state to its own precision
+    eq = _chain(40, 1e-3).equilibrium()
+    x = np.array([eq[f"x_{i}"] for i in range(40)])
+    np.testing.assert_allclose(x, 1e-3 ** np.arange(40), rtol=1e-14, atol=0)
+    assert eq.residual <= 1e-15
+
+
+def test_an_equilibrium_falling_geometrically_to_1e_minus_90_is_found():
+    # 300 states, x_299 = 2^-299 = 1.6e-90: "no isolated smooth equilibrium" (issue 23, item 7)
+    eq = _chain(300).equilibrium()
+    x = np.array([eq[f"x_{i}"] for i in range(300)])
+    np.testing.assert_allclose(x, 0.5 ** np.arange(300), rtol=1e-14, atol=0)
+    assert eq.isolated and eq.residual <= 1e-15
+
+
+def _kelly_ring(n: int):
+    A = np.zeros((n, n), dtype=int)
+    for i in range(n):
+        A[i, i] = A[(i + 1) % n, i] = 1
+    return fn.models.kelly_primal(
+        A, w=1.0, kappa=0.5, c=2.0, B=4.0, T=list(np.linspace(0.05, 0.15, n))
+    )
+
+
+def test_a_large_network_is_solved_sparsely():
+    """Kelly's primal law on a ring of 60 flows and links (Zimmermann (3.2.16)): flow i uses
+    links i and i + 1, each priced (load / c)^B, so 2 x (2 x / c)^B = w: x = (1/2)^(1/5) for
+    w = 1, c = 2, B = 4. Sixty states are solved by the sparse Newton iteration, without the
+    dense Jacobian whose million symbolic derivatives made a 1000-flow network take minutes."""
+    from fluidnet.symbolic.equilibrium import _plan
+
+    m = _kelly_ring(60)
+    eq = m.equilibrium()
+    assert list(eq.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+    assert eq.isolated and eq.residual <= 1e-15
+    plan = _plan(m)
+    assert plan.large and "jac" not in plan.__dict__  # the dense Jacobian was never built
+    # a guess elsewhere finds the same point; a point that is not one is still refused
+    assert m.equilibrium(guess={"x_1": 5.0}) == pytest.approx(eq, rel=1e-14)
+    with pytest.raises(AnalysisError, match="not an equilibrium"):
+        m.linearize(equilibrium={k: 1.0 for k in eq})
+
+
+def test_projected_states_of_a_large_model_settle_on_their_boundary():
+    """45 flows x_i' = w_i - x_i(t - 0.1)(1 + q_i) into queues q_i' = x_i - 1 (q_i >= 0): where
+    w_i <= 1 the queue is held empty (q_i' = w_i - 1 < 0) and x_i = w_i, elsewhere x_i = 1 and
+    q_i = w_i - 1."""
+    n = 45
+    w = np.where(np.arange(n) % 2 == 0, 2.0, 0.5)
+    rhs, queues = {}, []
+    for i in range(n):
+        x, q = sympy.Function(f"x_{i}", real=True), sympy.Function(f"q_{i}", real=True)
+        rhs[x] = w[i] - x(t - 0.1) * (1 + q(t))
+        rhs[q] = x(t) - 1
+        queues.append(q)
+    eq = fn.Model(rhs=rhs, params={}, nonnegative=queues).equilibrium()
+    assert [eq[f"x_{i}"] for i in range(n)] == pytest.approx(np.minimum(w, 1.0), rel=1e-14)
+    assert [eq[f"q_{i}"] for i in range(n)] == pytest.approx(np.maximum(w - 1, 0.0), abs=1e-14)
+    assert eq.boundary == tuple(f"q_{i}" for i in range(1, n, 2))

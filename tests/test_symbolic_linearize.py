@@ -102,6 +102,31 @@ def test_explicit_equilibrium_must_name_every_state():
         fn.models.rcp().linearize(equilibrium={"R": 1875.0})
 
 
+@pytest.mark.parametrize(
+    "value, match",
+    [
+        ("x", r"equilibrium value of state 'R' is 'x': not a real number"),
+        ("1875", r"equilibrium value of state 'R' is '1875': not a real number"),
+        (1875 + 1j, r"equilibrium value of state 'R' is \(1875\+1j\): not a real number"),
+        (float("nan"), r"equilibrium value of state 'R' is nan: not finite"),
+        (True, r"equilibrium value of state 'R' is True: not a real number"),
+        (None, r"equilibrium value of state 'R' is None: not a real number"),
+    ],
+)
+def test_explicit_equilibrium_values_must_be_real_numbers(value, match):
+    # issue 23: equilibrium={'R': 'x'} raised a raw ValueError from float('x')
+    with pytest.raises(ModelError, match=match):
+        fn.models.rcp().linearize(equilibrium={"R": value, "q": 0.0})
+
+
+def test_explicit_equilibrium_names_only_states():
+    with pytest.raises(ModelError, match=r"names unknown states \['rate'\]"):
+        fn.models.rcp().linearize(equilibrium={"R": 1875.0, "q": 0.0, "rate": 1.0})
+    # numpy and sympy numbers are numbers
+    lin = fn.models.rcp().linearize(equilibrium={"R": np.float32(1875.0), "q": sympy.Integer(0)})
+    assert lin.equilibrium == {"R": 1875.0, "q": 0.0}
+
+
 def test_switching_terms_linearize_away_from_their_kinks():
     # x' = k (w - Max(x(t-T) - b0, 0)) (1 + Heaviside(x - 10)): smooth at x* = w + b0 = 4
     x = fn.states("x")

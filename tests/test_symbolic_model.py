@@ -178,6 +178,26 @@ def test_signal_cycles_and_self_reference():
         fn.Model({x: -p(t)}, {}, signals={p: p(t - 1) + x(t)})
 
 
+def test_a_delayed_loop_of_signals_is_not_called_algebraic():
+    # p(t) = r(t - 1) + x(t), r(t) = p(t): a difference equation (issue 23: it was reported as
+    # "an algebraic loop", which only an undelayed cycle is)
+    x = fn.states("x")
+    p, r, u = fn.signals("p r u")
+    with pytest.raises(ModelError, match="loop through delays") as info:
+        fn.Model({x: -p(t)}, {}, signals={p: r(t - 1) + x(t), r: p(t)})
+    assert "form an algebraic loop" not in str(info.value)
+    assert "p uses r(t - (1))" in str(info.value) and "difference equation" in str(info.value)
+    with pytest.raises(ModelError, match="refers to itself through a delay") as info:
+        fn.Model({x: -p(t)}, {}, signals={p: p(t - 1) + x(t)})
+    assert "not an algebraic loop" in str(info.value)
+    # an undelayed cycle next to a delayed one is the algebraic loop, and named as such
+    with pytest.raises(ModelError, match="algebraic loop.*r -> u -> r|algebraic loop.*u -> r -> u"):
+        fn.Model({x: -p(t)}, {}, signals={p: r(t - 1), r: u(t) + x(t), u: r(t) + p(t - 2)})
+    # delayed uses of signals without a cycle are fine
+    m = fn.Model({x: -p(t)}, {}, signals={p: r(t - 1) + x(t), r: 2 * x(t - 1)})
+    assert m.linearize().A0.tolist() == [[-1.0]]
+
+
 def test_empty_and_non_expression_rhs():
     with pytest.raises(ModelError, match="non-empty"):
         fn.Model({}, {})

@@ -4,9 +4,13 @@ Per state, a history is
 
 * a number: the state was constant (it is constant arbitrarily far back);
 * a callable ``f(t)``: tabulated on ``[t0 - span, t0]`` by a cubic spline refined until it
-  matches ``f`` at the midpoints well below the integration tolerance; ``span`` is four times
-  the largest delay at ``t0`` (state-dependent delays may grow; reaching further back raises
-  an error that says so);
+  matches ``f`` at the midpoints well below the integration tolerance, and called nowhere
+  else. ``span`` is the largest delay at ``t0`` when every delay is a constant or a parameter
+  expression (the run reads nothing earlier), so a history defined only there (``ln t`` just
+  after ``t = 0``) is fine; when a delay depends on the states or on ``t`` it may grow, and
+  ``span`` is four times the largest delay at ``t0``, or the largest delay alone when ``f``
+  cannot be evaluated that far back (reaching before the tabulated span raises an error that
+  says so);
 * samples ``(t, values)``: interpolated by a not-a-knot cubic spline (linear for 2-3 samples);
   they must reach ``t0``; the history is undefined before the first sample.
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import math
 import sys
+import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -60,18 +65,21 @@ class HistoryData:
     x0: np.ndarray
 
 
-def _state_key(key: Any, names: tuple[str, ...]) -> str:
+def _state_key(key: Any, names: tuple[str, ...]) -> tuple[str, str]:
+    """The state ``key`` names (an identifier as Python reads it, NFKC-normalized like the
+    model's names) and ``key`` as spelled."""
     if isinstance(key, str):
-        name = key
+        given = key
     else:
-        from ..symbolic.symbols import name_of  # sympy: a state given as a symbol
+        from ..symbolic.symbols import given_name  # sympy: a state given as a symbol
 
-        name = name_of(key, "state")
+        given = given_name(key, "state")
+    name = given if given.isascii() else unicodedata.normalize("NFKC", given)
     if name not in names:
         raise ModelError(
-            f"history given for {name!r}, which is not a state (states: {', '.join(names)})"
+            f"history given for {given!r}, which is not a state (states: {', '.join(names)})"
         )
-    return name
+    return name, given
 
 
 def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, Any]:
@@ -91,7 +99,16 @@ def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, 
             "history must be a dict {state: constant | callable | (t, values)}, "
             f"not {type(history).__name__}"
         )
-    spec = {_state_key(k, names): v for k, v in history.items()}
+    spec: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for k, v in history.items():
+        name, given = _state_key(k, names)
+        if name in spec:
+            raise ModelError(
+                f"history gives state {name!r} twice: {spelled[name]!r} and {given!r} are "
+                "one identifier once Unicode-normalized (NFKC), as Python reads names"
+            )
+        spec[name], spelled[name] = v, given
     missing = [s for s in names if s not in spec]
     if missing:
         try:
@@ -284,6 +301,27 @@ def _max_delay_at_t0(model, values: Mapping[str, float], t0: float, value_at) ->
     return largest
 
 
+def _defined(f: Callable, lo: float, hi: float) -> bool:
+    """Whether the history ``f`` gives finite real numbers on a grid of ``[lo, hi]`` (probed
+    quietly: the margin beyond the span needed at ``t0`` is optional)."""
+    ts = np.linspace(lo, hi, 33)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            out = np.asarray(f(ts))
+            if out.shape != ts.shape:
+                out = np.array([f(float(s)) for s in ts])
+            return bool(np.all(np.isfinite(out)) and not np.iscomplexobj(out))
+        except Exception:  # noqa: BLE001 - a history that cannot be called there
+            return False
+
+
+def _fixed_delays(model) -> bool:
+    """Whether every delay of ``model`` is a constant or a parameter expression (then the delays
+    at ``t0`` are the delays of the whole run)."""
+    return all(lag.kind in ("constant", "parameter") for lag in model.form.lags)
+
+
 def _from_solution(model, sol, t0: float) -> HistoryData:
     """The dense output of an earlier run up to ``t0``, piece for piece (no re-interpolation)."""
     names = model.state_names
@@ -364,17 +402,22 @@ def build_history(
 
     callables = [i for i, s in enumerate(names) if kinds[s] == "callable"]
     if callables:
-        span = 4.0 * _max_delay_at_t0(model, values, t0, value_at)
-        if span > 0:
+        needed = _max_delay_at_t0(model, values, t0, value_at)
+        if needed > 0:
             for i in callables:
                 s = names[i]
-                polys[i] = _tabulate(
-                    s,
-                    spec[s],
-                    t0 - span,
-                    t0,
-                    lambda ref, i=i: 0.01 * (atol[i] + rtol * np.abs(ref)),
-                )
+
+                def tol(ref, i=i):
+                    return 0.01 * (atol[i] + rtol * np.abs(ref))
+
+                lo = t0 - needed
+                if not _fixed_delays(model) and _defined(spec[s], t0 - 4.0 * needed, lo):
+                    try:  # delays that may grow: a margin, where the history is defined
+                        polys[i] = _tabulate(s, spec[s], t0 - 4.0 * needed, t0, tol)
+                        continue
+                    except (ModelError, IntegrationError, ParameterError):
+                        pass
+                polys[i] = _tabulate(s, spec[s], lo, t0, tol)
         else:
             for i in callables:
                 consts[i] = x0[i]

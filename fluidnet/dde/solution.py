@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -123,8 +124,12 @@ class Solution:
 
     # ------------------------------------------------------------------ access
     def _index(self, state: str) -> int:
+        # the model's names are identifiers as Python reads them (NFKC-normalized)
+        name = state
+        if isinstance(state, str) and not state.isascii():
+            name = unicodedata.normalize("NFKC", state)
         try:
-            return self.state_names.index(state)
+            return self.state_names.index(name)
         except ValueError:
             raise ModelError(
                 f"{state!r} is not a state of model {self.model.name!r} "

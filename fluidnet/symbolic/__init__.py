@@ -5,7 +5,8 @@
 * :mod:`~fluidnet.symbolic.model` — :class:`Model` and :class:`Param`;
 * :mod:`~fluidnet.symbolic.canonical` — the canonical form every back end consumes (signals
   expanded, every delayed value a *lag* symbol);
-* :mod:`~fluidnet.symbolic.equilibrium`, :mod:`~fluidnet.symbolic.linearize`,
+* :mod:`~fluidnet.symbolic.equilibrium` (:mod:`~fluidnet.symbolic.newton` for large models),
+  :mod:`~fluidnet.symbolic.linearize`,
   :mod:`~fluidnet.symbolic.loopgain` — from the model to a :class:`fluidnet.LinearDDE` and to
   :class:`fluidnet.DelayTF` loop gains.
 
@@ -23,6 +24,7 @@ _LAZY = {
     "Lag": ".canonical",
     "build_form": ".canonical",
     "equilibria": ".equilibrium",
+    "EquilibriumWarning": ".equilibrium",
     "loop_gain": ".loopgain",
     "Model": ".model",
     "Param": ".model",
@@ -36,6 +38,7 @@ __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 
 __all__ = [
     "DDEForm",
+    "EquilibriumWarning",
     "Lag",
     "Model",
     "Param",

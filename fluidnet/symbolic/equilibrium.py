@@ -19,16 +19,30 @@ do not cancel is refused; an equation whose terms all vanish exactly is solved).
 must have a relative residual below ``RESIDUAL_TOL``. It is refused where the right-hand side as
 written is undefined (a ``0/0`` that sympy cancelled when the delayed values were set equal, e.g.
 ``x(t - 1)/x(t)`` at ``x = 0``), and a solution that is not isolated (a continuum of equilibria,
-e.g. a conserved quantity) is an error rather than an arbitrary point of it.
+e.g. a conserved quantity) is flagged (``isolated = False``, a warning) or, for the list of all
+equilibria, an error, rather than an arbitrary point of it passed off as isolated.
 
 A rest point held on a switching surface (``Heaviside``, ``sign``, ... : Filippov sliding) is not
 a smooth equilibrium; when none is found, the error names the model's switching surfaces.
+
+:meth:`fluidnet.Model.equilibrium` returns the first equilibrium found in a documented order
+(:func:`equilibria`) and never silently: it warns (:class:`EquilibriumWarning`) when that is one
+point of a continuum (flagged ``isolated = False``; the message names the curve and the
+combination of states behind the zero root), and when other equilibria of the same kind were
+found, listing them with the rule that chose and how to choose (``guess=``; ``all=True`` for
+the list); see :func:`chosen_equilibrium`.
+
+A model of more than :data:`DENSE_MAX_STATES` states is solved without expanding its equations
+or building a dense Jacobian, by the sparse Newton iteration of :mod:`fluidnet.symbolic.newton`
+(projected states by an active set instead of every combination of boundary states); the
+relative residual of an equation is then measured against its sensitivity to the states.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,13 +54,20 @@ from .numeric import to_numpy
 
 __all__ = [
     "Equilibrium",
+    "EquilibriumWarning",
+    "chosen_equilibrium",
     "check_equilibrium",
     "equilibria",
+    "state_values",
     "steady_state_equations",
     "symbolic_equilibria",
 ]
 
 _SYMBOLIC_MAX_STATES = 4
+#: Models of more states are solved sparsely (:mod:`fluidnet.symbolic.newton`): their equations
+#: are not expanded, their Jacobian not built dense, their starts followed by Newton's method
+#: all at once.
+DENSE_MAX_STATES = 40
 #: Steady-state polynomials of higher total degree in the states are solved numerically: their
 #: closed-form roots (radicals, roots of unity as trigonometric expressions) are of no use, and
 #: sympy spends tens of seconds verifying them (Kelly's law with the price (x/c)^10: 25 s).
@@ -79,6 +100,7 @@ class Equilibrium(dict):
     residual: float = 0.0
     boundary: tuple[str, ...] = ()
     isolated: bool = True
+    _continuum: str | None = None  # why it is not isolated
 
     def __reduce__(self):
         return (_rebuild, (dict(self), self.residual, self.boundary, self.isolated))
@@ -128,6 +150,8 @@ def symbolic_equilibria(model) -> list[dict[str, sympy.Expr]] | None:
 
 
 def _solve_symbolically(form) -> list[dict[str, sympy.Expr]] | None:
+    if len(form.x) > _SYMBOLIC_MAX_STATES:
+        return None  # before expanding the equations of a large model
     eqs = steady_state_equations(form)
     result = None
     if len(form.x) <= _SYMBOLIC_MAX_STATES and _is_rational(eqs, form.x):
@@ -211,11 +235,23 @@ class _OnDemand:
 
 
 class _Plan:
-    """Numeric functions of one model, built once: residuals, term sizes, closed forms."""
+    """Numeric functions of one model, built once: residuals, term sizes, closed forms.
+
+    A model of more than :data:`DENSE_MAX_STATES` states is planned sparsely instead (see
+    :mod:`fluidnet.symbolic.newton`): its equations are not expanded, an equation's size is
+    its sensitivity to the states (``sum_j |df_i/dx_j| |x_j|``) rather than its largest
+    expanded term, and its Jacobian is sparse.
+    """
 
     def __init__(self, model):
         form = model.form
         self.states = form.states
+        self.nonneg = tuple(form.nonnegative)
+        self.large = form.n > DENSE_MAX_STATES
+        if self.large:
+            self._plan_sparse(form)
+            return
+        self.sparse = None
         eqs = steady_state_equations(form)
         args = (form.x, form.p)
         self._eqs, self._args, self._x = eqs, args, form.x
@@ -236,24 +272,60 @@ class _Plan:
         self.closed = (
             [to_numpy((form.p,), [sol[n] for n in form.states]) for sol in sym] if sym else []
         )
-        self.nonneg = tuple(form.nonnegative)
         self.subsets = list(_boundary_subsets(form))
-        self.surfaces = _switching_surfaces(eqs)
+        self._surface_eqs = eqs
+
+    def _plan_sparse(self, form) -> None:
+        """The plan of a large model: equations as written, sparse Jacobian, sizes from it."""
+        from .newton import SparseSteadyState
+
+        rep = {lag.symbol: form.x[lag.state] for lag in form.lags}
+        eqs = [e.xreplace(rep) for e in form.rhs]
+        for i, e in enumerate(eqs):
+            if e.has(form.t):
+                raise ModelError(
+                    f"the right-hand side of {form.states[i]} depends explicitly on t; a "
+                    "time-varying model has no equilibrium"
+                )
+        self.sparse = SparseSteadyState(eqs, form.x, form.p, form.nonnegative)
+        self.f = self.sparse.f  # the values part of one evaluation of values, sizes, Jacobian
+        zs = [lag.symbol for lag in form.lags]
+        self.raw = to_numpy((form.x, zs, form.p), form.rhs, plain=True)
+        self.lag_states = [lag.state for lag in form.lags]
+        self.symbolic, self.closed = False, []
+        self.subsets = [()]  # projected states: an active set in the Newton iteration
+        self._surface_eqs = eqs
+
+    @functools.cached_property
+    def surfaces(self) -> tuple[str, ...]:
+        """The model's switching surfaces, for messages (built on first use: simplifying each
+        takes sympy a fraction of a second)."""
+        return _switching_surfaces(self._surface_eqs)
 
     @functools.cached_property
     def jac(self):
         """The Jacobian of the steady-state equations (built on first use: dense and slow to
         build for a model of a thousand states, and not needed to check a given point)."""
+        if self.large:
+            return lambda x, p: _dense(self.sparse.jacobian(x, p), len(self.states))
         return to_numpy(self._args, sympy.Matrix(self._eqs).jacobian(sympy.Matrix(self._x)))
 
     def scale(self, i: int, x: np.ndarray, p: np.ndarray) -> float:
-        """Largest term of equation ``i`` at ``x`` (for a relative residual test)."""
+        """Largest term of equation ``i`` at ``x`` (for a relative residual test); for a large
+        model the size of the equation (see :mod:`fluidnet.symbolic.newton`)."""
+        if self.large:
+            return float(self.scales(x, p)[i])
         mags = np.abs(self.term_fns[i](x, p))
         mags = mags[np.isfinite(mags)]
         return float(mags.max()) if mags.size else 0.0
 
     def scales(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
-        """The largest term of every equation at ``x`` (0 where all its terms vanish)."""
+        """The largest term of every equation at ``x`` (0 where all its terms vanish); for a
+        large model the sizes of the equations."""
+        if self.large:
+            sizes = self.sparse.sizes(x, p)
+            sizes[~np.isfinite(sizes)] = 0.0
+            return sizes
         mags = np.abs(self.all_terms(x, p))
         mags[~np.isfinite(mags)] = 0.0
         out = np.zeros(len(self.states))
@@ -264,6 +336,11 @@ class _Plan:
         """Whether the right-hand sides as written are finite at the steady state ``x``."""
         z = x[self.lag_states] if self.lag_states else np.zeros(0)
         return bool(np.all(np.isfinite(self.raw(x, z, p))))
+
+
+def _dense(J, n: int) -> np.ndarray:
+    """A sparse Jacobian as a dense array (NaN where it was not finite)."""
+    return np.full((n, n), np.nan) if J is None else J.toarray()
 
 
 def _plan(model) -> _Plan:
@@ -284,10 +361,10 @@ def equilibria(
     model : fluidnet.Model
     guess : dict, optional
         ``{state: value}``; numeric root finding starts here, and the equilibria are sorted:
-        those without negative states first, then by their distance to the guess over the
-        states it names, each state relative to its own scale (``|guess|``; for a state
-        guessed at 0, the largest magnitude among the equilibria found), so that a queue in
-        bytes does not outweigh a window in packets.
+        those without negative states first (unless the guess has a negative value), then by
+        their distance to the guess over the states it names, each state relative to its own
+        scale (``|guess|``; for a state guessed at 0, the largest magnitude among the
+        equilibria found), so that a queue in bytes does not outweigh a window in packets.
     isolated : bool, default False
         Raise when an equilibrium found is not isolated (``equilibrium(all=True)``: listing
         arbitrary points of a continuum would be wrong). Otherwise such an equilibrium is
@@ -320,11 +397,7 @@ def equilibria(
     plan = _plan(model)
     p = np.array([values[k] for k in model.param_names], dtype=float)
     if guess is not None:
-        unknown = set(guess) - set(plan.states)
-        if unknown:
-            raise ModelError(
-                f"guess names unknown states {sorted(unknown)} (states: {', '.join(plan.states)})"
-            )
+        guess = state_values(plan.states, guess, "guess", complete=False)
     numeric = not plan.symbolic
     candidates: list[np.ndarray] = []
     for closed in plan.closed:
@@ -342,36 +415,28 @@ def equilibria(
     if not accepted:
         where = ""
         if plan.surfaces:
+            surfaces = "; ".join(plan.surfaces[:_LISTED])
+            if len(plan.surfaces) > _LISTED:
+                surfaces += f"; ... ({len(plan.surfaces)} surfaces)"
             where = (
-                f". Its right-hand side switches on {'; '.join(plan.surfaces)}: a rest point "
+                f". Its right-hand side switches on {surfaces}: a rest point "
                 "held on a switching surface (Filippov sliding) is not a smooth equilibrium and "
                 "is not searched for; simulate the model to see where it settles"
             )
         search = " in the numeric search; try guess={...}" if numeric else ""
         raise AnalysisError(
-            f"no equilibrium found for model {model.name!r} at {values}: no isolated smooth "
+            f"no equilibrium found for model {model.name!r} at {_at(values)}: no isolated smooth "
             "equilibrium (a point where every steady-state equation vanishes to rounding "
             f"relative to its terms){search}{where}"
         )
-    loose = set()
+    loose: dict[int, str] = {}
     for x, held, _ in accepted:
         direction = _not_isolated(plan, x, held, p)
-        if direction is not None:
-            loose.add(id(x))
-        if direction is not None and isolated:
-            point = ", ".join(f"{n}={v:.6g}" for n, v in zip(plan.states, x, strict=True))
-            along = ", ".join(
-                f"{n}: {d:+.3g}"
-                for n, d in zip(plan.states, direction, strict=True)
-                if abs(d) > 1e-9
-            )
-            raise AnalysisError(
-                f"the equilibria of model {model.name!r} at {values} are not isolated: the "
-                f"steady-state equations hold along a curve through ({point}), in the direction "
-                f"({along}); an equilibrium there is not determined by the model (a conserved "
-                "quantity or a state whose level nothing fixes). Pin it with another equation, "
-                "or give equilibrium={...} explicitly where one is needed"
-            )
+        if direction is None:
+            continue
+        loose[id(x)] = reason = _continuum(plan, model, values, x, held, p, direction)
+        if isolated:
+            raise AnalysisError(reason)
     if guess is not None:
         accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
@@ -382,13 +447,135 @@ def equilibria(
         eq.residual = res
         eq.boundary = tuple(plan.states[i] for i in held)
         eq.isolated = id(x) not in loose
+        eq._continuum = loose.get(id(x))
         out.append(eq)
     return out
 
 
+def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
+    """Why the equilibrium ``x`` is not isolated: the curve's direction, and the left null
+    vector of the steady-state Jacobian (the combination of states behind the zero root; for
+    an ODE a quantity its linearization conserves)."""
+    point = _point(plan.states, x)
+    along = _combination(plan.states, direction, ": ", ", ")
+    conserved = ""
+    free = [i for i in range(len(x)) if i not in held]
+    J = plan.jac(x, p)[np.ix_(free, free)]
+    if np.all(np.isfinite(J)) and not np.iscomplexobj(J) and len(free) <= 2000:
+        w = np.zeros(len(x))
+        w[free] = np.linalg.svd(J)[0][:, -1]
+        w /= w[np.argmax(np.abs(w))]
+        conserved = (
+            "; its linearization has a zero root, whose left null vector is "
+            f"{_combination(plan.states, w, ' ', ' + ')} (a combination of states the "
+            "steady-state equations do not pin)"
+        )
+    return (
+        f"the equilibria of model {model.name!r} at {_at(values)} are not isolated: the "
+        f"steady-state equations hold along a curve through ({point}), in the direction "
+        f"({along}){conserved}. An equilibrium there is not determined by the model (a "
+        "conserved quantity or a state whose level nothing fixes): pin it with another "
+        "equation, or give equilibrium={...} explicitly where one is needed"
+    )
+
+
+#: At most this many states (and equilibria) are written out in a message.
+_LISTED = 8
+
+
+def _at(values: Mapping[str, float]) -> str:
+    """The parameter values for a message (``{...}``, or their number when there are many)."""
+    if len(values) <= _LISTED:
+        return str(dict(values))
+    return f"the given values of its {len(values)} parameters"
+
+
+def _point(states, values) -> str:
+    """``"x=1, y=2"``, the first :data:`_LISTED` states, and how many more there are."""
+    text = ", ".join(f"{n}={v:.6g}" for n, v in list(zip(states, values, strict=True))[:_LISTED])
+    return text + (f", ... ({len(states)} states)" if len(states) > _LISTED else "")
+
+
+def _combination(states, coefficients, between: str, join: str) -> str:
+    """``"x: +0.707, y: -0.707"`` (``between=": "``) or ``"x - 0.5 y"``: the nonzero entries,
+    by state."""
+    pairs = [(n, c) for n, c in zip(states, coefficients, strict=True) if abs(c) > 1e-9]
+    more = f"{join}... ({len(pairs)} states)" if len(pairs) > _LISTED else ""
+    pairs = pairs[:_LISTED]
+    if between == ": ":
+        return join.join(f"{n}: {c:+.3g}" for n, c in pairs) + more
+    text = " + ".join(n if f"{c:.3g}" == "1" else f"{c:.3g} {n}" for n, c in pairs)
+    return text.replace("+ -", "- ") + more
+
+
+class EquilibriumWarning(UserWarning):
+    """The equilibrium :meth:`fluidnet.Model.equilibrium` returned is not the only one: it is
+    one point of a continuum, or several equilibria of the same kind were found and it is the
+    first in the documented order. The message says which, and how to choose."""
+
+
+def chosen_equilibrium(model, found: list[Equilibrium], guess, values) -> Equilibrium:
+    """The equilibrium :meth:`fluidnet.Model.equilibrium` returns: the first of ``found``.
+
+    Warns (:class:`EquilibriumWarning`) when it is one point of a continuum (it is returned
+    with ``isolated = False``: the model does not determine it, and its linearization has a
+    zero root from the combination of states it leaves free), and, without a ``guess``, when
+    other equilibria of the same kind were found (both satisfy ``f = 0``, or both are held at
+    the boundary by the projection): the order that chose it (no negative state first, fewer
+    zero states first, otherwise the order found) is a convention, not a property of the
+    model.
+    """
+    first = found[0]
+    if not first.isolated:
+        reason = first._continuum or f"the equilibrium of model {model.name!r} is not isolated"
+        warnings.warn(
+            EquilibriumWarning(
+                f"{reason}. equilibrium() returns that point flagged isolated=False: the zero "
+                "root of its linearization says nothing about stability (equilibrium(all=True) "
+                "raises)"
+            ),
+            stacklevel=3,
+        )
+    # other points of a continuum are not rivals: the warning above names the continuum
+    rivals = [e for e in found[1:] if e.isolated and bool(e.boundary) == bool(first.boundary)]
+    if guess is not None or not rivals:
+        return first
+    negative = any(v < 0 for v in rivals[0].values()) and not any(v < 0 for v in first.values())
+    zeros = sum(v == 0 for v in first.values()) < sum(v == 0 for v in rivals[0].values())
+    rule = (
+        "no negative state first"
+        if negative
+        else "fewer zero states first"
+        if zeros
+        else "neither has a negative state nor fewer zeros: the order they were found"
+    )
+    shown = [first, *rivals][:_LISTED]
+    differ = [n for n in first if len({e[n] for e in shown}) > 1] or list(first)
+    listed = "; ".join(
+        _point(differ, [e[n] for n in differ]) + (" (returned)" if e is first else "")
+        for e in shown
+    )
+    if len(rivals) + 1 > len(shown):
+        listed += f"; and {len(rivals) + 1 - len(shown)} more"
+    if len(differ) > _LISTED:
+        listed += f" ({len(differ)} states differ between them)"
+    kind = "held at the boundary by the projection" if first.boundary else "with f = 0"
+    warnings.warn(
+        EquilibriumWarning(
+            f"model {model.name!r} has {len(rivals) + 1} equilibria {kind} at {_at(values)}: "
+            f"{listed}. equilibrium() returned the first by its order ({rule}); give "
+            "guess={state: value} near the one you mean (this warning is then not raised), or "
+            "use equilibrium(all=True) for the list"
+        ),
+        stacklevel=3,
+    )
+    return first
+
+
 def _guess_order(plan: _Plan, guess: Mapping[str, float], points: list[np.ndarray]):
-    """Sort key for ``guess``: equilibria without negative states first, then by the distance
-    to the guess over the states it names, each state in units of its own scale.
+    """Sort key for ``guess``: equilibria without negative states first (unless the guess has a
+    negative value itself: then it asks for one), then by the distance to the guess over the
+    states it names, each state in units of its own scale.
 
     The scale of a state is ``|guess|``, or for a state guessed at 0 the largest ``|value|`` of
     the equilibria found (1 if all are 0): states in bytes and in packets weigh alike.
@@ -397,10 +584,11 @@ def _guess_order(plan: _Plan, guess: Mapping[str, float], points: list[np.ndarra
     g = np.array([float(guess[plan.states[i]]) for i in named])
     spread = np.max(np.abs(np.array(points)[:, named]), axis=0) if points else np.zeros(len(g))
     scale = np.where(g != 0, np.abs(g), np.where(spread > 0, spread, 1.0))
+    signs = not np.any(g < 0)
 
     def key(a):
         x = a[0]
-        return (bool(np.any(x < 0)), float(np.linalg.norm((x[named] - g) / scale)))
+        return (signs and bool(np.any(x < 0)), float(np.linalg.norm((x[named] - g) / scale)))
 
     return key
 
@@ -416,11 +604,69 @@ def _residual(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[float, n
 
 
 def _polish(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[np.ndarray, float]:
-    """Newton's method on the equations of the states not held at 0; never makes it worse."""
+    """Newton's method on the equations of the states not held at 0; never makes it worse.
+
+    Where the plain iteration stops above ``RESIDUAL_TOL`` (a solution whose components span
+    many orders of magnitude: ``lstsq`` solves to an error relative to the largest of them), it
+    is continued with the equations scaled by their sizes and the states by theirs.
+    """
     free = [i for i in range(len(x)) if i not in held]
     best, best_res = x, _residual(plan, x, p, held)[0]
     if not free or best_res <= 1e-15:
         return best, best_res  # already at the rounding floor
+    if plan.large:  # the sparse Newton iteration (where it stopped short), from this point
+        if best_res <= RESIDUAL_TOL:
+            return best, best_res
+        for y in plan.sparse.solve(x[None, :], p):
+            res = _residual(plan, y, p, held)[0]
+            if res < best_res:
+                best, best_res = y, res
+        return best, best_res
+    best, best_res = _polish_plain(plan, x, p, held, free, best, best_res)
+    if best_res > RESIDUAL_TOL:
+        best, best_res = _polish_scaled(plan, best, p, held, free, best_res)
+    return best, best_res
+
+
+def _polish_scaled(plan, x, p, held, free, res) -> tuple[np.ndarray, float]:
+    """Newton's method on the scaled equations (rows by their sizes: the largest term, or for a
+    large model the sensitivity), each step an LU solve (componentwise accurate where the
+    Jacobian is triangular, as in a chain; least squares where it is singular); never makes it
+    worse. From a point whose small states are wrong in every digit, each step gains about 16
+    digits of them: it keeps going while any of the last few steps improved."""
+    best, best_res = x, res
+    y = x.copy()
+    stale = 0
+    for _ in range(60):
+        r = plan.f(y, p)[free]
+        J = plan.jac(y, p)[np.ix_(free, free)]
+        if not (np.all(np.isfinite(J)) and np.all(np.isfinite(r))) or np.iscomplexobj(J):
+            break
+        rows = plan.scales(y, p)[free]
+        rows = np.where(rows > 0, rows, 1.0)
+        A, b = J / rows[:, None], r / rows
+        try:
+            step = np.linalg.solve(A, b)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(A, b, rcond=None)[0]
+        if not np.all(np.isfinite(step)):
+            break
+        y = y.copy()
+        y[free] -= step
+        res = _residual(plan, y, p, held)[0]
+        if not np.isfinite(res):
+            break
+        if res < best_res:
+            best, best_res, stale = y, res, 0
+        else:
+            stale += 1
+        if best_res <= 1e-15 or stale >= 4:
+            break
+    return best, best_res
+
+
+def _polish_plain(plan, x, p, held, free, best, best_res) -> tuple[np.ndarray, float]:
+    """Newton's method, steps by ``lstsq`` of the Jacobian as it is."""
     y = x.copy()
     for _ in range(8):
         r = plan.f(y, p)[free]
@@ -452,6 +698,8 @@ def _not_isolated(plan: _Plan, x: np.ndarray, held, p: np.ndarray) -> np.ndarray
     free = [i for i in range(len(x)) if i not in held]
     if not free:
         return None
+    if plan.large and plan.sparse.well_conditioned(x, p, free):
+        return None  # regular: isolated (the dense test below is for the rare singular case)
     J = plan.jac(x, p)[np.ix_(free, free)]
     if not np.all(np.isfinite(J)) or np.iscomplexobj(J):
         return None
@@ -544,6 +792,53 @@ def _plainly_equilibrium(model, x: np.ndarray, p: np.ndarray) -> bool:
     return bool(np.all(np.isfinite(r)) and np.all(np.abs(r) <= GIVEN_TOL))
 
 
+def state_values(
+    states: tuple[str, ...], given: Any, what: str, *, complete: bool = True
+) -> dict[str, float]:
+    """``{state: float}`` from a caller's ``{state: number}`` (``equilibrium=``, ``guess=``).
+
+    Names are read as identifiers (NFKC-normalized, like the model's own); values must be real,
+    finite numbers (text is never evaluated).
+
+    Raises
+    ------
+    ModelError
+        For something other than a dict, a name that is not a state, two spellings of one name,
+        a missing state (with ``complete``), or a value that is not a real finite number (the
+        message names the state and the value).
+    """
+    from numbers import Real
+
+    from .symbols import collision, given_name, identifier
+
+    if not isinstance(given, Mapping):
+        raise ModelError(f"{what} must be a dict {{state: number}}, not {type(given).__name__}")
+    out: dict[str, float] = {}
+    spelled: dict[str, str] = {}
+    for key, v in given.items():
+        name = given_name(key, "state")
+        n = identifier(name)
+        if n in spelled:
+            raise collision(spelled[n], name, "state", where=what)
+        spelled[n] = name
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Real, np.number, sympy.Expr)):
+            raise ModelError(f"{what} value of state {name!r} is {v!r}: not a real number")
+        try:
+            value = float(v)
+        except (TypeError, ValueError) as exc:
+            raise ModelError(f"{what} value of state {name!r} is {v!r}: not a real number") from exc
+        if not np.isfinite(value):
+            raise ModelError(f"{what} value of state {name!r} is {value}: not finite")
+        out[n] = value
+    unknown = [spelled[n] for n in out if n not in states]
+    if unknown:
+        raise ModelError(f"{what} names unknown states {unknown} (states: {', '.join(states)})")
+    missing = [n for n in states if n not in out]
+    if complete and missing:
+        raise ModelError(f"{what} misses states {missing}")
+    return {n: out[n] for n in states if n in out}
+
+
 def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float]) -> None:
     """Refuse a given point that is not an equilibrium of ``model`` at ``values``.
 
@@ -586,9 +881,9 @@ def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float
             )
 
 
-def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
-    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
-
+def _starts(plan: _Plan, guess) -> list[np.ndarray]:
+    """Starting points of the numeric search: the guess, constant vectors of magnitudes 1e-2
+    to 1e5, and random ones (fixed seed)."""
     n = len(plan.states)
     starts: list[np.ndarray] = []
     if guess is not None:
@@ -598,6 +893,26 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     for _ in range(8):
         starts.append(10.0 ** rng.uniform(-2, 4, size=n))
+    return starts
+
+
+def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
+    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
+
+    n = len(plan.states)
+    starts = _starts(plan, guess)
+    if plan.large:
+        if plan.nonneg:  # the same starts with the projected states at 0 (held if pushed down)
+            idx = list(plan.nonneg)
+            for x0 in list(starts):
+                y0 = x0.copy()
+                y0[idx] = 0.0
+                starts.append(y0)
+        out: list[np.ndarray] = []
+        for x in plan.sparse.solve(np.array(starts), p):  # many starts settle on one point
+            if not any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y in out):
+                out.append(x)
+        return out
     out = []
     for subset in plan.subsets:
         free = [i for i in range(n) if i not in subset]

@@ -25,7 +25,7 @@ from ..errors import AnalysisError, ModelError
 from ..linear.delays import same_delay
 from ..linear.lineardde import LinearDDE
 from ..linear.stacked import Stack
-from .equilibrium import check_equilibrium, symbolic_equilibria
+from .equilibrium import check_equilibrium, state_values, symbolic_equilibria
 from .numeric import to_numpy
 from .symbols import param_subs
 
@@ -193,6 +193,25 @@ def sparse_jacobian(exprs, variables) -> tuple[list, list]:
     entries : list of (int, int, Expr)
         ``(row, variable index, derivative)`` for every derivative that is not zero.
     """
+    values, derivs, _, entries = forward_jacobian(exprs, variables)
+    return values + derivs, entries
+
+
+def forward_jacobian(exprs, variables) -> tuple[list, list, list, list]:
+    """The single-assignment form of ``exprs`` and their nonzero derivatives (see
+    :func:`sparse_jacobian`).
+
+    Returns
+    -------
+    values : list of (Symbol, Expr)
+        One definition per operation on the variables, in order.
+    derivatives : list of (Symbol, Expr)
+        Definitions of derivatives used by the entries (after ``values``).
+    outputs : list of Expr
+        ``exprs`` in the symbols of ``values``.
+    entries : list of (int, int, Expr)
+        ``(row, variable index, derivative)`` for every derivative that is not zero.
+    """
     index = {v: k for k, v in enumerate(variables)}
     defs, reduced = _single_assignment(list(exprs), set(variables))
     grads: dict = {}
@@ -211,10 +230,20 @@ def sparse_jacobian(exprs, variables) -> tuple[list, list]:
             pe = _partial(e, u)
             if pe == 0:
                 continue
+            if len(du) > 1 and not (pe.is_Atom or pe.is_Symbol):
+                # used for every variable u depends on: defined once, by name
+                name = next(names)
+                derivs.append((name, pe))
+                pe = name
             for v, dv in du.items():
                 # unevaluated products and sums: sympy's canonical ordering of large
                 # expressions is the expensive part, and lambdify prints them as they are
-                term = pe if dv is sympy.S.One else sympy.Mul(pe, dv, evaluate=False)
+                if dv is sympy.S.One:
+                    term = pe
+                elif pe is sympy.S.One:
+                    term = dv
+                else:
+                    term = sympy.Mul(pe, dv, evaluate=False)
                 out.setdefault(v, []).append(term)
         return {v: t[0] if len(t) == 1 else sympy.Add(*t, evaluate=False) for v, t in out.items()}
 
@@ -230,14 +259,13 @@ def sparse_jacobian(exprs, variables) -> tuple[list, list]:
                 derivs.append((name, d))
                 g[v] = name
         grads[w] = g
-    defs = defs + derivs
     entries = []
     for i, e in enumerate(reduced):
         g = gradient(e)
         for v in sorted(g):
             if g[v] != 0:
                 entries.append((i, v, g[v]))
-    return defs, entries
+    return defs, derivs, reduced, entries
 
 
 def _partial(e, u):
@@ -259,13 +287,26 @@ def _single_assignment(exprs: list, variables: set) -> tuple[list, list]:
     that depends on ``variables`` (subtrees free of them stay inline), and the outputs."""
     defs: list = []
     memo: dict = {}
+    depends: dict = {}
     names = sympy.numbered_symbols("_w")
 
+    def uses(e) -> bool:
+        # e.free_symbols & variables, memoized over shared subtrees (free_symbols is computed
+        # afresh at every node: quadratic in the depth of a large model's expressions)
+        if e.is_Atom:
+            return e in variables
+        got = depends.get(e)
+        if got is None:
+            got = depends[e] = any(uses(a) for a in e.args)
+        return got
+
     def visit(e):
-        if e.is_Atom or not isinstance(e, sympy.Expr) or not (e.free_symbols & variables):
+        if e.is_Atom or not isinstance(e, sympy.Expr):
             return e
         if e in memo:
             return memo[e]
+        if not uses(e):
+            return e
         if all(isinstance(a, sympy.Expr) for a in e.args):
             node = e.func(*[visit(a) for a in e.args])
         else:  # Piecewise and other nodes with non-expression arguments: one block
@@ -321,10 +362,7 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     if equilibrium is None:
         eq = model.equilibrium(**params)
     else:
-        missing = set(form.states) - set(equilibrium)
-        if missing:
-            raise ModelError(f"equilibrium misses states {sorted(missing)}")
-        eq = {n: float(equilibrium[n]) for n in form.states}
+        eq = state_values(form.states, equilibrium, "equilibrium")
     x = np.array([eq[n] for n in form.states], dtype=float)
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"

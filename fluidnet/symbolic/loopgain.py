@@ -31,12 +31,13 @@ from ..linear.delays import DELAY_RTOL
 from ..linear.delaytf import DelayTF
 from ..linear.quasipoly import QuasiPolynomial
 from .canonical import DDEForm, Lag, build_form
+from .equilibrium import state_values
 from .linearize import (
     check_off_switching_surfaces,
     equilibrium_substitution,
     matching_symbolic_equilibrium,
 )
-from .symbols import param_subs
+from .symbols import identifier, param_subs
 from .symbols import s as S_SYM
 
 __all__ = ["loop_gain", "loop_gain_expr", "cut_form"]
@@ -53,6 +54,8 @@ def cut_form(model, cut: str) -> tuple[DDEForm, sympy.Expr]:
     output : sympy.Expr
         The definition of ``cut`` in the form's symbols.
     """
+    if isinstance(cut, str):
+        cut = identifier(cut)  # the model's names are NFKC-normalized identifiers
     if cut in model.signal_names:
         form = build_form(model, opaque=(cut,))
         out = form.signals[cut]
@@ -178,29 +181,12 @@ def characteristic_quasipolynomial(
     return QuasiPolynomial(pairs)
 
 
-def _numeric_equilibrium(model, equilibrium: Mapping[str, Any]) -> dict[str, float]:
-    """``{state: float}`` from a user's equilibrium: numbers only (text is never evaluated)."""
-    missing = [n for n in model.state_names if n not in equilibrium]
-    if missing:
-        raise ModelError(f"equilibrium misses states {missing}")
-    out = {}
-    for n in model.state_names:
-        v = equilibrium[n]
-        if isinstance(v, (str, bytes)) or isinstance(v, bool):
-            raise ModelError(f"equilibrium value of state {n!r} is {v!r}: give a number")
-        try:
-            out[n] = float(v)
-        except (TypeError, ValueError) as exc:
-            raise ModelError(f"equilibrium value of state {n!r} is {v!r}: not a number") from exc
-    return out
-
-
 def _prepare(model, cut, equilibrium, params):
     values = model.resolve_params(params)
     if equilibrium is None:
         eq = model.equilibrium(**params)
     else:
-        eq = _numeric_equilibrium(model, equilibrium)
+        eq = state_values(model.state_names, equilibrium, "equilibrium")
     form, output = cut_form(model, cut)
     psubs = param_subs(values)
     rep_state = equilibrium_substitution(form, eq, [0])  # the input value is computed next

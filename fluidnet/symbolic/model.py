@@ -20,12 +20,12 @@ from sympy.core.function import AppliedUndef, UndefinedFunction
 from ..errors import ModelError, ParameterError
 from ..overrides import merge_params
 from .canonical import DDEForm, build_form, delay_of
-from .equilibrium import equilibria
+from .equilibrium import chosen_equilibrium, equilibria
 from .linearize import linearize
 from .loopgain import loop_gain
 from .numeric import to_numpy
 from .parsing import parse_expression
-from .symbols import name_of, param_subs
+from .symbols import collision, given_name, identifier, name_of, param_subs
 from .symbols import t as T_SYM
 
 __all__ = ["Model", "Param"]
@@ -132,9 +132,22 @@ class Model:
         self.name = str(name)
         if not isinstance(rhs, Mapping) or not rhs:
             raise ModelError("rhs must be a non-empty dict {state: expression}")
+        # every declared name is the identifier Python reads (NFKC-normalized, as text is
+        # parsed); two spellings of one identifier are refused, never merged
+        spelled: dict[str, tuple[str, str]] = {"t": ("the time symbol", "t")}
+
+        def declare(key: Any, what: str) -> str:
+            given = given_name(key, what)
+            n = identifier(given)
+            if n in spelled and spelled[n][1] != given:
+                other_what, other = spelled[n]
+                raise collision(other, given, other_what, what)
+            spelled.setdefault(n, (what, given))
+            return n
+
         state_names: list[str] = []
         for key in rhs:
-            state_names.append(name_of(key, "state"))
+            state_names.append(declare(key, "state"))
         if len(set(state_names)) != len(state_names):
             n = next(n for i, n in enumerate(state_names) if n in state_names[:i])
             raise ModelError(f"state {n!r} is listed twice in rhs")
@@ -143,7 +156,7 @@ class Model:
         params = dict(params or {})
         self._params: dict[str, Param] = {}
         for key, val in params.items():
-            n = name_of(key, "parameter")
+            n = declare(key, "parameter")
             if n in self._params:
                 raise ModelError(f"parameter {n!r} is listed twice")
             p = val if isinstance(val, Param) else Param(val)
@@ -151,7 +164,7 @@ class Model:
             self._params[n] = p.with_value(_check_value(n, p.value, p.bounds))
 
         signals = dict(signals or {})
-        signal_names = [name_of(k, "signal") for k in signals]
+        signal_names = [declare(k, "signal") for k in signals]
         if len(set(signal_names)) != len(signal_names):
             raise ModelError(f"a signal is listed twice: {signal_names}")
         self._signal_names = tuple(signal_names)
@@ -217,12 +230,16 @@ class Model:
         if not isinstance(expr, sympy.Expr):
             raise ModelError(f"{where}: {expr!r} is not an expression")
         sym_rep = {}
+        spelled: dict[str, str] = {}
         for s in expr.free_symbols:
-            if s.name == "t":
+            name = identifier(s.name)
+            if spelled.setdefault(name, s.name) != s.name:
+                raise collision(spelled[name], s.name, "symbol", where=where)
+            if name == "t":
                 if s != T_SYM:
                     sym_rep[s] = T_SYM
-            elif s.name in self._params:
-                real = sympy.Symbol(s.name, real=True)
+            elif name in self._params:
+                real = sympy.Symbol(name, real=True)
                 if s != real:  # an identical symbol is kept: no rebuilding of the expression
                     sym_rep[s] = real
             else:
@@ -233,7 +250,7 @@ class Model:
         if sym_rep:
             expr = expr.xreplace(sym_rep)
         for app in expr.atoms(AppliedUndef):
-            fname = app.func.__name__
+            fname = identifier(app.func.__name__)
             if fname not in canon:
                 raise ModelError(
                     f"{where}: {app} refers to {fname!r}, which is neither a state nor a signal "
@@ -250,33 +267,62 @@ class Model:
         return _recanon(expr, canon)
 
     def _check_signal_cycles(self) -> None:
-        deps: dict[str, set[str]] = {}
+        """Refuse signals that refer to themselves, directly or through other signals.
+
+        A signal is expanded into the states wherever it is used, so a cycle of signals never
+        ends. Without a delay on it the cycle is an algebraic loop (an implicit equation); with
+        one it is a difference equation, which needs a history of its own: either way one
+        signal of the cycle must become a state.
+        """
+        # edges[n][m]: the shortest delay with which signal n reads signal m (0 = undelayed)
+        edges: dict[str, dict[str, sympy.Expr]] = {}
         for n, e in self._signal_exprs.items():
-            deps[n] = set()
+            edges[n] = {}
             for app in e.atoms(AppliedUndef):
-                if app.func.__name__ in self._signal_exprs:
-                    if app.func.__name__ == n:
-                        raise ModelError(
-                            f"signal {n!r} refers to itself ({app}); signals are "
-                            "algebraic, make it a state instead"
-                        )
-                    deps[n].add(app.func.__name__)
-        visiting: set[str] = set()
-        done: set[str] = set()
-
-        def visit(n: str, path: list[str]) -> None:
-            if n in done:
-                return
-            if n in visiting:
-                raise ModelError("signals form an algebraic loop: " + " -> ".join(path + [n]))
-            visiting.add(n)
-            for m in deps[n]:
-                visit(m, path + [n])
-            visiting.discard(n)
-            done.add(n)
-
-        for n in deps:
-            visit(n, [])
+                m = app.func.__name__
+                if m not in self._signal_exprs:
+                    continue
+                tau = delay_of(app.args[0])
+                if m not in edges[n] or tau == 0:
+                    edges[n][m] = tau
+        for undelayed_only in (True, False):
+            cycle = _find_cycle(
+                {
+                    n: [m for m, tau in out.items() if tau == 0 or not undelayed_only]
+                    for n, out in edges.items()
+                }
+            )
+            if cycle is None:
+                continue
+            uses = ", ".join(
+                f"{a} uses {b}(t - ({edges[a][b]}))"
+                for a, b in zip(cycle[:-1], cycle[1:], strict=True)
+                if edges[a][b] != 0
+            )
+            path = " -> ".join(cycle)
+            if undelayed_only and len(cycle) == 2:
+                raise ModelError(
+                    f"signal {cycle[0]!r} refers to itself ({cycle[0]}(t)): an algebraic loop; "
+                    "signals are algebraic, make it a state instead"
+                )
+            if len(cycle) == 2:
+                raise ModelError(
+                    f"signal {cycle[0]!r} refers to itself through a delay "
+                    f"({cycle[0]}(t - ({edges[cycle[0]][cycle[0]]}))): not an algebraic loop "
+                    "but a difference equation, which needs a history of its own (a signal is "
+                    "expanded into the states wherever it is used); make it a state instead"
+                )
+            if undelayed_only:
+                raise ModelError(
+                    f"signals form an algebraic loop (each reads the next at the same time "
+                    f"t): {path}; make one of them a state"
+                )
+            raise ModelError(
+                f"signals form a loop through delays: {path} ({uses}). It is not an algebraic "
+                "loop but a difference equation: a signal is expanded into the states wherever "
+                "it is used, and a loop of signals would need a history of its own; make one "
+                "of them a state"
+            )
 
     def _check_delays(self, values: Mapping[str, float] | None = None) -> None:
         """Parameter-only delays must be real and >= 0 at the given parameter values."""
@@ -389,9 +435,10 @@ class Model:
 
     def state(self, name: str) -> sympy.FunctionClass:
         """The sympy function of a state or signal, to build expressions such as ``q(t - 1)``."""
-        if name not in self._state_names and name not in self._signal_names:
+        key = identifier(name)
+        if key not in self._state_names and key not in self._signal_names:
             raise ModelError(f"{name!r} is not a state or signal of model {self.name!r}")
-        return sympy.Function(name, real=True)
+        return sympy.Function(key, real=True)
 
     @property
     def equations(self) -> list[sympy.Eq]:
@@ -423,7 +470,7 @@ class Model:
             For an unknown name or an invalid value.
         """
         new = dict(self._params)
-        for k, v in values.items():
+        for k, v in _identifiers(values, "parameter").items():
             if k not in new:
                 raise ParameterError(self._unknown(k))
             new[k] = v if isinstance(v, Param) else new[k].with_value(v)
@@ -452,7 +499,7 @@ class Model:
             For an unknown name, a missing value, a value that is not finite or out of bounds,
             or a value that makes a delay negative.
         """
-        overrides = dict(overrides or {})
+        overrides = _identifiers(overrides or {}, "parameter")
         out: dict[str, float] = {}
         for k in overrides:
             if k not in self._params:
@@ -485,10 +532,47 @@ class Model:
         :func:`fluidnet.symbolic.equilibrium.equilibria`), at parameter values
         ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
 
-        With ``all=True`` every equilibrium found, or an error when they are not isolated."""
+        Parameters
+        ----------
+        all : bool, default False
+            Return every equilibrium found (a list, in the documented order) instead of the
+            first.
+        guess : dict, optional
+            ``{state: value}``: the search starts there and the equilibrium nearest to it is
+            returned.
+        params : dict, optional
+            Parameter values other than the defaults.
+
+        Returns
+        -------
+        Equilibrium or list of Equilibrium
+
+        Raises
+        ------
+        AnalysisError
+            When no equilibrium is found, or (with ``all``) the equilibria found are not
+            isolated.
+
+        Warns
+        -----
+        EquilibriumWarning
+            When the equilibrium returned is one point of a continuum (a conserved quantity, a
+            state nothing pins): the model does not determine it, and its linearization has a
+            zero root that says nothing about stability. It is returned with
+            ``isolated = False``; the message names the curve's direction and the combination
+            of states behind the zero root (give ``equilibrium={...}`` to :meth:`linearize` to
+            use a point of it deliberately). And, without ``guess`` and ``all``, when other
+            equilibria of the same kind (``f = 0``, or held at the boundary by the projection)
+            were found: they are listed with the rule that chose the one returned (no negative
+            state first, then fewer zero states); give ``guess=`` near the one you mean, or
+            use ``all=True``. An equilibrium held at the boundary does not compete with one
+            where ``f = 0``, which comes first (the papers linearize there).
+        """
         values = merge_params(params, overrides, "equilibrium")
         found = equilibria(self, guess=guess, isolated=all, **values)
-        return found if all else found[0]
+        if all:
+            return found
+        return chosen_equilibrium(self, found, guess, self.resolve_params(values))
 
     def linearize(
         self,
@@ -555,6 +639,42 @@ class Model:
         )
 
 
+def _find_cycle(graph: Mapping[str, list[str]]) -> list[str] | None:
+    """A cycle ``[a, b, ..., a]`` of the directed graph ``{node: successors}``, or ``None``."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: finished
+    for root in graph:
+        if root in state:
+            continue
+        path, stack = [root], [iter(graph[root])]
+        state[root] = 1
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                stack.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(graph[nxt]))
+    return None
+
+
+def _identifiers(values: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """``values`` keyed by identifiers (NFKC-normalized names, as the model declares them); two
+    spellings of one name are refused."""
+    out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for k, v in values.items():
+        key = identifier(k) if isinstance(k, str) else k
+        if key in spelled:
+            raise collision(spelled[key], k, what)
+        spelled[key] = k
+        out[key] = v
+    return out
+
+
 def _check_bounds_shape(name: str, bounds) -> None:
     try:
         lo, hi = bounds
@@ -580,9 +700,9 @@ def _real_function(name: str, key: Any) -> sympy.FunctionClass:
 def _recanon(expr: sympy.Expr, canon: Mapping[str, sympy.FunctionClass]) -> sympy.Expr:
     """Rebuild ``expr`` with every applied state/signal function replaced by the canonical one
     (subexpressions that already use the canonical functions are kept as they are)."""
-    if isinstance(expr, AppliedUndef) and expr.func.__name__ in canon:
+    if isinstance(expr, AppliedUndef) and identifier(expr.func.__name__) in canon:
         args = [_recanon(a, canon) for a in expr.args]
-        func = canon[expr.func.__name__]
+        func = canon[identifier(expr.func.__name__)]
         if expr.func == func and all(a is b for a, b in zip(args, expr.args, strict=True)):
             return expr
         return func(*args)

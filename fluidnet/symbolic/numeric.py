@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import keyword
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import sympy
+from numpy.exceptions import ComplexWarning
 
 __all__ = ["to_numpy"]
 
@@ -73,15 +75,35 @@ def to_numpy(
     modules = _MODULES_STRICT if strict_switches else _MODULES
     if not definitions and not plain:
         groups, flat = _plain_arguments(groups, flat)
+    fill = None
     if definitions or plain:
         # the expressions use the symbols of `definitions` (evaluated first, in order)
-        f = _straight_line(groups, list(definitions), flat, modules)
+        filling = _straight_line(groups, list(definitions), flat, modules)
+
+        def f(*vals):
+            return filling(None, *vals)
+
+        def fill(out: np.ndarray, vals) -> bool:
+            """Write the values into the real array ``out``; False when one is complex."""
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ComplexWarning)
+                try:
+                    with np.errstate(all="ignore"):
+                        filling(out, *vals)
+                except (TypeError, ComplexWarning):
+                    return False
+            return True
     else:
         f = sympy.lambdify(groups, flat, modules=modules, cse=True)
 
     def call(*vals) -> np.ndarray:
+        vals = [np.asarray(v, dtype=float) for v in vals]
+        if fill is not None:
+            arr = np.empty(len(flat))
+            if fill(arr, vals):
+                return arr.reshape(shape)
         with np.errstate(all="ignore"):
-            out = f(*[np.asarray(v, dtype=float) for v in vals])
+            out = f(*vals)
         cplx = any(np.iscomplexobj(o) for o in out)
         arr = np.empty(len(flat), dtype=complex if cplx else float)
         for i, o in enumerate(out):
@@ -93,6 +115,10 @@ def to_numpy(
         ``(K,) + shape``."""
         vals = [np.asarray(v, dtype=float) for v in vals]
         K = next((v.shape[-1] for v in vals if v.ndim == 2), 1)
+        if fill is not None:
+            arr = np.empty((len(flat), K))
+            if fill(arr, vals):
+                return np.moveaxis(arr, 0, -1).reshape((K,) + tuple(shape))
         with np.errstate(all="ignore"):
             out = f(*vals)
         cplx = any(np.iscomplexobj(o) for o in out)
@@ -140,7 +166,8 @@ def _plain_arguments(groups: list[tuple], flat: list) -> tuple[list[tuple], list
 
 
 def _straight_line(groups, definitions, outputs, modules) -> Callable[..., list]:
-    """A numpy function evaluating ``definitions`` in order, then ``outputs``.
+    """A numpy function evaluating ``definitions`` in order, then ``outputs``: ``f(out, *args)``
+    writes them into ``out`` (rows), ``f(None, *args)`` returns them as a list.
 
     Sums, products, powers, symbols and numbers are written out directly (sympy's code
     printer costs about a millisecond per line, and a linearization plan of a large model has
@@ -149,7 +176,7 @@ def _straight_line(groups, definitions, outputs, modules) -> Callable[..., list]
     """
     names: dict = {}
     ns: dict = {"numpy": np}
-    lines = [f"def _f({', '.join(f'_a{g}' for g in range(len(groups)))}):"]
+    lines = [f"def _f(_out, {', '.join(f'_a{g}' for g in range(len(groups)))}):"]
     for g, group in enumerate(groups):
         for j, sym in enumerate(group):
             names[sym] = f"_v{len(names)}"
@@ -177,6 +204,9 @@ def _straight_line(groups, definitions, outputs, modules) -> Callable[..., list]
         value = code(expr)
         names[sym] = f"_v{len(names)}"
         lines.append(f"    {names[sym]} = {value}")
-    lines.append("    return [" + ", ".join(code(o) for o in outputs) + "]")
+    values = [code(o) for o in outputs]
+    lines.append("    if _out is None:")
+    lines.append("        return [" + ", ".join(values) + "]")
+    lines += [f"    _out[{i}] = {v}" for i, v in enumerate(values)]
     exec(compile("\n".join(lines), "<fluidnet linearization plan>", "exec"), ns)  # noqa: S102
     return ns["_f"]

@@ -129,7 +129,26 @@ def parse_expression(
         tree = ast.parse(_xor_to_power(text.strip()), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError) as exc:
         raise ModelError(f"{where}: cannot parse {text!r}: {exc}") from exc
-    return _Builder(dict(symbols or {}), dict(functions or {}), where).build(tree.body, 0)
+    names = _identifiers(symbols or {}, where)
+    calls = _identifiers(functions or {}, where)
+    return _Builder(names, calls, where).build(tree.body, 0)
+
+
+def _identifiers(named: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``named`` keyed by the identifiers Python's parser reads for its names (NFKC, see
+    :func:`fluidnet.symbolic.symbols.identifier`): a name of the text is found whatever
+    compatibility form declared it, and two declared spellings of one identifier are refused."""
+    from .symbols import collision, identifier
+
+    out: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
+    for name, value in named.items():
+        key = identifier(name)
+        if key in spelled and spelled[key] != name:
+            raise collision(spelled[key], name, "declared name", where=where)
+        spelled[key] = name
+        out[key] = value
+    return out
 
 
 def as_expression(
@@ -161,7 +180,7 @@ def as_expression(
     if isinstance(value, sympy.Basic):
         return value
     if isinstance(value, str):
-        names = dict(symbols or {})
+        names = _identifiers(symbols or {}, where)
         try:
             tree = ast.parse(_xor_to_power(value.strip()), mode="eval")
         except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):

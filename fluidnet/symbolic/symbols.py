@@ -1,7 +1,16 @@
-"""The symbols a model is written with: time ``t``, Laplace variable ``s``, states, parameters."""
+"""The symbols a model is written with: time ``t``, Laplace variable ``s``, states, parameters.
+
+Names are identifiers as Python reads them: Python's parser normalizes every identifier to
+Unicode normal form NFKC (PEP 3131), so ``"\ufb01"`` (the ligature ``ﬁ``) is read as ``fi``,
+``"ℌ"`` as ``H`` and the micro sign ``µ`` (U+00B5) as the Greek ``μ`` (U+03BC). Text
+expressions are parsed by Python's parser, so every declared name is normalized the same way
+(:func:`identifier`), and two declared names that are the same identifier once normalized are
+refused rather than merged.
+"""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,13 +20,57 @@ from sympy.core.function import AppliedUndef, UndefinedFunction
 from ..errors import ModelError
 from ..linear.quasipoly import LAPLACE
 
-__all__ = ["t", "s", "states", "params", "signals", "name_of", "param_subs"]
+__all__ = [
+    "t",
+    "s",
+    "states",
+    "params",
+    "signals",
+    "identifier",
+    "given_name",
+    "name_of",
+    "param_subs",
+]
 
 #: The time symbol used in every model.
 t = sympy.Symbol("t", real=True)
 
 #: The Laplace variable used by transfer functions.
 s = LAPLACE
+
+
+def identifier(name: str) -> str:
+    """``name`` as the identifier Python reads: NFKC-normalized (PEP 3131).
+
+    Examples
+    --------
+    >>> from fluidnet.symbolic.symbols import identifier
+    >>> identifier("\ufb01"), identifier("ℌ"), identifier("\u00b5") == "\u03bc"
+    ('fi', 'H', True)
+    """
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)
+
+
+def _spelling(name: str) -> str:
+    """``'ﬁ' (U+FB01)``: a name with the code points of its non-ASCII characters, so that two
+    look-alike names can be told apart in a message."""
+    if name.isascii():
+        return repr(name)
+    points = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(name) if not c.isascii())
+    return f"{name!r} ({points})"
+
+
+def collision(
+    first: str, second: str, what: str = "name", other: str | None = None, where: str = ""
+) -> ModelError:
+    """The error for two different spellings ``first`` (a ``what``) and ``second`` (an
+    ``other``, default the same kind) of one identifier."""
+    where = f"{where}: " if where else ""
+    return ModelError(
+        f"{where}{what} {_spelling(first)} and {other or what} {_spelling(second)} are the "
+        f"same identifier {identifier(first)!r} once Unicode-normalized (NFKC), as Python's "
+        "parser reads names in text: they would be merged; rename one"
+    )
 
 
 def _names(names: str | list[str] | tuple[str, ...]) -> list[str]:
@@ -27,10 +80,15 @@ def _names(names: str | list[str] | tuple[str, ...]) -> list[str]:
         out = [str(n) for n in names]
     if not out:
         raise ModelError("no names given")
+    seen: dict[str, str] = {}
     for name in out:
         if not name.isidentifier():
             raise ModelError(f"{name!r} is not a valid identifier for a symbol name")
-    return out
+        key = identifier(name)
+        if key in seen and seen[key] != name:
+            raise collision(seen[key], name)
+        seen.setdefault(key, name)
+    return [identifier(n) for n in out]
 
 
 def states(names: str | list[str] | tuple[str, ...]):
@@ -77,8 +135,9 @@ def params(names: str | list[str] | tuple[str, ...]):
     return syms[0] if len(syms) == 1 else syms
 
 
-def name_of(key: Any, what: str) -> str:
-    """Name of a state/signal/parameter given as a string, a sympy Function, ``R(t)`` or Symbol."""
+def given_name(key: Any, what: str) -> str:
+    """Name of a state/signal/parameter given as a string, a sympy Function, ``R(t)`` or Symbol,
+    as spelled (see :func:`name_of` for the identifier it stands for)."""
     if isinstance(key, str):
         name = key
     elif isinstance(key, UndefinedFunction):
@@ -92,6 +151,12 @@ def name_of(key: Any, what: str) -> str:
     if not name.isidentifier():
         raise ModelError(f"{what} name {name!r} is not a valid identifier")
     return name
+
+
+def name_of(key: Any, what: str) -> str:
+    """The identifier (NFKC-normalized, see :func:`identifier`) of a state/signal/parameter given
+    as a string, a sympy Function, ``R(t)`` or Symbol."""
+    return identifier(given_name(key, what))
 
 
 def param_subs(values: Mapping[str, float]) -> dict[sympy.Symbol, sympy.Float]:

@@ -1,0 +1,261 @@
+"""Steady states of large models: sparse, scaled, damped Newton on the steady-state equations.
+
+The equilibrium search of a small model (:mod:`fluidnet.symbolic.equilibrium`) expands the
+steady-state equations, differentiates them into a dense Jacobian and runs a root finder with
+finite-difference Jacobians from a set of starts: for a network of a thousand flows the
+expansion, the dense Jacobian (a million derivatives) and the root finder's Jacobians took
+minutes. A large model is solved here instead:
+
+* the equations are kept as written (not expanded) and split into one definition per operation
+  (:func:`~fluidnet.symbolic.linearize.forward_jacobian`): shared subexpressions (a link's load
+  in the equation of every flow on the link) are evaluated once and the Jacobian is built
+  sparsely, its cost growing with its nonzero entries, not with ``n^2``;
+* the size of each equation is measured without expanding it, from its sensitivity to the
+  states: ``size_i = sum_j |df_i/dx_j| |x_j|``, so that ``|f_i| / size_i`` is the relative
+  change of the states that would explain the residual (a componentwise backward error, to
+  first order; for a sum of monomials the size is their absolute values weighted by their
+  degrees);
+* Newton's method runs from every start at once (the compiled functions evaluated on arrays),
+  each step a sparse LU solve of the Jacobian with its rows scaled by the equations' sizes
+  (equations whose values fall geometrically, from 1 to 1e-90, are solved to their own
+  precision), damped by backtracking on the scaled residual;
+* a projected state ``x_i >= 0`` is handled by an active set: while ``x_i = 0`` and its
+  equation is negative, the state is held (its equation is replaced by ``x_i = 0``), otherwise
+  its equation must vanish, so each start settles on a boundary configuration of its own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["SparseSteadyState"]
+
+#: Newton iterations per start.
+MAX_ITERATIONS = 60
+#: Halvings of a Newton step before a start is given up.
+MAX_HALVINGS = 30
+#: Rounds (evaluations of every running start's trial point) of one search: starts still
+#: running then are given up (a smooth network law takes up to a hundred rounds from a start
+#: spread over six decades, a switching one such as Kelly's dual law with capped rates up to
+#: about 250).
+MAX_ROUNDS = 300
+#: A scaled residual below which a start that stops improving is at its rounding floor (far
+#: from a root the scaled residual of a power law is flat: about 1/5 for ``x^5 = c``).
+FLOOR = 1e-10
+
+
+class SparseSteadyState:
+    """The steady-state equations ``f(x, p) = 0`` of a large model, compiled sparsely.
+
+    Parameters
+    ----------
+    eqs : list of sympy.Expr
+        The steady-state equations (every delayed value replaced by the current one), as
+        written.
+    x, p : tuple of sympy.Symbol
+        State and parameter symbols.
+    nonnegative : tuple of int
+        Projected states.
+    """
+
+    def __init__(self, eqs, x, p, nonnegative=()):
+        from .linearize import forward_jacobian
+        from .numeric import to_numpy
+
+        values, derivs, outputs, entries = forward_jacobian(eqs, list(x))
+        args = (tuple(x), tuple(p))
+        self.n = len(x)
+        self.rows = np.array([e[0] for e in entries], dtype=np.intp)
+        self.cols = np.array([e[1] for e in entries], dtype=np.intp)
+        # one function for the values and the Jacobian's entries: the definitions they share
+        # are evaluated once
+        self.evaluate = to_numpy(
+            args, [*outputs, *(e[2] for e in entries)], definitions=values + derivs
+        )
+        self.nonnegative = np.array(sorted(nonnegative), dtype=np.intp)
+
+    # ------------------------------------------------------------------ single points
+    def f(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The values of the steady-state equations at ``x``."""
+        return self._real(self.evaluate(x, p))[: self.n]
+
+    def sizes(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """``sum_j |df_i/dx_j| |x_j|`` for every equation ``i`` (NaN where not finite)."""
+        return self._sizes(x, self._real(self.evaluate(x, p))[self.n :])
+
+    def jacobian(self, x: np.ndarray, p: np.ndarray):
+        """The Jacobian at ``x`` as a sparse CSC matrix (``None`` where it is not finite)."""
+        from scipy import sparse
+
+        vals = self._real(self.evaluate(x, p))[self.n :]
+        if not np.all(np.isfinite(vals)):
+            return None
+        return sparse.csc_matrix((vals, (self.rows, self.cols)), shape=(self.n, self.n))
+
+    def _sizes(self, x: np.ndarray, E: np.ndarray) -> np.ndarray:
+        return np.bincount(self.rows, weights=np.abs(E) * np.abs(x[self.cols]), minlength=self.n)
+
+    @staticmethod
+    def _real(values: np.ndarray) -> np.ndarray:
+        """Complex values (a root of a negative number) are not finite real ones: NaN."""
+        if np.iscomplexobj(values):
+            return np.where(values.imag == 0, values.real, np.nan)
+        return values
+
+    def well_conditioned(self, x: np.ndarray, p: np.ndarray, free, limit: float = 1e10) -> bool:
+        """Whether the Jacobian of the equations ``free`` in the states ``free`` at ``x``, its
+        rows scaled by the equations' sizes, is nonsingular with a condition number
+        (1-norm, estimated from its sparse LU factors) below ``limit``."""
+        from scipy.sparse.linalg import LinearOperator, onenormest, splu
+
+        J = self.jacobian(x, p)
+        if J is None:
+            return False
+        free = np.asarray(free, dtype=np.intp)
+        J = J[free][:, free]
+        rows = self.sizes(x, p)[free]
+        rows = np.where((rows > 0) & np.isfinite(rows), rows, 1.0)
+        from scipy import sparse
+
+        J = sparse.diags(1.0 / rows) @ J
+        try:
+            lu = splu(sparse.csc_matrix(J))
+        except (RuntimeError, ValueError):
+            return False  # exactly singular
+        size = J.shape[0]
+        inverse = LinearOperator(
+            (size, size), matvec=lu.solve, rmatvec=lambda v: lu.solve(v, trans="T")
+        )
+        with np.errstate(all="ignore"):
+            cond = float(abs(J).sum(axis=0).max()) * onenormest(inverse)
+        return bool(np.isfinite(cond) and cond < limit)
+
+    # ------------------------------------------------------------------ Newton from many starts
+    def solve(
+        self, starts: np.ndarray, p: np.ndarray, *, tol: float = 1e-15, accept: float = 1e-8
+    ) -> list[np.ndarray]:
+        """Damped Newton from every row of ``starts`` at once; the points where it settled.
+
+        A start is followed until the scaled residual of every equation that must vanish is
+        below ``tol`` or stops decreasing; one whose equations or Jacobian are not finite is
+        dropped (where the Jacobian is singular, the step is the least-squares step of least
+        norm, which reaches a point of a continuum of solutions). The points returned are
+        those where the largest scaled residual reached (each equation relative to its size)
+        is at most ``accept``.
+
+        Every round evaluates the trial point of every start still running in one call of the
+        compiled functions (whose cost hardly depends on the number of points): a start whose
+        trial point lowers its scaled residual takes its next Newton step from there, one whose
+        trial point does not halves its step, so starts needing many halvings do not hold up
+        the others.
+        """
+        n = self.n
+        X = np.array(starts, dtype=float, copy=True)
+        if len(self.nonnegative):
+            X[:, self.nonnegative] = np.maximum(X[:, self.nonnegative], 0.0)
+        K = len(X)
+        running = np.ones(K, dtype=bool)
+        found = np.zeros(K, dtype=bool)
+        best = np.full(K, np.inf)
+        best_x = X.copy()
+        steps = np.zeros((K, n))
+        scale = np.ones((K, n))
+        held = np.zeros((K, n), dtype=bool)
+        phi = np.zeros(K)
+        lam = np.ones(K)
+        iterations = np.zeros(K, dtype=int)
+        halvings = np.zeros(K, dtype=int)
+
+        def newton_step(k: int, x: np.ndarray, values: np.ndarray) -> None:
+            """From the accepted point ``x`` (its evaluation ``values``): stop, or the next
+            step of start ``k``."""
+            F, E = values[:n], values[n:]
+            if not (np.all(np.isfinite(F)) and np.all(np.isfinite(E))):
+                running[k] = False
+                return
+            held[k] = self._held(x, F)
+            r, scale[k] = self._scaled_residual(x, F, self._sizes(x, E), held[k])
+            err = float(np.max(np.abs(r))) if n else 0.0
+            if err < best[k]:
+                best[k], best_x[k] = err, x
+            if err <= tol or (err > best[k] and best[k] <= FLOOR):
+                running[k] = False  # converged, or no progress at the rounding floor
+                found[k] = best[k] <= accept
+                return
+            if iterations[k] >= MAX_ITERATIONS:
+                running[k] = False
+                found[k] = best[k] <= accept
+                return
+            step = self._step(E, held[k], scale[k], r)
+            if not np.all(np.isfinite(step)):
+                running[k] = False
+                return
+            steps[k], phi[k], lam[k], halvings[k] = step, float(np.linalg.norm(r)), 1.0, 0
+            iterations[k] += 1
+
+        A = self._real(self.evaluate.batch(X.T, p))  # values and Jacobian entries
+        for k in range(K):
+            newton_step(k, X[k], A[k])
+        for _ in range(MAX_ROUNDS):
+            ks = np.flatnonzero(running)
+            if not ks.size:
+                break
+            trial = X[ks] - lam[ks, None] * steps[ks]
+            if len(self.nonnegative):
+                trial[:, self.nonnegative] = np.maximum(trial[:, self.nonnegative], 0.0)
+            At = self._real(self.evaluate.batch(trial.T, p))
+            for i, k in enumerate(ks):
+                F = At[i, :n]
+                merit = np.inf
+                if np.all(np.isfinite(F)):
+                    merit = float(np.linalg.norm(np.where(held[k], trial[i], F) / scale[k]))
+                if merit <= (1.0 - 1e-4 * lam[k]) * phi[k]:
+                    X[k] = trial[i]
+                    newton_step(k, X[k], At[i])
+                elif halvings[k] < MAX_HALVINGS:
+                    lam[k] /= 2.0
+                    halvings[k] += 1
+                else:  # no decrease however short the step: at the rounding floor
+                    running[k] = False
+                    found[k] = best[k] <= accept
+        found |= running & (best <= accept)  # given up, but already at a solution
+        return [best_x[k] for k in range(K) if found[k]]
+
+    def _step(self, E: np.ndarray, held: np.ndarray, scale: np.ndarray, r: np.ndarray):
+        """The Newton step of the active system (rows scaled); where the Jacobian is singular,
+        the least-squares step of least norm (a continuum is then flagged, not lost)."""
+        from scipy.sparse.linalg import lsmr, splu
+
+        J = self._system(E, held, scale)
+        try:
+            return splu(J).solve(r)
+        except (RuntimeError, ValueError):
+            return lsmr(J, r, atol=1e-15, btol=1e-15)[0]
+
+    def _held(self, x: np.ndarray, F: np.ndarray) -> np.ndarray:
+        """Projected states at 0 whose equation pushes them below: held by the projection."""
+        held = np.zeros(self.n, dtype=bool)
+        if len(self.nonnegative):
+            i = self.nonnegative
+            held[i] = (x[i] <= 0.0) & (F[i] < 0.0)
+        return held
+
+    def _scaled_residual(self, x, F, size, held) -> tuple[np.ndarray, np.ndarray]:
+        """The residual of the active system (``x_i`` for a held state) and its row scales
+        (each equation's size; 1 for held states and equations of size 0)."""
+        scale = np.where(held | ~(size > 0) | ~np.isfinite(size), 1.0, size)
+        return np.where(held, x, F) / scale, scale
+
+    def _system(self, E: np.ndarray, held: np.ndarray, rows_scale: np.ndarray):
+        """The Jacobian of the active system, rows scaled (a held state's row is ``e_i``)."""
+        from scipy import sparse
+
+        keep = ~held[self.rows]
+        vals = E[keep] / rows_scale[self.rows[keep]]
+        rows, cols = self.rows[keep], self.cols[keep]
+        if held.any():
+            h = np.flatnonzero(held)
+            rows = np.concatenate([rows, h])
+            cols = np.concatenate([cols, h])
+            vals = np.concatenate([vals, np.ones(h.size)])
+        return sparse.csc_matrix((vals, (rows, cols)), shape=(self.n, self.n))
