@@ -5,21 +5,24 @@ state, time, option or value at fault. Each class also derives from the built-in
 caller would otherwise expect (``ValueError`` or ``RuntimeError``), so ``except ValueError``
 keeps working.
 
-==================  =======================================================================
-``ModelError``      an ill-formed model or system: unknown state, bad delay, free symbol,
-                    a matrix of the wrong shape, a non-causal transfer function
-``ParameterError``  a parameter value: unknown, missing, not finite, outside its bounds
-``OptionError``     an option of an analysis or of the integrator: ``rtol``, ``method``,
-                    ``k``, ``executor``, ``on_error``, grid sizes, ...
-``AnalysisError``   an analysis without an answer: no equilibrium, no crossing, no
-                    certificate
-``IntegrationError`` the nonlinear integrator failed (the message names time and cause)
-``CacheError``      the compile-cache directory is unsafe (not ours, or writable by others),
-                    or its disk is full (the message names the directory)
-``StoreError``      a checkpoint store or a result file that cannot be used: made by another
-                    call, corrupt, not fluidnet's, or on a full disk (the message names the
-                    file and why)
-==================  =======================================================================
+``ModelError``
+    an ill-formed model or system: unknown state, bad delay, free symbol, a matrix of the wrong
+    shape, a non-causal transfer function
+``ParameterError``
+    a parameter value: unknown, missing, not finite, outside its bounds
+``OptionError``
+    an option of an analysis or of the integrator: ``rtol``, ``method``, ``k``, ``executor``,
+    ``on_error``, grid sizes, ...
+``AnalysisError``
+    an analysis without an answer: no equilibrium, no crossing, no certificate
+``IntegrationError``
+    the nonlinear integrator failed (the message names time and cause)
+``CacheError``
+    the compile-cache directory is unsafe (not ours, or writable by others), or its disk is full
+    (the message names the directory)
+``StoreError``
+    a checkpoint store or a result file that cannot be used: made by another call, corrupt, not
+    fluidnet's, or on a full disk (the message names the file and why)
 """
 
 from __future__ import annotations

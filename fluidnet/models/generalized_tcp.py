@@ -13,18 +13,18 @@ marking probability ``p = gamma f_mark(Q)``.
 
 Library models here:
 
-=================================  =============================================================
-:func:`ored_marking`               ``f_mark(Q)``, the RED profile of Sec II (sympy)
-:func:`assured_service_fixed_point` the mean-value fixed point of Sec III, eqs (4)-(9), solved
-                                   as the paper does (inner root per flow, outer search on Q)
-:func:`assured_service`            the multi-flow mean-field DDE whose equilibrium is that
-                                   fixed point (not in the paper; its zero-drift conditions are
-                                   (4) and (9))
-:func:`generalized_tcp_pipe`       one flow that keeps its pipe full (Sec IV-A, eqs (14)-(16))
-                                   as a delay equation
-:func:`generalized_tcp_chain`      the per-ACK Markov chain (17) of Sec IV-A, as a
-                                   :class:`fluidnet.WindowChain`
-=================================  =============================================================
+:func:`ored_marking`
+    ``f_mark(Q)``, the RED profile of Sec II (sympy)
+:func:`assured_service_fixed_point`
+    the mean-value fixed point of Sec III, eqs (4)-(9), solved as the paper does (inner root per
+    flow, outer search on Q)
+:func:`assured_service`
+    the multi-flow mean-field DDE whose equilibrium is that fixed point (not in the paper; its
+    zero-drift conditions are (4) and (9))
+:func:`generalized_tcp_pipe`
+    one flow that keeps its pipe full (Sec IV-A, eqs (14)-(16)) as a delay equation
+:func:`generalized_tcp_chain`
+    the per-ACK Markov chain (17) of Sec IV-A, as a :class:`fluidnet.WindowChain`
 
 Misprints of the paper fixed here (each is also in the paper's README):
 

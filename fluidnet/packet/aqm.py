@@ -1,20 +1,24 @@
 """Active queue management at a bottleneck link: what ns-3 ships and what fluidnet adds.
 
-===========  ==================================================================================
-``DropTail`` a FIFO that drops arrivals when the buffer is full (ns-3's ``FifoQueueDisc``)
-``RED``      Random Early Detection (Floyd & Jacobson 1993; ns-3's ``RedQueueDisc``): gentle,
-             adaptive (Floyd, Gummadi & Shenker 2001) and ECN variants, and ``RED.step(K)``,
-             DCTCP's marking of every packet that finds more than ``K`` packets queued
-``PIE``      Proportional Integral controller Enhanced (RFC 8033; ns-3's ``PieQueueDisc``)
-``CoDel``    Controlled Delay (RFC 8289; ns-3's ``CoDelQueueDisc``)
-``PI``       the PI AQM of Hollot, Misra, Towsley & Gong (INFOCOM 2001), fluidnet's C++
-             component ``fluidnet::PiQueueDisc``
-``SBRM``     Zimmermann's Single Bit Resource Marking (2005, (5.4.1)),
-             ``fluidnet::SbrmQueueDisc``: every departing packet is marked with probability
-             ``1 - exp(-gamma [b - b0]^+)``
-``RCP``      the Rate Control Protocol router of Dukkipati & McKeown (2004, eq (2)),
-             ``fluidnet::RcpQueueDisc`` (use it with ``transport="rcp"`` flows)
-===========  ==================================================================================
+``DropTail``
+    a FIFO that drops arrivals when the buffer is full (ns-3's ``FifoQueueDisc``)
+``RED``
+    Random Early Detection (Floyd & Jacobson 1993; ns-3's ``RedQueueDisc``): gentle, adaptive
+    (Floyd, Gummadi & Shenker 2001) and ECN variants, and ``RED.step(K)``, DCTCP's marking of every
+    packet that finds more than ``K`` packets queued
+``PIE``
+    Proportional Integral controller Enhanced (RFC 8033; ns-3's ``PieQueueDisc``)
+``CoDel``
+    Controlled Delay (RFC 8289; ns-3's ``CoDelQueueDisc``)
+``PI``
+    the PI AQM of Hollot, Misra, Towsley & Gong (INFOCOM 2001), fluidnet's C++ component
+    ``fluidnet::PiQueueDisc``
+``SBRM``
+    Zimmermann's Single Bit Resource Marking (2005, (5.4.1)), ``fluidnet::SbrmQueueDisc``: every
+    departing packet is marked with probability ``1 - exp(-gamma [b - b0]^+)``
+``RCP``
+    the Rate Control Protocol router of Dukkipati & McKeown (2004, eq (2)),
+    ``fluidnet::RcpQueueDisc`` (use it with ``transport="rcp"`` flows)
 
 Every AQM is a frozen dataclass validated when built: a value ns-3 cannot run is a
 :class:`fluidnet.ParameterError` naming the field. Queue lengths are in packets, times in

@@ -1,8 +1,10 @@
 """Errors of the packet stage (all :class:`fluidnet.FluidnetError`).
 
-``NotInstalledError``  ns-3's Python bindings are not installed (``pip install 'fluidnet[packet]'``)
-``PacketRunError``     an ns-3 run failed: it crashed, was killed, timed out or raised; the
-                       message names the scenario, the seed and what the worker reported
+``NotInstalledError``
+    ns-3's Python bindings are not installed (``pip install 'fluidnet[packet]'``)
+``PacketRunError``
+    an ns-3 run failed: it crashed, was killed, timed out or raised; the message names the
+    scenario, the seed and what the worker reported
 
 A scenario that ns-3 cannot run (a buffer of 0, a rate of 0, an unknown AQM or transport) is a
 :class:`fluidnet.ParameterError` naming the field, raised when the scenario is built.
