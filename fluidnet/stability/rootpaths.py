@@ -30,7 +30,17 @@ import math
 import numpy as np
 
 from ..errors import AnalysisError
-from .crossing import Count, Crossing, Sweep, count_change, is_real, newton_roots, on_axis
+from .crossing import (
+    Count,
+    Crossing,
+    Sweep,
+    count_change,
+    is_real,
+    local_scale,
+    newton_roots,
+    on_axis,
+    size_unit,
+)
 
 __all__ = ["follow_roots"]
 
@@ -75,7 +85,7 @@ def _velocity(sweep: Sweep, p: float, lam: np.ndarray, span: float, sign: float)
     """``d lambda / d p`` by a one-sided difference (one extra system)."""
     if lam.size == 0:
         return lam.copy()
-    dp = sign * 1e-6 * max(span, 1e-12 * max(1.0, abs(p)))
+    dp = sign * 1e-6 * local_scale(p, span)
     new, ok = newton_roots(sweep.lin(p + dp), lam)
     v = (new - lam) / dp
     v[~ok] = 0.0
@@ -98,7 +108,7 @@ def follow_roots(
     """
     k = None
     a = lo
-    start = sweep.count(lo)
+    start = sweep.count_edge(lo, hi - lo)
     done: list[Crossing] = []
     done_checks: list[Count] = []
     for _ in range(MAX_RESTARTS + 1):
@@ -112,7 +122,7 @@ def follow_roots(
         done_checks += checks[:-1]
         a = last.value
         k = 2 * max(len(last.roots), k or 6)
-        start = sweep.count(a, k)
+        start = sweep.count_edge(a, hi - a, k=k)
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
         "right-half-plane roots at a checkpoint does not match the crossings found, even "
@@ -125,7 +135,6 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
     failed certificate ``("failed", crossings up to the last good checkpoint, checks, it)``."""
     real_system = is_real(sweep.lin(lo))
     span = hi - lo
-    h_min = 1e-13 * max(span, abs(lo), abs(hi))
     checks = [start]
     crossings: list[Crossing] = []
     confirmed: list[Crossing] = []  # crossings before the last checkpoint
@@ -142,11 +151,14 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
             q = hi
         h = q - path.p
         new, ok = newton_roots(sweep.lin(q), path.lam + path.v * h)
-        verdict = _judge(path, new, ok, h)
+        unit = size_unit(sweep.lin(q))
+        verdict = _judge(path, new, ok, h, unit)
+        if verdict is not None and verdict[0] == "axis" and q == hi:
+            new, verdict = _axis_at_end(path, new, ok, h, unit, local_scale(hi, span))
         if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
             # a root that Newton loses (two roots meeting off the axis, a root leaving for
             # -infinity): start afresh from a full computation, if the count allows it
-            lost = ~ok | _collided(new)
+            lost = ~ok | _collided(new, unit)
             far = np.abs(path.lam.real) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
             same_side = (path.lam.real > 0) == (new.real > 0)
             check = sweep.count(q, k) if np.all(far[lost]) and np.all(same_side[~lost]) else None
@@ -160,7 +172,7 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
                 continue
         if verdict is not None:
             rejects += 1
-            if rejects > MAX_REJECTS or h <= h_min:
+            if rejects > MAX_REJECTS or h <= 1e-13 * max(abs(path.p), local_scale(path.p, span)):
                 raise AnalysisError(_stuck_message(sweep, path, verdict))
             h *= 0.5 if verdict[0] != "axis" else 0.7
             continue
@@ -180,14 +192,16 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
                 )
             )
         err = np.abs(new.real - (path.lam.real + path.v.real * h))
-        h_next = _next_step(h, err, new, span)
+        h_next = _next_step(h, err, new, span, unit)
         keep = _in_window(new, sweep.lin(q))
         path = _Path(q, new[keep], ((new - path.lam) / h)[keep])
         steps += 1
         switch = any(c.is_switch for c in crossings[len(confirmed) :])
         if found or steps % CHECK_EVERY == 0 or q == hi:
-            last_one = first_switch and switch
-            check = sweep.count(q, k, rhp_only=last_one)
+            if q == hi:  # a root may lie within AXIS_TOL of the axis there
+                check = sweep.count_edge(q, span, end=True, k=k)
+            else:
+                check = sweep.count(q, k, rhp_only=first_switch and switch)
             if check.count != count:
                 return "failed", confirmed, checks, last
             checks.append(check)
@@ -201,40 +215,60 @@ def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: b
     return "ok", crossings, checks
 
 
+def _axis_at_end(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float, local):
+    """The last step, onto ``hi``, with a root within ``AXIS_TOL`` of the axis there: the range
+    ends within about 1e-7 of a crossing. The root is on the side of its real part or, when
+    its crossing is at ``hi`` itself (to ``1e-12`` of the parameter's scale), on the side it
+    goes to (the crossing is one of the range), as :meth:`~.crossing.Sweep.count_edge`
+    counts it. Returns the roots so placed and the verdict on the step without the axis
+    test (``("axis", i)`` for a root that does not leave the axis)."""
+    new = new.copy()
+    for i in np.flatnonzero([on_axis(lam, unit) for lam in new]):
+        speed = (new[i].real - path.lam[i].real) / h
+        if not abs(speed) * local > 1e-6 * max(unit, abs(new[i])):
+            return new, ("axis", int(i))
+        if abs(new[i].real / speed) <= 1e-12 * local:
+            new[i] = complex(math.copysign(np.finfo(float).tiny, speed), new[i].imag)
+    return new, _judge(path, new, ok, h, unit, axis=False)
+
+
 def _first_step(path: _Path, span: float) -> float:
     h = span / 8
     for lam, v in zip(path.lam, path.v, strict=True):
         speed = abs(v.real)
         if speed > 0:
             h = min(h, 0.5 * max(abs(lam.real), 1e-6 * abs(lam)) / speed)
-    return max(h, 1e-6 * span)
+    return max(h, 1e-6 * local_scale(path.p, span))
 
 
-def _next_step(h: float, err: np.ndarray, lam: np.ndarray, span: float) -> float:
-    tol = 0.25 * np.maximum(np.abs(lam.real), 1e-12)
+def _next_step(h: float, err: np.ndarray, lam: np.ndarray, span: float, unit: float) -> float:
+    tol = 0.25 * np.maximum(np.abs(lam.real), 1e-12 * unit)
     with np.errstate(divide="ignore"):
         ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
     return min(2.0 * h, h * max(0.5, 0.8 * math.sqrt(ratio)), span / 4)
 
 
-def _collided(new: np.ndarray) -> np.ndarray:
+def _collided(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     out = np.zeros(new.size, dtype=bool)
     for i in range(new.size):
         for j in range(i):
-            if abs(new[i] - new[j]) <= 1e-7 * (1 + abs(new[i])):
+            if abs(new[i] - new[j]) <= 1e-7 * (unit + abs(new[i])):
                 out[i] = out[j] = True
     return out
 
 
-def _judge(path: _Path, new: np.ndarray, ok: np.ndarray, h: float):
-    """``None`` when the step is accepted, else ``(reason, index)``."""
+def _judge(
+    path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float = 1.0, axis: bool = True
+):
+    """``None`` when the step is accepted, else ``(reason, index)`` (``unit``: the system's
+    :func:`~.crossing.size_unit`; ``axis=False`` accepts roots on the imaginary axis)."""
     if not np.all(ok):
         return ("newton", int(np.flatnonzero(~ok)[0]))
-    hit = np.flatnonzero(_collided(new))
+    hit = np.flatnonzero(_collided(new, unit))
     if hit.size:
         return ("collide", int(hit[0]))
     for i, lam in enumerate(new):
-        if on_axis(lam):
+        if axis and on_axis(lam, unit):
             return ("axis", i)
     re0, re1 = path.lam.real, new.real
     err = np.abs(re1 - (re0 + path.v.real * h))
@@ -273,7 +307,7 @@ def _locate(sweep: Sweep, path: _Path, new: np.ndarray, q: float, real_system: b
 
         p_star = _illinois(lambda t: root_at(t).real, a, b, la.real, lb.real)
         root = memo[p_star] if p_star in memo else root_at(p_star)
-        change = count_change(root, lb.real - la.real, real_system)
+        change = count_change(root, lb.real - la.real, real_system, size_unit(sweep.lin(p_star)))
         out.append(
             Crossing(
                 value=float(p_star),
@@ -329,7 +363,8 @@ def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:
         "axis": "it stays on the imaginary axis (a root at 0 or j omega for a whole interval?)",
         "curved": "its path bends too fast to follow",
     }[reason]
-    if reason == "axis" and abs(lam.imag) <= 1e-9 * max(1.0, abs(lam)):
+    unit = size_unit(sweep.lin(path.p))
+    if reason == "axis" and abs(lam.imag) <= 1e-9 * (unit + abs(lam)):
         what = (
             "a real root reaches 0 and stays there: the equilibrium is not hyperbolic (a "
             "fold, transcritical or pitchfork point where the equilibrium followed changes "
