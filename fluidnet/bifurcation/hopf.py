@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
+from ..options import option_dict
 from .jets import multilinear_terms
 from .smoothness import NonSmoothError, check_equilibrium_smooth
 
@@ -370,7 +371,8 @@ def hopf_point(
     lo, hi : float
         The interval searched.
     critical_options : dict, optional
-        Keyword options of :func:`fluidnet.critical_value` (``n_scan``, ``root_options``).
+        Options of :func:`fluidnet.critical_value`: ``method``, ``root_options`` (any other
+        name is an :class:`~fluidnet.errors.OptionError` listing these).
     **fixed
         Values of the other parameters.
 
@@ -403,5 +405,10 @@ def hopf_point(
 
     if name in fixed:
         raise OptionError(f"{name!r} is the bifurcation parameter: do not also fix it")
-    cv = critical_value(model, name, lo, hi, **(critical_options or {}), **fixed)
+    # options of critical_value other than the ones hopf_point sets (its parameters go as
+    # keywords: a name not among these is taken for a parameter, and must not be)
+    options = option_dict(
+        "critical_options", critical_options, ("method", "root_options"), where="hopf_point"
+    )
+    cv = critical_value(model, name, lo, hi, params=fixed, **options)
     return hopf_at(model, name, cv.value, cv.omega, **fixed)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError, ParameterError
+from ..options import count_option, number_option
 from .hopf import HopfPoint, hopf_at
 from .smoothness import NonSmoothError
 
@@ -174,8 +175,11 @@ def continue_hopf(
         )
     if direction not in (1, -1):
         raise OptionError(f"direction = {direction!r} must be 1 or -1")
-    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
-        raise OptionError(f"n_points = {n_points!r} must be an integer >= 2")
+    n_points = count_option("n_points", n_points, minimum=2, where="continue_hopf")
+    step, max_step, tol = (
+        number_option(k, v, positive=True, where="continue_hopf")
+        for k, v in (("step", step), ("max_step", max_step), ("tol", tol))
+    )
     params = dict(hopf.params)
     n = len(hopf.eigenvector)
     qref = hopf.eigenvector.copy()

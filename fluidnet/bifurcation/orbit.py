@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
+from ..options import number_option
+from ..overrides import parameter_value
 from ._system import orbit_system
 from .collocation import Mesh, assemble, profile_values
 from .floquet import multipliers as floquet_multipliers
@@ -337,11 +339,15 @@ def periodic_orbit(
     from .hopf import HopfPoint
 
     mesh = Mesh(intervals, degree)
+    tol = number_option("tol", tol, positive=True, where="periodic_orbit")
+    if after is not None:
+        after = number_option("after", after, where="periodic_orbit")
     if isinstance(start, HopfPoint):
         if value is None:
             raise OptionError(f"give the value of {start.name!r} at which to compute the orbit")
+        value = parameter_value(f"value of {start.name!r}", value)
         model = start.model
-        values = model.resolve_params({**start.params, **params, start.name: float(value)})
+        values = model.resolve_params({**start.params, **params, start.name: value})
         Y, T = start.guess(value, mesh.nodes[:-1])
     elif isinstance(start, Solution):
         if params or value is not None:

@@ -6,12 +6,12 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from ..errors import IntegrationError, OptionError, ParameterError
+from ..options import count_option, number_option
 from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
@@ -43,24 +43,14 @@ class Options:
 
 
 def _positive(name: str, value: Any, allow_inf: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise OptionError(f"{name} must be a number, not {value!r}") from None
-    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
-        raise OptionError(f"{name} must be positive and finite, got {value!r}")
-    return v
+    return number_option(name, value, positive=True, allow_inf=allow_inf)
 
 
 def make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps) -> Options:
-    """Check the integration options; raises :class:`OptionError` naming the bad one."""
-    try:
-        t0 = float(t0)
-        t_end = float(t_end)
-    except (TypeError, ValueError):
-        raise OptionError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
-    if not (math.isfinite(t0) and math.isfinite(t_end)):
-        raise OptionError(f"t0 = {t0} and t_end = {t_end} must be finite")
+    """Check the integration options (with :mod:`fluidnet.options`: real numbers, not text);
+    raises :class:`OptionError` naming the bad one."""
+    t0 = number_option("t0", t0)
+    t_end = number_option("t_end", t_end)
     if not t_end > t0:
         raise OptionError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
     rtol = _positive("rtol", rtol)
@@ -99,12 +89,7 @@ MAX_STEPS_LIMIT = 2**62
 
 def _max_steps(value: Any) -> int:
     """``max_steps`` as an int in ``[1, MAX_STEPS_LIMIT]``; raises :class:`OptionError`."""
-    if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
-        raise OptionError(f"max_steps must be a whole number, not {value!r}")
-    if isinstance(value, Real) and not isinstance(value, Integral):
-        if not (math.isfinite(value) and float(value).is_integer()):
-            raise OptionError(f"max_steps must be a whole number, got {value!r}")
-    v = int(value)
+    v = count_option("max_steps", value)
     if not 1 <= v <= MAX_STEPS_LIMIT:
         raise OptionError(f"max_steps must be between 1 and 2**62, got {value!r}")
     return v

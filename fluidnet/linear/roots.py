@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
+from ..options import ROOT_OPTIONS, count_option, option_dict
 from ..threads import single_threaded_blas
 from .certificate import certificate_line, count_right_of
 from .stacked import MILD_IMBALANCE, Stack, balance_scales, singular_values
@@ -664,8 +665,9 @@ def characteristic_roots(
 
     Raises
     ------
-    AnalysisError
-        For ``k < 1`` or an invalid ``region``.
+    OptionError
+        For ``k``, ``max_points`` or ``n_points`` that is not a whole number at least 1, 2 and
+        2, or an invalid ``region``.
 
     Warns
     -----
@@ -680,18 +682,22 @@ def characteristic_roots(
     >>> round(r[0].real, 6), round(abs(r[0].imag), 6)
     (-0.318132, 1.337236)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise OptionError(f"k = {k!r}: the number of roots must be a positive integer")
+    k = count_option("k", k, minimum=1, where="characteristic_roots")
+    max_points = count_option(
+        "max_points", max_points, minimum=ROOT_OPTIONS["max_points"], where="characteristic_roots"
+    )
+    if n_points is not None:
+        n_points = count_option(
+            "n_points", n_points, minimum=ROOT_OPTIONS["n_points"], where="characteristic_roots"
+        )
     box = _parse_region(region)
     lin = balanced(lin)
     norms = _norms(lin)
     if not lin.delays:
         return _select(_certify(lin, _ode_roots(lin, norms, multiplicity), box), k, box)
     if n_points is not None:
-        if int(n_points) < 2:
-            raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
-        found, _ = _solve_at(lin, int(n_points), norms, k, box)
-        full = _finalize(lin, found, norms, int(n_points), multiplicity)
+        found, _ = _solve_at(lin, n_points, norms, k, box)
+        full = _finalize(lin, found, norms, n_points, multiplicity)
         return _select(_certify(lin, full, box), k, box)
 
     im_extent = 0.0
@@ -836,6 +842,9 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     >>> round(fn.LinearDDE(0.0, [(1.0, -1.0)]).spectral_abscissa(), 6)
     -0.318132
     """
+    kwargs = option_dict(
+        "options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="spectral_abscissa"
+    )
     kwargs.setdefault("multiplicity", False)
     roots = characteristic_roots(lin, k=2, **kwargs)
     roots.require_certified(f"the spectral abscissa of {lin!r}")
@@ -853,6 +862,9 @@ def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
     AnalysisError
         When the roots found right of the imaginary axis are not certified complete.
     """
+    kwargs = option_dict(
+        "options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="count_rhp_roots"
+    )
     roots = characteristic_roots(lin, region=0.0, **kwargs)
     roots.require_certified(f"the count of unstable roots of {lin!r}")
     return int(sum(r.multiplicity for r in roots if r.real > axis_tol * max(1.0, abs(r.value))))

@@ -69,7 +69,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, OptionError
-from ..overrides import merge_params
+from ..options import count_option
+from ..options import root_options as check_root_options
+from ..overrides import merge_params, parameter_value, parameter_values
 from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
 from .rootpaths import follow_roots
@@ -264,10 +266,8 @@ class StabilitySwitches:
 
 # ------------------------------------------------------------------------------ the search
 def _check_range(name: str, lo, hi) -> tuple[float, float]:
-    try:
-        lo, hi = float(lo), float(hi)
-    except (TypeError, ValueError) as exc:
-        raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
+    lo = parameter_value(f"lo of {name!r}", lo, finite=False)
+    hi = parameter_value(f"hi of {name!r}", hi, finite=False)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise OptionError(f"need finite lo < hi for {name!r}, got [{lo!r}, {hi!r}]")
     return lo, hi
@@ -369,20 +369,23 @@ def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bo
     return crossings, checks, "continuation", checks[0].count
 
 
-def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options):
+def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options, where):
+    """Every argument checked at the entry (see :mod:`fluidnet.overrides` and
+    :mod:`fluidnet.options`): ``(lo, hi, parameter values, root options)``."""
     if method not in _METHODS:
         raise OptionError(f"method = {method!r}: use one of {', '.join(map(repr, _METHODS))}")
+    root_kw = check_root_options(root_options, where=where)
     if np.ndim(lo) == 0 and np.ndim(hi) == 0:
         lo, hi = _check_range(name, lo, hi)
+    elif where != "critical_value":
+        raise OptionError(f"{where} takes one interval: lo and hi must be numbers")
     else:
-        try:
-            lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
-    values = merge_params(params, fixed, "critical_value")
+        lo = parameter_values(f"lo of {name!r}", lo, finite=False)
+        hi = parameter_values(f"hi of {name!r}", hi, finite=False)
+    values = merge_params(params, fixed, where, arrays=where == "critical_value")
     if name in values:
         raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
-    return lo, hi, values, dict(root_options or {})
+    return lo, hi, values, root_kw
 
 
 def _checks(checks: list[Count]) -> tuple[tuple[float, int], ...]:
@@ -474,7 +477,8 @@ def critical_value(
     method : {"auto", "delay", "continuation"}
         See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
-        Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`.
+        Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`:
+        ``max_points``, ``n_points`` (:data:`fluidnet.options.ROOT_OPTIONS`).
     executor, progress
         For many parameter sets (see :mod:`fluidnet.sweep`).
     on_error : {"raise", "nan"}
@@ -504,7 +508,8 @@ def critical_value(
     OptionError
         For a bad interval, method or option.
     ParameterError
-        For an unknown parameter name (models).
+        For an unknown parameter name (models), or a parameter value, ``lo`` or ``hi`` that is
+        not a real number (see :mod:`fluidnet.overrides`).
 
     Examples
     --------
@@ -516,12 +521,12 @@ def critical_value(
     >>> abs(cv.value - math.pi / 4) < 1e-12, abs(cv.omega - 2.0) < 1e-12, cv.method
     (True, True, 'delay')
     """
-    if n_scan is not None and (
-        isinstance(n_scan, bool) or not isinstance(n_scan, (int, np.integer)) or n_scan < 1
-    ):
-        raise OptionError(f"n_scan = {n_scan!r} must be a positive integer (it is not needed)")
+    if n_scan is not None:
+        count_option("n_scan (not needed)", n_scan, where="critical_value")
+    if on_error not in ("raise", "nan"):
+        raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     lo, hi, values, root_kw = _prepare(
-        model_or_factory, name, lo, hi, params, fixed, method, root_options
+        model_or_factory, name, lo, hi, params, fixed, method, root_options, "critical_value"
     )
     arrays = {k: v for k, v in values.items() if np.ndim(v) > 0}
     if not arrays and (np.ndim(lo) > 0 or np.ndim(hi) > 0):
@@ -749,6 +754,10 @@ def stability_switches(
     ------
     AnalysisError
         When the crossings cannot be certified, or for a root at 0 for every value.
+    OptionError
+        For a bad interval, method or option.
+    ParameterError
+        As in :func:`critical_value` (an array value included).
 
     Examples
     --------
@@ -764,10 +773,8 @@ def stability_switches(
     (11, 0.956825895, 'destabilizing')
     """
     lo, hi, values, root_kw = _prepare(
-        model_or_factory, name, lo, hi, params, fixed, method, root_options
+        model_or_factory, name, lo, hi, params, fixed, method, root_options, "stability_switches"
     )
-    if any(np.ndim(v) > 0 for v in values.values()):
-        raise OptionError("stability_switches takes scalar parameter values only")
     factory = SystemFactory(model_or_factory, values)
     factory.check_names([name])
     sweep = Sweep(factory, name, root_kw)

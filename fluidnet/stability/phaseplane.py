@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, ModelError, OptionError
+from ..overrides import merge_params
 from ..progress import progress_bar
 from ..sweep import grid_points
 
@@ -188,7 +189,7 @@ def phase_portrait(
     _check_state(model, x, "x")
     _check_state(model, y, "y")
     ics = _as_ics(ics)
-    params = dict(params or {})
+    params = merge_params(params, {}, "phase_portrait")
     eq = model.equilibrium(**params)
     ds = simulate_ensemble(
         model,
@@ -329,7 +330,7 @@ def nonlinear_chart(
     _check_state(model, state, "state")
     ics = _as_ics(ics)
     names, shape, points = grid_points(grids)
-    fixed = dict(options.pop("params", None) or {})
+    fixed = merge_params(options.pop("params", None), {}, "nonlinear_chart")
     overlap = sorted(set(names) & set(fixed))
     if overlap:
         raise OptionError(f"{overlap} given both as a grid and in params")

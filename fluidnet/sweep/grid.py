@@ -10,9 +10,36 @@ from typing import Any
 import numpy as np
 
 from ..errors import OptionError, ParameterError
+from ..overrides import parameter_values
 from .executors import resolve_executor
 
-__all__ = ["grid_points", "sweep"]
+__all__ = ["grid_axes", "grid_points", "sweep"]
+
+
+def grid_axes(grids: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
+    """Names and values (1-D float arrays) of a rectangular grid, checked.
+
+    Raises
+    ------
+    ParameterError
+        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite real
+        numbers (text, ``True``/``False`` and complex numbers are not; see
+        :mod:`fluidnet.overrides`), naming the parameter and the value.
+    """
+    if not isinstance(grids, Mapping) or not grids:
+        raise ParameterError("grids must be a non-empty dict {parameter name: 1-D values}")
+    names, axes = [], []
+    for name, values in grids.items():
+        arr = parameter_values(f"grid of {str(name)!r}", values)
+        if arr.ndim == 0:
+            arr = arr.reshape(1)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ParameterError(
+                f"grid of {name!r} must be a non-empty 1-D sequence, got shape {arr.shape}"
+            )
+        names.append(str(name))
+        axes.append(arr)
+    return names, axes
 
 
 def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], list[dict]]:
@@ -21,29 +48,9 @@ def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], l
     Raises
     ------
     ParameterError
-        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite numbers.
+        As :func:`grid_axes`.
     """
-    if not isinstance(grids, Mapping) or not grids:
-        raise ParameterError("grids must be a non-empty dict {parameter name: 1-D values}")
-    names, axes = [], []
-    for name, values in grids.items():
-        arr = np.asarray(values)
-        if arr.ndim == 0:
-            arr = arr.reshape(1)
-        if arr.ndim != 1 or arr.size == 0:
-            raise ParameterError(
-                f"grid of {name!r} must be a non-empty 1-D sequence, got shape {arr.shape}"
-            )
-        try:
-            arr = arr.astype(float)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"grid of {name!r} must hold numbers") from exc
-        if not np.all(np.isfinite(arr)):
-            raise ParameterError(
-                f"grid of {name!r} has a non-finite value {arr[~np.isfinite(arr)][0]}"
-            )
-        names.append(str(name))
-        axes.append(arr)
+    names, axes = grid_axes(grids)
     shape = tuple(a.size for a in axes)
     points = [
         dict(zip(names, (float(v) for v in combo), strict=True))
@@ -135,7 +142,7 @@ def sweep(
     results = resolve_executor(executor).map(
         _Call(fn, fixed, on_error), points, progress=progress, desc=desc, store=store
     )
-    coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
+    coords = dict(zip(names, grid_axes(grids)[1], strict=True))
     rows = [r if isinstance(r, Mapping) or r is None else {"value": r} for r, _ in results]
     first = next((r for r in rows if r is not None), None)
     data = {}
