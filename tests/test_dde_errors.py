@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -253,3 +254,21 @@ def test_max_steps_on_a_stiff_model_points_to_the_implicit_method():
     sol = fn.simulate(m, 1.0, history={"x": 1.0}, max_steps=20000, method="ROS2", rtol=1e-6)
     # slow manifold: x = cos t + 1e-6 sin t + O(1e-12)
     assert sol(1.0)[0] == pytest.approx(math.cos(1.0) + 1e-6 * math.sin(1.0), abs=1e-6)
+
+
+def test_a_callable_history_is_needed_only_as_far_back_as_the_delays_reach():
+    # issue 23: log(t) from t0 = 2 with a delay of 1 was "history of 'x' is not finite: nan at
+    # t = -2" -- a time the model never asks for. x' = -x(t - 1), x = log t on [1, 2]: by the
+    # method of steps x(3) = 1 - log 2 and x(4) = -1/4 exactly.
+    m = fn.Model(rhs={x: -x(t - 1)}, params={}, name="logh")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing about times that are not needed either
+        sol = fn.simulate(
+            m, 4.0, t0=2.0, history={"x": lambda s: np.log(s)}, rtol=1e-10, atol=1e-12
+        )
+    assert sol(3.0)[0] == pytest.approx(1 - math.log(2), abs=1e-8)
+    assert sol(4.0)[0] == pytest.approx(-0.25, abs=1e-8)
+    # where the delays do reach a time the history does not cover, that is what is said
+    with pytest.raises(IntegrationError, match=r"history of 'x' is not finite: nan at t = 0\.5"):
+        with np.errstate(invalid="ignore"):
+            fn.simulate(m, 4.0, t0=1.5, history={"x": lambda s: np.sqrt(s - 1.0)})

@@ -6,7 +6,8 @@ Per state, a history is
 * a callable ``f(t)``: tabulated on ``[t0 - span, t0]`` by a cubic spline refined until it
   matches ``f`` at the midpoints well below the integration tolerance; ``span`` is four times
   the largest delay at ``t0`` (state-dependent delays may grow; reaching further back raises
-  an error that says so);
+  an error that says so), or less where ``f`` is not defined that far back (only the largest
+  delay at ``t0`` is required: ``log(t)`` from ``t0 = 2`` with a delay of 1 is fine);
 * samples ``(t, values)``: interpolated by a not-a-knot cubic spline (linear for 2-3 samples);
   they must reach ``t0``; the history is undefined before the first sample.
 
@@ -168,6 +169,36 @@ def _call(name: str, f: Callable, ts: np.ndarray) -> np.ndarray:
     out = _real(name, out, ts)
     _check_finite(name, ts, out)
     return out
+
+
+#: A callable history is tabulated back to this many times the largest delay at ``t0``, where
+#: it is defined (state-dependent delays may grow).
+REACH = 4.0
+
+
+def _defined_from(f: Callable, t0: float, needed: float) -> float:
+    """Where to start tabulating a callable history: ``t0 - REACH * needed``, or, when ``f`` is
+    not defined (not finite, or raising) somewhere that far back, ``t0 - needed``: the reach of
+    the delays at ``t0``.
+
+    Only ``[t0 - needed, t0]`` is required; the rest is a margin for delays that grow. A
+    history such as ``log(t)`` with ``t0 = 2`` and a delay of 1 is then tabulated on
+    ``[1, 2]`` (it is not a number before 0, which the model never asks for); were a delay
+    to grow beyond it, the integrator says the history is not defined there.
+    """
+    ts = np.linspace(t0 - REACH * needed, t0 - needed, 65)
+    ok = np.zeros(ts.size, dtype=bool)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the probe goes where the user did not ask
+        for j, s in enumerate(ts):
+            try:
+                v = np.asarray(f(float(s)))
+                ok[j] = v.size == 1 and v.dtype.kind in "fiu" and bool(np.isfinite(v))
+            except Exception:  # noqa: BLE001 - outside its domain, any error may come
+                ok[j] = False
+    # a function undefined somewhere back there is likely steep near the edge of its domain:
+    # only the required stretch is tabulated then
+    return float(ts[0] if ok.all() else ts[-1])
 
 
 def _tabulate(name: str, f: Callable, lo: float, t0: float, tol: Callable) -> PPoly:
@@ -364,14 +395,14 @@ def build_history(
 
     callables = [i for i, s in enumerate(names) if kinds[s] == "callable"]
     if callables:
-        span = 4.0 * _max_delay_at_t0(model, values, t0, value_at)
-        if span > 0:
+        needed = _max_delay_at_t0(model, values, t0, value_at)
+        if needed > 0:
             for i in callables:
                 s = names[i]
                 polys[i] = _tabulate(
                     s,
                     spec[s],
-                    t0 - span,
+                    _defined_from(spec[s], t0, needed),
                     t0,
                     lambda ref, i=i: 0.01 * (atol[i] + rtol * np.abs(ref)),
                 )
