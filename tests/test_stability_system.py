@@ -46,3 +46,36 @@ def test_one_model_per_definition_in_a_worker(fresh_worker):
     assert a.source is b.source
     assert c.source is not a.source  # another definition (its default N differs)
     assert b.fixed == {"beta": 0.5}
+
+
+def test_a_factory_is_given_only_the_parameters_it_takes():
+    # a name the factory does not take was a raw TypeError from the call
+    def delayed(tau, k=1.0):
+        return fn.LinearDDE(0.0, [(tau, -k)])
+
+    with pytest.raises(fn.ParameterError, match=r"unknown parameter 'bogus' for the factory "):
+        fn.critical_value(delayed, "tau", 0.1, 3.0, bogus=1.0)
+    with pytest.raises(
+        fn.ParameterError, match=r"unknown parameter 'tua' .*\(parameters: tau, k\)"
+    ):
+        fn.stability_chart(delayed, {"tua": [0.1, 0.2]})
+
+    def needs_k(tau, k):
+        return fn.LinearDDE(0.0, [(tau, -k)])
+
+    with pytest.raises(fn.ParameterError, match=r"the factory 'needs_k' at tau=.*'k'"):
+        fn.critical_value(needs_k, "tau", 0.1, 3.0)
+    # x' = -k x(t - tau) is stable iff k tau < pi / 2; a factory taking **params takes any name
+    cv = fn.critical_value(needs_k, "tau", 0.1, 3.0, k=2.0)
+    assert cv.value == pytest.approx(np.pi / 4, rel=1e-12)
+    cv = fn.critical_value(lambda **p: needs_k(**p), "tau", 0.1, 3.0, k=2.0)
+    assert cv.value == pytest.approx(np.pi / 4, rel=1e-12)
+
+
+def test_a_box_without_crossing_frequencies_asks_for_omega_max():
+    # before: "omega_max = None must be a positive number", about an option nobody gave
+    def still(a, b):
+        return fn.LinearDDE(np.zeros((2, 2)))
+
+    with pytest.raises(fn.AnalysisError, match=r"crossing frequencies over the box is 0: give"):
+        fn.stability_boundary(still, "a", "b", x_range=(0.0, 1.0), y_range=(0.0, 1.0))

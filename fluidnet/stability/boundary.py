@@ -727,9 +727,12 @@ def stability_boundary(
     factory.check_names([x, y])
     plane = _Plane(factory, x, y)
     bound = _norm_bound(plane, xr, yr)
-    w_max = float(omega_max) if omega_max is not None else 1.05 * bound
+    w_max = omega_max if omega_max is not None else 1.05 * bound
     if not (w_max > 0 and math.isfinite(w_max)):
-        raise OptionError(f"omega_max = {omega_max!r} must be a positive number")
+        raise AnalysisError(
+            f"the bound ||A0|| + sum ||A_k|| on the crossing frequencies over the box is "
+            f"{bound:g}: give omega_max"
+        )
     raw = None
     used = method
     if method in ("auto", "dsubdivision"):
