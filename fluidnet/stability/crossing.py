@@ -28,6 +28,10 @@ __all__ = ["Crossing", "Sweep", "local_scale", "newton_roots", "on_axis", "rate_
 AXIS_TOL = 1e-9
 #: A root with ``|Im| <= REAL_TOL * (unit + |lambda|)`` is real.
 REAL_TOL = 1e-9
+#: A system whose :func:`rate_scale` is below this is *slow*: its tolerances are relative to its
+#: own rates (:func:`size_unit`), and its roots are solved in a unit of time where its rates are
+#: of order one (:func:`unit_time_roots`).
+SLOW_RATES = 2.0**-10
 
 
 def on_axis(lam: complex, unit: float = 1.0) -> bool:
@@ -68,10 +72,12 @@ def rate_scale(lin: LinearDDE) -> float:
 
 def size_unit(lin: LinearDDE) -> float:
     """The floor of the size against which roots of ``lin`` are compared (relative
-    tolerances ``tol * (unit + |lambda|)``): 1 for a system whose rates are of order one or
-    faster (:func:`rate_scale` at least 1), else its own rate scale, so that a slow system's
-    tolerances are relative to its own roots."""
-    return min(1.0, rate_scale(lin))
+    tolerances ``tol * (unit + |lambda|)``): 1, fit for rates of order one, unless the system
+    is slow (:func:`rate_scale` below :data:`SLOW_RATES`, about 1e-3), whose tolerances are
+    then relative to its own rate scale. (Systems that are not slow keep the arithmetic they
+    always had.)"""
+    scale = rate_scale(lin)
+    return scale if scale < SLOW_RATES else 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,16 +252,12 @@ class Sweep:
 
 
 def local_scale(p: float, span: float) -> float:
-    """The scale of a swept parameter near ``p``: ``|p|`` (at most ``span``), or ``span`` near
-    0. A range of many decades (a delay from 0.1 to 1e12) is followed in steps relative to the
-    value reached, not to the whole range."""
+    """The scale of a swept parameter near ``p``: ``|p|`` where it is small beside the range
+    (below ``1e-3 span``, but not 0 to rounding), else ``span``. A range of many decades (a
+    delay from 0.1 to 1e12) is followed in steps relative to the value reached, not to the
+    whole range."""
     p = abs(p)
-    return span if p <= 1e-15 * span else min(span, p)
-
-
-#: A system whose :func:`rate_scale` is below this is solved in a unit of time where its rates
-#: are of order one (:func:`unit_time_roots`).
-SLOW_RATES = 2.0**-10
+    return p if 1e-15 * span < p < 1e-3 * span else span
 
 
 def unit_time_roots(lin: LinearDDE, k: int = 6, region=None, **options) -> Roots:

@@ -106,9 +106,10 @@ def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
             mk = tuple(int(v) for v in np.rint(m))
             if max(mk) > MAX_MULTIPLE or 2 * max(mk) * l1.n**2 > MAX_PENCIL:
                 return None
-            # balanced (a diagonal similarity: the same roots), so that the eigenvalue problem
-            # and the tests of its results are sound for badly scaled systems
-            bal = balanced(l1, mild=1.0)
+            # balanced (a diagonal similarity: the same roots) when badly scaled, so that the
+            # eigenvalue problem and the tests of its results are sound; a mild imbalance is
+            # left alone (see fluidnet.linear.roots.balanced)
+            bal = balanced(l1)
             return DelayFamily(bal.A0, tuple(bal.A), mk, float(ratios[0] / q))
     return None
 
@@ -206,8 +207,8 @@ def delay_crossings(fam: DelayFamily, lo: float, hi: float) -> tuple[list[RawCro
     Returns ``None`` for ``list`` when the eigenvalue problem is singular or a crossing is
     tangential (``Re d lambda / d p = 0``): the caller then follows the roots instead.
     """
-    # the family is balanced (see delay_family): singular values of a badly scaled matrix would
-    # say nothing about its determinant
+    # the family is balanced where badly scaled (see delay_family): singular values of a badly
+    # scaled matrix would say nothing about its determinant
     M0 = fam.A0 + sum(fam.A, np.zeros_like(fam.A0))
     sv = np.linalg.svd(M0, compute_uv=False)
     size = np.linalg.norm(fam.A0, 2) + sum(np.linalg.norm(a, 2) for a in fam.A)
