@@ -272,3 +272,37 @@ def test_a_callable_history_is_needed_only_as_far_back_as_the_delays_reach():
     with pytest.raises(IntegrationError, match=r"history of 'x' is not finite: nan at t = 0\.5"):
         with np.errstate(invalid="ignore"):
             fn.simulate(m, 4.0, t0=1.5, history={"x": lambda s: np.sqrt(s - 1.0)})
+
+
+# ------------------------------------------------------------------ errors that keep their class
+def test_an_ensemble_member_with_a_bad_history_is_not_an_integration_failure():
+    # issue 23: a history naming a state the model does not have, or text for a value, was an
+    # IntegrationError ("rcp, member 1: history given for 'y' ..."): the integrator never ran
+    m = _decay()
+    with pytest.raises(ModelError, match=r"decay, member 1 \(history 1\): history given for 'y'"):
+        fn.simulate_ensemble(m, 1.0, history=[{"x": 1.0}, {"y": 1.0}], progress=False, workers=1)
+    with pytest.raises(ModelError, match=r"member 0: history of 'x': '1' is neither"):
+        fn.simulate_ensemble(m, 1.0, history={"x": "1"}, progress=False, workers=1)
+    # a member that does fail in the integrator still raises an IntegrationError
+    blowup = fn.Model(rhs={x: x(t) ** 2}, params={}, name="blowup")
+    with pytest.raises(IntegrationError, match=r"blowup, member 0: the solution diverges"):
+        fn.simulate_ensemble(blowup, 2.0, history={"x": 1.0}, progress=False, workers=1)
+
+
+def test_times_and_tail_starts_are_real_numbers():
+    # x' = -x(t - 1), x = 1 on [-1, 0]: x = 1 - t on [0, 1], x(2) = -1/2 (method of steps).
+    # Times given as text were read as numbers by Solution.__call__, and oscillation's after
+    # was a raw ValueError for text that is not a number
+    sol = fn.simulate(_decay(), 3.0, history={"x": 1.0}, rtol=1e-10, atol=1e-12)
+    assert sol(np.float64(2.0), "x") == pytest.approx(-0.5, abs=1e-8)
+    assert sol(np.array(0.5), "x") == pytest.approx(0.5, abs=1e-8)
+    with pytest.raises(ParameterError, match=r"t: '2' is not a real number \(text"):
+        sol("2")
+    with pytest.raises(ParameterError, match=r"t: True is not a real number"):
+        sol([0.5, True])
+    with pytest.raises(ParameterError, match=r"after: 'x' is not a real number"):
+        fn.oscillation(sol, "x", after="x")
+    with pytest.raises(ParameterError, match=r"after: '1' is not a real number"):
+        fn.oscillation((np.linspace(0, 3, 31), np.linspace(0, 3, 31)), "x", after="1")
+    with pytest.raises(ParameterError, match=r"tol: '1e-3' is not a real number"):
+        fn.oscillation(sol, "x", tol="1e-3")

@@ -120,7 +120,9 @@ def simulate_ensemble(
         and the output is a terminal or a notebook.
     on_error : {"raise", "nan"}
         ``"raise"``: the first failing member raises :class:`~fluidnet.IntegrationError`
-        naming it. ``"nan"``: its values are NaN, its message is in the variable ``error``,
+        naming it (a member whose history is malformed raises the
+        :class:`~fluidnet.ModelError` or :class:`~fluidnet.ParameterError` it is, naming the
+        member). ``"nan"``: its values are NaN, its message is in the variable ``error``,
         and a warning reports how many members failed.
 
     Returns
@@ -324,16 +326,19 @@ class _Members:
         cm = self._compiled()
         values = dict(zip(self.model.param_names, row, strict=True))
         n, n_t = cm.n, self.t_eval.size
+        kind = IntegrationError
         try:
             hist = self._history(h, values)
             pvec = parameter_vector(self.model, values)
             res = run_kernel(cm, pvec, hist, self.opts, self.t_eval, False, self.stop.is_set)
             msg = failure_message(cm, res)
         except FluidnetError as exc:
-            msg = str(exc)
+            # a bad history or parameter value is not a failure of the integrator: it keeps
+            # its class (ModelError, ParameterError ...)
+            kind, msg = type(exc), str(exc)
         if msg is not None:
             if self.on_error == "raise":
-                raise IntegrationError(f"{self.model.name}, {label}: {msg}")
+                raise kind(f"{self.model.name}, {label}: {msg}")
             return np.full((n_t, n), np.nan), np.zeros(len(_COUNTERS), np.int64), np.zeros(n), msg
         counters = np.array([res.counters[k] for k in _COUNTERS], dtype=np.int64)
         return np.asarray(res.y_eval), counters, np.asarray(res.btime, dtype=float), ""
