@@ -3,6 +3,7 @@ keeps one model per definition."""
 
 import importlib
 import pickle
+import re
 from collections import OrderedDict
 
 import numpy as np
@@ -79,3 +80,17 @@ def test_a_box_without_crossing_frequencies_asks_for_omega_max():
 
     with pytest.raises(fn.AnalysisError, match=r"crossing frequencies over the box is 0: give"):
         fn.stability_boundary(still, "a", "b", x_range=(0.0, 1.0), y_range=(0.0, 1.0))
+
+
+def test_an_error_raised_in_a_factory_names_the_point():
+    # the factory's own error passes through (it is the user's), with a note saying at which
+    # parameter values it was called: before, nothing said where in [0.1, 1] it failed
+    def broken(tau):
+        return fn.LinearDDE(np.nan if tau > 0.5 else -1.0, [(tau, -0.5)])
+
+    with pytest.raises(fn.ModelError, match="non-finite entry nan") as err:
+        fn.critical_value(broken, "tau", 0.1, 1.0)
+    notes = [n for n in getattr(err.value, "__notes__", []) if "raised by the factory" in n]
+    assert len(notes) == 1, getattr(err.value, "__notes__", None)
+    got = re.fullmatch(r"\(raised by the factory 'broken' at tau=(\S+)\)", notes[0])
+    assert got and 0.5 < float(got.group(1)) <= 1.0

@@ -153,10 +153,12 @@ class SystemFactory:
         where = " at " + ", ".join(f"{k}={v:g}" for k, v in params.items()) if params else ""
         try:
             made = self.source(**params)
-        except TypeError as exc:
-            missing = _unbound(self.source, params)
+        except Exception as exc:
+            missing = _unbound(self.source, params) if isinstance(exc, TypeError) else ""
             if missing:  # the call does not fit the signature: say which parameter
                 raise ParameterError(f"the factory {self.name!r}{where}: {missing}") from exc
+            # the factory's own error, with the point at which it was called
+            exc.add_note(f"(raised by the factory {self.name!r}{where})")
             raise
         return as_linear(made, where)
 
