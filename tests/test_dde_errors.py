@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -19,11 +21,92 @@ def _decay():
     return fn.Model(rhs={x: -x(t - 1)}, params={}, name="decay")
 
 
-def test_finite_time_blow_up_is_a_step_size_underflow():
-    m = fn.Model(rhs={x: x(t) ** 2}, params={}, name="blowup")  # x = 1/(1 - t)
-    with pytest.raises(IntegrationError, match=r"blowup: step size underflow at t = 1\.0000") as e:
+def _reported(message: str, name: str) -> tuple[float, float]:
+    """(value, time) of the diverging state named in an IntegrationError message."""
+    got = re.search(rf"the solution diverges: {name} = (\S+) at t = (\S+) ", message)
+    assert got, message
+    return float(got.group(1)), float(got.group(2))
+
+
+def test_finite_time_blow_up_is_reported_as_a_divergence():
+    # issue 23: a blow-up was a "step size underflow" (and a diverging switched system "too many
+    # mode changes without progress ... Zeno"); x = 1 / (1 - t) blows up at t = 1
+    m = fn.Model(rhs={x: x(t) ** 2}, params={}, name="blowup")
+    with pytest.raises(IntegrationError, match=r"blowup: the solution diverges: x = ") as e:
         fn.simulate(m, 2.0, history={"x": 1.0})
-    assert "with x = " in str(e.value)
+    value, when = _reported(str(e.value), "x")
+    assert abs(when - 1.0) < 1e-5 and value > 1e6
+    # x(0.5) = 2 is the largest value over the first half of the run (the integrator's own
+    # steps see slightly less); it stopped on a step size underflow
+    assert re.search(r"\|x\| was at most 1\.[89]\d* up to t = 0\.5", str(e.value))
+    assert "step size underflow" in str(e.value) and "Zeno" not in str(e.value)
+
+
+def test_a_diverging_switched_system_is_a_divergence():
+    # x' = -3 x(t - 1) + sign(x): the linear part grows like exp(Re(W0(-3)) t) (its rightmost
+    # characteristic root lambda = W0(-3), from lambda e^lambda = -3), Re = 0.467; the switching
+    # term is bounded. Overflow (|x| ~ 1e307) comes at t ~ ln|x| / Re(lambda) ~ 1514.
+    from scipy.special import lambertw
+
+    rate = float(lambertw(-3.0, 0).real)
+    assert rate == pytest.approx(0.46699785792566, rel=1e-12)
+    m = fn.Model(rhs={x: -3 * x(t - 1) + sympy.sign(x(t))}, params={}, name="switched")
+    with pytest.raises(IntegrationError, match=r"switched: the solution diverges: x = ") as e:
+        fn.simulate(m, 2000.0, history={"x": 1.0})
+    value, when = _reported(str(e.value), "x")
+    assert abs(value) > 1e300 and when == pytest.approx(math.log(abs(value)) / rate, rel=0.01)
+    assert "Zeno" not in str(e.value) and "singular" not in str(e.value)
+
+
+def _kernel_result(status, y, t_fail):
+    from fluidnet.dde.simulation import KernelResult
+
+    return KernelResult(
+        status=status,
+        index=0,
+        info=(t_fail, 1e-13, 0.0, t_fail),
+        y=np.array(y, dtype=float),
+        mesh_t=np.array([0.0]),
+        mesh_c=np.zeros((0, 1, 5)),
+        n_hist_pieces=0,
+        y_eval=np.zeros((0, 1)),
+        counters={"steps": 10, "events": 201},
+        btime=np.zeros(0),
+        slide_time=np.zeros(0),
+        slide_weight=np.zeros(0),
+        t0=0.0,
+        x0=np.array([1.0]),
+    )
+
+
+def test_mode_changes_at_an_overflowing_state_are_a_divergence_not_zeno():
+    # what the kernel reports as "no progress through mode changes" (ST_ZENO), at x = -2e212
+    # (the probe of issue 23), is the divergence; at a bounded state it stays Zeno behaviour
+    from fluidnet.dde import _codes
+    from fluidnet.dde.codegen import compile_model
+    from fluidnet.dde.simulation import failure_message
+
+    cm = compile_model(fn.Model(rhs={x: -sympy.sign(x(t))}, params={}))
+    msg = failure_message(cm, _kernel_result(_codes.ST_ZENO, [-2e212], 37.5))
+    assert msg.startswith("the solution diverges: x = -2e+212 at t = 37.5")
+    assert "Zeno" not in msg and "mode changes without progress" in msg
+    msg = failure_message(cm, _kernel_result(_codes.ST_ZENO, [0.3], 37.5))
+    assert "too many mode changes without progress at t = 37.5" in msg and "Zeno" in msg
+
+
+def test_twisting_zeno_is_reported_as_zeno_not_stiffness():
+    # x' = y, y' = -2 sign(x) - sign(y) (the twisting algorithm): infinitely many switches
+    # before the origin is reached at a finite time. From (1, 0) each half turn takes
+    # (4/3) sqrt(2 |x|) and shrinks |x| threefold: T = (4/3) sqrt(2) / (1 - 1/sqrt(3)).
+    # Before, max_steps ran out there with advice to use an implicit method for stiffness.
+    T = (4 / 3) * math.sqrt(2) / (1 - 1 / math.sqrt(3))
+    y = fn.states("y")
+    m = fn.Model(rhs={x: y(t), y: -2 * sympy.sign(x(t)) - sympy.sign(y(t))}, params={})
+    with pytest.raises(IntegrationError, match=r"mode changes pile up at t = (\S+):") as e:
+        fn.simulate(m, 10.0, history={"x": 1.0, "y": 0.0}, max_steps=5000)
+    when = float(re.search(r"pile up at t = (\S+):", str(e.value)).group(1))
+    assert when == pytest.approx(T, abs=1e-6)
+    assert "Zeno" in str(e.value) and "ROS2" not in str(e.value)
 
 
 def test_non_finite_right_hand_side():
@@ -171,3 +254,55 @@ def test_max_steps_on_a_stiff_model_points_to_the_implicit_method():
     sol = fn.simulate(m, 1.0, history={"x": 1.0}, max_steps=20000, method="ROS2", rtol=1e-6)
     # slow manifold: x = cos t + 1e-6 sin t + O(1e-12)
     assert sol(1.0)[0] == pytest.approx(math.cos(1.0) + 1e-6 * math.sin(1.0), abs=1e-6)
+
+
+def test_a_callable_history_is_needed_only_as_far_back_as_the_delays_reach():
+    # issue 23: log(t) from t0 = 2 with a delay of 1 was "history of 'x' is not finite: nan at
+    # t = -2" -- a time the model never asks for. x' = -x(t - 1), x = log t on [1, 2]: by the
+    # method of steps x(3) = 1 - log 2 and x(4) = -1/4 exactly.
+    m = fn.Model(rhs={x: -x(t - 1)}, params={}, name="logh")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing about times that are not needed either
+        sol = fn.simulate(
+            m, 4.0, t0=2.0, history={"x": lambda s: np.log(s)}, rtol=1e-10, atol=1e-12
+        )
+    assert sol(3.0)[0] == pytest.approx(1 - math.log(2), abs=1e-8)
+    assert sol(4.0)[0] == pytest.approx(-0.25, abs=1e-8)
+    # where the delays do reach a time the history does not cover, that is what is said
+    with pytest.raises(IntegrationError, match=r"history of 'x' is not finite: nan at t = 0\.5"):
+        with np.errstate(invalid="ignore"):
+            fn.simulate(m, 4.0, t0=1.5, history={"x": lambda s: np.sqrt(s - 1.0)})
+
+
+# ------------------------------------------------------------------ errors that keep their class
+def test_an_ensemble_member_with_a_bad_history_is_not_an_integration_failure():
+    # issue 23: a history naming a state the model does not have, or text for a value, was an
+    # IntegrationError ("rcp, member 1: history given for 'y' ..."): the integrator never ran
+    m = _decay()
+    with pytest.raises(ModelError, match=r"decay, member 1 \(history 1\): history given for 'y'"):
+        fn.simulate_ensemble(m, 1.0, history=[{"x": 1.0}, {"y": 1.0}], progress=False, workers=1)
+    with pytest.raises(ModelError, match=r"member 0: history of 'x': '1' is neither"):
+        fn.simulate_ensemble(m, 1.0, history={"x": "1"}, progress=False, workers=1)
+    # a member that does fail in the integrator still raises an IntegrationError
+    blowup = fn.Model(rhs={x: x(t) ** 2}, params={}, name="blowup")
+    with pytest.raises(IntegrationError, match=r"blowup, member 0: the solution diverges"):
+        fn.simulate_ensemble(blowup, 2.0, history={"x": 1.0}, progress=False, workers=1)
+
+
+def test_times_and_tail_starts_are_real_numbers():
+    # x' = -x(t - 1), x = 1 on [-1, 0]: x = 1 - t on [0, 1], x(2) = -1/2 (method of steps).
+    # Times given as text were read as numbers by Solution.__call__, and oscillation's after
+    # was a raw ValueError for text that is not a number
+    sol = fn.simulate(_decay(), 3.0, history={"x": 1.0}, rtol=1e-10, atol=1e-12)
+    assert sol(np.float64(2.0), "x") == pytest.approx(-0.5, abs=1e-8)
+    assert sol(np.array(0.5), "x") == pytest.approx(0.5, abs=1e-8)
+    with pytest.raises(ParameterError, match=r"t: '2' is not a real number \(text"):
+        sol("2")
+    with pytest.raises(ParameterError, match=r"t: True is not a real number"):
+        sol([0.5, True])
+    with pytest.raises(ParameterError, match=r"after: 'x' is not a real number"):
+        fn.oscillation(sol, "x", after="x")
+    with pytest.raises(ParameterError, match=r"after: '1' is not a real number"):
+        fn.oscillation((np.linspace(0, 3, 31), np.linspace(0, 3, 31)), "x", after="1")
+    with pytest.raises(ParameterError, match=r"tol: '1e-3' is not a real number"):
+        fn.oscillation(sol, "x", tol="1e-3")

@@ -253,3 +253,114 @@ def test_plot_is_the_count_as_a_step_function():
 def test_bad_arguments(args, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         fn.critical_value(kelly_primal(), *args, **kwargs)
+
+
+# ----------------------------------------------------------------- ranges starting at a switch
+# issue 23: started 1e-7 past the switch at 18.6786, critical_value said "could not be
+# certified" and leaked numpy overflow warnings (the root that had just crossed, at Re 7.6e-10,
+# was taken for one on the axis and left out of the count at lo)
+
+
+def _next_switches(lo, hi):
+    """The closed-form crossings in (lo, hi] and the closed-form count at lo."""
+    ref = cooke_grossman_crossings(0.1, 0.25, 80.0)
+    count_lo = sum(change for tau, _, change in ref if tau <= lo)
+    return [r for r in ref if lo < r[0] <= hi], count_lo
+
+
+@pytest.mark.parametrize("method", ["delay", "continuation"])
+def test_a_range_starting_just_past_a_switch(method):
+    import warnings
+
+    switch = cooke_grossman_crossings(0.1, 0.25, 80.0)[6]  # 0 -> 2 at tau = 18.6785903064
+    assert switch[0] == pytest.approx(18.6785903064, abs=1e-10) and switch[2] == 2
+    lo = 18.6785904  # 9.4e-8 past it: unstable at lo (two roots at Re = +7.6e-10)
+    ahead, count_lo = _next_switches(lo, 80.0)
+    assert count_lo == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warnings either
+        cv = fn.critical_value(cooke_grossman(), "tau", lo, 80.0, method=method)
+    # the first switch in the range is the stabilizing one at the smaller frequency
+    assert cv.value == pytest.approx(ahead[0][0], rel=1e-12)
+    assert cv.omega == pytest.approx(ahead[0][1], rel=1e-12)
+    assert (cv.direction, cv.count_before, cv.count_after, cv.method) == (
+        "stabilizing",
+        2,
+        0,
+        method,
+    )
+    # 1e-7 before the switch the range holds it, and the system is stable at lo
+    before = fn.critical_value(cooke_grossman(), "tau", 18.6785902, 80.0, method=method)
+    assert before.value == pytest.approx(switch[0], rel=1e-12)
+    assert (before.direction, before.count_before) == ("destabilizing", 0)
+
+
+@pytest.mark.parametrize("method", ["delay", "continuation"])
+def test_ranges_that_start_or_end_on_a_switch(method):
+    tau_s = cooke_grossman_crossings(0.1, 0.25, 80.0)[6][0]
+    m = cooke_grossman()
+    # a range starting on the switch (to rounding) holds it
+    cv = fn.critical_value(m, "tau", tau_s, 80.0, method=method)
+    assert cv.value == pytest.approx(tau_s, rel=1e-12) and cv.direction == "destabilizing"
+    # ranges ending on it, 1e-7 after it and 1e-7 before it
+    for hi in (tau_s, 18.6785904):
+        cv = fn.critical_value(m, "tau", 16.5, hi, method=method)
+        assert cv.value == pytest.approx(tau_s, rel=1e-12)
+        assert (cv.count_before, cv.count_after) == (0, 2)
+    with pytest.raises(fn.AnalysisError, match="stable on the whole interval"):
+        fn.critical_value(m, "tau", 16.5, 18.6785902, method=method)
+    # every switch of a range starting 1e-7 past one, with the count at lo
+    sw = fn.stability_switches(m, "tau", 18.6785904, 40.0, method=method)
+    ahead, count_lo = _next_switches(18.6785904, 40.0)
+    assert sw.count_lo == count_lo == 2
+    assert [c.value for c in sw.crossings] == pytest.approx([r[0] for r in ahead], rel=1e-10)
+    assert [c.change for c in sw.crossings] == [r[2] for r in ahead]
+
+
+def test_counts_of_many_roots_leak_no_numpy_warnings():
+    import warnings
+
+    from fluidnet.stability.crossing import Sweep
+    from fluidnet.stability.system import SystemFactory
+
+    sweep = Sweep(SystemFactory(cooke_grossman()), "tau", {})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        counts = [sweep.count(tau, k=96).count for tau in (20.0, 79.0)]
+    # closed form: two roots right at tau = 20, four at 79
+    assert counts == [_next_switches(tau, 80.0)[1] for tau in (20.0, 79.0)] == [2, 4]
+
+
+# ------------------------------------------------------------------ scales far from one
+def test_rcp_delay_over_thirteen_decades():
+    # issue 23: over d0 in [0.1, 1e12], "a root at 0 for every value of d0 ... never
+    # asymptotically stable" (and later "a real root reaches 0 and stays there"). RCP's
+    # linearization, in z = s d0, is z^2 + alpha z e^-z + beta e^-z = 0 (eq (9) of Dukkipati &
+    # McKeown): its stability does not depend on d0. The boundary of the (alpha, beta) region is
+    # alpha = w sin w, beta = w^2 cos w; the defaults alpha = 0.4, beta = 0.2 lie inside it.
+    w = brentq(lambda v: v**2 * math.cos(v) - 0.2, 1e-9, 1.0)
+    assert 0.4 > w * math.sin(w)  # alpha above the boundary at beta = 0.2: stable
+    m = fn.models.rcp()
+    assert (m.values["alpha"], m.values["beta"]) == (0.4, 0.2)
+    with pytest.raises(fn.AnalysisError) as err:
+        fn.critical_value(m, "d0", 0.1, 1e12)
+    msg = str(err.value)
+    assert "stable on the whole interval" in msg and "0 crossings" in msg
+    assert "root at 0" not in msg and "reaches 0" not in msg
+
+
+def test_a_badly_scaled_delay_family_is_not_called_singular():
+    # the delayed oscillator with its velocity in units 1e15 times smaller: the same
+    # characteristic equation, the same switches; det(A0 + A1) = 1.25 is not 0 (it looked 1e-15
+    # beside the entries of 1e15, and was called "a root at 0 for every value of tau")
+    big = 1e15
+
+    def scaled(tau):
+        A0 = [[0.0, 1.0 / big], [-big, -0.2]]
+        A1 = [[0.0, 0.0], [-0.25 * big, 0.0]]
+        return fn.LinearDDE(A0, [(tau, A1)])
+
+    ref = cooke_grossman_crossings(0.1, 0.25, 10.0)
+    cv = fn.critical_value(scaled, "tau", 0.1, 10.0)
+    assert cv.method == "delay" and cv.value == pytest.approx(ref[0][0], rel=1e-12)
+    assert cv.omega == pytest.approx(ref[0][1], rel=1e-12)

@@ -27,6 +27,12 @@ def test_phase_portrait_errors():
     m = fn.models.rcp()
     with pytest.raises(fn.ModelError, match="'rate' is not a state"):
         fn.phase_portrait(m, ICS, x="rate", y="q", t_end=1.0)
+    # an initial condition naming a state the model does not have was an IntegrationError (the
+    # integrator never ran), and a bad n_points was blamed on simulate_ensemble
+    with pytest.raises(fn.ModelError, match=r"member 0: history given for 'rate'"):
+        fn.phase_portrait(m, [{"rate": 1.0}], x="R", y="q", t_end=1.0)
+    with pytest.raises(fn.OptionError, match=r"^phase_portrait: n_points = 1 must be at least 2"):
+        fn.phase_portrait(m, ICS, x="R", y="q", t_end=1.0, n_points=1)
     with pytest.raises(fn.AnalysisError, match="ics"):
         fn.phase_portrait(m, [], x="R", y="q", t_end=1.0)
     with pytest.raises(fn.AnalysisError, match=r"ics\[1\]"):
@@ -64,8 +70,21 @@ def test_rcp_onset_at_beta_01_is_the_papers():
 
 def test_nonlinear_chart_errors():
     m = fn.models.rcp()
-    with pytest.raises(fn.AnalysisError, match="'gain' is not a parameter"):
+    # an unknown name is a ParameterError, as in stability_chart (it was an AnalysisError)
+    with pytest.raises(fn.ParameterError, match="'gain' is not a parameter of model 'rcp'"):
         fn.nonlinear_chart(m, {"gain": [1.0]}, ics=ICS, t_end=1.0)
+    with pytest.raises(fn.ParameterError, match="'gain' is not a parameter of model 'rcp'"):
+        fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, params={"gain": 1.0})
+    # options read only after the runs: a raw TypeError / ValueError from the classification
+    # (after every trajectory had been integrated), or an error blamed on simulate_ensemble
+    with pytest.raises(fn.OptionError, match=r"equilibrium_rtol = 'x' must be a real number"):
+        fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, equilibrium_rtol="x")
+    with pytest.raises(fn.OptionError, match=r"equilibrium_rtol = 0 must be positive"):
+        fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, equilibrium_rtol=0)
+    with pytest.raises(fn.OptionError, match=r"after = '0.5' must be a real number"):
+        fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, after="0.5")
+    with pytest.raises(fn.OptionError, match=r"^nonlinear_chart: n_points = -3 must be at least"):
+        fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, n_points=-3)
     with pytest.raises(fn.ModelError, match="'rate' is not a state"):
         fn.nonlinear_chart(m, {"alpha": [1.0]}, ics=ICS, t_end=1.0, state="rate")
     with pytest.raises(fn.OptionError, match="both as a grid and in params"):

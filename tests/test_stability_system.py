@@ -3,6 +3,7 @@ keeps one model per definition."""
 
 import importlib
 import pickle
+import re
 from collections import OrderedDict
 
 import numpy as np
@@ -46,3 +47,50 @@ def test_one_model_per_definition_in_a_worker(fresh_worker):
     assert a.source is b.source
     assert c.source is not a.source  # another definition (its default N differs)
     assert b.fixed == {"beta": 0.5}
+
+
+def test_a_factory_is_given_only_the_parameters_it_takes():
+    # a name the factory does not take was a raw TypeError from the call
+    def delayed(tau, k=1.0):
+        return fn.LinearDDE(0.0, [(tau, -k)])
+
+    with pytest.raises(fn.ParameterError, match=r"unknown parameter 'bogus' for the factory "):
+        fn.critical_value(delayed, "tau", 0.1, 3.0, bogus=1.0)
+    with pytest.raises(
+        fn.ParameterError, match=r"unknown parameter 'tua' .*\(parameters: tau, k\)"
+    ):
+        fn.stability_chart(delayed, {"tua": [0.1, 0.2]})
+
+    def needs_k(tau, k):
+        return fn.LinearDDE(0.0, [(tau, -k)])
+
+    with pytest.raises(fn.ParameterError, match=r"the factory 'needs_k' at tau=.*'k'"):
+        fn.critical_value(needs_k, "tau", 0.1, 3.0)
+    # x' = -k x(t - tau) is stable iff k tau < pi / 2; a factory taking **params takes any name
+    cv = fn.critical_value(needs_k, "tau", 0.1, 3.0, k=2.0)
+    assert cv.value == pytest.approx(np.pi / 4, rel=1e-12)
+    cv = fn.critical_value(lambda **p: needs_k(**p), "tau", 0.1, 3.0, k=2.0)
+    assert cv.value == pytest.approx(np.pi / 4, rel=1e-12)
+
+
+def test_a_box_without_crossing_frequencies_asks_for_omega_max():
+    # before: "omega_max = None must be a positive number", about an option nobody gave
+    def still(a, b):
+        return fn.LinearDDE(np.zeros((2, 2)))
+
+    with pytest.raises(fn.AnalysisError, match=r"crossing frequencies over the box is 0: give"):
+        fn.stability_boundary(still, "a", "b", x_range=(0.0, 1.0), y_range=(0.0, 1.0))
+
+
+def test_an_error_raised_in_a_factory_names_the_point():
+    # the factory's own error passes through (it is the user's), with a note saying at which
+    # parameter values it was called: before, nothing said where in [0.1, 1] it failed
+    def broken(tau):
+        return fn.LinearDDE(np.nan if tau > 0.5 else -1.0, [(tau, -0.5)])
+
+    with pytest.raises(fn.ModelError, match="non-finite entry nan") as err:
+        fn.critical_value(broken, "tau", 0.1, 1.0)
+    notes = [n for n in getattr(err.value, "__notes__", []) if "raised by the factory" in n]
+    assert len(notes) == 1, getattr(err.value, "__notes__", None)
+    got = re.fullmatch(r"\(raised by the factory 'broken' at tau=(\S+)\)", notes[0])
+    assert got and 0.5 < float(got.group(1)) <= 1.0

@@ -85,8 +85,8 @@ def test_one_process_is_serial():
         ({}, "non-empty"),
         ({"a": []}, "non-empty"),
         ({"a": [[1.0, 2.0]]}, "1-D"),
-        ({"a": [1.0, np.nan]}, "non-finite"),
-        ({"a": ["x"]}, "numbers"),
+        ({"a": [1.0, np.nan]}, "'a'.*nan is not finite"),
+        ({"a": ["x"]}, "'a'.*'x' is not a real number"),
     ],
 )
 def test_bad_grids(grids, match):

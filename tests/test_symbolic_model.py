@@ -89,9 +89,9 @@ def test_non_finite_values(decay, bad):
 
 
 def test_non_numeric_value(decay):
-    with pytest.raises(ParameterError, match="'k'.*not a number"):
+    with pytest.raises(ParameterError, match="'k'.*not a real number"):
         decay.with_params(k="fast")
-    with pytest.raises(ParameterError, match="'k'.*not a number"):
+    with pytest.raises(ParameterError, match="'k'.*not a real number"):
         decay.with_params(k=True)
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import OptionError
+from ..options import count_option
 
 __all__ = ["Mesh", "Assembly", "assemble", "profile_values", "profile_extrema"]
 
@@ -47,8 +48,7 @@ class Mesh:
 
     def __post_init__(self):
         for name, v, lo in (("intervals", self.intervals, 2), ("degree", self.degree, 1)):
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-                raise OptionError(f"{name} = {v!r} must be an integer >= {lo}")
+            object.__setattr__(self, name, count_option(name, v, minimum=lo))
         if self.degree > 8:
             raise OptionError(f"degree = {self.degree} is too high (at most 8)")
         m = self.degree

@@ -36,6 +36,7 @@ from ..continuation import IterationController, Stop, follow, run
 from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, OptionError
+from ..options import count_option, number_option
 from ._system import orbit_system
 from .collocation import Mesh
 from .hopf import HopfPoint
@@ -718,8 +719,13 @@ def continue_orbits(
     >>> len(br), bool(br.stable.all()), bool(br.values.max() > math.pi / 2)
     (10, True, True)
     """
-    if isinstance(n_orbits, bool) or not isinstance(n_orbits, (int, np.integer)) or n_orbits < 2:
-        raise OptionError(f"n_orbits = {n_orbits!r} must be an integer >= 2")
+    n_orbits = count_option("n_orbits", n_orbits, minimum=2, where="continue_orbits")
+    step, max_step, min_step = (
+        number_option(k, v, positive=True, where="continue_orbits")
+        for k, v in (("step", step), ("max_step", max_step), ("min_step", min_step))
+    )
+    if first_offset is not None:
+        first_offset = number_option("first_offset", first_offset, where="continue_orbits")
     if not (0 < min_step <= step <= max_step):
         raise OptionError(
             f"need 0 < min_step <= step <= max_step, got {min_step!r}, {max_step!r}, {step!r}"

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError, ParameterError
+from ..options import option_dict
 from .jets import multilinear_terms
 from .smoothness import NonSmoothError, check_equilibrium_smooth
 from .steady import EquilibriumBranch
@@ -388,7 +389,8 @@ def hopf_point(
     lo, hi : float
         The interval searched.
     critical_options : dict, optional
-        Keyword options of :func:`fluidnet.critical_value` (``n_scan``, ``root_options``).
+        Options of :func:`fluidnet.critical_value`: ``method``, ``root_options`` (any other
+        name is an :class:`~fluidnet.errors.OptionError` listing these).
     equilibrium : dict, optional
         ``{state: value}``: a guess of the equilibrium at ``lo`` (for models with several;
         default :meth:`fluidnet.Model.equilibrium`).
@@ -429,7 +431,10 @@ def hopf_point(
             f"unknown parameter {name!r} for model {model.name!r} "
             f"(parameters: {', '.join(model.param_names)})"
         )
+    options = option_dict(
+        "critical_options", critical_options, ("method", "root_options"), where="hopf_point"
+    )
     others = {k: v for k, v in model.resolve_params(fixed).items() if k != name}
     branch = EquilibriumBranch(model, name, others, guess=equilibrium)
-    cv = critical_value(branch, name, lo, hi, **(critical_options or {}))
+    cv = critical_value(branch, name, lo, hi, **options)
     return hopf_at(model, name, cv.value, cv.omega, branch=branch, **fixed)

@@ -43,6 +43,7 @@ from ..continuation.arclength import (
 )
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
+from ..options import count_option, number_option
 from . import codim2
 from .hopf import DEGENERATE_TOL, HopfPoint, _first_coefficient
 from .smoothness import NonSmoothError, check_equilibrium_smooth
@@ -618,9 +619,12 @@ def continue_hopf(
         )
     if direction not in (1, -1, 0):
         raise OptionError(f"direction = {direction!r} must be 1, -1 or 0 (both)")
-    if isinstance(n_points, bool) or not isinstance(n_points, (int, np.integer)) or n_points < 2:
-        raise OptionError(f"n_points = {n_points!r} must be an integer >= 2")
-    if not (0 < step <= max_step):
+    n_points = count_option("n_points", n_points, minimum=2, where="continue_hopf")
+    step, max_step, tol = (
+        number_option(k, v, positive=True, where="continue_hopf")
+        for k, v in (("step", step), ("max_step", max_step), ("tol", tol))
+    )
+    if not step <= max_step:
         raise OptionError(f"need 0 < step <= max_step, got {step!r}, {max_step!r}")
     if (x_range is not None and x_bounds is not None) or (
         y_range is not None and y_bounds is not None

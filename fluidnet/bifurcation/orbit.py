@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
+from ..options import number_option
+from ..overrides import parameter_value
 from ._system import orbit_system
 from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
@@ -456,11 +458,15 @@ def periodic_orbit(
     from .hopf import HopfPoint
 
     mesh = Mesh(intervals, degree)
+    tol = number_option("tol", tol, positive=True, where="periodic_orbit")
+    if after is not None:
+        after = number_option("after", after, where="periodic_orbit")
     if isinstance(start, HopfPoint):
         if value is None:
             raise OptionError(f"give the value of {start.name!r} at which to compute the orbit")
+        value = parameter_value(f"value of {start.name!r}", value)
         return _from_hopf(
-            start, float(value), params, intervals=intervals, degree=degree, floquet=floquet,
+            start, value, params, intervals=intervals, degree=degree, floquet=floquet,
             check_smooth=check_smooth, tol=tol,
         )  # fmt: skip
     elif isinstance(start, Solution):

@@ -83,7 +83,11 @@ for constant and parameter delays; for state-dependent delays the term ``d tau /
 neglected).
 
 Failures raise :class:`fluidnet.IntegrationError` naming the time, the state values and the
-cause; nothing returns NaN silently.
+cause; nothing returns NaN silently. A solution that diverges (a state not finite or beyond
+1e100, or one that grew a millionfold where the step size collapsed) is reported as a
+divergence naming the state, its value and the time, whatever stopped the integrator; mode
+changes piling up at one time (Zeno behaviour, chattering) are reported as such, also when they
+exhaust ``max_steps`` (see :func:`fluidnet.dde.simulation.failure_message`).
 """
 
 from __future__ import annotations

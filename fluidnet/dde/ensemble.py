@@ -15,7 +15,8 @@ import numpy as np
 import sympy
 
 from ..errors import FluidnetError, IntegrationError, OptionError, ParameterError
-from ..overrides import reject_keywords
+from ..options import count_option
+from ..overrides import parameter_values, reject_keywords
 from ..sweep import FuturesExecutor, SerialExecutor, resolve_executor
 from .codegen import compile_model
 from .history import build_history, normalize_history
@@ -44,20 +45,14 @@ def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str],
                 f"unknown parameter {k!r} for model {model.name!r} "
                 f"(parameters: {', '.join(model.param_names)})"
             )
-    raw = {}
-    for k in names:
-        arr = np.asarray(params[k])
-        if np.iscomplexobj(arr) and np.any(arr.imag != 0):
-            bad = np.atleast_1d(arr)[np.argmax(np.atleast_1d(arr.imag != 0))]
-            raise ParameterError(f"parameter {k!r}: value {bad} is complex")
-        raw[k] = arr.real if np.iscomplexobj(arr) else arr
+    # real numbers or real arrays (the rule of fluidnet.overrides); finiteness is checked
+    # with the bounds
+    raw = {k: parameter_values(f"parameter {k!r}", params[k], finite=False) for k in names}
     try:
-        arrays = np.broadcast_arrays(*[np.asarray(raw[k], dtype=float) for k in names])
+        arrays = np.broadcast_arrays(*[raw[k] for k in names])
     except ValueError as exc:
         shapes = {k: np.shape(params[k]) for k in names}
         raise ParameterError(f"parameter arrays do not broadcast together: {shapes}") from exc
-    except TypeError as exc:
-        raise ParameterError(f"parameter values must be numbers or arrays: {exc}") from exc
     table = np.stack([a.reshape(-1) for a in arrays], axis=1)
     if table.shape[0] == 0:
         raise ParameterError("the parameter arrays are empty")
@@ -125,7 +120,9 @@ def simulate_ensemble(
         and the output is a terminal or a notebook.
     on_error : {"raise", "nan"}
         ``"raise"``: the first failing member raises :class:`~fluidnet.IntegrationError`
-        naming it. ``"nan"``: its values are NaN, its message is in the variable ``error``,
+        naming it (a member whose history is malformed raises the
+        :class:`~fluidnet.ModelError` or :class:`~fluidnet.ParameterError` it is, naming the
+        member). ``"nan"``: its values are NaN, its message is in the variable ``error``,
         and a warning reports how many members failed.
 
     Returns
@@ -168,9 +165,7 @@ def simulate_ensemble(
     base = param_dicts[0] if not names else model.resolve_params({})
     opts = make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps)
     if t_eval is None:
-        n_points = int(n_points)
-        if n_points < 2:
-            raise OptionError(f"n_points must be at least 2, got {n_points}")
+        n_points = count_option("n_points", n_points, minimum=2, where="simulate_ensemble")
         t_eval = np.linspace(opts.t0, opts.t_end, n_points)
     te = check_t_eval(t_eval, opts)
     cm = compile_model(model)
@@ -246,9 +241,10 @@ def _executor(executor, workers: int | None, n_members: int, stop: Callable[[], 
         if workers is not None:
             raise OptionError("give either workers= (threads) or executor=, not both")
         return resolve_executor(executor)
-    workers = (os.cpu_count() or 1) if workers is None else int(workers)
-    if workers < 1:
-        raise OptionError(f"workers must be at least 1, got {workers}")
+    if workers is None:
+        workers = os.cpu_count() or 1
+    else:
+        workers = count_option("workers", workers, where="simulate_ensemble")
     chunk = max(1, min(64, n_members // (8 * workers) or 1))
     if workers == 1 or n_members <= chunk:
         return SerialExecutor()
@@ -330,16 +326,19 @@ class _Members:
         cm = self._compiled()
         values = dict(zip(self.model.param_names, row, strict=True))
         n, n_t = cm.n, self.t_eval.size
+        kind = IntegrationError
         try:
             hist = self._history(h, values)
             pvec = parameter_vector(self.model, values)
             res = run_kernel(cm, pvec, hist, self.opts, self.t_eval, False, self.stop.is_set)
             msg = failure_message(cm, res)
         except FluidnetError as exc:
-            msg = str(exc)
+            # a bad history or parameter value is not a failure of the integrator: it keeps
+            # its class (ModelError, ParameterError ...)
+            kind, msg = type(exc), str(exc)
         if msg is not None:
             if self.on_error == "raise":
-                raise IntegrationError(f"{self.model.name}, {label}: {msg}")
+                raise kind(f"{self.model.name}, {label}: {msg}")
             return np.full((n_t, n), np.nan), np.zeros(len(_COUNTERS), np.int64), np.zeros(n), msg
         counters = np.array([res.counters[k] for k in _COUNTERS], dtype=np.int64)
         return np.asarray(res.y_eval), counters, np.asarray(res.btime, dtype=float), ""

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, ParameterError
+from ..overrides import parameter_value
 
 __all__ = ["Oscillation", "oscillation"]
 
@@ -85,13 +86,19 @@ class Oscillation:
         return 2.0 * math.pi * self.frequency
 
 
+def _after(after: Any) -> float:
+    """``after`` as a float: a real number (text is not read as one, see
+    :mod:`fluidnet.overrides`), else a :class:`ParameterError` naming it."""
+    return parameter_value("oscillation: after", after)
+
+
 def _series(source: Any, state: str, after: float | None):
     """(t, y) of the tail, (t0, t_end) of the whole signal, and the signal's scale."""
     from .solution import Solution
 
     if isinstance(source, Solution):
         t0, t1 = source.t0, source.t_end
-        start = t0 + 0.5 * (t1 - t0) if after is None else float(after)
+        start = t0 + 0.5 * (t1 - t0) if after is None else _after(after)
         if not t0 <= start < t1:
             raise ParameterError(f"after = {start:g} is outside the run [{t0:g}, {t1:g})")
         steps = int(np.sum(source.mesh >= start))
@@ -127,7 +134,7 @@ def _series(source: Any, state: str, after: float | None):
             f"{state!r} is not finite at t = {t_all[np.argmax(bad)]:g}; nothing to classify"
         )
     t0, t1 = t_all[0], t_all[-1]
-    start = t0 + 0.5 * (t1 - t0) if after is None else float(after)
+    start = t0 + 0.5 * (t1 - t0) if after is None else _after(after)
     if not t0 <= start < t1:
         raise ParameterError(f"after = {start:g} is outside the data [{t0:g}, {t1:g})")
     keep = t_all >= start
@@ -185,7 +192,8 @@ def oscillation(
     Raises
     ------
     ParameterError
-        For ``after`` outside the run or malformed samples.
+        For ``after`` outside the run, malformed samples, or an ``after``, ``tol`` or
+        ``decay_tol`` that is not a real number (``tol`` and ``decay_tol`` positive).
     AnalysisError
         For samples that are not finite.
 
@@ -197,8 +205,8 @@ def oscillation(
     >>> osc.status, round(osc.period, 3)
     ('decaying', 6.283)
     """
-    tol = float(tol)
-    decay_tol = float(decay_tol)
+    tol = parameter_value("oscillation: tol", tol)
+    decay_tol = parameter_value("oscillation: decay_tol", decay_tol)
     if not tol > 0 or not decay_tol > 0:
         raise ParameterError("tol and decay_tol must be positive")
     t, y, whole = _series(sol, state, after)

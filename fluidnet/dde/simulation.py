@@ -6,12 +6,12 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from ..errors import IntegrationError, OptionError, ParameterError
+from ..options import count_option, number_option
 from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
@@ -43,24 +43,14 @@ class Options:
 
 
 def _positive(name: str, value: Any, allow_inf: bool = False) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise OptionError(f"{name} must be a number, not {value!r}") from None
-    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
-        raise OptionError(f"{name} must be positive and finite, got {value!r}")
-    return v
+    return number_option(name, value, positive=True, allow_inf=allow_inf)
 
 
 def make_options(model, t_end, t0, rtol, atol, max_step, first_step, method, max_steps) -> Options:
-    """Check the integration options; raises :class:`OptionError` naming the bad one."""
-    try:
-        t0 = float(t0)
-        t_end = float(t_end)
-    except (TypeError, ValueError):
-        raise OptionError(f"t0 and t_end must be numbers (got {t0!r}, {t_end!r})") from None
-    if not (math.isfinite(t0) and math.isfinite(t_end)):
-        raise OptionError(f"t0 = {t0} and t_end = {t_end} must be finite")
+    """Check the integration options (with :mod:`fluidnet.options`: real numbers, not text);
+    raises :class:`OptionError` naming the bad one."""
+    t0 = number_option("t0", t0)
+    t_end = number_option("t_end", t_end)
     if not t_end > t0:
         raise OptionError(f"t_end = {t_end:g} must be after t0 = {t0:g}")
     rtol = _positive("rtol", rtol)
@@ -99,12 +89,7 @@ MAX_STEPS_LIMIT = 2**62
 
 def _max_steps(value: Any) -> int:
     """``max_steps`` as an int in ``[1, MAX_STEPS_LIMIT]``; raises :class:`OptionError`."""
-    if isinstance(value, bool) or not isinstance(value, (Integral, Real)):
-        raise OptionError(f"max_steps must be a whole number, not {value!r}")
-    if isinstance(value, Real) and not isinstance(value, Integral):
-        if not (math.isfinite(value) and float(value).is_integer()):
-            raise OptionError(f"max_steps must be a whole number, got {value!r}")
-    v = int(value)
+    v = count_option("max_steps", value)
     if not 1 <= v <= MAX_STEPS_LIMIT:
         raise OptionError(f"max_steps must be between 1 and 2**62, got {value!r}")
     return v
@@ -167,6 +152,10 @@ class KernelResult:
     btime: np.ndarray  # time held at 0, per projected state
     slide_time: np.ndarray  # time sliding, per switch
     slide_weight: np.ndarray  # integral of the Filippov weight while sliding, per switch
+    t0: float = math.nan  # start of the run
+    x0: np.ndarray | None = None  # state at t0
+    recent_t: np.ndarray | None = None  # the last mesh points before the end (or failure)
+    method: str = ""
 
 
 #: Seconds of work per call of the compiled kernel: Ctrl-C is seen between calls.
@@ -240,6 +229,7 @@ def run_kernel(
         else:
             break
     nm = int(s["nm"])
+    recent_t = run.hs.mt[max(0, nm + 1 - RECENT_STEPS) : nm + 1].copy()
     if keep_mesh:
         mesh_t, mesh_c = run.hs.mt[: nm + 1].copy(), run.hs.mc[:nm].copy()
     else:
@@ -266,14 +256,128 @@ def run_kernel(
         btime=run.out.btime,
         slide_time=run.out.slide_time,
         slide_weight=run.out.slide_weight,
+        t0=opts.t0,
+        x0=np.array(hist.x0, dtype=float),
+        recent_t=recent_t,
+        method=opts.method,
     )
 
 
+#: Mesh points kept for the diagnosis of a failure (:func:`failure_message`).
+RECENT_STEPS = 101
+#: A state of this magnitude or beyond has diverged: no quantity of a fluid model comes near
+#: it, and the product of two such values overflows double precision.
+OVERFLOW = 1e100
+#: Growth, from the largest magnitude of a state over the first half of the run (its history and
+#: start value included) to its value where the step size collapsed, that is a blow-up.
+BLOW_UP = 1e6
+
+
+def _divergence(names, res: KernelResult, t: float, growth: bool) -> str | None:
+    """``"the solution diverges: ..."`` naming the state, its value and the time, or None.
+
+    A state has diverged when it is not finite or beyond :data:`OVERFLOW`; with ``growth``
+    (a failure where the step size collapsed), also when it grew by :data:`BLOW_UP` or more
+    over the largest magnitude it had in the first half of the run (with the dense output
+    kept; else since ``t0``).
+    """
+    y = np.asarray(res.y, dtype=float)
+    ref = np.abs(res.x0) if res.x0 is not None else np.zeros(y.size)
+    t_ref = res.t0
+    if res.mesh_c.shape[0] and math.isfinite(res.t0):
+        t_ref = res.t0 + 0.5 * (t - res.t0)
+        first = res.mesh_t[: res.mesh_c.shape[0]] <= t_ref
+        if first.any():
+            with np.errstate(invalid="ignore"):
+                ref = np.maximum(ref, np.nanmax(np.abs(res.mesh_c[first, :, 0]), axis=0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.abs(y) / np.maximum(ref, np.finfo(float).tiny)
+    bad = ~np.isfinite(y) | (np.abs(y) >= OVERFLOW)
+    if growth:
+        bad |= ratio >= BLOW_UP
+    if not bad.any():
+        return None
+    finite = bad & np.isfinite(y)
+    i = int(np.argmax(np.where(finite, ratio, -1.0))) if finite.any() else int(np.argmax(bad))
+    text = f"the solution diverges: {names[i]} = {y[i]:.6g} at t = {t:.10g}"
+    if np.isfinite(y[i]) and math.isfinite(t_ref):
+        text += f" (|{names[i]}| was at most {ref[i]:.3g} up to t = {t_ref:.6g})"
+    others = [
+        f"{names[j]} = {y[j]:.6g}" for j in np.flatnonzero(bad) if j != i and np.isfinite(y[j])
+    ]
+    if others:
+        text += ", and so does " + ", ".join(others)
+    return text
+
+
+def _stalled_switching(res: KernelResult, t: float) -> str | None:
+    """A run stopped by ``max_steps`` or a step size underflow while mode changes pile up at
+    one time (Zeno behaviour, chattering): at least one mode change per two steps, and the last
+    :data:`RECENT_STEPS` steps together advancing time by less than ``1e-9 max(1, |t|)``."""
+    events, steps = res.counters["events"], res.counters["steps"]
+    recent = res.recent_t
+    if events < 100 or 2 * events < steps or recent is None or recent.size < RECENT_STEPS:
+        return None
+    span = float(recent[-1] - recent[0])
+    if not span <= 1e-9 * max(1.0, abs(t)):
+        return None
+    return (
+        f"mode changes pile up at t = {t:.10g}: {events} mode changes in {steps} steps, the "
+        f"last {recent.size - 1} steps advancing time by {span:.3g} in all (Zeno behaviour or "
+        "chattering between switching surfaces or at a projected state)"
+    )
+
+
+#: What the integrator saw, in a few words, for a failure explained by a divergence.
+_STOPPED = {
+    F.ST_NONFINITE: "a non-finite right-hand side or state",
+    F.ST_UNDERFLOW: "a step size underflow",
+    F.ST_ZENO: "mode changes without progress",
+    F.ST_MAX_STEPS: "max_steps reached",
+    F.ST_ITERATION: "the lags inside a step did not converge",
+    F.ST_NO_SLIDING: "no Filippov weights in [0, 1]",
+}
+
+
 def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
-    """Readable cause of a kernel failure, or None when the run succeeded."""
+    """Readable cause of a kernel failure, or None when the run succeeded.
+
+    A failure where a state is not finite or has overflowed (or, where the step size
+    collapsed, grew a millionfold) is reported as the divergence it is, naming the state, its
+    value and the time, whatever stopped the integrator; a run stopped while mode changes pile
+    up at one time is reported as such (Zeno behaviour or chattering), not as stiffness.
+    """
     code, idx = res.status, res.index
     if code == F.ST_OK:
         return None
+    form = cm.form
+    names = form.states
+    t, h, value, extra = res.info
+    state = ", ".join(f"{s} = {v:.6g}" for s, v in zip(names, res.y, strict=True))
+    where = f"at t = {t:.10g} with {state}"
+    collapsed = code in (F.ST_NONFINITE, F.ST_UNDERFLOW, F.ST_ZENO)
+    diverged = _divergence(names, res, t, growth=collapsed)
+    if diverged is not None and code in _STOPPED:
+        what = _STOPPED[code]
+        if code == F.ST_NONFINITE:
+            bad = names[idx] if 0 <= idx < len(names) else "a state"
+            what += f" ({bad} = {value})"
+        elif code == F.ST_UNDERFLOW:
+            what += f" (the step fell to {h:.3g})"
+        return f"{diverged}; the integrator stopped there on {what}"
+    if code in (F.ST_MAX_STEPS, F.ST_UNDERFLOW):
+        piled = _stalled_switching(res, t)
+        if piled is not None:
+            stop = "max_steps reached" if code == F.ST_MAX_STEPS else "step size underflow"
+            return f"{piled}, {where}; {stop}"
+    if diverged is not None:
+        return f"{diverged}; {_plain_message(cm, res)}"
+    return _plain_message(cm, res)
+
+
+def _plain_message(cm: CompiledModel, res: KernelResult) -> str:
+    """The message for the integrator's own cause of failure."""
+    code, idx = res.status, res.index
     form = cm.form
     names = form.states
     t, h, value, extra = res.info
@@ -301,7 +405,13 @@ def failure_message(cm: CompiledModel, res: KernelResult) -> str | None:
             "samples (t, values) reaching further back"
         )
     if code == F.ST_MAX_STEPS:
-        return f"max_steps reached {where}; raise max_steps or loosen rtol/atol"
+        msg = f"max_steps reached {where}; raise max_steps or loosen rtol/atol"
+        if res.method.upper() != "ROS2":
+            msg += (
+                "; if the model is stiff (a fast filter or a large gain forcing tiny steps), "
+                "method='ROS2' (linearly implicit) needs far fewer steps"
+            )
+        return msg
     if code == F.ST_ZENO:
         return (
             f"too many mode changes without progress {where} (Zeno behaviour or chattering "
@@ -420,9 +530,11 @@ def simulate(
     ModelError
         For a history naming an unknown state, or a model that cannot be compiled.
     IntegrationError
-        When the integration fails: step size underflow, a non-finite state or right-hand
-        side, a delay turning negative, a history that is not finite or does not reach back far
-        enough. The message names the time, the state values and the cause.
+        When the integration fails: a diverging solution (a state not finite or beyond 1e100,
+        or growing a millionfold where the step size collapses), mode changes piling up at one
+        time (Zeno behaviour or chattering), step size underflow, a delay turning negative, a
+        history that is not finite or does not reach back far enough, ``max_steps``. The
+        message names the time, the state values and the cause.
 
     Notes
     -----
@@ -467,11 +579,6 @@ def simulate(
     res = run_kernel(cm, pvec, hist, opts, te, bool(dense))
     msg = failure_message(cm, res)
     if msg is not None:
-        if res.status == F.ST_MAX_STEPS and str(method).upper() != "ROS2":
-            msg += (
-                "; if the model is stiff (a fast filter or a large gain forcing tiny steps), "
-                "method='ROS2' (linearly implicit) needs far fewer steps"
-            )
         raise IntegrationError(f"{model.name}: {msg}")
     mt, mc, nh = res.mesh_t, res.mesh_c, res.n_hist_pieces
     if te.size:

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError, OptionError, ParameterError
+from ..overrides import parameter_values
 
 __all__ = ["Solution", "Counters"]
 
@@ -176,10 +177,11 @@ class Solution:
         Raises
         ------
         ParameterError
-            For a time outside the run (or before the history of a state).
+            For a time outside the run (or before the history of a state), or a ``t`` that is
+            not a real number (text is not read as one, see :mod:`fluidnet.overrides`).
         """
         self._require_dense("evaluating a Solution at arbitrary times")
-        tq = np.asarray(t, dtype=float)
+        tq = parameter_values("Solution evaluated at t", t, finite=False)
         scalar = tq.ndim == 0
         tq = np.atleast_1d(tq).ravel()
         if isinstance(state, str):

@@ -151,8 +151,12 @@ class LinearDDE:
     def roots(self, k: int = 6, region=None, **kwargs) -> Roots:
         """The ``k`` rightmost characteristic roots.
 
-        See :func:`fluidnet.linear.roots.characteristic_roots` for the method and options.
+        See :func:`fluidnet.linear.roots.characteristic_roots` for the method and options
+        (an unknown option is an :class:`~fluidnet.errors.OptionError` listing the valid ones).
         """
+        from ..options import ROOT_OPTIONS, option_dict
+
+        kwargs = option_dict("options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="roots")
         return characteristic_roots(self, k=k, region=region, **kwargs)
 
     def spectral_abscissa(self, **kwargs) -> float:

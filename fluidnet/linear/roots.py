@@ -78,6 +78,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
+from ..options import ROOT_OPTIONS, count_option, option_dict
 from ..threads import single_threaded_blas
 from .blocks import diagonal_blocks, subsystem
 from .certificate import certificate_line, count_right_of
@@ -763,8 +764,9 @@ def characteristic_roots(
 
     Raises
     ------
-    AnalysisError
-        For ``k < 1`` or an invalid ``region``.
+    OptionError
+        For ``k``, ``max_points`` or ``n_points`` that is not a whole number at least 1, 2 and
+        2, or an invalid ``region``.
 
     Warns
     -----
@@ -779,8 +781,14 @@ def characteristic_roots(
     >>> round(r[0].real, 6), round(abs(r[0].imag), 6)
     (-0.318132, 1.337236)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise OptionError(f"k = {k!r}: the number of roots must be a positive integer")
+    k = count_option("k", k, minimum=1, where="characteristic_roots")
+    max_points = count_option(
+        "max_points", max_points, minimum=ROOT_OPTIONS["max_points"], where="characteristic_roots"
+    )
+    if n_points is not None:
+        n_points = count_option(
+            "n_points", n_points, minimum=ROOT_OPTIONS["n_points"], where="characteristic_roots"
+        )
     box = _parse_region(region)
     if n_points is not None and int(n_points) < 2:
         raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
@@ -997,6 +1005,9 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     >>> round(fn.LinearDDE(0.0, [(1.0, -1.0)]).spectral_abscissa(), 6)
     -0.318132
     """
+    kwargs = option_dict(
+        "options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="spectral_abscissa"
+    )
     kwargs.setdefault("multiplicity", False)
     roots = characteristic_roots(lin, k=2, **kwargs)
     roots.require_certified(f"the spectral abscissa of {lin!r}")
@@ -1016,6 +1027,9 @@ def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
     AnalysisError
         When the roots found right of the imaginary axis are not certified complete.
     """
+    kwargs = option_dict(
+        "options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="count_rhp_roots"
+    )
     roots = characteristic_roots(lin, region=0.0, **kwargs)
     roots.require_certified(f"the count of unstable roots of {lin!r}")
     return int(sum(r.multiplicity for r in roots if r.real > axis_tol * max(1.0, abs(r.value))))

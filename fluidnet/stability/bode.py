@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import OptionError
 from ..linear.delaytf import DelayTF
+from ..options import numbers_option
 from .frequency_grid import as_loop, frequency_grid, unwrapped_phase
 from .margins import margins_from_grid
 
@@ -142,8 +143,8 @@ def bode(L, w=None, *, w_range: tuple[float, float] | None = None) -> BodeRespon
     if w is None:
         w = frequency_grid(L, w_range)
     else:
-        w = np.unique(np.asarray(w, dtype=float).ravel())
-        if w.size == 0 or not np.all(np.isfinite(w)) or w[0] < 0:
+        w = np.unique(numbers_option("w", w, where="bode").ravel())
+        if w.size == 0 or w[0] < 0:
             raise OptionError("w must hold finite, non-negative frequencies")
     with np.errstate(all="ignore"):
         resp = L(1j * w)

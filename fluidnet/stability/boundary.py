@@ -40,7 +40,8 @@ from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
-from ..overrides import merge_params
+from ..options import count_option, number_option
+from ..overrides import merge_params, parameter_value
 from .system import SystemFactory
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
@@ -698,7 +699,13 @@ def stability_boundary(
     Raises
     ------
     AnalysisError
-        For a bad range or method, or ``method="dsubdivision"`` on a non-affine dependence.
+        For ``method="dsubdivision"`` on a non-affine dependence.
+    OptionError
+        For a bad range (not a pair ``low < high`` of finite numbers), method, ``resolution``,
+        ``n_seed`` or ``omega_max``.
+    ParameterError
+        For an end of a range or a fixed value that is not a real number (see
+        :mod:`fluidnet.overrides`), or an unknown parameter name (models).
 
     Examples
     --------
@@ -710,22 +717,29 @@ def stability_boundary(
     >>> bool(np.max(np.abs(a - w * np.sin(w))) < 1e-9)
     True
     """
-    xr = _as_range(x_range, "x_range")
-    yr = _as_range(y_range, "y_range")
+    xr = _as_range(x_range, "x_range", x)
+    yr = _as_range(y_range, "y_range", y)
     if method not in ("auto", "dsubdivision", "continuation"):
         raise OptionError(f"method = {method!r}: use 'auto', 'dsubdivision' or 'continuation'")
     if x == y:
         raise OptionError(f"x and y must be two different parameters, got {x!r} twice")
+    resolution = number_option("resolution", resolution, where="stability_boundary")
     if not 0 < resolution < 0.5:
         raise OptionError(f"resolution = {resolution!r} must lie in (0, 0.5)")
+    n_seed = count_option("n_seed", n_seed, minimum=2, where="stability_boundary")
+    if omega_max is not None:
+        omega_max = number_option("omega_max", omega_max, positive=True, where="stability_boundary")
     fixed = merge_params(params, fixed, "stability_boundary")
     factory = SystemFactory(model_or_factory, fixed)
     factory.check_names([x, y])
     plane = _Plane(factory, x, y)
     bound = _norm_bound(plane, xr, yr)
-    w_max = float(omega_max) if omega_max is not None else 1.05 * bound
+    w_max = omega_max if omega_max is not None else 1.05 * bound
     if not (w_max > 0 and math.isfinite(w_max)):
-        raise OptionError(f"omega_max = {omega_max!r} must be a positive number")
+        raise AnalysisError(
+            f"the bound ||A0|| + sum ||A_k|| on the crossing frequencies over the box is "
+            f"{bound:g}: give omega_max"
+        )
     raw = None
     used = method
     if method in ("auto", "dsubdivision"):
@@ -759,11 +773,12 @@ def stability_boundary(
     )
 
 
-def _as_range(r: Any, name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in r)
-    except (TypeError, ValueError) as exc:
-        raise OptionError(f"{name} = {r!r} must be a pair (low, high)") from exc
+def _as_range(r: Any, name: str, param: str) -> tuple[float, float]:
+    if isinstance(r, (str, bytes, Mapping)) or np.ndim(r) != 1 or len(r) != 2:
+        raise OptionError(f"{name} = {r!r} must be a pair (low, high)")
+    lo, hi = (
+        parameter_value(f"{name}[{i}] (of {param!r})", v, finite=False) for i, v in enumerate(r)
+    )
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise OptionError(f"{name} = {r!r}: need finite low < high")
     return lo, hi

@@ -19,8 +19,10 @@ import xarray as xr
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
 from ..linear.roots import characteristic_roots
+from ..options import root_options as check_root_options
 from ..overrides import merge_params
 from ..sweep import SerialExecutor, grid_points, resolve_executor
+from ..sweep.grid import grid_axes
 from ..threads import single_threaded_blas
 from .system import SystemFactory
 
@@ -156,8 +158,9 @@ def stability_chart(
         What to do when a point has no answer (e.g. no equilibrium): raise the error (naming the
         point), or store NaN and the message in the ``error`` variable.
     root_options : dict, optional
-        Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`
-        (e.g. ``max_points``), used wherever the full method runs.
+        Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`
+        (``max_points``, ``n_points``: :data:`fluidnet.options.ROOT_OPTIONS`), used wherever
+        the full method runs.
     method : {"auto", "batch", "pointwise"}
         See above; both give the same roots (to rounding) and the same certificates. With a
         ``store``, ``"batch"`` checkpoints blocks of rows of the grid, ``"pointwise"`` every
@@ -181,8 +184,10 @@ def stability_chart(
     Raises
     ------
     ParameterError
-        For an empty or non-numeric grid, an unknown parameter name (models), or a bad
-        ``executor``.
+        For an empty grid, a grid or fixed value that is not a real number (see
+        :mod:`fluidnet.overrides`), or an unknown parameter name (models).
+    OptionError
+        For a bad ``method``, ``on_error``, ``root_options`` or ``executor``.
     StoreError
         When ``store`` was made by a different call (the message says what differs).
 
@@ -196,12 +201,11 @@ def stability_chart(
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     fixed = merge_params(params, fixed, "stability_chart")
+    root_kw = check_root_options(root_options, where="stability_chart")
     factory = SystemFactory(model_or_factory, fixed)
-    if not isinstance(grids, Mapping) or not grids:
-        grid_points(grids)  # raises the error that says what a grid is
     # each axis checked on its own: the list of every point is only built when needed
-    names = [str(n) for n in grids]
-    shape = tuple(grid_points({n: v})[1][0] for n, v in grids.items())
+    names, axes = grid_axes(grids)
+    shape = tuple(a.size for a in axes)
     factory.check_names(names)
     overlap = sorted(set(names) & set(fixed))
     if overlap:
@@ -210,7 +214,7 @@ def stability_chart(
         raise OptionError(f"method = {method!r}: use 'auto', 'batch' or 'pointwise'")
     if method == "auto":
         method = "batch" if math.prod(shape) >= BATCH_MIN_POINTS else "pointwise"
-    coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
+    coords = dict(zip(names, axes, strict=True))
     run = resolve_executor(executor)
     if not isinstance(run, SerialExecutor):
         # built here once and shipped with the tasks: workers do not build the model again
@@ -218,14 +222,14 @@ def stability_chart(
     desc = f"stability chart ({factory.name})"
     with single_threaded_blas():  # once per sweep (workers limit themselves)
         if method == "pointwise":
-            task = _ChartPoint(factory, on_error, root_options or {})
-            points = grid_points(grids)[2]
+            task = _ChartPoint(factory, on_error, root_kw)
+            points = grid_points(coords)[2]
             res = run.map(task, points, progress=progress, desc=desc, store=store)
             absc, omega, line = (np.array([r[i] for r in res], dtype=float) for i in range(3))
             error = np.array([r[3] for r in res], dtype=object)
         else:
             blocks = [(names, b) for b in _blocks([coords[n] for n in names])]
-            task = _ChartChunk(factory, on_error, root_options or {})
+            task = _ChartChunk(factory, on_error, root_kw)
             res = run.map(task, blocks, progress=progress, desc=desc, store=store)
             absc, omega, line = (np.concatenate([r[i] for r in res]) for i in range(3))
             error = np.concatenate([r[3] for r in res]).astype(object)

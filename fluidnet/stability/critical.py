@@ -34,11 +34,29 @@ as one set alone; a set the batch cannot certify is solved by itself.
 The certificate
 ---------------
 Either way, the number of right-half-plane roots ``N`` is computed in full (rightmost
-characteristic roots, :func:`~fluidnet.linear.roots.characteristic_roots`) at the start of the
-range and between consecutive crossings, and must equal the count at the start plus the changes
-of the crossings found: ``N`` at both ends of every bracket differs by exactly the crossings
-in it. The counts checked are returned (``checks``). A sweep whose counts cannot be reconciled
-raises :class:`~fluidnet.errors.AnalysisError` instead of answering.
+characteristic roots, :func:`~fluidnet.linear.roots.characteristic_roots`, confirmed by the
+argument principle) at the start of the range and between consecutive crossings, and must
+equal the count at the start plus the changes of the crossings found: ``N`` at both ends of
+every bracket differs by exactly the crossings in it. The counts checked are returned
+(``checks``). A sweep whose counts cannot be reconciled raises
+:class:`~fluidnet.errors.AnalysisError` instead of answering.
+
+The ends of the range
+---------------------
+A range may begin or end a hair's breadth from a crossing (``lo`` 1e-7 past a switch, where
+the root that crossed has a real part of 1e-9). Such a root is on the side of the axis its real
+part says: the system at ``lo`` is then unstable, and the first switch of the range is the next
+one. A crossing at ``lo`` or ``hi`` itself (to ``1e-12`` of the parameter's scale) is one of the
+range. The exact delay method computes its counts in the middle of the brackets between
+crossings, never at the ends; the continuation follows each root near the axis at an end to
+where it crosses (:meth:`~fluidnet.stability.crossing.Sweep.count_edge`).
+
+Scales
+------
+Tolerances are relative to the size of the system's rates
+(:func:`~fluidnet.stability.crossing.rate_scale`), and a slow system's roots are computed in a
+unit of time where its rates are of order one, so that RCP's round-trip time can be swept from
+0.1 s to 1e12 s; the continuation's steps follow the value reached, not the width of the range.
 """
 
 from __future__ import annotations
@@ -51,8 +69,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, OptionError
-from ..overrides import merge_params
-from .crossing import Count, Crossing, Sweep
+from ..options import count_option
+from ..options import root_options as check_root_options
+from ..overrides import merge_params, parameter_value, parameter_values
+from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
 from .rootpaths import follow_roots
 from .system import SystemFactory
@@ -246,10 +266,8 @@ class StabilitySwitches:
 
 # ------------------------------------------------------------------------------ the search
 def _check_range(name: str, lo, hi) -> tuple[float, float]:
-    try:
-        lo, hi = float(lo), float(hi)
-    except (TypeError, ValueError) as exc:
-        raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
+    lo = parameter_value(f"lo of {name!r}", lo, finite=False)
+    hi = parameter_value(f"hi of {name!r}", hi, finite=False)
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
         raise OptionError(f"need finite lo < hi for {name!r}, got [{lo!r}, {hi!r}]")
     return lo, hi
@@ -267,11 +285,21 @@ def _group(raw) -> list[list]:
 
 
 def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
-    """Crossings by the exact delay method, certified; ``None`` when it does not apply."""
+    """Crossings by the exact delay method, certified: ``(crossings, checks, count at lo)``, or
+    ``None`` when it does not apply.
+
+    The count of right-half-plane roots is constant between crossings, and computed in full in
+    the middle of each bracket between them, never at ``lo`` or ``hi``: a range may start or
+    end within 1e-7 of a crossing, where the root that crosses is too near the axis to be
+    counted. A crossing at ``lo`` itself (to ``1e-12`` of the parameter's scale) is one of the
+    range; a bracket too narrow for a count (two crossings within ``1e-6`` of each other) is
+    certified by the counts on either side.
+    """
     fam = delay_family(sweep, lo, hi)
     if fam is None:
         return None
-    raw, zero_root = delay_crossings(fam, lo, hi)
+    span = hi - lo
+    raw, zero_root = delay_crossings(fam, lo - 1e-12 * local_scale(lo, span), hi)
     if zero_root:
         raise AnalysisError(
             f"the system has a root at 0 for every value of {sweep.name} "
@@ -280,16 +308,28 @@ def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
         )
     if raw is None:
         return None
-    start = sweep.count(lo)
-    checks = [start]
-    count = start.count
     events = _group(raw)
-    crossings: list[Crossing] = []
     edges = [lo] + [e[0].value for e in events] + [hi]
+    changes = [sum(c.change for c in event) for event in events]
+
+    def middle(i: int) -> float | None:
+        """The middle of the bracket before event ``i``, or None for a narrow one."""
+        a, b = max(edges[i], lo), min(edges[i + 1], hi)
+        mid = 0.5 * (a + b)
+        return mid if b - a > 1e-6 * local_scale(mid, span) else None
+
+    first = next((i for i in range(len(edges) - 1) if middle(i) is not None), None)
+    if first is None:
+        return None
+    checks = [sweep.count(middle(first))]
+    count = checks[0].count - sum(changes[:first])
+    if count < 0:
+        return None
+    count_lo = count
+    crossings: list[Crossing] = []
     for i, event in enumerate(events):
         before = count
-        for c in event:
-            count += c.change
+        count += changes[i]
         for c in event:
             crossings.append(
                 Crossing(
@@ -303,26 +343,22 @@ def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
             )
         if count < 0:
             return None
-        # the count in the bracket after this event, computed in full
-        check = sweep.count(0.5 * (edges[i + 1] + edges[i + 2]))
-        checks.append(check)
-        if check.count != count:
-            return None
+        mid = middle(i + 1)
+        if i + 1 > first and mid is not None:
+            check = sweep.count(mid)
+            checks.append(check)
+            if check.count != count:
+                return None
         if first_switch and (before == 0) != (count == 0):
             break
-    if not events:
-        check = sweep.count(hi)
-        checks.append(check)
-        if check.count != count:
-            return None
-    return crossings, checks
+    return crossings, checks, count_lo
 
 
 def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bool):
     if method in ("auto", "delay"):
         found = _by_delays(sweep, lo, hi, first_switch)
         if found is not None:
-            return found[0], found[1], "delay"
+            return found[0], found[1], "delay", found[2]
         if method == "delay":
             raise AnalysisError(
                 f"method='delay' needs {sweep.name} to enter only as delays (system matrices "
@@ -330,37 +366,40 @@ def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bo
                 f"{sweep.name}) and the counts to confirm the crossings; use method='auto'"
             )
     crossings, checks = follow_roots(sweep, lo, hi, first_switch=first_switch)
-    return crossings, checks, "continuation"
+    return crossings, checks, "continuation", checks[0].count
 
 
-def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options):
+def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options, where):
+    """Every argument checked at the entry (see :mod:`fluidnet.overrides` and
+    :mod:`fluidnet.options`): ``(lo, hi, parameter values, root options)``."""
     if method not in _METHODS:
         raise OptionError(f"method = {method!r}: use one of {', '.join(map(repr, _METHODS))}")
+    root_kw = check_root_options(root_options, where=where)
     if np.ndim(lo) == 0 and np.ndim(hi) == 0:
         lo, hi = _check_range(name, lo, hi)
+    elif where != "critical_value":
+        raise OptionError(f"{where} takes one interval: lo and hi must be numbers")
     else:
-        try:
-            lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise OptionError(f"lo = {lo!r}, hi = {hi!r} must be numbers") from exc
-    values = merge_params(params, fixed, "critical_value")
+        lo = parameter_values(f"lo of {name!r}", lo, finite=False)
+        hi = parameter_values(f"hi of {name!r}", hi, finite=False)
+    values = merge_params(params, fixed, where, arrays=where == "critical_value")
     if name in values:
         raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
-    return lo, hi, values, dict(root_options or {})
+    return lo, hi, values, root_kw
 
 
 def _checks(checks: list[Count]) -> tuple[tuple[float, int], ...]:
     return tuple((c.value, c.count) for c in checks)
 
 
-def _no_switch_message(name, lo, hi, crossings, checks, method) -> str:
-    first, last = checks[0], checks[-1]
-    if first.count == 0:
+def _no_switch_message(name, lo, hi, crossings, checks, method, count_lo) -> str:
+    last = checks[-1]
+    if count_lo == 0:
         state = "stable on the whole interval (no root in the right half-plane)"
         hint = f"widen [{lo:g}, {hi:g}] towards larger values of {name}"
     else:
         state = (
-            f"unstable on the whole interval ({first.count} right-half-plane roots at {lo:g}, "
+            f"unstable on the whole interval ({count_lo} right-half-plane roots at {lo:g}, "
             f"{last.count} at {last.value:g})"
         )
         hint = "look outside the interval, or change another parameter"
@@ -376,10 +415,10 @@ def _no_switch_message(name, lo, hi, crossings, checks, method) -> str:
 
 def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
     sweep = Sweep(factory, name, root_options)
-    crossings, checks, used = _crossings(sweep, lo, hi, method, first_switch=True)
+    crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=True)
     switch = next((c for c in crossings if c.is_switch), None)
     if switch is None:
-        raise AnalysisError(_no_switch_message(name, lo, hi, crossings, checks, used))
+        raise AnalysisError(_no_switch_message(name, lo, hi, crossings, checks, used, count_lo))
     before = max((c.value for c in checks if c.value < switch.value), default=lo)
     after = min((c.value for c in checks if c.value > switch.value), default=hi)
     return CriticalValue(
@@ -438,7 +477,8 @@ def critical_value(
     method : {"auto", "delay", "continuation"}
         See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
-        Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`.
+        Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`:
+        ``max_points``, ``n_points`` (:data:`fluidnet.options.ROOT_OPTIONS`).
     executor, progress
         For many parameter sets (see :mod:`fluidnet.sweep`).
     on_error : {"raise", "nan"}
@@ -468,7 +508,8 @@ def critical_value(
     OptionError
         For a bad interval, method or option.
     ParameterError
-        For an unknown parameter name (models).
+        For an unknown parameter name (models), or a parameter value, ``lo`` or ``hi`` that is
+        not a real number (see :mod:`fluidnet.overrides`).
 
     Examples
     --------
@@ -480,12 +521,12 @@ def critical_value(
     >>> abs(cv.value - math.pi / 4) < 1e-12, abs(cv.omega - 2.0) < 1e-12, cv.method
     (True, True, 'delay')
     """
-    if n_scan is not None and (
-        isinstance(n_scan, bool) or not isinstance(n_scan, (int, np.integer)) or n_scan < 1
-    ):
-        raise OptionError(f"n_scan = {n_scan!r} must be a positive integer (it is not needed)")
+    if n_scan is not None:
+        count_option("n_scan (not needed)", n_scan, where="critical_value")
+    if on_error not in ("raise", "nan"):
+        raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     lo, hi, values, root_kw = _prepare(
-        model_or_factory, name, lo, hi, params, fixed, method, root_options
+        model_or_factory, name, lo, hi, params, fixed, method, root_options, "critical_value"
     )
     arrays = {k: v for k, v in values.items() if np.ndim(v) > 0}
     if not arrays and (np.ndim(lo) > 0 or np.ndim(hi) > 0):
@@ -713,6 +754,10 @@ def stability_switches(
     ------
     AnalysisError
         When the crossings cannot be certified, or for a root at 0 for every value.
+    OptionError
+        For a bad interval, method or option.
+    ParameterError
+        As in :func:`critical_value` (an array value included).
 
     Examples
     --------
@@ -728,20 +773,18 @@ def stability_switches(
     (11, 0.956825895, 'destabilizing')
     """
     lo, hi, values, root_kw = _prepare(
-        model_or_factory, name, lo, hi, params, fixed, method, root_options
+        model_or_factory, name, lo, hi, params, fixed, method, root_options, "stability_switches"
     )
-    if any(np.ndim(v) > 0 for v in values.values()):
-        raise OptionError("stability_switches takes scalar parameter values only")
     factory = SystemFactory(model_or_factory, values)
     factory.check_names([name])
     sweep = Sweep(factory, name, root_kw)
-    crossings, checks, used = _crossings(sweep, lo, hi, method, first_switch=False)
+    crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=False)
     return StabilitySwitches(
         name=name,
         lo=lo,
         hi=hi,
         crossings=tuple(crossings),
-        count_lo=checks[0].count,
+        count_lo=count_lo,
         method=used,
         checks=_checks(checks),
     )

@@ -12,25 +12,72 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
-from ..linear.roots import Roots, characteristic_roots
+from ..linear.roots import CharacteristicRoot, Roots, characteristic_roots
 
-__all__ = ["Crossing", "Sweep", "newton_roots", "on_axis"]
+__all__ = ["Crossing", "Sweep", "local_scale", "newton_roots", "on_axis", "rate_scale", "size_unit"]
 
-#: A root with ``|Re| <= AXIS_TOL * max(1, |lambda|)`` is on the imaginary axis (not counted).
+#: A root with ``|Re| <= AXIS_TOL * max(unit, |lambda|)`` is on the imaginary axis (not counted),
+#: ``unit`` being the system's :func:`size_unit`.
 AXIS_TOL = 1e-9
-#: A root with ``|Im| <= REAL_TOL * (1 + |lambda|)`` is real.
+#: A root with ``|Im| <= REAL_TOL * (unit + |lambda|)`` is real.
 REAL_TOL = 1e-9
+#: A system whose :func:`rate_scale` is below this is *slow*: its tolerances are relative to its
+#: own rates (:func:`size_unit`), and its roots are solved in a unit of time where its rates are
+#: of order one (:func:`unit_time_roots`).
+SLOW_RATES = 2.0**-10
 
 
-def on_axis(lam: complex) -> bool:
-    return abs(lam.real) <= AXIS_TOL * max(1.0, abs(lam))
+def on_axis(lam: complex, unit: float = 1.0) -> bool:
+    """Whether ``lam`` lies on the imaginary axis: ``|Re| <= AXIS_TOL * max(unit, |lam|)``.
+
+    Pass the system's :func:`size_unit`; the default 1 suits systems whose rates are of order
+    one or larger.
+    """
+    return abs(lam.real) <= AXIS_TOL * max(unit, abs(lam))
+
+
+# the rate scale of a system, computed once per system
+_SCALES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def rate_scale(lin: LinearDDE) -> float:
+    """The size of a delay system's rates (1/s): the larger of ``1 / tau_max`` and
+    ``||A0|| + sum_k ||A_k||`` (2-norms) of the balanced system; 1 for a system without delays.
+
+    The norm bounds ``|lambda|`` for every root with ``Re lambda >= 0``, in any similar
+    realization; ``1 / tau_max`` is the scale of the delays, which stays when the gains vanish
+    (where a root crosses at 0). Together they set what "small" means for the roots: a system
+    whose rates are all about 1e-12 (RCP with a delay of 1e12 s) has roots of that size, none
+    of them "at 0" for being small. A system without delays has no scale of its own that
+    survives a root crossing at 0, and keeps the unit one.
+    """
+    if not lin.delays:
+        return 1.0
+    got = _SCALES.get(lin)
+    if got is None:
+        from ..linear.roots import balanced
+
+        bal = balanced(lin, mild=1.0)
+        norm = float(np.linalg.norm(bal.A0, 2)) + sum(float(np.linalg.norm(a, 2)) for a in bal.A)
+        got = _SCALES[lin] = max(norm, 1.0 / lin.max_delay)
+    return got
+
+
+def size_unit(lin: LinearDDE) -> float:
+    """The floor of the size against which roots of ``lin`` are compared (relative
+    tolerances ``tol * (unit + |lambda|)``): 1, fit for rates of order one, unless the system
+    is slow (:func:`rate_scale` below :data:`SLOW_RATES`, about 1e-3), whose tolerances are
+    then relative to its own rate scale. (Systems that are not slow keep the arithmetic they
+    always had.)"""
+    scale = rate_scale(lin)
+    return scale if scale < SLOW_RATES else 1.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -139,18 +186,122 @@ class Sweep:
         lin = self.lin(p)
         if rhp_only:
             self.n_counts += 1
-            roots = characteristic_roots(lin, region=0.0, multiplicity=True, **self.root_options)
-            n = sum(r.multiplicity for r in roots if r.real > 0 and not on_axis(r.value))
-            return Count(float(p), int(n), roots)
+            roots = unit_time_roots(lin, region=0.0, multiplicity=True, **self.root_options)
+            return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
         k = max(k or 0, 6, 2 * lin.n)
         while True:
             self.n_counts += 1
-            roots = characteristic_roots(lin, k=k, multiplicity=True, **self.root_options)
+            roots = unit_time_roots(lin, k=k, multiplicity=True, **self.root_options)
             if len(roots) < k or roots[-1].real < 0 or k >= 512:
                 break
             k *= 2
-        n = sum(r.multiplicity for r in roots if r.real > 0 and not on_axis(r.value))
-        return Count(float(p), int(n), roots)
+        return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
+
+    def _certified(self, p: float, roots: Roots) -> Roots:
+        """``roots``, or an :class:`AnalysisError` when the argument principle does not confirm
+        them (a root may be missing, so the count would not be one)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            certified = roots.certified
+        if certified is False:
+            raise AnalysisError(
+                f"the number of right-half-plane roots at {self.name}={p:.12g} is not "
+                f"certified: the argument principle on Re s = {roots.certificate:.6g} does not "
+                "confirm the roots found right of that line (the discretization may have "
+                "missed a root); pass root_options={'max_points': ...} larger than "
+                f"{roots.n_points}"
+            )
+        return roots
+
+    def count_edge(self, p: float, span: float, *, end: bool = False, k: int | None = None):
+        """The count at an end ``p`` of a swept range of length ``span`` (its start, or with
+        ``end`` its end), every root on the imaginary axis there placed on its side.
+
+        :meth:`count` leaves out roots within ``AXIS_TOL`` of the axis: between crossings they
+        do not occur, but a range may start ``1e-7`` past a crossing, where the root that
+        crossed has a real part of 1e-9 and is as unstable as any. Each such root is followed
+        a little way into the range (its velocity ``d lambda / d p``) to the value ``p*``
+        where it is on the axis: when ``p*`` is not ``p`` (to ``1e-12`` of the parameter's
+        scale) the root is on the side of its real part; when it is, the crossing is at ``p``
+        itself, one of the range, and the root is placed outside the range's side of it: on
+        the side it comes from at the start, the side it goes to at the end (its real part
+        set to the smallest normal number of that sign). A root that does not move off the
+        axis (a root at 0 for every value) is left out, as by :meth:`count`.
+        """
+        got = self.count(p, k)
+        lin = self.lin(p)
+        unit = size_unit(lin)
+        axis = [i for i, r in enumerate(got.roots) if on_axis(r.value, unit)]
+        if not axis:
+            return got
+        local = local_scale(p, span)
+        dp = (-1e-7 if end else 1e-7) * local
+        lam = np.array([got.roots[i].value for i in axis], dtype=complex)
+        moved, ok = newton_roots(self.lin(p + dp), lam)
+        speed = np.where(ok, (moved - lam).real / dp, 0.0)
+        roots = list(got.roots)
+        n = got.count
+        for i, lam0, v in zip(axis, lam, speed, strict=True):
+            if not abs(v) * local > 1e-6 * max(unit, abs(lam0)):
+                continue  # does not leave the axis (or could not be followed): left out
+            if abs(lam0.real / v) <= 1e-12 * local:
+                side = math.copysign(np.finfo(float).tiny, v if end else -v)
+                roots[i] = replace(roots[i], value=complex(side, lam0.imag))
+            if roots[i].real > 0:
+                n += roots[i].multiplicity
+        return Count(got.value, n, Roots(roots, got.roots.n_points, check=got.roots._certificate))
+
+
+def local_scale(p: float, span: float) -> float:
+    """The scale of a swept parameter near ``p``: ``|p|`` where it is small beside the range
+    (below ``1e-3 span``, but not 0 to rounding), else ``span``. A range of many decades (a
+    delay from 0.1 to 1e12) is followed in steps relative to the value reached, not to the
+    whole range."""
+    p = abs(p)
+    return p if 1e-15 * span < p < 1e-3 * span else span
+
+
+def unit_time_roots(lin: LinearDDE, k: int = 6, region=None, **options) -> Roots:
+    """:func:`~fluidnet.linear.roots.characteristic_roots` of ``lin``, computed in a unit of
+    time where its rates are of order one when they are slow (:data:`SLOW_RATES`).
+
+    The root finder's tolerances have absolute floors fit for rates of order one; a system
+    whose rates are all about 1e-12 (a delay of 1e12 s) would have its roots merged or snapped
+    onto the real axis by them. Time is rescaled by a power of two ``c`` (``A_k -> c A_k``,
+    ``tau_k -> tau_k / c``, exact in floating point), so the roots are exactly ``1/c`` times
+    those of the rescaled system, and so is the certificate line.
+
+    Floating-point overflow in the evaluation of far-left candidates (``|exp(-lambda tau)|``
+    beyond the double range when many roots are asked for) is expected there and handled (such
+    candidates have an infinite residual and are dropped): numpy's warnings about it are not
+    passed on.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _unit_time_roots(lin, k, region, **options)
+
+
+def _unit_time_roots(lin: LinearDDE, k: int, region, **options) -> Roots:
+    scale = rate_scale(lin)
+    if not (0.0 < scale < SLOW_RATES):
+        return characteristic_roots(lin, k, region, **options)
+    c = 2.0 ** round(-math.log2(scale))
+    fast = LinearDDE(
+        lin.A0 * c,
+        [(tau / c, a * c) for tau, a in zip(lin.delays, lin.A, strict=True)],
+        state_names=lin.state_names,
+    )
+    if region is not None:
+        region = c * np.asarray(region, dtype=float) if np.ndim(region) else c * float(region)
+    got = characteristic_roots(fast, k, region, **options)
+    back = [
+        CharacteristicRoot(value=r.value / c, residual=r.residual, multiplicity=r.multiplicity)
+        for r in got
+    ]
+    return Roots(back, got.n_points, check=lambda: (got.certified, got.certificate / c))
+
+
+def _rhp(roots, unit: float) -> int:
+    """Roots right of the imaginary axis (off it), with multiplicity."""
+    return int(sum(r.multiplicity for r in roots if r.real > 0 and not on_axis(r.value, unit)))
 
 
 def is_real(lin: LinearDDE) -> bool:
@@ -199,12 +350,13 @@ def newton_roots(
     """Newton's method on ``det Delta`` from each start; ``(roots, converged)``.
 
     The step is ``1 / trace(Delta^{-1} Delta')``. A start converges when its step falls below
-    ``1e-13 (1 + |lambda|)`` (or stalls at the rounding floor) and its relative residual is
-    below ``residual_tol``. For a real system, a root within ``1e-9`` of the real axis is
-    snapped onto it.
+    ``1e-13 (unit + |lambda|)`` (or stalls at the rounding floor; ``unit`` is the system's
+    :func:`size_unit`) and its relative residual is below ``residual_tol``. For a real system,
+    a root within ``1e-9 (unit + |lambda|)`` of the real axis is snapped onto it.
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
     n = lin.n
+    unit = size_unit(lin)
     eye = np.eye(n)
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
@@ -226,14 +378,14 @@ def newton_roots(
         step[~np.isfinite(step)] = 0.0
         lam[idx] = x - step
         size = np.abs(step)
-        scale = 1.0 + np.abs(lam[idx])
+        scale = unit + np.abs(lam[idx])
         done = (size <= 1e-13 * scale) | ((size >= 0.9 * prev[idx]) & (size <= 1e-9 * scale))
         done |= ~np.isfinite(lam[idx])
         prev[idx] = size
         active[idx[done]] = False
     ok = np.isfinite(lam)
     if is_real(lin):
-        near = ok & (np.abs(lam.imag) <= REAL_TOL * (1.0 + np.abs(lam)))
+        near = ok & (np.abs(lam.imag) <= REAL_TOL * (unit + np.abs(lam)))
         lam[near] = lam[near].real
     res = np.full(lam.shape, np.inf)
     res[ok] = relative_residual(lin, lam[ok])
@@ -253,8 +405,9 @@ def null_vectors(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return U[:, -1], Vh[-1].conj()
 
 
-def count_change(root: complex, sign: float, real_system: bool) -> int:
-    """Change of the right-half-plane count when ``root`` crosses in direction ``sign``."""
-    real_root = abs(root.imag) <= REAL_TOL * (1.0 + abs(root))
+def count_change(root: complex, sign: float, real_system: bool, unit: float = 1.0) -> int:
+    """Change of the right-half-plane count when ``root`` crosses in direction ``sign``
+    (``unit``: the system's :func:`size_unit`)."""
+    real_root = abs(root.imag) <= REAL_TOL * (unit + abs(root))
     weight = 1 if (real_root or not real_system) else 2
     return int(math.copysign(weight, sign))

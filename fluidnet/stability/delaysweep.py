@@ -38,7 +38,8 @@ import numpy as np
 
 from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
-from .crossing import count_change, newton_roots, null_vectors
+from ..linear.roots import balanced
+from .crossing import count_change, newton_roots, null_vectors, size_unit
 
 __all__ = ["DelayFamily", "delay_family", "delay_crossings"]
 
@@ -67,8 +68,12 @@ class DelayFamily:
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
-    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= 1e-12 * scale))
+    """Equal to rounding, entry by entry: a small entry is compared with itself, not with the
+    largest one (at a delay of 1e12 s the entries that set the dynamics are 1e-12 beside a
+    constant 10, and change with the delay)."""
+    if a.shape != b.shape:
+        return False
+    return bool(np.all(np.abs(a - b) <= 1e-12 * np.maximum(np.abs(a), np.abs(b))))
 
 
 def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
@@ -101,7 +106,11 @@ def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
             mk = tuple(int(v) for v in np.rint(m))
             if max(mk) > MAX_MULTIPLE or 2 * max(mk) * l1.n**2 > MAX_PENCIL:
                 return None
-            return DelayFamily(l1.A0, tuple(l1.A), mk, float(ratios[0] / q))
+            # balanced (a diagonal similarity: the same roots) when badly scaled, so that the
+            # eigenvalue problem and the tests of its results are sound; a mild imbalance is
+            # left alone (see fluidnet.linear.roots.balanced)
+            bal = balanced(l1)
+            return DelayFamily(bal.A0, tuple(bal.A), mk, float(ratios[0] / q))
     return None
 
 
@@ -141,16 +150,17 @@ def _unimodular(fam: DelayFamily) -> np.ndarray | None:
 def _frequencies(fam: DelayFamily, z: np.ndarray) -> list[tuple[complex, float]]:
     """``(z, omega)`` pairs: the imaginary-axis eigenvalues ``j omega`` of ``M(z)``."""
     out: list[tuple[complex, float]] = []
+    unit = size_unit(fam.lin(1.0))
     for zi in z:
         zi = zi / abs(zi)
         Mz = fam.A0 + sum(Ak * zi**mk for mk, Ak in zip(fam.m, fam.A, strict=True))
         for mu in np.linalg.eigvals(Mz):
-            if abs(mu.real) <= 1e-6 * max(1.0, abs(mu)):
+            if abs(mu.real) <= 1e-6 * max(unit, abs(mu)):
                 w = float(mu.imag)
                 if fam.real and w < 0:
                     continue
                 if not any(
-                    abs(zi - a) <= 1e-8 and abs(w - b) <= 1e-8 * max(1, abs(w)) for a, b in out
+                    abs(zi - a) <= 1e-8 and abs(w - b) <= 1e-8 * max(unit, abs(w)) for a, b in out
                 ):
                     out.append((complex(zi), w))
     return out
@@ -197,6 +207,8 @@ def delay_crossings(fam: DelayFamily, lo: float, hi: float) -> tuple[list[RawCro
     Returns ``None`` for ``list`` when the eigenvalue problem is singular or a crossing is
     tangential (``Re d lambda / d p = 0``): the caller then follows the roots instead.
     """
+    # the family is balanced where badly scaled (see delay_family): singular values of a badly
+    # scaled matrix would say nothing about its determinant
     M0 = fam.A0 + sum(fam.A, np.zeros_like(fam.A0))
     sv = np.linalg.svd(M0, compute_uv=False)
     size = np.linalg.norm(fam.A0, 2) + sum(np.linalg.norm(a, 2) for a in fam.A)
@@ -206,9 +218,10 @@ def delay_crossings(fam: DelayFamily, lo: float, hi: float) -> tuple[list[RawCro
     if z is None:
         return None, False
     zero_root = False
+    unit = size_unit(fam.lin(1.0))
     out: list[RawCrossing] = []
     for zi, w in _frequencies(fam, z):
-        if abs(w) <= 1e-9 * max(1.0, size):
+        if abs(w) <= 1e-9 * size:
             continue  # z = 1 and Delta(0) regular: not a root (rounding of a double z)
         theta = (-np.angle(zi) if w > 0 else np.angle(zi)) % (2 * math.pi)
         step = 2 * math.pi / abs(w) / fam.r  # spacing of the crossing values in p
@@ -230,9 +243,12 @@ def delay_crossings(fam: DelayFamily, lo: float, hi: float) -> tuple[list[RawCro
                 continue
             if abs(dlam.real) <= 1e-10 * abs(dlam):
                 return None, zero_root
-            change = count_change(lam, dlam.real, fam.real)
+            change = count_change(lam, dlam.real, fam.real, unit)
             root = complex(0.0, abs(lam.imag) if fam.real else lam.imag)
-            if not any(abs(c.value - p) <= 1e-12 * p and abs(c.root - root) <= 1e-9 for c in out):
+            if not any(
+                abs(c.value - p) <= 1e-12 * p and abs(c.root - root) <= 1e-9 * max(unit, abs(root))
+                for c in out
+            ):
                 out.append(RawCrossing(p, root, change))
     out.sort(key=lambda c: c.value)
     return out, zero_root

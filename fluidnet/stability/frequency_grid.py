@@ -28,9 +28,10 @@ import math
 
 import numpy as np
 
-from ..errors import AnalysisError, OptionError
+from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF, as_delay_tf
 from ..linear.quasipoly import QuasiPolynomial
+from ..options import range_option
 
 __all__ = [
     "as_loop",
@@ -162,9 +163,7 @@ def frequency_grid(
             pass
         lo = min(lo, hi / 1e4)
     else:
-        lo, hi = (float(v) for v in w_range)
-        if not (0 < lo < hi and math.isfinite(hi)):
-            raise OptionError(f"w_range = {w_range!r}: need 0 < w_min < w_max < inf")
+        lo, hi = range_option("w_range", w_range, positive=True)
     w = np.logspace(math.log10(lo), math.log10(hi), int(40 * math.log10(hi / lo)) + 2)
     w = refine_grid(lambda x: L(1j * x), w, max_points=200_000)
     cross = np.concatenate([gain_crossovers(L, w), phase_crossovers(L, w)])

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF
+from ..options import number_option, numbers_option
 from .frequency_grid import as_loop, check_supported, frequency_grid, max_delay, tail_radius
 
 __all__ = ["NyquistResponse", "nyquist"]
@@ -235,6 +236,9 @@ def nyquist(L, w=None, *, axis_tol: float = 1e-9) -> NyquistResponse:
     """
     L = as_loop(L)
     check_supported(L)
+    if w is not None:
+        w = numbers_option("w", w, where="nyquist")
+    axis_tol = number_option("axis_tol", axis_tol, positive=True, where="nyquist")
     census = L.pole_census(axis_tol=axis_tol)
     P, axis = census.rhp, census.axis_frequencies
     W = tail_radius(L, 0.5)

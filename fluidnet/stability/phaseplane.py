@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnalysisError, FluidnetError, ModelError, OptionError
+from ..errors import AnalysisError, FluidnetError, ModelError, OptionError, ParameterError
+from ..options import count_option, number_option
+from ..overrides import merge_params
 from ..progress import progress_bar
 from ..sweep import grid_points
 
@@ -179,16 +181,22 @@ def phase_portrait(
     Raises
     ------
     ModelError
-        When ``x`` or ``y`` is not a state.
+        When ``x`` or ``y`` is not a state, or an initial condition names a state the model
+        does not have.
     AnalysisError
         For malformed ``ics``.
+    ParameterError
+        For an unknown parameter or a value that is not a real number.
+    OptionError
+        For a bad ``n_points`` (or another option of :func:`fluidnet.simulate_ensemble`).
     """
     from ..dde import simulate_ensemble
 
     _check_state(model, x, "x")
     _check_state(model, y, "y")
     ics = _as_ics(ics)
-    params = dict(params or {})
+    n_points = count_option("n_points", n_points, minimum=2, where="phase_portrait")
+    params = merge_params(params, {}, "phase_portrait")
     eq = model.equilibrium(**params)
     ds = simulate_ensemble(
         model,
@@ -307,8 +315,13 @@ def nonlinear_chart(
     ModelError
         When ``state`` is not a state.
     AnalysisError
-        For malformed ``ics``, a grid name that is not a parameter, or a name both in the grid
-        and in ``params``.
+        For malformed ``ics``.
+    ParameterError
+        For a grid name or a name in ``params`` that is not a parameter of the model, or a
+        value that is not a real number.
+    OptionError
+        For a name both in the grid and in ``params``, or a bad ``n_points``,
+        ``equilibrium_rtol`` or ``after``.
 
     Examples
     --------
@@ -328,15 +341,21 @@ def nonlinear_chart(
     state = model.state_names[0] if state is None else state
     _check_state(model, state, "state")
     ics = _as_ics(ics)
+    n_points = count_option("n_points", n_points, minimum=2, where="nonlinear_chart")
+    equilibrium_rtol = number_option(
+        "equilibrium_rtol", equilibrium_rtol, positive=True, where="nonlinear_chart"
+    )
+    if after is not None:
+        after = number_option("after", after, where="nonlinear_chart")
     names, shape, points = grid_points(grids)
-    fixed = dict(options.pop("params", None) or {})
+    fixed = merge_params(options.pop("params", None), {}, "nonlinear_chart")
     overlap = sorted(set(names) & set(fixed))
     if overlap:
         raise OptionError(f"{overlap} given both as a grid and in params")
-    for n in names:
+    for n in [*names, *fixed]:
         if n not in model.param_names:
-            raise AnalysisError(
-                f"grid parameter {n!r} is not a parameter of model {model.name!r} "
+            raise ParameterError(
+                f"nonlinear_chart: {n!r} is not a parameter of model {model.name!r} "
                 f"(parameters: {', '.join(model.param_names)})"
             )
     table = {n: np.array([p[n] for p in points]) for n in names}

@@ -29,12 +29,24 @@ every crossing, every ``CHECK_EVERY`` steps and at the end.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..continuation import Attempt, ErrorController, Stop, call, follow, run
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError
-from .crossing import Count, Crossing, Sweep, count_change, is_real, newton_roots, on_axis
+from .crossing import (
+    Count,
+    Crossing,
+    Sweep,
+    count_change,
+    is_real,
+    local_scale,
+    newton_roots,
+    on_axis,
+    size_unit,
+)
 
 __all__ = ["follow_roots", "RootPath"]
 
@@ -79,7 +91,7 @@ def _velocity(sweep: Sweep, p: float, lam: np.ndarray, span: float, sign: float)
     """``d lambda / d p`` by a one-sided difference (one extra system)."""
     if lam.size == 0:
         return lam.copy()
-    dp = sign * 1e-6 * max(span, 1e-12 * max(1.0, abs(p)))
+    dp = sign * 1e-6 * local_scale(p, span)
     new, ok = newton_roots(sweep.lin(p + dp), lam)
     v = (new - lam) / dp
     v[~ok] = 0.0
@@ -143,6 +155,10 @@ class RootPath:
         """The result when the path reaches ``hi`` without a checkpoint there."""
         raise NotImplementedError
 
+    def unit(self, q: float) -> float:
+        """The size floor of the system at ``q`` (:func:`~.crossing.size_unit`); 1 by default."""
+        return 1.0
+
     # -- the stepper
     def attempt(self, path: _Path, h: float, rejects: int):
         if path.p >= self.hi:
@@ -152,11 +168,14 @@ class RootPath:
             q = self.hi
         h = q - path.p
         new, ok = yield ("newton", q, path.lam + path.v * h)
-        verdict = _judge(path, new, ok, h)
+        unit = self.unit(q)
+        verdict = _judge(path, new, ok, h, unit)
+        if verdict is not None and verdict[0] == "axis" and q == self.hi:
+            new, verdict = _axis_at_end(path, new, ok, h, unit, local_scale(q, self.span))
         if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
             # a root that Newton loses (two roots meeting off the axis, a root leaving for
             # -infinity): start afresh from the certified roots at q, if the count allows it
-            lost = ~ok | _collided(new)
+            lost = ~ok | _collided(new, unit)
             far = np.abs(path.lam.real) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
             same_side = (path.lam.real > 0) == (new.real > 0)
             if np.all(far[lost]) and np.all(same_side[~lost]):
@@ -166,7 +185,7 @@ class RootPath:
         if verdict is not None:
             return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict})
         err = np.abs(new.real - (path.lam.real + path.v.real * h))
-        tol = 0.25 * np.maximum(np.abs(new.real), 1e-12)
+        tol = 0.25 * np.maximum(np.abs(new.real), 1e-12 * unit)
         with np.errstate(divide="ignore"):
             ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
         return Attempt(ok=True, point=(q, new), h=h, error_ratio=float(ratio))
@@ -233,7 +252,7 @@ class RootPath:
         return Crossing(
             value=float(p_star),
             omega=abs(root.imag),
-            change=count_change(root, lb.real - la.real, self.real_system),
+            change=count_change(root, lb.real - la.real, self.real_system, self.unit(p_star)),
             count_before=0,
             count_after=0,
             root=root,
@@ -264,6 +283,9 @@ class _SerialPath(RootPath):
     def keep(self, new, q):
         return _in_window(new, self.sweep.lin(q))
 
+    def unit(self, q):
+        return size_unit(self.sweep.lin(q))
+
     def _reseed(self, check: Count, q: float, sign: float) -> _Path:
         self.checks.append(check)
         self.confirmed = list(self.crossings)
@@ -282,7 +304,10 @@ class _SerialPath(RootPath):
             return path
         switch = any(c.is_switch for c in self.crossings[len(self.confirmed) :])
         last_one = self.first_switch and switch
-        check = self.sweep.count(q, self.k, rhp_only=last_one)
+        if q == self.hi:  # a root may lie within AXIS_TOL of the axis there
+            check = self.sweep.count_edge(q, self.span, end=True, k=self.k)
+        else:
+            check = self.sweep.count(q, self.k, rhp_only=last_one)
         if check.count != self.count:
             return Stop(("failed", self.confirmed, self.checks, self.last))
         if last_one or q == self.hi:
@@ -317,7 +342,7 @@ def _first_step(path: _Path, span: float) -> float:
         speed = abs(v.real)
         if speed > 0:
             h = min(h, 0.5 * max(abs(lam.real), 1e-6 * abs(lam)) / speed)
-    return max(h, 1e-6 * span)
+    return max(h, 1e-6 * local_scale(path.p, span))
 
 
 def follow_roots(
@@ -336,7 +361,7 @@ def follow_roots(
     """
     k = None
     a = lo
-    start = sweep.count(lo)
+    start = sweep.count_edge(lo, hi - lo)
     done: list[Crossing] = []
     done_checks: list[Count] = []
     for _ in range(MAX_RESTARTS + 1):
@@ -350,7 +375,7 @@ def follow_roots(
         done_checks += checks[:-1]
         a = last.value
         k = 2 * max(len(last.roots), k or 6)
-        start = sweep.count(a, k)
+        start = sweep.count_edge(a, hi - a, k=k)
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
         "right-half-plane roots at a checkpoint does not match the crossings found, even "
@@ -358,24 +383,44 @@ def follow_roots(
     )
 
 
-def _collided(new: np.ndarray) -> np.ndarray:
+def _axis_at_end(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float, local):
+    """The last step, onto ``hi``, with a root within ``AXIS_TOL`` of the axis there: the range
+    ends within about 1e-7 of a crossing. The root is on the side of its real part or, when
+    its crossing is at ``hi`` itself (to ``1e-12`` of the parameter's scale), on the side it
+    goes to (the crossing is one of the range), as :meth:`~.crossing.Sweep.count_edge`
+    counts it. Returns the roots so placed and the verdict on the step without the axis
+    test (``("axis", i)`` for a root that does not leave the axis)."""
+    new = new.copy()
+    for i in np.flatnonzero([on_axis(lam, unit) for lam in new]):
+        speed = (new[i].real - path.lam[i].real) / h
+        if not abs(speed) * local > 1e-6 * max(unit, abs(new[i])):
+            return new, ("axis", int(i))
+        if abs(new[i].real / speed) <= 1e-12 * local:
+            new[i] = complex(math.copysign(np.finfo(float).tiny, speed), new[i].imag)
+    return new, _judge(path, new, ok, h, unit, axis=False)
+
+
+def _collided(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     out = np.zeros(new.size, dtype=bool)
     for i in range(new.size):
         for j in range(i):
-            if abs(new[i] - new[j]) <= 1e-7 * (1 + abs(new[i])):
+            if abs(new[i] - new[j]) <= 1e-7 * (unit + abs(new[i])):
                 out[i] = out[j] = True
     return out
 
 
-def _judge(path: _Path, new: np.ndarray, ok: np.ndarray, h: float):
-    """``None`` when the step is accepted, else ``(reason, index)``."""
+def _judge(
+    path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float = 1.0, axis: bool = True
+):
+    """``None`` when the step is accepted, else ``(reason, index)`` (``unit``: the system's
+    :func:`~.crossing.size_unit`; ``axis=False`` accepts roots on the imaginary axis)."""
     if not np.all(ok):
         return ("newton", int(np.flatnonzero(~ok)[0]))
-    hit = np.flatnonzero(_collided(new))
+    hit = np.flatnonzero(_collided(new, unit))
     if hit.size:
         return ("collide", int(hit[0]))
     for i, lam in enumerate(new):
-        if on_axis(lam):
+        if axis and on_axis(lam, unit):
             return ("axis", i)
     re0, re1 = path.lam.real, new.real
     err = np.abs(re1 - (re0 + path.v.real * h))
@@ -396,7 +441,8 @@ def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:
         "axis": "it stays on the imaginary axis (a root at 0 or j omega for a whole interval?)",
         "curved": "its path bends too fast to follow",
     }[reason]
-    if reason == "axis" and abs(lam.imag) <= 1e-9 * max(1.0, abs(lam)):
+    unit = size_unit(sweep.lin(path.p))
+    if reason == "axis" and abs(lam.imag) <= 1e-9 * (unit + abs(lam)):
         what = (
             "a real root reaches 0 and stays there: the equilibrium is not hyperbolic (a "
             "fold, transcritical or pitchfork point where the equilibrium followed changes "

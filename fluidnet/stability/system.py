@@ -22,6 +22,7 @@ of all sets in one call; they check it against the factory's own systems first.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -126,15 +127,20 @@ class SystemFactory:
         return getattr(self.source, "__name__", type(self.source).__name__)
 
     def check_names(self, names) -> None:
-        """Raise :class:`ParameterError` for a name that is not a parameter of the model."""
-        if not self.is_model:
-            return
-        known = self.source.param_names
+        """Raise :class:`ParameterError` for a name that is not a parameter of the model, or
+        that the factory's signature does not take (a factory taking ``**params`` takes
+        any)."""
+        if self.is_model:
+            known, owner = self.source.param_names, f"model {self.source.name!r}"
+        else:
+            known, owner = _keywords(self.source), f"the factory {self.name!r}"
+            if known is None:
+                return
         for n in names:
             if n not in known:
                 raise ParameterError(
-                    f"unknown parameter {n!r} for model {self.source.name!r} "
-                    f"(parameters: {', '.join(known)})"
+                    f"unknown parameter {n!r} for {owner} (parameters: "
+                    f"{', '.join(known) or 'none'})"
                 )
 
     def values(self, **values: float) -> dict[str, float]:
@@ -145,7 +151,16 @@ class SystemFactory:
         if self.is_model:
             return self.source.linearize(**params)
         where = " at " + ", ".join(f"{k}={v:g}" for k, v in params.items()) if params else ""
-        return as_linear(self.source(**params), where)
+        try:
+            made = self.source(**params)
+        except Exception as exc:
+            missing = _unbound(self.source, params) if isinstance(exc, TypeError) else ""
+            if missing:  # the call does not fit the signature: say which parameter
+                raise ParameterError(f"the factory {self.name!r}{where}: {missing}") from exc
+            # the factory's own error, with the point at which it was called
+            exc.add_note(f"(raised by the factory {self.name!r}{where})")
+            raise
+        return as_linear(made, where)
 
     def batch(self, values: Mapping[str, Any]) -> SystemBatch:
         """The linear systems at many points at once.
@@ -248,6 +263,31 @@ class SystemFactory:
         else:
             _WORKER_MODELS.move_to_end(key)
         self.source = model
+
+
+def _keywords(source: Callable[..., Any]) -> tuple[str, ...] | None:
+    """The parameter names a factory takes as keywords, or None when it takes any (a
+    ``**params``) or has no signature to read."""
+    try:
+        sig = inspect.signature(source)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.parameters.values()):
+        return None
+    return tuple(n for n, p in sig.parameters.items() if p.kind in kinds)
+
+
+def _unbound(source: Callable[..., Any], params: Mapping[str, Any]) -> str:
+    """Why ``source(**params)`` does not fit its signature (a missing or unknown parameter),
+    or ``""``."""
+    try:
+        inspect.signature(source).bind(**params)
+    except TypeError as exc:
+        return str(exc)
+    except ValueError:
+        return ""
+    return ""
 
 
 def _pickled_pieces(cache: Mapping[str, Any], keys: tuple[str, ...]) -> bytes | None:

@@ -27,6 +27,7 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ModelError, OptionError, ParameterError
+from ..overrides import parameter_value
 from ..symbolic.parsing import as_expression
 
 __all__ = ["WindowChain"]
@@ -47,12 +48,8 @@ def _name(key: Any, what: str) -> str:
 
 
 def _finite(name: str, value: Any) -> float:
-    if isinstance(value, bool):
-        raise ParameterError(f"parameter {name!r}: value {value!r} is not a number")
-    try:
-        v = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(f"parameter {name!r}: value {value!r} is not a number") from exc
+    """A finite real number (the rule of :mod:`fluidnet.overrides`), else ParameterError."""
+    v = parameter_value(f"parameter {name!r}", value, finite=False)
     if not math.isfinite(v):
         raise ParameterError(f"parameter {name!r} must be finite, got {v!r}")
     return v

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import OptionError, ParameterError
+from ..overrides import parameter_value
 from .distribution import WindowDistribution
 
 __all__ = ["constant_mark_distribution", "constant_mark_moment", "constant_mark_tail"]
@@ -34,10 +35,7 @@ __all__ = ["constant_mark_distribution", "constant_mark_moment", "constant_mark_
 def _check(alpha: float, c1: float, c2: float, p: float) -> tuple[float, float, float, float]:
     vals = {}
     for name, v in (("alpha", alpha), ("c1", c1), ("c2", c2), ("p", p)):
-        try:
-            vals[name] = float(v)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"{name} = {v!r} is not a number") from exc
+        vals[name] = parameter_value(name, v, finite=False)
         if not math.isfinite(vals[name]):
             raise ParameterError(f"{name} = {v!r} must be finite")
     if not vals["alpha"] < 1:

@@ -14,31 +14,32 @@ from typing import Any
 import numpy as np
 
 from ..errors import OptionError, ParameterError
+from ..overrides import parameter_values
 from .executors import resolve_executor
 
-__all__ = ["GridPoints", "grid_points", "sweep"]
+__all__ = ["GridPoints", "grid_axes", "grid_points", "sweep"]
 
 
-def _axes(grids: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
-    """Names and float axes of a rectangular grid, checked."""
+def grid_axes(grids: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
+    """Names and values (1-D float arrays) of a rectangular grid, checked.
+
+    Raises
+    ------
+    ParameterError
+        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite real
+        numbers (text, ``True``/``False`` and complex numbers are not; see
+        :mod:`fluidnet.overrides`), naming the parameter and the value.
+    """
     if not isinstance(grids, Mapping) or not grids:
         raise ParameterError("grids must be a non-empty dict {parameter name: 1-D values}")
     names, axes = [], []
     for name, values in grids.items():
-        arr = np.asarray(values)
+        arr = parameter_values(f"grid of {str(name)!r}", values)
         if arr.ndim == 0:
             arr = arr.reshape(1)
         if arr.ndim != 1 or arr.size == 0:
             raise ParameterError(
                 f"grid of {name!r} must be a non-empty 1-D sequence, got shape {arr.shape}"
-            )
-        try:
-            arr = arr.astype(float)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"grid of {name!r} must hold numbers") from exc
-        if not np.all(np.isfinite(arr)):
-            raise ParameterError(
-                f"grid of {name!r} has a non-finite value {arr[~np.isfinite(arr)][0]}"
             )
         names.append(str(name))
         axes.append(arr)
@@ -57,7 +58,7 @@ class GridPoints(Sequence):
     Raises
     ------
     ParameterError
-        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite numbers.
+        As :func:`grid_axes`.
 
     Examples
     --------
@@ -67,7 +68,7 @@ class GridPoints(Sequence):
     """
 
     def __init__(self, grids: Mapping[str, Any]):
-        self.names, self.axes = _axes(grids)
+        self.names, self.axes = grid_axes(grids)
         self.shape = tuple(a.size for a in self.axes)
         self._size = math.prod(self.shape)
 
@@ -112,7 +113,7 @@ def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], l
     Raises
     ------
     ParameterError
-        For an empty mapping, or a grid that is not a non-empty 1-D sequence of finite numbers.
+        As :func:`grid_axes`.
     """
     points = GridPoints(grids)
     return points.names, points.shape, list(points)

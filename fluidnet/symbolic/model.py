@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,7 @@ import sympy
 from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from ..errors import ModelError, ParameterError
-from ..overrides import merge_params
+from ..overrides import merge_params, parameter_value
 from .canonical import DDEForm, build_form, delay_of
 from .equilibrium import chosen_equilibrium, equilibria
 from .linearize import linearize
@@ -57,18 +56,12 @@ class Param:
 
 
 def _check_value(name: str, value: Any, bounds=(None, None)) -> float | None:
+    """A default (``None``: none yet) or override, checked to be a finite real number (the rule
+    of :mod:`fluidnet.overrides`: text, ``True`` and complex numbers are not) within
+    ``bounds``."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise ParameterError(f"parameter {name!r}: value {value!r} is not a number")
-    if not isinstance(value, (Real, sympy.Number)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError(f"parameter {name!r}: value {value!r} is not a number") from exc
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        raise ParameterError(f"parameter {name!r}: value {value} is not finite")
+    value = parameter_value(f"parameter {name!r}", value)
     lo, hi = bounds
     if lo is not None and value < lo:
         raise ParameterError(f"parameter {name!r}: value {value:g} is below its lower bound {lo:g}")
@@ -501,9 +494,11 @@ class Model:
         """
         overrides = _identifiers(overrides or {}, "parameter")
         out: dict[str, float] = {}
-        for k in overrides:
+        for k, v in overrides.items():
             if k not in self._params:
                 raise ParameterError(self._unknown(k))
+            if v is None:
+                parameter_value(f"parameter {k!r}", v)  # an override must be a number
         for k, p in self._params.items():
             v = overrides.get(k, p.value)
             if isinstance(v, Param):
