@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from ..continuation import Attempt, ErrorController, Stop, call, follow, run
+from ..continuation.controller import StepSizeError
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError
 from .crossing import (
@@ -120,7 +121,6 @@ class RootPath:
 
     def __init__(self, lo: float, hi: float, first_switch: bool):
         self.lo, self.hi, self.span = lo, hi, hi - lo
-        self.h_min = 1e-13 * max(self.span, abs(lo), abs(hi))
         self.first_switch = first_switch
         self.crossings: list[Crossing] = []
         self.count = 0
@@ -130,9 +130,7 @@ class RootPath:
         """The path's step-size controller: the step times ``0.8 sqrt(tol / err)`` within
         ``[0.5, 2]`` after an accepted step (``tol`` a quarter of each root's distance to the
         axis), halved after a rejected one (times 0.7 for a root on the axis)."""
-        return ErrorController(
-            self.h_min, self.span / 4, cuts={"axis": 0.7}, max_rejects=MAX_REJECTS
-        )
+        return _PathController(self.span)
 
     # -- what the subclasses decide
     def keep(self, new: np.ndarray, q: float) -> np.ndarray:  # pragma: no cover - abstract
@@ -183,7 +181,7 @@ class RootPath:
                 if fresh is not None:
                     return Attempt(ok=False, h=h, restart=fresh)
         if verdict is not None:
-            return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict})
+            return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict, "p": path.p})
         err = np.abs(new.real - (path.lam.real + path.v.real * h))
         tol = 0.25 * np.maximum(np.abs(new.real), 1e-12 * unit)
         with np.errstate(divide="ignore"):
@@ -257,6 +255,25 @@ class RootPath:
             count_after=0,
             root=root,
         )
+
+
+class _PathController(ErrorController):
+    """:class:`~fluidnet.continuation.ErrorController` of a root path, whose smallest step is
+    relative to the parameter's local scale (:func:`~.crossing.local_scale`) where the step
+    failed: a range of many decades (a delay from 0.1 to 1e12) is followed in steps relative
+    to the value reached, not to the range."""
+
+    def __init__(self, span: float):
+        super().__init__(0.0, span / 4, cuts={"axis": 0.7}, max_rejects=MAX_REJECTS)
+        self.span = span
+
+    def adapt(self, h: float, attempt: Attempt) -> tuple[bool, float]:
+        if not attempt.ok and "p" in attempt.data:
+            p = attempt.data["p"]
+            if h <= 1e-13 * max(abs(p), local_scale(p, self.span)):
+                self.rejects += 1
+                raise StepSizeError(attempt, h, f"the step failed at its smallest length {h:.3g}")
+        return super().adapt(h, attempt)
 
 
 class _SerialPath(RootPath):
