@@ -3,7 +3,7 @@
 Every public name of :mod:`fluidnet` and of its public subpackages gets a page (through
 autosummary), grouped by the stage that defines it, so that a new public name appears in the
 reference without anyone editing the docs. :func:`sections` is what the test of the reference
-(``tests/test_docs_site.py``) checks.
+(``tests/test_docs_site.py``) checks, with the gallery.
 """
 
 from __future__ import annotations
