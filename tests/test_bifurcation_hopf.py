@@ -209,3 +209,23 @@ def test_projected_equilibrium_on_its_boundary_is_flagged():
             getattr(hp, attr)
     with pytest.raises(NonSmoothError):
         fn.periodic_orbit(hp, 0.35)
+
+
+def test_hopf_point_takes_params_like_every_entry_point():
+    # issue 24: hopf_point(m, "a", 1, 2, params={"b": 0}) was "unknown parameter 'params'".
+    # Wright's equation scaled by b: x' = -a b x(t-1)(1 + x(t)) has its Hopf point at
+    # a b = pi/2 (closed form), so a* = pi/4 for b = 2.
+    x = fn.states("x")
+    a, b = fn.params("a b")
+    m = fn.Model({x: -a * b * x(fn.t - 1) * (1 + x(fn.t))}, {a: 1.0, b: 1.0})
+    hp = fn.hopf_point(m, "a", 0.5, 1.0, params={"b": 2.0})
+    assert abs(hp.value - math.pi / 4) < 1e-10
+    assert fn.hopf_point(m, "a", 0.5, 1.0, b=2.0).value == hp.value
+    assert (
+        abs(fn.hopf_at(m, "a", hp.value, hp.omega, params={"b": 2.0}).lyapunov - hp.lyapunov)
+        < 1e-12
+    )
+    with pytest.raises(fn.OptionError, match="'b' given both"):
+        fn.hopf_point(m, "a", 0.5, 1.0, params={"b": 2.0}, b=2.0)
+    with pytest.raises(fn.ParameterError, match="'b'"):
+        fn.hopf_point(m, "a", 0.5, 1.0, params={"b": "2"})

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import AnalysisError, OptionError, ParameterError
 from ..options import option_dict
+from ..overrides import merge_params
 from .jets import multilinear_terms
 from .smoothness import NonSmoothError, check_equilibrium_smooth
 from .steady import EquilibriumBranch
@@ -260,6 +261,7 @@ def hopf_at(
     other_roots=None,
     branch=None,
     equilibrium: dict | None = None,
+    params: dict | None = None,
     **fixed,
 ) -> HopfPoint:
     """The :class:`HopfPoint` at a known crossing ``(value, omega)`` (no search).
@@ -280,14 +282,18 @@ def hopf_at(
         at ``value``, or the one Newton's method finds from ``equilibrium``).
     equilibrium : dict, optional
         ``{state: value}``: a guess of the equilibrium (for models with several).
+    params : dict, optional
+        ``{name: value}``: values of the other parameters (real numbers), the convention shared
+        by every entry point.
     **fixed
-        Other parameter values.
+        Other parameter values, as keywords (each name given once, here or in ``params``).
     """
     if not omega > 0:
         raise AnalysisError(
             f"the root crossing at {name}={value:g} is real (omega = {omega:g}): a fold or "
             "transcritical point of equilibria, not a Hopf bifurcation"
         )
+    fixed = merge_params(params, fixed, "hopf_at")
     params = model.resolve_params({**fixed, name: value})
     if branch is None:
         others = {k: v for k, v in params.items() if k != name}
@@ -371,6 +377,7 @@ def hopf_point(
     *,
     critical_options: dict | None = None,
     equilibrium: dict | None = None,
+    params: dict | None = None,
     **fixed: float,
 ) -> HopfPoint:
     """The first Hopf bifurcation of ``model``'s equilibrium for ``name`` in ``[lo, hi]``.
@@ -394,8 +401,12 @@ def hopf_point(
     equilibrium : dict, optional
         ``{state: value}``: a guess of the equilibrium at ``lo`` (for models with several;
         default :meth:`fluidnet.Model.equilibrium`).
+    params : dict, optional
+        ``{name: value}``: values of the other parameters (real numbers), the convention shared
+        by every entry point.
     **fixed
-        Values of the other parameters.
+        Values of the other parameters, as keywords (each name given once, here or in
+        ``params``).
 
     Returns
     -------
@@ -424,6 +435,7 @@ def hopf_point(
     """
     from ..stability import critical_value
 
+    fixed = merge_params(params, fixed, "hopf_point")
     if name in fixed:
         raise OptionError(f"{name!r} is the bifurcation parameter: do not also fix it")
     if name not in model.param_names:
