@@ -76,7 +76,7 @@ def test_printed_delay_variant_differs_by_the_missing_delay():
 
 
 def test_critical_delay_matches_note():
-    cv = fn.critical_value(reno_red(N=30, c=10_000.0), "d", 0.055, 0.07, n_scan=3)
+    cv = fn.critical_value(reno_red(N=30, c=10_000.0), "d", 0.055, 0.07)
     assert 1e3 * cv.value == pytest.approx(61.6, abs=0.05)
     assert cv.frequency == pytest.approx(0.74, abs=0.005)
 

@@ -125,7 +125,7 @@ def test_printed_linear_model_reproduces_6_5_21(form):
 
 
 def test_critical_delay_of_printed_form_matches_note():
-    cv = fn.critical_value(sbrm_printed_linear(N=30, c=10_000.0), "d", 0.08, 0.095, n_scan=3)
+    cv = fn.critical_value(sbrm_printed_linear(N=30, c=10_000.0), "d", 0.08, 0.095)
     assert cv.value == pytest.approx(0.0873, abs=5e-5)  # note 002 Table 6.6.2 'cont. d*'
 
 

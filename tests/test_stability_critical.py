@@ -242,7 +242,7 @@ def test_plot_is_the_count_as_a_step_function():
     [
         (("T", 1.0, 0.5), {}, fn.OptionError, "lo < hi"),
         (("T", 0.1, math.inf), {}, fn.OptionError, "lo < hi"),
-        (("T", 0.1, 1.0), {"n_scan": 0}, fn.OptionError, "n_scan"),
+        (("T", 0.1, 1.0), {"n_scan": 8}, fn.ParameterError, "n_scan"),
         (("T", 0.1, 1.0), {"T": 0.3}, fn.OptionError, "swept"),
         (("T", 0.1, 1.0), {"params": {"T": 0.3}}, fn.OptionError, "swept"),
         (("T", 0.1, 1.0), {"params": {"w": 1.0}, "w": 2.0}, fn.OptionError, "both"),

@@ -69,7 +69,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, OptionError
-from ..options import count_option
 from ..options import root_options as check_root_options
 from ..overrides import merge_params, parameter_value, parameter_values
 from .crossing import Count, Crossing, Sweep, local_scale
@@ -447,7 +446,6 @@ def critical_value(
     executor=None,
     progress: bool | None = None,
     on_error: str = "raise",
-    n_scan: int | None = None,
     **fixed: Any,
 ):
     """The first value of ``name`` in ``[lo, hi]`` where stability changes, certified.
@@ -484,8 +482,6 @@ def critical_value(
     on_error : {"raise", "nan"}
         For many parameter sets: raise the first error, or store NaN and the message in
         ``error``.
-    n_scan : int, optional
-        Ignored (accepted for compatibility): no scan size needs choosing.
     **fixed
         Parameter values as keywords (the same as ``params``; a name given both ways is an
         error).
@@ -521,8 +517,6 @@ def critical_value(
     >>> abs(cv.value - math.pi / 4) < 1e-12, abs(cv.omega - 2.0) < 1e-12, cv.method
     (True, True, 'delay')
     """
-    if n_scan is not None:
-        count_option("n_scan (not needed)", n_scan, where="critical_value")
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
     lo, hi, values, root_kw = _prepare(

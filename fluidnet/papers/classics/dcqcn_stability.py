@@ -26,23 +26,23 @@ def phase_margin(m, n: float, delay: float):
     return fn.margins(L), fn.nyquist(L)
 
 
-def critical_delay(m, n: float, lo: float, hi: float, n_scan: int):
+def critical_delay(m, n: float, lo: float, hi: float):
     """``fn.critical_value`` on ``tau_star`` at the fixed point of ``n`` flows."""
     eq = rest(n)
 
     def factory(tau_star):
         return m.linearize(equilibrium=eq, N=float(n), tau_star=tau_star)
 
-    return fn.critical_value(factory, "tau_star", lo, hi, n_scan=n_scan)
+    return fn.critical_value(factory, "tau_star", lo, hi)
 
 
 @PAPER.item(
     title="Zhu et al. 2016: DCQCN fixed point, phase margin vs N, delay",
-    quick={"curves": DCQCN_QUICK, "scan": (40.0, 4)},
+    quick={"curves": DCQCN_QUICK, "delay_from": 40.0},
 )
-def dcqcn(ctx: Context, curves=DCQCN_CURVES, scan=(5.0, 16)) -> dict:
+def dcqcn(ctx: Context, curves=DCQCN_CURVES, delay_from: float = 5.0) -> dict:
     """Fixed point two ways, the printed approximation, Fig. 3(a) on ``curves`` (delay [us] ->
-    numbers of flows), the 85 us claim (critical delay scanned from ``scan = (lo, n_scan)``),
+    numbers of flows), the 85 us claim (critical delay searched from ``delay_from`` [us]),
     runs."""
     m = dcqcn_model()
     eq = m.equilibrium()
@@ -88,7 +88,7 @@ def dcqcn(ctx: Context, curves=DCQCN_CURVES, scan=(5.0, 16)) -> dict:
     for n in (2, 10, 64):
         mg, ny = phase_margin(mr, n, 85.0)
         values["85 us", n] = Value(ny.stable, note=f"{mg.phase_margin:.2f}")
-    cv = critical_delay(m, 10, scan[0], 100.0, scan[1])
+    cv = critical_delay(m, 10, delay_from, 100.0)
     mg, _ = phase_margin(m, 10, cv.value * 0.999)
     mg2, _ = phase_margin(m, 10, cv.value * 1.001)
     shown = (

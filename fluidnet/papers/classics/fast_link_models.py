@@ -69,7 +69,7 @@ def fast(ctx: Context, delays=FAST_DELAYS) -> dict:
                 return m.linearize(equilibrium=eq, gamma=gamma)
 
             try:
-                cv = fn.critical_value(factory, "gamma", 0.05, 4.0, n_scan=12, root_options=ROOTS)
+                cv = fn.critical_value(factory, "gamma", 0.05, 4.0, root_options=ROOTS)
                 got = cv.value
             except fn.AnalysisError:
                 got = math.inf
@@ -87,9 +87,7 @@ def fast(ctx: Context, delays=FAST_DELAYS) -> dict:
     holds = all(b < a for a, b in zip(integ, integ[1:], strict=False)) and integ[-1] < 1
     values["integrator"] = Value(holds, shown)
     # critical delay at gamma = 0.7, integrator link (gamma_c 0.865 at d = 0.1 s, 0.643 at 0.3 s)
-    cv = fn.critical_value(
-        fast_tcp("integrator", gamma=0.7), "d", 0.1, 0.5, n_scan=8, root_options=ROOTS
-    )
+    cv = fn.critical_value(fast_tcp("integrator", gamma=0.7), "d", 0.1, 0.5, root_options=ROOTS)
     rho_c = brentq(lambda r: integrator_critical_gamma(r) - 0.7, 0.862, 0.97)
     values["d_c"] = Value(cv.value, expected=rho_c * q_star / (1 - rho_c))
     # nonlinear runs at gamma = 1, d = 0.1 s: the link models disagree

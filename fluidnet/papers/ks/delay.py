@@ -46,7 +46,7 @@ def critical_gain(delay: str, T: float = 1.0):
     """``fn.critical_value`` of ``kappa_1`` at delay ``T`` and the root counts around it."""
     m = utility_primal(network(), beta=BETA, delay=delay, T=T)
     hi = 5.0 / (BETA * T)  # kappa beta T up to 5 < 5 pi/2: one crossing of each kind at most
-    cv = fn.critical_value(m, "kappa_1", 0.2 / (BETA * T), hi, n_scan=24)
+    cv = fn.critical_value(m, "kappa_1", 0.2 / (BETA * T), hi)
     below = rhp_count(m, kappa_1=cv.value * (1 - 1e-4))
     above = rhp_count(m, kappa_1=cv.value * (1 + 1e-4))
     return cv, below, above
