@@ -49,6 +49,7 @@ import numpy as np
 
 from ..threads import single_threaded_blas
 from .contour import count_in_rectangle, zeros_from_power_sums
+from .newton import newton_roots
 from .sparse import SparseSystem
 
 if TYPE_CHECKING:
@@ -96,29 +97,8 @@ def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
 
 
 def _newton(system: SparseSystem, lam: np.ndarray, real: bool, maxiter: int = 40):
-    """Newton on ``det Delta`` (as :func:`fluidnet.linear.roots._newton`)."""
-    lam = np.array(lam, dtype=complex)
-    last = np.full(lam.shape, np.inf)
-    active = np.ones(lam.shape, dtype=bool)
-    for _ in range(maxiter):
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        with np.errstate(all="ignore"):
-            step = 1.0 / system.logderiv(lam[idx])
-        step[~np.isfinite(step)] = 0.0
-        if real:
-            on_axis = lam[idx].imag == 0.0
-            step[on_axis] = step[on_axis].real
-        lam[idx] -= step
-        size = np.abs(step)
-        scale = 1.0 + np.abs(lam[idx])
-        done = size <= 1e-11 * scale
-        done |= (size >= 0.9 * last[idx]) & (size <= 1e-8 * scale)
-        done |= ~np.isfinite(lam[idx])
-        last[idx] = size
-        active[idx[done]] = False
-    return lam, last
+    """Newton on ``det Delta`` of the sparse system (:func:`~.newton.newton_roots`)."""
+    return newton_roots(system.logderiv, lam, real, maxiter)
 
 
 def _distinct(lam: np.ndarray) -> np.ndarray:

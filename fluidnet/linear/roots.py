@@ -84,6 +84,7 @@ from .blocks import diagonal_blocks, subsystem
 from .certificate import certificate_line, count_right_of
 from .inclusion import enclose
 from .large import DENSE_LIMIT, LARGE_STATES, large_roots
+from .newton import newton_roots
 from .sparse import SparseSystem
 from .stacked import MILD_IMBALANCE, Stack, balance_scales, singular_values
 
@@ -392,41 +393,9 @@ def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
 
 
 def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """Newton on ``det Delta``, vectorized over candidates; returns the iterates and the size
-    of each one's last step.
-
-    A candidate stops when its step falls below ``1e-11 |lambda|`` (quadratic convergence
-    makes the error then negligible; a multiple root, where Newton is linear, ends about that
-    accurate), when its steps stop shrinking near the rounding floor, or after ``maxiter``
-    (its last step then shows how far it still was from converging: a spurious eigenvalue of
-    the discretization can wander for many steps before it nears a root).
-    """
-    lam = np.array(lam, dtype=complex)
-    last = np.full(lam.shape, np.inf)
-    if lam.size == 0:
-        return lam, last
-    real_sys = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
-    active = np.ones(lam.shape, dtype=bool)
-    for _ in range(maxiter):
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        with np.errstate(all="ignore"):
-            step = 1.0 / _log_derivative(lin, lam[idx])
-        step[~np.isfinite(step)] = 0.0  # exactly singular: already at a root
-        if real_sys:
-            # keep real candidates real (their Newton steps are real up to rounding)
-            on_axis = lam[idx].imag == 0.0
-            step[on_axis] = step[on_axis].real
-        lam[idx] -= step
-        size = np.abs(step)
-        scale = 1.0 + np.abs(lam[idx])
-        done = size <= 1e-11 * scale
-        done |= (size >= 0.9 * last[idx]) & (size <= 1e-8 * scale)
-        done |= ~np.isfinite(lam[idx])
-        last[idx] = size
-        active[idx[done]] = False
-    return lam, last
+    """Newton on ``det Delta`` of ``lin`` (:func:`~fluidnet.linear.newton.newton_roots`)."""
+    real = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
+    return newton_roots(lambda z: _log_derivative(lin, z), lam, real, maxiter)
 
 
 def _a0_spectrum(lin: LinearDDE) -> tuple[np.ndarray, float]:
