@@ -113,10 +113,7 @@ def _anywhere(target: str) -> list[Any]:
 
 def _link(app, env, node, contnode, obj):
     """A link to ``obj``'s public page, or ``None`` when it has none."""
-    public = _documented_names().get(id(obj))
-    if public is None:
-        func = getattr(obj, "fget", None) or getattr(obj, "__func__", None)
-        public = _documented_names().get(id(func)) if func is not None else None
+    public = _documented_names().get(id(obj))  # methods and properties are registered too
     if public is None:
         return None
     domain = env.get_domain("py")
@@ -134,8 +131,6 @@ def _missing_reference(app, env, node, contnode):
     if not target.lstrip("~.").split(".")[0]:
         return None
     module, cls = node.get("py:module"), node.get("py:class")
-    if target.startswith("fluidnet") is False and module is None and cls is None:
-        module = "fluidnet"
     for path in _candidates(target, module, cls):
         if not (path.startswith("fluidnet.") or path == "fluidnet"):
             continue
