@@ -56,6 +56,7 @@ from . import experiment2  # noqa: E402, F401
 from . import experiment3  # noqa: E402, F401
 from . import delay  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
+from . import onset  # noqa: E402, F401
 
 # isort: on
 from .data import exp1_network, exp2_network, exp3_network, sec4_network  # noqa: E402

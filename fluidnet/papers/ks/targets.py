@@ -290,5 +290,21 @@ TARGETS = {
         claim("fold", "delayed extension", "Kelly primal: the stable branch ends at a fold of "
               "cycles (the simulation blows up beyond it)", source=DERIVED, quick=False),
     ],
+    "onset_map": [
+        near("hopf curve", "delayed extension", "Kelly primal: Hopf curve continued in (kappa, "
+             "T), largest |kappa (B + 1) T - pi/2|", 0.0, tol=1e-9, source=DERIVED,
+             note="closed form: the linearization is x' = -kappa (B + 1) x(t - T) at w = c = 1; "
+             "{}"),
+        near("fold line", "delayed extension", "Kelly primal: fold of cycles continued in (kappa, "
+             "T), largest relative deviation of kappa T from its value at T = 1", 0.0, tol=1e-6,
+             source=DERIVED, note="time scaling t -> t/T: the law depends on kappa T only, so the "
+             "fold (the end of the stable cycles) is the line kappa T = {} ({}, {} points)"),
+        near("fold kT", "delayed extension", "Kelly primal: fold of cycles at T = 1, kappa T, "
+             "solved as a fold vs detected between the branch's orbits", RUN, rel=0.01,
+             source=DERIVED, note="second method: the fold located on the one-parameter branch "
+             "of cycles (kappa = {}), coarse by the branch's step"),
+        claim("fold sim", "delayed extension", "Kelly primal at T = 1.5: a simulation settles on "
+              "a cycle at 0.97 x the fold's kappa and blows up at 1.03 x", source=DERIVED),
+    ],
 }
 # fmt: on

@@ -28,6 +28,10 @@ the item modules
 bifurcation
     Derived: the Hopf bifurcation at the critical delay (criticality, normal form, the smooth
     orbit branch and where it meets the marking threshold or the empty queue).
+criticality
+    Derived: the criticality of the Hopf bifurcation at every critical delay of a grid of
+    Table 6.6.2, the Hopf delays of Reno/RED against the printed loop gain's continuous
+    crossings, and the onset maps in (d, c).
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from . import friendliness as friendliness  # noqa: E402
 from . import admission as admission  # noqa: E402
 from . import validation as validation  # noqa: E402
 from . import bifurcation as bifurcation  # noqa: E402
+from . import criticality as criticality  # noqa: E402
 
 # isort: on
 # the helpers and values the tests, the notebook and the benchmarks use

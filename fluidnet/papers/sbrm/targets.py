@@ -25,6 +25,9 @@ from .data import (
     is_number,
 )
 
+# the grid of the criticality item (its full and quick sizes)
+CRIT_N_GRID, CRIT_N_QUICK, CRIT_C_QUICK = (20, 40, 60), (40,), (10, 13)
+
 # fmt: off
 INDEPENDENT = "independent numpy/scipy evaluation of the printed loop gain"
 FP = "Table 5.5.1 solved independently as a fixed point"
@@ -334,5 +337,18 @@ TARGETS = {
               "57.7 (RED) at 102 ms"),
     ],
     "bifurcation": [*_hopf("SBRM", "the marking threshold b0"), *_hopf("RED", "an empty queue")],
+    "criticality": [
+        *(near(("RED", N, c, "d_c"), "Table 6.6.2 (continuous)", f"RED N={N}, c={c}: Hopf delay "
+               "of the nonlinear model [ms]", CONT_DCRIT_NOTE["RED"][N][C_VALUES.index(c)],
+               tol=0.1, source=DERIVED, quick=N in CRIT_N_QUICK and c in CRIT_C_QUICK,
+               note="continuous critical delay of the printed loop gain (6.5.22), computed "
+               "independently with numpy/scipy (data.CONT_DCRIT_NOTE)")
+          for N in CRIT_N_GRID for c in C_VALUES),
+        *(claim((proto, "supercritical"), "Sec 6.6.3", f"{proto}: the Hopf bifurcation is "
+                "supercritical at every critical delay of the grid (N = 20, 40, 60; c = 8-15 "
+                "pkts/ms)", source=DERIVED, note="first Lyapunov coefficient with the "
+                "state-dependent RTT delays; a quick run checks N = 40, c = 10 and 13 only")
+          for proto in PROTOCOLS),
+    ],
 }
 # fmt: on
