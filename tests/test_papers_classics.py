@@ -12,7 +12,9 @@ from fluidnet.papers.classics import data, mgt_loop
 from fluidnet.papers.classics.fast_link_models import integrator_critical_gamma
 
 
-@pytest.mark.parametrize("item", ["hollot_pi", "dctcp", "mgt_red_packets"])
+@pytest.mark.parametrize(
+    "item", ["hollot_pi", "dctcp", pytest.param("mgt_red_packets", marks=pytest.mark.slow)]
+)
 def test_quick_items_pass(item, tmp_path):
     report = fn.reproduce(f"classics:{item}", out=tmp_path, quick=True, progress=False)
     assert report.ok, report.summary()

@@ -31,7 +31,7 @@ UNSTABLE_TP = 0.3
 
 @PAPER.item(
     title="MGT/RED in ns-3: mean queue and oscillation against the fluid model (MGT Figs 1-5)",
-    quick={"delays": (STABLE_TP,), "t_end": 10.0, "after": 4.0},
+    quick={"delays": (STABLE_TP,), "t_end": 15.0, "after": 5.0},
 )
 def mgt_red_packets(
     ctx: Context,

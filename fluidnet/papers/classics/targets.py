@@ -208,7 +208,8 @@ TARGETS = {
     "mgt_red_packets": [
         near("queue stable", "MGT Figs 1-5", "ns-3 mean queue at Tp = 0.1 s (10 flows, fluid "
              "stable) against the fluid equilibrium [pkts]", RUN, rel=0.10, source=DERIVED,
-             note="ns-3 run, seed 1, 40 s; the fluid equilibrium is the second method"),
+             note="ns-3 run, seed 1, 40 s (15 s in a quick run); the fluid equilibrium is the "
+             "second method"),
         claim("fluid verdicts", "Hollot et al. 2001", "the fluid model is stable at Tp = 0.1 s "
               "and unstable at Tp = 0.3 s", source=DERIVED, quick=False),
         near("queue cycle", "MGT Figs 1-5", "ns-3 mean queue at Tp = 0.3 s (fluid limit cycle) "
