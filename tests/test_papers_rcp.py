@@ -127,3 +127,13 @@ def test_quick_reproduction(tmp_path):
     assert paper_col[0.1] == "1.6" and paper_col[0.4] == "1.3"
     assert all(v == "" for b, v in paper_col.items() if b not in (0.1, 0.4, 0.6))
     assert (tmp_path / "rcp" / "figures" / "fig40_44_nonlinear_region.png").exists()
+
+
+def test_packet_item_without_ns3_names_the_extra(tmp_path, monkeypatch):
+    from fluidnet.packet import _ns3
+
+    monkeypatch.setattr(_ns3, "available", lambda: False)
+    report = fn.reproduce("rcp:packet_fct", out=tmp_path, quick=True, progress=False)
+    assert len(report.errors) == 1
+    assert "NotInstalledError" in report.errors[0]
+    assert "pip install 'fluidnet[packet]'" in report.errors[0]

@@ -17,6 +17,8 @@
                          the limit cycle and its amplitude and period against K and g
 ``dcqcn``                Zhu et al. (2015), Zhu, Ghobadi, Misra & Padhye (2016): fixed point,
                          phase margin against the number of flows, the delay that destabilizes
+``mgt_red_packets``      the MGT/RED model against ns-3: mean queue below the critical delay,
+                         oscillation and its period beyond it
 ``data``                 printed values, published figure data, closed forms, the sweeps
 ``mgt_loop``             the exact linearized TCP/queue loop derived by hand (the references)
 ``targets``              the target table: every number checked, per item
@@ -46,6 +48,7 @@ from . import xcp_stability  # noqa: E402, F401
 from . import fast_link_models  # noqa: E402, F401
 from . import dctcp_limit_cycle  # noqa: E402, F401
 from . import dcqcn_stability  # noqa: E402, F401
+from . import mgt_red_packets  # noqa: E402, F401
 
 # isort: on
 

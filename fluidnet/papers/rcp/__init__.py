@@ -16,6 +16,7 @@ The submodules, in the order their items run:
 ``transients``             flow steps (Figs 37-39) and mixed RTPDs (Fig 19)
 ``invariance``             the region does not change with C, d0 and N (Sec IV-F)
 ``bifurcation``            the Hopf boundary continued (derived); q* = 0 makes the cycle non-smooth
+``packet_fct``             RCP in ns-3: flow completion times against processor sharing
 ``data``                   the paper's printed values, derived values, grids
 ``targets``                the target table: every number checked, per item
 =========================  ==========================================================
@@ -50,6 +51,7 @@ from . import operating_point  # noqa: E402, F401
 from . import transients  # noqa: E402, F401
 from . import invariance  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
+from . import packet_fct  # noqa: E402, F401
 
 # isort: on
 # the helpers the tests and the notebook use

@@ -32,6 +32,9 @@ criticality
     Derived: the criticality of the Hopf bifurcation at every critical delay of a grid of
     Table 6.6.2, the Hopf delays of Reno/RED against the printed loop gain's continuous
     crossings, and the onset maps in (d, c).
+packet_critical_delay
+    SBRM in ns-3 at half and twice the fluid critical delay: the queue settles below it and
+    oscillates above it (the packet half of Sec 6.7).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from . import admission as admission  # noqa: E402
 from . import validation as validation  # noqa: E402
 from . import bifurcation as bifurcation  # noqa: E402
 from . import criticality as criticality  # noqa: E402
+from . import packet_critical_delay as packet_critical_delay  # noqa: E402
 
 # isort: on
 # the helpers and values the tests, the notebook and the benchmarks use

@@ -1,0 +1,68 @@
+"""SBRM in ns-3 below and above the fluid critical delay (the packet half of Sec 6.7).
+
+Zimmermann validates the critical delays of Table 6.6.2 with ns-2 (Figs 6.7.2, 6.7.4-6.7.7):
+below the critical delay the queue settles, above it the queue oscillates. ns-2's exact
+curves cannot be matched (other sizes and seeds); the claim can.
+:func:`fluidnet.packet.experiments.critical_delay_runs` takes the fluid critical delay ``d*``
+of ``fn.models.sbrm()`` at its defaults (Zimmermann's example: 30 flows on 10 000 packets/s)
+from :func:`fluidnet.critical_value`, and runs SBRM's single-bit marking (a C++ queue disc
+compiled into ns-3) at ``0.5 d*`` and ``2 d*``, ``t_end`` seconds each, seed 1, measured
+after ``t_end / 3``.
+
+The criterion, fixed before the run, is the packet stage's own
+(:data:`fluidnet.packet.analysis.SWING_THRESHOLD`): the queue oscillates when its relative
+swing ``(q95 - q5)/mean`` (queue averaged over one RTT) is at least 1.
+"""
+
+from __future__ import annotations
+
+from ...packet import _ns3
+from ..registry import Context
+from ..targets import Value
+from . import PAPER
+
+#: Delays of the runs, as multiples of the fluid critical delay.
+BELOW, ABOVE = 0.5, 2.0
+
+
+@PAPER.item(
+    title="SBRM in ns-3 below and above the fluid critical delay (Sec 6.7)",
+    quick={"factors": (ABOVE,), "t_end": 4.0},
+)
+def packet_critical_delay(
+    ctx: Context, factors: tuple[float, ...] = (BELOW, ABOVE), t_end: float = 6.0
+) -> dict:
+    """ns-3 runs of SBRM at ``factors`` times the fluid critical delay."""
+    from ...packet.analysis import SWING_THRESHOLD
+    from ...packet.experiments import critical_delay_runs
+
+    _ns3.require()
+    exp = critical_delay_runs("sbrm", factors, t_end=t_end, seeds=(1,))
+    d = exp.data
+    names = list(d.data_vars)
+    ctx.table(
+        "packet_critical_delay",
+        [{"factor": float(f), **{k: float(d[k].sel(factor=f)) for k in names}} for f in factors],
+    )
+    fig, ax = ctx.new_figure(figsize=(5.6, 4.0))
+    exp.plot(ax)
+    ctx.figure("packet_critical_delay", fig)
+
+    def at(name, f):
+        return float(d[name].sel(factor=f))
+
+    crit = float(d.attrs["critical_delay"])
+    values = {}
+    if BELOW in factors:
+        s = at("packet_swing", BELOW)
+        values["settles"] = Value(
+            bool(s < SWING_THRESHOLD and at("fluid_stable", BELOW) == 1),
+            shown=f"swing {s:.2f} at d = {at('d', BELOW):.4g} s (d* = {crit:.4g} s)",
+        )
+    if ABOVE in factors:
+        s = at("packet_swing", ABOVE)
+        values["oscillates"] = Value(
+            bool(s >= SWING_THRESHOLD and at("fluid_stable", ABOVE) == 0),
+            shown=f"swing {s:.2f} at d = {at('d', ABOVE):.4g} s (d* = {crit:.4g} s)",
+        )
+    return values
