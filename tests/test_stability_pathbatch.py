@@ -243,3 +243,28 @@ def test_an_unstable_window_a_fraction_of_a_percent_wide_is_not_skipped():
     sweeps = [Sweep(_point_factory(SystemFactory(oscillator), {"K": k}), "tau", {}) for k in K]
     found, reasons = first_switches(sweeps, 0.5, 3.0)
     assert reasons == ["", "", ""]
+
+
+@pytest.mark.parametrize("scale", [1e-4, 1e-7])
+def test_slow_systems_are_followed_at_their_own_rate_scale(scale):
+    """``x' = -a x - k x(t - T)`` with every rate times ``scale`` and every delay divided by it:
+    the batch's size floors (collisions, roots on the axis) must follow the system's own rate
+    scale, not 1. The first switch in ``k`` solves ``sqrt(k^2 - a^2) T = arccos(-a/k)``."""
+    x = fn.states("x")
+    k, T, a = fn.params("k T a")
+    law = {"k": scale, "T": 1.0 / scale, "a": 0.5 * scale}
+    m = fn.Model(rhs={x: -a * x(fn.t) - k * x(fn.t - T)}, params=law)
+    delays = np.array([1.0, 2.0, 3.0]) / scale
+    ds = fn.critical_value(m, "k", 0.1 * scale, 20 * scale, params={"T": delays})
+    assert list(ds["method"].values) == ["continuation"] * delays.size
+    for i, tau in enumerate(delays):
+        exact = brentq(
+            lambda kk, tau=tau: (
+                math.sqrt(kk**2 - (0.5 * scale) ** 2) * tau - math.acos(-0.5 * scale / kk)
+            ),
+            0.5 * scale * (1 + 1e-12),
+            50 * scale,
+            xtol=1e-300,
+            rtol=1e-15,
+        )
+        assert ds["value"].values[i] == pytest.approx(exact, rel=1e-12)
