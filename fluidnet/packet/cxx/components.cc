@@ -29,40 +29,92 @@ namespace fluidnet
 {
 using namespace ns3;
 
-// ----------------------------------------------------------------------------------- helpers
-// A queue disc with one drop-tail internal queue of MaxSize packets (the FIFO part of the AQMs).
-inline bool
-SingleFifoConfig(QueueDisc* qd)
+// ------------------------------------------------------------------------------ FIFO base
+// The FIFO part every AQM below shares: one drop-tail internal queue of MaxSize packets, a
+// packet that does not fit dropped before it is queued. An AQM marks or drops on top of it.
+class FifoQueueDisc : public QueueDisc
 {
-    if (qd->GetNQueueDiscClasses() > 0 || qd->GetNPacketFilters() > 0)
+  public:
+    static TypeId GetTypeId()
     {
+        static TypeId tid =
+            TypeId("fluidnet::FifoQueueDisc")
+                .SetParent<QueueDisc>()
+                .SetGroupName("Fluidnet")
+                .AddAttribute("MaxSize",
+                              "Buffer size",
+                              QueueSizeValue(QueueSize("1000p")),
+                              MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize),
+                              MakeQueueSizeChecker());
+        return tid;
+    }
+
+    FifoQueueDisc()
+        : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
+    {
+    }
+
+  protected:
+    // Drop the packet ("Buffer full") when it does not fit in the buffer; true if dropped.
+    bool DropIfFull(Ptr<QueueDiscItem> item)
+    {
+        if (GetCurrentSize() + item > GetMaxSize())
+        {
+            DropBeforeEnqueue(item, "Buffer full");
+            return true;
+        }
         return false;
     }
-    if (qd->GetNInternalQueues() == 0)
+
+    // Queue the packet, or drop it when it does not fit; true if queued.
+    bool EnqueueIfRoom(Ptr<QueueDiscItem> item)
     {
-        qd->AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
-            "MaxSize",
-            QueueSizeValue(qd->GetMaxSize())));
+        return !DropIfFull(item) && GetInternalQueue(0)->Enqueue(item);
     }
-    return qd->GetNInternalQueues() == 1;
-}
+
+    bool DoEnqueue(Ptr<QueueDiscItem> item) override
+    {
+        return EnqueueIfRoom(item);
+    }
+
+    Ptr<QueueDiscItem> DoDequeue() override
+    {
+        return GetInternalQueue(0)->Dequeue();
+    }
+
+    bool CheckConfig() override
+    {
+        if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
+        {
+            return false;
+        }
+        if (GetNInternalQueues() == 0)
+        {
+            AddInternalQueue(CreateObjectWithAttributes<DropTailQueue<QueueDiscItem>>(
+                "MaxSize",
+                QueueSizeValue(GetMaxSize())));
+        }
+        return GetNInternalQueues() == 1;
+    }
+
+    void InitializeParams() override
+    {
+    }
+};
+
+NS_OBJECT_ENSURE_REGISTERED(FifoQueueDisc);
 
 // ------------------------------------------------------------------------------------- PI AQM
-class PiQueueDisc : public QueueDisc
+class PiQueueDisc : public FifoQueueDisc
 {
   public:
     static TypeId GetTypeId()
     {
         static TypeId tid =
             TypeId("fluidnet::PiQueueDisc")
-                .SetParent<QueueDisc>()
+                .SetParent<FifoQueueDisc>()
                 .SetGroupName("Fluidnet")
                 .AddConstructor<PiQueueDisc>()
-                .AddAttribute("MaxSize",
-                              "Buffer size",
-                              QueueSizeValue(QueueSize("1000p")),
-                              MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize),
-                              MakeQueueSizeChecker())
                 .AddAttribute("QueueRef",
                               "Reference queue length q_ref (packets)",
                               DoubleValue(50.0),
@@ -92,7 +144,6 @@ class PiQueueDisc : public QueueDisc
     }
 
     PiQueueDisc()
-        : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
     {
         m_uv = CreateObject<UniformRandomVariable>();
     }
@@ -107,15 +158,14 @@ class PiQueueDisc : public QueueDisc
     {
         Simulator::Cancel(m_event);
         m_uv = nullptr;
-        QueueDisc::DoDispose();
+        FifoQueueDisc::DoDispose();
     }
 
   private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override
     {
-        if (GetCurrentSize() + item > GetMaxSize())
+        if (DropIfFull(item))
         {
-            DropBeforeEnqueue(item, "Buffer full");
             return false;
         }
         if (m_p > 0 && m_uv->GetValue() < m_p)
@@ -129,15 +179,6 @@ class PiQueueDisc : public QueueDisc
         return GetInternalQueue(0)->Enqueue(item);
     }
 
-    Ptr<QueueDiscItem> DoDequeue() override
-    {
-        return GetInternalQueue(0)->Dequeue();
-    }
-
-    bool CheckConfig() override
-    {
-        return SingleFifoConfig(this);
-    }
 
     void InitializeParams() override
     {
@@ -169,21 +210,16 @@ class PiQueueDisc : public QueueDisc
 NS_OBJECT_ENSURE_REGISTERED(PiQueueDisc);
 
 // --------------------------------------------------------------------------------- SBRM link
-class SbrmQueueDisc : public QueueDisc
+class SbrmQueueDisc : public FifoQueueDisc
 {
   public:
     static TypeId GetTypeId()
     {
         static TypeId tid =
             TypeId("fluidnet::SbrmQueueDisc")
-                .SetParent<QueueDisc>()
+                .SetParent<FifoQueueDisc>()
                 .SetGroupName("Fluidnet")
                 .AddConstructor<SbrmQueueDisc>()
-                .AddAttribute("MaxSize",
-                              "Buffer size",
-                              QueueSizeValue(QueueSize("1000p")),
-                              MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize),
-                              MakeQueueSizeChecker())
                 .AddAttribute("Gamma",
                               "Marking scale gamma (1/packet)",
                               DoubleValue(0.006),
@@ -198,7 +234,6 @@ class SbrmQueueDisc : public QueueDisc
     }
 
     SbrmQueueDisc()
-        : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
     {
         m_uv = CreateObject<UniformRandomVariable>();
     }
@@ -213,20 +248,10 @@ class SbrmQueueDisc : public QueueDisc
     void DoDispose() override
     {
         m_uv = nullptr;
-        QueueDisc::DoDispose();
+        FifoQueueDisc::DoDispose();
     }
 
   private:
-    bool DoEnqueue(Ptr<QueueDiscItem> item) override
-    {
-        if (GetCurrentSize() + item > GetMaxSize())
-        {
-            DropBeforeEnqueue(item, "Buffer full");
-            return false;
-        }
-        return GetInternalQueue(0)->Enqueue(item);
-    }
-
     Ptr<QueueDiscItem> DoDequeue() override
     {
         Ptr<QueueDiscItem> item = GetInternalQueue(0)->Dequeue();
@@ -239,15 +264,6 @@ class SbrmQueueDisc : public QueueDisc
             }
         }
         return item;
-    }
-
-    bool CheckConfig() override
-    {
-        return SingleFifoConfig(this);
-    }
-
-    void InitializeParams() override
-    {
     }
 
     double m_gamma{0.006};
@@ -435,21 +451,16 @@ class RcpTag : public Tag
 // y the measured input rate over the last interval, q the queue (bits), d0 the moving
 // average of the RTTs carried by the packets (weight RttGain per packet); R clamped to
 // [MinRate, C]. Every data or SYN packet leaves with R_p = min(R_p, R).
-class RcpQueueDisc : public QueueDisc
+class RcpQueueDisc : public FifoQueueDisc
 {
   public:
     static TypeId GetTypeId()
     {
         static TypeId tid =
             TypeId("fluidnet::RcpQueueDisc")
-                .SetParent<QueueDisc>()
+                .SetParent<FifoQueueDisc>()
                 .SetGroupName("Fluidnet")
                 .AddConstructor<RcpQueueDisc>()
-                .AddAttribute("MaxSize",
-                              "Buffer size",
-                              QueueSizeValue(QueueSize("1000p")),
-                              MakeQueueSizeAccessor(&QueueDisc::SetMaxSize, &QueueDisc::GetMaxSize),
-                              MakeQueueSizeChecker())
                 .AddAttribute("Alpha",
                               "Gain on the spare capacity",
                               DoubleValue(0.1),
@@ -494,7 +505,6 @@ class RcpQueueDisc : public QueueDisc
     }
 
     RcpQueueDisc()
-        : QueueDisc(QueueDiscSizePolicy::SINGLE_INTERNAL_QUEUE)
     {
     }
 
@@ -508,7 +518,7 @@ class RcpQueueDisc : public QueueDisc
     void DoDispose() override
     {
         Simulator::Cancel(m_event);
-        QueueDisc::DoDispose();
+        FifoQueueDisc::DoDispose();
     }
 
   private:
@@ -527,23 +537,9 @@ class RcpQueueDisc : public QueueDisc
             tag.rate = std::min(tag.rate, m_rate);
             p->AddPacketTag(tag);
         }
-        if (GetCurrentSize() + item > GetMaxSize())
-        {
-            DropBeforeEnqueue(item, "Buffer full");
-            return false;
-        }
-        return GetInternalQueue(0)->Enqueue(item);
+        return EnqueueIfRoom(item);
     }
 
-    Ptr<QueueDiscItem> DoDequeue() override
-    {
-        return GetInternalQueue(0)->Dequeue();
-    }
-
-    bool CheckConfig() override
-    {
-        return SingleFifoConfig(this);
-    }
 
     void InitializeParams() override
     {
