@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["single_threaded_blas", "one_blas_thread"]
@@ -17,8 +18,26 @@ _SETTERS = (
 )
 
 
-@functools.lru_cache(maxsize=1)
-def _openblas_controls() -> tuple[tuple[Any, Any], ...]:
+_SCANS: dict[str, tuple[int, Any]] = {}
+
+
+def _rescanned(kind: str, scan: Callable[[], Any]) -> Any:
+    """``scan()``, kept until the process imports another module (which may load another BLAS).
+
+    A scan of the loaded libraries costs milliseconds: once per call of the analyses' inner
+    functions it was a third of a Hopf point's time. ``len(sys.modules)`` changes with every
+    import, so a library loaded by a later import (scipy's own OpenBLAS) is found at the next
+    call.
+    """
+    key = len(sys.modules)
+    hit = _SCANS.get(kind)
+    if hit is None or hit[0] != key:
+        hit = (key, scan())
+        _SCANS[kind] = hit
+    return hit[1]
+
+
+def _scan_openblas() -> tuple[tuple[Any, Any], ...]:
     """(get, set) thread-count functions of every OpenBLAS loaded in this process (Linux)."""
     try:
         with open("/proc/self/maps") as fh:
@@ -41,36 +60,33 @@ def _openblas_controls() -> tuple[tuple[Any, Any], ...]:
     return tuple(out)
 
 
+def _openblas_controls() -> tuple[tuple[Any, Any], ...]:
+    return _rescanned("openblas", _scan_openblas)
+
+
+def _blas_controller() -> Any:
+    """threadpoolctl's controller of every BLAS loaded (OpenBLAS, MKL, BLIS...)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 @contextlib.contextmanager
-def single_threaded_blas():
-    """Run the block with single-threaded OpenBLAS (restored afterwards).
+def single_threaded_blas() -> Iterator[None]:
+    """Run the block with single-threaded BLAS (restored afterwards).
 
     The dense problems of the stability analysis are small (tens to a few hundred rows):
     threading them gains nothing, and on a busy machine (or with one process per core) a
-    multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl`` when installed,
-    else the OpenBLAS libraries loaded in the process; a no-op when neither is available.
+    multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl``'s controller of
+    the BLAS libraries loaded, found again only after the process imported another module.
     """
     controls = _openblas_controls()
     if controls and all(get() == 1 for get, _ in controls):
-        # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing sweep):
-        # nothing to do, and no library scan per call (threadpoolctl costs milliseconds)
+        # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing sweep)
         yield
         return
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        controls = _openblas_controls()
-        before = [get() for get, _ in controls]
-        for _, put in controls:
-            put(1)
-        try:
-            yield
-        finally:
-            for (_, put), n in zip(controls, before, strict=True):
-                put(n)
-    else:
-        with threadpool_limits(limits=1, user_api="blas"):
-            yield
+    with _rescanned("threadpoolctl", _blas_controller).limit(limits=1, user_api="blas"):
+        yield
 
 
 def one_blas_thread() -> None:
