@@ -35,6 +35,7 @@ from .data import (
     HOPF_WINDOW,
     OTHER_SHAPES,
     OTT_MEAN,
+    PROBE_P2P,
     SEC4_CASES,
     SEC4_MISMATCH,
     SEC4_READINGS,
@@ -165,7 +166,7 @@ def _criticality(case: str) -> list:
         claim((case, "subcritical"), CRIT, f"{case}: the Hopf bifurcation is subcritical (l1 > 0, "
               "state-dependent delay W/C included)", source=DERIVED, quick=quick),
         near((case, "probe amplitude"), CRIT, f"{case}: collocation cycle where the normal form "
-             "predicts peak-to-peak 0.5 segments: its peak-to-peak", RUN, rel=1e-2,
+             f"predicts peak-to-peak {PROBE_P2P:g} segments: its peak-to-peak", PROBE_P2P, rel=1e-2,
              source=DERIVED, quick=quick, note="tolerance: the next order of the normal form "
              "(|p - p0| ~ 1e-6 p0) and the amplitude read from samples"),
         near((case, "probe multiplier"), CRIT, f"{case}: that cycle's unstable Floquet multiplier "
