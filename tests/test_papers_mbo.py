@@ -42,6 +42,7 @@ def test_quick_reproduction_passes(quick_report):
         "fig6_alpha.png",
         "fig7_c2.png",
         "variability_dde_vs_chain.png",
+        "criticality_onset_map.png",
     ):
         assert fig in names
 

@@ -8,6 +8,7 @@ The submodules, in the order their items run:
 =======================  ============================================================
 ``fixed_point``          Sec III mean-value fixed point: Experiments B and A (Figs 1-5)
 ``mean_field``           the mean-field DDEs: equilibrium = fixed point, stability, Hopf
+``criticality``          the pipe-full DDE's Hopf points: criticality, onset map (derived)
 ``window_distribution``  Sec IV: the stationary window law (Figs 6-7), constant-p oracle,
                          the three readings of the bandwidth-delay product
 ``variability``          mean-field DDE against the stochastic chain
@@ -32,6 +33,7 @@ PAPER = paper(
 # isort: off
 from . import fixed_point  # noqa: E402, F401
 from . import mean_field  # noqa: E402, F401
+from . import criticality  # noqa: E402, F401
 from . import window_distribution  # noqa: E402, F401
 from . import variability  # noqa: E402, F401
 

@@ -228,6 +228,9 @@ HOPF_CASES = {
     "alpha=0": {"alpha": 0.0},
     "p_max=0.1": {"p_max": 0.1},
 }
+#: Peak-to-peak window (segments) of the collocation cycle that probes each Hopf point's
+#: criticality: where the normal form predicts it, inside the ORED kinks of every case.
+PROBE_P2P = 0.5
 #: (alpha, c2) of the Monte Carlo runs of the constant-p chain, and those of a quick run.
 CONSTANT_MC = ((-1.0, 0.5), (-1.0, 0.2), (-0.5, 0.3), (0.0, 0.5))
 CONSTANT_MC_QUICK = ((-1.0, 0.5),)

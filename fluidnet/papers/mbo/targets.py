@@ -35,6 +35,7 @@ from .data import (
     HOPF_WINDOW,
     OTHER_SHAPES,
     OTT_MEAN,
+    PROBE_P2P,
     SEC4_CASES,
     SEC4_MISMATCH,
     SEC4_READINGS,
@@ -147,6 +148,40 @@ def _hopf(case: str) -> list:
     return rows
 
 
+CRIT = "pipe-full DDE, criticality (not in the paper)"
+
+
+def _criticality(case: str) -> list:
+    """The Hopf point of ``case`` against closed forms; its criticality, checked by collocation
+    and by a simulation past onset (:mod:`~fluidnet.papers.mbo.criticality`)."""
+    quick = case == "baseline"
+    return [
+        near((case, "bdp"), CRIT, f"{case}: critical bdp, fn.hopf_point = Lambert W closed form",
+             RUN, rel=1e-8, source=DERIVED, quick=quick,
+             note="closed form: Brent on the rightmost Lambert-W root to 1e-12 segments"),
+        near((case, "omega"), CRIT, f"{case}: crossing frequency [rad/s] = sqrt(b^2 - a^2) of "
+             "u' = a u + b u(t - tau)", RUN, rel=1e-8, source=DERIVED, quick=quick,
+             note="omega tau = sqrt((b tau)^2 - (a tau)^2), tau = W_e / C, C = 732.42 "
+             "segments/s, at the closed-form critical bdp"),
+        claim((case, "subcritical"), CRIT, f"{case}: the Hopf bifurcation is subcritical (l1 > 0, "
+              "state-dependent delay W/C included)", source=DERIVED, quick=quick),
+        near((case, "probe amplitude"), CRIT, f"{case}: collocation cycle where the normal form "
+             f"predicts peak-to-peak {PROBE_P2P:g} segments: its peak-to-peak", PROBE_P2P, rel=1e-2,
+             source=DERIVED, quick=quick, note="tolerance: the next order of the normal form "
+             "(|p - p0| ~ 1e-6 p0) and the amplitude read from samples"),
+        near((case, "probe multiplier"), CRIT, f"{case}: that cycle's unstable Floquet multiplier "
+             "minus 1 = exp(-2 Re(mu') (p - p0) T) - 1", RUN, rel=2e-2, source=DERIVED,
+             quick=quick, note="mu' = the root speed at the Hopf point (linear theory); "
+             "tolerance as above"),
+        claim((case, "probe unstable"), CRIT, f"{case}: the cycles lie below the critical bdp "
+              "(stable side) with one Floquet multiplier outside the unit circle (the trivial "
+              "one at 1 to 1e-8)", source=DERIVED, quick=quick),
+        claim((case, "beyond"), CRIT, f"{case}: at 1.02 x the critical bdp the run oscillates on "
+              "a cycle that crosses a kink of the ORED profile (W - bdp < min_th or > max_th), "
+              "outside the smooth theory", source=DERIVED, quick=quick),
+    ]
+
+
 def _trends(label: str, quick: bool = True) -> list:
     return [
         claim((label, "alpha"), "Sec IV-C, Fig 6", f"{label}: raising alpha raises the mean and "
@@ -250,6 +285,25 @@ TARGETS = {
             claim(("b tau in", bdp), PIPE, f"bdp {bdp:g}: b tau in [-0.11, -0.09], deeply stable "
                   "(Hayes)", source=DERIVED))),
         *(row for case in HOPF_CASES for row in _hopf(case)),
+    ],
+    "criticality": [
+        *(row for case in HOPF_CASES for row in _criticality(case)),
+        near("map bdp", CRIT, "Hopf curve in (bdp, alpha) (fn.onset_map): largest relative "
+             "deviation of its bdp from the Lambert W closed form at the same alpha", 0.0,
+             tol=1e-8, source=DERIVED, note="{} points, alpha in [{}, {}]"),
+        near("map omega", CRIT, "Hopf curve in (bdp, alpha): largest relative deviation of omega "
+             "from sqrt(b^2 - a^2)", 0.0, tol=1e-8, source=DERIVED),
+        claim("map subcritical", CRIT, "Hopf curve in (bdp, alpha): subcritical everywhere, no "
+              "Bautin or other codimension-two point", source=DERIVED),
+        claim("map branch", CRIT, "the branch of cycles from the baseline Hopf point ends at a "
+              "kink of the ORED profile (within 0.01 segments), with no fold of cycles",
+              source=DERIVED),
+        claim("bistable", CRIT, "bistability by simulation along the Hopf curve (alpha = -1 ... "
+              "0.02): the cycle continued from 1.02 x to 0.999 x the critical bdp (equilibrium "
+              "stable) persists at some alpha, not at the baseline alpha = -1", source=DERIVED,
+              quick=False, note="expected from the subcritical Hopf point where the kink is far "
+              "(the unstable cycle then bounds a basin); not at alpha = -1, where the smooth "
+              "unstable cycle reaches the kink within 1e-5 relative of onset"),
     ],
     "constant_mark": [
         *(near(("series", alpha, c2), "Sec IV-C, constant p", f"CoV per ACK, alpha = {alpha:g}, "
