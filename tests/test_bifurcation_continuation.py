@@ -87,3 +87,24 @@ def test_bad_options():
         fn.continue_orbits(hp, "tau")
     with pytest.raises(fn.OptionError, match="a HopfPoint, a PeriodicOrbit"):
         fn.continue_orbits(wright(), "a")
+
+
+def test_a_branch_failing_next_to_a_kink_says_where():
+    """Misra, Baras & Ott's pipe-full law (ORED marking, kinks at min_th and max_th): the
+    subcritical cycles born at bdp* = 114.205 grow towards the min_th kink, and Newton fails
+    (a jump) before any orbit touches it. The stop reason names the surface and the distance
+    of the last orbit to it, measured independently here from its extreme window."""
+    from fluidnet.models.generalized_tcp import generalized_tcp_pipe
+
+    m = generalized_tcp_pipe()
+    hp = fn.hopf_point(m, "bdp", 5.0, 400.0)
+    br = fn.continue_orbits(hp, n_orbits=30)
+    assert len(br.orbits) < 30
+    assert "Newton failed at the smallest step" in br.stop_reason
+    assert "switching surface" in br.stop_reason and "min_th" in br.stop_reason
+    last = br.orbits[-1]
+    vals = m.values | last.params
+    w_min = float(np.min(last.nodes[:, m.state_names.index("W")]))
+    # the delayed window's range is the window's: its lowest point sits just above the kink
+    gap = w_min - vals["bdp"] - vals["min_th"]
+    assert 0 < gap < 1e-2 * (w_min + vals["bdp"] + vals["min_th"])

@@ -41,7 +41,14 @@ from ._system import orbit_system
 from .collocation import Mesh
 from .hopf import HopfPoint
 from .newton import OrbitState, correct_full
-from .orbit import PeriodicOrbit, _state_scales, direct_orbit, finish, periodic_orbit
+from .orbit import (
+    PeriodicOrbit,
+    _state_scales,
+    direct_orbit,
+    finish,
+    periodic_orbit,
+    surface_distance,
+)
 from .smoothness import NonSmoothError
 
 __all__ = [
@@ -55,6 +62,8 @@ __all__ = [
 
 #: Multipliers are certified when the trivial one is computed within this of 1.
 CERTIFIED = 1e-8
+#: A branch whose Newton iteration fails this close (relative) to a non-smooth surface says so.
+NEAR_SURFACE = 1e-2
 
 
 # ------------------------------------------------------------------------------ results
@@ -544,9 +553,17 @@ class _Tracer(ArclengthStepper):
 
     def failed(self, point, error):
         why = error.attempt.data.get("why", error.attempt.reason)
-        self.stop_reason = (
-            why if why.startswith("non-smooth") else f"Newton failed at the smallest step: {why}"
-        )
+        if why.startswith("non-smooth"):
+            self.stop_reason = why
+            return None
+        self.stop_reason = f"Newton failed at the smallest step: {why}"
+        near = surface_distance(self.orbits[-1]) if self.orbits else None
+        if near is not None and near[0] < NEAR_SURFACE:
+            # a branch that ends at a kink of the model fails there without touching it first
+            self.stop_reason += (
+                f"; the last orbit comes within {near[0]:.2g} (relative) of {near[1]}, where the "
+                "model is not smooth: the branch of smooth orbits most likely ends on it"
+            )
         return None
 
     def finish(self, point):

@@ -16,7 +16,7 @@ from ._system import orbit_system
 from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
 from .newton import OrbitState, correct
-from .smoothness import NonSmoothError, _switches, check_orbit_smooth
+from .smoothness import NonSmoothError, _switches, check_orbit_smooth, nearest_surface
 
 __all__ = ["PeriodicOrbit", "periodic_orbit"]
 
@@ -221,6 +221,33 @@ def unknown_scales(Y: np.ndarray, T: float, p: float | None = None) -> np.ndarra
     return np.concatenate(parts)
 
 
+def _check_samples(system, mesh: Mesh, st: OrbitState, s_chk: np.ndarray):
+    """Current and delayed values ``(X, Z)`` of the orbit ``st`` at the scaled times ``s_chk``."""
+    X = profile_values(mesh, st.Y, s_chk)
+
+    def prof(k, tau):
+        return profile_values(mesh, st.Y, s_chk - tau / st.T)[:, system.lag_state[k]]
+
+    _, Z = system.lags_at(X, st.P, prof)
+    return X, Z
+
+
+def surface_distance(orbit: PeriodicOrbit) -> tuple[float, str] | None:
+    """How close ``orbit`` comes to a surface where its model is not smooth (a projected
+    state's 0, a switching surface): ``(relative distance, surface)``, ``None`` for a smooth
+    model (:func:`~.smoothness.nearest_surface`)."""
+    model = orbit.model
+    if not model.nonnegative and _switches(model) is None:
+        return None
+    system = orbit_system(model)
+    P = np.array([orbit.params[n] for n in model.param_names], dtype=float)
+    st = OrbitState(orbit.nodes, orbit.period, P)
+    mesh = orbit.mesh
+    X, Z = _check_samples(system, mesh, st, mesh.check_points())
+    asm = assemble(system, mesh, st.Y, st.T, st.P, jac=False)
+    return nearest_surface(model, np.vstack([X, asm.X]), np.vstack([Z, asm.Z]), P)
+
+
 def finish(model, mesh: Mesh, st: OrbitState, iterations: int, *, floquet: bool, smooth: bool):
     """Checks and derived quantities of a corrected orbit state."""
     system = orbit_system(model)
@@ -235,13 +262,8 @@ def finish(model, mesh: Mesh, st: OrbitState, iterations: int, *, floquet: bool,
         )
     # sample points between and at collocation points: smoothness and defect
     s_chk = mesh.check_points()
-    X = profile_values(mesh, st.Y, s_chk)
+    X, Z = _check_samples(system, mesh, st, s_chk)
     Xd = profile_values(mesh, st.Y, s_chk, derivative=True)
-
-    def prof(k, tau):
-        return profile_values(mesh, st.Y, s_chk - tau / st.T)[:, system.lag_state[k]]
-
-    _, Z = system.lags_at(X, st.P, prof)
     F = system.f(X.T, Z.T, system.params_columns(st.P, len(s_chk)))
     defect = float(np.max(np.abs(Xd - st.T * F)) / max(np.max(np.abs(Xd)), 1e-300))
     if smooth and (model.nonnegative or _switches(model) is not None):

@@ -139,3 +139,31 @@ def check_orbit_smooth(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray, times
                 surface=str(s.source),
                 where=float(times[k]),
             )
+
+
+def nearest_surface(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray) -> tuple[float, str] | None:
+    """How close sampled orbit points come to a non-smooth surface: ``(distance, surface)``
+    for the nearest one, the distance relative to the surface function's scale (as in
+    :func:`check_orbit_smooth`); ``None`` for a model without such surfaces.
+
+    Parameters
+    ----------
+    X, Z : ndarray
+        Current and delayed values at the sample points, ``(npts, n)`` and ``(npts, K)``.
+    P : ndarray
+        Parameter values.
+    """
+    near: list[tuple[float, str]] = []
+    names = model.state_names
+    for name in model.nonnegative:
+        x = X[:, names.index(name)]
+        near.append((float(np.min(x)) / max(1.0, float(np.max(np.abs(x)))), f"{name} = 0"))
+    sw = _switches(model)
+    if sw is not None:
+        S, scales = sw.evaluate(X, Z, P)
+        for j, s in enumerate(sw.switches):
+            rel = np.abs(S[:, j]) / np.maximum(1.0, np.abs(scales[:, j]))
+            near.append(
+                (float(np.min(rel)), f"the switching surface {s.surface} = 0 of {s.source}")
+            )
+    return min(near) if near else None
