@@ -301,7 +301,7 @@ def dctcp_oscillation(
     shrinks relative to K as K grows; the packet side runs ``fn.models.dctcp``'s scenario
     (:func:`~fluidnet.packet.scenario_for`) in ns-3. Both queues are sampled ten times per
     round-trip propagation delay ``d`` and measured the same way
-    (:func:`~fluidnet.packet.analysis.queue_oscillation`, averaged over ``d``) after ``after``.
+    (:func:`~fluidnet.packet.queue_oscillation`, averaged over ``d``) after ``after``.
 
     Parameters
     ----------
