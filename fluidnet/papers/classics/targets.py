@@ -38,12 +38,12 @@ from .mgt_loop import operating_point, pi_margins, plant_exact, plant_hollot
 
 DCTCP_SPAN_MISMATCH = (
     "measured before (seeds 1 and 2, K = 20, 40, 65): the ns-3 span is 1.4-1.6 times the "
-    "fluid cycle's (35-36, 45-46, 49-50 pkts against 25, 28, 31). The peaks agree within 5 "
-    "pkts, the troughs do not: the packet queue drains 12-23 pkts deeper (to 0.2, 11, 31 "
-    "pkts against 5.8, 23, 45). ns-3's DCTCP cuts each window by alpha/2 at once when a "
-    "marked ACK arrives (once per window), and the 10 flows cut together; the fluid window "
-    "decreases at the rate W alpha/(2R) while marks arrive. That this step is the whole cause "
-    "was not isolated"
+    "fluid cycle's (35-36, 45-46, 49-50 pkts against 25, 28, 31). The packet cycle is larger "
+    "at both ends, more at the bottom: its peak q95 is 5-6 pkts higher (35.7, 56.5, 81.2 "
+    "against 30.9, 51.0, 76.0; seed 1) and its trough q5 6-13 pkts lower (0.2, 11.3, 31.4 "
+    "against 5.8, 22.9, 44.6). A likely cause, not isolated: ns-3's DCTCP cuts each window by "
+    "alpha/2 in one step, once per window with marks, the 10 flows together, where the fluid "
+    "window decreases at the rate W alpha/(2R) while marks arrive"
 )
 
 # fmt: off
