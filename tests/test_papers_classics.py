@@ -13,14 +13,24 @@ from fluidnet.papers.classics.fast_link_models import integrator_critical_gamma
 
 
 @pytest.mark.parametrize(
-    "item", ["hollot_pi", "dctcp", pytest.param("mgt_red_packets", marks=pytest.mark.slow)]
+    "item",
+    [
+        "hollot_pi",
+        "dctcp",
+        pytest.param("mgt_red_packets", marks=pytest.mark.slow),
+        pytest.param("dctcp_packets", marks=pytest.mark.slow),
+    ],
 )
 def test_quick_items_pass(item, tmp_path):
     report = fn.reproduce(f"classics:{item}", out=tmp_path, quick=True, progress=False)
     assert report.ok, report.summary()
     # quick dctcp: refusal, rest point, two (K, g) cases x 2 checks, queue emptiness
     # quick mgt_red_packets: one ns-3 run at Tp = 0.1 s, its mean queue against the fluid's
-    assert len(report.targets) >= {"hollot_pi": 8, "dctcp": 7, "mgt_red_packets": 1}[item]
+    # quick dctcp_packets: one ns-3 run at K = 40: period, mean queue, span (a documented mismatch)
+    n = {"hollot_pi": 8, "dctcp": 7, "mgt_red_packets": 1, "dctcp_packets": 3}[item]
+    assert len(report.targets) >= n
+    if item == "dctcp_packets":  # the span mismatches (packet span ~1.6 x the fluid's at K = 40)
+        assert [t.status for t in report.targets if t.mismatch] == ["documented mismatch"]
 
 
 def test_pi_design_numbers():

@@ -19,6 +19,8 @@
                          phase margin against the number of flows, the delay that destabilizes
 ``mgt_red_packets``      the MGT/RED model against ns-3: mean queue below the critical delay,
                          oscillation and its period beyond it
+``dctcp_packets``        DCTCP's fluid limit cycle against ns-3: the queue's period, mean and
+                         span at three K, and the span falling relative to K
 ``data``                 printed values, published figure data, closed forms, the sweeps
 ``mgt_loop``             the exact linearized TCP/queue loop derived by hand (the references)
 ``targets``              the target table: every number checked, per item
@@ -49,6 +51,7 @@ from . import fast_link_models  # noqa: E402, F401
 from . import dctcp_limit_cycle  # noqa: E402, F401
 from . import dcqcn_stability  # noqa: E402, F401
 from . import mgt_red_packets  # noqa: E402, F401
+from . import dctcp_packets  # noqa: E402, F401
 
 # isort: on
 

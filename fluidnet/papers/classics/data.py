@@ -115,6 +115,10 @@ DCTCP_GRID = tuple((K, 1 / 16) for K in (10.0, 20.0, 40.0, 65.0, 100.0)) + tuple
     (40.0, g) for g in (1 / 4, 1 / 64)
 )
 DCTCP_QUICK = ((40.0, 1 / 16), (10.0, 1 / 16))
+#: The marking thresholds [pkts] of the ns-3 item ``dctcp_packets`` (full and quick runs), at
+#: g = 1/16.
+DCTCP_PACKET_K = (20.0, 40.0, 65.0)
+DCTCP_PACKET_QUICK = (40.0,)
 #: DCQCN's numbers of flows and feedback delays (us) of the Fig. 3(a) curves.
 DCQCN_N = (2, 4, 6, 8, 10, 12, 16, 20, 25, 30, 36, 40, 50, 64, 80, 100)
 DCQCN_CURVES = {1.0: DCQCN_N, 50.0: DCQCN_N, 100.0: DCQCN_N}

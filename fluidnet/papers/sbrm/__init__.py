@@ -33,8 +33,9 @@ criticality
     Table 6.6.2, the Hopf delays of Reno/RED against the printed loop gain's continuous
     crossings, and the onset maps in (d, c).
 packet_critical_delay
-    SBRM in ns-3 at half and twice the fluid critical delay: the queue settles below it and
-    oscillates above it (the packet half of Sec 6.7).
+    SBRM (item ``packet_critical_delay``) and Reno/RED (item ``packet_critical_delay_red``) in
+    ns-3 at half and twice the fluid critical delay: the queue settles below it and oscillates
+    above it (the packet half of Sec 6.7).
 """
 
 from __future__ import annotations

@@ -1,17 +1,22 @@
-"""SBRM in ns-3 below and above the fluid critical delay (the packet half of Sec 6.7).
+"""SBRM and Reno/RED in ns-3 below and above their fluid critical delays (the packet half of
+Sec 6.7).
 
 Zimmermann validates the critical delays of Table 6.6.2 with ns-2 (Figs 6.7.2, 6.7.4-6.7.7):
 below the critical delay the queue settles, above it the queue oscillates. ns-2's exact
 curves cannot be matched (other sizes and seeds); the claim can.
 :func:`fluidnet.packet.experiments.critical_delay_runs` takes the fluid critical delay ``d*``
-of ``fn.models.sbrm()`` at its defaults (Zimmermann's example: 30 flows on 10 000 packets/s)
-from :func:`fluidnet.critical_value`, and runs SBRM's single-bit marking (a C++ queue disc
-compiled into ns-3) at ``0.5 d*`` and ``2 d*``, ``t_end`` seconds each, seed 1, measured
-after ``t_end / 3``.
+of ``fn.models.sbrm()`` or ``fn.models.reno_red()`` at its defaults (Zimmermann's example: 30
+flows on 10 000 packets/s) from :func:`fluidnet.critical_value`, and runs the law in ns-3 at
+``0.5 d*`` and ``2 d*``, ``t_end`` seconds each, seed 1, measured after ``t_end / 3``: SBRM's
+single-bit marking as a C++ queue disc with SBRM sources (``packet_critical_delay``), and
+NewReno over ns-3's RED with the model's thresholds and averaging weight
+(``packet_critical_delay_red``).
 
-The criterion, fixed before the run, is the packet stage's own
+The criterion, fixed before the runs, is the packet stage's own
 (:data:`fluidnet.packet.analysis.SWING_THRESHOLD`): the queue oscillates when its relative
-swing ``(q95 - q5)/mean`` (queue averaged over one RTT) is at least 1.
+swing ``(q95 - q5)/mean`` (queue averaged over one RTT) is at least 1. Reno/RED's run below
+its critical delay does not meet it within the run (a documented mismatch, see the target
+table and the README): its start-up transient outlasts a third of the run.
 """
 
 from __future__ import annotations
@@ -25,31 +30,27 @@ from . import PAPER
 BELOW, ABOVE = 0.5, 2.0
 
 
-@PAPER.item(
-    title="SBRM in ns-3 below and above the fluid critical delay (Sec 6.7)",
-    quick={"factors": (ABOVE,), "t_end": 4.0},
-)
-def packet_critical_delay(
-    ctx: Context, factors: tuple[float, ...] = (BELOW, ABOVE), t_end: float = 6.0
+def _critical_delay_item(
+    ctx: Context, law: str, name: str, factors: tuple[float, ...], t_end: float
 ) -> dict:
-    """ns-3 runs of SBRM at ``factors`` times the fluid critical delay."""
+    """Run ``law`` at ``factors`` times its fluid critical delay; the claims' values."""
     from ...packet.analysis import SWING_THRESHOLD
     from ...packet.experiments import critical_delay_runs
 
     _ns3.require()
-    exp = critical_delay_runs("sbrm", factors, t_end=t_end, seeds=(1,))
+    exp = critical_delay_runs(law, factors, t_end=t_end, seeds=(1,))
     d = exp.data
     names = list(d.data_vars)
     ctx.table(
-        "packet_critical_delay",
+        name,
         [{"factor": float(f), **{k: float(d[k].sel(factor=f)) for k in names}} for f in factors],
     )
     fig, ax = ctx.new_figure(figsize=(5.6, 4.0))
     exp.plot(ax)
-    ctx.figure("packet_critical_delay", fig)
+    ctx.figure(name, fig)
 
-    def at(name, f):
-        return float(d[name].sel(factor=f))
+    def at(key, f):
+        return float(d[key].sel(factor=f))
 
     crit = float(d.attrs["critical_delay"])
     values = {}
@@ -66,3 +67,25 @@ def packet_critical_delay(
             shown=f"swing {s:.2f} at d = {at('d', ABOVE):.4g} s (d* = {crit:.4g} s)",
         )
     return values
+
+
+@PAPER.item(
+    title="SBRM in ns-3 below and above the fluid critical delay (Sec 6.7)",
+    quick={"factors": (ABOVE,), "t_end": 4.0},
+)
+def packet_critical_delay(
+    ctx: Context, factors: tuple[float, ...] = (BELOW, ABOVE), t_end: float = 6.0
+) -> dict:
+    """ns-3 runs of SBRM at ``factors`` times the fluid critical delay."""
+    return _critical_delay_item(ctx, "sbrm", "packet_critical_delay", factors, t_end)
+
+
+@PAPER.item(
+    title="Reno/RED in ns-3 below and above the fluid critical delay (Sec 6.7)",
+    quick={"factors": (ABOVE,), "t_end": 4.0},
+)
+def packet_critical_delay_red(
+    ctx: Context, factors: tuple[float, ...] = (BELOW, ABOVE), t_end: float = 8.0
+) -> dict:
+    """ns-3 runs of NewReno over RED at ``factors`` times the fluid critical delay."""
+    return _critical_delay_item(ctx, "reno_red", "packet_critical_delay_red", factors, t_end)
