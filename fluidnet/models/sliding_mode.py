@@ -674,7 +674,7 @@ class BinaryFeedbackNetwork:
             return cached
         from sympy.printing.pycode import pycode
 
-        from ..dde.codegen import load_generated
+        from ..codegen.loading import load_generated
 
         lines, pvals = [], []
         for i, law in enumerate(self.laws):

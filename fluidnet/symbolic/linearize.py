@@ -27,6 +27,7 @@ from ..linear.lineardde import LinearDDE
 from ..linear.stacked import Stack
 from .equilibrium import check_equilibrium, state_values, symbolic_equilibria
 from .numeric import to_numpy
+from .switches import extract_switches
 from .symbols import param_subs
 
 __all__ = [
@@ -146,8 +147,6 @@ class _Plan:
         compiled functions of ``(x, p, w)`` for their switching functions at a steady state and
         the sum of the absolute values of each function's terms (built on first use)."""
         if self._switches is None:
-            from ..dde.codegen import extract_switches  # imports numba: only when needed
-
             form = self.form
             _, switches = extract_switches(form.rhs)
             if not switches:

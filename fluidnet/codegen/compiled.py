@@ -1,4 +1,9 @@
-"""Compiled models saved to a file and simulated without sympy or numba.
+"""Compiled models: made from a model (:func:`compile_form`), saved to a file and loaded back.
+
+:func:`compile_form` compiles a canonical form's functions with the backend
+:mod:`fluidnet.codegen.backend` chooses and returns a :class:`CompiledModel`, memoized per
+process (the machine code is cached on disk, :mod:`fluidnet.codegen.cache`); its Jacobian is
+compiled on first use (:func:`jacobian_address`).
 
 :func:`save_compiled` writes a model's compiled functions (the C backend's shared objects, the
 right-hand side's Jacobian included) with what :func:`fluidnet.simulate` needs to know about the
@@ -30,6 +35,7 @@ import os
 import platform
 import re
 import sys
+import threading
 import unicodedata
 import zipfile
 from collections.abc import Callable, Mapping
@@ -43,7 +49,15 @@ import numpy as np
 from ..errors import ModelError, OptionError, ParameterError, StoreError
 from .clib import MODEL_NAMES, CLibrary, open_library
 
-__all__ = ["CompiledModel", "SavedModel", "load_compiled", "save_compiled"]
+__all__ = [
+    "CompiledModel",
+    "SavedModel",
+    "compile_form",
+    "compile_model",
+    "jacobian_address",
+    "load_compiled",
+    "save_compiled",
+]
 
 FORMAT = "fluidnet-compiled-model"
 VERSION = 1
@@ -57,7 +71,7 @@ def _machine() -> dict[str, str]:
 # ------------------------------------------------------------------------------------- save
 def _verified_bytes(lib: Any) -> bytes:
     """The bytes of a cached C library, checked against the cache index once more."""
-    from .cache import verified_bytes
+    from .cache import verified_bytes  # the standard library only
 
     data = verified_bytes(Path(lib.path))
     if data is None:
@@ -118,7 +132,6 @@ def save_compiled(
     True
     """
     from ..errors import AnalysisError
-    from .codegen import _JACOBIANS, compile_model, jacobian_address
 
     cm = compile_model(model, backend="c")
     jacobian_address(cm)
@@ -196,7 +209,7 @@ class SavedForm:
 @dataclass(frozen=True)
 class CompiledModel:
     """A model's compiled functions and the static facts the integrator needs (made by
-    :func:`fluidnet.dde.codegen.compile_form`, or loaded with a saved model).
+    :func:`compile_form`, or loaded with a saved model).
 
     Attributes
     ----------
@@ -217,7 +230,7 @@ class CompiledModel:
         Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
     module : module or CLibrary
         The imported generated module, or the loaded C library
-        (:class:`~fluidnet.dde.clib.CLibrary`): it keeps the compiled functions alive.
+        (:class:`~fluidnet.codegen.clib.CLibrary`): it keeps the compiled functions alive.
         Either way ``module.rhs.address`` is an address and ``module.rhs.ctypes`` a callable.
     path : Path
         The generated source file (``.py`` or ``.c``), or the saved model's file.
@@ -228,7 +241,7 @@ class CompiledModel:
         write them from).
     jacobian : CLibrary, optional
         The library of ``jac`` when it came with the model (a saved model); otherwise it is
-        generated on first use (:func:`fluidnet.dde.codegen.jacobian_address`).
+        generated on first use (:func:`jacobian_address`).
     """
 
     key: str
@@ -275,16 +288,14 @@ class CompiledModel:
         """Machine address of the right-hand side's Jacobian (for linearly implicit methods)."""
         if self.jacobian is not None:
             return int(self.jacobian.jac.address)
-        from .codegen import jacobian_address  # generated on first use (sympy)
-
-        return jacobian_address(self)
+        return jacobian_address(self)  # generated on first use (sympy)
 
     @cached_property
     def switches(self) -> tuple:
         """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
-        from .codegen import _symbolic
+        from .arrayform import array_form  # sympy: a symbolic model's only
 
-        return tuple(_symbolic(self.form).switches)
+        return tuple(array_form(self.form).switches)
 
     @cached_property
     def surface_labels(self) -> tuple[str, ...]:
@@ -487,7 +498,7 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
     ones. Only load files you made yourself or received from someone you trust, over a channel
     you trust.
     """
-    from .cache import cache_dir
+    from .cache import cache_dir  # the standard library only
 
     path = Path(path)
     try:
@@ -667,3 +678,101 @@ def _check_against_library(path: Path, meta: Mapping[str, Any], lib: CLibrary, j
                 f"is {lag['kind']!r}, but its library "
                 + ("evaluates the delay from the states" if lib.LAG_STATEDEP[k] else "does not"),
             )
+
+
+# ---------------------------------------------------------------------------------- compile
+_LOCK = threading.Lock()
+_MEMO: dict[str, CompiledModel] = {}
+_JACOBIANS: dict[str, object] = {}
+
+
+def jacobian_address(cm: CompiledModel) -> int:
+    """Machine address of the compiled Jacobian of a compiled model (generated, cached and
+    verified like the model's own functions, on first use; see
+    :func:`fluidnet.codegen.backend.jacobian_library`).
+
+    A model of the C backend gets a C Jacobian; when the compiler stopped working since the
+    model's library was cached, a numba one (unless ``FLUIDNET_BACKEND=c``).
+
+    Raises
+    ------
+    OptionError
+        When ``FLUIDNET_BACKEND=c`` and the C compiler does not work.
+    """
+    if cm.jacobian is not None:  # a saved model's, loaded with it
+        return int(cm.jacobian.jac.address)
+    from .backend import jacobian_library  # sympy: generated from the symbolic form
+
+    with _LOCK:
+        lib = _JACOBIANS.get(cm.key)
+        if lib is None:
+            lib = _JACOBIANS[cm.key] = jacobian_library(cm.form, cm.key, cm.backend)
+        return int(lib.jac.address)
+
+
+def compile_form(form, backend: str | None = None) -> CompiledModel:
+    """Generate, cache and compile the functions of a :class:`~fluidnet.symbolic.canonical.DDEForm`.
+
+    Two backends compile the same functions: the system C compiler (``"c"``: about 0.1 s for
+    a small model, and loading a cached library needs neither a compiler nor numba) and numba
+    (``"numba"``: 1-3 s for a small model). By default (``"auto"``) C is used when a compiler
+    works (``$CC``, else ``cc`` or ``gcc``) and numba otherwise; the environment variable
+    ``FLUIDNET_BACKEND`` or ``backend`` chooses one. The result records the backend used.
+
+    The result is memoized per process; the generated code and machine code are cached on disk
+    (see :func:`~fluidnet.codegen.cache.cache_dir`), so another process with the same model
+    structure does not recompile. Generated code is run only when its bytes match the hash
+    recorded when it was written; a file found corrupt is discarded and compiled again (with one
+    warning). A file lock makes concurrent processes compile a model once.
+
+    Parameters
+    ----------
+    form : DDEForm
+    backend : {"auto", "c", "numba"}, optional
+        Default: ``$FLUIDNET_BACKEND``, else ``"auto"``.
+
+    Raises
+    ------
+    ModelError
+        For a form that cannot be integrated (external inputs, unsupported switching
+        conditions) or generated code the compiler rejects (the message names the file).
+    OptionError
+        For an unknown backend, or ``"c"`` requested when the C compiler does not work (the
+        message names the command and what it printed).
+    CacheError
+        When the cache directory is unsafe (see :func:`~fluidnet.codegen.cache.cache_dir`).
+    """
+    from .backend import backend_request, c_model_library
+    from .cache import cache_dir, file_lock
+    from .keys import form_key
+    from .loading import load_numba_model
+
+    want = backend_request(backend)
+    with _LOCK:
+        if want != "numba":
+            key = form_key(form, "c")
+            if key in _MEMO:
+                return _MEMO[key]
+            lib = c_model_library(form, key, forced=want == "c")
+            if lib is not None:
+                path = cache_dir() / f"fluidnet_cgen_{key}.c"
+                compiled = _MEMO[key] = CompiledModel.of(form, key, lib, path, "c")
+                return compiled
+        key = form_key(form, "numba")
+        if key in _MEMO:
+            return _MEMO[key]
+        directory = cache_dir()
+        path = directory / f"fluidnet_gen_{key}.py"
+        with file_lock(directory / f"fluidnet_gen_{key}.lock"):
+            module, _ = load_numba_model(form, key, path)
+        compiled = CompiledModel.of(form, key, module, path, "numba")
+        _MEMO[key] = compiled
+        return compiled
+
+
+def compile_model(model, backend: str | None = None) -> CompiledModel:
+    """The :class:`CompiledModel` of a :class:`fluidnet.Model` (see :func:`compile_form`)."""
+    from .backend import backend_request
+
+    want = backend_request(backend)
+    return model.cached(f"compiled integrator ({want})", lambda: compile_form(model.form, want))
