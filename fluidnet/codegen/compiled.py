@@ -539,7 +539,7 @@ _LAG_KINDS = ("constant", "parameter", "state")
 
 
 def _identifier(name: str) -> str:
-    """``name`` as Python reads it (NFKC, as :func:`fluidnet.symbolic.symbols.identifier`,
+    """``name`` as Python reads it (NFKC, as :func:`fluidnet.parsing.identifier`,
     without importing sympy)."""
     return name if name.isascii() else unicodedata.normalize("NFKC", name)
 

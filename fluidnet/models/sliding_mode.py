@@ -58,8 +58,8 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
+from ..parsing import as_expression
 from ..symbolic import Model, Param
-from ..symbolic.parsing import as_expression
 from ..symbolic.symbols import t
 from .network import per_element, routing_matrix
 

@@ -28,7 +28,7 @@ import sympy
 
 from ..errors import AnalysisError, ModelError, OptionError, ParameterError
 from ..overrides import parameter_value
-from ..symbolic.parsing import as_expression
+from ..parsing import as_expression
 
 __all__ = ["WindowChain"]
 
