@@ -71,7 +71,7 @@ _LAZY = {
     # bifurcation analysis
     "hopf_point": ".bifurcation.hopf",
     "hopf_at": ".bifurcation.hopf",
-    "periodic_orbit": ".bifurcation.orbit",
+    "periodic_orbit": ".bifurcation.periodic",
     "continue_orbits": ".bifurcation.continuation",
     "continue_hopf": ".bifurcation.hopf_curve",
     "HopfPoint": ".bifurcation.hopf",

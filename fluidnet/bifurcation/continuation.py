@@ -41,7 +41,7 @@ from ._system import orbit_system
 from .collocation import Mesh
 from .hopf import HopfPoint
 from .newton import OrbitState, correct_full
-from .orbit import PeriodicOrbit, _state_scales, direct_orbit, finish, periodic_orbit
+from .orbit import PeriodicOrbit, _state_scales, collocated_orbit, direct_orbit, finish
 from .smoothness import NonSmoothError
 
 __all__ = [
@@ -563,7 +563,7 @@ def _certified(orbit: PeriodicOrbit) -> PeriodicOrbit | None:
     found = None
     for factor in (2, 4):
         try:
-            fine = periodic_orbit(
+            fine = collocated_orbit(
                 orbit, intervals=factor * orbit.mesh.intervals, degree=orbit.mesh.degree,
                 check_smooth=False,
             )  # fmt: skip
@@ -758,7 +758,7 @@ def continue_orbits(
         if name is None:
             raise OptionError("give the continuation parameter name")
         first = [
-            periodic_orbit(
+            collocated_orbit(
                 start,
                 intervals=intervals,
                 degree=degree,
