@@ -47,7 +47,8 @@ compiler), :mod:`~fluidnet.codegen.printers` (expressions as Python or C),
 :mod:`~fluidnet.codegen.jacobians`, :mod:`~fluidnet.codegen.pysource` and
 :mod:`~fluidnet.codegen.csource` (the two backends' sources), :mod:`~fluidnet.codegen.keys`
 (cache keys), :mod:`~fluidnet.codegen.loading` (verified loading),
-:mod:`~fluidnet.codegen.backend` (which backend), :mod:`~fluidnet.codegen.compiled`
+:mod:`~fluidnet.codegen.backend` (which backend), :mod:`~fluidnet.codegen.savedcheck` (a saved
+model's metadata checked), :mod:`~fluidnet.codegen.compiled`
 (:class:`~fluidnet.codegen.compiled.CompiledModel`, compiling, saving and loading).
 """
 
