@@ -23,7 +23,7 @@ _HERE = Path(__file__).parent
 #: The modules whose source decides the generated code of each backend.
 _GENERATOR = {
     "numba": ("arrayform", "jacobians", "keys", "printers", "statements", "pysource"),
-    "c": ("arrayform", "jacobians", "keys", "printers", "statements", "csource"),
+    "c": ("arrayform", "jacobians", "keys", "printers", "statements", "csource", "clib"),
 }
 
 
