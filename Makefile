@@ -65,10 +65,12 @@ papers/REPORT.md:
 docs: $(STAMP)-dev $(STAMP)-docs $(STAMP)-integrator papers/REPORT.md
 	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
 
-## make lint: ruff's checks and formatting over the code, tests, benchmarks, examples and docs
+## make lint: ruff's checks and formatting over the code, tests, benchmarks, examples and docs,
+## and the import contracts of pyproject.toml (stages, no cycles) with import-linter
 lint: $(STAMP)-dev
 	$(BIN)/ruff check fluidnet tests benchmarks examples docs setup.py
 	$(BIN)/ruff format --check fluidnet tests benchmarks examples docs setup.py
+	$(BIN)/lint-imports
 
 notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks

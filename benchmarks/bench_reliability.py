@@ -84,7 +84,7 @@ _LARGE = textwrap.dedent(
     import sympy
     import fluidnet as fn
     import fluidnet.models.kelly as kelly
-    from fluidnet.dde.codegen import compile_model
+    from fluidnet.codegen.compiled import compile_model
     n, which = int(sys.argv[1]), sys.argv[2]
     t0 = now()
     if which == "ring":

@@ -55,9 +55,9 @@ _LAZY = {
     "Solution": ".dde.solution",
     "oscillation": ".dde.oscillation",
     "Oscillation": ".dde.oscillation",
-    "save_compiled": ".dde.compiled",
-    "load_compiled": ".dde.compiled",
-    "SavedModel": ".dde.compiled",
+    "save_compiled": ".codegen.compiled",
+    "load_compiled": ".codegen.compiled",
+    "SavedModel": ".codegen.compiled",
     # stability analysis
     "bode": ".stability.bode",
     "nyquist": ".stability.nyquist",
@@ -71,7 +71,7 @@ _LAZY = {
     # bifurcation analysis
     "hopf_point": ".bifurcation.hopf",
     "hopf_at": ".bifurcation.hopf",
-    "periodic_orbit": ".bifurcation.orbit",
+    "periodic_orbit": ".bifurcation.periodic",
     "continue_orbits": ".bifurcation.continuation",
     "continue_hopf": ".bifurcation.hopf_curve",
     "HopfPoint": ".bifurcation.hopf",

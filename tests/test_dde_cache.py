@@ -1,4 +1,4 @@
-"""The compile cache of fluidnet.dde.codegen: private directories, verified modules, recovery
+"""The compile cache of fluidnet.codegen: private directories, verified modules, recovery
 from corrupt files and one compilation across concurrent processes.
 
 These tests use the numba backend (generated Python modules and numba's machine-code cache);
@@ -24,9 +24,10 @@ import pytest
 from process_helpers import run_together
 
 import fluidnet as fn
-from fluidnet.dde import cache as cache_module
-from fluidnet.dde import codegen, numbacache
-from fluidnet.dde.codegen import cache_dir, compile_form
+from fluidnet.codegen import cache as cache_module
+from fluidnet.codegen import compiled, keys, loading, numbacache
+from fluidnet.codegen.cache import cache_dir
+from fluidnet.codegen.compiled import compile_form
 from fluidnet.errors import CacheError
 
 PLANTED = textwrap.dedent(
@@ -46,8 +47,8 @@ def _model():
 
 def _forget(key: str) -> None:
     """Make this process behave as a new one for model ``key`` (memo, module, warnings)."""
-    codegen._MEMO.pop(key, None)
-    codegen._WARNED.discard(key)
+    compiled._MEMO.pop(key, None)
+    loading._WARNED.discard(key)
     numbacache._WARNED.discard(f"fluidnet_gen_{key}")
     sys.modules.pop(f"fluidnet_gen_{key}", None)
 
@@ -69,7 +70,7 @@ EXPECTED = -2 * 0.25 + np.sin(0.5)
 def fresh(monkeypatch, tmp_path):
     """A model, its cache key and an empty cache directory named by FLUIDNET_CACHE."""
     m = _model()
-    key, c_key = codegen._form_key(m.form), codegen._form_key(m.form, "c")
+    key, c_key = keys.form_key(m.form), keys.form_key(m.form, "c")
     _forget(key)
     _forget(c_key)
     cache = tmp_path / "cache"
@@ -147,7 +148,7 @@ def compiled_cache(tmp_path_factory):
     """A cache directory holding the compiled test model (compiled once for these tests)."""
     cache = tmp_path_factory.mktemp("compiled") / "cache"
     m = _model()
-    key = codegen._form_key(m.form)
+    key = keys.form_key(m.form)
     old = os.environ.get("FLUIDNET_CACHE")
     os.environ["FLUIDNET_CACHE"] = str(cache)
     try:
@@ -223,7 +224,7 @@ _COMPILE = textwrap.dedent(
     """
     import os, sys, time, pathlib
     import fluidnet as fn
-    from fluidnet.dde.codegen import compile_form
+    from fluidnet.codegen.compiled import compile_form
     x = fn.states("x")
     a, b = fn.params("a b")
     m = fn.Model(rhs={x: -a * x(fn.t - 1) + fn.sympy.cos(b * x(fn.t))}, params={a: 1.0, b: 2.0})
@@ -254,7 +255,7 @@ def test_other_generated_modules_are_verified_too(fresh, tmp_path):
     (cache / f"{name}.py").write_text(PLANTED.format(marker=str(marker)))
     sys.modules.pop(name, None)
     try:
-        module = codegen.load_generated(name, lambda: "ANSWER = 42\n")
+        module = loading.load_generated(name, lambda: "ANSWER = 42\n")
         assert module.ANSWER == 42 and not marker.exists()
     finally:
         sys.modules.pop(name, None)
@@ -320,12 +321,12 @@ def test_planted_machine_code_of_a_lazily_compiled_module_never_runs(fresh, tmp_
 
     def load():
         sys.modules.pop(name, None)
-        return codegen.load_generated(name, lambda: _NJIT_SOURCE)
+        return loading.load_generated(name, lambda: _NJIT_SOURCE)
 
     try:
         assert load().triple(2.0) == 6.0  # compiled, machine code written and recorded
         (nbi,) = cache.glob(f"__pycache__/{name}.triple-*.nbi")
-        assert codegen._read_index(cache)[f"__pycache__/{nbi.name}"]
+        assert cache_module.read_index(cache)[f"__pycache__/{nbi.name}"]
         module = load()
         assert module.triple(2.0) == 6.0 and module.triple.stats.cache_hits  # loaded
         _plant_index(nbi, marker)  # bytes that do not match the index: never unpickled
@@ -346,9 +347,9 @@ def test_machine_code_stays_in_the_verified_directory(fresh, monkeypatch, tmp_pa
     compile_form(m.form)
     files = sorted(p.name for p in cache.glob("__pycache__/*.nb[ic]"))
     assert len(files) == 8  # rhs, delay, switch, sgrad: an index and a data file each
-    index = codegen._read_index(cache)
+    index = cache_module.read_index(cache)
     for f in files:
-        assert index[f"__pycache__/{f}"] == codegen._digest(
+        assert index[f"__pycache__/{f}"] == cache_module.digest(
             (cache / "__pycache__" / f).read_bytes()
         )
     assert not elsewhere.exists() or not list(elsewhere.rglob("*.nb[ic]"))
@@ -475,7 +476,7 @@ def test_a_full_disk_while_numba_writes_machine_code_is_a_cache_error(fresh, ful
 
 
 # ----------------------------------------------------------------------- fallback directories
-_CACHE_DIR = "from fluidnet.dde.cache import cache_dir; print(cache_dir())"
+_CACHE_DIR = "from fluidnet.codegen.cache import cache_dir; print(cache_dir())"
 
 
 def _fallback_in_a_process(env):
@@ -535,14 +536,14 @@ def test_a_file_named_as_the_cache_falls_back_with_a_warning(fresh, tmp_path, mo
 def test_a_compiler_that_found_the_disk_full_is_not_called_broken(fresh, monkeypatch):
     import subprocess as sp
 
-    from fluidnet.dde import ccodegen
+    from fluidnet.codegen import build
 
     m, key, cache = fresh
     monkeypatch.setenv("FLUIDNET_BACKEND", "c")
     message = f"/usr/bin/ld: final link failed: {os.strerror(errno.ENOSPC)}\n".encode()
     monkeypatch.setattr(
-        ccodegen, "_run", lambda cmd, source, out: sp.CompletedProcess(cmd, 1, b"", message)
+        build, "_run", lambda cmd, source, out: sp.CompletedProcess(cmd, 1, b"", message)
     )
     with pytest.raises(CacheError, match=rf"{cache}: cannot compile .*the disk is full"):
         compile_form(m.form)
-    assert not ccodegen.known_broken()  # the compiler works: only the disk was full
+    assert not build.known_broken()  # the compiler works: only the disk was full

@@ -1,4 +1,4 @@
-"""Code generation (fluidnet.dde.codegen): generated functions against sympy's own evaluation."""
+"""Code generation (fluidnet.codegen): generated functions against sympy's own evaluation."""
 
 from __future__ import annotations
 
@@ -13,8 +13,10 @@ import pytest
 import sympy
 
 import fluidnet as fn
-from fluidnet.dde.codegen import cache_dir, compile_form, compile_model, extract_switches
+from fluidnet.codegen.cache import cache_dir
+from fluidnet.codegen.compiled import compile_form, compile_model
 from fluidnet.errors import ModelError
+from fluidnet.symbolic.switches import extract_switches
 
 t = fn.t
 _DP = ctypes.POINTER(ctypes.c_double)
@@ -150,7 +152,7 @@ def test_second_process_loads_compiled_model_from_disk(tmp_path):
     script = textwrap.dedent(
         """
         import fluidnet as fn
-        from fluidnet.dde.codegen import compile_model
+        from fluidnet.codegen.compiled import compile_model
         x, = (fn.states("x"),)
         a = fn.params("a")
         m = fn.Model(rhs={x: -a * x(fn.t - 1) + fn.sympy.sin(x(fn.t))}, params={a: 1.0})

@@ -1,4 +1,4 @@
-"""The C backend of code generation (fluidnet.dde.ccodegen).
+"""The C backend of code generation (fluidnet.codegen.csource, fluidnet.codegen.build).
 
 Its functions are checked against the numba backend's (an independent compiler of the same
 model, and the backend the integrator was validated with) and, for the printed functions
@@ -23,8 +23,10 @@ import sympy
 from process_helpers import run_together
 
 import fluidnet as fn
-from fluidnet.dde import ccodegen, codegen
-from fluidnet.dde.codegen import compile_form, jacobian_address
+from fluidnet.codegen import backend as backend_module
+from fluidnet.codegen import build, clib, compiled, csource, keys, loading
+from fluidnet.codegen import cache as cache_module
+from fluidnet.codegen.compiled import compile_form, jacobian_address
 from fluidnet.errors import ModelError, OptionError
 from fluidnet.models.sliding_mode import single_link_network, tcp_law
 
@@ -33,7 +35,7 @@ _DP = ctypes.POINTER(ctypes.c_double)
 _FUNC = ctypes.CFUNCTYPE(None, ctypes.c_double, *[_DP] * 6)
 
 pytestmark = pytest.mark.skipif(
-    ccodegen.known_broken() or shutil.which("cc") is None and shutil.which("gcc") is None,
+    build.known_broken() or shutil.which("cc") is None and shutil.which("gcc") is None,
     reason="no working C compiler",
 )
 
@@ -121,8 +123,8 @@ def isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("FLUIDNET_BACKEND", raising=False)
     for name in ("_MEMO", "_JACOBIANS"):
-        monkeypatch.setattr(codegen, name, {})
-    monkeypatch.setattr(codegen, "_WARNED", set())
+        monkeypatch.setattr(compiled, name, {})
+    monkeypatch.setattr(loading, "_WARNED", set())
     return tmp_path / "cache"
 
 
@@ -220,7 +222,7 @@ def test_simulations_of_both_backends_agree(cache, monkeypatch, name):
     sols = {}
     for backend in ("c", "numba"):
         monkeypatch.setenv("FLUIDNET_BACKEND", backend)
-        assert codegen.compile_model(m).backend == backend
+        assert compiled.compile_model(m).backend == backend
         sols[backend] = fn.simulate(
             m,
             t_end,
@@ -252,8 +254,8 @@ _EXPECTED = -2 * 0.25 + np.sin(0.5)
 
 
 def _forget(key):
-    codegen._MEMO.pop(key, None)
-    codegen._WARNED.discard(key)
+    compiled._MEMO.pop(key, None)
+    loading._WARNED.discard(key)
 
 
 def _compile_warnings(form, backend="c"):
@@ -267,11 +269,11 @@ def test_library_is_cached_and_recorded_with_its_source(isolated):
     m = _model()
     cm, msgs = _compile_warnings(m.form)
     assert not msgs and cm.backend == "c" and _rhs_value(cm) == pytest.approx(_EXPECTED, 1e-15)
-    index = codegen._read_index(isolated)
+    index = cache_module.read_index(isolated)
     so, c = cm.path.with_suffix(".so"), cm.path
-    assert index[so.name] == codegen._digest(so.read_bytes())
-    assert index[c.name] == codegen._digest(c.read_bytes())
-    assert isinstance(cm.module, ccodegen.CLibrary)
+    assert index[so.name] == cache_module.digest(so.read_bytes())
+    assert index[c.name] == cache_module.digest(c.read_bytes())
+    assert isinstance(cm.module, clib.CLibrary)
     assert not list(isolated.glob(".load-*")) and not list(isolated.glob(".tmp-*"))
     _forget(cm.key)
     again, msgs = _compile_warnings(m.form)
@@ -312,7 +314,7 @@ def test_altered_library_is_not_loaded_but_rebuilt_with_one_warning(isolated, su
 def test_planted_library_never_runs(isolated, tmp_path):
     # a shared object whose constructor would leave a marker, in place of the model's library
     m = _model()
-    key = codegen._form_key(m.form, "c")
+    key = keys.form_key(m.form, "c")
     marker = tmp_path / "marker"
     planted = textwrap.dedent(
         f"""
@@ -324,12 +326,12 @@ def test_planted_library_never_runs(isolated, tmp_path):
     ).encode()
     isolated.mkdir(mode=0o700)
     so = isolated / f"fluidnet_cgen_{key}.so"
-    so.write_bytes(ccodegen.compile_library(planted, isolated, "planted", so.with_suffix(".c")))
+    so.write_bytes(build.compile_library(planted, isolated, "planted", so.with_suffix(".c")))
     cm, msgs = _compile_warnings(m.form)  # not in the index: replaced without a warning
     assert not marker.exists()
     assert _rhs_value(cm) == pytest.approx(_EXPECTED, rel=1e-15)
     # planted over a recorded library: replaced with a warning, still never run
-    so.write_bytes(ccodegen.compile_library(planted, isolated, "planted", so.with_suffix(".c")))
+    so.write_bytes(build.compile_library(planted, isolated, "planted", so.with_suffix(".c")))
     _forget(key)
     cm, msgs = _compile_warnings(m.form)
     assert len(msgs) == 1 and "does not match" in msgs[0]
@@ -381,15 +383,15 @@ def test_auto_falls_back_to_numba_without_a_compiler(isolated, monkeypatch):
 def test_auto_uses_a_cached_library_even_without_a_compiler(isolated, monkeypatch):
     m = _model()
     compile_form(m.form, "c")
-    codegen._MEMO.clear()
+    compiled._MEMO.clear()
     monkeypatch.setenv("CC", "/bin/false")
-    monkeypatch.setitem(ccodegen._BROKEN, ("/bin/false",), "known broken")
+    monkeypatch.setitem(build._BROKEN, ("/bin/false",), "known broken")
     cm = compile_form(m.form)
     assert cm.backend == "c" and _rhs_value(cm) == pytest.approx(_EXPECTED, rel=1e-15)
 
 
 def test_compiler_errors_on_generated_source_name_model_and_file(isolated, monkeypatch):
-    monkeypatch.setattr(ccodegen, "generate_c_source", lambda form: "this is not C;\n")
+    monkeypatch.setattr(backend_module, "generate_c_source", lambda form: "this is not C;\n")
     m = _model()
     with pytest.raises(ModelError, match=r"cache_c.*rejected.*fluidnet_cgen_\w+\.c") as info:
         compile_form(m.form)
@@ -398,9 +400,9 @@ def test_compiler_errors_on_generated_source_name_model_and_file(isolated, monke
 
 def test_a_model_c_cannot_express_falls_back_to_numba(isolated, monkeypatch):
     def untranslatable(form):
-        raise ccodegen.Untranslatable(f"model {form.name!r} uses a function without C")
+        raise csource.Untranslatable(f"model {form.name!r} uses a function without C")
 
-    monkeypatch.setattr(ccodegen, "generate_c_source", untranslatable)
+    monkeypatch.setattr(backend_module, "generate_c_source", untranslatable)
     m = _model()
     cm = compile_form(m.form)
     assert cm.backend == "numba" and _rhs_value(cm) == pytest.approx(_EXPECTED, rel=1e-15)
@@ -419,20 +421,16 @@ def test_unknown_backend_is_an_option_error(monkeypatch):
 # ----------------------------------------------------------------------- other processes
 _NO_NUMBA = textwrap.dedent(
     """
-    import os, sys, types
+    import sys
     import fluidnet
-    # load fluidnet.dde.codegen without fluidnet/dde/__init__.py (it imports the integrator,
-    # which is numba's): what is checked is the code generation alone
-    pkg = types.ModuleType("fluidnet.dde")
-    pkg.__path__ = [os.path.join(os.path.dirname(fluidnet.__file__), "dde")]
-    sys.modules["fluidnet.dde"] = pkg
-    from fluidnet.dde import codegen
+    # the code generation alone (not fluidnet.dde, whose integrator is numba's)
+    from fluidnet.codegen import compiled
     x = fluidnet.states("x")
     a = fluidnet.params("a")
     m = fluidnet.Model(rhs={x: -a * x(fluidnet.t - 1) + fluidnet.sympy.sin(x(fluidnet.t))},
                        params={a: 1.0}, name="no_numba")
-    cm = codegen.compile_form(m.form)
-    jac = codegen.jacobian_address(cm)
+    cm = compiled.compile_form(m.form)
+    jac = compiled.jacobian_address(cm)
     import ctypes
     dp = ctypes.POINTER(ctypes.c_double)
     arrs = [(ctypes.c_double * 2)(v) for v in (0.5, 0.25, 2.0, 0.0, 0.0, 0.0)]
@@ -457,11 +455,11 @@ _COUNT = textwrap.dedent(
     """
     import sys, time, pathlib
     import fluidnet as fn
-    from fluidnet.dde import ccodegen
-    from fluidnet.dde.codegen import compile_form
+    from fluidnet.codegen import loading
+    from fluidnet.codegen.compiled import compile_form
     calls = []
-    real = ccodegen.compile_library
-    ccodegen.compile_library = lambda *a: calls.append(1) or real(*a)
+    real = loading.compile_library
+    loading.compile_library = lambda *a: calls.append(1) or real(*a)
     x = fn.states("x")
     a, b = fn.params("a b")
     m = fn.Model(rhs={x: -a * x(fn.t - 1) + fn.sympy.cos(b * x(fn.t))}, params={a: 1.0, b: 2.0},

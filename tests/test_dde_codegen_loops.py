@@ -1,4 +1,4 @@
-"""Generated code for large models (fluidnet.dde.codegen): loops over repeated structure.
+"""Generated code for large models (fluidnet.codegen.statements): loops over repeated structure.
 
 Values of the looped functions are checked against sympy's own evaluation of the canonical
 form; the size of the generated code (what numba has to type and compile) against the number
@@ -14,9 +14,10 @@ import pytest
 import sympy
 
 import fluidnet as fn
-from fluidnet.dde import codegen
-from fluidnet.dde.ccodegen import generate_c_source
-from fluidnet.dde.codegen import compile_form, generate_source
+from fluidnet.codegen import arrayform, statements
+from fluidnet.codegen.compiled import compile_form
+from fluidnet.codegen.csource import generate_c_source
+from fluidnet.codegen.pysource import generate_source
 
 _DP = ctypes.POINTER(ctypes.c_double)
 
@@ -72,7 +73,7 @@ def test_large_network_code_is_looped_not_unrolled():
 def test_looped_network_functions_equal_sympy(private_cache, backend):
     m = _kelly_ring(34)
     form = m.form
-    assert len(form.rhs) > codegen.LOOP_MIN_STATEMENTS  # the looped generator is used
+    assert len(form.rhs) > statements.LOOP_MIN_STATEMENTS  # the looped generator is used
     cm = compile_form(form, backend)
     assert cm.backend == backend
     assert LOOP[backend] in cm.path.read_text()
@@ -91,8 +92,8 @@ def test_looped_network_functions_equal_sympy(private_cache, backend):
 
 def test_looped_switches_and_gradients_equal_sympy(private_cache, monkeypatch, backend):
     # a switched law per flow; the loop generator is forced for this small model
-    monkeypatch.setattr(codegen, "LOOP_MIN_STATEMENTS", 0)
-    monkeypatch.setattr(codegen, "LOOP_MIN_GROUP", 2)
+    monkeypatch.setattr(statements, "LOOP_MIN_STATEMENTS", 0)
+    monkeypatch.setattr(statements, "LOOP_MIN_GROUP", 2)
     n = 6
     xs = [sympy.Function(f"q_{i}", real=True) for i in range(n)]
     c, T = fn.params("c T")
@@ -105,7 +106,7 @@ def test_looped_switches_and_gradients_equal_sympy(private_cache, monkeypatch, b
     cm = compile_form(m.form, backend)
     assert cm.backend == backend
     assert LOOP[backend] in cm.path.read_text()
-    sym = codegen._symbolic(m.form)
+    sym = arrayform.array_form(m.form)
     rng = np.random.default_rng(5)
     x = rng.uniform(0.0, 2.0, n)
     z = rng.uniform(0.0, 2.0, cm.nlag)

@@ -1,4 +1,4 @@
-"""Saved compiled models (fluidnet.dde.compiled): the same runs as the symbolic model, in a
+"""Saved compiled models (fluidnet.codegen.compiled): the same runs as the symbolic model, in a
 process that imports neither sympy nor numba."""
 
 import json

@@ -82,8 +82,8 @@ def _kernel_result(status, y, t_fail):
 def test_mode_changes_at_an_overflowing_state_are_a_divergence_not_zeno():
     # what the kernel reports as "no progress through mode changes" (ST_ZENO), at x = -2e212
     # (the probe of issue 23), is the divergence; at a bounded state it stays Zeno behaviour
+    from fluidnet.codegen.compiled import compile_model
     from fluidnet.dde import _codes
-    from fluidnet.dde.codegen import compile_model
     from fluidnet.dde.simulation import failure_message
 
     cm = compile_model(fn.Model(rhs={x: -sympy.sign(x(t))}, params={}))

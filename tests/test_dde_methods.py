@@ -245,7 +245,7 @@ def test_generated_jacobian_matches_finite_differences():
     projected state, against central differences of the compiled right-hand side."""
     import ctypes
 
-    from fluidnet.dde.codegen import compile_model, jacobian_address
+    from fluidnet.codegen.compiled import compile_model, jacobian_address
 
     x, q = fn.states("x q")
     a = fn.params("a")

@@ -258,8 +258,8 @@ def test_topology_one_reaches_the_threshold_corner(case, xs):
 
 def test_no_sliding_weights_is_a_named_error():
     """The message of a run that found no Filippov weights names the surfaces and the time."""
+    from fluidnet.codegen.compiled import compile_model
     from fluidnet.dde import _codes
-    from fluidnet.dde.codegen import compile_model
     from fluidnet.dde.simulation import KernelResult, failure_message
 
     x, y = fn.states("x y")

@@ -85,3 +85,10 @@ def test_errors():
         fn.WindowChain(1 / w, w / 2, sympy.besselj(0, w) ** 2 / 10, window=w).monte_carlo(
             n_chains=2, n_steps=10, burn_in=0, start=10.0
         )
+
+
+@pytest.mark.parametrize("solver", ["monte_carlo", "stationary_distribution"])
+@pytest.mark.parametrize("bad", [3.0, "w/2", None])
+def test_solvers_refuse_what_is_not_a_window_chain(solver, bad):
+    with pytest.raises(ModelError, match=f"expected a WindowChain, got {type(bad).__name__}"):
+        getattr(fn, solver)(bad)

@@ -48,7 +48,7 @@ _LAZY = {
     "HopfCurve": ".hopf_curve",
     "continue_hopf": ".hopf_curve",
     "PeriodicOrbit": ".orbit",
-    "periodic_orbit": ".orbit",
+    "periodic_orbit": ".periodic",
     "NonSmoothError": ".smoothness",
     "continue_cycle_folds": ".cycle_folds",
     "CycleFoldCurve": ".cycle_folds",

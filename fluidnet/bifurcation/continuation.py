@@ -44,9 +44,9 @@ from .newton import OrbitState, correct_full
 from .orbit import (
     PeriodicOrbit,
     _state_scales,
+    collocated_orbit,
     direct_orbit,
     finish,
-    periodic_orbit,
     surface_distance,
 )
 from .smoothness import NonSmoothError
@@ -580,7 +580,7 @@ def _certified(orbit: PeriodicOrbit) -> PeriodicOrbit | None:
     found = None
     for factor in (2, 4):
         try:
-            fine = periodic_orbit(
+            fine = collocated_orbit(
                 orbit, intervals=factor * orbit.mesh.intervals, degree=orbit.mesh.degree,
                 check_smooth=False,
             )  # fmt: skip
@@ -775,7 +775,7 @@ def continue_orbits(
         if name is None:
             raise OptionError("give the continuation parameter name")
         first = [
-            periodic_orbit(
+            collocated_orbit(
                 start,
                 intervals=intervals,
                 degree=degree,

@@ -15,6 +15,7 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError
+from ..symbolic.switches import extract_switches
 from ._system import _vectorized
 
 __all__ = ["NonSmoothError", "check_equilibrium_smooth", "check_orbit_smooth"]
@@ -45,8 +46,6 @@ class NonSmoothError(AnalysisError):
 
 class _Switches:
     def __init__(self, form):
-        from ..dde.codegen import extract_switches  # numba: only for models with switches
-
         _, switches = extract_switches(list(form.rhs))
         self.switches = switches
         z = tuple(lag.symbol for lag in form.lags)

@@ -103,9 +103,9 @@ _LAZY = {
     "simulate_ensemble": ".ensemble",
     "simulate": ".simulation",
     "Solution": ".solution",
-    "save_compiled": ".compiled",
-    "load_compiled": ".compiled",
-    "SavedModel": ".compiled",
+    "save_compiled": "..codegen.compiled",
+    "load_compiled": "..codegen.compiled",
+    "SavedModel": "..codegen.compiled",
 }
 __getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
 

@@ -4,7 +4,7 @@ The integration loop is C (``fluidnet/dde/src``; ``kernel.h`` describes its data
 of a step), compiled into the extension module ``fluidnet.dde._integrator`` when the package is
 built (``setup.py``: ``pip install``, ``python -m build``, or in place by ``pip install -e .``
 and ``make``). It is one function for every model and method: a model's own functions reach it
-as machine addresses (see :mod:`fluidnet.dde.codegen`), a method as the arrays of its tableau
+as machine addresses (see :mod:`fluidnet.codegen`), a method as the arrays of its tableau
 (:mod:`fluidnet.dde.methods`), and nothing is compiled for it at run time.
 
 :func:`integrator` imports the module and checks that it was built for this driver: the state

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 import sympy
 
+from ..codegen.compiled import compile_model
 from ..errors import FluidnetError, IntegrationError, OptionError, ParameterError
 from ..options import count_option
 from ..overrides import parameter_values, reject_keywords
 from ..sweep import FuturesExecutor, SerialExecutor, resolve_executor
-from .codegen import compile_model
 from .history import build_history, normalize_history
 from .simulation import (
     check_t_eval,
@@ -148,7 +148,7 @@ def simulate_ensemble(
     import xarray as xr
 
     reject_keywords(unknown, "simulate_ensemble", model)
-    from .compiled import SavedModel
+    from ..codegen.compiled import SavedModel
 
     if isinstance(model, SavedModel):
         raise OptionError(

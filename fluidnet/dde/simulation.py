@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ..codegen.compiled import CompiledModel, SavedModel
 from ..errors import IntegrationError, OptionError, ParameterError
 from ..options import count_option, number_option
 from ..overrides import reject_keywords
 from . import _codes as F
 from ._state import ModelData, enlarged, new_run, trimmed
-from .compiled import CompiledModel, SavedModel
 from .engine import integrator
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
@@ -570,7 +570,7 @@ def simulate(
     if isinstance(model, SavedModel):
         cm = model.compiled
     else:
-        from .codegen import compile_model  # sympy: imported when a symbolic model is run
+        from ..codegen.compiled import compile_model  # sympy: imported when a symbolic model is run
 
         cm = compile_model(model)
     spec = normalize_history(model, history, values)

@@ -21,8 +21,8 @@ _LAZY = {
     "LAPLACE": ".quasipoly",
     "QuasiPolynomial": ".quasipoly",
     "as_quasipolynomial": ".quasipoly",
-    "CharacteristicRoot": ".roots",
-    "Roots": ".roots",
+    "CharacteristicRoot": ".rootset",
+    "Roots": ".rootset",
     "characteristic_roots": ".roots",
     "spectral_abscissa": ".roots",
 }

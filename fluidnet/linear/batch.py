@@ -37,7 +37,7 @@ from .certificate import LINE_OFFSETS, count_right_of
 from .roots import MERGE_RTOL, RESIDUAL_TOL, characteristic_roots
 from .stacked import Stack, balance_scales, singular_values
 
-__all__ = ["RightmostRoots", "rightmost_roots", "grid_levels"]
+__all__ = ["RightmostRoots", "rightmost_roots", "grid_levels", "generator_matrices"]
 
 #: Roots carried from a solved point to its neighbours (upper half-plane representatives).
 N_SEEDS = 4
@@ -262,7 +262,7 @@ def _discretize(state: _State, stack: Stack, points: np.ndarray, n_points: int) 
     eigenvalues refined by Newton, then the certificate; returns the mask of failures."""
     P, R = points.size, N_SEEDS
     target = stack.take(points)
-    ev = np.linalg.eigvals(_generator_matrices(target, n_points))  # (P, M)
+    ev = np.linalg.eigvals(generator_matrices(target, n_points))  # (P, M)
     ev = np.where(np.isfinite(ev) & (ev.imag >= 0), ev, np.nan)
     ev = np.where(np.abs(ev.imag) <= 1e-12 * (1 + np.abs(ev)), ev.real + 0j, ev)
     order = np.argsort(-np.where(np.isfinite(ev), ev.real, -np.inf), axis=1)[:, : 3 * R]
@@ -274,7 +274,7 @@ def _discretize(state: _State, stack: Stack, points: np.ndarray, n_points: int) 
     return _accept(state, target, points, _newton(target, lam, idx), idx)
 
 
-def _generator_matrices(stack: Stack, N: int) -> np.ndarray:
+def generator_matrices(stack: Stack, N: int) -> np.ndarray:
     """:func:`~fluidnet.linear.roots.generator_matrix` of every system of the stack."""
     from .roots import _chebyshev
 

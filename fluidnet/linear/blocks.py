@@ -47,10 +47,8 @@ def diagonal_blocks(lin: LinearDDE) -> list[np.ndarray]:
 
 def subsystem(lin: LinearDDE, states: np.ndarray) -> LinearDDE:
     """The system of the given states alone (the delays whose matrices act within them)."""
-    from .lineardde import LinearDDE
-
     ix = np.ix_(states, states)
-    return LinearDDE(
+    return type(lin)(  # a LinearDDE, built without importing its module (which imports this one)
         lin.A0[ix],
         [(tau, a[ix]) for tau, a in zip(lin.delays, lin.A, strict=True)],
         state_names=[lin.state_names[i] for i in states],

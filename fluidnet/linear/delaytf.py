@@ -72,7 +72,7 @@ class DelayTF:
         expr : sympy.Expr or str
             E.g. ``exp(-0.2*s)*(0.4*0.2*s + 0.2)/(0.2*s)**2``. Every symbol other than ``s`` must
             already be replaced by a number. Text is parsed, never run (see
-            :mod:`fluidnet.symbolic.parsing`).
+            :mod:`fluidnet.parsing`).
         s : sympy.Symbol, optional
             The Laplace variable (default :data:`fluidnet.s`, or the only symbol named ``s``).
 
@@ -84,7 +84,7 @@ class DelayTF:
         """
         if isinstance(expr, str):
             # parsed over the Laplace variable only, never evaluated (sympify would run it)
-            from ..symbolic.parsing import parse_expression
+            from ..parsing import parse_expression
 
             var = LAPLACE if s is None else s
             expr = parse_expression(expr, symbols={var.name: var}, where="DelayTF.from_expr")

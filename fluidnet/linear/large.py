@@ -10,7 +10,7 @@ for 200 states):
    tau_k}``, so ``Re lambda <= mu(A0) + sum_k ||A_k|| e^{-Re lambda tau_k}`` (``mu`` the
    logarithmic norm): no real part exceeds ``r*``, the root of
    ``r = mu(A0) + sum_k ||A_k|| e^{-r tau_k}``; and the roots with ``Re lambda >= sigma`` have
-   ``|Im lambda|`` at most the bound ``Y(sigma)`` of :func:`~fluidnet.linear.roots._im_bound`.
+   ``|Im lambda|`` at most the bound ``Y(sigma)`` of :func:`~fluidnet.linear.rootcheck.imag_bound`.
 2. **Counting.** The box ``[sigma, r*] x [-Y(sigma), Y(sigma)]`` therefore holds every root
    right of ``sigma``; the argument principle on its boundary
    (:func:`~fluidnet.linear.contour.count_in_rectangle`) counts them and gives their power
@@ -50,11 +50,19 @@ import numpy as np
 from ..threads import single_threaded_blas
 from .contour import count_in_rectangle, zeros_from_power_sums
 from .newton import newton_roots
+from .rootcheck import (
+    RESIDUAL_TOL,
+    a0_spectrum,
+    imag_bound,
+    is_real_system,
+    verified_roots,
+    zero_root_exists,
+)
+from .rootset import CharacteristicRoot, Roots, select_roots
 from .sparse import SparseSystem
 
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
-    from .roots import Roots
 
 __all__ = ["DENSE_LIMIT", "LARGE_STATES", "abscissa_bound", "large_roots"]
 
@@ -186,10 +194,8 @@ class _Locator:
     """Counts and locates the roots of one system in boxes (see the module docstring)."""
 
     def __init__(self, lin: LinearDDE, system: SparseSystem, norms):
-        from .roots import _is_real
-
         self.lin, self.system, self.norms = lin, system, norms
-        self.real = _is_real(lin)
+        self.real = is_real_system(lin)
         self.spacing = 0.5 / lin.max_delay
         self.used = 0
         self.reason = ""
@@ -289,8 +295,6 @@ class _Locator:
     def locate(self, box: _Box) -> bool:
         """The roots of ``box`` from its power sums, refined and verified; False when they do
         not account for its count."""
-        from .roots import RESIDUAL_TOL, _verified
-
         z = zeros_from_power_sums(box.sums, box.count)
         if self.real:
             z = np.where(z.imag < 0, z.conj(), z)
@@ -309,7 +313,7 @@ class _Locator:
         lam, res = lam[res <= RESIDUAL_TOL], res[res <= RESIDUAL_TOL]
         if lam.size == 0:
             return False
-        vals, rr, mult, err = _verified(self.lin, lam, res, self.norms, self.system)
+        vals, rr, mult, err = verified_roots(self.lin, lam, res, self.norms, self.system)
         # a symmetric box holds the mirror of each complex root too; an upper box does not
         weight = mult * np.where(box.symmetric & (vals.imag != 0), 2, 1)
         if not (box.holds(vals).all() and int(weight.sum()) == box.count):
@@ -379,21 +383,12 @@ def large_roots(lin: LinearDDE, k: int, box, *, system: SparseSystem | None = No
 
 
 def _large_roots(lin: LinearDDE, k: int, box, system: SparseSystem) -> Roots:
-    from .roots import (
-        CharacteristicRoot,
-        Roots,
-        _a0_spectrum,
-        _im_bound,
-        _select,
-        _zero_root_exists,
-    )
-
     norms = system.matrix_norms()
-    spectrum = _a0_spectrum(lin)
+    spectrum = a0_spectrum(lin)
 
     def im_bound(sigma: float) -> float:
         # strictly above every root with Re >= sigma
-        return _im_bound(lin, sigma, norms, spectrum) * (1.0 + 1e-6) + 1e-6 / tau
+        return imag_bound(lin, sigma, norms, spectrum) * (1.0 + 1e-6) + 1e-6 / tau
 
     r_star = abscissa_bound(system, lin.A0)
     tau = lin.max_delay
@@ -428,7 +423,7 @@ def _large_roots(lin: LinearDDE, k: int, box, system: SparseSystem) -> Roots:
         rows.append((complex(v), r, m, e))
         if loc.real and v.imag != 0:
             rows.append((complex(v).conjugate(), r, m, e))
-    if rows and _zero_root_exists(lin, norms):
+    if rows and zero_root_exists(lin, norms):
         i = int(np.argmin([abs(v) for v, *_ in rows]))
         v, r, m, e = rows[i]
         if abs(v) <= 1e-6 * max(1.0 / tau, norms[0] + float(np.sum(norms[1]))):
@@ -445,4 +440,4 @@ def _large_roots(lin: LinearDDE, k: int, box, system: SparseSystem) -> Roots:
     else:
         cert = certified
     out = Roots(roots, 0, cert, line if certified else math.nan, reason=loc.reason)
-    return _select(out, k, box)
+    return select_roots(out, k, box)

@@ -70,8 +70,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -82,11 +80,20 @@ from ..options import ROOT_OPTIONS, count_option, option_dict
 from ..threads import single_threaded_blas
 from .blocks import diagonal_blocks, subsystem
 from .certificate import certificate_line, count_right_of
-from .inclusion import enclose
 from .large import DENSE_LIMIT, LARGE_STATES, large_roots
 from .newton import newton_roots
+from .rootcheck import (
+    RESIDUAL_TOL,
+    imag_bound,
+    is_real_system,
+    root_residuals,
+    system_norms,
+    verified_roots,
+    zero_root_exists,
+)
+from .rootset import CharacteristicRoot, Roots, select_roots
 from .sparse import SparseSystem
-from .stacked import MILD_IMBALANCE, Stack, balance_scales, singular_values
+from .stacked import MILD_IMBALANCE, Stack, balance_scales
 
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
@@ -101,8 +108,6 @@ __all__ = [
     "balanced",
 ]
 
-#: Relative residual below which a refined candidate is accepted as a root.
-RESIDUAL_TOL = 1e-8
 #: Relative distance below which refined roots are merged (and counted by multiplicity).
 MERGE_RTOL = 1e-6
 #: Relative distance below which refined candidates are one root (Newton stops at steps of
@@ -117,163 +122,6 @@ ENOUGH_POINTS = 96
 #: Without a region, convergence is checked for the roots within ``WINDOW / tau_max`` of the
 #: rightmost one.
 WINDOW = 2.0
-
-
-@dataclass(frozen=True, kw_only=True)
-class CharacteristicRoot:
-    """One characteristic root, verified by the argument principle.
-
-    Attributes
-    ----------
-    value : complex
-        The root ``lambda`` (1/s); for a cluster of ``multiplicity`` roots, their mean.
-    residual : float
-        Relative residual at ``value``: the smallest singular value of ``Delta(lambda)`` divided
-        by ``|lambda| + ||A0|| + sum_k ||A_k|| |exp(-lambda tau_k)|`` (for a scalar system this
-        is ``|det Delta(lambda)|`` relative to the size of its terms).
-    multiplicity : int
-        Algebraic multiplicity, counted by the argument principle on the smallest circle
-        that encloses the root (a double root, which rounding splits by about 1e-8, counts
-        twice; roots too close together to be enclosed apart count as one root).
-    error : float
-        The ``multiplicity`` roots lie within this distance of ``value``: the radius of the
-        smallest sampled circle around ``value`` along which ``det Delta`` winds exactly
-        ``multiplicity`` times (:mod:`fluidnet.linear.inclusion`). NaN when not computed.
-    """
-
-    value: complex
-    residual: float
-    multiplicity: int = 1
-    error: float = math.nan
-
-    @property
-    def real(self) -> float:
-        return self.value.real
-
-    @property
-    def imag(self) -> float:
-        return self.value.imag
-
-    def __complex__(self) -> complex:
-        return complex(self.value)
-
-    def __repr__(self) -> str:
-        m = f", multiplicity={self.multiplicity}" if self.multiplicity != 1 else ""
-        e = f", error={self.error:.1e}" if math.isfinite(self.error) else ""
-        return f"CharacteristicRoot({self.value:.10g}, residual={self.residual:.1e}{m}{e})"
-
-
-class Roots(tuple):
-    """Characteristic roots sorted by real part, descending.
-
-    A tuple of :class:`CharacteristicRoot`.
-
-    Attributes
-    ----------
-    values : numpy.ndarray
-        The roots as a complex array.
-    n_points : int
-        The Chebyshev discretization size ``N`` that was used (0 for a delay-free system).
-    certified : bool or None
-        True when the argument principle on the line ``Re s = certificate`` counted exactly the
-        roots found right of it (so none is missing there, and the first root is the rightmost
-        one; see :mod:`fluidnet.linear.certificate`); False when the count differs or could not
-        be made; None when not checked (a rectangular ``region``).
-    certificate : float
-        The abscissa of that line (``-inf`` for a delay-free system, whose roots are the
-        eigenvalues of ``A0``).
-    reason : str
-        Why the roots are not certified, when a method says more than the line's count (the
-        rectangles of a large system, :mod:`fluidnet.linear.large`); empty otherwise.
-    """
-
-    n_points: int
-
-    def __new__(
-        cls,
-        roots: Sequence[CharacteristicRoot],
-        n_points: int = 0,
-        certified: bool | None = None,
-        certificate: float = math.nan,
-        *,
-        check=None,
-        reason: str = "",
-    ):
-        obj = super().__new__(cls, roots)
-        obj.n_points = int(n_points)
-        obj.reason = str(reason)
-        # the certificate costs a few dozen evaluations of det Delta: computed on first use
-        obj._check = check
-        obj._cert = None if check is not None else (certified, float(certificate))
-        return obj
-
-    def _certificate(self) -> tuple[bool | None, float]:
-        if self._cert is None:
-            self._cert = self._check()
-        return self._cert
-
-    @property
-    def certified(self) -> bool | None:
-        return self._certificate()[0]
-
-    @property
-    def certificate(self) -> float:
-        return self._certificate()[1]
-
-    def _with(self, roots: Sequence[CharacteristicRoot]) -> Roots:
-        return Roots(roots, self.n_points, check=self._certificate, reason=self.reason)
-
-    def __reduce__(self):
-        certified, line = self._certificate()
-        return (_rebuild_roots, (tuple(self), self.n_points, certified, line, self.reason))
-
-    def require_certified(self, what: str = "this result") -> Roots:
-        """Return ``self``, or raise :class:`~fluidnet.errors.AnalysisError` when the roots are
-        not certified complete right of :attr:`certificate`."""
-        if self.certified is False:
-            if self.reason:
-                raise AnalysisError(f"{what} is not certified: {self.reason}")
-            raise AnalysisError(
-                f"{what} is not certified: the argument principle on Re s = "
-                f"{self.certificate:.6g} does not confirm the roots found right of that line "
-                "(the discretization may have missed a root); try a larger max_points"
-            )
-        return self
-
-    @property
-    def values(self) -> np.ndarray:
-        return np.array([r.value for r in self], dtype=complex)
-
-    @property
-    def abscissa(self) -> float:
-        """Largest real part (``-inf`` when empty)."""
-        return max((r.real for r in self), default=-math.inf)
-
-    def plot(self, ax=None, **kwargs):
-        """Scatter the roots in the complex plane, with the imaginary axis drawn."""
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
-        v = self.values
-        kwargs.setdefault("marker", "x")
-        kwargs.setdefault("linestyle", "none")
-        ax.plot(v.real, v.imag, **kwargs)
-        ax.axvline(0.0, color="0.6", lw=0.8)
-        ax.axhline(0.0, color="0.85", lw=0.8)
-        ax.set_xlabel(r"Re $\lambda$ (1/s)")
-        ax.set_ylabel(r"Im $\lambda$ (rad/s)")
-        ax.set_title("characteristic roots")
-        return ax
-
-    def __repr__(self) -> str:
-        inner = ",\n ".join(repr(r) for r in self)
-        cert = "" if self.certified is None else f", certified={self.certified}"
-        return f"Roots([\n {inner}\n], n_points={self.n_points}{cert})"
-
-
-def _rebuild_roots(roots, n_points, certified, line, reason) -> Roots:
-    return Roots(roots, n_points, certified, line, reason=reason)
 
 
 # ---------------------------------------------------------------------- discretization
@@ -337,24 +185,6 @@ def generator_matrix(lin: LinearDDE, N: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- helpers
-def _norms(lin: LinearDDE) -> tuple[float, np.ndarray]:
-    return float(np.linalg.norm(lin.A0, 2)), np.array([np.linalg.norm(a, 2) for a in lin.A])
-
-
-def _scale(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
-    n0, nk = norms
-    out = np.abs(lam) + n0
-    for tau, nrm in zip(lin.delays, nk, strict=True):
-        out = out + nrm * np.abs(np.exp(-lam * tau))
-    return out
-
-
-def _residuals(lin: LinearDDE, lam: np.ndarray, norms) -> np.ndarray:
-    if lam.size == 0:
-        return np.zeros(0)
-    smin = singular_values(lin.characteristic_matrix(lam))[1]
-    with np.errstate(invalid="ignore", over="ignore"):
-        return smin / np.maximum(_scale(lin, lam, norms), np.finfo(float).tiny)
 
 
 def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
@@ -398,54 +228,22 @@ def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 40) -> tuple[np.ndar
     return newton_roots(lambda z: _log_derivative(lin, z), lam, real, maxiter)
 
 
-def _a0_spectrum(lin: LinearDDE) -> tuple[np.ndarray, float]:
-    """Eigenvalues of A0 and the condition number of its eigenvector matrix (inf if defective)."""
-    mu, V = np.linalg.eig(lin.A0)
-    with np.errstate(all="ignore"):
-        kappa = float(np.linalg.cond(V))
-    return mu, kappa if np.isfinite(kappa) else math.inf
-
-
-def _im_bound(lin: LinearDDE, sigma: float, norms, spectrum=None) -> float:
-    """A bound on ``|Im lambda|`` of the roots with ``Re lambda >= sigma``.
-
-    A root ``lambda`` is an eigenvalue of ``A0 + E`` with ``||E|| <= S = sum_k ||A_k||
-    exp(-Re(lambda) tau_k)``, so ``|lambda| <= ||A0|| + S`` and, by Bauer-Fike, ``lambda`` lies
-    within ``kappa(V) S`` of an eigenvalue of ``A0``. The smaller of the two bounds on
-    ``|Im lambda|`` (over the eigenvalues of ``A0`` whose disc reaches ``Re >= sigma``) is
-    returned: a fast, stiff undelayed mode far to the left does not inflate it. ``norms`` may
-    be any upper bounds of the 2-norms; ``spectrum`` is :func:`_a0_spectrum` when known.
-    """
-    n0, nk = norms
-    with np.errstate(over="ignore"):
-        S = float(np.sum(nk * np.exp(-sigma * np.asarray(lin.delays))))
-    bound = n0 + S
-    mu, kappa = _a0_spectrum(lin) if spectrum is None else spectrum
-    if kappa < 1e8:
-        r = kappa * S
-        reach = mu.real + r >= sigma
-        bound = min(bound, float(np.max(np.abs(mu.imag[reach]) + r, initial=0.0)))
-    return bound
-
-
 def _n_required(lin: LinearDDE, sigma: float, im_extent: float, norms) -> int:
     """Discretization size resolving every root with ``Re >= sigma`` (and ``|Im| <= im_extent``):
-    ``0.6 tau_max`` points per unit of the bound :func:`_im_bound`, plus 12."""
+    ``0.6 tau_max`` points per unit of the bound :func:`imag_bound`, plus 12."""
     tau_max = lin.max_delay
     sigma = max(sigma, -5.0 / tau_max)
-    extent = max(min(_im_bound(lin, sigma, norms), 1e12), im_extent)
+    extent = max(min(imag_bound(lin, sigma, norms), 1e12), im_extent)
     return int(math.ceil(0.6 * extent * tau_max)) + 12
 
 
 # ---------------------------------------------------------------------- the driver
-def _is_real(lin: LinearDDE) -> bool:
-    return not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
 
 
 def _candidates(lin: LinearDDE, ev: np.ndarray) -> np.ndarray:
     """Finite eigenvalues; for a real system only those with Im >= 0 (the others mirror)."""
     cand = ev[np.isfinite(ev)]
-    if _is_real(lin):
+    if is_real_system(lin):
         cand = cand[cand.imag >= 0]
         cand = np.where(np.abs(cand.imag) <= 1e-12 * (1 + np.abs(cand)), cand.real + 0j, cand)
     return cand[np.argsort(-cand.real, kind="stable")]
@@ -457,7 +255,7 @@ def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, ...]:
     lam, last = _newton(lin, cand)
     fin = np.isfinite(lam)
     lam, last = lam[fin], last[fin]
-    res = _residuals(lin, lam, norms)
+    res = root_residuals(lin, lam, norms)
     good = res <= RESIDUAL_TOL
     return lam[good], res[good], last[good]
 
@@ -472,7 +270,7 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) 
     (the best converged) is kept, with its own residual: a spurious eigenvalue that Newton
     carried to within 1e-6 of a root passes the residual test, and must not stand for it.
     """
-    if _is_real(lin):
+    if is_real_system(lin):
         near = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
         lam = np.where(near, lam.real + 0j, lam)
         upper = lam.imag > 0
@@ -492,7 +290,7 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) 
             merged.append([v, res[i], last[i], v])
     out = []
     for key, r, st, v in merged:
-        if _is_real(lin) and abs(key.imag) <= MERGE_RTOL * (1 + abs(key)):
+        if is_real_system(lin) and abs(key.imag) <= MERGE_RTOL * (1 + abs(key)):
             # a root merged with its own mirror image is real (a double real root splits into
             # a pair 1e-8 apart in floating point): report it on the real axis, not as half a
             # pair
@@ -501,70 +299,13 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) 
     return out
 
 
-def _zero_root_exists(lin: LinearDDE, norms) -> bool:
-    M0 = lin.A0 + sum(lin.A, np.zeros_like(lin.A0))
-    sv = np.linalg.svd(M0, compute_uv=False)
-    size = norms[0] + float(np.sum(norms[1]))
-    return bool(sv[-1] <= 1e-12 * max(size, np.finfo(float).tiny)) if size > 0 else True
-
-
-def _det_logderiv(lin: LinearDDE):
-    """``s -> (det Delta(s), (det Delta)'(s) / det Delta(s))`` on 1-D arrays (a system with
-    many delayed matrices through its sparse terms, :class:`~.sparse.SparseSystem`)."""
-    if lin.n >= 4 and lin.n * lin.n * len(lin.delays) > 20000:
-        return SparseSystem.from_lineardde(lin).det_logderiv
-    stack = Stack.from_systems([lin])
-
-    def evaluate(s: np.ndarray):
-        s = np.asarray(s, dtype=complex).ravel()
-        return stack.det_logderiv(s, np.zeros(s.size, dtype=int))
-
-    return evaluate
-
-
-def _root_scale(lin: LinearDDE, vals: np.ndarray) -> np.ndarray:
-    """The size of a root's neighbourhood: its modulus, at least ``1 / max(tau_max, 1)``."""
-    return np.maximum(np.abs(vals), 1.0 / max(lin.max_delay, 1.0))
-
-
-def _verified(lin: LinearDDE, vals: np.ndarray, res: np.ndarray, norms, system=None):
-    """Inclusion discs of the candidates (:mod:`.inclusion`); the unverified are dropped and
-    the members of one cluster reported once. Returns ``(values, residuals, multiplicities,
-    errors)``. ``system`` (a :class:`~.sparse.SparseSystem`) evaluates a large system."""
-    if system is None:
-        evaluate, residuals = _det_logderiv(lin), lambda v: _residuals(lin, v, norms)
-    else:
-        evaluate, residuals = system.det_logderiv, lambda v: system.residual(v, norms)
-    inc = enclose(evaluate, vals, _root_scale(lin, vals), real_system=_is_real(lin))
-    # a root snapped to 0 (Delta(0) singular) stays exactly 0: the mean of its cluster is 0
-    # up to rounding, which would make a marginal system look stable or not by chance
-    zero = (vals == 0) & inc.verified
-    inc.radius[zero] += np.abs(inc.value[zero])
-    inc.value[zero] = 0.0
-    keep = np.flatnonzero(inc.verified)
-    # candidates enclosed by the disc of a root already kept are that root
-    order = keep[np.lexsort((inc.radius[keep], -inc.multiplicity[keep], ~zero[keep]))]
-    chosen: list[int] = []
-    for i in order:
-        if any(abs(vals[i] - inc.value[j]) <= inc.radius[j] for j in chosen):
-            continue
-        chosen.append(int(i))
-    idx = np.array(sorted(chosen), dtype=int)
-    values = inc.value[idx]
-    moved = values != vals[idx]
-    res = res[idx].copy()
-    if moved.any():
-        res[moved] = residuals(values[moved])
-    return values, res, inc.multiplicity[idx], inc.radius[idx]
-
-
 def _finalize(lin, found: Found, norms, n_points, verify: bool = True, system=None) -> Roots:
     """Snap a root to 0 when Delta(0) is singular, verify each root (its inclusion disc and
     multiplicity, :mod:`.inclusion`), wrap up. ``system`` evaluates a large system (see
-    :func:`_verified`)."""
+    :func:`verified_roots`)."""
     vals = np.array([f[0] for f in found], dtype=complex)
     res = np.array([f[1] for f in found], dtype=float)
-    if vals.size and _zero_root_exists(lin, norms):
+    if vals.size and zero_root_exists(lin, norms):
         i = int(np.argmin(np.abs(vals)))
         ref = 1.0 / lin.max_delay if lin.delays else 1.0
         if abs(vals[i]) <= 1e-6 * max(ref, norms[0] + float(np.sum(norms[1])), 1e-300):
@@ -572,13 +313,13 @@ def _finalize(lin, found: Found, norms, n_points, verify: bool = True, system=No
             # singular at 0 without being so)
             zero = np.zeros(1, dtype=complex)
             res0 = (
-                _residuals(lin, zero, norms) if system is None else system.residual(zero, norms)
+                root_residuals(lin, zero, norms) if system is None else system.residual(zero, norms)
             )[0]
             if res0 <= RESIDUAL_TOL:
                 vals[i] = 0.0
                 res[i] = res0
     if verify and vals.size:
-        vals, res, mult, err = _verified(lin, vals, res, norms, system)
+        vals, res, mult, err = verified_roots(lin, vals, res, norms, system)
     else:
         mult = np.ones(vals.size, dtype=int)
         err = np.full(vals.size, math.nan)
@@ -600,21 +341,15 @@ def _ode_roots(lin: LinearDDE, norms) -> Roots:
     ev = np.linalg.eigvals(lin.A0)
     found: Found = []
     for v in ev[np.lexsort((-ev.imag, -ev.real))]:
-        if _is_real(lin) and abs(v.imag) <= MERGE_RTOL * (1 + abs(v)):
+        if is_real_system(lin) and abs(v.imag) <= MERGE_RTOL * (1 + abs(v)):
             v = complex(v.real, 0.0)  # see _merged: a root merged with its mirror is real
         if not any(abs(v - f[0]) <= SAME_ROOT_RTOL * (1 + abs(v)) for f in found):
             found.append((complex(v), 0.0, 0.0))
     vals = np.array([f[0] for f in found], dtype=complex)
-    found = [(v, float(r), 0.0) for v, r in zip(vals, _residuals(lin, vals, norms), strict=True)]
+    found = [
+        (v, float(r), 0.0) for v, r in zip(vals, root_residuals(lin, vals, norms), strict=True)
+    ]
     return _finalize(lin, found, norms, 0)
-
-
-def _select(roots: Roots, k: int, region) -> Roots:
-    if region is None:
-        return roots._with(roots[:k])
-    lo_re, hi_re, lo_im, hi_im = region
-    kept = [r for r in roots if lo_re <= r.real <= hi_re and lo_im <= r.imag <= hi_im]
-    return roots._with(kept)
 
 
 def balanced(lin: LinearDDE, mild: float = MILD_IMBALANCE) -> LinearDDE:
@@ -622,8 +357,6 @@ def balanced(lin: LinearDDE, mild: float = MILD_IMBALANCE) -> LinearDDE:
     matrices (see :func:`fluidnet.linear.stacked.balance_scales`; an imbalance within ``mild``
     is left alone); ``lin`` itself when it is already balanced. The characteristic function is
     unchanged."""
-    from .lineardde import LinearDDE
-
     if lin.n == 1:
         return lin
     M = np.abs(lin.A0) + sum((np.abs(a) for a in lin.A), np.zeros(lin.A0.shape))
@@ -631,7 +364,7 @@ def balanced(lin: LinearDDE, mild: float = MILD_IMBALANCE) -> LinearDDE:
     if np.all(d == 1.0):
         return lin
     ratio = d[None, :] / d[:, None]
-    return LinearDDE(
+    return type(lin)(  # a LinearDDE, built without importing its module (which imports this one)
         lin.A0 * ratio,
         [(tau, a * ratio) for tau, a in zip(lin.delays, lin.A, strict=True)],
         state_names=lin.state_names,
@@ -790,7 +523,9 @@ def _union(lin: LinearDDE, parts: list[Roots], k: int, box) -> Roots:
         merged = merged[:k]
     # the residual of the whole system at each root (a block's own may be smaller)
     whole = balanced(lin)
-    res = _residuals(whole, np.array([g[0] for g in merged], dtype=complex), _norms(whole))
+    res = root_residuals(
+        whole, np.array([g[0] for g in merged], dtype=complex), system_norms(whole)
+    )
     roots = [
         CharacteristicRoot(value=complex(g[0]), residual=float(r), multiplicity=g[2], error=g[3])
         for g, r in zip(merged, res, strict=True)
@@ -805,7 +540,7 @@ def _union(lin: LinearDDE, parts: list[Roots], k: int, box) -> Roots:
         lines = [line for _, line in certs]
         return all(c for c, _ in certs), max(lines)
 
-    return _select(Roots(roots, n_points, check=check), k, box)
+    return select_roots(Roots(roots, n_points, check=check), k, box)
 
 
 def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | None) -> Roots:
@@ -820,13 +555,13 @@ def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | N
         N0 = n_points or int(math.ceil(0.6 * min(reach, 1e12) * lin.max_delay)) + 12
         if lin.n * (min(N0, max_points) + 1) > DENSE_LIMIT:
             return large_roots(lin, k, box, system=sparse)
-    norms = _norms(lin)
+    norms = system_norms(lin)
     if not lin.delays:
-        return _select(_certify(lin, _ode_roots(lin, norms), box), k, box)
+        return select_roots(_certify(lin, _ode_roots(lin, norms), box), k, box)
     if n_points is not None:
         found, _ = _solve_at(lin, int(n_points), norms, k, box)
         full = _finalize(lin, found, norms, int(n_points))
-        return _select(_certify(lin, full, box), k, box)
+        return select_roots(_certify(lin, full, box), k, box)
 
     im_extent = 0.0
     if box is not None:
@@ -836,12 +571,12 @@ def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | N
     # the size bound holds for any similar system: take the fully balanced one, whose norms
     # are not inflated by an imbalance that `balanced` leaves alone as mild (up to 1024x)
     bound_lin = balanced(lin, mild=1.0)
-    bound_norms = _norms(bound_lin)
+    bound_norms = system_norms(bound_lin)
     N = min(max(MIN_POINTS, _n_required(bound_lin, sigma0, im_extent, bound_norms)), max_points)
     previous = None
     while True:
         found, ev = _solve_at(lin, N, norms, k, box)
-        current = _select(_finalize(lin, found, norms, N, verify=False), k, box)
+        current = select_roots(_finalize(lin, found, norms, N, verify=False), k, box)
         if box is None:
             sigma = current[0].real if current else sigma0
         else:
@@ -880,7 +615,7 @@ def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | N
         previous = current
         N = min(max(int(math.ceil(1.5 * N)), needed), max_points)
     full = _finalize(lin, found, norms, N)
-    return _select(_certify(lin, full, box), k, box)
+    return select_roots(_certify(lin, full, box), k, box)
 
 
 def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
@@ -905,7 +640,7 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
             & (cand.imag <= box[3] + slack)
         )
         return _merged(lin, *_refine(lin, cand[inside], norms)), ev
-    weight = np.where(cand.imag > 0, 2, 1) if _is_real(lin) else np.ones(cand.size, dtype=int)
+    weight = np.where(cand.imag > 0, 2, 1) if is_real_system(lin) else np.ones(cand.size, dtype=int)
     done = np.zeros(cand.size, dtype=bool)
     lams, ress, lasts = [np.zeros(0, dtype=complex)], [np.zeros(0)], [np.zeros(0)]
     batch = np.zeros(cand.size, dtype=bool)

@@ -50,8 +50,8 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ParameterError
+from ..parsing import as_expression
 from ..symbolic import Model, Param, params, states, t
-from ..symbolic.parsing import as_expression
 
 __all__ = [
     "ored_marking",

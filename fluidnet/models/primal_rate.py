@@ -43,8 +43,8 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
+from ..parsing import as_expression
 from ..symbolic.model import Model, Param
-from ..symbolic.parsing import as_expression
 from ..symbolic.symbols import t
 from .penalty import fluid_penalty
 from .user_network import UserNetwork, bounded_per_element

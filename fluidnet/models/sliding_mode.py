@@ -58,8 +58,8 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
+from ..parsing import as_expression
 from ..symbolic import Model, Param
-from ..symbolic.parsing import as_expression
 from ..symbolic.symbols import t
 from .network import per_element, routing_matrix
 
@@ -674,7 +674,7 @@ class BinaryFeedbackNetwork:
             return cached
         from sympy.printing.pycode import pycode
 
-        from ..dde.codegen import load_generated
+        from ..codegen.loading import load_generated
 
         lines, pvals = [], []
         for i, law in enumerate(self.laws):

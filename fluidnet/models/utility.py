@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, ParameterError
-from ..symbolic.parsing import as_expression
+from ..parsing import as_expression
 
 __all__ = ["Utility", "log_utility", "power_utility", "utility_family"]
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..continuation import Stop, follow, run_batch
 from ..errors import FluidnetError
-from ..linear.batch import _generator_matrices
+from ..linear.batch import generator_matrices
 from ..linear.certificate import certificate_line, count_right_of
 from ..linear.roots import MERGE_RTOL, RESIDUAL_TOL
 from ..linear.stacked import Stack, balance_scales
@@ -389,7 +389,7 @@ def _start(ks, reqs, stack: Stack) -> dict[int, tuple]:
             break
         sub = stack.take(todo)
         tau_max = sub.max_delay()
-        ev = np.linalg.eigvals(_generator_matrices(sub, n_points))
+        ev = np.linalg.eigvals(generator_matrices(sub, n_points))
         keep = np.isfinite(ev) & (ev.imag >= 0) & (ev.real >= -3 * WINDOW / tau_max[:, None])
         idx = np.nonzero(keep)[0]
         lam, ok = _newton(sub, ev[keep], idx)

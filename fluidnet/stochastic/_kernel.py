@@ -17,7 +17,9 @@ from types import ModuleType
 import numba
 import sympy
 
-from ..dde.codegen import _code_lines, cache_dir, load_generated
+from ..codegen.cache import cache_dir
+from ..codegen.loading import load_generated
+from ..codegen.statements import code_lines
 from ..errors import ModelError
 
 __all__ = ["chain_kernel", "compile_error", "ERRORS"]
@@ -116,7 +118,7 @@ def _source(chain) -> str:
         sympy.sympify(e).xreplace(rep)
         for e in (chain.increase, chain.decrease, chain.mark, chain.ack_rate)
     ]
-    lines = _code_lines(exprs, ["inc_", "dec_", "mark_", "ack_"])
+    lines = code_lines(exprs, ["inc_", "dec_", "mark_", "ack_"])
     body = "\n".join(lines) + "\n    return float(inc_), float(dec_), float(mark_), float(ack_)\n"
     timed = not (chain.ack_rate.is_number and chain.ack_rate == 1)
     return _HEADER.format(name=chain.name, timed=timed) + body + _LOOP
@@ -140,7 +142,7 @@ def chain_kernel(chain) -> ModuleType:
                     f"{str(exc).splitlines()[0]}"
                 ) from exc
 
-        # verified against the cache index before it runs (see fluidnet.dde.codegen)
+        # verified against the cache index before it runs (see fluidnet.codegen.loading)
         try:
             module = load_generated(name, generate, chain.name)
         except (SyntaxError, NameError) as exc:

@@ -28,7 +28,7 @@ import sympy
 
 from ..errors import AnalysisError, ModelError, OptionError, ParameterError
 from ..overrides import parameter_value
-from ..symbolic.parsing import as_expression
+from ..parsing import as_expression
 
 __all__ = ["WindowChain"]
 
@@ -337,13 +337,13 @@ class WindowChain:
     def stationary(self, **options: Any):
         """The stationary distribution by the PDMP solver
         (see :func:`fluidnet.stochastic.stationary_distribution`)."""
-        from .pdmp import stationary_distribution
+        from .pdmp import stationary_distribution  # a solver below this module (scipy)
 
         return stationary_distribution(self, **options)
 
     def monte_carlo(self, **options: Any):
         """The stationary distribution by Monte Carlo of the exact chain
         (see :func:`fluidnet.stochastic.monte_carlo`)."""
-        from .montecarlo import monte_carlo
+        from .montecarlo import monte_carlo  # a solver below this module (numba)
 
         return monte_carlo(self, **options)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ModelError, OptionError, ParameterError
-from .chain import WindowChain
+from ..errors import OptionError, ParameterError
+from .checks import require_chain
 from .distribution import QUANTILES, WindowDistribution, quantile_label
+
+if TYPE_CHECKING:
+    from .chain import WindowChain
 
 __all__ = ["monte_carlo"]
 
@@ -121,8 +124,7 @@ def monte_carlo(
     >>> lo, hi = d.interval("mean")  # doctest: +SKIP
     """
     t0 = time.perf_counter()
-    if not isinstance(chain, WindowChain):
-        raise ModelError(f"expected a WindowChain, got {type(chain).__name__}")
+    require_chain(chain)
     n_chains = _int("n_chains", n_chains, 2)
     n_steps = _int("n_steps", n_steps, 1)
     burn_in = _int("burn_in", burn_in, 0)

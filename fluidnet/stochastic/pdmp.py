@@ -34,14 +34,17 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ModelError, OptionError, ParameterError
-from .chain import WindowChain
+from .checks import require_chain
 from .distribution import WindowDistribution, _trapezoid
 from .errors import GridConvergenceError, NotNormalizableError
+
+if TYPE_CHECKING:
+    from .chain import WindowChain
 
 __all__ = ["stationary_distribution"]
 
@@ -266,8 +269,7 @@ def stationary_distribution(
     1.52691
     """
     t0 = time.perf_counter()
-    if not isinstance(chain, WindowChain):
-        raise ModelError(f"expected a WindowChain, got {type(chain).__name__}")
+    require_chain(chain)
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 8 or m % 2:
         raise OptionError(f"m = {m!r} must be an even integer >= 8")
     if drift not in ("limit", "mean"):

@@ -18,12 +18,12 @@ from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from ..errors import ModelError, ParameterError
 from ..overrides import merge_params, parameter_value
+from ..parsing import parse_expression
 from .canonical import DDEForm, build_form, delay_of
 from .equilibrium import chosen_equilibrium, equilibria
 from .linearize import linearize
 from .loopgain import loop_gain
 from .numeric import to_numpy
-from .parsing import parse_expression
 from .symbols import collision, given_name, identifier, name_of, param_subs
 from .symbols import t as T_SYM
 
@@ -82,7 +82,7 @@ class Model:
         expression such as ``d0 + q(t)/C``), signals (current or delayed), explicit ``t`` and
         switching terms (``Heaviside``, ``Piecewise``, ``Max``, ``Min``, ``sign``, ``Abs``).
         An expression given as text, e.g. ``"-k*x(t - T)"``, is parsed over the model's names
-        only, never run (see :mod:`fluidnet.symbolic.parsing`).
+        only, never run (see :mod:`fluidnet.parsing`).
     params : dict
         ``{symbol or name: value or Param}``. Every free symbol of the equations other than
         ``t`` must be a parameter. ``None`` (or ``Param(None)``) means "give it later".

@@ -7,7 +7,7 @@ expansion, the dense Jacobian (a million derivatives) and the root finder's Jaco
 minutes. A large model is solved here instead:
 
 * the equations are kept as written (not expanded) and split into one definition per operation
-  (:func:`~fluidnet.symbolic.linearize.forward_jacobian`): shared subexpressions (a link's load
+  (:func:`~fluidnet.symbolic.jacobians.forward_jacobian`): shared subexpressions (a link's load
   in the equation of every flow on the link) are evaluated once and the Jacobian is built
   sparsely, its cost growing with its nonzero entries, not with ``n^2``;
 * the size of each equation is measured without expanding it, from its sensitivity to the
@@ -59,7 +59,7 @@ class SparseSteadyState:
     """
 
     def __init__(self, eqs, x, p, nonnegative=()):
-        from .linearize import forward_jacobian
+        from .jacobians import forward_jacobian
         from .numeric import to_numpy
 
         values, derivs, outputs, entries = forward_jacobian(eqs, list(x))

@@ -10,7 +10,6 @@ refused rather than merged.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,6 +18,7 @@ from sympy.core.function import AppliedUndef, UndefinedFunction
 
 from ..errors import ModelError
 from ..linear.quasipoly import LAPLACE
+from ..parsing import collision, identifier
 
 __all__ = [
     "t",
@@ -37,40 +37,6 @@ t = sympy.Symbol("t", real=True)
 
 #: The Laplace variable used by transfer functions.
 s = LAPLACE
-
-
-def identifier(name: str) -> str:
-    """``name`` as the identifier Python reads: NFKC-normalized (PEP 3131).
-
-    Examples
-    --------
-    >>> from fluidnet.symbolic.symbols import identifier
-    >>> identifier("\ufb01"), identifier("ℌ"), identifier("\u00b5") == "\u03bc"
-    ('fi', 'H', True)
-    """
-    return name if name.isascii() else unicodedata.normalize("NFKC", name)
-
-
-def _spelling(name: str) -> str:
-    """``'ﬁ' (U+FB01)``: a name with the code points of its non-ASCII characters, so that two
-    look-alike names can be told apart in a message."""
-    if name.isascii():
-        return repr(name)
-    points = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(name) if not c.isascii())
-    return f"{name!r} ({points})"
-
-
-def collision(
-    first: str, second: str, what: str = "name", other: str | None = None, where: str = ""
-) -> ModelError:
-    """The error for two different spellings ``first`` (a ``what``) and ``second`` (an
-    ``other``, default the same kind) of one identifier."""
-    where = f"{where}: " if where else ""
-    return ModelError(
-        f"{where}{what} {_spelling(first)} and {other or what} {_spelling(second)} are the "
-        f"same identifier {identifier(first)!r} once Unicode-normalized (NFKC), as Python's "
-        "parser reads names in text: they would be merged; rename one"
-    )
 
 
 def _names(names: str | list[str] | tuple[str, ...]) -> list[str]:

@@ -1,7 +1,7 @@
 /* The compiled integrator of fluidnet: adaptive embedded Runge-Kutta for delay equations.
  *
  * One stepping loop serves every model and every method: the model's own functions arrive as
- * function pointers (generated and compiled per model, see fluidnet/dde/codegen.py), the
+ * function pointers (generated and compiled per model, see fluidnet/codegen/), the
  * method as the arrays of its tableau (fluidnet/dde/methods.py). The kernel keeps nothing
  * between calls: everything it needs to resume lives in the state record (fn_state, the
  * NumPy record RUN_STATE of fluidnet/dde/_state.py, field for field) and the arrays of a run
@@ -132,7 +132,7 @@ typedef struct fn_state {
 } fn_state;
 
 /* ------------------------------------------------------------------------ the run's arrays */
-/* A generated model function: void f(t, x, z, p, w, aux, out) (see codegen.py). */
+/* A generated model function: void f(t, x, z, p, w, aux, out) (see fluidnet/codegen/). */
 typedef void (*fn_model_fn)(double, double *, double *, double *, double *, double *,
                             double *);
 

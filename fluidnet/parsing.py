@@ -16,14 +16,15 @@ import ast
 import io
 import operator
 import tokenize
+import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy
 
-from ..errors import ModelError
+from .errors import ModelError
 
-__all__ = ["FUNCTIONS", "as_expression", "parse_expression"]
+__all__ = ["FUNCTIONS", "as_expression", "collision", "identifier", "parse_expression"]
 
 #: The mathematical functions a text expression may call, by the name it uses.
 FUNCTIONS: dict[str, Callable[..., sympy.Basic]] = {
@@ -112,7 +113,7 @@ def parse_expression(
     Examples
     --------
     >>> import sympy
-    >>> from fluidnet.symbolic.parsing import parse_expression
+    >>> from fluidnet.parsing import parse_expression
     >>> k = sympy.Symbol("k")
     >>> parse_expression("2*k^2 + exp(-k)", symbols={"k": k})
     2*k**2 + exp(-k)
@@ -136,10 +137,8 @@ def parse_expression(
 
 def _identifiers(named: Mapping[str, Any], where: str) -> dict[str, Any]:
     """``named`` keyed by the identifiers Python's parser reads for its names (NFKC, see
-    :func:`fluidnet.symbolic.symbols.identifier`): a name of the text is found whatever
+    :func:`identifier`): a name of the text is found whatever
     compatibility form declared it, and two declared spellings of one identifier are refused."""
-    from .symbols import collision, identifier
-
     out: dict[str, Any] = {}
     spelled: dict[str, str] = {}
     for name, value in named.items():
@@ -173,7 +172,7 @@ def as_expression(
 
     Examples
     --------
-    >>> from fluidnet.symbolic.parsing import as_expression
+    >>> from fluidnet.parsing import as_expression
     >>> as_expression("a*x^2")
     a*x**2
     """
@@ -312,3 +311,37 @@ class _Builder:
             and abs(base) not in (0, 1)
         ):
             raise self.fail(node, f"a numeric power with an exponent above {MAX_NUMERIC_EXPONENT}")
+
+
+def identifier(name: str) -> str:
+    """``name`` as the identifier Python reads: NFKC-normalized (PEP 3131).
+
+    Examples
+    --------
+    >>> from fluidnet.parsing import identifier
+    >>> identifier("\ufb01"), identifier("ℌ"), identifier("\u00b5") == "\u03bc"
+    ('fi', 'H', True)
+    """
+    return name if name.isascii() else unicodedata.normalize("NFKC", name)
+
+
+def _spelling(name: str) -> str:
+    """``'ﬁ' (U+FB01)``: a name with the code points of its non-ASCII characters, so that two
+    look-alike names can be told apart in a message."""
+    if name.isascii():
+        return repr(name)
+    points = ", ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(name) if not c.isascii())
+    return f"{name!r} ({points})"
+
+
+def collision(
+    first: str, second: str, what: str = "name", other: str | None = None, where: str = ""
+) -> ModelError:
+    """The error for two different spellings ``first`` (a ``what``) and ``second`` (an
+    ``other``, default the same kind) of one identifier."""
+    where = f"{where}: " if where else ""
+    return ModelError(
+        f"{where}{what} {_spelling(first)} and {other or what} {_spelling(second)} are the "
+        f"same identifier {identifier(first)!r} once Unicode-normalized (NFKC), as Python's "
+        "parser reads names in text: they would be merged; rename one"
+    )

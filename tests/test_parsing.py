@@ -1,4 +1,4 @@
-"""Text expressions (fluidnet.symbolic.parsing): built over declared names, never run."""
+"""Text expressions (fluidnet.parsing): built over declared names, never run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sympy
 
 import fluidnet as fn
 from fluidnet.errors import ModelError
-from fluidnet.symbolic.parsing import parse_expression
+from fluidnet.parsing import parse_expression
 
 
 def _payloads(marker) -> list[str]:
@@ -143,7 +143,7 @@ def test_model_constructors_parse_text_without_running_it(tmp_path, call):
 
 
 def test_text_names_become_symbols():
-    from fluidnet.symbolic.parsing import as_expression
+    from fluidnet.parsing import as_expression
 
     x, a = sympy.symbols("x a")
     assert as_expression("a*x^2 + log(x)") == a * x**2 + sympy.log(x)

@@ -3,7 +3,7 @@
 numba keeps the machine code of a ``cache=True`` function in two pickle files next to its
 source: an index (``<module>.<function>-<line>.pyXY.nbi``) and one data file per signature
 (``....<n>.nbc``). Unpickling runs code, so for the modules fluidnet generates into its private
-cache directory (:func:`fluidnet.dde.cache.cache_dir`) these files are treated like the modules
+cache directory (:func:`fluidnet.codegen.cache.cache_dir`) these files are treated like the modules
 themselves:
 
 * they are written to the directory's ``__pycache__`` whatever ``NUMBA_CACHE_DIR`` says (a
@@ -15,7 +15,7 @@ themselves:
   fluidnet before this check) is not loaded and is compiled again; one that does not match its
   digest (damaged) too, with one warning per module.
 
-:func:`install` puts these in place (idempotent); :func:`fluidnet.dde.codegen` calls it before
+:func:`install` puts these in place (idempotent); :mod:`fluidnet.codegen.loading` calls it before
 it runs a generated module. numba's cache of other code (fluidnet's own kernel in the package,
 your functions) is left as numba does it.
 """
@@ -32,7 +32,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .cache import _INDEX, _file_lock, _read_index, _record, disk_errors, is_cache_dir
+from .cache import INDEX, disk_errors, file_lock, is_cache_dir, read_index, record
 
 __all__ = ["install"]
 
@@ -49,10 +49,10 @@ class _Tee:
     """A binary file whose written bytes also go into a hash."""
 
     def __init__(self, fh, digest):
-        self._fh, self._digest = fh, digest
+        self._fh, self.digest = fh, digest
 
     def write(self, data) -> int:
-        self._digest.update(data)
+        self.digest.update(data)
         return self._fh.write(data)
 
 
@@ -68,12 +68,12 @@ def _verified(directory: Path, path: Path) -> bytes | None:
     """The bytes of ``path`` (in ``directory/__pycache__``) when they match the index; None
     when it is missing, unrecorded (not written by fluidnet's numba) or altered (warned)."""
     name = f"__pycache__/{path.name}"
-    with _file_lock(directory / (_INDEX + ".lock")):  # not while a writer replaces it
+    with file_lock(directory / (INDEX + ".lock")):  # not while a writer replaces it
         try:
             data = path.read_bytes()
         except FileNotFoundError:
             return None
-        index = _read_index(directory) or {}
+        index = read_index(directory) or {}
     recorded = index.get(name)
     if recorded is not None and hashlib.sha256(data).hexdigest() == recorded:
         return data
@@ -157,11 +157,11 @@ def _make_classes():
             name = f"__pycache__/{Path(filepath).name}"
             with (
                 disk_errors(directory, f"write numba's machine code {name}"),
-                _file_lock(directory / (_INDEX + ".lock")),
+                file_lock(directory / (INDEX + ".lock")),
             ):
                 with super()._open_for_write(filepath) as fh:
                     yield _Tee(fh, digest)
-                _record(directory, name, digest.hexdigest(), locked=True)
+                record(directory, name, digest.hexdigest(), locked=True)
 
     return caching, FluidnetLocator, VerifiedCacheFile
 

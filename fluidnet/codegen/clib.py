@@ -1,7 +1,7 @@
 """Loading a compiled model library (the C backend's shared object) with ctypes.
 
 Only the standard library and nothing of sympy or numba: a process that runs cached or saved
-compiled models (:mod:`fluidnet.dde.compiled`) loads them through this module.
+compiled models (:mod:`fluidnet.codegen.compiled`) loads them through this module.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def open_library(data: bytes, path: Path, names: tuple[str, ...]) -> CLibrary:
     """Load the verified library bytes ``data`` (the cached file ``path``).
 
     The library is loaded from a private copy of ``data`` (see
-    :func:`~fluidnet.dde.cache.private_copy`).
+    :func:`~fluidnet.codegen.cache.private_copy`).
 
     Raises
     ------
@@ -81,10 +81,3 @@ def open_library(data: bytes, path: Path, names: tuple[str, ...]) -> CLibrary:
             return CLibrary(cdll, names, path)
         except (AttributeError, ValueError) as exc:
             raise OSError(f"{path}: {exc}") from exc
-
-
-def _unlink(path) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass

@@ -5,7 +5,7 @@ Generated model modules, compiled model libraries and the ahead-of-time integrat
 so it must be private (see :func:`cache_dir`), and a file is run only when its bytes match the
 digest recorded in the directory's index (``index.json``) when fluidnet wrote it — numba's
 machine code of the generated modules (``__pycache__/*.nbi``, ``*.nbc``: pickles) included (see
-:mod:`fluidnet.dde.numbacache`). A disk that is full (or over quota, or read-only) when the
+:mod:`fluidnet.codegen.numbacache`). A disk that is full (or over quota, or read-only) when the
 cache is written is a :class:`~fluidnet.errors.CacheError` that says so; a file is never called
 corrupt, nor deleted, because it could not be copied. This module needs nothing beyond the
 standard library, so that loading compiled code imports neither sympy nor numba.
@@ -36,7 +36,20 @@ try:
 except ImportError:  # pragma: no cover - Windows: no cross-process lock
     fcntl = None
 
-__all__ = ["cache_dir", "disk_errors", "is_cache_dir", "private_copy", "verified_bytes"]
+__all__ = [
+    "INDEX",
+    "cache_dir",
+    "digest",
+    "discard",
+    "disk_errors",
+    "file_lock",
+    "is_cache_dir",
+    "private_copy",
+    "read_index",
+    "record",
+    "verified_bytes",
+    "write_atomic",
+]
 
 _FALLBACK: list[Path] = []  # the private directory of this process, once one was needed
 _SERVED: set[Path] = set()  # every directory cache_dir() returned in this process
@@ -181,12 +194,13 @@ def cache_dir() -> Path:
     return found
 
 
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
+    """The SHA-256 of ``data`` in hexadecimal, as the index records it."""
     return hashlib.sha256(data).hexdigest()
 
 
 @contextmanager
-def _file_lock(path: Path):
+def file_lock(path: Path):
     """An exclusive advisory lock on ``path`` held across processes (POSIX ``flock``)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -197,14 +211,15 @@ def _file_lock(path: Path):
         os.close(fd)  # closing releases the lock
 
 
-_INDEX = "index.json"
+#: The file name of a cache directory's index of digests.
+INDEX = "index.json"
 
 
-def _read_index(directory: Path) -> dict[str, str] | None:
+def read_index(directory: Path) -> dict[str, str] | None:
     """``{module file name: sha256 of its source}``: empty when there is no index yet, ``None``
     when it cannot be read (then no module of the directory is trusted)."""
     try:
-        data = json.loads((directory / _INDEX).read_text())
+        data = json.loads((directory / INDEX).read_text())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError):
@@ -214,16 +229,16 @@ def _read_index(directory: Path) -> dict[str, str] | None:
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
 
-def _record(directory: Path, filename: str, digest: str, locked: bool = False) -> None:
+def record(directory: Path, filename: str, digest: str, locked: bool = False) -> None:
     """Record ``digest`` for ``filename`` in the index (``locked``: the caller holds the
     index's lock)."""
-    with contextlib.nullcontext() if locked else _file_lock(directory / (_INDEX + ".lock")):
-        index = _read_index(directory) or {}
+    with contextlib.nullcontext() if locked else file_lock(directory / (INDEX + ".lock")):
+        index = read_index(directory) or {}
         index[filename] = digest
-        _write_atomic(directory / _INDEX, json.dumps(index, indent=0, sort_keys=True).encode())
+        write_atomic(directory / INDEX, json.dumps(index, indent=0, sort_keys=True).encode())
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write ``path`` whole or not at all (a new file renamed over it).
 
     Raises
@@ -243,7 +258,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
             raise
 
 
-def _discard(path: Path) -> None:
+def discard(path: Path) -> None:
     """Delete a generated module and numba's machine code for it (``__pycache__``)."""
     with contextlib.suppress(OSError):
         path.unlink()
@@ -255,14 +270,14 @@ def _discard(path: Path) -> None:
 def verified_bytes(path: Path) -> bytes | None:
     """The bytes of ``path`` when they match the digest its directory's index recorded for
     it; ``None`` when it is missing, unrecorded, unreadable or altered (never to be run)."""
-    index = _read_index(path.parent)
+    index = read_index(path.parent)
     if not index or path.name not in index:
         return None
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    return data if _digest(data) == index[path.name] else None
+    return data if digest(data) == index[path.name] else None
 
 
 _SERIAL = itertools.count()

@@ -1,4 +1,9 @@
-"""Compiled models saved to a file and simulated without sympy or numba.
+"""Compiled models: made from a model (:func:`compile_form`), saved to a file and loaded back.
+
+:func:`compile_form` compiles a canonical form's functions with the backend
+:mod:`fluidnet.codegen.backend` chooses and returns a :class:`CompiledModel`, memoized per
+process (the machine code is cached on disk, :mod:`fluidnet.codegen.cache`); its Jacobian is
+compiled on first use (:func:`jacobian_address`).
 
 :func:`save_compiled` writes a model's compiled functions (the C backend's shared objects, the
 right-hand side's Jacobian included) with what :func:`fluidnet.simulate` needs to know about the
@@ -28,9 +33,8 @@ import json
 import math
 import os
 import platform
-import re
 import sys
-import unicodedata
+import threading
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -40,10 +44,19 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError, OptionError, ParameterError, StoreError
+from ..errors import ModelError, OptionError, ParameterError
 from .clib import MODEL_NAMES, CLibrary, open_library
+from .savedcheck import check_against_library, check_meta, identifier
 
-__all__ = ["CompiledModel", "SavedModel", "load_compiled", "save_compiled"]
+__all__ = [
+    "CompiledModel",
+    "SavedModel",
+    "compile_form",
+    "compile_model",
+    "jacobian_address",
+    "load_compiled",
+    "save_compiled",
+]
 
 FORMAT = "fluidnet-compiled-model"
 VERSION = 1
@@ -57,7 +70,7 @@ def _machine() -> dict[str, str]:
 # ------------------------------------------------------------------------------------- save
 def _verified_bytes(lib: Any) -> bytes:
     """The bytes of a cached C library, checked against the cache index once more."""
-    from .cache import verified_bytes
+    from .cache import verified_bytes  # the standard library only
 
     data = verified_bytes(Path(lib.path))
     if data is None:
@@ -118,7 +131,6 @@ def save_compiled(
     True
     """
     from ..errors import AnalysisError
-    from .codegen import _JACOBIANS, compile_model, jacobian_address
 
     cm = compile_model(model, backend="c")
     jacobian_address(cm)
@@ -196,7 +208,7 @@ class SavedForm:
 @dataclass(frozen=True)
 class CompiledModel:
     """A model's compiled functions and the static facts the integrator needs (made by
-    :func:`fluidnet.dde.codegen.compile_form`, or loaded with a saved model).
+    :func:`compile_form`, or loaded with a saved model).
 
     Attributes
     ----------
@@ -217,7 +229,7 @@ class CompiledModel:
         Machine addresses of ``rhs``, ``delay``, ``switch``, ``sgrad``.
     module : module or CLibrary
         The imported generated module, or the loaded C library
-        (:class:`~fluidnet.dde.clib.CLibrary`): it keeps the compiled functions alive.
+        (:class:`~fluidnet.codegen.clib.CLibrary`): it keeps the compiled functions alive.
         Either way ``module.rhs.address`` is an address and ``module.rhs.ctypes`` a callable.
     path : Path
         The generated source file (``.py`` or ``.c``), or the saved model's file.
@@ -228,7 +240,7 @@ class CompiledModel:
         write them from).
     jacobian : CLibrary, optional
         The library of ``jac`` when it came with the model (a saved model); otherwise it is
-        generated on first use (:func:`fluidnet.dde.codegen.jacobian_address`).
+        generated on first use (:func:`jacobian_address`).
     """
 
     key: str
@@ -275,16 +287,14 @@ class CompiledModel:
         """Machine address of the right-hand side's Jacobian (for linearly implicit methods)."""
         if self.jacobian is not None:
             return int(self.jacobian.jac.address)
-        from .codegen import jacobian_address  # generated on first use (sympy)
-
-        return jacobian_address(self)
+        return jacobian_address(self)  # generated on first use (sympy)
 
     @cached_property
     def switches(self) -> tuple:
         """The switching surfaces, in the order of the weights ``w`` (recomputed on demand)."""
-        from .codegen import _symbolic
+        from .arrayform import array_form  # sympy: a symbolic model's only
 
-        return tuple(_symbolic(self.form).switches)
+        return tuple(array_form(self.form).switches)
 
     @cached_property
     def surface_labels(self) -> tuple[str, ...]:
@@ -326,8 +336,8 @@ class SavedModel:
     """
 
     def __init__(self, path: Path, meta: Mapping[str, Any], lib: CLibrary, jac: CLibrary):
-        _check_meta(path, meta)
-        _check_against_library(path, meta, lib, jac)
+        check_meta(path, meta)
+        check_against_library(path, meta, lib, jac)
         self.path = path
         self.form = SavedForm(meta)
         self.name = str(meta["name"])
@@ -372,7 +382,7 @@ class SavedModel:
         spelled: dict[Any, Any] = {}
         for k, v in given.items():
             # the saved names are identifiers as Python reads them (NFKC), as in a Model
-            n = _identifier(k) if isinstance(k, str) else k
+            n = identifier(k) if isinstance(k, str) else k
             if n in overrides:  # as a Model refuses them (a ModelError)
                 raise ModelError(
                     f"parameter {n!r} is given twice: {spelled[n]!r} and {k!r} are one "
@@ -487,7 +497,7 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
     ones. Only load files you made yourself or received from someone you trust, over a channel
     you trust.
     """
-    from .cache import cache_dir
+    from .cache import cache_dir  # the standard library only
 
     path = Path(path)
     try:
@@ -510,7 +520,7 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
             f"{path} holds machine code for {there['machine']}/{there['platform']}, not "
             f"{here['machine']}/{here['platform']}: save the model again on this machine"
         )
-    _check_meta(path, meta)  # every field's type and shape, before the libraries are loaded
+    check_meta(path, meta)  # every field's type and shape, before the libraries are loaded
     directory = cache_dir()  # private: the libraries are loaded from copies there
     stem = f"saved_{meta['key']}"
     try:
@@ -521,149 +531,99 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
     return SavedModel(path, meta, lib, jac)  # checks the metadata against the libraries
 
 
-# --------------------------------------------------------------------------- validation
-_KEY = re.compile(r"[0-9a-f]{8,64}")
-_LAG_FIELDS = {"state", "delay", "label", "kind"}
-_LAG_KINDS = ("constant", "parameter", "state")
+# ---------------------------------------------------------------------------------- compile
+_LOCK = threading.Lock()
+_MEMO: dict[str, CompiledModel] = {}
+_JACOBIANS: dict[str, object] = {}
 
 
-def _identifier(name: str) -> str:
-    """``name`` as Python reads it (NFKC, as :func:`fluidnet.symbolic.symbols.identifier`,
-    without importing sympy)."""
-    return name if name.isascii() else unicodedata.normalize("NFKC", name)
+def jacobian_address(cm: CompiledModel) -> int:
+    """Machine address of the compiled Jacobian of a compiled model (generated, cached and
+    verified like the model's own functions, on first use; see
+    :func:`fluidnet.codegen.backend.jacobian_library`).
+
+    A model of the C backend gets a C Jacobian; when the compiler stopped working since the
+    model's library was cached, a numba one (unless ``FLUIDNET_BACKEND=c``).
+
+    Raises
+    ------
+    OptionError
+        When ``FLUIDNET_BACKEND=c`` and the C compiler does not work.
+    """
+    if cm.jacobian is not None:  # a saved model's, loaded with it
+        return int(cm.jacobian.jac.address)
+    from .backend import jacobian_library  # sympy: generated from the symbolic form
+
+    with _LOCK:
+        lib = _JACOBIANS.get(cm.key)
+        if lib is None:
+            lib = _JACOBIANS[cm.key] = jacobian_library(cm.form, cm.key, cm.backend)
+        return int(lib.jac.address)
 
 
-def _is_name(v: Any) -> bool:
-    """A name as :func:`save_compiled` writes it: an identifier, NFKC-normalized."""
-    return isinstance(v, str) and v.isidentifier() and _identifier(v) == v
+def compile_form(form, backend: str | None = None) -> CompiledModel:
+    """Generate, cache and compile the functions of a :class:`~fluidnet.symbolic.canonical.DDEForm`.
+
+    Two backends compile the same functions: the system C compiler (``"c"``: about 0.1 s for
+    a small model, and loading a cached library needs neither a compiler nor numba) and numba
+    (``"numba"``: 1-3 s for a small model). By default (``"auto"``) C is used when a compiler
+    works (``$CC``, else ``cc`` or ``gcc``) and numba otherwise; the environment variable
+    ``FLUIDNET_BACKEND`` or ``backend`` chooses one. The result records the backend used.
+
+    The result is memoized per process; the generated code and machine code are cached on disk
+    (see :func:`~fluidnet.codegen.cache.cache_dir`), so another process with the same model
+    structure does not recompile. Generated code is run only when its bytes match the hash
+    recorded when it was written; a file found corrupt is discarded and compiled again (with one
+    warning). A file lock makes concurrent processes compile a model once.
+
+    Parameters
+    ----------
+    form : DDEForm
+    backend : {"auto", "c", "numba"}, optional
+        Default: ``$FLUIDNET_BACKEND``, else ``"auto"``.
+
+    Raises
+    ------
+    ModelError
+        For a form that cannot be integrated (external inputs, unsupported switching
+        conditions) or generated code the compiler rejects (the message names the file).
+    OptionError
+        For an unknown backend, or ``"c"`` requested when the C compiler does not work (the
+        message names the command and what it printed).
+    CacheError
+        When the cache directory is unsafe (see :func:`~fluidnet.codegen.cache.cache_dir`).
+    """
+    from .backend import backend_request, c_model_library
+    from .cache import cache_dir, file_lock
+    from .keys import form_key
+    from .loading import load_numba_model
+
+    want = backend_request(backend)
+    with _LOCK:
+        if want != "numba":
+            key = form_key(form, "c")
+            if key in _MEMO:
+                return _MEMO[key]
+            lib = c_model_library(form, key, forced=want == "c")
+            if lib is not None:
+                path = cache_dir() / f"fluidnet_cgen_{key}.c"
+                compiled = _MEMO[key] = CompiledModel.of(form, key, lib, path, "c")
+                return compiled
+        key = form_key(form, "numba")
+        if key in _MEMO:
+            return _MEMO[key]
+        directory = cache_dir()
+        path = directory / f"fluidnet_gen_{key}.py"
+        with file_lock(directory / f"fluidnet_gen_{key}.lock"):
+            module, _ = load_numba_model(form, key, path)
+        compiled = CompiledModel.of(form, key, module, path, "numba")
+        _MEMO[key] = compiled
+        return compiled
 
 
-def _damaged(path: Path, field: str, what: str) -> StoreError:
-    return StoreError(
-        f"{path}: the field {field} of its metadata {what}; the file is damaged or was "
-        "edited: save the model again"
-    )
+def compile_model(model, backend: str | None = None) -> CompiledModel:
+    """The :class:`CompiledModel` of a :class:`fluidnet.Model` (see :func:`compile_form`)."""
+    from .backend import backend_request
 
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_number(v: Any) -> bool:
-    if not isinstance(v, (int, float)) or isinstance(v, bool):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:  # an integer beyond the range of a float
-        return False
-
-
-def _check_meta(path: Path, meta: Mapping[str, Any]) -> None:
-    """Every field of a saved model's metadata has the type and shape :func:`save_compiled`
-    writes (the counts are checked against the library by :func:`_check_against_library`)."""
-    for field, kind in (
-        ("key", str),
-        ("name", str),
-        ("states", list),
-        ("params", dict),
-        ("nonnegative", list),
-        ("lags", list),
-        ("surfaces", list),
-        ("sizes", list),
-    ):
-        if field not in meta:
-            raise _damaged(path, field, "is missing")
-        if not isinstance(meta[field], kind):
-            raise _damaged(path, field, f"is a {type(meta[field]).__name__}, not a {kind.__name__}")
-    if not _KEY.fullmatch(meta["key"]):
-        raise _damaged(path, "key", f"is {meta['key'][:40]!r}, not a hexadecimal digest")
-    states = meta["states"]
-    for i, n in enumerate(states):
-        if not _is_name(n):
-            raise _damaged(path, f"states[{i}]", f"is {n!r}, not a (NFKC-normalized) name")
-    if len(set(states)) != len(states):
-        raise _damaged(path, "states", "names a state twice")
-    for name, spec in meta["params"].items():
-        field = f"params[{name!r}]"
-        if not _is_name(name) or name in states:
-            raise _damaged(path, field, "is not a parameter name (or is a state's)")
-        if not isinstance(spec, dict) or set(spec) != {"value", "bounds"}:
-            raise _damaged(path, field, "is not {'value': ..., 'bounds': [lo, hi]}")
-        value, bounds = spec["value"], spec["bounds"]
-        if value is not None and not _is_number(value):
-            raise _damaged(path, f"{field}['value']", f"is {value!r}, not a finite number")
-        if (
-            not isinstance(bounds, list)
-            or len(bounds) != 2
-            or not all(b is None or _is_number(b) for b in bounds)
-        ):
-            raise _damaged(path, f"{field}['bounds']", f"is {bounds!r}, not [lo, hi]")
-        lo, hi = bounds
-        if lo is not None and hi is not None and lo > hi:
-            raise _damaged(path, f"{field}['bounds']", f"is {bounds!r}: lo > hi")
-        if value is not None and (
-            (lo is not None and value < lo) or (hi is not None and value > hi)
-        ):
-            raise _damaged(path, f"{field}['value']", f"{value!r} is outside its bounds {bounds}")
-    n = len(states)
-    nonneg = meta["nonnegative"]
-    if not all(_is_int(i) and 0 <= i < n for i in nonneg) or len(set(nonneg)) != len(nonneg):
-        raise _damaged(path, "nonnegative", f"is {nonneg!r}, not distinct state indices < {n}")
-    for k, lag in enumerate(meta["lags"]):
-        field = f"lags[{k}]"
-        if not isinstance(lag, dict) or set(lag) != _LAG_FIELDS:
-            raise _damaged(path, field, f"is not a dict with the keys {sorted(_LAG_FIELDS)}")
-        if not (_is_int(lag["state"]) and 0 <= lag["state"] < n):
-            raise _damaged(path, f"{field}['state']", f"is {lag['state']!r}, not a state index")
-        if not all(isinstance(lag[f], str) for f in ("delay", "label", "kind")):
-            raise _damaged(path, field, "has a delay, label or kind that is not text")
-        if lag["kind"] not in _LAG_KINDS:
-            raise _damaged(path, f"{field}['kind']", f"is {lag['kind']!r}, not in {_LAG_KINDS}")
-    if not all(isinstance(x, str) for x in meta["surfaces"]):
-        raise _damaged(path, "surfaces", "holds something other than text")
-    sizes = meta["sizes"]
-    if len(sizes) != 4 or not all(_is_int(v) and v >= 0 for v in sizes):
-        raise _damaged(path, "sizes", f"is {sizes!r}, not four counts")
-    eq = meta.get("equilibrium")
-    if eq is not None:
-        if not isinstance(eq, dict) or list(eq) != states:
-            raise _damaged(path, "equilibrium", "does not give one value per state, in order")
-        bad = [k for k, v in eq.items() if not _is_number(v)]
-        if bad:
-            raise _damaged(path, f"equilibrium[{bad[0]!r}]", f"is {eq[bad[0]]!r}, not a number")
-
-
-def _check_against_library(path: Path, meta: Mapping[str, Any], lib: CLibrary, jac: CLibrary):
-    """The metadata's counts are the library's own (a parameter vector shorter than the
-    library's ``N_PARAMS`` would be read past its end)."""
-    counts = {
-        "states": (len(meta["states"]), lib.N_STATES, "N_STATES"),
-        "params": (len(meta["params"]), lib.N_PARAMS, "N_PARAMS"),
-        "lags": (len(meta["lags"]), lib.N_LAGS, "N_LAGS"),
-        "surfaces": (len(meta["surfaces"]), lib.N_SWITCHES, "N_SWITCHES"),
-    }
-    for field, (listed, own, name) in counts.items():
-        if listed != own:
-            raise _damaged(
-                path, field, f"lists {listed} entries, but its library has {own} ({name})"
-            )
-    own = [lib.N_STATES, lib.N_LAGS, lib.N_SWITCHES, lib.N_PARAMS]
-    if list(meta["sizes"]) != own:
-        raise _damaged(path, "sizes", f"is {meta['sizes']}, but its library has {own}")
-    jac_own = [jac.N_STATES, jac.N_LAGS, jac.N_SWITCHES, jac.N_PARAMS]
-    if jac_own != own:
-        raise _damaged(path, "sizes", f"is {own} for the model but {jac_own} for its Jacobian")
-    for k, lag in enumerate(meta["lags"]):
-        if lag["state"] != lib.LAG_STATE[k]:
-            raise _damaged(
-                path,
-                f"lags[{k}]['state']",
-                f"is {lag['state']}, but its library reads state {lib.LAG_STATE[k]}",
-            )
-        if (lag["kind"] == "state") != bool(lib.LAG_STATEDEP[k]):
-            raise _damaged(
-                path,
-                f"lags[{k}]['kind']",
-                f"is {lag['kind']!r}, but its library "
-                + ("evaluates the delay from the states" if lib.LAG_STATEDEP[k] else "does not"),
-            )
+    want = backend_request(backend)
+    return model.cached(f"compiled integrator ({want})", lambda: compile_form(model.form, want))
