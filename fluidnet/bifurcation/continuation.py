@@ -647,12 +647,13 @@ def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_sm
 def continue_orbits(
     start,
     name: str | None = None,
+    lo: float | None = None,
+    hi: float | None = None,
     *,
     n_orbits: int = 50,
     step: float = 0.02,
     max_step: float = 0.2,
     min_step: float = 1e-5,
-    bounds: tuple[float, float] | None = None,
     direction: int = 1,
     first_offset: float | None = None,
     intervals: int = 40,
@@ -671,6 +672,9 @@ def continue_orbits(
         period-doubling point of another branch (the branch of doubled orbits born there).
     name : str, optional
         The continuation parameter (default: the Hopf point's or the bifurcation's).
+    lo, hi : float, optional
+        Stop when the parameter leaves ``[lo, hi]`` (the last orbit on the edge); either end
+        may be left open.
     n_orbits : int
         Number of orbits to compute (the branch stops earlier at a bound or a non-smooth
         surface).
@@ -678,8 +682,6 @@ def continue_orbits(
         Initial, largest and smallest arclength step, in scaled units (the parameter relative
         to its size at the start, each state relative to its largest value, the period
         relative to itself).
-    bounds : (float, float), optional
-        Stop when the parameter leaves this interval (the last orbit on the bound).
     direction : {1, -1}
         For an orbit start: increasing or decreasing parameter first.
     first_offset : float, optional
@@ -776,8 +778,14 @@ def continue_orbits(
         raise OptionError(
             f"unknown parameter {name!r} (parameters: {', '.join(model.param_names)})"
         )
-    if bounds is not None:
-        bounds = (float(bounds[0]), float(bounds[1]))
+    bounds = None
+    if lo is not None or hi is not None:
+        bounds = (
+            -math.inf if lo is None else number_option("lo", lo, where="continue_orbits"),
+            math.inf if hi is None else number_option("hi", hi, where="continue_orbits"),
+        )
+        if not bounds[0] < bounds[1]:
+            raise OptionError(f"need lo < hi, got lo={lo!r}, hi={hi!r}")
     free = model.param_names.index(name)
     system = orbit_system(model)
     N = mesh.n_nodes

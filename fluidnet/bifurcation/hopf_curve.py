@@ -560,8 +560,6 @@ def continue_hopf(
     y_range: tuple[float, float] | None = None,
     lyapunov: bool = True,
     tol: float = 1e-11,
-    x_bounds: tuple[float, float] | None = None,
-    y_bounds: tuple[float, float] | None = None,
 ) -> HopfCurve:
     """Continue a Hopf point in the plane of its parameter and a second one ``y``.
 
@@ -579,8 +577,7 @@ def continue_hopf(
     direction : {1, -1, 0}
         Start towards increasing (1) or decreasing (-1) ``y``, or both ways (0).
     x_range, y_range : (float, float), optional
-        Stop where the curve leaves them (the last point on the edge). ``x_bounds`` and
-        ``y_bounds`` are older names of the same.
+        Stop where the curve leaves them (the last point on the edge).
     lyapunov : bool
         Compute the first Lyapunov coefficient along the curve (and find Bautin points).
     tol : float
@@ -626,14 +623,10 @@ def continue_hopf(
     )
     if not step <= max_step:
         raise OptionError(f"need 0 < step <= max_step, got {step!r}, {max_step!r}")
-    if (x_range is not None and x_bounds is not None) or (
-        y_range is not None and y_bounds is not None
-    ):
-        raise OptionError("give x_range/y_range (x_bounds/y_bounds are older names), not both")
     opts = dict(
         n_points=int(n_points), tol=tol, lyapunov=lyapunov, roots=8,
-        x_range=_range(x_range if x_range is not None else x_bounds, "x_range"),
-        y_range=_range(y_range if y_range is not None else y_bounds, "y_range"),
+        x_range=_range(x_range, "x_range"),
+        y_range=_range(y_range, "y_range"),
     )  # fmt: skip
     runs = []
     for sign in (1.0, -1.0) if direction == 0 else (float(direction),):

@@ -272,8 +272,8 @@ def onset_map(
     for hp in starts:
         try:
             br = continue_orbits(
-                hp, n_orbits=n_orbits, intervals=intervals, degree=degree, max_step=0.3,
-                bounds=x_range,
+                hp, *(x_range or (None, None)), n_orbits=n_orbits, intervals=intervals,
+                degree=degree, max_step=0.3,
             )  # fmt: skip
         except (FluidnetError, AnalysisError) as exc:
             notes.append(f"cycles from the Hopf point at {hp.name}={hp.value:.6g}: {exc}")

@@ -339,7 +339,7 @@ def _from_hopf(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
             br = continue_orbits(
                 hp, n_orbits=400, intervals=kw["intervals"], degree=kw["degree"],
                 floquet=kw["floquet"], check_smooth=kw["check_smooth"], target=value,
-                max_step=0.5, tol=kw["tol"], bounds=(hp.value - 3 * gap, hp.value + 3 * gap),
+                max_step=0.5, tol=kw["tol"], lo=hp.value - 3 * gap, hi=hp.value + 3 * gap,
             )  # fmt: skip
             last = br.orbits[-1]
             if abs(last.params[hp.name] - value) <= 1e-9 * max(1.0, abs(value)):
