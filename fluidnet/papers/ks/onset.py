@@ -1,11 +1,11 @@
 """Derived targets: the onset map of Kelly's delayed primal law in the plane (kappa, T).
 
-Not in the paper (see :mod:`fluidnet.papers.ks.bifurcation`). Kelly's primal law with the
-smooth price ``(y/c)^B`` and feedback delay ``T`` (``w = c = 1``) loses stability in a supercritical Hopf
-bifurcation at ``kappa (B + 1) T = pi/2``; its stable cycles end at a fold of cycles, where
-they meet the unstable cycles that bound the basin of the bounded motion: past it every
-solution tried blows up. :func:`fluidnet.onset_map` continues the Hopf curve in (kappa, T),
-follows the cycles born on it and continues the fold of cycles in ``T``.
+Not in the paper (see :mod:`fluidnet.papers.ks.bifurcation`). Kelly's primal law with the smooth
+price ``(y/c)^B`` and feedback delay ``T`` (``w = c = 1``) loses stability in a supercritical
+Hopf bifurcation at ``kappa (B + 1) T = pi/2``; its stable cycles end at a fold of cycles, where
+they meet the unstable cycles that bound the basin of the bounded motion: past it every solution
+tried blows up. :func:`fluidnet.onset_map` continues the Hopf curve in (kappa, T), follows the
+cycles born on it and continues the fold of cycles in ``T``.
 
 Rescaling time by ``T`` turns the law at (kappa, T) into the law at (kappa T, 1), so both curves
 are lines ``kappa T = const``: the Hopf curve at ``pi / (2 (B + 1))`` (closed form) and the fold
