@@ -256,8 +256,8 @@ def test_bogdanov_takens_point_ends_the_hopf_curve():
     curve = fn.continue_hopf(hp, "b2", n_points=40, direction=1, lyapunov=False)
     om = curve.omega[curve.omega > 1e-3]
     X = -(om**2) / (2 + om / np.tan(om))
-    np.testing.assert_allclose(curve.ys[: om.size], X * om / np.sin(om), atol=1e-10)
-    np.testing.assert_allclose(curve.xs[: om.size], -(X * om / np.sin(om)) * X - X**2, atol=1e-10)
+    np.testing.assert_allclose(curve.y[: om.size], X * om / np.sin(om), atol=1e-10)
+    np.testing.assert_allclose(curve.x[: om.size], -(X * om / np.sin(om)) * X - X**2, atol=1e-10)
     (bt,) = [p for p in curve.special if p.kind == "bogdanov-takens"]
     assert abs(bt.x) < 1e-10 and abs(bt.y) < 1e-10 and bt.jordan
     assert "Bogdanov-Takens" in curve.stop_reason

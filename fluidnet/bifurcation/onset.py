@@ -262,8 +262,8 @@ def onset_map(
         try:
             starts.append(
                 hopf_at(
-                    hopf.model, hopf.name, float(curve.xs[j]), float(curve.omega[j]),
-                    equilibrium=eq, **{**_others(hopf), y: float(curve.ys[j])},
+                    hopf.model, hopf.name, float(curve.x[j]), float(curve.omega[j]),
+                    equilibrium=eq, **{**_others(hopf), y: float(curve.y[j])},
                 )
             )  # fmt: skip
         except FluidnetError as exc:

@@ -96,9 +96,9 @@ def _figure(ctx: Context, tables: dict, maps: dict) -> None:
         om = maps[proto]
         h = om.hopf
         sup = np.asarray(h.lyapunov) < 0
-        ax.plot(1e3 * h.xs, h.ys / 1e3, "C0-", lw=1.8, label="Hopf curve (nonlinear model)")
+        ax.plot(1e3 * h.x, h.y / 1e3, "C0-", lw=1.8, label="Hopf curve (nonlinear model)")
         if not sup.all():
-            ax.plot(1e3 * h.xs[~sup], h.ys[~sup] / 1e3, "C3x", label="subcritical")
+            ax.plot(1e3 * h.x[~sup], h.y[~sup] / 1e3, "C3x", label="subcritical")
         cs = np.array(C_VALUES)
         ax.plot(CONT_DCRIT_NOTE[proto][N_MAP], cs, "k+", ms=8,
                 label="printed loop gain, continuous d* (derived)")  # fmt: skip
