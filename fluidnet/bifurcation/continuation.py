@@ -165,12 +165,12 @@ class OrbitBranch:
 
     Attributes
     ----------
-    name : str
-        The continuation parameter (also ``x_name``).
+    x_name : str
+        The continuation parameter.
     orbits : list of PeriodicOrbit
         The orbits, in continuation order.
-    values : ndarray
-        Parameter value of each orbit (also ``x``).
+    x : ndarray
+        Its value at each orbit.
     periods : ndarray
     amplitude : dict of str to ndarray
         Peak-to-peak amplitude of each state along the branch.
@@ -193,9 +193,9 @@ class OrbitBranch:
         The Hopf point the branch started from.
     """
 
-    name: str
+    x_name: str
     orbits: list = field(repr=False)
-    values: np.ndarray = field(repr=False)
+    x: np.ndarray = field(repr=False)
     periods: np.ndarray = field(repr=False)
     amplitude: dict = field(repr=False)
     stable: np.ndarray | None = field(repr=False)
@@ -206,14 +206,6 @@ class OrbitBranch:
     special: list = field(default_factory=list, repr=False)
     notes: list = field(default_factory=list, repr=False)
 
-    @property
-    def x_name(self) -> str:
-        return self.name
-
-    @property
-    def x(self) -> np.ndarray:
-        return self.values
-
     def __len__(self) -> int:
         return len(self.orbits)
 
@@ -222,8 +214,8 @@ class OrbitBranch:
         if self.notes:
             kinds += f" ({len(self.notes)} uncertified stability changes, see .notes)"
         return (
-            f"OrbitBranch({self.name}: {len(self)} orbits, {self.name} in "
-            f"[{self.values.min():.6g}, {self.values.max():.6g}], period "
+            f"OrbitBranch({self.x_name}: {len(self)} orbits, {self.x_name} in "
+            f"[{self.x.min():.6g}, {self.x.max():.6g}], period "
             f"[{self.periods.min():.6g}, {self.periods.max():.6g}], folds {len(self.folds)}; "
             f"bifurcations: {kinds or 'none'}; stopped: {self.stop_reason})"
         )
@@ -232,7 +224,7 @@ class OrbitBranch:
         """The branch as an :class:`xarray.Dataset` along ``orbit``."""
         import xarray as xr
 
-        data = {self.name: ("orbit", self.values), "period": ("orbit", self.periods)}
+        data = {self.x_name: ("orbit", self.x), "period": ("orbit", self.periods)}
         for s, a in self.amplitude.items():
             data[f"amplitude_{s}"] = ("orbit", a)
         if self.stable is not None:
@@ -268,7 +260,7 @@ class OrbitBranch:
         if state not in self.amplitude:
             raise OptionError(f"{state!r} is not a state (states: {', '.join(self.amplitude)})")
         yy = self.amplitude[state] if y == "amplitude" else self.periods
-        xs = self.values
+        xs = self.x
         stable = self.stable if self.stable is not None else np.ones(len(xs), bool)
         color = kwargs.pop("color", "C0")
         for i in range(len(xs) - 1):
@@ -287,7 +279,7 @@ class OrbitBranch:
             uniq = dict(zip(labels, handles, strict=True))
             ax.legend(uniq.values(), uniq.keys(), fontsize=8)
         label = f"{state} peak-to-peak" if y == "amplitude" else "period"
-        ax.set(xlabel=self.name, ylabel=label)
+        ax.set(xlabel=self.x_name, ylabel=label)
         return ax
 
 
@@ -718,7 +710,7 @@ def continue_orbits(
     >>> a, = (fn.params("a"),)
     >>> wright = fn.Model({x: -a * x(fn.t - 1) * (1 + x(fn.t))}, {a: 1.0})
     >>> br = fn.continue_orbits(fn.hopf_point(wright, "a", 1.0, 2.0), n_orbits=10)
-    >>> len(br), bool(br.stable.all()), bool(br.values.max() > math.pi / 2)
+    >>> len(br), bool(br.stable.all()), bool(br.x.max() > math.pi / 2)
     (10, True, True)
     """
     n_orbits = count_option("n_orbits", n_orbits, minimum=2, where="continue_orbits")
@@ -868,9 +860,9 @@ def _result(tracer: _Tracer, name: str, model, hopf, floquet: bool) -> OrbitBran
                     )
                 )
     return OrbitBranch(
-        name=name,
+        x_name=name,
         orbits=orbits,
-        values=values,
+        x=values,
         periods=periods,
         amplitude=amp,
         stable=stable,

@@ -346,7 +346,7 @@ def _from_hopf(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
                 return last
             tried.append(
                 f"continuation from the Hopf point: the branch did not reach {hp.name}={value:g} "
-                f"(it covers [{br.values.min():.6g}, {br.values.max():.6g}]; stopped: "
+                f"(it covers [{br.x.min():.6g}, {br.x.max():.6g}]; stopped: "
                 f"{br.stop_reason})"
             )
         except NonSmoothError:
