@@ -114,7 +114,7 @@ def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.nda
 
 def stability_chart(
     model_or_factory,
-    grids: Mapping[str, Any],
+    grid: Mapping[str, Any],
     *,
     executor=None,
     store=None,
@@ -144,7 +144,7 @@ def stability_chart(
     ----------
     model_or_factory : Model or callable
         See :mod:`fluidnet.stability.system` for what a factory may return.
-    grids : dict
+    grid : dict
         ``{parameter name: 1-D values}``, one or more; one Dataset dimension per entry.
     executor : optional
         ``None``/``"serial"`` (default), ``"processes"``, a number of processes, ``"dask"``, or an
@@ -204,7 +204,7 @@ def stability_chart(
     root_kw = check_root_options(root_options, where="stability_chart")
     factory = SystemFactory(model_or_factory, fixed)
     # each axis checked on its own: the list of every point is only built when needed
-    names, axes = grid_axes(grids)
+    names, axes = grid_axes(grid)
     shape = tuple(a.size for a in axes)
     factory.check_names(names)
     overlap = sorted(set(names) & set(fixed))
