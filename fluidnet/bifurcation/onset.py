@@ -269,11 +269,12 @@ def onset_map(
         except FluidnetError as exc:
             notes.append(f"Hopf point next to the Bautin point at ({p.x:.6g}, {p.y:.6g}): {exc}")
     branches, folds = [], []
+    lo, hi = x_range if x_range is not None else (None, None)
     for hp in starts:
         try:
             br = continue_orbits(
-                hp, *(x_range or (None, None)), n_orbits=n_orbits, intervals=intervals,
-                degree=degree, max_step=0.3,
+                hp, lo=lo, hi=hi, n_orbits=n_orbits, intervals=intervals, degree=degree,
+                max_step=0.3,
             )  # fmt: skip
         except (FluidnetError, AnalysisError) as exc:
             notes.append(f"cycles from the Hopf point at {hp.name}={hp.value:.6g}: {exc}")
