@@ -159,7 +159,7 @@ def stability_chart(
         point), or store NaN and the message in the ``error`` variable.
     root_options : dict, optional
         Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`
-        (``max_points``, ``n_points``: :data:`fluidnet.options.ROOT_OPTIONS`), used wherever
+        (``max_nodes``, ``n_nodes``: :data:`fluidnet.options.ROOT_OPTIONS`), used wherever
         the full method runs.
     method : {"auto", "batch", "pointwise"}
         See above; both give the same roots (to rounding) and the same certificates. With a

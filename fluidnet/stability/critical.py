@@ -493,7 +493,7 @@ def critical_value(
         See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
         Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`:
-        ``max_points``, ``n_points`` (:data:`fluidnet.options.ROOT_OPTIONS`).
+        ``max_nodes``, ``n_nodes`` (:data:`fluidnet.options.ROOT_OPTIONS`).
     executor, progress
         With a ``grid`` (see :mod:`fluidnet.sweep`).
     on_error : {"raise", "nan"}
