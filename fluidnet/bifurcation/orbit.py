@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from ..errors import AnalysisError, OptionError
 from ..options import number_option
-from ..overrides import parameter_value
+from ..overrides import merge_params, parameter_value
 from ._system import orbit_system
 from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
@@ -397,7 +398,8 @@ def periodic_orbit(
     floquet: bool = True,
     check_smooth: bool = True,
     tol: float = 1e-10,
-    **params: float,
+    params: Mapping[str, float] | None = None,
+    **fixed: float,
 ) -> PeriodicOrbit:
     """A periodic orbit by collocation, from a Hopf point, a simulated cycle or another orbit.
 
@@ -410,7 +412,7 @@ def periodic_orbit(
           simulation at ``value``. The error says which was tried and why each failed;
         * a :class:`fluidnet.dde.Solution` of :func:`fluidnet.simulate` that has settled on a
           cycle: the last full period of its tail (after ``after``) is the initial profile;
-        * a :class:`PeriodicOrbit`: re-solved at the parameter overrides ``**params`` (small
+        * a :class:`PeriodicOrbit`: re-solved at the parameter overrides ``params`` (small
           changes) or on another mesh.
     value : float, optional
         The bifurcation parameter's value (with a Hopf point).
@@ -429,8 +431,11 @@ def periodic_orbit(
         right-hand side (unprojected, one branch of each switch), which is not the model's.
     tol : float
         Newton tolerance on the scaled correction.
-    **params
-        Parameter overrides (with a simulation: must be empty; its parameters are used).
+    params : dict, optional
+        Parameter overrides ``{name: value}`` (with a simulation: must be empty; its
+        parameters are used).
+    **fixed
+        The same as keywords (a name given both ways is an error).
 
     Returns
     -------
@@ -457,6 +462,7 @@ def periodic_orbit(
     from ..dde.solution import Solution
     from .hopf import HopfPoint
 
+    params = merge_params(params, fixed, "periodic_orbit")
     mesh = Mesh(intervals, degree)
     tol = number_option("tol", tol, positive=True, where="periodic_orbit")
     if after is not None:
@@ -479,7 +485,7 @@ def periodic_orbit(
         Y, T = _from_solution(start, mesh, state, after)
     elif isinstance(start, PeriodicOrbit):
         if value is not None:
-            raise OptionError("with a PeriodicOrbit, give parameter overrides as keywords")
+            raise OptionError("with a PeriodicOrbit, give parameter overrides in params={...}")
         model = start.model
         values = model.resolve_params({**start.params, **params})
         Y = profile_values(start.mesh, start.nodes, mesh.nodes[:-1])
