@@ -336,8 +336,8 @@ def test_criticality_table_of_wright_delays():
     a, tau = fn.params("a tau")
     m = fn.Model({x: -a * x(fn.t - tau) * (1 + x(fn.t))}, {a: 1.0, tau: 1.0})
     taus = [0.5, 1.0, 2.0]
-    table = fn.criticality_table(m, "a", [{"tau": t} for t in taus], lo=[1.2 / t for t in taus],
-                                 hi=[2.0 / t for t in taus], equilibrium={"x": 0.0})  # fmt: skip
+    table = fn.criticality_table(m, "a", [1.2 / t for t in taus], [2.0 / t for t in taus],
+                                 [{"tau": t} for t in taus], equilibrium={"x": 0.0})  # fmt: skip
     assert table.counts() == {"supercritical": 3}
     for row, t in zip(table.rows, taus, strict=True):
         assert row["value"] * t == pytest.approx(W, rel=1e-10)

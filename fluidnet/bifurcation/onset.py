@@ -95,10 +95,10 @@ class CriticalityTable:
 def criticality_table(
     model,
     name: str,
-    cases: Sequence[Mapping[str, float]],
-    *,
     lo: float | Sequence[float],
     hi: float | Sequence[float],
+    cases: Sequence[Mapping[str, float]],
+    *,
     equilibrium: dict | None = None,
 ) -> CriticalityTable:
     """The Hopf point in ``name`` and its criticality for each parameter set of ``cases``.
@@ -108,10 +108,10 @@ def criticality_table(
     model : fluidnet.Model
     name : str
         The bifurcation parameter (e.g. a delay).
-    cases : sequence of dict
-        Values of the other parameters, one dict per set.
     lo, hi : float or sequence of float
         The interval searched (one per set, or one for all).
+    cases : sequence of dict
+        Values of the other parameters, one dict per set.
     equilibrium : dict, optional
         A guess of the equilibrium (models with several).
 
@@ -129,7 +129,7 @@ def criticality_table(
     for case, a, b in zip(cases, los, his, strict=True):
         row: dict[str, Any] = dict(case)
         try:
-            hp = hopf_point(model, name, float(a), float(b), equilibrium=equilibrium, **case)
+            hp = hopf_point(model, name, float(a), float(b), equilibrium=equilibrium, params=case)
         except FluidnetError as exc:
             row.update(value=math.nan, omega=math.nan, l1=math.nan, criticality="error")
             row.update(why=str(exc), hopf=None)

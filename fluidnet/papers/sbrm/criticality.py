@@ -54,7 +54,7 @@ def criticality(ctx: Context, ns=CRIT_N_GRID, cs=C_VALUES, n_map: int = 15) -> d
                 d = CONT_DCRIT_NOTE[proto][N][C_VALUES.index(c)]
                 lo.append((d - BRACKET_MS) / 1e3)
                 hi.append((d + BRACKET_MS) / 1e3)
-        tab = fn.criticality_table(_base(proto), "d", cases, lo=lo, hi=hi)
+        tab = fn.criticality_table(_base(proto), "d", lo, hi, cases)
         tables[proto] = tab
         for r in tab.rows:
             N, c = int(r["N"]), int(round(r["c"] / 1000.0))
