@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["single_threaded_blas", "one_blas_thread"]
@@ -42,7 +43,7 @@ def _openblas_controls() -> tuple[tuple[Any, Any], ...]:
 
 
 @contextlib.contextmanager
-def single_threaded_blas():
+def single_threaded_blas() -> Iterator[None]:
     """Run the block with single-threaded OpenBLAS (restored afterwards).
 
     The dense problems of the stability analysis are small (tens to a few hundred rows):

@@ -78,6 +78,8 @@ class HopfCurve:
     bautin : list of int
         Indices ``i`` where ``lyapunov`` changes sign between points ``i - 1`` and ``i``.
     stop_reason : str
+    hopf : HopfPoint or None
+        The Hopf point the curve started from.
     """
 
     x_name: str

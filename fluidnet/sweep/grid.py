@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import OptionError, ParameterError
 from ..overrides import parameter_values
 from .executors import resolve_executor
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["GridPoints", "grid_axes", "grid_points", "sweep"]
 
@@ -110,6 +113,17 @@ def grid_points(grid: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], li
     """Names, shape and the list of ``{name: value}`` points of a rectangular grid
     (:class:`GridPoints` makes them one at a time instead).
 
+    Parameters
+    ----------
+    grid : dict
+        ``{name: 1-D values}``; the last name varies fastest.
+
+    Returns
+    -------
+    names : list of str
+    shape : tuple of int
+    points : list of dict
+
     Raises
     ------
     ParameterError
@@ -152,7 +166,7 @@ def sweep(
     progress: bool | None = None,
     desc: str | None = None,
     **fixed: Any,
-):
+) -> xr.Dataset:
     """Evaluate ``fn(**point, **fixed)`` on a rectangular grid and collect an xarray Dataset.
 
     Parameters
