@@ -97,7 +97,7 @@ def bench_wright() -> dict:
     fn.continue_orbits(hp, n_orbits=50, floquet=False)
     out["branch_no_floquet_s"] = time.perf_counter() - t0
     print(f"continue_orbits, 50 orbits: {out['branch_s']:.2f} s with Floquet multipliers, "
-          f"{out['branch_no_floquet_s']:.2f} s without; a up to {br.values.max():.3f}")  # fmt: skip
+          f"{out['branch_no_floquet_s']:.2f} s without; a up to {br.x.max():.3f}")  # fmt: skip
 
     t0 = time.perf_counter()
     diffs = []
@@ -128,7 +128,7 @@ def bench_sbrm() -> dict:
     t_b = time.perf_counter() - t0
     print(f"SBRM: hopf_point {t_h:.2f} s (d_c = {1e3 * hp.value:.3f} ms, {hp.criticality}); "
           f"{len(br)} smooth orbits in {t_b:.2f} s until d - d_c = "
-          f"{1e6 * (br.values.max() - hp.value):.1f} us ({br.stop_reason[:40]}...)")  # fmt: skip
+          f"{1e6 * (br.x.max() - hp.value):.1f} us ({br.stop_reason[:40]}...)")  # fmt: skip
     return {"hopf_s": t_h, "branch_s": t_b, "orbits": len(br), "criticality": hp.criticality}
 
 

@@ -146,7 +146,7 @@ def sbrm_critical_delays() -> dict:
     cs = sorted({r[1] for r in TABLE_6_6_2})
     t0 = time.perf_counter()
     ds = fn.critical_value(
-        model, "d", 0.03, 0.2, params={"N": np.array(Ns, float), "c": 1000.0 * np.array(cs)}
+        model, "d", 0.03, 0.2, grid={"N": np.array(Ns, float), "c": 1000.0 * np.array(cs)}
     )
     dt = time.perf_counter() - t0
     rows = []

@@ -6,7 +6,7 @@ Zimmermann's Table 6.6.2 compares the largest round-trip propagation delay for w
 Bit Resource Marking (SBRM) and TCP Reno with RED stay stable, as the number of flows grows.
 Each point below is a certified critical value: the first delay at which a pair of
 characteristic roots crosses into the right half plane, with the root counts on both sides
-checked. Array-valued parameters make it one batched computation.
+checked. A grid of parameter sets makes it one batched computation.
 """
 
 import matplotlib.pyplot as plt
@@ -15,8 +15,8 @@ import numpy as np
 import fluidnet as fn
 
 flows = np.array([10, 25, 50, 75, 100])
-sbrm = fn.critical_value(fn.models.sbrm(), "d", 0.001, 2.0, params={"N": flows})
-reno = fn.critical_value(fn.models.reno_red(), "d", 0.001, 2.0, params={"N": flows})
+sbrm = fn.critical_value(fn.models.sbrm(), "d", 0.001, 2.0, grid={"N": flows})
+reno = fn.critical_value(fn.models.reno_red(), "d", 0.001, 2.0, grid={"N": flows})
 
 fig, ax = plt.subplots(figsize=(6, 3.8))
 ax.plot(flows, sbrm["value"].values * 1e3, "o-", label="SBRM")

@@ -23,8 +23,8 @@ m = fn.Model(
     name="primal",
 )
 hp = fn.hopf_point(m, "kappa", 0.1, 0.5)
-curve = fn.continue_hopf(hp, "T", n_points=30, y_bounds=(0.3, 3.0))
-kappas, Ts = np.asarray(curve.xs), np.asarray(curve.ys)
+curve = fn.continue_hopf(hp, "T", n_points=30, y_range=(0.3, 3.0))
+kappas, Ts = np.asarray(curve.x), np.asarray(curve.y)
 print(
     f"{len(Ts)} points, largest deviation from kappa (B+1) T = pi/2: "
     f"{np.max(np.abs(kappas * 5 * Ts - np.pi / 2)):.2e}"

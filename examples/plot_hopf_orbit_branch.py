@@ -28,7 +28,7 @@ hp = fn.hopf_point(m, "kappa", 0.1, 0.5)
 print(hp)
 print(f"closed form: kappa = pi/10 = {np.pi / 10:.10f}")
 
-branch = fn.continue_orbits(hp, n_orbits=30, bounds=(hp.value, 0.55))
+branch = fn.continue_orbits(hp, lo=hp.value, hi=0.55, n_orbits=30)
 fig, ax = plt.subplots(figsize=(6, 4))
 branch.plot(ax=ax, state="x")
 k = np.linspace(hp.value, 0.45, 50)

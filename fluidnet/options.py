@@ -6,7 +6,7 @@ what is allowed -- never a ``TypeError`` or ``ValueError`` from deep inside (``n
 dimensions are not allowed``), a silent conversion (``rtol="1e-6"`` read as a number), or an
 error raised at the first grid point of a long sweep:
 
-* :func:`count_option` for sizes and counts (``max_points``, ``n_points``, ``n_seed``,
+* :func:`count_option` for sizes and counts (``max_nodes``, ``n_nodes``, ``n_seed``,
   ``intervals``, ``workers``): whole numbers (``bool`` is not one) at least a minimum;
 * :func:`number_option` for tolerances, steps and times: real numbers, positive or finite as
   asked; :func:`numbers_option` for arrays of them (frequencies), :func:`range_option` for a
@@ -46,7 +46,7 @@ __all__ = [
 #: The options of :func:`~fluidnet.linear.roots.characteristic_roots` that an analysis passes
 #: on from its ``root_options``, with their smallest values: the discretization sizes. (``k``,
 #: ``region`` and ``multiplicity`` are chosen by the analysis itself.)
-ROOT_OPTIONS = {"max_points": 2, "n_points": 2}
+ROOT_OPTIONS = {"max_nodes": 2, "n_nodes": 2}
 
 
 def _at(where: str) -> str:

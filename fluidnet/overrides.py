@@ -1,13 +1,21 @@
 """Parameter overrides and parameter values: one convention for every entry point.
 
+The whole API contract (parameter values, ``grid=`` for many parameter sets, ranges, sizes,
+result attributes) is stated once in the documentation's *Concepts* page ("The API contract",
+``docs/concepts.md``) and checked on every public callable by ``tests/test_api_contract.py``;
+this module implements its parameter-value part.
+
 Every function that evaluates a model at parameter values other than its defaults takes them
 as ``params={name: value, ...}``: :func:`fluidnet.simulate`, :func:`fluidnet.simulate_ensemble`,
 :meth:`fluidnet.Model.equilibrium`, :meth:`~fluidnet.Model.linearize`,
 :meth:`~fluidnet.Model.loop_gain`, :func:`fluidnet.stability_chart`,
 :func:`fluidnet.stability_boundary`, :func:`fluidnet.critical_value`,
 :func:`fluidnet.stability_switches`, :func:`fluidnet.phase_portrait`,
-:func:`fluidnet.nonlinear_chart`. A dict cannot clash with the function's own options (a model
-may well have a parameter called ``k`` or ``method``).
+:func:`fluidnet.nonlinear_chart`, :func:`fluidnet.hopf_point`, :func:`fluidnet.hopf_at`,
+:func:`fluidnet.periodic_orbit`, :func:`fluidnet.continue_equilibria`. A dict cannot clash with
+the function's own options (a model may well have a parameter called ``k`` or ``method``).
+Many parameter sets (an outer product) are ``grid={name: values}`` instead, with ``params``
+holding the other parameters, one value each.
 
 The analyses that accepted parameters as keywords (``m.linearize(alpha=0.1)``,
 ``fn.critical_value(m, "d0", lo, hi, beta=0.3)``) still do, for names that are not options of
@@ -131,19 +139,16 @@ def merge_params(
     params: Mapping[str, Any] | None,
     keywords: Mapping[str, Any],
     where: str,
-    *,
-    arrays: bool = False,
 ) -> dict[str, Any]:
     """``params`` and keyword overrides in one dict, every value checked to be a real number
-    (a float; with ``arrays``, a 1-D or larger value becomes a float array).
+    (returned as a float; an array is refused: many parameter sets are a ``grid``).
 
     Raises
     ------
     OptionError
         When ``params`` is not a mapping or a name is given both ways.
     ParameterError
-        For a value that is not a real number (or a real array, with ``arrays``), naming the
-        parameter and the value.
+        For a value that is not a real number, naming the parameter and the value.
     """
     if params is None:
         params = {}
@@ -158,18 +163,16 @@ def merge_params(
             "keyword; give each parameter once"
         )
     merged = {**{str(k): v for k, v in params.items()}, **keywords}
-    return {k: _checked(k, v, where, arrays) for k, v in merged.items()}
+    return {k: _checked(k, v, where) for k, v in merged.items()}
 
 
-def _checked(name: str, value: Any, where: str, arrays: bool):
+def _checked(name: str, value: Any, where: str) -> float:
     label = f"{where}: parameter {name!r}"
     if np.ndim(value) > 0 and not isinstance(value, (str, bytes)):
-        if not arrays:
-            raise ParameterError(
-                f"{label}: {value!r} is not a real number (an array; {where} takes one value "
-                "per parameter)"
-            )
-        return parameter_values(label, value)
+        raise ParameterError(
+            f"{label}: {value!r} is not a real number (an array; {where} takes one value "
+            "per parameter)"
+        )
     return parameter_value(label, value)
 
 

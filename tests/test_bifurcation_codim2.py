@@ -256,8 +256,8 @@ def test_bogdanov_takens_point_ends_the_hopf_curve():
     curve = fn.continue_hopf(hp, "b2", n_points=40, direction=1, lyapunov=False)
     om = curve.omega[curve.omega > 1e-3]
     X = -(om**2) / (2 + om / np.tan(om))
-    np.testing.assert_allclose(curve.ys[: om.size], X * om / np.sin(om), atol=1e-10)
-    np.testing.assert_allclose(curve.xs[: om.size], -(X * om / np.sin(om)) * X - X**2, atol=1e-10)
+    np.testing.assert_allclose(curve.y[: om.size], X * om / np.sin(om), atol=1e-10)
+    np.testing.assert_allclose(curve.x[: om.size], -(X * om / np.sin(om)) * X - X**2, atol=1e-10)
     (bt,) = [p for p in curve.special if p.kind == "bogdanov-takens"]
     assert abs(bt.x) < 1e-10 and abs(bt.y) < 1e-10 and bt.jordan
     assert "Bogdanov-Takens" in curve.stop_reason
@@ -336,8 +336,8 @@ def test_criticality_table_of_wright_delays():
     a, tau = fn.params("a tau")
     m = fn.Model({x: -a * x(fn.t - tau) * (1 + x(fn.t))}, {a: 1.0, tau: 1.0})
     taus = [0.5, 1.0, 2.0]
-    table = fn.criticality_table(m, "a", [{"tau": t} for t in taus], lo=[1.2 / t for t in taus],
-                                 hi=[2.0 / t for t in taus], equilibrium={"x": 0.0})  # fmt: skip
+    table = fn.criticality_table(m, "a", [1.2 / t for t in taus], [2.0 / t for t in taus],
+                                 [{"tau": t} for t in taus], equilibrium={"x": 0.0})  # fmt: skip
     assert table.counts() == {"supercritical": 3}
     for row, t in zip(table.rows, taus, strict=True):
         assert row["value"] * t == pytest.approx(W, rel=1e-10)

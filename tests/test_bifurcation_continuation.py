@@ -18,15 +18,15 @@ def test_wright_branch_follows_the_normal_form_then_the_simulation():
     hp = fn.hopf_point(wright(), "a", 1.0, 2.0)
     br = fn.continue_orbits(hp, n_orbits=14, max_step=0.1)
     assert len(br) == 14 and br.folds == [] and br.stability_changes == []
-    assert bool(br.stable.all()) and np.all(np.diff(br.values) > 0)
+    assert bool(br.stable.all()) and np.all(np.diff(br.x) > 0)
     assert "14 orbits" in br.stop_reason
     # near onset: the normal form's amplitude 2 sqrt(40 (a - pi/2) / (3 pi - 2))
-    da = br.values[0] - math.pi / 2
+    da = br.x[0] - math.pi / 2
     assert br.amplitude["x"][0] == pytest.approx(
         2 * math.sqrt(40 * da / (3 * math.pi - 2)), rel=0.01
     )
     # at the far end: a long simulation at the same a, started 2 % off the orbit, settles on it
-    a = float(br.values[-1])
+    a = float(br.x[-1])
     orb = br.orbits[-1]
     hist_t = np.linspace(-1.5, 0.0, 300)
     sol = fn.simulate(
@@ -74,7 +74,7 @@ def test_branch_stops_where_the_projected_queue_empties():
     last = br.orbits[-1]
     assert 0 < last.minimum["b"] < 0.05 * hp.equilibrium["b"]
     # the whole smooth branch lies within 0.2 ms of the critical delay
-    assert br.values.max() - hp.value < 2e-4
+    assert br.x.max() - hp.value < 2e-4
 
 
 def test_bad_options():

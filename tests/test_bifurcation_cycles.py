@@ -95,7 +95,7 @@ def test_no_orbit_says_what_was_tried():
 def test_period_doubling_and_branch_switching_in_mackey_glass():
     m = mackey_glass()
     hp = fn.hopf_point(m, "tau", 0.1, 2.0, equilibrium={"x": 1.0})
-    br = fn.continue_orbits(hp, n_orbits=40, max_step=0.3, bounds=(0.0, 1.45))
+    br = fn.continue_orbits(hp, lo=0.0, hi=1.45, n_orbits=40, max_step=0.3)
     pds = [p for p in br.special if p.kind == "period-doubling"]
     assert len(pds) == 1
     pd = pds[0]

@@ -91,8 +91,8 @@ def test_wright_with_delay_parameter_hopf_curve_is_a_tau_equal_pi_over_2():
     hp = fn.hopf_point(wright(), "a", 1.0, 2.0)
     curve = fn.continue_hopf(hp, "tau", n_points=8, lyapunov=True)
     assert len(curve) == 8
-    assert np.max(np.abs(curve.xs * curve.ys - math.pi / 2)) < 1e-10
-    assert np.max(np.abs(curve.omega * curve.ys - math.pi / 2)) < 1e-10
+    assert np.max(np.abs(curve.x * curve.y - math.pi / 2)) < 1e-10
+    assert np.max(np.abs(curve.omega * curve.y - math.pi / 2)) < 1e-10
     # time rescaling leaves l1 = Re c1 / omega unchanged along a tau = pi/2
     assert np.allclose(curve.lyapunov, hp.lyapunov, rtol=1e-6) and curve.bautin == []
 

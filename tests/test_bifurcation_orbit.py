@@ -107,6 +107,14 @@ def test_wright_orbit_near_onset_matches_normal_form_and_mesh_convergence():
     fine = fn.periodic_orbit(coarse, intervals=80, floquet=False)
     assert fine.period == pytest.approx(coarse.period, rel=1e-7)
     assert fine.amplitude["x"] == pytest.approx(coarse.amplitude["x"], rel=1e-6)
+    # re-solved at another parameter value, given in params= (issue 24) or as a keyword: the
+    # orbit found from the Hopf point at that value
+    ref = fn.periodic_orbit(hp, 1.95, intervals=30)
+    moved = fn.periodic_orbit(coarse, params={"a": 1.95})
+    assert moved.period == pytest.approx(ref.period, rel=1e-7)
+    assert fn.periodic_orbit(coarse, a=1.95).period == moved.period
+    with pytest.raises(fn.OptionError, match="'a'"):
+        fn.periodic_orbit(coarse, params={"a": 1.95}, a=1.9)
 
 
 def test_two_delay_orbit_normal_form_and_simulation():

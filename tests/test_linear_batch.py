@@ -128,7 +128,7 @@ def fast_oscillator(damping=0.9):
 
 def test_a_missed_rightmost_root_is_flagged_not_reported():
     lin = fast_oscillator()
-    coarse = lin.roots(k=2, n_points=6)  # finds the pair near 50j, misses the one near 46j
+    coarse = lin.roots(k=2, n_nodes=6)  # finds the pair near 50j, misses the one near 46j
     full = lin.roots(k=2)
     assert full.certified and coarse.certified is False
     assert coarse[0].real < full[0].real - 0.1
@@ -136,13 +136,13 @@ def test_a_missed_rightmost_root_is_flagged_not_reported():
     s0 = full[0].value
     assert abs(lin.characteristic(s0)) < 1e-10 * abs(s0) ** 2
     with pytest.raises(fn.AnalysisError, match="not certified"):
-        lin.spectral_abscissa(n_points=6)
+        lin.spectral_abscissa(n_nodes=6)
     ds = fn.stability_chart(
         fast_oscillator,
         {"damping": [0.9]},
         method="pointwise",
         on_error="nan",
-        root_options={"n_points": 6},
+        root_options={"n_nodes": 6},
     )
     assert np.isnan(ds["abscissa"].values[0]) and "not certified" in ds["error"].values[0]
 

@@ -71,7 +71,7 @@ def test_rectangles_agree_with_the_discretization():
     # 20 states: small enough for the dense discretization (an independent method)
     lin = _parking_lot(19)
     dense = lin.roots(k=6)
-    assert dense.n_points > 0  # the dense path
+    assert dense.n_nodes > 0  # the dense path
     boxes = large_roots(balanced(lin), 6, None)
     assert dense.certified and boxes.certified
     np.testing.assert_allclose(boxes.values, dense.values, rtol=1e-10)
@@ -86,7 +86,7 @@ def test_network_of_100_flows_answers_with_the_closed_form(L):
 
     lin = _parking_lot(L)
     roots = lin.roots(k=2)
-    assert roots.n_points == 0 and roots.certified is True  # the boxes, certified
+    assert roots.n_nodes == 0 and roots.certified is True  # the boxes, certified
     top = roots[0]
     with mp.workdps(30):
         exact = complex(mp.findroot(_h(L, 1.0), mp.mpc(top.value)))

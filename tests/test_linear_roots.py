@@ -129,8 +129,8 @@ def test_bad_arguments():
         lin.roots(region=(1.0, 0.0, -1.0, 1.0))
     with pytest.raises(fn.OptionError, match="region"):
         lin.roots(region="left")
-    with pytest.raises(fn.OptionError, match="n_points"):
-        characteristic_roots(lin, n_points=1)
+    with pytest.raises(fn.OptionError, match="n_nodes"):
+        characteristic_roots(lin, n_nodes=1)
 
 
 def test_warns_when_not_converged():
@@ -138,7 +138,7 @@ def test_warns_when_not_converged():
     lin = fn.LinearDDE([[0.0, 300.0], [-300.0, 0.0]], [(1.0, [[-0.5, 0.0], [0.0, -0.5]])])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        characteristic_roots(lin, k=2, max_points=20)
+        characteristic_roots(lin, k=2, max_nodes=20)
     assert any("not converged" in str(w.message) for w in caught)
     # with room to grow, the rightmost roots are +-300j - 0.5 exp(-lambda), Newton-exact
     r = lin.roots(k=2)[0].value
@@ -174,7 +174,7 @@ def test_stiff_undelayed_mode_does_not_inflate_the_discretization():
         warnings.simplefilter("error")
         roots = lin.roots(k=4)
     np.testing.assert_allclose(roots.values, _lambert_roots(0.0, -1.0, 1.0)[:4], rtol=1e-11)
-    assert roots.n_points <= 40
+    assert roots.n_nodes <= 40
 
 
 @pytest.mark.parametrize("w", [1.0, 3.0])
@@ -193,7 +193,7 @@ def test_mild_imbalance_does_not_inflate_the_discretization(w):
         roots = lin.roots(k=6)
     np.testing.assert_allclose(roots.values, exact, rtol=1e-12)
     assert all(r.residual <= 1e-12 for r in roots) and roots.certified
-    assert roots.n_points <= 40
+    assert roots.n_nodes <= 40
 
 
 def test_double_real_root_of_a_real_system_is_real():

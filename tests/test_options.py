@@ -48,35 +48,35 @@ def test_an_unknown_root_option_lists_the_valid_ones():
     # issue 23: root_options={'bogus': 1} was a raw TypeError from characteristic_roots
     for call in _root_option_calls({"bogus": 1}).values():
         with pytest.raises(
-            fn.OptionError, match=r"unknown root_options 'bogus'; valid: 'max_points', 'n_points'"
+            fn.OptionError, match=r"unknown root_options 'bogus'; valid: 'max_nodes', 'n_nodes'"
         ):
             call()
     # an option the analysis sets itself is not one to pass
     with pytest.raises(fn.OptionError, match="unknown root_options 'multiplicity'"):
         fn.critical_value(decay(), "T", 0.1, 2.0, root_options={"multiplicity": False})
     with pytest.raises(fn.OptionError, match="root_options must be a dict"):
-        fn.critical_value(decay(), "T", 0.1, 2.0, root_options=[("max_points", 50)])
+        fn.critical_value(decay(), "T", 0.1, 2.0, root_options=[("max_nodes", 50)])
 
 
 @pytest.mark.parametrize("size", [-5, 0, 1, 2.5, "400", True])
 def test_discretization_sizes_are_checked_at_the_entry(size):
-    # issue 23: max_points=-5 was a raw "ValueError: negative dimensions are not allowed"
+    # issue 23: max_nodes=-5 was a raw "ValueError: negative dimensions are not allowed"
     lin = decay().linearize()
-    with pytest.raises(fn.OptionError, match=r"max_points = .* (must be at least 2|whole)"):
-        lin.roots(max_points=size)
-    with pytest.raises(fn.OptionError, match=r"max_points = .* (must be at least 2|whole)"):
-        lin.spectral_abscissa(max_points=size)
-    with pytest.raises(fn.OptionError, match=r"n_points = .* (must be at least 2|whole)"):
-        lin.roots(n_points=size)
-    for call in _root_option_calls({"max_points": size}).values():
-        with pytest.raises(fn.OptionError, match=r"root_options\['max_points'\]"):
+    with pytest.raises(fn.OptionError, match=r"max_nodes = .* (must be at least 2|whole)"):
+        lin.roots(max_nodes=size)
+    with pytest.raises(fn.OptionError, match=r"max_nodes = .* (must be at least 2|whole)"):
+        lin.spectral_abscissa(max_nodes=size)
+    with pytest.raises(fn.OptionError, match=r"n_nodes = .* (must be at least 2|whole)"):
+        lin.roots(n_nodes=size)
+    for call in _root_option_calls({"max_nodes": size}).values():
+        with pytest.raises(fn.OptionError, match=r"root_options\['max_nodes'\]"):
             call()
 
 
 def test_unknown_options_of_the_root_functions():
     lin = decay().linearize()
     for call in (lambda: lin.roots(bogus=1), lambda: lin.spectral_abscissa(bogus=1)):
-        with pytest.raises(fn.OptionError, match="unknown options 'bogus'; valid: 'max_points'"):
+        with pytest.raises(fn.OptionError, match="unknown options 'bogus'; valid: 'max_nodes'"):
             call()
 
 

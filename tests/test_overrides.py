@@ -78,7 +78,7 @@ def _entry_points(v):
         "linearize keyword": lambda: m.linearize(k=v),
         "loop_gain": lambda: m.loop_gain("x", params={"k": v}),
         "critical_value params": lambda: fn.critical_value(m, "T", 0.1, 2.0, params={"k": v}),
-        "critical_value array": lambda: fn.critical_value(m, "T", 0.1, 2.0, params={"k": [1.0, v]}),
+        "critical_value grid": lambda: fn.critical_value(m, "T", 0.1, 2.0, grid={"k": [1.0, v]}),
         "critical_value lo": lambda: fn.critical_value(m, "k", v, 2.0),
         "critical_value hi": lambda: fn.critical_value(m, "k", 0.1, v),
         "stability_switches": lambda: fn.stability_switches(m, "T", 0.1, 2.0, params={"k": v}),

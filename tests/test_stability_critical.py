@@ -198,7 +198,7 @@ def test_two_delays_scaled_by_one_parameter():
 
 def test_critical_values_over_parameter_arrays():
     Ks = [0.2, 0.25, 0.3]
-    ds = fn.critical_value(cooke_grossman(), "tau", 0.0, 10.0, params={"K": Ks, "zeta": 0.1})
+    ds = fn.critical_value(cooke_grossman(), "tau", 0.0, 10.0, grid={"K": Ks}, params={"zeta": 0.1})
     assert ds["value"].dims == ("K",)
     for K, v, w in zip(Ks, ds["value"].values, ds["omega"].values, strict=True):
         tau, omega, _ = cooke_grossman_crossings(0.1, K, 10.0)[0]

@@ -29,7 +29,7 @@ def tau_star(k0):
 
 def test_batched_equals_closed_form_and_per_set():
     k0 = np.array([0.8, 2.0, 6.0])
-    ds = fn.critical_value(gain_with_delay, "tau", 0.05, 1.5, params={"k0": k0})
+    ds = fn.critical_value(gain_with_delay, "tau", 0.05, 1.5, grid={"k0": k0})
     assert list(ds["method"].values) == ["continuation"] * k0.size
     for i, k in enumerate(k0):
         t = tau_star(k)
@@ -78,7 +78,7 @@ def test_delay_tf_loop_with_per_set_intervals():
     expect = np.array([[fopdt_critical(k, x) for x in a] for k in K0])
     lo = np.maximum(expect - 0.05, 0.01)
     hi = expect + 0.05
-    ds = fn.critical_value(fopdt_loop, "d", lo, hi, params={"K0": K0, "a": a})
+    ds = fn.critical_value(fopdt_loop, "d", lo, hi, grid={"K0": K0, "a": a})
     np.testing.assert_allclose(ds["value"].values, expect, rtol=1e-11)
     np.testing.assert_array_equal(ds["lo"].values, lo)
     assert set(ds["method"].values.ravel()) == {"continuation"}
@@ -106,7 +106,7 @@ def root_of(k0, eps):
 
 def test_two_pairs_crossing_close_together_or_at_once():
     eps = np.array([1e-6, 0.0, 0.3])
-    ds = fn.critical_value(two_blocks, "p", 0.05, 3.0, params={"k0": 1.0, "eps": eps})
+    ds = fn.critical_value(two_blocks, "p", 0.05, 3.0, params={"k0": 1.0}, grid={"eps": eps})
     # eps = 1e-6: the first crossing (y) 2e-6 before the second (x) -- the first is returned,
     # with its own count change (0 -> 2), however close the next
     assert ds["value"].values[0] == pytest.approx(root_of(1.0, 1e-6), rel=1e-12)
@@ -142,26 +142,26 @@ def test_a_set_the_batch_cannot_certify_falls_back():
     sweeps = [Sweep(_point_factory(factory, {"k0": k}), "p", {}) for k in k0]
     found, reasons = first_switches(sweeps, 0.05, 1.5)
     assert found[0] is not None and found[1] is None and "size" in reasons[1]
-    ds = fn.critical_value(resized, "p", 0.05, 1.5, params={"k0": k0})
+    ds = fn.critical_value(resized, "p", 0.05, 1.5, grid={"k0": k0})
     np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)
 
 
 def test_a_set_without_switch_reports_it():
     ds = fn.critical_value(
-        gain_with_delay, "tau", 0.05, 0.2, params={"k0": [0.5, 20.0]}, on_error="nan"
+        gain_with_delay, "tau", 0.05, 0.2, grid={"k0": [0.5, 20.0]}, on_error="nan"
     )
     assert math.isnan(ds["value"].values[0]) and "no stability switch" in ds["error"].values[0]
     assert ds["value"].values[1] == pytest.approx(tau_star(20.0), rel=1e-12)
     with pytest.raises(fn.AnalysisError, match="k0=0.5"):
-        fn.critical_value(gain_with_delay, "tau", 0.05, 0.2, params={"k0": [0.5, 20.0]})
+        fn.critical_value(gain_with_delay, "tau", 0.05, 0.2, grid={"k0": [0.5, 20.0]})
 
 
 def test_bad_intervals():
     with pytest.raises(fn.OptionError, match="broadcast"):
-        fn.critical_value(gain_with_delay, "tau", [0.1, 0.2, 0.3], 1.0, params={"k0": [1, 2]})
+        fn.critical_value(gain_with_delay, "tau", [0.1, 0.2, 0.3], 1.0, grid={"k0": [1, 2]})
     with pytest.raises(fn.OptionError, match="lo < hi"):
-        fn.critical_value(gain_with_delay, "tau", [0.1, 2.0], 1.0, params={"k0": [1, 2]})
-    with pytest.raises(fn.OptionError, match="array-valued parameters"):
+        fn.critical_value(gain_with_delay, "tau", [0.1, 2.0], 1.0, grid={"k0": [1, 2]})
+    with pytest.raises(fn.OptionError, match="with a grid of parameter sets"):
         fn.critical_value(gain_with_delay, "tau", [0.1, 0.2], 1.0, k0=1.0)
 
 
@@ -188,7 +188,7 @@ class _Vectorized:
 def test_vectorized_factory_is_used_only_where_it_agrees(wrong):
     k0 = np.array([1.0, 3.0])
     f = _Vectorized(wrong)
-    ds = fn.critical_value(f, "tau", 0.05, 3.0, params={"k0": k0})
+    ds = fn.critical_value(f, "tau", 0.05, 3.0, grid={"k0": k0})
     np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)
     # a wrong vectorized factory is caught at the start and not used again
     assert f.stacked_calls == 1 if wrong else f.stacked_calls > 5
@@ -203,7 +203,7 @@ def test_vectorized_factory_wrong_later_is_caught_at_a_checkpoint():
     # one set sees the difference at a checkpoint, the other as a jump its steps cannot pass
     assert found == [None, None] and all(reasons)
     assert any("vectorized factory differs" in r for r in reasons)
-    ds = fn.critical_value(f, "tau", 0.05, 1.5, params={"k0": k0})
+    ds = fn.critical_value(f, "tau", 0.05, 1.5, grid={"k0": k0})
     np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)
 
 
@@ -230,7 +230,7 @@ def test_an_unstable_window_a_fraction_of_a_percent_wide_is_not_skipped():
     # just above K = 2 zeta sqrt(1 - zeta^2) the two frequencies meet: the first unstable
     # interval (tau+, tau-) is 1.2e-2 wide at K = 0.199 and 2.5e-3 at K = 0.1989976
     K = np.array([0.1989976, 0.199, 0.25])
-    ds = fn.critical_value(oscillator, "tau", 0.5, 3.0, params={"K": K}, method="continuation")
+    ds = fn.critical_value(oscillator, "tau", 0.5, 3.0, grid={"K": K}, method="continuation")
     for i, k in enumerate(K):
         (t_up, w_up), (t_down, _) = oscillator_crossings(k)
         assert t_up < t_down
@@ -255,7 +255,7 @@ def test_slow_systems_are_followed_at_their_own_rate_scale(scale):
     law = {"k": scale, "T": 1.0 / scale, "a": 0.5 * scale}
     m = fn.Model(rhs={x: -a * x(fn.t) - k * x(fn.t - T)}, params=law)
     delays = np.array([1.0, 2.0, 3.0]) / scale
-    ds = fn.critical_value(m, "k", 0.1 * scale, 20 * scale, params={"T": delays})
+    ds = fn.critical_value(m, "k", 0.1 * scale, 20 * scale, grid={"T": delays})
     assert list(ds["method"].values) == ["continuation"] * delays.size
     for i, tau in enumerate(delays):
         exact = brentq(

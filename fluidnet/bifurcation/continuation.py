@@ -174,12 +174,12 @@ class OrbitBranch:
 
     Attributes
     ----------
-    name : str
-        The continuation parameter (also ``x_name``).
+    x_name : str
+        The continuation parameter.
     orbits : list of PeriodicOrbit
         The orbits, in continuation order.
-    values : ndarray
-        Parameter value of each orbit (also ``x``).
+    x : ndarray
+        Its value at each orbit.
     periods : ndarray
     amplitude : dict of str to ndarray
         Peak-to-peak amplitude of each state along the branch.
@@ -202,9 +202,9 @@ class OrbitBranch:
         The Hopf point the branch started from.
     """
 
-    name: str
+    x_name: str
     orbits: list = field(repr=False)
-    values: np.ndarray = field(repr=False)
+    x: np.ndarray = field(repr=False)
     periods: np.ndarray = field(repr=False)
     amplitude: dict = field(repr=False)
     stable: np.ndarray | None = field(repr=False)
@@ -215,14 +215,6 @@ class OrbitBranch:
     special: list = field(default_factory=list, repr=False)
     notes: list = field(default_factory=list, repr=False)
 
-    @property
-    def x_name(self) -> str:
-        return self.name
-
-    @property
-    def x(self) -> np.ndarray:
-        return self.values
-
     def __len__(self) -> int:
         return len(self.orbits)
 
@@ -231,8 +223,8 @@ class OrbitBranch:
         if self.notes:
             kinds += f" ({len(self.notes)} uncertified stability changes, see .notes)"
         return (
-            f"OrbitBranch({self.name}: {len(self)} orbits, {self.name} in "
-            f"[{self.values.min():.6g}, {self.values.max():.6g}], period "
+            f"OrbitBranch({self.x_name}: {len(self)} orbits, {self.x_name} in "
+            f"[{self.x.min():.6g}, {self.x.max():.6g}], period "
             f"[{self.periods.min():.6g}, {self.periods.max():.6g}], folds {len(self.folds)}; "
             f"bifurcations: {kinds or 'none'}; stopped: {self.stop_reason})"
         )
@@ -241,7 +233,7 @@ class OrbitBranch:
         """The branch as an :class:`xarray.Dataset` along ``orbit``."""
         import xarray as xr
 
-        data = {self.name: ("orbit", self.values), "period": ("orbit", self.periods)}
+        data = {self.x_name: ("orbit", self.x), "period": ("orbit", self.periods)}
         for s, a in self.amplitude.items():
             data[f"amplitude_{s}"] = ("orbit", a)
         if self.stable is not None:
@@ -277,7 +269,7 @@ class OrbitBranch:
         if state not in self.amplitude:
             raise OptionError(f"{state!r} is not a state (states: {', '.join(self.amplitude)})")
         yy = self.amplitude[state] if y == "amplitude" else self.periods
-        xs = self.values
+        xs = self.x
         stable = self.stable if self.stable is not None else np.ones(len(xs), bool)
         color = kwargs.pop("color", "C0")
         for i in range(len(xs) - 1):
@@ -296,7 +288,7 @@ class OrbitBranch:
             uniq = dict(zip(labels, handles, strict=True))
             ax.legend(uniq.values(), uniq.keys(), fontsize=8)
         label = f"{state} peak-to-peak" if y == "amplitude" else "period"
-        ax.set(xlabel=self.name, ylabel=label)
+        ax.set(xlabel=self.x_name, ylabel=label)
         return ax
 
 
@@ -664,12 +656,13 @@ def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_sm
 def continue_orbits(
     start,
     name: str | None = None,
+    lo: float | None = None,
+    hi: float | None = None,
     *,
     n_orbits: int = 50,
     step: float = 0.02,
     max_step: float = 0.2,
     min_step: float = 1e-5,
-    bounds: tuple[float, float] | None = None,
     direction: int = 1,
     first_offset: float | None = None,
     intervals: int = 40,
@@ -688,6 +681,9 @@ def continue_orbits(
         period-doubling point of another branch (the branch of doubled orbits born there).
     name : str, optional
         The continuation parameter (default: the Hopf point's or the bifurcation's).
+    lo, hi : float, optional
+        Stop when the parameter leaves ``[lo, hi]`` (the last orbit on the edge); either end
+        may be left open.
     n_orbits : int
         Number of orbits to compute (the branch stops earlier at a bound or a non-smooth
         surface).
@@ -695,8 +691,6 @@ def continue_orbits(
         Initial, largest and smallest arclength step, in scaled units (the parameter relative
         to its size at the start, each state relative to its largest value, the period
         relative to itself).
-    bounds : (float, float), optional
-        Stop when the parameter leaves this interval (the last orbit on the bound).
     direction : {1, -1}
         For an orbit start: increasing or decreasing parameter first.
     first_offset : float, optional
@@ -733,7 +727,7 @@ def continue_orbits(
     >>> a, = (fn.params("a"),)
     >>> wright = fn.Model({x: -a * x(fn.t - 1) * (1 + x(fn.t))}, {a: 1.0})
     >>> br = fn.continue_orbits(fn.hopf_point(wright, "a", 1.0, 2.0), n_orbits=10)
-    >>> len(br), bool(br.stable.all()), bool(br.values.max() > math.pi / 2)
+    >>> len(br), bool(br.stable.all()), bool(br.x.max() > math.pi / 2)
     (10, True, True)
     """
     n_orbits = count_option("n_orbits", n_orbits, minimum=2, where="continue_orbits")
@@ -793,8 +787,14 @@ def continue_orbits(
         raise OptionError(
             f"unknown parameter {name!r} (parameters: {', '.join(model.param_names)})"
         )
-    if bounds is not None:
-        bounds = (float(bounds[0]), float(bounds[1]))
+    bounds = None
+    if lo is not None or hi is not None:
+        bounds = (
+            -math.inf if lo is None else number_option("lo", lo, where="continue_orbits"),
+            math.inf if hi is None else number_option("hi", hi, where="continue_orbits"),
+        )
+        if not bounds[0] < bounds[1]:
+            raise OptionError(f"need lo < hi, got lo={lo!r}, hi={hi!r}")
     free = model.param_names.index(name)
     system = orbit_system(model)
     N = mesh.n_nodes
@@ -877,9 +877,9 @@ def _result(tracer: _Tracer, name: str, model, hopf, floquet: bool) -> OrbitBran
                     )
                 )
     return OrbitBranch(
-        name=name,
+        x_name=name,
         orbits=orbits,
-        values=values,
+        x=values,
         periods=periods,
         amplitude=amp,
         stable=stable,

@@ -48,6 +48,8 @@ class CycleFoldCurve:
     orbits : list of PeriodicOrbit
         The orbit at the fold, at each point.
     stop_reason : str
+    fold : FoldOfCycles or None
+        The fold of cycles the curve started from.
     """
 
     x_name: str

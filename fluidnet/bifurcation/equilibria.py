@@ -150,6 +150,9 @@ class EquilibriumCurve:
     notes : list of str
         What was seen but not followed (branch points), or could not be located.
     stop_reason : str
+    params : dict of str to float
+        The values of the other parameters along the branch.
+    model : fluidnet.Model or None
     """
 
     x_name: str
@@ -263,6 +266,8 @@ class EquilibriumFoldCurve:
     special : list of Codim2Point
         Cusp, Bogdanov-Takens and zero-Hopf points found, in curve order.
     stop_reason : str
+    start : EquilibriumFold or None
+        The fold the curve started from.
     """
 
     x_name: str
@@ -666,7 +671,7 @@ def continue_equilibria(
     max_step: float = 0.2,
     direction: int = 1,
     stability: bool = True,
-    **keywords,
+    **fixed: float,
 ) -> EquilibriumCurve:
     """Follow a branch of equilibria in ``name`` over ``[lo, hi]``, through its folds.
 
@@ -693,6 +698,9 @@ def continue_equilibria(
         Start towards increasing (1) or decreasing (-1) ``name``.
     stability : bool
         Count the right-half-plane roots at each point and locate Hopf points.
+    **fixed
+        Values of the other parameters as keywords (the same as ``params``; a name given both
+        ways is an error).
 
     Returns
     -------
@@ -724,7 +732,7 @@ def continue_equilibria(
         )
     lo, hi = _check_range((lo, hi), "(lo, hi)")
     _check_steps(n_points, step, max_step, direction)
-    fixed = merge_params(params, keywords, "continue_equilibria")
+    fixed = merge_params(params, fixed, "continue_equilibria")
     if name in fixed:
         raise OptionError(f"{name!r} is the continued parameter; give its range, not a value")
     value = float(start) if start is not None else (lo if direction == 1 else hi)

@@ -61,11 +61,10 @@ class HopfCurve:
 
     Attributes
     ----------
-    x, y : str
-        The two parameters (``x`` is the starting Hopf point's parameter); also
-        ``x_name``, ``y_name``.
-    xs, ys : ndarray
-        Points of the curve.
+    x_name, y_name : str
+        The two parameters (``x_name`` is the starting Hopf point's parameter).
+    x, y : ndarray
+        Their values at the points of the curve.
     omega : ndarray
         Crossing frequency along the curve.
     lyapunov : ndarray or None
@@ -79,12 +78,14 @@ class HopfCurve:
     bautin : list of int
         Indices ``i`` where ``lyapunov`` changes sign between points ``i - 1`` and ``i``.
     stop_reason : str
+    hopf : HopfPoint or None
+        The Hopf point the curve started from.
     """
 
-    x: str
-    y: str
-    xs: np.ndarray = field(repr=False)
-    ys: np.ndarray = field(repr=False)
+    x_name: str
+    y_name: str
+    x: np.ndarray = field(repr=False)
+    y: np.ndarray = field(repr=False)
     omega: np.ndarray = field(repr=False)
     lyapunov: np.ndarray | None = field(repr=False)
     bautin: list
@@ -93,23 +94,15 @@ class HopfCurve:
     unstable: np.ndarray | None = field(default=None, repr=False)
     special: list = field(default_factory=list, repr=False)
 
-    @property
-    def x_name(self) -> str:
-        return self.x
-
-    @property
-    def y_name(self) -> str:
-        return self.y
-
     def __len__(self) -> int:
-        return len(self.xs)
+        return len(self.x)
 
     def __repr__(self) -> str:
         kinds = ", ".join(f"{p.kind} at ({p.x:.6g}, {p.y:.6g})" for p in self.special)
         return (
-            f"HopfCurve({self.x}-{self.y}: {len(self)} points, {self.x} in "
-            f"[{self.xs.min():.6g}, {self.xs.max():.6g}], {self.y} in "
-            f"[{self.ys.min():.6g}, {self.ys.max():.6g}], special points: {kinds or 'none'}; "
+            f"HopfCurve({self.x_name}-{self.y_name}: {len(self)} points, {self.x_name} in "
+            f"[{self.x.min():.6g}, {self.x.max():.6g}], {self.y_name} in "
+            f"[{self.y.min():.6g}, {self.y.max():.6g}], special points: {kinds or 'none'}; "
             f"stopped: {self.stop_reason})"
         )
 
@@ -118,8 +111,8 @@ class HopfCurve:
         import xarray as xr
 
         data = {
-            self.x: ("point", self.xs),
-            self.y: ("point", self.ys),
+            self.x_name: ("point", self.x),
+            self.y_name: ("point", self.y),
             "omega": ("point", self.omega),
         }
         if self.lyapunov is not None:
@@ -148,7 +141,7 @@ class HopfCurve:
         lw = kwargs.pop("lw", 1.8)
         unstable = self.unstable if self.unstable is not None else np.zeros(len(self), int)
         labelled = set()
-        for i in range(len(self.xs) - 1):
+        for i in range(len(self.x) - 1):
             sub = self.lyapunov is not None and (self.lyapunov[i] > 0 or self.lyapunov[i + 1] > 0)
             off = unstable[i] > 0 or unstable[i + 1] > 0
             kind = (
@@ -157,7 +150,7 @@ class HopfCurve:
                 else ("Hopf (subcritical)" if sub else "Hopf (supercritical)")
             )
             ax.plot(
-                self.xs[i : i + 2], self.ys[i : i + 2], ls="--" if sub else "-",
+                self.x[i : i + 2], self.y[i : i + 2], ls="--" if sub else "-",
                 lw=0.7 if off else lw, color=color,
                 label=None if kind in labelled else kind, **kwargs,
             )  # fmt: skip
@@ -168,7 +161,7 @@ class HopfCurve:
             seen.add(p.kind)
             ax.plot(p.x, p.y, p.marker, color="k", ms=7, label=label)
         ax.legend(fontsize=8)
-        ax.set(xlabel=self.x, ylabel=self.y, title="Hopf curve")
+        ax.set(xlabel=self.x_name, ylabel=self.y_name, title="Hopf curve")
         return ax
 
 
@@ -560,8 +553,6 @@ def continue_hopf(
     y_range: tuple[float, float] | None = None,
     lyapunov: bool = True,
     tol: float = 1e-11,
-    x_bounds: tuple[float, float] | None = None,
-    y_bounds: tuple[float, float] | None = None,
 ) -> HopfCurve:
     """Continue a Hopf point in the plane of its parameter and a second one ``y``.
 
@@ -579,8 +570,7 @@ def continue_hopf(
     direction : {1, -1, 0}
         Start towards increasing (1) or decreasing (-1) ``y``, or both ways (0).
     x_range, y_range : (float, float), optional
-        Stop where the curve leaves them (the last point on the edge). ``x_bounds`` and
-        ``y_bounds`` are older names of the same.
+        Stop where the curve leaves them (the last point on the edge).
     lyapunov : bool
         Compute the first Lyapunov coefficient along the curve (and find Bautin points).
     tol : float
@@ -606,7 +596,7 @@ def continue_hopf(
     >>> a, tau = fn.params("a tau")
     >>> wright = fn.Model({x: -a * x(fn.t - tau) * (1 + x(fn.t))}, {a: 1.0, tau: 1.0})
     >>> curve = fn.continue_hopf(fn.hopf_point(wright, "a", 1.0, 2.0), "tau", n_points=5)
-    >>> bool(abs(curve.xs * curve.ys - math.pi / 2).max() < 1e-10)
+    >>> bool(abs(curve.x * curve.y - math.pi / 2).max() < 1e-10)
     True
     """
     model = hopf.model
@@ -626,14 +616,10 @@ def continue_hopf(
     )
     if not step <= max_step:
         raise OptionError(f"need 0 < step <= max_step, got {step!r}, {max_step!r}")
-    if (x_range is not None and x_bounds is not None) or (
-        y_range is not None and y_bounds is not None
-    ):
-        raise OptionError("give x_range/y_range (x_bounds/y_bounds are older names), not both")
     opts = dict(
         n_points=int(n_points), tol=tol, lyapunov=lyapunov, roots=8,
-        x_range=_range(x_range if x_range is not None else x_bounds, "x_range"),
-        y_range=_range(y_range if y_range is not None else y_bounds, "y_range"),
+        x_range=_range(x_range, "x_range"),
+        y_range=_range(y_range, "y_range"),
     )  # fmt: skip
     runs = []
     for sign in (1.0, -1.0) if direction == 0 else (float(direction),):
@@ -676,10 +662,10 @@ def _curve(hopf, y, records, special, stop, lyapunov) -> HopfCurve:
         sgn = np.sign(lyap)
         bautin = [i for i in range(1, len(sgn)) if sgn[i] * sgn[i - 1] < 0]
     return HopfCurve(
-        x=hopf.name,
-        y=y,
-        xs=xs,
-        ys=ys,
+        x_name=hopf.name,
+        y_name=y,
+        x=xs,
+        y=ys,
         omega=om,
         lyapunov=lyap,
         bautin=bautin,

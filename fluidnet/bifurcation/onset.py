@@ -95,10 +95,10 @@ class CriticalityTable:
 def criticality_table(
     model,
     name: str,
-    cases: Sequence[Mapping[str, float]],
-    *,
     lo: float | Sequence[float],
     hi: float | Sequence[float],
+    cases: Sequence[Mapping[str, float]],
+    *,
     equilibrium: dict | None = None,
 ) -> CriticalityTable:
     """The Hopf point in ``name`` and its criticality for each parameter set of ``cases``.
@@ -108,10 +108,10 @@ def criticality_table(
     model : fluidnet.Model
     name : str
         The bifurcation parameter (e.g. a delay).
-    cases : sequence of dict
-        Values of the other parameters, one dict per set.
     lo, hi : float or sequence of float
         The interval searched (one per set, or one for all).
+    cases : sequence of dict
+        Values of the other parameters, one dict per set.
     equilibrium : dict, optional
         A guess of the equilibrium (models with several).
 
@@ -129,7 +129,7 @@ def criticality_table(
     for case, a, b in zip(cases, los, his, strict=True):
         row: dict[str, Any] = dict(case)
         try:
-            hp = hopf_point(model, name, float(a), float(b), equilibrium=equilibrium, **case)
+            hp = hopf_point(model, name, float(a), float(b), equilibrium=equilibrium, params=case)
         except FluidnetError as exc:
             row.update(value=math.nan, omega=math.nan, l1=math.nan, criticality="error")
             row.update(why=str(exc), hopf=None)
@@ -262,18 +262,19 @@ def onset_map(
         try:
             starts.append(
                 hopf_at(
-                    hopf.model, hopf.name, float(curve.xs[j]), float(curve.omega[j]),
-                    equilibrium=eq, **{**_others(hopf), y: float(curve.ys[j])},
+                    hopf.model, hopf.name, float(curve.x[j]), float(curve.omega[j]),
+                    equilibrium=eq, **{**_others(hopf), y: float(curve.y[j])},
                 )
             )  # fmt: skip
         except FluidnetError as exc:
             notes.append(f"Hopf point next to the Bautin point at ({p.x:.6g}, {p.y:.6g}): {exc}")
     branches, folds = [], []
+    lo, hi = x_range if x_range is not None else (None, None)
     for hp in starts:
         try:
             br = continue_orbits(
-                hp, n_orbits=n_orbits, intervals=intervals, degree=degree, max_step=0.3,
-                bounds=x_range,
+                hp, lo=lo, hi=hi, n_orbits=n_orbits, intervals=intervals, degree=degree,
+                max_step=0.3,
             )  # fmt: skip
         except (FluidnetError, AnalysisError) as exc:
             notes.append(f"cycles from the Hopf point at {hp.name}={hp.value:.6g}: {exc}")

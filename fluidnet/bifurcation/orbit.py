@@ -380,7 +380,7 @@ def collocated_orbit(
         Y, T = _from_solution(start, mesh, state, after)
     elif isinstance(start, PeriodicOrbit):
         if value is not None:
-            raise OptionError("with a PeriodicOrbit, give parameter overrides as keywords")
+            raise OptionError("with a PeriodicOrbit, give parameter overrides in params={...}")
         model = start.model
         values = model.resolve_params({**start.params, **params})
         Y = profile_values(start.mesh, start.nodes, mesh.nodes[:-1])

@@ -9,7 +9,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
@@ -27,6 +27,9 @@ from .simulation import (
     parameter_vector,
     run_kernel,
 )
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["simulate_ensemble"]
 
@@ -80,7 +83,7 @@ def simulate_ensemble(
     executor=None,
     store=None,
     **unknown: Any,
-):
+) -> xr.Dataset:
     """Integrate many parameter sets and/or initial histories, in parallel.
 
     Members are every combination of a parameter set and a history: parameter set ``m`` and
@@ -124,6 +127,9 @@ def simulate_ensemble(
         :class:`~fluidnet.ModelError` or :class:`~fluidnet.ParameterError` it is, naming the
         member). ``"nan"``: its values are NaN, its message is in the variable ``error``,
         and a warning reports how many members failed.
+    **unknown
+        Not options: a parameter given as a keyword is an :class:`~fluidnet.OptionError`
+        pointing to ``params={...}``, any other name one listing the valid options.
 
     Returns
     -------

@@ -515,6 +515,9 @@ def simulate(
         (required) are kept, and the integrator drops the dense output older than twice the
         largest delay seen, so memory stays bounded however long the run; the values at
         ``t_eval`` are identical to those of a dense run.
+    **unknown
+        Not options: a parameter given as a keyword is an :class:`~fluidnet.OptionError`
+        pointing to ``params={...}``, any other name one listing the valid options.
 
     Returns
     -------

@@ -79,6 +79,16 @@ class Solution:
     dense : bool
         Whether the dense output was kept (``simulate(..., dense=False)`` keeps only ``t, y``).
 
+    Other Parameters
+    ----------------
+    mesh_t, mesh_c : ndarray
+        The integrator's mesh and the coefficients of its dense output, the history's pieces
+        first (made by :func:`fluidnet.simulate`; a Solution is not built by hand).
+    hist_start : ndarray
+        The state at ``t0``.
+    n_hist_pieces : int
+        How many pieces of the dense output are the initial history.
+
     Notes
     -----
     ``sol["q"]`` is the row of ``y`` for state ``q``; ``sol(t)`` evaluates the dense output

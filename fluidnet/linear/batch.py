@@ -127,7 +127,7 @@ class _State:
         self.full = np.zeros(K, dtype=bool)
         self.seeds = np.full((K, N_SEEDS), np.nan + 0j)
         #: discretization size for the batched fallback: the largest the full method used
-        self.n_points = 16
+        self.n_nodes = 16
         self.stats = {"continued": 0, "discretized": 0, "full": 0}
 
 
@@ -153,7 +153,7 @@ def rightmost_roots(
         for the full method (default: built from the stack).
     root_options : dict, optional
         Keyword arguments of :func:`~fluidnet.linear.roots.characteristic_roots` for the full
-        method (e.g. ``max_points``).
+        method (e.g. ``max_nodes``).
     skip : numpy.ndarray of bool, optional
         ``(K,)`` points to leave out (their rows of the stack are ignored; root NaN).
 
@@ -192,7 +192,7 @@ def rightmost_roots(
                     cont = cont[failed]
                 if cont.size:
                     state.stats["discretized"] += cont.size
-                    cont = cont[_discretize(state, bal, cont, state.n_points)]
+                    cont = cont[_discretize(state, bal, cont, state.n_nodes)]
                 _full(state, cont, system, opts)
     return RightmostRoots(
         state.root, state.line, state.certified, state.reason, state.full, state.stats
@@ -230,7 +230,7 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
                 "not confirm the roots found right of it"
             )
             continue
-        state.n_points = max(state.n_points, roots.n_points)
+        state.n_nodes = max(state.n_nodes, roots.n_nodes)
         top = roots[0].value
         state.root[k] = complex(top.real, abs(top.imag))
         state.line[k] = roots.certificate
@@ -256,13 +256,13 @@ def _continue(state: _State, stack: Stack, points: np.ndarray, parents: np.ndarr
     return _accept(state, target, points, _newton(target, lam, idx), idx)
 
 
-def _discretize(state: _State, stack: Stack, points: np.ndarray, n_points: int) -> np.ndarray:
+def _discretize(state: _State, stack: Stack, points: np.ndarray, n_nodes: int) -> np.ndarray:
     """The spectral discretization of :func:`~fluidnet.linear.roots.generator_matrix` at one
     size for all ``points`` at once (one stacked eigenvalue problem), its rightmost
     eigenvalues refined by Newton, then the certificate; returns the mask of failures."""
     P, R = points.size, N_SEEDS
     target = stack.take(points)
-    ev = np.linalg.eigvals(generator_matrices(target, n_points))  # (P, M)
+    ev = np.linalg.eigvals(generator_matrices(target, n_nodes))  # (P, M)
     ev = np.where(np.isfinite(ev) & (ev.imag >= 0), ev, np.nan)
     ev = np.where(np.abs(ev.imag) <= 1e-12 * (1 + np.abs(ev)), ev.real + 0j, ev)
     order = np.argsort(-np.where(np.isfinite(ev), ev.real, -np.inf), axis=1)[:, : 3 * R]

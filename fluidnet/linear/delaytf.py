@@ -290,7 +290,22 @@ class DelayTF:
 
 def as_delay_tf(obj) -> DelayTF:
     """Coerce a DelayTF, a :class:`control.TransferFunction`, a number, a sympy expression or
-    its text (parsed, never run: see :meth:`DelayTF.from_expr`)."""
+    its text (parsed, never run: see :meth:`DelayTF.from_expr`).
+
+    Parameters
+    ----------
+    obj : DelayTF, control.TransferFunction, control.StateSpace, number, sympy.Expr or str
+        The transfer function.
+
+    Returns
+    -------
+    DelayTF
+
+    Raises
+    ------
+    ModelError
+        For anything else.
+    """
     if isinstance(obj, DelayTF):
         return obj
     if isinstance(obj, (sympy.Basic, str)):

@@ -115,7 +115,7 @@ MERGE_RTOL = 1e-6
 #: by its inclusion disc (see the module notes).
 SAME_ROOT_RTOL = 1e-9
 #: Smallest Chebyshev discretization size tried first.
-MIN_POINTS = 12
+MIN_NODES = 12
 #: Without a region, N grows until k roots are found, but not beyond this size (the missing
 #: roots are then far left, in chains that need a much finer discretization).
 ENOUGH_POINTS = 96
@@ -299,7 +299,7 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) 
     return out
 
 
-def _finalize(lin, found: Found, norms, n_points, verify: bool = True, system=None) -> Roots:
+def _finalize(lin, found: Found, norms, n_nodes, verify: bool = True, system=None) -> Roots:
     """Snap a root to 0 when Delta(0) is singular, verify each root (its inclusion disc and
     multiplicity, :mod:`.inclusion`), wrap up. ``system`` evaluates a large system (see
     :func:`verified_roots`)."""
@@ -333,7 +333,7 @@ def _finalize(lin, found: Found, norms, n_points, verify: bool = True, system=No
         )
         for i in order
     ]
-    return Roots(roots, n_points)
+    return Roots(roots, n_nodes)
 
 
 def _ode_roots(lin: LinearDDE, norms) -> Roots:
@@ -374,7 +374,7 @@ def balanced(lin: LinearDDE, mild: float = MILD_IMBALANCE) -> LinearDDE:
 def _certify(lin: LinearDDE, roots: Roots, box) -> Roots:
     """``roots`` (every root found) with the certificate of :mod:`.certificate` attached (it is
     computed when first asked for)."""
-    return Roots(roots, roots.n_points, check=lambda: _certificate(lin, roots, box))
+    return Roots(roots, roots.n_nodes, check=lambda: _certificate(lin, roots, box))
 
 
 def _certificate(lin: LinearDDE, roots: Roots, box, counter=None) -> tuple[bool | None, float]:
@@ -431,8 +431,8 @@ def characteristic_roots(
     k: int = 6,
     region=None,
     *,
-    max_points: int = 400,
-    n_points: int | None = None,
+    max_nodes: int = 400,
+    n_nodes: int | None = None,
     multiplicity: bool = True,
 ) -> Roots:
     """Rightmost characteristic roots of a linear multi-delay system.
@@ -448,12 +448,14 @@ def characteristic_roots(
         Return every root with ``Re(lambda) >= region`` (a half-plane), or every root in the
         rectangle, instead of the ``k`` rightmost. A retarded system has finitely many roots
         in any right half-plane.
-    max_points : int, default 400
-        Largest Chebyshev discretization size ``N`` tried (a system too large for the dense
-        discretization is solved without one, see :mod:`fluidnet.linear.large`).
-    n_points : int, optional
-        Use exactly this ``N`` (no growth, no convergence check) — for speed in sweeps where
-        the caller knows the scales.
+    max_nodes : int, default 400
+        Largest Chebyshev discretization size ``N`` tried (``N + 1`` collocation nodes on
+        the delay interval: a discretization size, not a number of output samples, hence
+        not ``n_points``). A system too large for the dense discretization is solved
+        without one, see :mod:`fluidnet.linear.large`.
+    n_nodes : int, optional
+        Use exactly this discretization size ``N`` (no growth, no convergence check) -- for
+        speed in sweeps where the caller knows the scales.
     multiplicity : bool, default True
         Ignored (kept for compatibility): every root is verified by the argument principle,
         which counts its multiplicity (see the module notes).
@@ -467,13 +469,13 @@ def characteristic_roots(
     Raises
     ------
     OptionError
-        For ``k``, ``max_points`` or ``n_points`` that is not a whole number at least 1, 2 and
+        For ``k``, ``max_nodes`` or ``n_nodes`` that is not a whole number at least 1, 2 and
         2, or an invalid ``region``.
 
     Warns
     -----
     RuntimeWarning
-        When the roots had not converged at ``max_points``.
+        When the roots had not converged at ``max_nodes``.
 
     Examples
     --------
@@ -484,21 +486,21 @@ def characteristic_roots(
     (-0.318132, 1.337236)
     """
     k = count_option("k", k, minimum=1, where="characteristic_roots")
-    max_points = count_option(
-        "max_points", max_points, minimum=ROOT_OPTIONS["max_points"], where="characteristic_roots"
+    max_nodes = count_option(
+        "max_nodes", max_nodes, minimum=ROOT_OPTIONS["max_nodes"], where="characteristic_roots"
     )
-    if n_points is not None:
-        n_points = count_option(
-            "n_points", n_points, minimum=ROOT_OPTIONS["n_points"], where="characteristic_roots"
+    if n_nodes is not None:
+        n_nodes = count_option(
+            "n_nodes", n_nodes, minimum=ROOT_OPTIONS["n_nodes"], where="characteristic_roots"
         )
     box = _parse_region(region)
-    if n_points is not None and int(n_points) < 2:
-        raise OptionError(f"n_points = {n_points!r}: need at least 2 collocation intervals")
+    if n_nodes is not None and int(n_nodes) < 2:
+        raise OptionError(f"n_nodes = {n_nodes!r}: need at least 2 collocation intervals")
     blocks = diagonal_blocks(lin)
     if len(blocks) == 1:
-        return _block_roots(lin, k, box, max_points, n_points)
+        return _block_roots(lin, k, box, max_nodes, n_nodes)
     # block triangular: det Delta is the product of the blocks' (see .blocks)
-    parts = [_block_roots(subsystem(lin, b), k, box, max_points, n_points) for b in blocks]
+    parts = [_block_roots(subsystem(lin, b), k, box, max_nodes, n_nodes) for b in blocks]
     return _union(lin, parts, k, box)
 
 
@@ -530,7 +532,7 @@ def _union(lin: LinearDDE, parts: list[Roots], k: int, box) -> Roots:
         CharacteristicRoot(value=complex(g[0]), residual=float(r), multiplicity=g[2], error=g[3])
         for g, r in zip(merged, res, strict=True)
     ]
-    n_points = max(p.n_points for p in parts)
+    n_nodes = max(p.n_nodes for p in parts)
 
     def check() -> tuple[bool | None, float]:
         # each block is complete right of its own line, so all are right of the rightmost line
@@ -540,10 +542,10 @@ def _union(lin: LinearDDE, parts: list[Roots], k: int, box) -> Roots:
         lines = [line for _, line in certs]
         return all(c for c, _ in certs), max(lines)
 
-    return select_roots(Roots(roots, n_points, check=check), k, box)
+    return select_roots(Roots(roots, n_nodes, check=check), k, box)
 
 
-def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | None) -> Roots:
+def _block_roots(lin: LinearDDE, k: int, box, max_nodes: int, n_nodes: int | None) -> Roots:
     """:func:`characteristic_roots` of a system that is not block triangular."""
     lin = balanced(lin)
     if lin.delays and lin.n >= LARGE_STATES:
@@ -552,15 +554,15 @@ def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | N
         sparse = SparseSystem.from_lineardde(lin)
         sigma0 = max(0.0 if box is None else box[0], -5.0 / lin.max_delay)
         reach = float(sparse.norm_bound(np.array(sigma0)))
-        N0 = n_points or int(math.ceil(0.6 * min(reach, 1e12) * lin.max_delay)) + 12
-        if lin.n * (min(N0, max_points) + 1) > DENSE_LIMIT:
+        N0 = n_nodes or int(math.ceil(0.6 * min(reach, 1e12) * lin.max_delay)) + 12
+        if lin.n * (min(N0, max_nodes) + 1) > DENSE_LIMIT:
             return large_roots(lin, k, box, system=sparse)
     norms = system_norms(lin)
     if not lin.delays:
         return select_roots(_certify(lin, _ode_roots(lin, norms), box), k, box)
-    if n_points is not None:
-        found, _ = _solve_at(lin, int(n_points), norms, k, box)
-        full = _finalize(lin, found, norms, int(n_points))
+    if n_nodes is not None:
+        found, _ = _solve_at(lin, int(n_nodes), norms, k, box)
+        full = _finalize(lin, found, norms, int(n_nodes))
         return select_roots(_certify(lin, full, box), k, box)
 
     im_extent = 0.0
@@ -572,7 +574,7 @@ def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | N
     # are not inflated by an imbalance that `balanced` leaves alone as mild (up to 1024x)
     bound_lin = balanced(lin, mild=1.0)
     bound_norms = system_norms(bound_lin)
-    N = min(max(MIN_POINTS, _n_required(bound_lin, sigma0, im_extent, bound_norms)), max_points)
+    N = min(max(MIN_NODES, _n_required(bound_lin, sigma0, im_extent, bound_norms)), max_nodes)
     previous = None
     while True:
         found, ev = _solve_at(lin, N, norms, k, box)
@@ -602,18 +604,18 @@ def _block_roots(lin: LinearDDE, k: int, box, max_points: int, n_points: int | N
         enough = box is None and len(current) >= k or box is not None or N >= ENOUGH_POINTS
         if same and N >= needed and enough:
             break
-        if N >= max_points and same and N >= needed:
+        if N >= max_nodes and same and N >= needed:
             break  # fewer than k roots found: the others are far left (see the module notes)
-        if N >= max_points:
+        if N >= max_nodes:
             warnings.warn(
                 f"characteristic roots of {lin!r} not converged at the discretization limit "
-                f"max_points={max_points} (needed about {needed}); the result may miss roots",
+                f"max_nodes={max_nodes} (needed about {needed}); the result may miss roots",
                 RuntimeWarning,
                 stacklevel=2,
             )
             break
         previous = current
-        N = min(max(int(math.ceil(1.5 * N)), needed), max_points)
+        N = min(max(int(math.ceil(1.5 * N)), needed), max_nodes)
     full = _finalize(lin, found, norms, N)
     return select_roots(_certify(lin, full, box), k, box)
 

@@ -215,6 +215,11 @@ def dcqcn_fixed_point(**values: float) -> dict[str, float]:
     ``R_T* = R_C (1 + (c + e) tau R_AI / a)`` and ``q*`` from the marking ramp (which may exceed
     ``K_max``, see :func:`dcqcn`). Independent of :func:`dcqcn`'s model (plain floats).
 
+    Parameters
+    ----------
+    **values
+        Overrides of :data:`DCQCN_DEFAULTS` (units in the module notes).
+
     Returns
     -------
     dict
@@ -261,7 +266,17 @@ def dcqcn_fixed_point(**values: float) -> dict[str, float]:
 
 def dcqcn_p_approx(**values: float) -> float:
     """The printed approximation of ``p*`` (Zhu et al. 2016, after Theorem 1): the cube root of
-    ``R_AI N^2/(tau' C^2) (1/B + N/(T C))^2`` (Taylor expansion of the fixed-point equation)."""
+    ``R_AI N^2/(tau' C^2) (1/B + N/(T C))^2`` (Taylor expansion of the fixed-point equation).
+
+    Parameters
+    ----------
+    **values
+        Overrides of :data:`DCQCN_DEFAULTS` (units in the module notes).
+
+    Returns
+    -------
+    float
+    """
     v = {**DCQCN_DEFAULTS, **values}
     N, C = v["N"], v["C"]
     return (v["R_AI"] * N * N / (v["tau_p"] * C * C) * (1 / v["B"] + N / (v["T"] * C)) ** 2) ** (

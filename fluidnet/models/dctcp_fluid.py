@@ -99,6 +99,17 @@ def dctcp(**values: float) -> Model:
 def dctcp_sawtooth(N: float, C: float, d: float, K: float) -> dict[str, float]:
     """The sawtooth approximations of Alizadeh et al. (2010), Sec. 3.3.
 
+    Parameters
+    ----------
+    N : float
+        Number of flows.
+    C : float
+        Link capacity (pkts/s).
+    d : float
+        Round-trip propagation delay (s).
+    K : float
+        Marking threshold (pkts).
+
     Returns
     -------
     dict

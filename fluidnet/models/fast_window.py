@@ -133,6 +133,22 @@ def fast_tcp(link: str = "static", **values: float) -> Model:
 def fast_equilibrium(N: float, c: float, d: float, alpha: float) -> dict[str, float]:
     """The FAST TCP equilibrium: ``x = c/N``, ``q = alpha N/c`` (s), ``w = c d/N + alpha``.
 
+    Parameters
+    ----------
+    N : float
+        Number of flows.
+    c : float
+        Link capacity (pkts/s).
+    d : float
+        Round-trip propagation delay (s).
+    alpha : float
+        Packets each flow keeps queued at equilibrium.
+
+    Returns
+    -------
+    dict
+        ``x`` (pkts/s per flow), ``q`` (s) and ``w`` (pkts).
+
     Raises
     ------
     ParameterError
@@ -149,6 +165,15 @@ def fast_static_critical_gamma(rho: float) -> float:
 
     ``inf`` for ``rho <= 1/2`` (the queueing delay is at least the propagation delay: stable
     for every ``gamma``), else ``arccos((rho - 1)/rho)/(rho sqrt(2 rho - 1))``.
+
+    Parameters
+    ----------
+    rho : float
+        ``d/(d + q*)``: the propagation delay's share of the round-trip time.
+
+    Returns
+    -------
+    float
 
     Raises
     ------

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
@@ -52,6 +52,9 @@ import sympy
 from ..errors import AnalysisError, ParameterError
 from ..parsing import as_expression
 from ..symbolic import Model, Param, params, states, t
+
+if TYPE_CHECKING:
+    from ..stochastic import WindowChain
 
 __all__ = [
     "ored_marking",
@@ -68,6 +71,19 @@ def ored_marking(q: Any, min_th: Any, max_th: Any, p_max: Any) -> sympy.Expr:
 
     ``0`` below ``min_th``, ``p_max (Q - min_th)/(max_th - min_th)`` on the ramp, ``p_max`` from
     ``max_th`` on (a sympy ``Piecewise``; arguments may be numbers or expressions).
+
+    Parameters
+    ----------
+    q : number or sympy.Expr
+        The (averaged) queue ``Q``.
+    min_th, max_th : number or sympy.Expr
+        The ramp's thresholds.
+    p_max : number or sympy.Expr
+        The marking probability at ``max_th``.
+
+    Returns
+    -------
+    sympy.Expr
     """
     q, lo, hi, pm = (as_expression(a, where="ored_marking") for a in (q, min_th, max_th, p_max))
     return sympy.Piecewise((0, q < lo), (pm * (q - lo) / (hi - lo), q < hi), (pm, True))
@@ -325,6 +341,16 @@ def generalized_tcp_pipe(**values: float) -> Model:
     0.5``, thresholds 15/95 segments, ``p_max = 0.02``, ``gamma = (C - R)/C = 0.75``, ``bdp = 5``
     segments as printed, ``C = 3 Mb/s`` in 512-byte segments (732.4 segments/s; only the time
     scale depends on ``C``). Valid while ``W >= bdp``.
+
+    Parameters
+    ----------
+    **values
+        Overrides of the defaults of ``alpha``, ``beta``, ``c1``, ``c2``, ``C``, ``bdp``,
+        ``min_th``, ``max_th``, ``p_max``, ``gamma``.
+
+    Returns
+    -------
+    Model
     """
     (W,) = (states("W"),)
     alpha, beta, c1, c2, C, bdp, min_th, max_th, p_max, gamma = params(
@@ -362,13 +388,29 @@ def generalized_tcp_chain(
     max_th: float = 95.0,
     p_max: float = 0.02,
     gamma: float = 0.75,
-):
+) -> WindowChain:
     """The per-ACK window chain of one generalized TCP at an ORED queue, eq (17).
 
     ``W -> W + c1 W^alpha`` with probability ``1 - p(W)`` and ``W -> W - c2 W^beta`` with
     probability ``p(W) = gamma f_mark(W - bdp)`` (eq (16), the pipe-full relation (15)),
     nothing marked below ``W* = min_th + bdp``. Defaults: the paper's Sec IV-C baseline (standard
     TCP, thresholds 15/95 segments, ``p_max = 0.02``, ``gamma = 0.75``, ``bdp = 5`` as printed).
+
+    Parameters
+    ----------
+    alpha, c1 : float
+        Increase ``c1 W^alpha`` per unmarked ACK.
+    c2 : float
+        Decrease ``c2 W^beta`` per marked ACK.
+    beta : float
+        The decrease exponent (1: the PDMP solver's form).
+    bdp : float
+        Bandwidth-delay product ``C RTT`` (segments).
+    min_th, max_th, p_max : float
+        ORED's thresholds (segments) and largest marking probability
+        (:func:`ored_marking`).
+    gamma : float
+        The marked share of the profile, ``(C - R)/C``.
 
     Returns
     -------

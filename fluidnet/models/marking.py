@@ -69,6 +69,24 @@ def marking_condition(
     ``kind="mean"`` (the disturbance is in the marked load, Prop 5) and ``c = C - disturbance``
     for ``kind="bound"`` (Prop 4's comparison system without disturbance). The level is
     loss-free when this is ``<= C - disturbance``.
+
+    Parameters
+    ----------
+    net : UserNetwork
+    beta : float
+        Network penalty (price) ``beta``.
+    link : int
+        The link, 0-based.
+    level : float
+        The marking level ``C~`` tried.
+    disturbance : float
+        The link's unresponsive load.
+    kind : {"mean", "bound"}
+        See above.
+
+    Returns
+    -------
+    float
     """
     if kind not in _KINDS:
         raise OptionError(f"kind = {kind!r} must be one of {_KINDS}")

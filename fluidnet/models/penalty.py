@@ -17,13 +17,15 @@ delayed primal law ``kappa beta``, independent of the operating point).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import sympy
 
 __all__ = ["fluid_penalty", "mm1b_loss", "penalty_integral"]
 
 
-def fluid_penalty(u, C):
+def fluid_penalty(u, C) -> Any:
     """``p(C, u) = max(u - C, 0) / u``, symbolic or numeric.
 
     Parameters
@@ -50,12 +52,25 @@ def fluid_penalty(u, C):
     return np.maximum(u - np.asarray(C, dtype=float), 0.0) / u
 
 
-def mm1b_loss(u, C, B):
+def mm1b_loss(u, C, B) -> Any:
     """Loss probability of an M/M/1/B queue, ``(1 - rho) rho^B / (1 - rho^(B+1))``, ``rho = u/C``.
 
     Symbolic when an argument is a sympy object (its ``K -> oo`` limit with ``B -> K B`` is
     :func:`fluid_penalty`); numeric otherwise, with the removable singularity ``rho = 1``
     evaluated as ``1/(B + 1)``.
+
+    Parameters
+    ----------
+    u : sympy expression or array_like
+        Arrival rate into the link (> 0).
+    C : sympy expression or array_like
+        Service rate.
+    B : sympy expression or array_like
+        Buffer size (packets).
+
+    Returns
+    -------
+    sympy.Expr or numpy.ndarray
     """
     if any(isinstance(a, sympy.Basic) for a in (u, C, B)):
         rho = u / C
@@ -72,10 +87,21 @@ def mm1b_loss(u, C, B):
     return np.where(np.isclose(rho, 1.0, rtol=0, atol=1e-12), 1.0 / (B + 1.0), out)
 
 
-def penalty_integral(y, C):
+def penalty_integral(y, C) -> Any:
     """``int_0^y p(C, u) du = y - C - C log(y/C)`` for ``y > C``, 0 otherwise (numeric).
 
     The link term of the team objectives (3), (5) and (42).
+
+    Parameters
+    ----------
+    y : array_like
+        Link load.
+    C : array_like
+        Capacity (loss) or marking level (ECN marks).
+
+    Returns
+    -------
+    numpy.ndarray or float
     """
     y = np.asarray(y, dtype=float)
     C = np.asarray(C, dtype=float)

@@ -102,6 +102,15 @@ def rcp_dimensionless(**values: float) -> Model:
 
     Only ``alpha``, ``beta`` and ``T_ratio = T/d0`` remain, which is why the paper finds its
     stability regions independent of C, N and d0. Equilibrium ``(g, x) = (1, 0)``.
+
+    Parameters
+    ----------
+    **values
+        Overrides of the defaults of ``alpha``, ``beta``, ``T_ratio``.
+
+    Returns
+    -------
+    Model
     """
     g, x = states("g x")
     alpha, beta, Tr = params("alpha beta T_ratio")
@@ -333,6 +342,15 @@ def rcp_linearized(**values: float) -> Model:
     This is the system the paper's Bode and Nyquist analyses describe: the queue deviation may
     become negative (no projection), which is why its stable region is smaller than that of
     :func:`rcp` (Sec IV-E). Same parameters and defaults as :func:`rcp` (``T`` drops out).
+
+    Parameters
+    ----------
+    **values
+        Overrides of the defaults of ``alpha``, ``beta``, ``N``, ``d0``.
+
+    Returns
+    -------
+    Model
     """
     dR, dq = states("dR dq")
     alpha, beta, N, d0 = params("alpha beta N d0")

@@ -310,6 +310,17 @@ def approximate_law(mu: float, x_s: float) -> FlowLaw:
     The decrease is negative below ``x_s``: a congested flow below its threshold is pushed back
     up to it. The law (and (19)) describe ``x > x_s``.
 
+    Parameters
+    ----------
+    mu : float
+        Additive increase ``mu > 0`` (as in :func:`tcp_law`).
+    x_s : float
+        The fixed threshold the flow falls to at each congestion event.
+
+    Returns
+    -------
+    FlowLaw
+
     Raises
     ------
     ParameterError
@@ -386,6 +397,15 @@ def mrg_law(
 def continuity_constant(mu, beta=_HALF, alpha=1, x_s=0) -> sympy.Expr:
     """``C`` of (14), which makes the TCP utility continuous at ``x_s``:
     ``C = x_s log[(alpha + beta) x_s / (mu + beta x_s)] - (mu/beta) log(mu + beta x_s) + mu/beta``.
+
+    Parameters
+    ----------
+    mu, beta, alpha, x_s : float or sympy.Expr
+        As in :func:`tcp_law`.
+
+    Returns
+    -------
+    sympy.Expr
     """
     m, b, a, xs = (as_expression(v) for v in (mu, beta, alpha, x_s))
     return xs * sympy.log((a + b) * xs / (m + b * xs)) - m / b * sympy.log(m + b * xs) + m / b
@@ -401,6 +421,16 @@ def tcp_utility(mu, beta=_HALF, alpha=1, x_s=None) -> sympy.Expr:
     with ``C`` from (14) (:func:`continuity_constant`). With ``x_s=None``, (12) alone with
     ``C = 0`` (steady-state TCP, defined up to a constant). Arguments may be numbers or sympy
     symbols.
+
+    Parameters
+    ----------
+    mu, beta, alpha, x_s : float or sympy.Expr
+        As in :func:`tcp_law` (``x_s=None``: congestion avoidance only).
+
+    Returns
+    -------
+    sympy.Expr
+        An expression of :data:`RATE`.
 
     Notes
     -----
@@ -423,6 +453,16 @@ def approximate_utility(mu, x_s) -> sympy.Expr:
 
     The utility of :func:`approximate_law`; ``U2' = log(1 + mu / (x - x_s))`` (the printed form
     omits an additive constant ``-mu``, which changes no optimum).
+
+    Parameters
+    ----------
+    mu, x_s : float or sympy.Expr
+        As in :func:`approximate_law`.
+
+    Returns
+    -------
+    sympy.Expr
+        An expression of :data:`RATE`.
     """
     m, xs = as_expression(mu), as_expression(x_s)
     v = RATE - xs
@@ -795,11 +835,31 @@ class BinaryFeedbackNetwork:
         )
 
 
-def binary_feedback(routes, capacities, laws: Sequence[FlowLaw], *, rtt=None, **kw) -> Model:
+def binary_feedback(
+    routes,
+    capacities,
+    laws: Sequence[FlowLaw],
+    *,
+    rtt=None,
+    marking: str = "binary",
+    width: float = 0.01,
+    correlation: str = "independent",
+    name: str | None = None,
+) -> Model:
     """The fluid model of flows following ``laws`` on a network (Ye et al. (3)-(5)).
 
-    Shorthand for ``BinaryFeedbackNetwork(routes, capacities, laws, rtt).model(**kw)``; see
-    :meth:`BinaryFeedbackNetwork.model` for ``marking``, ``width`` and ``correlation``.
+    Shorthand for ``BinaryFeedbackNetwork(routes, capacities, laws, rtt).model(...)``.
+
+    Parameters
+    ----------
+    routes, capacities, laws, rtt
+        The network, as in :class:`BinaryFeedbackNetwork`.
+    marking, width, correlation, name
+        The congestion signal, as in :meth:`BinaryFeedbackNetwork.model`.
+
+    Returns
+    -------
+    Model
 
     Examples
     --------
@@ -812,11 +872,29 @@ def binary_feedback(routes, capacities, laws: Sequence[FlowLaw], *, rtt=None, **
     >>> round(sol.counters.time_sliding["-B_1 + x_1 + x_2"], 3)   # on x_1 + x_2 = B from t = 10
     390.0
     """
-    return BinaryFeedbackNetwork(routes, capacities, laws, rtt).model(**kw)
+    return BinaryFeedbackNetwork(routes, capacities, laws, rtt).model(
+        marking=marking, width=width, correlation=correlation, name=name
+    )
 
 
-def single_link_network(laws: Sequence[FlowLaw], capacity: float, *, rtt=None):
-    """Flows following ``laws`` on one link of capacity ``capacity``."""
+def single_link_network(
+    laws: Sequence[FlowLaw], capacity: float, *, rtt=None
+) -> BinaryFeedbackNetwork:
+    """Flows following ``laws`` on one link of capacity ``capacity``.
+
+    Parameters
+    ----------
+    laws : sequence of FlowLaw
+        One law per flow.
+    capacity : float
+        The link's capacity ``B``.
+    rtt : float, sequence or None
+        As in :class:`BinaryFeedbackNetwork`.
+
+    Returns
+    -------
+    BinaryFeedbackNetwork
+    """
     laws = tuple(laws)
     return BinaryFeedbackNetwork(np.ones((1, len(laws)), dtype=int), capacity, laws, rtt)
 

@@ -236,6 +236,17 @@ def hollot_pi_design(N: float, C: float, R0: float, omega_g: float | None = None
     ``L(s) = K_pi (R0 C)^3/(2N)^2 e^{-s R0}/(s (R0 s + 1))``; ``K_pi`` makes ``|L(j omega_g)| = 1``:
     ``K_pi = omega_g |1 + j omega_g R0| (2N)^2/(R0 C)^3``. ``omega_g`` defaults to ``z``.
 
+    Parameters
+    ----------
+    N : float
+        Number of TCP flows.
+    C : float
+        Link capacity (pkts/s).
+    R0 : float
+        Round-trip time at the operating point (s).
+    omega_g : float, optional
+        The unit-gain crossover frequency (rad/s); default ``z``.
+
     Returns
     -------
     dict
@@ -261,6 +272,21 @@ def red_stability_bound(N: float, C: float, R0: float, K: float) -> float:
     ``L_red (R0 C)^3/(2N)^2 <= sqrt(omega_g^2/K^2 + 1)`` with
     ``omega_g = 0.1 min(2N/(R0^2 C), 1/R0)``, for the averaging pole ``K`` (rad/s) (Hollot et al.
     2002, their RED analysis; ``N`` the smallest and ``R0`` the largest value designed for).
+
+    Parameters
+    ----------
+    N : float
+        Number of TCP flows (the smallest designed for).
+    C : float
+        Link capacity (pkts/s).
+    R0 : float
+        Round-trip time (s; the largest designed for).
+    K : float
+        The averaging pole of RED's low-pass filter (rad/s).
+
+    Returns
+    -------
+    float
 
     Raises
     ------

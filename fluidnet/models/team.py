@@ -67,6 +67,17 @@ def team_weights(net: UserNetwork, *, rtt_weighted: bool = False) -> np.ndarray:
     ignore the round-trip delay: divided by ``d_r`` for ``log`` and by ``d_r^(nu+1)`` for
     ``-1/x^nu`` users.
 
+    Parameters
+    ----------
+    net : UserNetwork
+    rtt_weighted : bool
+        Use the RTT-weighted weights.
+
+    Returns
+    -------
+    numpy.ndarray
+        One weight per route.
+
     Raises
     ------
     ParameterError
@@ -139,6 +150,16 @@ def team_gradient(
 
     ``w_r/(alpha_r beta_r) U_r'(x_r) - beta sum_{l in r} p_l(y_l) - beta (1 - alpha_r)/alpha_r``
     (the last term only with ``feedback="loss"``).
+
+    Parameters
+    ----------
+    net, x, beta, levels, feedback, rtt_weighted
+        As in :func:`team_objective`.
+
+    Returns
+    -------
+    numpy.ndarray
+        One entry per route.
     """
     b = _check(beta, feedback)
     x = np.asarray(x, dtype=float)

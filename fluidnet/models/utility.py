@@ -220,6 +220,15 @@ def power_utility(nu: float) -> Utility:
     ``nu = 1`` is TCP-like (minimum potential delay fairness); ``nu = 1/2`` is user 0 of the
     paper's Experiment 1 (``-1/sqrt(x)``).
 
+    Parameters
+    ----------
+    nu : float
+        The exponent, ``nu > 0``.
+
+    Returns
+    -------
+    Utility
+
     Raises
     ------
     ParameterError
@@ -239,6 +248,15 @@ def power_utility(nu: float) -> Utility:
 
 def utility_family(nu: float) -> Utility:
     """Sec IV's family: ``log x`` for ``nu = 0`` and ``-1/x^nu`` for ``nu > 0``.
+
+    Parameters
+    ----------
+    nu : float
+        The exponent, ``nu >= 0``.
+
+    Returns
+    -------
+    Utility
 
     Raises
     ------

@@ -40,7 +40,17 @@ __all__ = ["xcp", "xcp_alpha_bound", "xcp_beta"]
 
 
 def xcp_beta(alpha: float) -> float:
-    """``beta = sqrt(2) alpha^2``, the choice of Theorem 1 (zero break = crossover frequency)."""
+    """``beta = sqrt(2) alpha^2``, the choice of Theorem 1 (zero break = crossover frequency).
+
+    Parameters
+    ----------
+    alpha : float
+        XCP's gain on the spare bandwidth.
+
+    Returns
+    -------
+    float
+    """
     return math.sqrt(2.0) * alpha * alpha
 
 

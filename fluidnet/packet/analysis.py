@@ -232,6 +232,20 @@ def summary(run, *, link: int = 0, after: float | None = None, smooth: float | N
     and ``mark_rate`` (per packet sent on the link), ``mean_window``, ``mean_rtt``,
     ``convergence_time``, ``mean_completion_time`` and ``completed`` (finite flows),
     ``cpu_time``, ``events``.
+
+    Parameters
+    ----------
+    run : PacketRun
+    link : int
+        The bottleneck link measured (0-based).
+    after : float, optional
+        Start of the measured tail (default: the middle of the run).
+    smooth : float, optional
+        Averaging window of the oscillation test (s; see :func:`queue_oscillation`).
+
+    Returns
+    -------
+    dict of str to float
     """
     rtt = max(g.rtt for g in run.scenario.groups)
     start = 0.5 * run.t_end if after is None else float(after)

@@ -132,6 +132,14 @@ class RED(AQM):
         the profile itself: see :func:`fluidnet.packet.scenario_for` for what this means.
     hard_drop : bool
         Drop (not mark) above ``max_th`` when not gentle (ns-3's UseHardDrop).
+    top, bottom : float
+        With ``adaptive``: the bounds kept on ``p_max``.
+    adapt_alpha : float
+        With ``adaptive``: the increment of ``p_max`` when the average queue is too high.
+    adapt_beta : float
+        With ``adaptive``: the factor on ``p_max`` when the average queue is too low.
+    adapt_interval : float
+        With ``adaptive``: seconds between adaptations.
     """
 
     min_th: float = 5.0
@@ -253,7 +261,17 @@ class PIE(AQM):
 @dataclass(frozen=True)
 class CoDel(AQM):
     """CoDel (RFC 8289, ns-3's ``CoDelQueueDisc``): drops when the sojourn time stays above
-    ``target`` (s) for an ``interval`` (s); ``ecn`` marks instead."""
+    ``target`` for an ``interval``.
+
+    Parameters
+    ----------
+    target : float
+        The acceptable standing sojourn time (s).
+    interval : float
+        How long the sojourn time must stay above ``target`` before the first drop (s).
+    ecn : bool
+        Mark ECN-capable packets instead of dropping them.
+    """
 
     target: float = 0.005
     interval: float = 0.1

@@ -14,13 +14,16 @@ sweep are kept; ``on_error="raise"`` stops the sweep instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import OptionError, ParameterError
 from .analysis import summary
 from .scenario import Scenario
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["sweep", "PacketPoint"]
 
@@ -86,7 +89,7 @@ def sweep(
     progress: bool | None = None,
     n_points: int | None = None,
     timeout: float | None = None,
-):
+) -> xr.Dataset:
     """Run a scenario over the outer product of ``grid`` and ``seeds``; measure every run.
 
     Parameters

@@ -66,6 +66,10 @@ class Comparison:
     runs : list of PacketRun
     after : float
         Start of the measured tail (s).
+    queue_state : str
+        The fluid model's state compared with the packet queue.
+    link : int
+        The bottleneck link measured (0-based).
     """
 
     fluid: dict[str, float]

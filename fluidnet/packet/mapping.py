@@ -132,7 +132,7 @@ def scenario_for(
     start: float = 1.0,
     red_spacing: str = "as_is",
     ack_every: int = 1,
-):
+) -> Dumbbell:
     """The packet scenario of a library fluid model (see the module table and assumptions).
 
     Parameters
@@ -253,6 +253,13 @@ def scenario_for(
 
 def fluid_view(model, params: Mapping[str, float] | None = None) -> dict[str, Any]:
     """How to read a library model next to packets.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+        A library model with a packet counterpart (see :func:`scenario_for`).
+    params : dict, optional
+        Parameter overrides ``{name: value}``.
 
     Returns
     -------

@@ -39,6 +39,12 @@ class PacketRun:
         ns-3 events executed.
     cpu_time, wall_time : float
         CPU seconds of the worker's simulation and wall seconds of the whole call.
+
+    Other Parameters
+    ----------------
+    arrays : dict of str to ndarray
+        The traces as the worker wrote them (made by :func:`fluidnet.packet.simulate`, not by
+        hand).
     """
 
     def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]):

@@ -114,7 +114,7 @@ def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.nda
 
 def stability_chart(
     model_or_factory,
-    grids: Mapping[str, Any],
+    grid: Mapping[str, Any],
     *,
     executor=None,
     store=None,
@@ -144,7 +144,7 @@ def stability_chart(
     ----------
     model_or_factory : Model or callable
         See :mod:`fluidnet.stability.system` for what a factory may return.
-    grids : dict
+    grid : dict
         ``{parameter name: 1-D values}``, one or more; one Dataset dimension per entry.
     executor : optional
         ``None``/``"serial"`` (default), ``"processes"``, a number of processes, ``"dask"``, or an
@@ -159,7 +159,7 @@ def stability_chart(
         point), or store NaN and the message in the ``error`` variable.
     root_options : dict, optional
         Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`
-        (``max_points``, ``n_points``: :data:`fluidnet.options.ROOT_OPTIONS`), used wherever
+        (``max_nodes``, ``n_nodes``: :data:`fluidnet.options.ROOT_OPTIONS`), used wherever
         the full method runs.
     method : {"auto", "batch", "pointwise"}
         See above; both give the same roots (to rounding) and the same certificates. With a
@@ -204,7 +204,7 @@ def stability_chart(
     root_kw = check_root_options(root_options, where="stability_chart")
     factory = SystemFactory(model_or_factory, fixed)
     # each axis checked on its own: the list of every point is only built when needed
-    names, axes = grid_axes(grids)
+    names, axes = grid_axes(grid)
     shape = tuple(a.size for a in axes)
     factory.check_names(names)
     overlap = sorted(set(names) & set(fixed))

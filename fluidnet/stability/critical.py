@@ -25,8 +25,8 @@ same way, but it evaluates the system at many more values).
 
 Many parameter sets
 -------------------
-With array-valued parameters (and no ``executor``), the sets are solved together when the exact
-delay method does not apply to the first of them: :mod:`fluidnet.stability.pathbatch` follows
+With a ``grid`` of parameter sets (and no ``executor``), the sets are solved together when the
+exact delay method does not apply to the first of them: :mod:`fluidnet.stability.pathbatch` follows
 the root paths of all sets at once (vectorized Newton on stacked systems, one argument-principle
 count for all sets at each round of checkpoints), with the same step control and certificate
 as one set alone; a set the batch cannot certify is solved by itself.
@@ -64,17 +64,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import AnalysisError, FluidnetError, OptionError
+from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..options import root_options as check_root_options
 from ..overrides import merge_params, parameter_value, parameter_values
 from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
 from .rootpaths import follow_roots
 from .system import SystemFactory
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = [
     "CriticalValue",
@@ -381,7 +384,18 @@ def _prepare(model_or_factory, name, lo, hi, params, fixed, method, root_options
     else:
         lo = parameter_values(f"lo of {name!r}", lo, finite=False)
         hi = parameter_values(f"hi of {name!r}", hi, finite=False)
-    values = merge_params(params, fixed, where, arrays=where == "critical_value")
+    arrays = sorted(
+        str(k)
+        for k, v in {**dict(params or {}), **fixed}.items()
+        if np.ndim(v) > 0 and not isinstance(v, (str, bytes))
+    )
+    if arrays and where == "critical_value":
+        raise ParameterError(
+            f"critical_value: parameter(s) {', '.join(map(repr, arrays))} given an array in "
+            "params: params holds one value per parameter; for the critical value at many "
+            "parameter sets (the outer product) give grid={name: 1-D values}"
+        )
+    values = merge_params(params, fixed, where)
     if name in values:
         raise OptionError(f"{name!r} is the swept parameter: do not also fix it")
     return lo, hi, values, root_kw
@@ -441,13 +455,14 @@ def critical_value(
     hi: float,
     *,
     params: Mapping[str, Any] | None = None,
+    grid: Mapping[str, Any] | None = None,
     method: str = "auto",
     root_options: Mapping[str, Any] | None = None,
     executor=None,
     progress: bool | None = None,
     on_error: str = "raise",
     **fixed: Any,
-):
+) -> CriticalValue | xr.Dataset:
     """The first value of ``name`` in ``[lo, hi]`` where stability changes, certified.
 
     Roots are followed (or, for delays, every crossing is computed exactly) from ``lo``
@@ -462,25 +477,27 @@ def critical_value(
     name : str
         The parameter to vary (e.g. a delay).
     lo, hi : float or array_like
-        The interval searched, ``lo < hi``. With array-valued parameters, arrays broadcasting to
-        the grid of parameter sets give each set its own interval.
+        The interval searched, ``lo < hi``. With a ``grid``, arrays broadcasting to the grid's
+        shape give each parameter set its own interval.
     params : dict, optional
-        Values of the other parameters ``{name: value}``. A value may be an array (1-D): the
-        critical value is then computed for every combination (the outer product, one
-        dimension per array-valued parameter) and returned as an :class:`xarray.Dataset`.
-        Without an ``executor``, the sets are solved together as one batched continuation
-        (:mod:`fluidnet.stability.pathbatch`: vectorized Newton over stacked systems, counts by
-        the argument principle for all sets at once) when the exact delay method does not
-        apply; a set the batch cannot certify is solved alone, as with a scalar value.
+        Values of the other parameters ``{name: value}``, one real number each.
+    grid : dict, optional
+        ``{parameter name: 1-D values}``: the critical value is computed for every
+        combination (the outer product, one dimension per entry) and returned as an
+        :class:`xarray.Dataset`. Without an ``executor``, the sets are solved together as one
+        batched continuation (:mod:`fluidnet.stability.pathbatch`: vectorized Newton over
+        stacked systems, counts by the argument principle for all sets at once) when the exact
+        delay method does not apply; a set the batch cannot certify is solved alone, as
+        without a grid.
     method : {"auto", "delay", "continuation"}
         See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
         Discretization options of :func:`~fluidnet.linear.roots.characteristic_roots`:
-        ``max_points``, ``n_points`` (:data:`fluidnet.options.ROOT_OPTIONS`).
+        ``max_nodes``, ``n_nodes`` (:data:`fluidnet.options.ROOT_OPTIONS`).
     executor, progress
-        For many parameter sets (see :mod:`fluidnet.sweep`).
+        With a ``grid`` (see :mod:`fluidnet.sweep`).
     on_error : {"raise", "nan"}
-        For many parameter sets: raise the first error, or store NaN and the message in
+        With a ``grid``: raise the first error, or store NaN and the message in
         ``error``.
     **fixed
         Parameter values as keywords (the same as ``params``; a name given both ways is an
@@ -490,7 +507,7 @@ def critical_value(
     -------
     CriticalValue or xarray.Dataset
         ``.value``, ``.omega`` (rad/s), ``.frequency`` (Hz), ``.direction``, the counts on
-        each side and the certificate ``.checks``. For array-valued parameters a Dataset with
+        each side and the certificate ``.checks``. With a ``grid``, a Dataset with
         ``value``, ``omega``, ``frequency``, ``destabilizing`` (bool), ``count_before``,
         ``count_after``, ``method``, ``error``, and the certificate's bracket ``bracket_lo``,
         ``bracket_hi`` (the values nearest the crossing where the count was computed in full).
@@ -504,8 +521,9 @@ def critical_value(
     OptionError
         For a bad interval, method or option.
     ParameterError
-        For an unknown parameter name (models), or a parameter value, ``lo`` or ``hi`` that is
-        not a real number (see :mod:`fluidnet.overrides`).
+        For an unknown parameter name (models), a parameter value, ``lo`` or ``hi`` that is
+        not a real number (see :mod:`fluidnet.overrides`), or an array in ``params`` (arrays
+        go in ``grid``).
 
     Examples
     --------
@@ -522,10 +540,21 @@ def critical_value(
     lo, hi, values, root_kw = _prepare(
         model_or_factory, name, lo, hi, params, fixed, method, root_options, "critical_value"
     )
-    arrays = {k: v for k, v in values.items() if np.ndim(v) > 0}
+    arrays = {}
+    if grid is not None:
+        from ..sweep.grid import grid_axes
+
+        names, axes = grid_axes(grid)
+        both = sorted(set(names) & (set(values) | {name}))
+        if both:
+            raise OptionError(
+                f"critical_value: {both} given both in grid and as the swept parameter or in params"
+            )
+        arrays = dict(zip(names, axes, strict=True))
+        values = {**values, **arrays}
     if not arrays and (np.ndim(lo) > 0 or np.ndim(hi) > 0):
         raise OptionError(
-            "lo and hi may be arrays only with array-valued parameters (one interval per set)"
+            "lo and hi may be arrays only with a grid of parameter sets (one interval per set)"
         )
     if arrays:
         return _critical_grid(

@@ -207,8 +207,8 @@ class Sweep:
                 f"the number of right-half-plane roots at {self.name}={p:.12g} is not "
                 f"certified: the argument principle on Re s = {roots.certificate:.6g} does not "
                 "confirm the roots found right of that line (the discretization may have "
-                "missed a root); pass root_options={'max_points': ...} larger than "
-                f"{roots.n_points}"
+                "missed a root); pass root_options={'max_nodes': ...} larger than "
+                f"{roots.n_nodes}"
             )
         return roots
 
@@ -248,7 +248,7 @@ class Sweep:
                 roots[i] = replace(roots[i], value=complex(side, lam0.imag))
             if roots[i].real > 0:
                 n += roots[i].multiplicity
-        return Count(got.value, n, Roots(roots, got.roots.n_points, check=got.roots._certificate))
+        return Count(got.value, n, Roots(roots, got.roots.n_nodes, check=got.roots._certificate))
 
 
 def local_scale(p: float, span: float) -> float:
@@ -296,7 +296,7 @@ def _unit_time_roots(lin: LinearDDE, k: int, region, **options) -> Roots:
         CharacteristicRoot(value=r.value / c, residual=r.residual, multiplicity=r.multiplicity)
         for r in got
     ]
-    return Roots(back, got.n_points, check=lambda: (got.certified, got.certificate / c))
+    return Roots(back, got.n_nodes, check=lambda: (got.certified, got.certificate / c))
 
 
 def _rhp(roots, unit: float) -> int:

@@ -214,6 +214,9 @@ def nyquist(L, w=None, *, axis_tol: float = 1e-9) -> NyquistResponse:
         every closed-loop root, including modes a cancellation would hide.
     w : array_like, optional
         Frequencies for the drawn curve (default adaptive). The count never uses them.
+    axis_tol : float, default 1e-9
+        Open-loop poles with ``|Re(p)| <= axis_tol * max(1, |p|)`` count as on the imaginary
+        axis: the contour is indented around them (see :meth:`fluidnet.DelayTF.pole_census`).
 
     Returns
     -------

@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ..options import count_option, number_option
 from ..overrides import merge_params
 from ..progress import progress_bar
 from ..sweep import grid_points
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["PhasePortrait", "phase_portrait", "nonlinear_chart"]
 
@@ -250,7 +253,7 @@ def _classify(
 
 def nonlinear_chart(
     model,
-    grids: Mapping[str, Any],
+    grid: Mapping[str, Any],
     *,
     ics,
     t_end: float,
@@ -258,8 +261,9 @@ def nonlinear_chart(
     after: float | None = None,
     n_points: int = 4001,
     equilibrium_rtol: float = 1e-2,
+    params: Mapping[str, float] | None = None,
     **options: Any,
-):
+) -> xr.Dataset:
     """Nonlinear stability over a parameter grid: does every initial condition settle?
 
     Every (grid point, initial condition) pair is one member of :func:`fluidnet.simulate_ensemble`
@@ -271,7 +275,7 @@ def nonlinear_chart(
     Parameters
     ----------
     model : fluidnet.Model
-    grids : dict
+    grid : dict
         ``{parameter: 1-D values}``, one Dataset dimension per entry.
     ics : dict or list of dict
         Initial conditions (see :func:`phase_portrait`).
@@ -287,11 +291,13 @@ def nonlinear_chart(
     equilibrium_rtol : float, default 1e-2
         A trajectory ends *at the equilibrium* when its last value is within this fraction of
         ``max(|equilibrium value|, max |trajectory|)``.
+    params : dict, optional
+        Values of the other parameters ``{name: value}`` (scalars, the same at every grid
+        point).
     **options
         Passed to :func:`fluidnet.simulate_ensemble` (``rtol``, ``max_step``, ``workers``,
-        ``executor``, ``store`` ...);
-        fixed values of other parameters go in ``params={...}``. Failed members are NaN
-        (``on_error="nan"`` by default) and count as neither stable nor oscillating.
+        ``executor``, ``store`` ...). Failed members are NaN (``on_error="nan"`` by default)
+        and count as neither stable nor oscillating.
 
     Returns
     -------
@@ -347,8 +353,8 @@ def nonlinear_chart(
     )
     if after is not None:
         after = number_option("after", after, where="nonlinear_chart")
-    names, shape, points = grid_points(grids)
-    fixed = merge_params(options.pop("params", None), {}, "nonlinear_chart")
+    names, shape, points = grid_points(grid)
+    fixed = merge_params(params, {}, "nonlinear_chart")
     overlap = sorted(set(names) & set(fixed))
     if overlap:
         raise OptionError(f"{overlap} given both as a grid and in params")
@@ -446,7 +452,7 @@ def nonlinear_chart(
         "ic_frequency": (dims_ic, freq.reshape(gshape + (n_ic,))),
         "ic_at_equilibrium": (dims_ic, at_eq.reshape(gshape + (n_ic,))),
     }
-    coords = {n: np.asarray(grids[n], dtype=float).reshape(-1) for n in names}
+    coords = {n: np.asarray(grid[n], dtype=float).reshape(-1) for n in names}
     coords["ic"] = np.arange(n_ic)
     attrs = {
         "model": model.name,

@@ -396,7 +396,7 @@ def follow_roots(
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
         "right-half-plane roots at a checkpoint does not match the crossings found, even "
-        f"following {k} roots; pass root_options={{'max_points': ...}} or split the interval"
+        f"following {k} roots; pass root_options={{'max_nodes': ...}} or split the interval"
     )
 
 

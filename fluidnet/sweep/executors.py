@@ -574,6 +574,15 @@ def resolve_executor(spec=None) -> Executor:
     a ``dask.distributed.Client``; an :class:`Executor`; any
     :class:`concurrent.futures.Executor`.
 
+    Parameters
+    ----------
+    spec : None, str, int, Executor, dask.distributed.Client or concurrent.futures.Executor
+        The specification (see above).
+
+    Returns
+    -------
+    Executor
+
     Raises
     ------
     OptionError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -17,10 +17,13 @@ from ..errors import OptionError, ParameterError
 from ..overrides import parameter_values
 from .executors import resolve_executor
 
+if TYPE_CHECKING:
+    import xarray as xr
+
 __all__ = ["GridPoints", "grid_axes", "grid_points", "sweep"]
 
 
-def grid_axes(grids: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
+def grid_axes(grid: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
     """Names and values (1-D float arrays) of a rectangular grid, checked.
 
     Raises
@@ -30,10 +33,10 @@ def grid_axes(grids: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
         numbers (text, ``True``/``False`` and complex numbers are not; see
         :mod:`fluidnet.overrides`), naming the parameter and the value.
     """
-    if not isinstance(grids, Mapping) or not grids:
-        raise ParameterError("grids must be a non-empty dict {parameter name: 1-D values}")
+    if not isinstance(grid, Mapping) or not grid:
+        raise ParameterError("grid must be a non-empty dict {parameter name: 1-D values}")
     names, axes = [], []
-    for name, values in grids.items():
+    for name, values in grid.items():
         arr = parameter_values(f"grid of {str(name)!r}", values)
         if arr.ndim == 0:
             arr = arr.reshape(1)
@@ -52,7 +55,7 @@ class GridPoints(Sequence):
 
     Parameters
     ----------
-    grids : dict
+    grid : dict
         ``{name: 1-D values}``.
 
     Raises
@@ -67,8 +70,8 @@ class GridPoints(Sequence):
     (6, (2, 3), {'a': 1.0, 'b': 20.0})
     """
 
-    def __init__(self, grids: Mapping[str, Any]):
-        self.names, self.axes = grid_axes(grids)
+    def __init__(self, grid: Mapping[str, Any]):
+        self.names, self.axes = grid_axes(grid)
         self.shape = tuple(a.size for a in self.axes)
         self._size = math.prod(self.shape)
 
@@ -106,16 +109,27 @@ class GridPoints(Sequence):
         return f"GridPoints({dict(zip(self.names, self.shape, strict=True))} points)"
 
 
-def grid_points(grids: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], list[dict]]:
+def grid_points(grid: Mapping[str, Any]) -> tuple[list[str], tuple[int, ...], list[dict]]:
     """Names, shape and the list of ``{name: value}`` points of a rectangular grid
     (:class:`GridPoints` makes them one at a time instead).
+
+    Parameters
+    ----------
+    grid : dict
+        ``{name: 1-D values}``; the last name varies fastest.
+
+    Returns
+    -------
+    names : list of str
+    shape : tuple of int
+    points : list of dict
 
     Raises
     ------
     ParameterError
         As :func:`grid_axes`.
     """
-    points = GridPoints(grids)
+    points = GridPoints(grid)
     return points.names, points.shape, list(points)
 
 
@@ -144,7 +158,7 @@ def _where(point: Mapping[str, float]) -> str:
 
 def sweep(
     fn: Callable[..., Any],
-    grids: Mapping[str, Any],
+    grid: Mapping[str, Any],
     *,
     executor=None,
     store=None,
@@ -152,7 +166,7 @@ def sweep(
     progress: bool | None = None,
     desc: str | None = None,
     **fixed: Any,
-):
+) -> xr.Dataset:
     """Evaluate ``fn(**point, **fixed)`` on a rectangular grid and collect an xarray Dataset.
 
     Parameters
@@ -160,7 +174,7 @@ def sweep(
     fn : callable
         Returns a number or a dict ``{variable: number or array}`` (the same keys and shapes
         at every point). Picklable for process executors (a module-level function).
-    grids : dict
+    grid : dict
         ``{name: 1-D values}``; the Dataset has one dimension per entry, in this order.
     executor : optional
         ``None``/``"serial"`` (default), ``"processes"``, a number of processes, ``"dask"``, a
@@ -198,7 +212,7 @@ def sweep(
 
     if on_error not in ("raise", "nan"):
         raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'nan'")
-    points = GridPoints(grids)
+    points = GridPoints(grid)
     columns = _Columns(points, on_error == "nan")
     resolve_executor(executor).map_chunks(
         _Call(fn, fixed, on_error),

@@ -57,7 +57,7 @@ def _names(names: str | list[str] | tuple[str, ...]) -> list[str]:
     return [identifier(n) for n in out]
 
 
-def states(names: str | list[str] | tuple[str, ...]):
+def states(names: str | list[str] | tuple[str, ...]) -> Any:
     """Create state functions of time.
 
     Parameters
@@ -81,17 +81,32 @@ def states(names: str | list[str] | tuple[str, ...]):
     return funcs[0] if len(funcs) == 1 else funcs
 
 
-def signals(names: str | list[str] | tuple[str, ...]):
+def signals(names: str | list[str] | tuple[str, ...]) -> Any:
     """Create named algebraic signals (functions of time), e.g. a marking probability ``p``.
 
     Signals are defined in :class:`fluidnet.Model` by ``signals={p: expr}`` and may be used
     current or delayed in the right-hand sides, exactly like states.
+
+    Parameters
+    ----------
+    names : str or sequence of str
+        Space- or comma-separated names, e.g. ``"p"``.
+
+    Returns
+    -------
+    sympy.FunctionClass or tuple of them
+        As :func:`states`.
     """
     return states(names)
 
 
-def params(names: str | list[str] | tuple[str, ...]):
+def params(names: str | list[str] | tuple[str, ...]) -> Any:
     """Create real parameter symbols.
+
+    Parameters
+    ----------
+    names : str or sequence of str
+        Space- or comma-separated names, e.g. ``"alpha beta"``.
 
     Returns
     -------

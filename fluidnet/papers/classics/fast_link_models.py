@@ -15,7 +15,7 @@ from ..targets import Value
 from . import PAPER
 from .data import FAST_DELAYS, FAST_QUICK
 
-ROOTS = {"max_points": 600}
+ROOTS = {"max_nodes": 600}
 
 
 def integrator_critical_gamma(rho: float) -> float:

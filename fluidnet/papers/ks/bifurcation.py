@@ -75,8 +75,8 @@ def bifurcation(ctx: Context, n_orbits: int = 30, kappas=KELLY_KAPPAS) -> dict:
     # collocation against long simulations on the stable branch
     sims = []
     for kappa in kappas:
-        i = int(np.argmin(np.abs(br.values - kappa) + 10 * (~br.stable)))
-        orb = fn.periodic_orbit(br.orbits[i], kappa_1=kappa)
+        i = int(np.argmin(np.abs(br.x - kappa) + 10 * (~br.stable)))
+        orb = fn.periodic_orbit(br.orbits[i], params={"kappa_1": kappa})
         amp, per = _amplitude_run(mk, kappa, orb, 120.0)
         sims.append((kappa, amp))
         values["cycle", kappa] = orb.amplitude["x_1"] / amp

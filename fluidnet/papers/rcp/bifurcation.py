@@ -44,8 +44,8 @@ def bifurcation(ctx: Context, n_points: int = 40) -> dict:
     more = fn.continue_hopf(
         hp, "alpha", n_points=n_points, lyapunov=False, step=0.05, max_step=0.15, direction=-1
     )
-    betas = np.concatenate([more.xs[::-1], curve.xs[1:]])
-    alphas = np.concatenate([more.ys[::-1], curve.ys[1:]])
+    betas = np.concatenate([more.x[::-1], curve.x[1:]])
+    alphas = np.concatenate([more.y[::-1], curve.y[1:]])
     omegas = np.concatenate([more.omega[::-1], curve.omega[1:]])
     w = omegas * d0
     values["curve"] = float(

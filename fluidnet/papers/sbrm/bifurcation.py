@@ -68,7 +68,7 @@ def bifurcation(ctx: Context, n_orbits: int = 40, near_onset: bool = False) -> d
         ended = br.stop_reason.startswith("non-smooth")
         values[proto, "branch ends"] = Value(ended, br.stop_reason[:120])
         values[proto, "ends at"] = Value(
-            1e6 * (br.values.max() - hp.value) if ended else float("nan"),
+            1e6 * (br.x.max() - hp.value) if ended else float("nan"),
             expected=1e6 * dd_pred,
             note=(f"{dist:.3g}", f"{K:.4g}"),
         )
@@ -97,7 +97,7 @@ def bifurcation(ctx: Context, n_orbits: int = 40, near_onset: bool = False) -> d
             {
                 "protocol": proto, "d_c_ms": 1e3 * hp.value, "omega_rad_s": hp.omega,
                 "dRe_dd": hp.root_speed.real, "l1": hp.lyapunov, "criticality": hp.criticality,
-                "K_b": K, "smooth_until_us": 1e6 * (br.values.max() - hp.value),
+                "K_b": K, "smooth_until_us": 1e6 * (br.x.max() - hp.value),
                 "predicted_us": 1e6 * dd_pred, "stop": br.stop_reason[:80],
             }
         )  # fmt: skip
@@ -111,7 +111,7 @@ def _panel(ax, proto, hp, br, sim, dist, what) -> None:
     K = hp.amplitude_coefficient["b"]
     dd = np.logspace(-7, -1.5, 200)
     ax.loglog(1e3 * dd, K * np.sqrt(dd), "C0-", lw=1, label="normal form K sqrt(d - d_c)")
-    ax.loglog(1e3 * (br.values - hp.value), br.amplitude["b"], "C1o", ms=3,
+    ax.loglog(1e3 * (br.x - hp.value), br.amplitude["b"], "C1o", ms=3,
               label="collocated orbits (smooth)")  # fmt: skip
     ax.axhline(2 * dist, color="k", ls=":", lw=1, label=f"2 x distance to {what}")
     for x, a, _, status in sim:

@@ -188,7 +188,7 @@ def exact_critical_many(jobs, lo: float = 0.01, hi: float = 0.2) -> list[tuple[f
     for ix, job in zip(where, jobs, strict=True):
         a[ix], b[ix] = _brackets(job[3], lo, hi)[0]
     ds = fn.critical_value(
-        TableLoopGains(), "d", a, b, params={"protocol": protos, "N": Ns, "c": cs}, on_error="nan"
+        TableLoopGains(), "d", a, b, grid={"protocol": protos, "N": Ns, "c": cs}, on_error="nan"
     )
     value, freq, err = ds["value"].values, ds["frequency"].values, ds["error"].values
     out = []

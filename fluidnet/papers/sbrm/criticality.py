@@ -54,7 +54,7 @@ def criticality(ctx: Context, ns=CRIT_N_GRID, cs=C_VALUES, n_map: int = 15) -> d
                 d = CONT_DCRIT_NOTE[proto][N][C_VALUES.index(c)]
                 lo.append((d - BRACKET_MS) / 1e3)
                 hi.append((d + BRACKET_MS) / 1e3)
-        tab = fn.criticality_table(_base(proto), "d", cases, lo=lo, hi=hi)
+        tab = fn.criticality_table(_base(proto), "d", lo, hi, cases)
         tables[proto] = tab
         for r in tab.rows:
             N, c = int(r["N"]), int(round(r["c"] / 1000.0))
@@ -96,9 +96,9 @@ def _figure(ctx: Context, tables: dict, maps: dict) -> None:
         om = maps[proto]
         h = om.hopf
         sup = np.asarray(h.lyapunov) < 0
-        ax.plot(1e3 * h.xs, h.ys / 1e3, "C0-", lw=1.8, label="Hopf curve (nonlinear model)")
+        ax.plot(1e3 * h.x, h.y / 1e3, "C0-", lw=1.8, label="Hopf curve (nonlinear model)")
         if not sup.all():
-            ax.plot(1e3 * h.xs[~sup], h.ys[~sup] / 1e3, "C3x", label="subcritical")
+            ax.plot(1e3 * h.x[~sup], h.y[~sup] / 1e3, "C3x", label="subcritical")
         cs = np.array(C_VALUES)
         ax.plot(CONT_DCRIT_NOTE[proto][N_MAP], cs, "k+", ms=8,
                 label="printed loop gain, continuous d* (derived)")  # fmt: skip
