@@ -9,11 +9,13 @@ above the continuation of branches, which itself re-solves orbits with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
 from ..options import number_option
-from ..overrides import parameter_value
+from ..overrides import merge_params, parameter_value
 from .collocation import Mesh
 from .continuation import continue_orbits
 from .orbit import PeriodicOrbit, collocated_orbit, direct_orbit
@@ -41,14 +43,14 @@ def _from_hopf(hp, value: float, params: dict, **kw) -> PeriodicOrbit:
             br = continue_orbits(
                 hp, n_orbits=400, intervals=kw["intervals"], degree=kw["degree"],
                 floquet=kw["floquet"], check_smooth=kw["check_smooth"], target=value,
-                max_step=0.5, tol=kw["tol"], bounds=(hp.value - 3 * gap, hp.value + 3 * gap),
+                max_step=0.5, tol=kw["tol"], lo=hp.value - 3 * gap, hi=hp.value + 3 * gap,
             )  # fmt: skip
             last = br.orbits[-1]
             if abs(last.params[hp.name] - value) <= 1e-9 * max(1.0, abs(value)):
                 return last
             tried.append(
                 f"continuation from the Hopf point: the branch did not reach {hp.name}={value:g} "
-                f"(it covers [{br.values.min():.6g}, {br.values.max():.6g}]; stopped: "
+                f"(it covers [{br.x.min():.6g}, {br.x.max():.6g}]; stopped: "
                 f"{br.stop_reason})"
             )
         except NonSmoothError:
@@ -99,7 +101,8 @@ def periodic_orbit(
     floquet: bool = True,
     check_smooth: bool = True,
     tol: float = 1e-10,
-    **params: float,
+    params: Mapping[str, float] | None = None,
+    **fixed: float,
 ) -> PeriodicOrbit:
     """A periodic orbit by collocation, from a Hopf point, a simulated cycle or another orbit.
 
@@ -112,7 +115,7 @@ def periodic_orbit(
           simulation at ``value``. The error says which was tried and why each failed;
         * a :class:`fluidnet.dde.Solution` of :func:`fluidnet.simulate` that has settled on a
           cycle: the last full period of its tail (after ``after``) is the initial profile;
-        * a :class:`PeriodicOrbit`: re-solved at the parameter overrides ``**params`` (small
+        * a :class:`PeriodicOrbit`: re-solved at the parameter overrides ``params`` (small
           changes) or on another mesh.
     value : float, optional
         The bifurcation parameter's value (with a Hopf point).
@@ -131,8 +134,11 @@ def periodic_orbit(
         right-hand side (unprojected, one branch of each switch), which is not the model's.
     tol : float
         Newton tolerance on the scaled correction.
-    **params
-        Parameter overrides (with a simulation: must be empty; its parameters are used).
+    params : dict, optional
+        Parameter overrides ``{name: value}`` (with a simulation: must be empty; its
+        parameters are used).
+    **fixed
+        The same as keywords (a name given both ways is an error).
 
     Returns
     -------
@@ -158,6 +164,7 @@ def periodic_orbit(
     """
     from .hopf import HopfPoint
 
+    params = merge_params(params, fixed, "periodic_orbit")
     if not isinstance(start, HopfPoint):
         return collocated_orbit(
             start, value, intervals=intervals, degree=degree, state=state, after=after,

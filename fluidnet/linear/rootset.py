@@ -70,8 +70,9 @@ class Roots(tuple):
     ----------
     values : numpy.ndarray
         The roots as a complex array.
-    n_points : int
-        The Chebyshev discretization size ``N`` that was used (0 for a delay-free system).
+    n_nodes : int
+        The Chebyshev discretization size ``N`` that was used (0 for a delay-free system or
+        without a dense discretization).
     certified : bool or None
         True when the argument principle on the line ``Re s = certificate`` counted exactly the
         roots found right of it (so none is missing there, and the first root is the rightmost
@@ -85,12 +86,12 @@ class Roots(tuple):
         rectangles of a large system, :mod:`fluidnet.linear.large`); empty otherwise.
     """
 
-    n_points: int
+    n_nodes: int
 
     def __new__(
         cls,
         roots: Sequence[CharacteristicRoot],
-        n_points: int = 0,
+        n_nodes: int = 0,
         certified: bool | None = None,
         certificate: float = math.nan,
         *,
@@ -98,7 +99,7 @@ class Roots(tuple):
         reason: str = "",
     ):
         obj = super().__new__(cls, roots)
-        obj.n_points = int(n_points)
+        obj.n_nodes = int(n_nodes)
         obj.reason = str(reason)
         # the certificate costs a few dozen evaluations of det Delta: computed on first use
         obj._check = check
@@ -119,11 +120,11 @@ class Roots(tuple):
         return self._certificate()[1]
 
     def _with(self, roots: Sequence[CharacteristicRoot]) -> Roots:
-        return Roots(roots, self.n_points, check=self._certificate, reason=self.reason)
+        return Roots(roots, self.n_nodes, check=self._certificate, reason=self.reason)
 
     def __reduce__(self):
         certified, line = self._certificate()
-        return (_rebuild_roots, (tuple(self), self.n_points, certified, line, self.reason))
+        return (_rebuild_roots, (tuple(self), self.n_nodes, certified, line, self.reason))
 
     def require_certified(self, what: str = "this result") -> Roots:
         """Return ``self``, or raise :class:`~fluidnet.errors.AnalysisError` when the roots are
@@ -134,7 +135,7 @@ class Roots(tuple):
             raise AnalysisError(
                 f"{what} is not certified: the argument principle on Re s = "
                 f"{self.certificate:.6g} does not confirm the roots found right of that line "
-                "(the discretization may have missed a root); try a larger max_points"
+                "(the discretization may have missed a root); try a larger max_nodes"
             )
         return self
 
@@ -167,11 +168,11 @@ class Roots(tuple):
     def __repr__(self) -> str:
         inner = ",\n ".join(repr(r) for r in self)
         cert = "" if self.certified is None else f", certified={self.certified}"
-        return f"Roots([\n {inner}\n], n_points={self.n_points}{cert})"
+        return f"Roots([\n {inner}\n], n_nodes={self.n_nodes}{cert})"
 
 
-def _rebuild_roots(roots, n_points, certified, line, reason) -> Roots:
-    return Roots(roots, n_points, certified, line, reason=reason)
+def _rebuild_roots(roots, n_nodes, certified, line, reason) -> Roots:
+    return Roots(roots, n_nodes, certified, line, reason=reason)
 
 
 def select_roots(roots: Roots, k: int, region) -> Roots:
