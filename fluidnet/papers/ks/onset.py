@@ -60,10 +60,10 @@ def onset_map(ctx: Context, n_points: int = 20, n_orbits: int = 30, fold_points:
         fold_points=fold_points,
     )  # fmt: skip
     h = om.hopf
-    dev = np.abs(h.xs * (B + 1) * h.ys - math.pi / 2)
+    dev = np.abs(h.x * (B + 1) * h.y - math.pi / 2)
     values: dict = {
         "hopf curve": Value(
-            float(dev.max()), note=f"{h.ys.min():.3g} <= T <= {h.ys.max():.3g}, {len(h)} points"
+            float(dev.max()), note=f"{h.y.min():.3g} <= T <= {h.y.max():.3g}, {len(h)} points"
         )
     }
     branch_folds = om.branches[0].folds if om.branches else []
@@ -92,7 +92,7 @@ def onset_map(ctx: Context, n_points: int = 20, n_orbits: int = 30, fold_points:
         values["fold sim"] = Value(False, why[:100])
     ctx.table(
         "onset_map",
-        [{"curve": "hopf", "kappa": x, "T": y} for x, y in zip(h.xs, h.ys, strict=True)]
+        [{"curve": "hopf", "kappa": x, "T": y} for x, y in zip(h.x, h.y, strict=True)]
         + [
             {"curve": f"fold {i}", "kappa": x, "T": y}
             for i, f in enumerate(om.folds)

@@ -125,7 +125,7 @@ def criticality(ctx: Context, cases=HOPF_CASES, n_map: int = 16, scan=SCAN_ALPHA
     simulation; the onset map in ``(bdp, alpha)`` with ``n_map`` Hopf-curve points each way,
     and the simulated test of bistability at the alphas of ``scan``."""
     base = generalized_tcp_pipe()
-    tab = fn.criticality_table(base, "bdp", list(cases.values()), lo=BRACKET[0], hi=BRACKET[1])
+    tab = fn.criticality_table(base, "bdp", *BRACKET, list(cases.values()))
     values: dict = {}
     rows, runs = [], {}
     for (case, law), r in zip(cases.items(), tab.rows, strict=True):
@@ -205,13 +205,13 @@ def _onset_map(base, hp, n_map: int, values: dict):
         fold_points=6,
     )  # fmt: skip
     h = om.hopf
-    closed = np.array([hopf_bdp_closed_form(*BRACKET, alpha=float(a)) for a in h.ys])
+    closed = np.array([hopf_bdp_closed_form(*BRACKET, alpha=float(a)) for a in h.y])
     omega = np.array(
-        [closed_form_omega(float(b), alpha=float(a)) for b, a in zip(h.xs, h.ys, strict=True)]
+        [closed_form_omega(float(b), alpha=float(a)) for b, a in zip(h.x, h.y, strict=True)]
     )
     values["map bdp"] = Value(
-        float(np.max(np.abs(h.xs / closed - 1.0))),
-        note=(f"{len(h)}", f"{h.ys.min():.3g}", f"{h.ys.max():.3g}"),
+        float(np.max(np.abs(h.x / closed - 1.0))),
+        note=(f"{len(h)}", f"{h.y.min():.3g}", f"{h.y.max():.3g}"),
     )
     values["map omega"] = float(np.max(np.abs(h.omega / omega - 1.0)))
     l1 = np.asarray(h.lyapunov)
