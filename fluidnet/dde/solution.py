@@ -104,7 +104,7 @@ class Solution:
         atol,
         counters: Counters,
         dense: bool = True,
-    ):
+    ) -> None:
         self.model = model
         self.state_names = tuple(model.state_names)
         self.t = np.asarray(t, dtype=float)

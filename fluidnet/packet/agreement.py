@@ -61,7 +61,7 @@ class AgreementMap:
     x_name, y_name : str
     """
 
-    def __init__(self, data, boundary, x_name: str, y_name: str):
+    def __init__(self, data, boundary, x_name: str, y_name: str) -> None:
         self.data = data
         self.boundary = boundary
         self.x_name = x_name

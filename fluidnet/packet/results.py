@@ -41,7 +41,7 @@ class PacketRun:
         CPU seconds of the worker's simulation and wall seconds of the whole call.
     """
 
-    def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]):
+    def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]) -> None:
         self.scenario = scenario
         self.t_end = float(t_end)
         self.seed = int(seed)

@@ -87,7 +87,7 @@ class WindowDistribution:
         edges: Sequence[float] | None = None,
         counts: Sequence[float] | None = None,
         name: str = "",
-    ):
+    ) -> None:
         w = np.asarray(w, dtype=float)
         pdf = np.asarray(pdf, dtype=float)
         if w.ndim != 1 or w.shape != pdf.shape or w.size < 3:

@@ -121,7 +121,7 @@ class Model:
         nonnegative: Iterable[Any] = (),
         signals: Mapping[Any, Any] | None = None,
         name: str = "model",
-    ):
+    ) -> None:
         self.name = str(name)
         if not isinstance(rhs, Mapping) or not rhs:
             raise ModelError("rhs must be a non-empty dict {state: expression}")
