@@ -29,6 +29,7 @@ from .symbolic.symbols import signals as signals
 from .symbolic.symbols import states as states
 from .symbolic.symbols import t as t
 from . import models as models
+
 # an alias (PEP 484: private to type checkers, which should use fluidnet.models.flow_level)
 from .models import flow_level as flowlevel  # noqa: F401
 

@@ -367,7 +367,9 @@ class FuturesExecutor(Executor):
 
     name = "futures"
 
-    def __init__(self, pool: cf.Executor, chunksize: int | None = None, workers: int | None = None) -> None:
+    def __init__(
+        self, pool: cf.Executor, chunksize: int | None = None, workers: int | None = None
+    ) -> None:
         self.pool = pool
         self.chunksize = chunksize
         self._workers = workers or getattr(pool, "_max_workers", None) or os.cpu_count() or 1
