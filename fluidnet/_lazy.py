@@ -31,7 +31,7 @@ from __future__ import annotations
 import ast
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["attach_stub", "stub_table"]
 
@@ -156,7 +156,10 @@ def attach_stub(
             return importlib.import_module(modules[name])
         if not name.startswith("__"):
             if not submodules:
-                submodules.append(_submodules(list(namespace.get("__path__", ()))))  # type: ignore[arg-type]
+                path = namespace.get("__path__", ())
+                submodules.append(
+                    _submodules([str(d) for d in path] if isinstance(path, Iterable) else [])
+                )
             if name in submodules[0]:
                 return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
