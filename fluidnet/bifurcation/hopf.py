@@ -46,6 +46,8 @@ from .steady import EquilibriumBranch
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..symbolic.model import Model
+
 __all__ = ["HopfPoint", "hopf_point", "hopf_at"]
 
 #: |l1| below this fraction of its scale counts as degenerate (a Bautin point nearby).
@@ -263,7 +265,7 @@ def _null_vectors(D: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def hopf_at(
-    model,
+    model: Model,
     name: str,
     value: float,
     omega: float,
@@ -380,7 +382,7 @@ def _first_coefficient(
 
 
 def hopf_point(
-    model,
+    model: Model,
     name: str,
     lo: float,
     hi: float,

@@ -9,7 +9,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
@@ -27,6 +27,11 @@ from .simulation import (
     parameter_vector,
     run_kernel,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..symbolic.model import Model
 
 __all__ = ["simulate_ensemble"]
 
@@ -60,7 +65,7 @@ def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str],
 
 
 def simulate_ensemble(
-    model,
+    model: Model,
     t_end: float,
     *,
     params: Mapping[str, Any] | None = None,
@@ -69,7 +74,7 @@ def simulate_ensemble(
     rtol: float = 1e-6,
     atol: float | Mapping[str, float] = 1e-9,
     max_step: float | None = None,
-    t_eval=None,
+    t_eval: ArrayLike | None = None,
     n_points: int = 1001,
     method: str = "DP5",
     first_step: float | None = None,

@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from ..options import count_option, number_option
 from ..overrides import merge_params
 from ..progress import progress_bar
 from ..sweep import grid_points
+
+if TYPE_CHECKING:
+    from ..symbolic.model import Model
 
 __all__ = ["PhasePortrait", "phase_portrait", "nonlinear_chart"]
 
@@ -143,7 +146,7 @@ class PhasePortrait:
 
 
 def phase_portrait(
-    model,
+    model: Model,
     ics,
     *,
     x: str,
@@ -249,7 +252,7 @@ def _classify(
 
 
 def nonlinear_chart(
-    model,
+    model: Model,
     grids: Mapping[str, Any],
     *,
     ics,
