@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 # Re-install when pyproject.toml changes.
 STAMP  := $(VENV)/.stamp
 
-.PHONY: all test reproduce bench lint notebooks clean venv docs
+.PHONY: all test reproduce bench lint typecheck notebooks clean venv docs
 
 # One BLAS thread per process: the analyses solve many small eigenproblems, where threaded BLAS
 # on 2 cores is 10-40x slower, and the tests already use one process per core.
@@ -71,6 +71,11 @@ lint: $(STAMP)-dev
 	$(BIN)/ruff check fluidnet tests benchmarks examples docs setup.py
 	$(BIN)/ruff format --check fluidnet tests benchmarks examples docs setup.py
 	$(BIN)/lint-imports
+
+## make typecheck: pyright (basic mode) on fluidnet/, configured in pyproject.toml [tool.pyright]
+typecheck: $(STAMP)-dev
+	$(PIP) install -q -e ".[typecheck]"
+	nice -n 10 $(BIN)/pyright
 
 notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks

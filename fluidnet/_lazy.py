@@ -1,33 +1,39 @@
-"""Lazy public names of a package (PEP 562).
+"""Lazy public names of a package, listed once in its stub file ``__init__.pyi`` (PEP 562).
 
-A package lists its public names in a table ``name -> where`` and gets a module-level
-``__getattr__`` that imports ``where`` on the first access of ``name`` (and binds the value in
-the package, so the next access is a plain attribute lookup), and a ``__dir__`` that lists the
-table's names with the ones already bound. ``import fluidnet`` thereby imports nothing that a
-given use does not need: sympy only to write a model, numba only to compile one, scipy, xarray
-or matplotlib only in the analyses and plots that use them.
+A package's ``__init__.pyi`` lists its public names as re-exports::
 
-``where`` is a module path, relative to the package when it starts with a dot:
+    from .linear.delaytf import DelayTF as DelayTF      # a name defined in a module
+    from .models import flow_level as flowlevel         # an alias (here of a submodule)
+    from . import models as models                      # a submodule
 
-* ``".module"`` — the attribute ``name`` of that module;
-* ``".module:attr"`` — the attribute ``attr`` of that module (a public alias);
-* ``".module:"`` — the module itself.
+Type checkers and IDEs read this file in place of ``__init__.py``. At run time
+:func:`attach_stub` reads the same file (with :mod:`ast`, importing nothing) and gives the
+package a module-level ``__getattr__`` that imports the defining module on the first access of
+a name (and binds the value in the package, so the next access is a plain attribute lookup), a
+``__dir__`` listing every public name, and ``__all__``: the names the stub imports, in its order.
+``import fluidnet`` thereby imports nothing that a given use does not need: sympy only to write
+a model, numba only to compile one, scipy, xarray or matplotlib only in the analyses and plots
+that use them.
 
-Any other attribute that is a submodule of the package (``fluidnet.dde`` after
+``from .module import attr as name`` resolves to the attribute ``attr`` of ``module`` or, when
+``module`` is a package without that attribute, to its submodule ``attr``. Names the package's
+``__init__.py`` binds itself (eager imports) are looked up in the package first and never
+reimported. Any other attribute that is a submodule of the package (``fluidnet.dde`` after
 ``import fluidnet``) is imported on access too, as an eager ``__init__`` used to do.
 
 A public name that is also the name of a submodule (``fluidnet.dde.oscillation`` the function,
 in ``fluidnet/dde/oscillation.py``) must be imported eagerly by its package: Python binds a
-submodule in its package when it is first imported, which would hide the lazy name.
+submodule in its package when it is first imported, which would replace the lazy name.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
-__all__ = ["lazy_attributes"]
+__all__ = ["attach_stub", "stub_table"]
 
 
 def _submodules(path: list[str]) -> frozenset[str]:
@@ -49,43 +55,116 @@ def _submodules(path: list[str]) -> frozenset[str]:
     return frozenset(names)
 
 
-def lazy_attributes(
-    namespace: dict[str, object], table: Mapping[str, str]
-) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
-    """Build a package's ``__getattr__`` and ``__dir__`` from a table of lazy public names.
+def stub_table(package: str, init_file: str) -> dict[str, tuple[str, str]]:
+    """The public names of a package, read from the stub next to its ``__init__.py``.
+
+    Parameters
+    ----------
+    package : str
+        The package's full name (``"fluidnet.dde"``): relative imports in the stub are
+        resolved against it.
+    init_file : str
+        Path of the package's ``__init__.py``; the stub is the ``.pyi`` file beside it.
+
+    Returns
+    -------
+    dict of str to (str, str)
+        Public name -> (full name of the module it is imported from, attribute name), in the
+        order of the stub.
+
+    Raises
+    ------
+    ImportError
+        If the stub is missing, or contains a statement other than a re-export
+        ``from ... import a as a``, an annotated name, a docstring or ``__all__``.
+    """
+    stub = os.path.splitext(init_file)[0] + ".pyi"
+    try:
+        with open(stub, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), stub)
+    except OSError as exc:
+        raise ImportError(f"{package}: cannot read its public names from {stub}: {exc}") from exc
+    table: dict[str, tuple[str, str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            module = ".".join(part for part in (base, node.module) if part)
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if alias.name == "*" or name in table:
+                    raise ImportError(
+                        f"{stub}, line {node.lineno}: {name!r} is a star import or listed twice"
+                    )
+                table[name] = (module, alias.name)
+        elif isinstance(node, ast.AnnAssign | ast.Expr):
+            continue  # ``__version__: str``, a docstring
+        else:
+            raise ImportError(
+                f"{stub}, line {node.lineno}: only ``from ... import a as a`` re-exports and "
+                "annotations are allowed in a package stub"
+            )
+    return table
+
+
+def attach_stub(
+    namespace: dict[str, object], extra: Mapping[str, str] | None = None
+) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+    """Build a package's ``__getattr__``, ``__dir__`` and ``__all__`` from its ``__init__.pyi``.
 
     Parameters
     ----------
     namespace : dict
         The package's ``globals()``: values are bound there on first access, and its
-        ``__name__`` and ``__path__`` name the package and locate its submodules.
-    table : mapping of str to str
-        Public name -> where it is defined (see the module docstring for the forms).
+        ``__name__``, ``__file__`` and ``__path__`` name the package and locate its stub and
+        submodules.
+    extra : mapping of str to str, optional
+        Further lazy names, not public (not in ``__all__``, not in the stub): name -> full name
+        of a module to import for it (``{"sympy": "sympy"}``).
 
     Returns
     -------
     getattr_, dir_ : callable
         To assign to the package's ``__getattr__`` and ``__dir__``.
+    all_ : list of str
+        The public names, in the order of the stub, to assign to ``__all__``.
+
+    Examples
+    --------
+    In a package's ``__init__.py``::
+
+        __getattr__, __dir__, __all__ = attach_stub(globals())
     """
-    package = namespace["__name__"]
+    package = str(namespace["__name__"])
+    table = stub_table(package, str(namespace["__file__"]))
+    modules = dict(extra or {})
     submodules: list[frozenset[str]] = []
 
     def __getattr__(name: str) -> object:
-        where = table.get(name)
-        if where is not None:
-            module_name, colon, attr = where.partition(":")
-            module = importlib.import_module(module_name, package)
-            value = module if colon and not attr else getattr(module, attr or name)
+        if name in table:
+            module_name, attr = table[name]
+            if module_name == package:  # ``from . import sub as name``
+                value: object = importlib.import_module(f"{package}.{attr}")
+            else:
+                module = importlib.import_module(module_name)
+                try:
+                    value = getattr(module, attr)
+                except AttributeError:
+                    value = importlib.import_module(f"{module_name}.{attr}")
             namespace[name] = value
             return value
+        if name in modules:
+            return importlib.import_module(modules[name])
         if not name.startswith("__"):
             if not submodules:
-                submodules.append(_submodules(list(namespace.get("__path__", ()))))
+                path = namespace.get("__path__", ())
+                submodules.append(
+                    _submodules([str(d) for d in path] if isinstance(path, Iterable) else [])
+                )
             if name in submodules[0]:
                 return importlib.import_module(f"{package}.{name}")
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(table))
+        return sorted(set(namespace) | set(table) | set(modules))
 
-    return __getattr__, __dir__
+    return __getattr__, __dir__, [name for name in table if not name.startswith("_")]

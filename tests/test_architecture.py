@@ -24,7 +24,7 @@ PACKAGE = ROOT / "fluidnet"
 
 #: Private names imported across stages on purpose: ``(importer prefix, imported name) -> why``.
 ALLOWED = {
-    ("fluidnet", "fluidnet._lazy.lazy_attributes"): (
+    ("fluidnet", "fluidnet._lazy.attach_stub"): (
         "the package's own machinery for lazy public names: private to the package (not part "
         "of the API), shared by every package __init__.py"
     ),

@@ -159,14 +159,50 @@ def test_a_function_named_like_its_module_is_not_hidden_by_the_module():
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_lazy_names_do_not_collide_with_submodules(package):
     # a lazy name that is also a submodule's name would be shadowed by the module once the
-    # submodule is imported: such names must be bound eagerly (not in the lazy table)
-    from fluidnet._lazy import _submodules
+    # submodule is imported: such names must be bound eagerly by __init__.py
+    from fluidnet._lazy import _submodules, stub_table
 
     mod = importlib.import_module(package)
-    table = vars(mod)["_LAZY"]
+    table = stub_table(package, mod.__file__)
+    eager = vars(mod)
     clashes = {
         name
-        for name, where in table.items()
-        if name in _submodules(list(mod.__path__)) and not where.endswith(":")
+        for name, (module, attr) in table.items()
+        if name in _submodules(list(mod.__path__))
+        and f"{module}.{attr}" != f"{package}.{name}"
+        and not (
+            name in eager
+            and not hasattr(eager[name], "__path__")
+            and eager[name].__class__.__name__ != "module"
+        )
     }
     assert not clashes, clashes
+
+
+@pytest.mark.parametrize("package", [*LAZY_PACKAGES, "fluidnet.packet"])
+def test_one_list_of_names_from_the_stub(package):
+    # __all__, dir() and the stub file agree, every listed name resolves, and the stub is valid
+    import ast
+
+    from fluidnet._lazy import stub_table
+
+    mod = importlib.import_module(package)
+    stub = os.path.splitext(mod.__file__)[0] + ".pyi"
+    imported = [
+        alias.asname or alias.name
+        for node in ast.parse(open(stub, encoding="utf-8").read()).body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    ]
+    assert mod.__all__ == imported
+    assert list(stub_table(package, mod.__file__)) == imported
+    assert set(mod.__all__) <= set(dir(mod))
+    for name in mod.__all__:
+        getattr(mod, name)
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="module 'fluidnet' has no attribute 'no_such_name'"):
+        fluidnet.no_such_name  # noqa: B018
+    assert not hasattr(fluidnet.models, "no_such_model")
+    assert "simulate" in dir(fluidnet) and "sympy" in dir(fluidnet)

@@ -36,74 +36,8 @@ raises :class:`NonSmoothError` (an :class:`~fluidnet.errors.AnalysisError`) inst
 the numbers of a different, smooth model.
 """
 
-from .._lazy import lazy_attributes
+from .._lazy import attach_stub
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "OrbitBranch": ".continuation",
-    "continue_orbits": ".continuation",
-    "HopfPoint": ".hopf",
-    "hopf_at": ".hopf",
-    "hopf_point": ".hopf",
-    "HopfCurve": ".hopf_curve",
-    "continue_hopf": ".hopf_curve",
-    "PeriodicOrbit": ".orbit",
-    "periodic_orbit": ".periodic",
-    "NonSmoothError": ".smoothness",
-    "continue_cycle_folds": ".cycle_folds",
-    "CycleFoldCurve": ".cycle_folds",
-    "CycleBifurcation": ".continuation",
-    "FoldOfCycles": ".continuation",
-    "PeriodDoubling": ".continuation",
-    "NeimarkSacker": ".continuation",
-    "Codim2Point": ".codim2",
-    "BautinPoint": ".codim2",
-    "HopfHopfPoint": ".codim2",
-    "ZeroHopfPoint": ".codim2",
-    "BogdanovTakensPoint": ".codim2",
-    "CuspPoint": ".codim2",
-    "continue_equilibria": ".equilibria",
-    "EquilibriumCurve": ".equilibria",
-    "EquilibriumFold": ".equilibria",
-    "continue_equilibrium_folds": ".equilibria",
-    "EquilibriumFoldCurve": ".equilibria",
-    "criticality_table": ".onset",
-    "CriticalityTable": ".onset",
-    "onset_map": ".onset",
-    "OnsetMap": ".onset",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    "hopf_point",
-    "hopf_at",
-    "periodic_orbit",
-    "continue_orbits",
-    "continue_hopf",
-    "HopfPoint",
-    "PeriodicOrbit",
-    "OrbitBranch",
-    "HopfCurve",
-    "NonSmoothError",
-    "continue_cycle_folds",
-    "CycleFoldCurve",
-    "CycleBifurcation",
-    "FoldOfCycles",
-    "PeriodDoubling",
-    "NeimarkSacker",
-    "Codim2Point",
-    "BautinPoint",
-    "HopfHopfPoint",
-    "ZeroHopfPoint",
-    "BogdanovTakensPoint",
-    "CuspPoint",
-    "continue_equilibria",
-    "EquilibriumCurve",
-    "EquilibriumFold",
-    "continue_equilibrium_folds",
-    "EquilibriumFoldCurve",
-    "criticality_table",
-    "CriticalityTable",
-    "onset_map",
-    "OnsetMap",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

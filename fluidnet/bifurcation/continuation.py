@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -50,6 +50,10 @@ from .orbit import (
     surface_distance,
 )
 from .smoothness import NonSmoothError
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = [
     "OrbitBranch",
@@ -101,7 +105,7 @@ class CycleBifurcation:
     def period(self) -> float:
         return self.orbit.period
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The point as an :class:`xarray.Dataset` of scalars."""
         import xarray as xr
 
@@ -115,7 +119,7 @@ class CycleBifurcation:
             attrs={"kind": self.kind},
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The Floquet multipliers in the complex plane, the critical one in red."""
         import matplotlib.pyplot as plt
 
@@ -229,7 +233,7 @@ class OrbitBranch:
             f"bifurcations: {kinds or 'none'}; stopped: {self.stop_reason})"
         )
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The branch as an :class:`xarray.Dataset` along ``orbit``."""
         import xarray as xr
 
@@ -242,7 +246,14 @@ class OrbitBranch:
             data, coords={"orbit": np.arange(len(self))}, attrs={"stop_reason": self.stop_reason}
         )
 
-    def plot(self, ax=None, *, state: str | None = None, y: str = "amplitude", **kwargs):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        state: str | None = None,
+        y: str = "amplitude",
+        **kwargs: Any,
+    ) -> Axes:
         """Bifurcation diagram: amplitude (or period) against the parameter.
 
         Stable orbits are drawn solid, unstable dashed; folds of cycles are marked ``x``,

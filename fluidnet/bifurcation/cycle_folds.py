@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,10 @@ from ._system import orbit_system
 from .collocation import assemble
 from .newton import OrbitState, phase_row
 from .orbit import PeriodicOrbit, _state_scales, finish
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = ["CycleFoldCurve", "continue_cycle_folds"]
 
@@ -71,7 +75,7 @@ class CycleFoldCurve:
             f"[{self.y.min():.6g}, {self.y.max():.6g}]; stopped: {self.stop_reason})"
         )
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The curve as an :class:`xarray.Dataset` along ``point``."""
         import xarray as xr
 
@@ -85,7 +89,7 @@ class CycleFoldCurve:
             attrs={"stop_reason": self.stop_reason},
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The curve in the ``(x, y)`` plane (dash-dotted: the edge of bistability)."""
         import matplotlib.pyplot as plt
 

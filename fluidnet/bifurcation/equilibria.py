@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -59,6 +59,10 @@ from ..overrides import merge_params
 from . import codim2
 from .normalform import Mode, normal_form
 from .steady import steady_state
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = [
     "EquilibriumCurve",
@@ -115,7 +119,7 @@ class EquilibriumFold:
     kind = "fold"
     marker = "s"
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The point as an :class:`xarray.Dataset` of scalars."""
         import xarray as xr
 
@@ -200,7 +204,7 @@ class EquilibriumCurve:
             f"{self.stop_reason})"
         )
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The branch as an :class:`xarray.Dataset` along ``point``."""
         import xarray as xr
 
@@ -214,7 +218,7 @@ class EquilibriumCurve:
             attrs={"stop_reason": self.stop_reason, "special": repr(self.special)},
         )
 
-    def plot(self, ax=None, *, state: str | None = None, **kwargs):
+    def plot(self, ax: Axes | None = None, *, state: str | None = None, **kwargs: Any) -> Axes:
         """One state against the parameter: stable parts solid, unstable dashed; folds
         (squares) and Hopf points (circles) marked."""
         import matplotlib.pyplot as plt
@@ -293,7 +297,7 @@ class EquilibriumFoldCurve:
             f"stopped: {self.stop_reason})"
         )
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The curve as an :class:`xarray.Dataset` along ``point``."""
         import xarray as xr
 
@@ -310,7 +314,7 @@ class EquilibriumFoldCurve:
             attrs={"stop_reason": self.stop_reason, "special": repr(self.special)},
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The curve in the ``(x, y)`` plane (dotted), its codimension-two points marked."""
         import matplotlib.pyplot as plt
 

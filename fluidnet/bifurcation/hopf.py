@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,11 @@ from ..overrides import merge_params
 from .jets import multilinear_terms
 from .smoothness import NonSmoothError, check_equilibrium_smooth
 from .steady import EquilibriumBranch
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..symbolic.model import Model
 
 __all__ = ["HopfPoint", "hopf_point", "hopf_at"]
 
@@ -210,7 +215,14 @@ class HopfPoint:
             f"dRe(lambda)/d{self.name}={self.root_speed.real:.6g}{lyap}, {crit})"
         )
 
-    def plot(self, ax=None, *, state: str | None = None, span: float | None = None, **kwargs):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        state: str | None = None,
+        span: float | None = None,
+        **kwargs: Any,
+    ) -> Axes:
         """Predicted amplitude of ``state`` against the parameter near onset (the normal form's
         bifurcation diagram: a parabola opening to the side where the orbits exist).
 
@@ -253,7 +265,7 @@ def _null_vectors(D: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 
 
 def hopf_at(
-    model,
+    model: Model,
     name: str,
     value: float,
     omega: float,
@@ -370,7 +382,7 @@ def _first_coefficient(
 
 
 def hopf_point(
-    model,
+    model: Model,
     name: str,
     lo: float,
     hi: float,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +48,10 @@ from . import codim2
 from .hopf import DEGENERATE_TOL, HopfPoint, _first_coefficient
 from .smoothness import NonSmoothError, check_equilibrium_smooth
 from .steady import steady_state
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = ["HopfCurve", "continue_hopf"]
 
@@ -106,7 +110,7 @@ class HopfCurve:
             f"stopped: {self.stop_reason})"
         )
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The curve as an :class:`xarray.Dataset` along ``point``."""
         import xarray as xr
 
@@ -125,7 +129,7 @@ class HopfCurve:
             attrs={"stop_reason": self.stop_reason, "special": repr(self.special)},
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The curve in the ``(x, y)`` plane.
 
         Supercritical parts (``l1 < 0``) solid, subcritical dashed; parts where another root

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +16,11 @@ from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
 from .newton import OrbitState, correct
 from .smoothness import _switches, check_orbit_smooth, nearest_surface
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from matplotlib.axes import Axes
 
 __all__ = ["PeriodicOrbit", "collocated_orbit", "direct_orbit", "finish"]
 
@@ -177,7 +182,14 @@ class PeriodicOrbit:
             stab = ", stable" if self.stable else f", unstable ({self.unstable_count})"
         return f"PeriodicOrbit(period={self.period:.10g}, peak-to-peak {{{amp}}}{stab})"
 
-    def plot(self, ax=None, *, states=None, periods: float = 1.0, **kwargs):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        states: Sequence[str] | None = None,
+        periods: float = 1.0,
+        **kwargs: Any,
+    ) -> Axes:
         """Plot the profile over ``periods`` periods.
 
         Parameters

@@ -54,24 +54,6 @@ model's metadata checked), :mod:`~fluidnet.codegen.compiled`
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
+from .._lazy import attach_stub
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "CompiledModel": ".compiled",
-    "compile_form": ".compiled",
-    "compile_model": ".compiled",
-    "jacobian_address": ".compiled",
-    "save_compiled": ".compiled",
-    "load_compiled": ".compiled",
-    "SavedModel": ".compiled",
-    "cache_dir": ".cache",
-    "load_generated": ".loading",
-    "generate_source": ".pysource",
-    "generate_jacobian_source": ".pysource",
-    "generate_c_source": ".csource",
-    "generate_c_jacobian_source": ".csource",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = list(_LAZY)
+__getattr__, __dir__, __all__ = attach_stub(globals())

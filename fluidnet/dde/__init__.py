@@ -92,30 +92,12 @@ exhaust ``max_steps`` (see :func:`fluidnet.dde.simulation.failure_message`).
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
-from .oscillation import (
-    Oscillation,
-    oscillation,
-)  # a submodule named like its function: bound eagerly
+from .._lazy import attach_stub
+from .oscillation import (  # a submodule named like its function: bound eagerly
+    Oscillation as Oscillation,
+)
+from .oscillation import oscillation as oscillation
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "simulate_ensemble": ".ensemble",
-    "simulate": ".simulation",
-    "Solution": ".solution",
-    "save_compiled": "..codegen.compiled",
-    "load_compiled": "..codegen.compiled",
-    "SavedModel": "..codegen.compiled",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    "simulate",
-    "simulate_ensemble",
-    "Solution",
-    "oscillation",
-    "Oscillation",
-    "save_compiled",
-    "load_compiled",
-    "SavedModel",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

@@ -30,6 +30,9 @@ from .simulation import (
 
 if TYPE_CHECKING:
     import xarray as xr
+    from numpy.typing import ArrayLike
+
+    from ..symbolic.model import Model
 
 __all__ = ["simulate_ensemble"]
 
@@ -63,7 +66,7 @@ def _parameter_sets(model, params: Mapping[str, Any] | None) -> tuple[list[str],
 
 
 def simulate_ensemble(
-    model,
+    model: Model,
     t_end: float,
     *,
     params: Mapping[str, Any] | None = None,
@@ -72,7 +75,7 @@ def simulate_ensemble(
     rtol: float = 1e-6,
     atol: float | Mapping[str, float] = 1e-9,
     max_step: float | None = None,
-    t_eval=None,
+    t_eval: ArrayLike | None = None,
     n_points: int = 1001,
     method: str = "DP5",
     first_step: float | None = None,

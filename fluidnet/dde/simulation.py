@@ -6,7 +6,7 @@ import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,11 @@ from .engine import integrator
 from .history import HistoryData, build_history, normalize_history
 from .methods import METHODS
 from .solution import Solution, counters_from
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..symbolic.model import Model
 
 __all__ = ["simulate"]
 
@@ -460,7 +465,7 @@ def parameter_vector(model, values: Mapping[str, float]) -> np.ndarray:
 
 
 def simulate(
-    model,
+    model: Model | SavedModel,
     t_end: float,
     *,
     params: Mapping[str, float] | None = None,
@@ -469,7 +474,7 @@ def simulate(
     rtol: float = 1e-6,
     atol: float | Mapping[str, float] = 1e-9,
     max_step: float | None = None,
-    t_eval=None,
+    t_eval: ArrayLike | None = None,
     method: str = "DP5",
     first_step: float | None = None,
     max_steps: int = 1_000_000,
@@ -480,7 +485,7 @@ def simulate(
 
     Parameters
     ----------
-    model : fluidnet.Model
+    model : fluidnet.Model or fluidnet.SavedModel
     t_end : float
         End time.
     params : dict, optional

@@ -5,11 +5,15 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import ModelError, OptionError, ParameterError
 from ..overrides import parameter_values
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["Solution", "Counters"]
 
@@ -114,7 +118,7 @@ class Solution:
         atol,
         counters: Counters,
         dense: bool = True,
-    ):
+    ) -> None:
         self.model = model
         self.state_names = tuple(model.state_names)
         self.t = np.asarray(t, dtype=float)
@@ -232,7 +236,7 @@ class Solution:
         return out[:, 0] if scalar else out
 
     # ------------------------------------------------------------------ export
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The output as an :class:`xarray.Dataset` (dimension ``time``, one variable per state).
 
         Parameters and counters are stored in ``attrs``.

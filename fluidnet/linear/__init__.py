@@ -10,34 +10,8 @@ This stage imports nothing from the rest of fluidnet but :mod:`fluidnet.errors`.
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
+from .._lazy import attach_stub
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "DelayTF": ".delaytf",
-    "PoleCensus": ".delaytf",
-    "as_delay_tf": ".delaytf",
-    "LinearDDE": ".lineardde",
-    "LAPLACE": ".quasipoly",
-    "QuasiPolynomial": ".quasipoly",
-    "as_quasipolynomial": ".quasipoly",
-    "CharacteristicRoot": ".rootset",
-    "Roots": ".rootset",
-    "characteristic_roots": ".roots",
-    "spectral_abscissa": ".roots",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    "LAPLACE",
-    "CharacteristicRoot",
-    "DelayTF",
-    "LinearDDE",
-    "PoleCensus",
-    "QuasiPolynomial",
-    "Roots",
-    "as_delay_tf",
-    "as_quasipolynomial",
-    "characteristic_roots",
-    "spectral_abscissa",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

@@ -55,7 +55,7 @@ class DelayTF:
 
     __slots__ = ("num", "den", "expr")
 
-    def __init__(self, num, den=1.0, *, expr: sympy.Expr | None = None):
+    def __init__(self, num, den=1.0, *, expr: sympy.Expr | None = None) -> None:
         self.num = as_quasipolynomial(num)
         self.den = as_quasipolynomial(den)
         if self.den.is_zero:

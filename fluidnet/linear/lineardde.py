@@ -75,7 +75,7 @@ class LinearDDE:
         equilibrium: Mapping[str, float] | None = None,
         jacobians: Mapping[Any, Any] | Callable[[], Mapping[Any, Any]] | None = None,
         params: Mapping[str, float] | None = None,
-    ):
+    ) -> None:
         A0 = _as_matrix(A0, "A0")
         n = A0.shape[0]
         pairs = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)

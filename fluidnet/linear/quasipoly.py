@@ -71,7 +71,7 @@ class QuasiPolynomial:
 
     __slots__ = ("_delays", "_coeffs")
 
-    def __init__(self, terms=None):
+    def __init__(self, terms=None) -> None:
         if terms is None:
             pairs: list = []
         elif isinstance(terms, QuasiPolynomial):

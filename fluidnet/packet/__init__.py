@@ -7,39 +7,8 @@ ns-3 (each run in its own process, see :mod:`fluidnet.packet.runner`) and return
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
+from .._lazy import attach_stub
 
-_LAZY = {
-    "AQM": ".aqm",
-    "DropTail": ".aqm",
-    "RED": ".aqm",
-    "PIE": ".aqm",
-    "CoDel": ".aqm",
-    "PI": ".aqm",
-    "SBRM": ".aqm",
-    "RCP": ".aqm",
-    "Transport": ".transport",
-    "Link": ".scenario",
-    "Flows": ".scenario",
-    "ShortFlows": ".scenario",
-    "Scenario": ".scenario",
-    "Dumbbell": ".scenario",
-    "ParkingLot": ".scenario",
-    "simulate": ".runner",
-    "sweep": ".batch",
-    "scenario_for": ".mapping",
-    "fluid_view": ".mapping",
-    "compare": ".comparison",
-    "Comparison": ".comparison",
-    "agreement_map": ".agreement",
-    "AgreementMap": ".agreement",
-    "summary": ".analysis",
-    "queue_oscillation": ".analysis",
-    "QueueOscillation": ".analysis",
-    "PacketRun": ".results",
-    "NotInstalledError": ".errors",
-    "PacketRunError": ".errors",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = list(_LAZY)
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

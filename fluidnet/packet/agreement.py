@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,10 @@ from ..errors import OptionError, ParameterError
 from .analysis import queue_oscillation, summary
 from .batch import sweep
 from .mapping import fluid_view, scenario_for
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = ["agreement_map", "AgreementMap", "ModelScenario"]
 
@@ -61,7 +65,7 @@ class AgreementMap:
     x_name, y_name : str
     """
 
-    def __init__(self, data, boundary, x_name: str, y_name: str):
+    def __init__(self, data, boundary, x_name: str, y_name: str) -> None:
         self.data = data
         self.boundary = boundary
         self.x_name = x_name
@@ -81,10 +85,10 @@ class AgreementMap:
         ok = np.isfinite(agree)
         return float(np.mean(agree[ok])) if ok.any() else math.nan
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         return self.data
 
-    def plot(self, ax=None):
+    def plot(self, ax: Axes | None = None) -> Axes:
         """The plane: the fluid-unstable region shaded, the fluid boundary, every grid point
         marked by its packet verdict (o steady, x oscillating) and coloured by agreement,
         and the disagreement band (the cells of the points that disagree) hatched.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from ..errors import ParameterError
 from .analysis import convergence_time, queue_oscillation
 from .mapping import fluid_view
 from .results import PacketRun
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["compare", "Comparison", "METRICS"]
 
@@ -105,7 +108,7 @@ class Comparison:
         ref = self.fluid[metric]
         return (mean - ref) / ref if ref else math.nan
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """Dataset with dimension ``metric``: ``fluid``, ``packet_mean``, ``packet_low``,
         ``packet_high``, and ``packet`` per ``seed``."""
         import xarray as xr

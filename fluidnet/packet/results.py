@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 __all__ = ["PacketRun"]
 
@@ -47,7 +50,7 @@ class PacketRun:
         hand).
     """
 
-    def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]):
+    def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]) -> None:
         self.scenario = scenario
         self.t_end = float(t_end)
         self.seed = int(seed)
@@ -135,7 +138,7 @@ class PacketRun:
         return int(np.searchsorted(self.time, t))
 
     # ------------------------------------------------------------------ export
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The traces as an :class:`xarray.Dataset`.
 
         Dimensions ``time``, ``link``, ``flow`` (long-lived flows) and ``short_flow``.

@@ -67,7 +67,7 @@ class Transport:
     ecn: bool = False
     options: dict = field(default_factory=dict)
 
-    def __init__(self, name: str, ecn: bool = False, **options: float):
+    def __init__(self, name: str, ecn: bool = False, **options: float) -> None:
         key = str(name).lower()
         if key not in TRANSPORTS:
             raise ParameterError(

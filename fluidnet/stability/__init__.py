@@ -8,49 +8,16 @@
 * the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
 """
 
-from .._lazy import lazy_attributes
-from .bode import BodeResponse, bode  # a submodule named like its function: bound eagerly
-from .margins import Margins, margins  # a submodule named like its function: bound eagerly
-from .nyquist import NyquistResponse, nyquist  # a submodule named like its function: bound eagerly
+from .._lazy import attach_stub
+from .bode import BodeResponse as BodeResponse  # a submodule named like its function: bound eagerly
+from .bode import bode as bode
+from .margins import Margins as Margins  # a submodule named like its function: bound eagerly
+from .margins import margins as margins
+from .nyquist import (  # a submodule named like its function: bound eagerly
+    NyquistResponse as NyquistResponse,
+)
+from .nyquist import nyquist as nyquist
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "BoundaryCurve": ".boundary",
-    "StabilityBoundary": ".boundary",
-    "stability_boundary": ".boundary",
-    "StabilityAccessor": ".chart",
-    "stability_chart": ".chart",
-    "CriticalValue": ".critical",
-    "Crossing": ".critical",
-    "StabilitySwitches": ".critical",
-    "critical_value": ".critical",
-    "stability_switches": ".critical",
-    "PhasePortrait": ".phaseplane",
-    "nonlinear_chart": ".phaseplane",
-    "phase_portrait": ".phaseplane",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    # the public functions (re-exported lazily as fluidnet.<name>)
-    "bode",
-    "nyquist",
-    "margins",
-    "stability_chart",
-    "stability_boundary",
-    "critical_value",
-    "stability_switches",
-    "phase_portrait",
-    "nonlinear_chart",
-    # their result classes
-    "BodeResponse",
-    "NyquistResponse",
-    "Margins",
-    "StabilityAccessor",
-    "StabilityBoundary",
-    "BoundaryCurve",
-    "CriticalValue",
-    "Crossing",
-    "StabilitySwitches",
-    "PhasePortrait",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

@@ -25,6 +25,8 @@ from ..sweep import grid_points
 if TYPE_CHECKING:
     import xarray as xr
 
+    from ..symbolic.model import Model
+
 __all__ = ["PhasePortrait", "phase_portrait", "nonlinear_chart"]
 
 
@@ -146,7 +148,7 @@ class PhasePortrait:
 
 
 def phase_portrait(
-    model,
+    model: Model,
     ics,
     *,
     x: str,
@@ -252,7 +254,7 @@ def _classify(
 
 
 def nonlinear_chart(
-    model,
+    model: Model,
     grid: Mapping[str, Any],
     *,
     ics,

@@ -30,30 +30,8 @@ Example
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
+from .._lazy import attach_stub
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "WindowChain": ".chain",
-    "WindowDistribution": ".distribution",
-    "GridConvergenceError": ".errors",
-    "NotNormalizableError": ".errors",
-    "monte_carlo": ".montecarlo",
-    "stationary_distribution": ".pdmp",
-    "constant_mark_distribution": ".series",
-    "constant_mark_moment": ".series",
-    "constant_mark_tail": ".series",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    "GridConvergenceError",
-    "NotNormalizableError",
-    "WindowChain",
-    "WindowDistribution",
-    "constant_mark_distribution",
-    "constant_mark_moment",
-    "constant_mark_tail",
-    "monte_carlo",
-    "stationary_distribution",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

@@ -111,7 +111,7 @@ class WindowChain:
         params: Mapping[Any, Any] | None = None,
         ack_rate: Any = 1,
         name: str = "window chain",
-    ):
+    ) -> None:
         self.name = str(name)
         self.window = sympy.Symbol(_name(window, "window"), positive=True)
         values: dict[str, float] = {}

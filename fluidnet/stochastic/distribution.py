@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["WindowDistribution"]
 
@@ -87,7 +90,7 @@ class WindowDistribution:
         edges: Sequence[float] | None = None,
         counts: Sequence[float] | None = None,
         name: str = "",
-    ):
+    ) -> None:
         w = np.asarray(w, dtype=float)
         pdf = np.asarray(pdf, dtype=float)
         if w.ndim != 1 or w.shape != pdf.shape or w.size < 3:
@@ -242,7 +245,14 @@ class WindowDistribution:
             )
         return self.ci[statistic]
 
-    def plot(self, ax=None, *, average: str = "ack", label: str | None = None, **kwargs):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        average: str = "ack",
+        label: str | None = None,
+        **kwargs: Any,
+    ) -> Axes:
         """Draw the density on ``ax`` (a new figure if None) and return ``ax``.
 
         ``average="time"`` draws the per-time density, ``"both"`` both. Monte Carlo densities

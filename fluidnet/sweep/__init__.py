@@ -32,32 +32,8 @@ Examples
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
+from .._lazy import attach_stub
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "single_threaded_blas": "..threads",
-    "DaskExecutor": ".executors",
-    "Executor": ".executors",
-    "FuturesExecutor": ".executors",
-    "ProcessExecutor": ".executors",
-    "SerialExecutor": ".executors",
-    "resolve_executor": ".executors",
-    "grid_points": ".grid",
-    "sweep": ".grid",
-    "Store": ".store",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    "Executor",
-    "SerialExecutor",
-    "ProcessExecutor",
-    "DaskExecutor",
-    "FuturesExecutor",
-    "Store",
-    "resolve_executor",
-    "grid_points",
-    "sweep",
-    "single_threaded_blas",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

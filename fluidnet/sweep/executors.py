@@ -367,7 +367,9 @@ class FuturesExecutor(Executor):
 
     name = "futures"
 
-    def __init__(self, pool: cf.Executor, chunksize: int | None = None, workers: int | None = None):
+    def __init__(
+        self, pool: cf.Executor, chunksize: int | None = None, workers: int | None = None
+    ) -> None:
         self.pool = pool
         self.chunksize = chunksize
         self._workers = workers or getattr(pool, "_max_workers", None) or os.cpu_count() or 1
@@ -409,7 +411,7 @@ class ProcessExecutor(Executor):
 
     def __init__(
         self, max_workers: int | None = None, chunksize: int | None = None, mp_context=None
-    ):
+    ) -> None:
         if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) < 1):
             raise OptionError(f"max_workers = {max_workers!r} must be a positive integer")
         self.max_workers = int(max_workers) if max_workers is not None else (os.cpu_count() or 1)
@@ -490,7 +492,7 @@ class DaskExecutor(Executor):
 
     name = "dask"
 
-    def __init__(self, client=None, chunksize: int | None = None):
+    def __init__(self, client=None, chunksize: int | None = None) -> None:
         try:
             from dask import distributed
         except ImportError as exc:

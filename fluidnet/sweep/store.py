@@ -96,7 +96,7 @@ class Store:
     >>> shutil.rmtree(os.path.dirname(path))
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
 
     def __repr__(self) -> str:

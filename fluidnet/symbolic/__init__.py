@@ -15,40 +15,9 @@ This stage builds on :mod:`fluidnet.linear` only.
 
 from __future__ import annotations
 
-from .._lazy import lazy_attributes
-from .linearize import linearize  # a submodule named like its function: bound eagerly
+from .._lazy import attach_stub
+from .linearize import linearize as linearize  # a submodule named like its function: bound eagerly
 
-# Public names imported on first access (see fluidnet._lazy).
-_LAZY = {
-    "DDEForm": ".canonical",
-    "Lag": ".canonical",
-    "build_form": ".canonical",
-    "equilibria": ".equilibrium",
-    "EquilibriumWarning": ".equilibrium",
-    "loop_gain": ".loopgain",
-    "Model": ".model",
-    "Param": ".model",
-    "params": ".symbols",
-    "s": ".symbols",
-    "signals": ".symbols",
-    "states": ".symbols",
-    "t": ".symbols",
-}
-__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)
-
-__all__ = [
-    "DDEForm",
-    "EquilibriumWarning",
-    "Lag",
-    "Model",
-    "Param",
-    "build_form",
-    "equilibria",
-    "linearize",
-    "loop_gain",
-    "params",
-    "s",
-    "signals",
-    "states",
-    "t",
-]
+# Public names: the stub __init__.pyi lists them once (for type checkers too); each is
+# imported from its module on first access (see fluidnet._lazy).
+__getattr__, __dir__, __all__ = attach_stub(globals())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import sympy
@@ -20,7 +20,7 @@ from ..errors import ModelError, ParameterError
 from ..overrides import merge_params, parameter_value
 from ..parsing import parse_expression
 from .canonical import DDEForm, build_form, delay_of
-from .equilibrium import chosen_equilibrium, equilibria
+from .equilibrium import Equilibrium, chosen_equilibrium, equilibria
 from .linearize import linearize
 from .loopgain import loop_gain
 from .numeric import to_numpy
@@ -121,7 +121,7 @@ class Model:
         nonnegative: Iterable[Any] = (),
         signals: Mapping[Any, Any] | None = None,
         name: str = "model",
-    ):
+    ) -> None:
         self.name = str(name)
         if not isinstance(rhs, Mapping) or not rhs:
             raise ModelError("rhs must be a non-empty dict {state: expression}")
@@ -515,6 +515,24 @@ class Model:
         return out
 
     # ------------------------------------------------------------------ analysis entry points
+    @overload
+    def equilibrium(
+        self,
+        *,
+        all: Literal[False] = False,
+        guess: Mapping[str, float] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **overrides: Any,
+    ) -> Equilibrium: ...
+    @overload
+    def equilibrium(
+        self,
+        *,
+        all: Literal[True],
+        guess: Mapping[str, float] | None = None,
+        params: Mapping[str, Any] | None = None,
+        **overrides: Any,
+    ) -> list[Equilibrium]: ...
     def equilibrium(
         self,
         *,
@@ -522,7 +540,7 @@ class Model:
         guess: Mapping[str, float] | None = None,
         params: Mapping[str, Any] | None = None,
         **overrides: Any,
-    ):
+    ) -> Equilibrium | list[Equilibrium]:
         """The equilibrium ``{state: value}`` (see
         :func:`fluidnet.symbolic.equilibrium.equilibria`), at parameter values
         ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
