@@ -98,7 +98,7 @@ def per_point() -> dict:
         lb = linearize_batch(model, {"alpha": A.ravel(), "beta": B.ravel()})
     with _Timer() as roots_one:
         for lin in systems:
-            characteristic_roots(lin, k=2, multiplicity=False)
+            characteristic_roots(lin, k=2)
     out = {}
     try:
         from threadpoolctl import threadpool_limits
@@ -106,7 +106,7 @@ def per_point() -> dict:
         with _Timer() as roots_tp:
             for lin in systems:
                 with threadpool_limits(limits=1, user_api="blas"):
-                    characteristic_roots(lin, k=2, multiplicity=False)
+                    characteristic_roots(lin, k=2)
         out["roots_with_threadpoolctl_ms"] = 1e3 * roots_tp.wall / len(systems)
         out["roots_with_threadpoolctl_cpu_ms"] = 1e3 * roots_tp.cpu / len(systems)
     except ImportError:

@@ -51,9 +51,14 @@ def test_an_unknown_root_option_lists_the_valid_ones():
             fn.OptionError, match=r"unknown root_options 'bogus'; valid: 'max_nodes', 'n_nodes'"
         ):
             call()
-    # an option the analysis sets itself is not one to pass
+    # multiplicity was ignored since the roots are verified by the argument principle, and is
+    # removed in 0.2.0: an unknown option everywhere
     with pytest.raises(fn.OptionError, match="unknown root_options 'multiplicity'"):
         fn.critical_value(decay(), "T", 0.1, 2.0, root_options={"multiplicity": False})
+    with pytest.raises(fn.OptionError, match="unknown options 'multiplicity'"):
+        fn.LinearDDE(0.0, [(1.0, -1.0)]).roots(multiplicity=True)
+    with pytest.raises(fn.OptionError, match="unknown options 'multiplicity'"):
+        fn.LinearDDE(0.0, [(1.0, -1.0)]).spectral_abscissa(multiplicity=False)
     with pytest.raises(fn.OptionError, match="root_options must be a dict"):
         fn.critical_value(decay(), "T", 0.1, 2.0, root_options=[("max_nodes", 50)])
 

@@ -217,7 +217,7 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
         k = int(k)
         state.full[k] = True
         try:
-            roots = characteristic_roots(system(k), k=2 * N_SEEDS, multiplicity=False, **opts)
+            roots = characteristic_roots(system(k), k=2 * N_SEEDS, **opts)
         except FluidnetError as exc:
             state.reason[k] = str(exc)
             continue

@@ -156,7 +156,7 @@ class LinearDDE:
         """
         from ..options import ROOT_OPTIONS, option_dict
 
-        kwargs = option_dict("options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="roots")
+        kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="roots")
         return characteristic_roots(self, k=k, region=region, **kwargs)
 
     def spectral_abscissa(self, **kwargs) -> float:

@@ -433,7 +433,6 @@ def characteristic_roots(
     *,
     max_nodes: int = 400,
     n_nodes: int | None = None,
-    multiplicity: bool = True,
 ) -> Roots:
     """Rightmost characteristic roots of a linear multi-delay system.
 
@@ -456,9 +455,6 @@ def characteristic_roots(
     n_nodes : int, optional
         Use exactly this discretization size ``N`` (no growth, no convergence check) -- for
         speed in sweeps where the caller knows the scales.
-    multiplicity : bool, default True
-        Ignored (kept for compatibility): every root is verified by the argument principle,
-        which counts its multiplicity (see the module notes).
 
     Returns
     -------
@@ -711,10 +707,7 @@ def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
     >>> round(fn.LinearDDE(0.0, [(1.0, -1.0)]).spectral_abscissa(), 6)
     -0.318132
     """
-    kwargs = option_dict(
-        "options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="spectral_abscissa"
-    )
-    kwargs.setdefault("multiplicity", False)
+    kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="spectral_abscissa")
     roots = characteristic_roots(lin, k=2, **kwargs)
     roots.require_certified(f"the spectral abscissa of {lin!r}")
     if not roots:
@@ -733,9 +726,7 @@ def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
     AnalysisError
         When the roots found right of the imaginary axis are not certified complete.
     """
-    kwargs = option_dict(
-        "options", kwargs, (*ROOT_OPTIONS, "multiplicity"), where="count_rhp_roots"
-    )
+    kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="count_rhp_roots")
     roots = characteristic_roots(lin, region=0.0, **kwargs)
     roots.require_certified(f"the count of unstable roots of {lin!r}")
     return int(sum(r.multiplicity for r in roots if r.real > axis_tol * max(1.0, abs(r.value))))

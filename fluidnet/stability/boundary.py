@@ -489,7 +489,7 @@ def _locate(factory, xn, yn, bracket):
 
     def top(t):
         x, y = xa + t * (xb - xa), ya + t * (yb - ya)
-        return characteristic_roots(factory(**{xn: x, yn: y}), k=2, multiplicity=False)[0]
+        return characteristic_roots(factory(**{xn: x, yn: y}), k=2)[0]
 
     t = brentq(lambda v: top(v).real, 0.0, 1.0, xtol=1e-14)
     return xa + t * (xb - xa), ya + t * (yb - ya), abs(top(t).imag)
@@ -579,7 +579,7 @@ class _OnBoundary:
         x, y, _ = point
         try:
             lin = self.factory(**{self.xn: x, self.yn: y})
-            roots = characteristic_roots(lin, k=2, multiplicity=False)
+            roots = characteristic_roots(lin, k=2)
             top = roots.require_certified("the rightmost root")[0]
         except FluidnetError:
             return False

@@ -49,7 +49,7 @@ class _ChartPoint:
     def __call__(self, point: Mapping[str, float]) -> tuple[float, float, float, str]:
         try:
             lin = self.factory(**point)
-            roots = characteristic_roots(lin, k=2, multiplicity=False, **self.root_kw)
+            roots = characteristic_roots(lin, k=2, **self.root_kw)
             roots.require_certified("the rightmost root")
         except FluidnetError as exc:
             if self.on_error == "raise":
@@ -83,7 +83,7 @@ class _ChartChunk:
         root, line, reason = found.root.copy(), found.certificate.copy(), found.reason.copy()
         for k, lin in batch.separate.items():
             try:
-                r = characteristic_roots(lin, k=2, multiplicity=False, **self.root_kw)
+                r = characteristic_roots(lin, k=2, **self.root_kw)
                 r.require_certified("the rightmost root")
                 root[k], line[k] = complex(r[0].real, abs(r[0].imag)), r.certificate
             except FluidnetError as exc:

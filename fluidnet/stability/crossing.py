@@ -186,12 +186,12 @@ class Sweep:
         lin = self.lin(p)
         if rhp_only:
             self.n_counts += 1
-            roots = unit_time_roots(lin, region=0.0, multiplicity=True, **self.root_options)
+            roots = unit_time_roots(lin, region=0.0, **self.root_options)
             return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
         k = max(k or 0, 6, 2 * lin.n)
         while True:
             self.n_counts += 1
-            roots = unit_time_roots(lin, k=k, multiplicity=True, **self.root_options)
+            roots = unit_time_roots(lin, k=k, **self.root_options)
             if len(roots) < k or roots[-1].real < 0 or k >= 512:
                 break
             k *= 2
