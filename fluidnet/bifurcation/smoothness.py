@@ -91,6 +91,30 @@ def check_equilibrium_smooth(model, eq: dict, where: str) -> None:
             )
 
 
+def _surfaces(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray):
+    """Each non-smooth surface of ``model`` along the sampled orbit: ``(state, name, label,
+    values, relative)``, the surface function at the samples and the same relative to its scale (a
+    projected state: the state over ``max(1, max |x|)``; a switch: over ``max(1, |scale|)``
+    per sample). ``state`` is True for a projected state (``name``), False for a switch
+    (``name``: its source)."""
+    names = model.state_names
+    for name in model.nonnegative:
+        x = X[:, names.index(name)]
+        yield True, name, f"{name} = 0", x, x / max(1.0, float(np.max(np.abs(x))))
+    sw = _switches(model)
+    if sw is not None:
+        S, scales = sw.evaluate(X, Z, P)
+        for j, s in enumerate(sw.switches):
+            label = f"the switching surface {s.surface} = 0 of {s.source}"
+            yield (
+                False,
+                str(s.source),
+                label,
+                S[:, j],
+                S[:, j] / np.maximum(1.0, np.abs(scales[:, j])),
+            )
+
+
 def check_orbit_smooth(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray, times: np.ndarray):
     """Raise :class:`NonSmoothError` when sampled orbit points reach a projected state's 0 or
     cross (or touch) a switching surface.
@@ -104,38 +128,28 @@ def check_orbit_smooth(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray, times
     times : ndarray
         Times of the samples on the orbit (for the message).
     """
-    names = model.state_names
-    for name in model.nonnegative:
-        i = names.index(name)
-        scale = max(1.0, float(np.max(np.abs(X[:, i]))))
-        k = int(np.argmin(X[:, i]))
-        if X[k, i] <= TOUCH_TOL * scale:
-            raise NonSmoothError(
-                f"the orbit reaches the boundary of the projected state {name} "
-                f"(min {name} = {X[k, i]:.4g} at t = {times[k]:.4g} in the period): there the "
-                f"projected model holds {name} at 0, and the smooth orbit (of the unprojected "
-                "model) is not the model's orbit",
-                surface=name,
-                where=float(times[k]),
-            )
-    sw = _switches(model)
-    if sw is None:
-        return
-    S, scales = sw.evaluate(X, Z, P)
-    for j, s in enumerate(sw.switches):
-        vals = S[:, j]
-        tol = TOUCH_TOL * np.maximum(1.0, np.abs(scales[:, j]))
-        near = np.abs(vals) <= tol
-        sign_change = np.any(vals > tol) and np.any(vals < -tol)
-        if sign_change or np.any(near):
+    for state, name, label, vals, rel in _surfaces(model, X, Z, P):
+        if state:
+            k = int(np.argmin(rel))
+            if rel[k] <= TOUCH_TOL:
+                raise NonSmoothError(
+                    f"the orbit reaches the boundary of the projected state {name} "
+                    f"(min {name} = {vals[k]:.4g} at t = {times[k]:.4g} in the period): there "
+                    f"the projected model holds {name} at 0, and the smooth orbit (of the "
+                    "unprojected model) is not the model's orbit",
+                    surface=name,
+                    where=float(times[k]),
+                )
+            continue
+        sign_change = np.any(rel > TOUCH_TOL) and np.any(rel < -TOUCH_TOL)
+        if sign_change or np.any(np.abs(rel) <= TOUCH_TOL):
             k = int(np.argmin(np.abs(vals)))
             raise NonSmoothError(
-                f"the orbit crosses the switching surface {s.surface} = 0 of {s.source} "
-                f"(near t = {times[k]:.4g} in the period, value range [{vals.min():.4g}, "
-                f"{vals.max():.4g}]): the right-hand side is not smooth along the orbit, so "
-                "collocation, Floquet multipliers and normal forms of the smooth theory do not "
-                "apply",
-                surface=str(s.source),
+                f"the orbit crosses {label} (near t = {times[k]:.4g} in the period, value range "
+                f"[{vals.min():.4g}, {vals.max():.4g}]): the right-hand side is not smooth along "
+                "the orbit, so collocation, Floquet multipliers and normal forms of the smooth "
+                "theory do not apply",
+                surface=name,
                 where=float(times[k]),
             )
 
@@ -152,17 +166,8 @@ def nearest_surface(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray) -> tuple
     P : ndarray
         Parameter values.
     """
-    near: list[tuple[float, str]] = []
-    names = model.state_names
-    for name in model.nonnegative:
-        x = X[:, names.index(name)]
-        near.append((float(np.min(x)) / max(1.0, float(np.max(np.abs(x)))), f"{name} = 0"))
-    sw = _switches(model)
-    if sw is not None:
-        S, scales = sw.evaluate(X, Z, P)
-        for j, s in enumerate(sw.switches):
-            rel = np.abs(S[:, j]) / np.maximum(1.0, np.abs(scales[:, j]))
-            near.append(
-                (float(np.min(rel)), f"the switching surface {s.surface} = 0 of {s.source}")
-            )
+    near = [
+        (float(np.min(rel if state else np.abs(rel))), label)
+        for state, _, label, _, rel in _surfaces(model, X, Z, P)
+    ]
     return min(near) if near else None
