@@ -145,14 +145,14 @@ def sbrm_critical_delays() -> dict:
     Ns = sorted({r[0] for r in TABLE_6_6_2})
     cs = sorted({r[1] for r in TABLE_6_6_2})
     t0 = time.perf_counter()
-    ds = fn.critical_value(
+    res = fn.critical_value(
         model, "d", 0.03, 0.2, grid={"N": np.array(Ns, float), "c": 1000.0 * np.array(cs)}
     )
     dt = time.perf_counter() - t0
     rows = []
     for N, c, d_text, f_text in TABLE_6_6_2:
-        pt = ds.sel(N=float(N), c=1000.0 * c)
-        rows.append((N, c, d_text, f_text, float(pt["value"]) * 1e3, float(pt["frequency"])))
+        pt = res.sel(N=float(N), c=1000.0 * c)  # one CriticalValue
+        rows.append((N, c, d_text, f_text, pt.value * 1e3, pt.frequency))
     # the paper's rule on its grid 50, 54, ..., 102 ms is the grid delay whose Nyquist curve
     # comes closest to -1 (note 002 §0): close to the grid point nearest our exact crossing d*,
     # clipped at 102 ms, and ">> 102" when d* is well beyond (about 110 ms and more)

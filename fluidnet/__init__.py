@@ -14,6 +14,7 @@ Floquet multipliers, continuation), then :mod:`fluidnet.models` and :mod:`fluidn
 
 from __future__ import annotations
 
+from . import _accessors
 from ._lazy import attach_stub
 from .errors import AnalysisError as AnalysisError
 from .errors import CacheError as CacheError
@@ -31,3 +32,6 @@ __version__ = "0.1.0"
 # imported from its module on first access (see fluidnet._lazy).
 # ``fn.sympy`` is a convenience for notebooks (``fn.sympy.exp``), not a public name.
 __getattr__, __dir__, __all__ = attach_stub(globals(), {"sympy": "sympy"})
+
+# ``ds.stability`` on every xarray Dataset, without importing xarray here (fluidnet._accessors)
+_accessors.install()

@@ -28,6 +28,10 @@ ALLOWED = {
         "the package's own machinery for lazy public names: private to the package (not part "
         "of the API), shared by every package __init__.py"
     ),
+    ("fluidnet", "fluidnet._accessors"): (
+        "the package's own machinery that puts ds.stability on every xarray Dataset at import "
+        "fluidnet (not part of the API)"
+    ),
     ("fluidnet.papers", "fluidnet.packet._ns3"): (
         "the three packet items refuse early without ns-3 (_ns3.require()); the packet "
         "stage has no public way to ask yet"

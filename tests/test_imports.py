@@ -206,3 +206,47 @@ def test_unknown_attribute_is_an_attribute_error():
         fluidnet.no_such_name  # noqa: B018
     assert not hasattr(fluidnet.models, "no_such_model")
     assert "simulate" in dir(fluidnet) and "sympy" in dir(fluidnet)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidnet.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    return env
+
+
+_CHART = """
+import xarray as xr
+ds = xr.Dataset({"stable": ("k", [True, False]), "abscissa": ("k", [-1.0, 1.0])},
+                coords={"k": [1.0, 2.0]})
+"""
+
+
+@pytest.mark.parametrize("order", ["fluidnet first", "xarray first"])
+def test_the_stability_accessor_needs_no_special_import(order, tmp_path):
+    """A chart opened from a file in a new process has ``ds.stability`` after ``import
+    fluidnet`` alone, whichever of fluidnet and xarray is imported first (issue 24), and
+    ``import fluidnet`` still does not import xarray."""
+    path = tmp_path / "chart.nc"
+    code = f"""
+import sys
+{"import fluidnet" if order == "fluidnet first" else "import xarray"}
+assert ("xarray" in sys.modules) == {order == "xarray first"}
+{_CHART}
+ds.to_netcdf({str(path)!r})
+opened = xr.open_dataset({str(path)!r})
+import fluidnet
+assert "fluidnet.stability.chart" not in sys.modules
+import matplotlib
+matplotlib.use("Agg")
+ax = opened.stability.plot()
+print(type(opened.stability).__name__, ax.get_xlabel(), [float(v) for v in ax.lines[0].get_ydata()])
+"""
+    out = subprocess.run(
+        [sys.executable, "-W", "error::Warning", "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["StabilityAccessor", "k", "[-1.0,", "1.0]"]

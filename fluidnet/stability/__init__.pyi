@@ -14,7 +14,8 @@ from .boundary import StabilityBoundary as StabilityBoundary
 from .boundary import stability_boundary as stability_boundary
 from .chart import StabilityAccessor as StabilityAccessor
 from .chart import stability_chart as stability_chart
-from .critical import CriticalValue as CriticalValue
+from .critical_results import CriticalValue as CriticalValue
+from .critical_results import CriticalValues as CriticalValues
 from .critical import Crossing as Crossing
 from .critical import StabilitySwitches as StabilitySwitches
 from .critical import critical_value as critical_value

@@ -253,10 +253,13 @@ def stability_chart(
     return xr.Dataset(data, coords=coords, attrs=attrs)
 
 
-@xr.register_dataset_accessor("stability")
 class StabilityAccessor:
     """``ds.stability.plot()`` for a Dataset made by :func:`stability_chart` (or by
-    :func:`~fluidnet.stability.nonlinear_chart`, whose ``stable`` region is drawn)."""
+    :func:`~fluidnet.stability.nonlinear_chart`, whose ``stable`` region is drawn).
+
+    ``import fluidnet`` makes ``ds.stability`` available on every Dataset, also one opened from
+    a file in a new process (:mod:`fluidnet._accessors`).
+    """
 
     def __init__(self, ds: xr.Dataset):
         self._ds = ds

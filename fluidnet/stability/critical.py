@@ -64,23 +64,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..options import root_options as check_root_options
 from ..overrides import merge_params, parameter_value, parameter_values
+from .critical_results import CriticalValue, CriticalValues
 from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
 from .rootpaths import follow_roots
 from .system import SystemFactory
 
-if TYPE_CHECKING:
-    import xarray as xr
-
 __all__ = [
     "CriticalValue",
+    "CriticalValues",
     "Crossing",
     "StabilitySwitches",
     "critical_value",
@@ -88,65 +87,6 @@ __all__ = [
 ]
 
 _METHODS = ("auto", "delay", "continuation")
-
-
-@dataclass(frozen=True, kw_only=True)
-class CriticalValue:
-    """The first value of a parameter where stability changes.
-
-    Attributes
-    ----------
-    name : str
-        The swept parameter.
-    value : float
-        Its critical value.
-    omega : float
-        Crossing frequency ``|Im lambda|`` of the root on the imaginary axis (rad/s); 0 for a
-        real root crossing at the origin.
-    direction : str
-        ``"destabilizing"`` when the system is stable below ``value`` and unstable above,
-        ``"stabilizing"`` otherwise.
-    bracket : (float, float)
-        Two values around ``value`` where the number of right-half-plane roots was computed in
-        full: ``count_before`` and ``count_after``.
-    root : complex
-        The root on the imaginary axis at ``value``.
-    count_before, count_after : int
-        Right-half-plane roots (with multiplicity) just below and just above ``value``.
-    method : str
-        ``"delay"`` (exact) or ``"continuation"``.
-    checks : tuple of (float, int)
-        Every parameter value where the right-half-plane count was computed in full, and the
-        count: the certificate (see the module notes).
-    """
-
-    name: str
-    value: float
-    omega: float
-    direction: str
-    bracket: tuple[float, float]
-    root: complex
-    count_before: int = 0
-    count_after: int = 0
-    method: str = ""
-    checks: tuple[tuple[float, int], ...] = ()
-
-    @property
-    def frequency(self) -> float:
-        """Crossing frequency in Hz (``omega / 2 pi``)."""
-        return self.omega / (2.0 * math.pi)
-
-    @property
-    def period(self) -> float:
-        """Period of the oscillation that sets in (s); ``inf`` for a real crossing."""
-        return 2.0 * math.pi / self.omega if self.omega > 0 else math.inf
-
-    def __repr__(self) -> str:
-        return (
-            f"CriticalValue({self.name}={self.value:.12g}, omega={self.omega:.12g} rad/s "
-            f"({self.frequency:.6g} Hz), {self.direction}, right-half-plane roots "
-            f"{self.count_before} -> {self.count_after}, {self.method})"
-        )
 
 
 @dataclass(frozen=True)
@@ -462,7 +402,7 @@ def critical_value(
     progress: bool | None = None,
     on_error: str = "raise",
     **fixed: Any,
-) -> CriticalValue | xr.Dataset:
+) -> CriticalValue | CriticalValues:
     """The first value of ``name`` in ``[lo, hi]`` where stability changes, certified.
 
     Roots are followed (or, for delays, every crossing is computed exactly) from ``lo``
@@ -483,12 +423,12 @@ def critical_value(
         Values of the other parameters ``{name: value}``, one real number each.
     grid : dict, optional
         ``{parameter name: 1-D values}``: the critical value is computed for every
-        combination (the outer product, one dimension per entry) and returned as an
-        :class:`xarray.Dataset`. Without an ``executor``, the sets are solved together as one
-        batched continuation (:mod:`fluidnet.stability.pathbatch`: vectorized Newton over
-        stacked systems, counts by the argument principle for all sets at once) when the exact
-        delay method does not apply; a set the batch cannot certify is solved alone, as
-        without a grid.
+        combination (the outer product, one dimension per entry) and returned as a
+        :class:`~fluidnet.stability.critical_results.CriticalValues` collection. Without an
+        ``executor``, the sets are solved together as one batched continuation
+        (:mod:`fluidnet.stability.pathbatch`: vectorized Newton over stacked systems, counts
+        by the argument principle for all sets at once) when the exact delay method does not
+        apply; a set the batch cannot certify is solved alone, as without a grid.
     method : {"auto", "delay", "continuation"}
         See the module notes. ``"auto"`` uses the exact delay method when it applies.
     root_options : dict, optional
@@ -497,20 +437,24 @@ def critical_value(
     executor, progress
         With a ``grid`` (see :mod:`fluidnet.sweep`).
     on_error : {"raise", "nan"}
-        With a ``grid``: raise the first error, or store NaN and the message in
-        ``error``.
+        With a ``grid``: raise the first error, or keep the set's error message (its
+        ``value`` is NaN and its ``error`` holds the message).
     **fixed
         Parameter values as keywords (the same as ``params``; a name given both ways is an
         error).
 
     Returns
     -------
-    CriticalValue or xarray.Dataset
-        ``.value``, ``.omega`` (rad/s), ``.frequency`` (Hz), ``.direction``, the counts on
-        each side and the certificate ``.checks``. With a ``grid``, a Dataset with
-        ``value``, ``omega``, ``frequency``, ``destabilizing`` (bool), ``count_before``,
-        ``count_after``, ``method``, ``error``, and the certificate's bracket ``bracket_lo``,
-        ``bracket_hi`` (the values nearest the crossing where the count was computed in full).
+    CriticalValue or CriticalValues
+        One parameter set: a :class:`~fluidnet.stability.critical_results.CriticalValue`
+        (``.value``, ``.omega`` in rad/s, ``.frequency`` in Hz, ``.direction``, the counts on
+        each side and the certificate ``.checks``). With a ``grid``: a
+        :class:`~fluidnet.stability.critical_results.CriticalValues`, the collection of one
+        ``CriticalValue`` per set, shaped like the grid (``res[i, j]``, ``res.sel(N=10)``);
+        its attributes ``value``, ``omega``, ``frequency``, ``destabilizing``,
+        ``count_before``, ``count_after``, ``method``, ``error`` and the certificate's bracket
+        ``bracket_lo``, ``bracket_hi`` are arrays over the grid. Both have ``.to_xarray()``
+        (the same variables) and ``.plot()``.
 
     Raises
     ------
@@ -583,20 +527,6 @@ def _point_factory(factory: SystemFactory, point: dict) -> SystemFactory:
     return f
 
 
-def _row(cv: CriticalValue) -> tuple:
-    return (
-        cv.value,
-        cv.omega,
-        cv.direction == "destabilizing",
-        cv.count_before,
-        cv.count_after,
-        cv.method,
-        "",
-        cv.bracket[0],
-        cv.bracket[1],
-    )
-
-
 class _CriticalTask:
     """One parameter set of a grid of critical values (picklable for process executors)."""
 
@@ -604,17 +534,17 @@ class _CriticalTask:
         self.factory, self.name, self.lo, self.hi = factory, name, lo, hi
         self.method, self.root_kw, self.on_error = method, root_kw, on_error
 
-    def __call__(self, item) -> tuple:
+    def __call__(self, item) -> CriticalValue | str:
+        """The set's critical value, or (with ``on_error="nan"``) its error message."""
         point, lo, hi = item
         f = _point_factory(self.factory, point)
         try:
-            cv = _critical_one(f, self.name, lo, hi, self.method, self.root_kw)
+            return _critical_one(f, self.name, lo, hi, self.method, self.root_kw)
         except AnalysisError as exc:
             if self.on_error == "raise":
                 where = ", ".join(f"{k}={v:g}" for k, v in point.items())
                 raise type(exc)(f"at {where}: {exc}") from exc
-            return (math.nan, math.nan, False, -1, -1, "", str(exc), math.nan, math.nan)
-        return _row(cv)
+            return str(exc)
 
 
 def _from_batch(name: str, lo: float, hi: float, found) -> CriticalValue:
@@ -683,9 +613,7 @@ def critical_batch(factory: SystemFactory, name, points, lo, hi, method, root_kw
 
 def _critical_grid(
     source, name, lo, hi, values, arrays, method, root_kw, executor, progress, on_error
-):
-    import xarray as xr
-
+) -> CriticalValues:
     from ..sweep import grid_points, resolve_executor
 
     if on_error not in ("raise", "nan"):
@@ -716,35 +644,19 @@ def _critical_grid(
         progress=progress,
         desc=f"critical {name} ({factory.name})",
     )
-    results = [None if cv is None else _row(cv) for cv in batched]
-    for i, row in zip(rest, done, strict=True):
-        results[i] = row
-    cols = list(zip(*results, strict=True))
-    coords = {n: np.asarray(arrays[n], dtype=float).reshape(-1) for n in names}
-
-    def arr(i, dtype):
-        return np.array(cols[i], dtype=dtype).reshape(shape)
-
-    omega = arr(1, float)
-    data = {
-        "value": (names, arr(0, float), {"long_name": f"critical {name}"}),
-        "omega": (names, omega, {"units": "rad/s"}),
-        "frequency": (names, omega / (2 * math.pi), {"units": "Hz"}),
-        "destabilizing": (names, arr(2, bool)),
-        "count_before": (names, arr(3, int)),
-        "count_after": (names, arr(4, int)),
-        "method": (names, arr(5, object).astype(str)),
-        "error": (names, arr(6, object).astype(str)),
-        "bracket_lo": (names, arr(7, float), {"long_name": "count computed in full below"}),
-        "bracket_hi": (names, arr(8, float), {"long_name": "count computed in full above"}),
-    }
-    attrs = {"parameter": name, **scalars}
+    found: list[CriticalValue | str | None] = list(batched)
+    for i, one in zip(rest, done, strict=True):
+        found[i] = one
+    results = [r for r in found if r is not None]
+    if len(results) != len(found):  # every set is solved by the batch or by a task
+        raise AnalysisError(f"critical_value: {len(found) - len(results)} sets left unsolved")
+    attrs: dict[str, Any] = dict(scalars)
+    intervals = None
     if np.ndim(lo) == 0 and np.ndim(hi) == 0:
         attrs.update(lo=float(lo), hi=float(hi))
     else:
-        data["lo"] = (names, los.reshape(shape).copy())
-        data["hi"] = (names, his.reshape(shape).copy())
-    return xr.Dataset(data, coords=coords, attrs=attrs)
+        intervals = (los.reshape(shape).copy(), his.reshape(shape).copy())
+    return CriticalValues(name, names, arrays, results, attrs=attrs, intervals=intervals)
 
 
 def stability_switches(

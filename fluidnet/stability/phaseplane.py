@@ -344,7 +344,6 @@ def nonlinear_chart(
     import xarray as xr
 
     from ..dde import simulate_ensemble
-    from . import chart  # noqa: F401  (registers the ``ds.stability`` accessor)
 
     state = model.state_names[0] if state is None else state
     _check_state(model, state, "state")
