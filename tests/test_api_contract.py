@@ -343,3 +343,126 @@ def test_the_checker_passes_a_conforming_function():
         return 0.0
 
     assert violations(good, "good") == []
+
+
+# ------------------------------------------------------------------ results: one family each
+#: Classes that public functions return but that are not analysis results: models and systems
+#: to analyse, laws and scenarios to build them from, the executor of a sweep, the report of a
+#: reproduction (printed and written to files by design).
+NOT_RESULTS = {
+    "Model": "a model to analyse",
+    "DelayTF": "a transfer function to analyse",
+    "LinearDDE": "a linear system to analyse",
+    "QuasiPolynomial": "a characteristic function to analyse",
+    "SavedModel": "a compiled model to simulate",
+    "WindowChain": "a Markov chain to analyse",
+    "FlowLaw": "a rate law, the input of a network model",
+    "Utility": "a utility function, the input of a model",
+    "BinaryFeedbackNetwork": "a network to simulate or analyse",
+    "ReverseEngineered": "the symbolic utility of a law (sympy expressions)",
+    "Executor": "runs a sweep",
+    "Dumbbell": "a packet-level scenario to simulate",
+    "Report": "the target report of a reproduction: printed and written to files",
+}
+
+#: Value types a function may return in more than one shape (like numpy: a number for a
+#: number, an array for an array).
+PLAIN = {"float", "int", "complex", "bool", "str", "np.ndarray", "NDArray", "ndarray", "Any"}
+
+
+def _namespace() -> dict:
+    import numpy as np
+    import xarray as xr
+
+    ns: dict = {"np": np, "xr": xr}
+    for modname in (
+        *MODULES,
+        "fluidnet.stability",
+        "fluidnet.bifurcation",
+        "fluidnet.dde",
+        "fluidnet.linear",
+        "fluidnet.stochastic",
+        "fluidnet.symbolic",
+    ):
+        mod = importlib.import_module(modname)
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isclass(obj):
+                ns.setdefault(name, obj)
+    return ns
+
+
+def _members(annotation: str) -> list[str]:
+    """The members of a return annotation's top-level union, ``None`` left out."""
+    depth, cur, out = 0, "", []
+    for ch in annotation:
+        depth += ch in "[(" and 1 or 0
+        depth -= ch in "])" and 1 or 0
+        if ch == "|" and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur.strip())
+    return [m for m in out if m not in ("None", "")]
+
+
+def family_violations(qualname: str, obj: Callable, ns: dict) -> list[str]:
+    """A function whose return type depends on its input values (beyond a number/array shape),
+    or whose result class lacks ``.to_xarray()`` or ``.plot()``."""
+    ann = inspect.signature(obj).return_annotation
+    if ann is inspect.Signature.empty:
+        return []
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    members = _members(text)
+    out: list[str] = []
+    base = [m.split("[")[0] for m in members]
+    if len(base) > 1 and not set(base) <= PLAIN:
+        collection = len(base) == 2 and base[1] == base[0] + "s"
+        if not collection:
+            out.append(f"{qualname}: returns one of {members}: one family per function")
+    for m in base:
+        cls = ns.get(m.split(".")[-1]) if m not in PLAIN else None
+        if cls is None or not inspect.isclass(cls) or cls.__name__ in NOT_RESULTS:
+            continue
+        if not cls.__module__.startswith("fluidnet"):
+            continue
+        missing = [a for a in ("to_xarray", "plot") if not callable(getattr(cls, a, None))]
+        if missing:
+            out.append(f"{qualname}: its result {cls.__name__} has no {' or '.join(missing)}()")
+    return out
+
+
+def test_every_result_is_one_family_with_to_xarray_and_plot():
+    ns = _namespace()
+    found: list[str] = []
+    for qualname, obj in public_callables():
+        if inspect.isfunction(obj):
+            found += family_violations(qualname, obj, ns)
+    assert not found, "\n".join(found)
+
+
+class _NoPlot:
+    """Deliberately broken: a result with ``to_xarray`` and no ``plot``."""
+
+    __module__ = "fluidnet.fake"  # the checker looks at fluidnet's classes only
+
+    def to_xarray(self) -> None:
+        """Nothing."""
+
+
+def _two_families(model) -> _NoPlot | xr.Dataset:  # noqa: F821
+    """Deliberately broken: a result or a Dataset, depending on the input.
+
+    Parameters
+    ----------
+    model : Model
+    """
+    return _NoPlot()
+
+
+def test_the_family_checker_reports_a_broken_copy():
+    ns = {**_namespace(), "_NoPlot": _NoPlot}
+    found = family_violations("_two_families", _two_families, ns)
+    assert any("one family per function" in f for f in found), found
+    assert any("_NoPlot has no plot()" in f for f in found), found

@@ -215,6 +215,41 @@ class HopfPoint:
             f"dRe(lambda)/d{self.name}={self.root_speed.real:.6g}{lyap}, {crit})"
         )
 
+    def to_xarray(self) -> Any:
+        """The Hopf point as an :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+            Scalars ``value`` (of the parameter named by the attribute ``parameter``),
+            ``omega``, ``period``, ``root_speed`` (complex) and, where the smooth normal form
+            applies, ``lyapunov`` (the first Lyapunov coefficient; the attribute ``nonsmooth``
+            says why it is absent); ``equilibrium`` and the critical ``eigenvector`` along
+            ``state``.
+        """
+        import xarray as xr
+
+        states = list(self.model.state_names)
+        data: dict[str, Any] = {
+            "value": ((), self.value),
+            "omega": ((), self.omega, {"units": "rad/s"}),
+            "period": ((), self.period),
+            "root_speed": ((), complex(self.root_speed)),
+            "equilibrium": ("state", [float(self.equilibrium[s]) for s in states]),
+            "eigenvector": ("state", np.asarray(self.eigenvector, dtype=complex)),
+        }
+        if self.applies:
+            data["lyapunov"] = ((), self.lyapunov)
+        return xr.Dataset(
+            data,
+            coords={"state": states},
+            attrs={
+                "parameter": self.name,
+                "direction": self.direction,
+                "nonsmooth": self.nonsmooth,
+            },
+        )
+
     def plot(
         self,
         ax: Axes | None = None,

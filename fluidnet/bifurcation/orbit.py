@@ -182,6 +182,41 @@ class PeriodicOrbit:
             stab = ", stable" if self.stable else f", unstable ({self.unstable_count})"
         return f"PeriodicOrbit(period={self.period:.10g}, peak-to-peak {{{amp}}}{stab})"
 
+    def to_xarray(self, n_points: int | None = None) -> Any:
+        """One period of the orbit as an :class:`xarray.Dataset`.
+
+        Parameters
+        ----------
+        n_points : int, optional
+            Output samples over the period (default: as :meth:`sample`).
+
+        Returns
+        -------
+        xarray.Dataset
+            ``x`` along ``t`` (one period, both ends included) and ``state``; ``maximum``,
+            ``minimum``, ``amplitude`` and ``mean`` along ``state``; the Floquet
+            ``multipliers`` along ``multiplier`` when computed; attributes ``period`` and
+            ``defect``.
+        """
+        import xarray as xr
+
+        t, values = self.sample(n_points)
+        states = list(self.state_names)
+        data: dict[str, Any] = {
+            "x": (("t", "state"), values),
+            **{
+                k: ("state", [getattr(self, k)[s] for s in states])
+                for k in ("maximum", "minimum", "amplitude", "mean")
+            },
+        }
+        if self.multipliers is not None:
+            data["multipliers"] = ("multiplier", np.asarray(self.multipliers, dtype=complex))
+        return xr.Dataset(
+            data,
+            coords={"t": t, "state": states},
+            attrs={"period": self.period, "defect": self.defect},
+        )
+
     def plot(
         self,
         ax: Axes | None = None,

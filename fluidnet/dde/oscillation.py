@@ -85,6 +85,62 @@ class Oscillation:
         """Angular frequency ``2 pi / period`` (rad/s)."""
         return 2.0 * math.pi * self.frequency
 
+    def to_xarray(self) -> Any:
+        """The classification as an :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+            Scalars ``amplitude``, ``period``, ``frequency``, ``mean``, ``decay_ratio``,
+            ``n_cycles``, ``status``; ``peak_times`` along ``peak``; attributes ``state`` and
+            the classified ``window``.
+        """
+        import xarray as xr
+
+        scalars = ("amplitude", "period", "frequency", "mean", "decay_ratio", "n_cycles", "status")
+        data: dict[str, Any] = {k: ((), getattr(self, k)) for k in scalars}
+        data["peak_times"] = ("peak", np.asarray(self.peak_times, dtype=float))
+        return xr.Dataset(
+            data,
+            attrs={
+                "state": self.state,
+                "window_start": self.window[0],
+                "window_end": self.window[1],
+            },
+        )
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The classified window: the mean, the peak-to-peak band around it and the maxima.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (a new figure by default); draw the trajectory on it first to see
+            both (``sol.plot(ax=ax)``).
+        **kwargs
+            Passed to ``ax.axhline`` for the mean.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        kwargs.setdefault("color", "C1")
+        ax.axhline(self.mean, ls="--", lw=0.9, label=f"mean {self.mean:.4g}", **kwargs)
+        half = 0.5 * self.amplitude
+        ax.axhspan(self.mean - half, self.mean + half, color=kwargs["color"], alpha=0.12)
+        for t in self.peak_times:
+            ax.axvline(t, color="0.6", lw=0.5)
+        ax.set_xlim(*self.window)
+        ax.set_xlabel("t")
+        ax.set_ylabel(self.state)
+        ax.set_title(f"{self.state}: {self.status}, period {self.period:.4g}", fontsize="small")
+        ax.legend(fontsize="small")
+        return ax
+
 
 def _after(after: Any) -> float:
     """``after`` as a float: a real number (text is not read as one, see

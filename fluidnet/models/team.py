@@ -22,6 +22,7 @@ claim, Prop 2). A route with ``N_r`` users contributes ``N_r`` times its user's 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -296,6 +297,48 @@ class CapacityOptimum:
     x: np.ndarray
     multipliers: np.ndarray
     loads: np.ndarray
+
+    def to_xarray(self) -> Any:
+        """Rates along ``route``, multipliers and loads along ``link``, as an
+        :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+        """
+        import xarray as xr
+
+        return xr.Dataset(
+            {
+                "x": ("route", np.asarray(self.x, dtype=float)),
+                "multipliers": ("link", np.asarray(self.multipliers, dtype=float)),
+                "loads": ("link", np.asarray(self.loads, dtype=float)),
+            }
+        )
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The rate of each route (bars).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (a new figure by default).
+        **kwargs
+            Passed to ``ax.bar``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        x = np.asarray(self.x, dtype=float)
+        ax.bar(np.arange(x.size), x, **kwargs)
+        ax.set_xlabel("route")
+        ax.set_ylabel("rate at the optimum")
+        return ax
 
 
 def capacity_optimum(net: UserNetwork, *, rtt_weighted: bool = False) -> CapacityOptimum:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -104,6 +105,54 @@ class QueueOscillation:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def to_xarray(self) -> Any:
+        """The measures as scalars of an :class:`xarray.Dataset` (the tail analysed in the
+        attributes ``window_start``, ``window_end``).
+
+        Returns
+        -------
+        xarray.Dataset
+        """
+        import xarray as xr
+
+        values = {k: v for k, v in self.to_dict().items() if k != "window"}
+        return xr.Dataset(
+            {k: ((), v) for k, v in values.items()},
+            attrs={"window_start": self.window[0], "window_end": self.window[1]},
+        )
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The tail analysed: the queue's mean, its mean peak-to-trough band and its swing.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (a new figure by default); draw the trace on it first to see both.
+        **kwargs
+            Passed to ``ax.axhline`` for the mean.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        kwargs.setdefault("color", "C1")
+        ax.axhline(self.mean, ls="--", lw=0.9, label=f"mean {self.mean:.4g}", **kwargs)
+        half = 0.5 * self.amplitude
+        ax.axhspan(self.mean - half, self.mean + half, color=kwargs["color"], alpha=0.12)
+        ax.set_xlim(*self.window)
+        ax.set_xlabel("t (s)")
+        ax.set_ylabel("queue (packets)")
+        verdict = "oscillating" if self.oscillating else "quiet"
+        ax.set_title(
+            f"{verdict}: swing {self.swing:.3g}, period {self.period:.3g} s", fontsize="small"
+        )
+        ax.legend(fontsize="small")
+        return ax
 
 
 def _acf(y: np.ndarray) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,29 @@ class BodeResponse:
     @property
     def phase_deg(self) -> np.ndarray:
         return np.degrees(self.phase)
+
+    def to_xarray(self) -> Any:
+        """The response along ``omega`` as an :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``response`` (complex), ``magnitude``, ``magnitude_db``, ``phase`` (rad, unwrapped)
+            and ``phase_deg`` along ``omega`` (rad/s).
+        """
+        import xarray as xr
+
+        dim = "omega"
+        return xr.Dataset(
+            {
+                "response": (dim, self.response),
+                "magnitude": (dim, self.magnitude),
+                "magnitude_db": (dim, self.magnitude_db, {"units": "dB"}),
+                "phase": (dim, self.phase, {"units": "rad"}),
+                "phase_deg": (dim, self.phase_deg, {"units": "degree"}),
+            },
+            coords={dim: (dim, self.omega, {"units": "rad/s"})},
+        )
 
     def to_frd(self):
         """The response as :class:`control.FrequencyResponseData`."""

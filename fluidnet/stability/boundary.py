@@ -135,6 +135,46 @@ class StabilityBoundary:
         """Crossing frequency along the stability boundary (rad/s, NaN-separated)."""
         return self._joined("omega")
 
+    def to_xarray(self) -> Any:
+        """Every D-curve's points as an :class:`xarray.Dataset` along ``point``.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``x_name`` and ``y_name`` values (variables named after the parameters),
+            ``omega`` (rad/s), ``on_boundary`` (bool), ``curve`` (the curve's index) and
+            ``kind`` along ``point``; the ranges, method and fixed values as attributes.
+        """
+        import xarray as xr
+
+        def joined(attr: str) -> np.ndarray:
+            parts = [np.asarray(getattr(c, attr)) for c in self.curves]
+            return np.concatenate(parts) if parts else np.zeros(0)
+
+        curve = np.concatenate(
+            [np.full(len(c), i) for i, c in enumerate(self.curves)] or [np.zeros(0, int)]
+        )
+        kind = np.concatenate([np.full(len(c), c.kind) for c in self.curves] or [np.zeros(0, str)])
+        dim = "point"
+        return xr.Dataset(
+            {
+                self.x_name: (dim, joined("x")),
+                self.y_name: (dim, joined("y")),
+                "omega": (dim, joined("omega"), {"units": "rad/s"}),
+                "on_boundary": (dim, joined("on_boundary").astype(bool)),
+                "curve": (dim, curve.astype(int)),
+                "kind": (dim, kind.astype(str)),
+            },
+            attrs={
+                "x_name": self.x_name,
+                "y_name": self.y_name,
+                "x_range": list(self.x_range),
+                "y_range": list(self.y_range),
+                "method": self.method,
+                **{f"fixed_{k}": v for k, v in self.fixed.items()},
+            },
+        )
+
     def plot(self, ax=None, *, all_curves: bool = True, color: str = "C3", **kwargs):
         """Draw the stability boundary (solid) and the other D-curves (thin, dotted).
 

@@ -1,10 +1,10 @@
-"""The results of :func:`~fluidnet.stability.critical_value`: one critical value, and many.
+"""The results of :func:`~fluidnet.critical_value`: one critical value, and many.
 
-:class:`CriticalValue` is the first change of stability for one parameter set, with its
-certificate. :class:`CriticalValues` is what a ``grid`` of parameter sets returns: an array of
-:class:`CriticalValue` (a failed set holds its error message instead), whose table of numbers
-is an :class:`xarray.Dataset` with the same variables as one value's
-:meth:`CriticalValue.to_xarray`. Both have ``.to_xarray()`` and ``.plot()``.
+:class:`~fluidnet.stability.CriticalValue` is the first change of stability for one parameter
+set, with its certificate. :class:`~fluidnet.stability.CriticalValues` is what a ``grid`` of
+parameter sets returns: an array of ``CriticalValue`` (a failed set holds its error message
+instead), whose table of numbers is an :class:`xarray.Dataset` with the same variables as one
+value's ``CriticalValue.to_xarray()``. Both have ``.to_xarray()`` and ``.plot()``.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class CriticalValue:
             Scalars ``value``, ``omega`` (rad/s), ``frequency`` (Hz), ``destabilizing``,
             ``count_before``, ``count_after``, ``method``, ``error`` (empty),
             ``bracket_lo``, ``bracket_hi`` (the variables of a grid's
-            :meth:`CriticalValues.to_xarray`), and the certificate along dimension ``check``:
+            ``CriticalValues.to_xarray()``), and the certificate along dimension ``check``:
             ``check_value`` and ``check_count`` (right-half-plane roots counted in full there).
             The attribute ``parameter`` names the swept parameter.
         """
@@ -101,7 +101,7 @@ class CriticalValue:
     def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The certificate: right-half-plane roots counted in full, against the parameter.
 
-        The counts of :attr:`checks` are drawn as points joined by steps, and the critical
+        The counts of ``checks`` are drawn as points joined by steps, and the critical
         value as a vertical line: the count changes there and nowhere else in the bracket.
 
         Parameters
@@ -200,11 +200,12 @@ def _variable(var: str, doc: str) -> Any:
 
 
 class CriticalValues:
-    """Critical values over a grid of parameter sets (:func:`critical_value` with ``grid=``).
+    """Critical values over a grid of parameter sets (:func:`~fluidnet.critical_value` with
+    ``grid=``).
 
-    A collection of :class:`CriticalValue`, one per parameter set, shaped like the grid (one
-    dimension per grid entry, in order). A set whose critical value could not be found (with
-    ``on_error="nan"``) holds its error message instead.
+    A collection of :class:`~fluidnet.stability.CriticalValue`, one per parameter set, shaped
+    like the grid (one dimension per grid entry, in order). A set whose critical value could
+    not be found (with ``on_error="nan"``) holds its error message instead.
 
     Parameters
     ----------
@@ -215,8 +216,8 @@ class CriticalValues:
     coords : mapping
         ``{parameter: 1-D values}`` for each of ``dims``.
     items : sequence
-        Per parameter set in C order: a :class:`CriticalValue`, or the error message (str) of a
-        set that failed.
+        Per parameter set in C order: a ``CriticalValue``, or the error message (str) of a set
+        that failed.
     attrs : mapping, optional
         Attributes of the table (the fixed parameter values, the interval).
     intervals : (array_like, array_like), optional
@@ -230,14 +231,14 @@ class CriticalValues:
         The grid's shape.
     value, omega, frequency, destabilizing, count_before, count_after, method, error, \
 bracket_lo, bracket_hi : xarray.DataArray
-        The same quantities as one :class:`CriticalValue`'s, over the grid (NaN, ``False``,
-        ``-1`` or ``""`` for a failed set; ``error`` is ``""`` where it succeeded).
+        The same quantities as one ``CriticalValue``'s, over the grid (NaN, ``False``, ``-1``
+        or ``""`` for a failed set; ``error`` is ``""`` where it succeeded).
 
     Notes
     -----
-    ``values[i, j]`` (positions) and :meth:`sel` (parameter values) give one
-    :class:`CriticalValue`; ``values["value"]`` gives a variable of :meth:`to_xarray`, as on a
-    Dataset; iterating yields every set's :class:`CriticalValue` (or error message) in C order.
+    ``res[i, j]`` (positions) and ``res.sel(N=10)`` (parameter values) give one
+    ``CriticalValue``; ``res["value"]`` gives a variable of ``to_xarray()``, as on a Dataset;
+    iterating yields every set's ``CriticalValue`` (or error message) in C order.
     """
 
     def __init__(
@@ -380,7 +381,7 @@ bracket_lo, bracket_hi : xarray.DataArray
         Raises
         ------
         AnalysisError
-            For a grid of more than two dimensions (select a slice with :meth:`to_xarray`).
+            For a grid of more than two dimensions (select a slice with ``to_xarray()``).
         """
         import matplotlib.pyplot as plt
 

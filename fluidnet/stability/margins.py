@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -129,6 +130,85 @@ class Margins:
         if r is not None and r.marginal:
             return "a closed-loop root lies on the imaginary axis (1 + L vanishes on it)"
         return why
+
+    def to_xarray(self) -> Any:
+        """Every crossover and its margin as an :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``phase_margins`` (degrees) and ``delay_margins`` (s) along ``gain_crossover``
+            (rad/s); ``gain_margins`` (ratio) along ``phase_crossover`` (rad/s); the reported
+            margins and frequencies as scalars (``gain_margin``, ``phase_margin``,
+            ``delay_margin``, ``stability_margin``, ``stability_margin_frequency``); the closed
+            loop's verdict in the attribute ``closed_loop`` (and ``closed_loop_rhp_roots``,
+            ``open_loop_rhp_poles`` when counted).
+        """
+        import xarray as xr
+
+        data: dict[str, Any] = {
+            "phase_margins": ("gain_crossover", self.phase_margins, {"units": "degree"}),
+            "delay_margins": ("gain_crossover", self.delay_margins, {"units": "s"}),
+            "gain_margins": ("phase_crossover", self.gain_margins),
+        }
+        for k in (
+            "gain_margin",
+            "phase_margin",
+            "delay_margin",
+            "stability_margin",
+            "stability_margin_frequency",
+        ):
+            data[k] = ((), getattr(self, k))
+        attrs: dict[str, Any] = {"closed_loop": self._verdict(), "note": self.note}
+        for k in ("closed_loop_rhp_roots", "open_loop_rhp_poles"):
+            v = getattr(self, k)
+            if v is not None:
+                attrs[k] = int(v)
+        coords = {
+            "gain_crossover": ("gain_crossover", self.gain_crossovers, {"units": "rad/s"}),
+            "phase_crossover": ("phase_crossover", self.phase_crossovers, {"units": "rad/s"}),
+        }
+        return xr.Dataset(data, coords=coords, attrs=attrs)
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The loop's Nyquist curve with the unit circle and the crossovers marked.
+
+        The gain crossovers (``|L| = 1``, where the phase and delay margins are read) lie on the
+        unit circle, the phase crossovers (``L`` real and negative, where the gain margin is
+        read) on the negative real axis; the stability margin is the distance from -1 to the
+        curve.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (a new figure by default).
+        **kwargs
+            Passed to :meth:`fluidnet.stability.NyquistResponse.plot`.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        AnalysisError
+            When the margins were computed without their loop (``loop`` is ``None``).
+        """
+        if self.loop is None:
+            raise AnalysisError("these margins carry no loop to plot (Margins.loop is None)")
+        w = frequency_grid(self.loop)
+        ax = nyquist(self.loop, w).plot(ax, **kwargs)
+        circle = np.exp(1j * np.linspace(0.0, 2.0 * np.pi, 361))
+        ax.plot(circle.real, circle.imag, color="0.6", lw=0.6, ls="--")
+        for freqs, marker, label in (
+            (self.gain_crossovers, "o", "gain crossover"),
+            (self.phase_crossovers, "s", "phase crossover"),
+        ):
+            pts = np.asarray(self.loop.freqresp(np.asarray(freqs, dtype=float)), dtype=complex)
+            if pts.size:
+                ax.plot(np.real(pts), np.imag(pts), marker, ms=5, ls="none", label=label)
+        ax.legend(fontsize="small")
+        return ax
 
     def _verdict(self) -> str:
         r, why = self._nyquist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -141,6 +142,42 @@ class NyquistResponse:
     def count(self) -> int:
         """Alias of :attr:`encirclements` (the name python-control uses)."""
         return self.encirclements
+
+    def to_xarray(self) -> Any:
+        """The response and the contour's image as an :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``response`` (complex) along ``omega`` (rad/s); ``contour`` and
+            ``contour_response`` along ``contour_point`` (the D-contour and its image, the
+            curve the encirclements are counted on); ``axis_poles`` along ``axis_pole``;
+            the verdict in the attributes (``encirclements``, ``open_loop_rhp_poles``,
+            ``closed_loop_rhp_roots``, ``stable``, ``marginal``, ``min_distance``).
+        """
+        import xarray as xr
+
+        attrs = {
+            k: (int(v) if isinstance(v, (bool, np.bool_)) else v)
+            for k, v in (
+                ("encirclements", self.encirclements),
+                ("open_loop_rhp_poles", self.open_loop_rhp_poles),
+                ("closed_loop_rhp_roots", self.closed_loop_rhp_roots),
+                ("stable", self.stable),
+                ("marginal", self.marginal),
+                ("min_distance", self.min_distance),
+            )
+        }
+        return xr.Dataset(
+            {
+                "response": ("omega", self.response),
+                "contour": ("contour_point", self.contour),
+                "contour_response": ("contour_point", self.contour_response),
+                "axis_poles": ("axis_pole", np.asarray(self.axis_poles)),
+            },
+            coords={"omega": ("omega", self.omega, {"units": "rad/s"})},
+            attrs=attrs,
+        )
 
     def plot(self, ax=None, *, max_magnitude: float | None = None, mirror: bool = True, **kwargs):
         """Draw the Nyquist curve with -1 marked; huge values are pulled onto a circle.

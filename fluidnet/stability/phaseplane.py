@@ -96,6 +96,21 @@ class PhasePortrait:
     params: dict[str, float]
     data: Any = field(repr=False)
 
+    def to_xarray(self) -> Any:
+        """The trajectories as an :class:`xarray.Dataset` (what
+        :func:`fluidnet.simulate_ensemble` returned, every state along ``member`` and ``t``).
+
+        Returns
+        -------
+        xarray.Dataset
+            A copy; attributes ``x_name``, ``y_name`` and the equilibrium's values
+            (``equilibrium_<state>``) added.
+        """
+        ds = self.data.copy()
+        ds.attrs.update(x_name=self.x_name, y_name=self.y_name)
+        ds.attrs.update({f"equilibrium_{k}": float(v) for k, v in self.equilibrium.items()})
+        return ds
+
     def plot(
         self, ax=None, *, x_scale: float = 1.0, y_scale: float = 1.0, arrows: bool = True, **kwargs
     ):

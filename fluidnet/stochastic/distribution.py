@@ -245,6 +245,26 @@ class WindowDistribution:
             )
         return self.ci[statistic]
 
+    def to_xarray(self) -> Any:
+        """The density and its distribution function along ``w`` as an
+        :class:`xarray.Dataset`.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``pdf`` and ``cdf`` along ``w``; the statistics of :meth:`summary` and the
+            ``method``, ``average`` and ``name`` as attributes.
+        """
+        import xarray as xr
+
+        attrs: dict[str, Any] = {"method": self.method, "average": self.average, "name": self.name}
+        attrs.update({k: float(v) for k, v in self.summary().items()})
+        return xr.Dataset(
+            {"pdf": ("w", self.pdf), "cdf": ("w", np.asarray(self.cdf, dtype=float))},
+            coords={"w": self.w},
+            attrs=attrs,
+        )
+
     def plot(
         self,
         ax: Axes | None = None,
