@@ -466,3 +466,152 @@ def test_the_family_checker_reports_a_broken_copy():
     found = family_violations("_two_families", _two_families, ns)
     assert any("one family per function" in f for f in found), found
     assert any("_NoPlot has no plot()" in f for f in found), found
+
+
+# ------------------------------------------------------------------- methods of public classes
+#: Methods whose docstrings still lack a ``Parameters`` section for some parameter (the other
+#: conventions are checked on every method already). The test fails when one is documented and
+#: still listed, so the list only shrinks.
+METHOD_DOCSTRINGS_LATER = {
+    "fluidnet.CycleFoldCurve.plot",
+    "fluidnet.DelayTF.frd",
+    "fluidnet.DelayTF.freqresp",
+    "fluidnet.DelayTF.pole_census",
+    "fluidnet.DelayTF.poles",
+    "fluidnet.DelayTF.rhp_pole_count",
+    "fluidnet.DelayTF.to_sympy",
+    "fluidnet.EquilibriumCurve.plot",
+    "fluidnet.EquilibriumFoldCurve.plot",
+    "fluidnet.HopfCurve.plot",
+    "fluidnet.HopfPoint.guess",
+    "fluidnet.HopfPoint.predict",
+    "fluidnet.LinearDDE.characteristic",
+    "fluidnet.LinearDDE.characteristic_derivative",
+    "fluidnet.LinearDDE.characteristic_matrix",
+    "fluidnet.LinearDDE.is_stable",
+    "fluidnet.LinearDDE.roots",
+    "fluidnet.LinearDDE.spectral_abscissa",
+    "fluidnet.Model.cached",
+    "fluidnet.Model.equilibrium",
+    "fluidnet.Model.linearize",
+    "fluidnet.Model.loop_gain",
+    "fluidnet.Model.resolve_params",
+    "fluidnet.Model.state",
+    "fluidnet.Model.with_params",
+    "fluidnet.Param.with_value",
+    "fluidnet.PeriodicOrbit.sample",
+    "fluidnet.QuasiPolynomial.shift",
+    "fluidnet.QuasiPolynomial.to_sympy",
+    "fluidnet.SavedModel.lag_delays",
+    "fluidnet.SavedModel.resolve_params",
+    "fluidnet.WindowChain.drift",
+    "fluidnet.WindowChain.evaluate",
+    "fluidnet.WindowChain.marking_onset",
+    "fluidnet.WindowChain.monte_carlo",
+    "fluidnet.WindowChain.stationary",
+    "fluidnet.WindowChain.with_params",
+    "fluidnet.WindowChain.zero_drift",
+    "fluidnet.WindowDistribution.central_moment",
+    "fluidnet.WindowDistribution.interval",
+    "fluidnet.WindowDistribution.moment",
+    "fluidnet.WindowDistribution.plot",
+    "fluidnet.WindowDistribution.probability",
+    "fluidnet.WindowDistribution.quantile",
+    "fluidnet.models.BinaryFeedbackNetwork.sliding_model",
+    "fluidnet.models.FlowLaw.numeric",
+    "fluidnet.models.FlowLaw.symbol",
+    "fluidnet.models.FlowLaw.values",
+    "fluidnet.models.UserNetwork.links_of",
+    "fluidnet.models.UserNetwork.loads",
+    "fluidnet.models.UserNetwork.replace",
+    "fluidnet.models.UserNetwork.routes_of",
+    "fluidnet.models.Utility.U",
+    "fluidnet.models.Utility.curvature",
+    "fluidnet.models.Utility.d2U",
+    "fluidnet.models.Utility.dU",
+    "fluidnet.models.Utility.decrease",
+    "fluidnet.models.Utility.marginal",
+    "fluidnet.models.Utility.marginal_inverse",
+    "fluidnet.models.Utility.value",
+    "fluidnet.packet.AQM.ns3",
+    "fluidnet.packet.AgreementMap.plot",
+    "fluidnet.packet.CoDel.ns3",
+    "fluidnet.packet.Comparison.interval",
+    "fluidnet.packet.Comparison.plot",
+    "fluidnet.packet.Comparison.relative_difference",
+    "fluidnet.packet.DropTail.ns3",
+    "fluidnet.packet.Dumbbell.capacity",
+    "fluidnet.packet.Dumbbell.plan",
+    "fluidnet.packet.Dumbbell.with_values",
+    "fluidnet.packet.Flows.starts",
+    "fluidnet.packet.Link.capacity",
+    "fluidnet.packet.PI.ns3",
+    "fluidnet.packet.PIE.ns3",
+    "fluidnet.packet.PacketRun.mean_queue",
+    "fluidnet.packet.PacketRun.plot",
+    "fluidnet.packet.PacketRun.utilisation",
+    "fluidnet.packet.ParkingLot.capacity",
+    "fluidnet.packet.ParkingLot.plan",
+    "fluidnet.packet.ParkingLot.with_values",
+    "fluidnet.packet.RCP.ns3",
+    "fluidnet.packet.RED.ns3",
+    "fluidnet.packet.SBRM.ns3",
+    "fluidnet.packet.Scenario.capacity",
+    "fluidnet.packet.Scenario.plan",
+    "fluidnet.packet.Scenario.with_values",
+    "fluidnet.packet.ShortFlows.draw",
+    "fluidnet.packet.ShortFlows.rate",
+    "fluidnet.packet.Transport.option",
+    "fluidnet.sweep.DaskExecutor.chunk_size",
+    "fluidnet.sweep.DaskExecutor.map_chunks",
+    "fluidnet.sweep.DaskExecutor.next_chunk_size",
+    "fluidnet.sweep.Executor.chunk_size",
+    "fluidnet.sweep.Executor.map_chunks",
+    "fluidnet.sweep.Executor.next_chunk_size",
+    "fluidnet.sweep.FuturesExecutor.chunk_size",
+    "fluidnet.sweep.FuturesExecutor.map_chunks",
+    "fluidnet.sweep.FuturesExecutor.next_chunk_size",
+    "fluidnet.sweep.ProcessExecutor.chunk_size",
+    "fluidnet.sweep.ProcessExecutor.map_chunks",
+    "fluidnet.sweep.ProcessExecutor.next_chunk_size",
+    "fluidnet.sweep.SerialExecutor.chunk_size",
+    "fluidnet.sweep.SerialExecutor.map_chunks",
+    "fluidnet.sweep.SerialExecutor.next_chunk_size",
+}
+
+
+def public_methods() -> Iterator[tuple[str, Callable]]:
+    """``(qualified name, function)`` for every public method defined in fluidnet on a public
+    class."""
+    for qualname, obj in public_callables():
+        if not inspect.isclass(obj):
+            continue
+        for name, member in inspect.getmembers(obj, predicate=inspect.isfunction):
+            if name.startswith("_") or not member.__module__.startswith("fluidnet"):
+                continue
+            yield f"{qualname}.{name}", member
+
+
+def test_every_public_method_follows_the_contract():
+    found = []
+    for qualname, member in public_methods():
+        for v in violations(member, qualname, method=True):
+            if qualname in METHOD_DOCSTRINGS_LATER and "Parameters section" in v:
+                continue
+            found.append(v)
+    assert not found, "\n".join(found)
+
+
+def test_the_method_walk_is_not_vacuous_and_its_list_only_shrinks():
+    methods = dict(public_methods())
+    assert len(methods) > 150
+    for q in ("fluidnet.Model.linearize", "fluidnet.LinearDDE.roots", "fluidnet.Solution.plot"):
+        assert q in methods, q
+    documented = [
+        q
+        for q in METHOD_DOCSTRINGS_LATER
+        if q in methods
+        and not any("Parameters section" in v for v in violations(methods[q], q, method=True))
+    ]
+    assert not documented, f"documented now, drop from METHOD_DOCSTRINGS_LATER: {documented}"
+    assert set(METHOD_DOCSTRINGS_LATER) <= set(methods)

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError, OptionError, ParameterError
+from ..overrides import merge_params
 from .clib import MODEL_NAMES, CLibrary, open_library
 from .savedcheck import check_against_library, check_meta, identifier
 
@@ -423,8 +424,17 @@ class SavedModel:
             out[k] = v
         return out
 
-    def equilibrium(self, **params: Any) -> dict[str, float]:
+    def equilibrium(
+        self, *, params: Mapping[str, Any] | None = None, **overrides: Any
+    ) -> dict[str, float]:
         """The equilibrium at the default parameters, as computed when the model was saved.
+
+        Parameters
+        ----------
+        params : dict, optional
+            Parameter values ``{name: value}``; accepted only when they equal the defaults.
+        **overrides
+            Parameter values as keywords (the same as ``params``).
 
         Raises
         ------
@@ -432,8 +442,8 @@ class SavedModel:
             At other parameter values, or when it was not available (a saved model has no
             symbolic form to solve): give the history of every state instead.
         """
-        values = self.resolve_params({})
-        if self._equilibrium is None or any(values[k] != float(v) for k, v in params.items()):
+        asked = self.resolve_params(merge_params(params, overrides, "SavedModel.equilibrium"))
+        if self._equilibrium is None or asked != self.resolve_params({}):
             raise ModelError(
                 f"saved model {self.name!r} knows its equilibrium only at the default "
                 "parameters (when it was found at saving): give the history of every state"
