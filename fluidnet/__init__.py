@@ -14,8 +14,19 @@ Floquet multipliers, continuation), then :mod:`fluidnet.models` and :mod:`fluidn
 
 from __future__ import annotations
 
-from . import _accessors
-from ._lazy import attach_stub
+import os as _os
+import sys as _sys
+
+# One OpenBLAS thread unless the user chose otherwise, set before NumPy loads OpenBLAS (it has
+# no effect once NumPy is imported). OpenBLAS starts a thread per core at load, which spin
+# for a while: 0.10-0.15 s of CPU in every short process here (import numpy: 0.25 s of CPU,
+# 0.11 s with one thread), while fluidnet's analyses solve small dense problems where threads
+# only cost (fluidnet.threads limits them anyway). Set OPENBLAS_NUM_THREADS to keep more.
+if "numpy" not in _sys.modules:
+    _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from . import _accessors  # noqa: E402
+from ._lazy import attach_stub  # noqa: E402
 from .errors import AnalysisError as AnalysisError
 from .errors import CacheError as CacheError
 from .errors import FluidnetError as FluidnetError

@@ -250,3 +250,20 @@ print(type(opened.stability).__name__, ax.get_xlabel(), [float(v) for v in ax.li
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["StabilityAccessor", "k", "[-1.0,", "1.0]"]
+
+
+def test_import_before_numpy_asks_for_one_openblas_thread_unless_told():
+    """OpenBLAS's threads cost every short process CPU at numpy's import (issue 26): fluidnet
+    asks for one thread when imported first, and keeps a value the user set."""
+    code = "import os, fluidnet, numpy; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    env = _env()
+    env.pop("OPENBLAS_NUM_THREADS", None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "1", out.stderr
+    env["OPENBLAS_NUM_THREADS"] = "3"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "3", out.stderr
+    first = "import os, numpy, fluidnet; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    env.pop("OPENBLAS_NUM_THREADS")
+    out = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "None", out.stderr  # numpy first: too late, left alone
