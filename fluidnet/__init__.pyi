@@ -51,6 +51,8 @@ from .stability.chart import stability_chart as stability_chart
 from .stability.boundary import stability_boundary as stability_boundary
 from .stability.critical import critical_value as critical_value
 from .stability.critical import stability_switches as stability_switches
+from .stability.critical_results import CriticalValue as CriticalValue
+from .stability.critical_results import CriticalValues as CriticalValues
 from .stability.phaseplane import phase_portrait as phase_portrait
 from .stability.phaseplane import nonlinear_chart as nonlinear_chart
 

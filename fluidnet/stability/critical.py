@@ -424,7 +424,7 @@ def critical_value(
     grid : dict, optional
         ``{parameter name: 1-D values}``: the critical value is computed for every
         combination (the outer product, one dimension per entry) and returned as a
-        :class:`~fluidnet.stability.CriticalValues` collection. Without an
+        :class:`~fluidnet.CriticalValues` collection. Without an
         ``executor``, the sets are solved together as one batched continuation
         (:mod:`fluidnet.stability.pathbatch`: vectorized Newton over stacked systems, counts
         by the argument principle for all sets at once) when the exact delay method does not
@@ -446,10 +446,10 @@ def critical_value(
     Returns
     -------
     CriticalValue or CriticalValues
-        One parameter set: a :class:`~fluidnet.stability.CriticalValue`
+        One parameter set: a :class:`~fluidnet.CriticalValue`
         (``.value``, ``.omega`` in rad/s, ``.frequency`` in Hz, ``.direction``, the counts on
         each side and the certificate ``.checks``). With a ``grid``: a
-        :class:`~fluidnet.stability.CriticalValues`, the collection of one
+        :class:`~fluidnet.CriticalValues`, the collection of one
         ``CriticalValue`` per set, shaped like the grid (``res[i, j]``, ``res.sel(N=10)``);
         its attributes ``value``, ``omega``, ``frequency``, ``destabilizing``,
         ``count_before``, ``count_after``, ``method``, ``error`` and the certificate's bracket

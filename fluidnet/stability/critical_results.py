@@ -1,7 +1,7 @@
 """The results of :func:`~fluidnet.critical_value`: one critical value, and many.
 
-:class:`~fluidnet.stability.CriticalValue` is the first change of stability for one parameter
-set, with its certificate. :class:`~fluidnet.stability.CriticalValues` is what a ``grid`` of
+:class:`~fluidnet.CriticalValue` is the first change of stability for one parameter
+set, with its certificate. :class:`~fluidnet.CriticalValues` is what a ``grid`` of
 parameter sets returns: an array of ``CriticalValue`` (a failed set holds its error message
 instead), whose table of numbers is an :class:`xarray.Dataset` with the same variables as one
 value's ``CriticalValue.to_xarray()``. Both have ``.to_xarray()`` and ``.plot()``.
@@ -203,7 +203,7 @@ class CriticalValues:
     """Critical values over a grid of parameter sets (:func:`~fluidnet.critical_value` with
     ``grid=``).
 
-    A collection of :class:`~fluidnet.stability.CriticalValue`, one per parameter set, shaped
+    A collection of :class:`~fluidnet.CriticalValue`, one per parameter set, shaped
     like the grid (one dimension per grid entry, in order). A set whose critical value could
     not be found (with ``on_error="nan"``) holds its error message instead.
 
