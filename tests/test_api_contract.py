@@ -473,8 +473,6 @@ def test_the_family_checker_reports_a_broken_copy():
 #: conventions are checked on every method already). The test fails when one is documented and
 #: still listed, so the list only shrinks.
 METHOD_DOCSTRINGS_LATER = {
-    "fluidnet.SavedModel.lag_delays",
-    "fluidnet.SavedModel.resolve_params",
     "fluidnet.WindowChain.drift",
     "fluidnet.WindowChain.evaluate",
     "fluidnet.WindowChain.marking_onset",
