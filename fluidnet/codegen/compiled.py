@@ -477,7 +477,7 @@ class SavedModel:
             The time at which the delays are evaluated (the start of the integration).
         value_at : callable
             ``value_at(state_index, time) -> float``: the history of the state with that index
-            (in :attr:`state_names` order) at ``time``.
+            (in ``state_names`` order) at ``time``.
 
         Returns
         -------
