@@ -473,19 +473,6 @@ def test_the_family_checker_reports_a_broken_copy():
 #: conventions are checked on every method already). The test fails when one is documented and
 #: still listed, so the list only shrinks.
 METHOD_DOCSTRINGS_LATER = {
-    "fluidnet.WindowChain.drift",
-    "fluidnet.WindowChain.evaluate",
-    "fluidnet.WindowChain.marking_onset",
-    "fluidnet.WindowChain.monte_carlo",
-    "fluidnet.WindowChain.stationary",
-    "fluidnet.WindowChain.with_params",
-    "fluidnet.WindowChain.zero_drift",
-    "fluidnet.WindowDistribution.central_moment",
-    "fluidnet.WindowDistribution.interval",
-    "fluidnet.WindowDistribution.moment",
-    "fluidnet.WindowDistribution.plot",
-    "fluidnet.WindowDistribution.probability",
-    "fluidnet.WindowDistribution.quantile",
     "fluidnet.packet.AQM.ns3",
     "fluidnet.packet.AgreementMap.plot",
     "fluidnet.packet.CoDel.ns3",
