@@ -502,21 +502,6 @@ METHOD_DOCSTRINGS_LATER = {
     "fluidnet.packet.ShortFlows.draw",
     "fluidnet.packet.ShortFlows.rate",
     "fluidnet.packet.Transport.option",
-    "fluidnet.sweep.DaskExecutor.chunk_size",
-    "fluidnet.sweep.DaskExecutor.map_chunks",
-    "fluidnet.sweep.DaskExecutor.next_chunk_size",
-    "fluidnet.sweep.Executor.chunk_size",
-    "fluidnet.sweep.Executor.map_chunks",
-    "fluidnet.sweep.Executor.next_chunk_size",
-    "fluidnet.sweep.FuturesExecutor.chunk_size",
-    "fluidnet.sweep.FuturesExecutor.map_chunks",
-    "fluidnet.sweep.FuturesExecutor.next_chunk_size",
-    "fluidnet.sweep.ProcessExecutor.chunk_size",
-    "fluidnet.sweep.ProcessExecutor.map_chunks",
-    "fluidnet.sweep.ProcessExecutor.next_chunk_size",
-    "fluidnet.sweep.SerialExecutor.chunk_size",
-    "fluidnet.sweep.SerialExecutor.map_chunks",
-    "fluidnet.sweep.SerialExecutor.next_chunk_size",
 }
 
 
