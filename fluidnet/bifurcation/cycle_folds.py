@@ -90,7 +90,20 @@ class CycleFoldCurve:
         )
 
     def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
-        """The curve in the ``(x, y)`` plane (dash-dotted: the edge of bistability)."""
+        """The curve in the ``(x, y)`` plane (dash-dotted: the edge of bistability).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+        **kwargs
+            Passed to ``ax.plot`` (defaults ``ls="-."``, ``color="C2"``, ``label="fold of
+            cycles"``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:

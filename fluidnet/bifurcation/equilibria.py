@@ -220,7 +220,26 @@ class EquilibriumCurve:
 
     def plot(self, ax: Axes | None = None, *, state: str | None = None, **kwargs: Any) -> Axes:
         """One state against the parameter: stable parts solid, unstable dashed; folds
-        (squares) and Hopf points (circles) marked."""
+        (squares) and Hopf points (circles) marked.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+        state : str, optional
+            The state drawn; default the first.
+        **kwargs
+            Passed to ``ax.plot`` for the branch (``color`` defaults to ``"C0"``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        ParameterError
+            For an unknown ``state``.
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:
@@ -315,7 +334,20 @@ class EquilibriumFoldCurve:
         )
 
     def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
-        """The curve in the ``(x, y)`` plane (dotted), its codimension-two points marked."""
+        """The curve in the ``(x, y)`` plane (dotted), its codimension-two points marked.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+        **kwargs
+            Passed to ``ax.plot`` for the curve (defaults ``ls=":"``, ``color="C4"``,
+            ``label="fold of equilibria"``).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+        """
         import matplotlib.pyplot as plt
 
         if ax is None:

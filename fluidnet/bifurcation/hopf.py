@@ -173,6 +173,13 @@ class HopfPoint:
     def predict(self, value: float) -> dict[str, Any]:
         """The normal form's orbit at parameter ``value`` near ``p0``.
 
+        Parameters
+        ----------
+        value : float
+            Value of the bifurcation parameter, on the side of the Hopf point where the small
+            orbit exists (:attr:`orbit_side`). The prediction is first order in
+            ``value - p0``: good only near the Hopf point.
+
         Returns
         -------
         dict
@@ -181,7 +188,7 @@ class HopfPoint:
         Raises
         ------
         AnalysisError
-            When no small orbit exists on that side of ``p0``.
+            When no small orbit exists on that side of ``p0``, or the Hopf point is degenerate.
         NonSmoothError
             When the smooth theory does not apply.
         """
@@ -201,7 +208,30 @@ class HopfPoint:
         return {"amplitude": amp, "period": 2.0 * math.pi / w, "z": z}
 
     def guess(self, value: float, s: np.ndarray) -> tuple[np.ndarray, float]:
-        """Profile ``x(s T)`` at scaled times ``s`` and period predicted at ``value``."""
+        """Profile ``x(s T)`` at scaled times ``s`` and period predicted at ``value``.
+
+        The starting guess of the periodic-orbit solver: the equilibrium plus the critical
+        eigenvector turning at the predicted amplitude (see :meth:`predict`).
+
+        Parameters
+        ----------
+        value : float
+            Value of the bifurcation parameter.
+        s : array_like
+            Scaled times in ``[0, 1]`` (fractions of the period), 1-D.
+
+        Returns
+        -------
+        profile : numpy.ndarray
+            States at the scaled times, shape ``(len(s), n_states)``.
+        period : float
+            Predicted period.
+
+        Raises
+        ------
+        AnalysisError, NonSmoothError
+            As :meth:`predict`.
+        """
         pr = self.predict(value)
         x0 = np.array([self.equilibrium[n] for n in self.model.state_names])
         ph = np.exp(2j * math.pi * np.asarray(s))[:, None]

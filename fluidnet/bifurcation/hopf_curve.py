@@ -136,6 +136,18 @@ class HopfCurve:
         is unstable (not on the stability boundary) thin; codimension-two points marked
         (Bautin square, Hopf-Hopf diamond, zero-Hopf triangle up, Bogdanov-Takens triangle
         down).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+        **kwargs
+            Passed to ``ax.plot`` for each piece of the curve (``color`` defaults to ``"C0"``,
+            ``lw`` to 1.8).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
         """
         import matplotlib.pyplot as plt
 

@@ -84,7 +84,22 @@ class PeriodicOrbit:
             ) from None
 
     def sample(self, n_points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(t, values)`` over one period, ``values`` shaped ``(n_points, n_states)``."""
+        """``(t, values)`` over one closed period, ``n_points + 1`` samples from ``t = 0`` to
+        ``t = period`` (the last repeats the first).
+
+        Parameters
+        ----------
+        n_points : int, optional
+            Number of intervals between samples; default 24 per mesh interval.
+
+        Returns
+        -------
+        t : numpy.ndarray
+            Times, shape ``(n_points + 1,)``.
+        values : numpy.ndarray
+            The orbit's states at ``t``, shape ``(n_points + 1, n_states)`` in
+            :attr:`state_names` order.
+        """
         n_points = n_points or _SAMPLES * self.mesh.intervals
         s = np.linspace(0.0, 1.0, n_points + 1)
         return s * self.period, profile_values(self.mesh, self.nodes, s)

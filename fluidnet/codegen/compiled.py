@@ -370,6 +370,16 @@ class SavedModel:
         Names are read as in a :class:`~fluidnet.Model` (NFKC-normalized: the micro sign ``µ``
         is the Greek ``μ``).
 
+        Parameters
+        ----------
+        overrides : dict, optional
+            ``{name: value}`` replacing saved defaults for this call.
+
+        Returns
+        -------
+        dict
+            ``{name: float}`` for every parameter, in the saved order.
+
         Raises
         ------
         ParameterError
@@ -454,7 +464,27 @@ class SavedModel:
         self, values: Mapping[str, float], t0: float, value_at: Callable[[int, float], float]
     ) -> list[float]:
         """The delays of the lags at ``t0`` (in order, each lag's value read from the history
-        through ``value_at(state, time)``), by the compiled ``delay`` function."""
+        through ``value_at(state, time)``), by the compiled ``delay`` function.
+
+        A lag's delay may depend on the values of the lags before it, which are read from the
+        history as each delay becomes known.
+
+        Parameters
+        ----------
+        values : dict
+            ``{name: float}`` for every parameter, as :meth:`resolve_params` returns.
+        t0 : float
+            The time at which the delays are evaluated (the start of the integration).
+        value_at : callable
+            ``value_at(state_index, time) -> float``: the history of the state with that index
+            (in ``state_names`` order) at ``time``.
+
+        Returns
+        -------
+        list of float
+            One delay per lag of the saved form; a lag whose delay is not finite is returned as
+            such and its value is not read.
+        """
         cm = self.compiled
         dp = ctypes.POINTER(ctypes.c_double)
         x = np.array([value_at(i, t0) for i in range(cm.n)], dtype=np.float64)

@@ -139,7 +139,18 @@ class DelayTF:
         return self.num(s) / self.den(s)
 
     def freqresp(self, w) -> np.ndarray:
-        """Complex frequency response ``L(j w)`` for angular frequencies ``w`` (rad/s)."""
+        """Complex frequency response ``L(j w)``.
+
+        Parameters
+        ----------
+        w : float or array_like
+            Angular frequencies in rad/s (any shape).
+
+        Returns
+        -------
+        numpy.ndarray of complex
+            ``L(j w)``, the shape of ``w``.
+        """
         w = np.asarray(w, dtype=float)
         return self(1j * w)
 
@@ -159,6 +170,28 @@ class DelayTF:
         The roots of a rational denominator come from :func:`numpy.roots` (multiple roots, which
         it splits by about ``eps**(1/m)``, merged); a delayed, retarded denominator is handled by
         :func:`fluidnet.linear.roots.characteristic_roots` on its companion system.
+
+        Parameters
+        ----------
+        k : int, default 10
+            How many poles to return, rightmost first (a rational denominator has at most its
+            degree).
+        **kwargs
+            Root-finder options (``max_nodes``, ``n_nodes``) passed to
+            :func:`fluidnet.linear.roots.characteristic_roots` for a delayed denominator; not used
+            for a rational one.
+
+        Returns
+        -------
+        numpy.ndarray of complex
+            Distinct poles sorted by real part, descending.
+
+        Raises
+        ------
+        ModelError
+            When the delayed denominator is not retarded.
+        OptionError
+            For an unknown or invalid root-finder option (delayed denominator).
         """
         values, _ = self._poles_with_multiplicity(k=k, **kwargs)
         return values
@@ -179,6 +212,17 @@ class DelayTF:
         Poles with ``|Re(p)| <= axis_tol * max(1, |p|)`` are on the axis (for a rational
         denominator also those within ``1e-7 * max(1, |p|)``, the accuracy of
         :func:`numpy.roots`).
+
+        Parameters
+        ----------
+        axis_tol : float, default 1e-9
+            Relative tolerance on the real part below which a pole counts as on the imaginary axis.
+
+        Returns
+        -------
+        PoleCensus
+            The number of right-half-plane poles (with multiplicity) and the frequencies of the
+            poles on the axis.
         """
         if self.den.is_rational:
             r, mult = self._poles_with_multiplicity()
@@ -191,7 +235,25 @@ class DelayTF:
         return PoleCensus(rhp=rhp, axis_frequencies=np.unique(np.round(r.imag[on_axis], 12)))
 
     def rhp_pole_count(self, **kwargs) -> int:
-        """Number of open-loop poles with positive real part (counted with multiplicity)."""
+        """Number of open-loop poles with positive real part (counted with multiplicity).
+
+        Parameters
+        ----------
+        **kwargs
+            For a rational denominator, ``axis_tol`` of :meth:`pole_census`; for a delayed one,
+            ``axis_tol`` and the root-finder options of
+            :func:`fluidnet.linear.roots.count_rhp_roots`.
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        AnalysisError
+            For a delayed denominator, when the roots right of the imaginary axis are not certified
+            complete.
+        """
         if self.den.is_rational:
             return self.pole_census(**kwargs).rhp
         return count_rhp_roots(self.den.companion(), **kwargs)
@@ -270,14 +332,36 @@ class DelayTF:
         return control.tf(np.real_if_close(n_num), np.real_if_close(d_num))
 
     def frd(self, omega):
-        """The exact frequency response as :class:`control.FrequencyResponseData`."""
+        """The exact frequency response as :class:`control.FrequencyResponseData`.
+
+        Parameters
+        ----------
+        omega : array_like
+            Angular frequencies in rad/s, 1-D.
+
+        Returns
+        -------
+        control.FrequencyResponseData
+            ``L(j omega)`` at ``omega``, delays included exactly (no Padé approximation).
+        """
         import control
 
         omega = np.asarray(omega, dtype=float)
         return control.frd(self.freqresp(omega), omega)
 
     def to_sympy(self, s: sympy.Symbol | None = None) -> sympy.Expr:
-        """``num(s)/den(s)`` as a sympy expression."""
+        """``num(s)/den(s)`` as a sympy expression.
+
+        Parameters
+        ----------
+        s : sympy.Symbol, optional
+            The Laplace variable to write it in; default ``fluidnet.s``.
+
+        Returns
+        -------
+        sympy.Expr
+            Coefficients as floats, delays as ``exp(-s*tau)`` factors; not simplified.
+        """
         return self.num.to_sympy(s) / self.den.to_sympy(s)
 
     def _repr_latex_(self) -> str:

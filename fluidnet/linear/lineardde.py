@@ -127,7 +127,18 @@ class LinearDDE:
         return max(self.delays, default=0.0)
 
     def characteristic_matrix(self, s) -> np.ndarray:
-        """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
+        """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``.
+
+        Parameters
+        ----------
+        s : complex or array_like of complex
+            Points of the complex plane (any shape).
+
+        Returns
+        -------
+        numpy.ndarray of complex
+            ``Delta(s)`` for each point, shape ``s.shape + (n, n)``.
+        """
         s = np.asarray(s, dtype=complex)
         eye = np.eye(self.n)
         out = s[..., None, None] * eye - self.A0
@@ -136,11 +147,33 @@ class LinearDDE:
         return out
 
     def characteristic(self, s) -> np.ndarray:
-        """``det Delta(s)``, vectorized over ``s``."""
+        """``det Delta(s)``, vectorized over ``s``.
+
+        Parameters
+        ----------
+        s : complex or array_like of complex
+            Points of the complex plane (any shape).
+
+        Returns
+        -------
+        numpy.ndarray of complex
+            The characteristic function at each point, the shape of ``s``.
+        """
         return np.linalg.det(self.characteristic_matrix(s))
 
     def characteristic_derivative(self, s) -> np.ndarray:
-        """``d/ds Delta(s) = I + sum_k tau_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
+        """``d/ds Delta(s) = I + sum_k tau_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``.
+
+        Parameters
+        ----------
+        s : complex or array_like of complex
+            Points of the complex plane (any shape).
+
+        Returns
+        -------
+        numpy.ndarray of complex
+            The derivative of the characteristic matrix at each point, shape ``s.shape + (n, n)``.
+        """
         s = np.asarray(s, dtype=complex)
         out = np.broadcast_to(np.eye(self.n, dtype=complex), s.shape + (self.n, self.n)).copy()
         for tau, Ak in zip(self.delays, self.A, strict=True):
@@ -153,6 +186,28 @@ class LinearDDE:
 
         See :func:`fluidnet.linear.roots.characteristic_roots` for the method and options
         (an unknown option is an :class:`~fluidnet.errors.OptionError` listing the valid ones).
+
+        Parameters
+        ----------
+        k : int, default 6
+            How many distinct rightmost roots to return (a complex pair counts as two) when no
+            ``region`` is given.
+        region : float or (re_min, re_max, im_min, im_max), optional
+            Return every root with ``Re(lambda) >= region``, or every root in the rectangle,
+            instead of the ``k`` rightmost.
+        **kwargs
+            Root-finder options ``max_nodes`` and ``n_nodes`` (the discretization size), passed to
+            :func:`fluidnet.linear.roots.characteristic_roots`.
+
+        Returns
+        -------
+        Roots
+            Sorted by real part, descending.
+
+        Raises
+        ------
+        OptionError
+            For an unknown option, or an invalid ``k``, ``region`` or discretization size.
         """
         from ..options import ROOT_OPTIONS, option_dict
 
@@ -160,11 +215,45 @@ class LinearDDE:
         return characteristic_roots(self, k=k, region=region, **kwargs)
 
     def spectral_abscissa(self, **kwargs) -> float:
-        """The largest real part of the characteristic roots."""
+        """The largest real part of the characteristic roots.
+
+        Parameters
+        ----------
+        **kwargs
+            Root-finder options (``max_nodes``, ``n_nodes``), see
+            :func:`fluidnet.linear.roots.spectral_abscissa`.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        AnalysisError
+            When the rightmost root found is not certified, so a root may have been missed.
+        """
         return spectral_abscissa(self, **kwargs)
 
     def is_stable(self, margin: float = 0.0, **kwargs) -> bool:
-        """True when every characteristic root has real part ``< -margin``."""
+        """True when every characteristic root has real part ``< -margin``.
+
+        Parameters
+        ----------
+        margin : float, default 0.0
+            Required decay rate: with ``margin > 0`` the system must be stable with at least that
+            margin, with ``margin < 0`` a slowly growing mode is accepted.
+        **kwargs
+            Root-finder options (``max_nodes``, ``n_nodes``), see :meth:`spectral_abscissa`.
+
+        Returns
+        -------
+        bool
+
+        Raises
+        ------
+        AnalysisError
+            When the rightmost root is not certified (no verdict is given rather than a wrong one).
+        """
         return self.spectral_abscissa(**kwargs) < -margin
 
     def __repr__(self) -> str:

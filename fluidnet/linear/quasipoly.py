@@ -213,7 +213,22 @@ class QuasiPolynomial:
     __rmul__ = __mul__
 
     def shift(self, tau: float) -> QuasiPolynomial:
-        """Multiply by ``exp(-s tau)`` (``tau < 0`` is allowed while every delay stays >= 0)."""
+        """Multiply by ``exp(-s tau)`` (``tau < 0`` is allowed while every delay stays >= 0).
+
+        Parameters
+        ----------
+        tau : float
+            The delay added to every term; negative to remove a common delay.
+
+        Returns
+        -------
+        QuasiPolynomial
+
+        Raises
+        ------
+        ModelError
+            When a delay would become negative.
+        """
         return QuasiPolynomial([(d + tau, c) for d, c in self.terms.items()])
 
     def __eq__(self, other) -> bool:
@@ -232,7 +247,19 @@ class QuasiPolynomial:
 
     # ------------------------------------------------------------------ conversions
     def to_sympy(self, s: sympy.Symbol | None = None) -> sympy.Expr:
-        """The quasi-polynomial as a sympy expression in ``s``."""
+        """The quasi-polynomial as a sympy expression in ``s``.
+
+        Parameters
+        ----------
+        s : sympy.Symbol, optional
+            The Laplace variable to write it in; default ``fluidnet.s``.
+
+        Returns
+        -------
+        sympy.Expr
+            Coefficients as floats (complex ones as sympy complex numbers), delays as
+            ``exp(-s*tau)`` factors.
+        """
         s = LAPLACE if s is None else s
         expr = sympy.S.Zero
         for tau, c in self.terms.items():

@@ -186,7 +186,19 @@ class FlowLaw:
                     )
 
     def symbol(self, name: str) -> sympy.Symbol:
-        """The symbol of parameter ``name`` in the law's expressions."""
+        """The symbol of parameter ``name`` in the law's expressions.
+
+        Parameters
+        ----------
+        name : str
+            A parameter name of the law.
+
+        Returns
+        -------
+        sympy.Symbol
+            The symbol as it occurs in ``increase`` or ``decrease`` (with its assumptions); a new
+            real symbol of that name when neither expression uses it.
+        """
         for sym in self.increase.free_symbols | self.decrease.free_symbols:
             if sym.name == name:
                 return sym
@@ -198,14 +210,48 @@ class FlowLaw:
         return reverse_engineer(self.increase, self.decrease)
 
     def values(self, **overrides: float) -> dict[str, float]:
-        """Parameter values: the defaults with ``overrides``."""
+        """Parameter values: the defaults with ``overrides``.
+
+        Parameters
+        ----------
+        **overrides
+            ``name=value`` for parameters of the law whose default is replaced.
+
+        Returns
+        -------
+        dict
+            ``{name: float}`` for every parameter of the law.
+
+        Raises
+        ------
+        ParameterError
+            For a name that is not a parameter of the law.
+        """
         unknown = set(overrides) - set(self.params)
         if unknown:
             raise ParameterError(f"{self.name}: unknown parameters {sorted(unknown)}")
         return {k: float(overrides.get(k, p.value)) for k, p in self.params.items()}
 
     def numeric(self, **overrides: float):
-        """``(a, d)`` as numpy functions of the rate, at the parameter values."""
+        """``(a, d)`` as numpy functions of the rate, at the parameter values.
+
+        Parameters
+        ----------
+        **overrides
+            ``name=value`` for parameters of the law whose default is replaced (see
+            :meth:`values`).
+
+        Returns
+        -------
+        increase, decrease : callable
+            Vectorized functions of the rate ``x`` (a number or array) returning float arrays of
+            the same shape.
+
+        Raises
+        ------
+        ParameterError
+            For a name that is not a parameter of the law.
+        """
         vals = self.values(**overrides)
         rep = {self.symbol(k): v for k, v in vals.items()}
         a = sympy.lambdify(RATE, self.increase.xreplace(rep), "numpy")
@@ -671,6 +717,15 @@ class BinaryFeedbackNetwork:
         ``0 <= p <= 1`` (the link slides). Its equilibrium has ``f_i(x_i) = p`` for every flow
         and its linearization gives the local stability of the sliding equilibrium, which the
         switching model itself cannot be linearized at.
+
+        Parameters
+        ----------
+        name : str, optional
+            Name of the returned model; default ``"sliding_single_link"``.
+
+        Returns
+        -------
+        Model
 
         Raises
         ------

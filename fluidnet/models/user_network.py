@@ -170,18 +170,68 @@ class UserNetwork:
         return int(self.A.shape[1])
 
     def routes_of(self, link: int) -> list[int]:
-        """Indices of the routes through ``link`` (0-based)."""
+        """Indices of the routes through ``link`` (0-based).
+
+        Parameters
+        ----------
+        link : int
+            Link index, 0-based (a row of ``A``).
+
+        Returns
+        -------
+        list of int
+        """
         return [r for r in range(self.n_routes) if self.A[link, r]]
 
     def links_of(self, route: int) -> list[int]:
-        """Indices of the links of ``route`` (0-based)."""
+        """Indices of the links of ``route`` (0-based).
+
+        Parameters
+        ----------
+        route : int
+            Route index, 0-based (a column of ``A``).
+
+        Returns
+        -------
+        list of int
+        """
         return [ll for ll in range(self.n_links) if self.A[ll, route]]
 
     # ------------------------------------------------------------------ numbers
     def loads(self, x) -> np.ndarray:
-        """Link loads ``y_l = sum_r A[l, r] N_r x_r`` for per-user rates ``x``."""
+        """Link loads ``y_l = sum_r A[l, r] N_r x_r`` for per-user rates ``x``.
+
+        Parameters
+        ----------
+        x : array_like
+            Rate of one user of each route, length ``n_routes`` (in the network's rate unit).
+
+        Returns
+        -------
+        numpy.ndarray
+            Load of each link, length ``n_links``.
+        """
         return self.A @ (self.N * np.asarray(x, dtype=float))
 
     def replace(self, **changes: Any) -> UserNetwork:
-        """A copy with some fields changed (validated again)."""
+        """A copy with some fields changed (validated again).
+
+        Parameters
+        ----------
+        **changes
+            ``field=value`` for fields of the network (e.g. ``C``, ``d``, ``utilities``).
+
+        Returns
+        -------
+        UserNetwork
+
+        Raises
+        ------
+        ParameterError
+            For a value out of its range (e.g. a capacity that is not positive).
+        ModelError
+            For a changed routing matrix, utilities or route names that do not fit together.
+        TypeError
+            For a name that is not a field.
+        """
         return replace(self, **changes)

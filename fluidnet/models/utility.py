@@ -105,16 +105,48 @@ class Utility:
 
     # ------------------------------------------------------------------ symbolic
     def U(self, x: Any = X) -> sympy.Expr:
-        """``U(x)``."""
+        """``U(x)``.
+
+        Parameters
+        ----------
+        x : sympy.Expr or number, optional
+            What to substitute for the rate; default the symbol :data:`X` itself.
+
+        Returns
+        -------
+        sympy.Expr
+        """
         return self.expr if x is X else self.expr.xreplace({X: x})
 
     def dU(self, x: Any = X) -> sympy.Expr:
-        """``U'(x)``."""
+        """``U'(x)``.
+
+        Parameters
+        ----------
+        x : sympy.Expr or number, optional
+            What to substitute for the rate; default the symbol :data:`X` itself.
+
+        Returns
+        -------
+        sympy.Expr
+            Simplified.
+        """
         d = self._sym("dU", lambda: sympy.simplify(sympy.diff(self.expr, X)))
         return d if x is X else d.xreplace({X: x})
 
     def d2U(self, x: Any = X) -> sympy.Expr:
-        """``U''(x)``."""
+        """``U''(x)``.
+
+        Parameters
+        ----------
+        x : sympy.Expr or number, optional
+            What to substitute for the rate; default the symbol :data:`X` itself.
+
+        Returns
+        -------
+        sympy.Expr
+            Simplified.
+        """
         d = self._sym("d2U", lambda: sympy.simplify(sympy.diff(self.expr, X, 2)))
         return d if x is X else d.xreplace({X: x})
 
@@ -123,6 +155,15 @@ class Utility:
 
         ``x`` for ``log`` (eq (9)), ``x^(nu+1)`` for ``-1/x^nu`` (eq (10)), ``1/U'(x)`` for a
         general utility (eq (38)).
+
+        Parameters
+        ----------
+        x : sympy.Expr or number, optional
+            What to substitute for the rate; default the symbol :data:`X` itself.
+
+        Returns
+        -------
+        sympy.Expr
         """
         d = self._sym(
             "dec",
@@ -132,15 +173,48 @@ class Utility:
 
     # ------------------------------------------------------------------ numeric
     def value(self, x) -> np.ndarray:
-        """``U(x)`` evaluated on numbers or arrays."""
+        """``U(x)`` evaluated on numbers or arrays.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Rates, ``x > 0``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The shape of ``x``.
+        """
         return self._num("U", self.expr)(np.asarray(x, dtype=float))
 
     def marginal(self, x) -> np.ndarray:
-        """``U'(x)`` evaluated on numbers or arrays."""
+        """``U'(x)`` evaluated on numbers or arrays.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Rates, ``x > 0``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The shape of ``x``.
+        """
         return self._num("dU", self.dU())(np.asarray(x, dtype=float))
 
     def curvature(self, x) -> np.ndarray:
-        """``U''(x)`` evaluated on numbers or arrays."""
+        """``U''(x)`` evaluated on numbers or arrays.
+
+        Parameters
+        ----------
+        x : float or array_like
+            Rates, ``x > 0``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The shape of ``x``.
+        """
         return self._num("d2U", self.d2U())(np.asarray(x, dtype=float))
 
     def marginal_inverse(self, v: float) -> float:
@@ -149,10 +223,21 @@ class Utility:
         Closed form for the two families (``1/v`` and ``(nu/v)^(1/(nu+1))``), a bracketed
         root otherwise.
 
+        Parameters
+        ----------
+        v : float
+            A marginal utility, ``v > 0``.
+
+        Returns
+        -------
+        float
+            The rate ``x > 0``.
+
         Raises
         ------
         ParameterError
-            For ``v <= 0`` or not finite (``U'`` is positive).
+            For ``v <= 0`` or not finite (``U'`` is positive), or (a general utility) when no
+            rate in ``(1e-300, 1e300)`` has that marginal utility.
         """
         v = float(v)
         if not (math.isfinite(v) and v > 0):

@@ -93,6 +93,11 @@ class AgreementMap:
         marked by its packet verdict (o steady, x oscillating) and coloured by agreement,
         and the disagreement band (the cells of the points that disagree) hatched.
 
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+
         Returns
         -------
         matplotlib Axes

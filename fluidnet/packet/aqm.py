@@ -85,7 +85,28 @@ class AQM:
         return bool(getattr(self, "ecn", self.marks))
 
     def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
-        """The ns-3 queue-disc TypeId and its attributes (as text) on a link."""
+        """The ns-3 queue-disc TypeId and its attributes (as text) on a link.
+
+        Each AQM defines it; the base class raises NotImplementedError.
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -100,6 +121,27 @@ class DropTail(AQM):
     name: ClassVar[str] = "droptail"
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``ns3::FifoQueueDisc`` holding ``buffer`` packets (the link's other values are not
+        used).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         return "ns3::FifoQueueDisc", {"MaxSize": f"{buffer}p"}
 
 
@@ -191,6 +233,27 @@ class RED(AQM):
         )
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``ns3::RedQueueDisc`` with this RED's thresholds, weight and flags; the link rate,
+        delay and packet size set ``LinkBandwidth``, ``LinkDelay`` and ``MeanPktSize``.
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         attrs = {
             "MaxSize": f"{buffer}p",
             "MinTh": _text(self.min_th),
@@ -247,6 +310,27 @@ class PIE(AQM):
         _flag("PIE", "ecn", self.ecn)
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``ns3::PieQueueDisc`` with this PIE's target delay, update interval and gains
+        (``rate`` and ``delay`` are not used).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         return "ns3::PieQueueDisc", {
             "MaxSize": f"{buffer}p",
             "QueueDelayReference": f"{self.target!r}s",
@@ -285,6 +369,27 @@ class CoDel(AQM):
         _flag("CoDel", "ecn", self.ecn)
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``ns3::CoDelQueueDisc`` with this CoDel's target and interval (``rate``, ``delay``
+        and ``packet_size`` are not used).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         return "ns3::CoDelQueueDisc", {
             "MaxSize": f"{buffer}p",
             "Target": f"{self.target!r}s",
@@ -348,6 +453,27 @@ class PI(AQM):
         )
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``fluidnet::PiQueueDisc`` with this PI's reference queue, gains and sampling interval
+        (``rate``, ``delay`` and ``packet_size`` are not used).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         return "fluidnet::PiQueueDisc", {
             "MaxSize": f"{buffer}p",
             "QueueRef": _text(self.q_ref),
@@ -384,6 +510,27 @@ class SBRM(AQM):
         _number("SBRM", "b0", self.b0, strict=False)
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``fluidnet::SbrmQueueDisc`` with this SBRM's ``gamma`` and ``b0`` (``rate``, ``delay``
+        and ``packet_size`` are not used).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         return "fluidnet::SbrmQueueDisc", {
             "MaxSize": f"{buffer}p",
             "Gamma": _text(self.gamma),
@@ -437,6 +584,27 @@ class RCP(AQM):
         _number("RCP", "min_rate", self.min_rate, high=1.0)
 
     def ns3(self, *, rate, delay, buffer, packet_size):
+        """``fluidnet::RcpQueueDisc`` with this router's gains and timers; its capacity is the
+        link rate less the 2-byte PPP header of every packet (IP bit/s).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
         ip_capacity = rate * packet_size / (packet_size + 2)  # bit/s of IP packets (PPP framing)
         return "fluidnet::RcpQueueDisc", {
             "MaxSize": f"{buffer}p",

@@ -85,7 +85,23 @@ class Comparison:
     link: int = 0
 
     def interval(self, metric: str) -> tuple[float, float, float]:
-        """(mean, low, high) of a packet metric over the runs (low = high = NaN for one run)."""
+        """(mean, low, high) of a packet metric over the runs (low = high = NaN for one run).
+
+        Runs where the metric is not finite are left out; the interval is Student's ``t`` at
+        level ``confidence`` on the mean of the others.
+
+        Parameters
+        ----------
+        metric : str
+            One of the compared metrics (``"mean_queue"``, ``"queue_std"``, ``"oscillating"``,
+            ``"swing"``, ``"amplitude"``, ``"period"``, ``"utilisation"``,
+            ``"convergence_time"``, ``"mean_window"``).
+
+        Returns
+        -------
+        (float, float, float)
+            All NaN when no run has a finite value.
+        """
         vals = np.asarray(self.packets[metric], dtype=float)
         vals = vals[np.isfinite(vals)]
         if vals.size == 0:
@@ -103,7 +119,18 @@ class Comparison:
         return mean, mean - half, mean + half
 
     def relative_difference(self, metric: str) -> float:
-        """``(packets - fluid) / fluid`` for the mean over the runs."""
+        """``(packets - fluid) / fluid`` for the mean over the runs.
+
+        Parameters
+        ----------
+        metric : str
+            One of the compared metrics (see :meth:`interval`).
+
+        Returns
+        -------
+        float
+            NaN when the fluid value is 0.
+        """
         mean = self.interval(metric)[0]
         ref = self.fluid[metric]
         return (mean - ref) / ref if ref else math.nan
@@ -138,9 +165,19 @@ class Comparison:
         """Side by side: the queue of the fluid model and of every packet run over time, and
         every metric of the packet runs (mean and interval) against the fluid value.
 
+        Parameters
+        ----------
+        ax : sequence of two matplotlib.axes.Axes, optional
+            The two panels; a new figure by default.
+
         Returns
         -------
         array of matplotlib Axes
+
+        Raises
+        ------
+        ParameterError
+            When ``ax`` is not two axes.
         """
         import matplotlib.pyplot as plt
 

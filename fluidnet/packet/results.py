@@ -107,7 +107,26 @@ class PacketRun:
         return np.vstack([out[:1], out]) if len(out) else out
 
     def utilisation(self, link: int = 0, after: float | None = None) -> float:
-        """Fraction of link ``link``'s capacity used after ``after`` (default: half the run)."""
+        """Fraction of link ``link``'s capacity used after ``after`` (default: half the run).
+
+        Parameters
+        ----------
+        link : int, default 0
+            Bottleneck link index (0-based).
+        after : float, optional
+            Start of the measured tail (s); default ``t_end / 2``.
+
+        Returns
+        -------
+        float
+            Bits sent (framing included) over the link's rate times the tail's length; NaN for an
+            empty tail.
+
+        Raises
+        ------
+        ParameterError
+            When ``after`` is outside ``[0, t_end)``.
+        """
         i0 = self._index(after)
         link_ = self.scenario.link_list[link]
         size = self.scenario.packet_size
@@ -123,7 +142,25 @@ class PacketRun:
         return np.vstack([out[:1], out])
 
     def mean_queue(self, link: int = 0, after: float | None = None) -> float:
-        """Time average of the queue of ``link`` after ``after`` (default: half the run)."""
+        """Time average of the queue of ``link`` after ``after`` (default: half the run).
+
+        Parameters
+        ----------
+        link : int, default 0
+            Bottleneck link index (0-based).
+        after : float, optional
+            Start of the measured tail (s); default ``t_end / 2``.
+
+        Returns
+        -------
+        float
+            Mean of the queue samples (packets) from ``after`` on.
+
+        Raises
+        ------
+        ParameterError
+            When ``after`` is outside ``[0, t_end)``.
+        """
         return float(np.mean(self.queue[self._index(after) :, link]))
 
     def completion_times(self) -> np.ndarray:
@@ -193,9 +230,24 @@ class PacketRun:
         """Queue of ``link``, the windows (mean and range over the flows) or sender rates, and
         the completion times of short flows against their sizes (when there are any).
 
+        Parameters
+        ----------
+        ax : sequence of matplotlib.axes.Axes, optional
+            One axes per panel (1 to 3: the queue, long-lived flows if any, short flows if any);
+            a new figure by default.
+        link : int, default 0
+            The link whose queue is drawn (0-based).
+        **kwargs
+            Passed to ``ax.plot`` for the queue.
+
         Returns
         -------
         array of matplotlib Axes
+
+        Raises
+        ------
+        ParameterError
+            When the number of axes given is not the number of panels.
         """
         import matplotlib.pyplot as plt
 

@@ -112,7 +112,18 @@ class Link:
         return cls(rate=cap * 8.0 * (size + FRAMING_BYTES), **kwargs)
 
     def capacity(self, packet_size: int = 1000) -> float:
-        """Packets of ``packet_size`` bytes served per second."""
+        """Packets of ``packet_size`` bytes served per second.
+
+        Parameters
+        ----------
+        packet_size : int, default 1000
+            IP packet size in bytes; the 2-byte framing of every packet is added.
+
+        Returns
+        -------
+        float
+            ``rate / (8 (packet_size + 2))`` packets/s.
+        """
         return self.rate / (8.0 * (packet_size + FRAMING_BYTES))
 
 
@@ -160,6 +171,19 @@ class Flows:
         object.__setattr__(self, "start", _start("Flows.start (s)", self.start))
 
     def starts(self, rng: np.random.Generator) -> np.ndarray:
+        """Start time of every flow of the group (s).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Draws the starts when ``start`` is a range (uniformly in it); not used for a single
+            start time.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``n`` start times.
+        """
         lo, hi = self.start
         return np.full(self.n, lo) if hi == lo else rng.uniform(lo, hi, self.n)
 
@@ -223,13 +247,45 @@ class ShortFlows:
             object.__setattr__(self, "stop", stop)
 
     def rate(self, capacity: float) -> float:
-        """Arrivals per second (from ``load`` and the first link's capacity in packets/s)."""
+        """Arrivals per second (from ``load`` and the first link's capacity in packets/s).
+
+        Parameters
+        ----------
+        capacity : float
+            Capacity of the first link of the route in packets/s; used only when the flows are
+            given by ``load`` (``arrival_rate = load * capacity / mean_size``).
+
+        Returns
+        -------
+        float
+            Flow arrivals per second.
+        """
         if self.arrival_rate is not None:
             return self.arrival_rate
         return self.load * capacity / self.mean_size
 
     def draw(self, rng: np.random.Generator, capacity: float, t_end: float):
-        """Arrival times and sizes (whole packets) of one run."""
+        """Arrival times and sizes (whole packets) of one run.
+
+        Arrivals are Poisson at :meth:`rate` from ``start`` until ``stop`` or ``t_end``, whichever
+        comes first; sizes are Pareto draws rounded up to whole packets (at most ``2**31``).
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of the random draws.
+        capacity : float
+            Capacity of the first link of the route in packets/s (see :meth:`rate`).
+        t_end : float
+            End of the run (s).
+
+        Returns
+        -------
+        times : numpy.ndarray
+            Arrival times (s), increasing.
+        sizes : numpy.ndarray
+            Flow sizes in packets, one per arrival.
+        """
         from ..models.flow_level import pareto_scale
 
         stop = min(self.stop if self.stop is not None else t_end, t_end)
@@ -353,6 +409,20 @@ class Scenario:
         """A copy with fields changed, addressed by paths: ``{"link.buffer": 400,
         "flows[0].n": 20, "link.aqm.p_max": 0.05}`` (keywords change top-level fields).
 
+        Parameters
+        ----------
+        values : dict, optional
+            ``{path: value}``; a path is dotted field names, with ``[i]`` to pick an element of a
+            list field (``"flows[0].n"``).
+        **kwargs
+            ``field=value`` for top-level fields; a name also in ``values`` takes the keyword's
+            value.
+
+        Returns
+        -------
+        Scenario
+            Of the same class, every changed object validated again.
+
         Raises
         ------
         ParameterError
@@ -364,7 +434,18 @@ class Scenario:
         return out
 
     def capacity(self, link: int = 0) -> float:
-        """Packets/s served by bottleneck ``link``."""
+        """Packets/s served by bottleneck ``link``.
+
+        Parameters
+        ----------
+        link : int, default 0
+            Index of the bottleneck link (0-based, in route order).
+
+        Returns
+        -------
+        float
+            Packets of ``packet_size`` bytes per second.
+        """
         return self.link_list[link].capacity(self.packet_size)
 
     def describe(self) -> str:
@@ -395,6 +476,26 @@ class Scenario:
     def plan(self, t_end: float, seed: int) -> dict:
         """Everything the ns-3 worker needs, as plain data (random draws made here, from
         ``seed``): links with their queue discs, flow groups with their start times and sizes.
+
+        Parameters
+        ----------
+        t_end : float
+            Length of the run (s), > 0.
+        seed : int
+            Seed of the random starts and short-flow draws; the same seed gives the same plan.
+
+        Returns
+        -------
+        dict
+            Packet size, ACK and RTO settings, access rate, socket buffer, ``ecn_endpoints``,
+            ``links`` (rate, delay, queue disc and its attributes) and ``groups`` (transport,
+            route, access delay, start times and sizes).
+
+        Raises
+        ------
+        ParameterError
+            For a ``t_end`` that is not a positive number, or a group that would start more than
+            50000 flows.
         """
         t_end = _positive("t_end", t_end)
         links = self.link_list

@@ -106,7 +106,17 @@ class Transport:
         return self.name == "rcp"
 
     def option(self, key: str) -> float:
-        """An option's value (its default when not given)."""
+        """An option's value (its default when not given).
+
+        Parameters
+        ----------
+        key : str
+            An option name of this transport.
+
+        Returns
+        -------
+        float
+        """
         return self.options.get(key, TRANSPORTS[self.name][1][key][1])
 
     def ns3(self) -> tuple[str, dict[str, str], str]:

@@ -175,7 +175,23 @@ class WindowChain:
         return self._exprs["ack_rate"]
 
     def with_params(self, **values: float) -> WindowChain:
-        """A copy with some parameter values replaced (unknown names raise ParameterError)."""
+        """A copy with some parameter values replaced (unknown names raise ParameterError).
+
+        Parameters
+        ----------
+        **values
+            ``name=value`` for each parameter of the laws to change; values must be finite real
+            numbers.
+
+        Returns
+        -------
+        WindowChain
+
+        Raises
+        ------
+        ParameterError
+            For an unknown name or a value that is not a finite number.
+        """
         for n in values:
             if n not in self._values:
                 raise ParameterError(
@@ -210,8 +226,25 @@ class WindowChain:
     def evaluate(self, law: str, w: Any, *, check: bool = True) -> np.ndarray:
         """The law ``"increase"``, ``"decrease"``, ``"mark"`` or ``"ack_rate"`` at windows ``w``.
 
+        Parameters
+        ----------
+        law : {"increase", "decrease", "mark", "ack_rate"}
+            Which law of the chain.
+        w : float or array_like
+            Windows (packets), any shape.
+        check : bool, default True
+            Check every value against the law's admissible range: ``increase`` and ``ack_rate``
+            positive and finite, ``mark`` in ``[0, 1]``, ``decrease`` in ``(0, w)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The law's values, the shape of ``w``.
+
         Raises
         ------
+        OptionError
+            For an unknown ``law``.
         ParameterError
             With ``check``, for a value outside the law's admissible range (the message names
             the law, the first window at fault and the value).
@@ -266,7 +299,23 @@ class WindowChain:
         return c
 
     def drift(self, w: Any) -> np.ndarray:
-        """Expected window change per ACK, ``increase (1 - mark) - decrease mark``."""
+        """Expected window change per ACK, ``increase (1 - mark) - decrease mark``.
+
+        Parameters
+        ----------
+        w : float or array_like
+            Windows (packets), any shape.
+
+        Returns
+        -------
+        numpy.ndarray
+            Drift in packets per ACK, the shape of ``w``.
+
+        Raises
+        ------
+        ParameterError
+            When a law leaves its admissible range at some window (see :meth:`evaluate`).
+        """
         p = self.evaluate("mark", w)
         return self.evaluate("increase", w) * (1 - p) - self.evaluate("decrease", w) * p
 
@@ -276,6 +325,17 @@ class WindowChain:
         The drift is scanned on a geometric grid over ``[lo, hi]`` and its first change of sign
         from positive to negative is refined by Brent's method. This is the "mean" window of
         the mean-value analysis of Misra, Baras & Ott (2000), eq (4).
+
+        Parameters
+        ----------
+        lo, hi : float, default 1e-6 and 1e9
+            Ends of the window range searched (packets), ``0 < lo < hi``; 2001 geometrically
+            spaced points.
+
+        Returns
+        -------
+        float
+            The smallest zero of the drift found in ``[lo, hi]`` (packets).
 
         Raises
         ------
@@ -314,6 +374,22 @@ class WindowChain:
 
         Found on a geometric grid below ``below`` (default: the zero-drift window) and refined
         by bisection to 1e-12 relative.
+
+        Parameters
+        ----------
+        below : float, optional
+            Upper end of the search (packets); the grid runs from ``1e-9 * below`` to ``below``
+            (4001 points). Default :meth:`zero_drift`.
+
+        Returns
+        -------
+        float
+            ``W*`` in packets; 0 when the smallest window of the grid is already marked.
+
+        Raises
+        ------
+        AnalysisError
+            When nothing is marked below ``below`` (or :meth:`zero_drift` fails).
         """
         top = self.zero_drift() if below is None else float(below)
         grid = np.geomspace(top * 1e-9, top, 4001)
@@ -336,14 +412,38 @@ class WindowChain:
     # ----------------------------------------------------------------------------- solvers
     def stationary(self, **options: Any):
         """The stationary distribution by the PDMP solver
-        (see :func:`fluidnet.stochastic.stationary_distribution`)."""
+        (see :func:`fluidnet.stochastic.stationary_distribution`).
+
+        Parameters
+        ----------
+        **options
+            Keyword options of :func:`fluidnet.stochastic.stationary_distribution` (``m``,
+            ``drift``, ``support``, ``tol``, ``check``, ``max_points``).
+
+        Returns
+        -------
+        WindowDistribution
+        """
         from .pdmp import stationary_distribution  # a solver below this module (scipy)
 
         return stationary_distribution(self, **options)
 
     def monte_carlo(self, **options: Any):
         """The stationary distribution by Monte Carlo of the exact chain
-        (see :func:`fluidnet.stochastic.monte_carlo`)."""
+        (see :func:`fluidnet.stochastic.monte_carlo`).
+
+        Parameters
+        ----------
+        **options
+            Keyword options of :func:`fluidnet.stochastic.monte_carlo` (``n_chains``,
+            ``n_steps``, ``burn_in``, ``seed``, ``start``, ``bins``, ``window_range``, ``groups``,
+            ``level``).
+
+        Returns
+        -------
+        WindowDistribution
+            With confidence intervals from independent groups of chains.
+        """
         from .montecarlo import monte_carlo  # a solver below this module (numba)
 
         return monte_carlo(self, **options)

@@ -130,14 +130,35 @@ class WindowDistribution:
         return c / c[-1]
 
     def moment(self, k: float) -> float:
-        """The raw moment ``E[W^k]``."""
+        """The raw moment ``E[W^k]``.
+
+        Parameters
+        ----------
+        k : float
+            Order of the moment (exact when the solver gave it in closed form, else the trapezoid
+            rule on the grid).
+
+        Returns
+        -------
+        float
+        """
         exact = self._exact.get("moments", {})
         if k in exact:
             return float(exact[k])
         return _trapezoid(self.w**k * self.pdf, self.w)
 
     def central_moment(self, k: int) -> float:
-        """``E[(W - E W)^k]`` (from raw moments when they are exact, else on the grid)."""
+        """``E[(W - E W)^k]`` (from raw moments when they are exact, else on the grid).
+
+        Parameters
+        ----------
+        k : int
+            Order of the moment, ``k >= 0``.
+
+        Returns
+        -------
+        float
+        """
         exact = self._exact.get("moments", {})
         if all(j in exact for j in range(1, k + 1)):
             m = self.moment(1)
@@ -191,7 +212,23 @@ class WindowDistribution:
         return float(self._exact.get("mark_probability", math.nan))
 
     def quantile(self, q: float | Sequence[float]) -> float | np.ndarray:
-        """The ``q``-quantile(s) of the window (linear interpolation of the CDF)."""
+        """The ``q``-quantile(s) of the window (linear interpolation of the CDF).
+
+        Parameters
+        ----------
+        q : float or sequence of float
+            Levels in ``[0, 1]``.
+
+        Returns
+        -------
+        float or numpy.ndarray
+            Windows (packets): a float for a scalar ``q``, an array of the length of ``q`` else.
+
+        Raises
+        ------
+        OptionError
+            For a level outside ``[0, 1]``.
+        """
         qs = np.atleast_1d(np.asarray(q, dtype=float))
         if np.any((qs < 0) | (qs > 1)):
             raise OptionError(f"quantile levels must lie in [0, 1], got {q!r}")
@@ -210,7 +247,18 @@ class WindowDistribution:
         return float(out[0]) if np.ndim(q) == 0 else out
 
     def probability(self, lo: float = -np.inf, hi: float = np.inf) -> float:
-        """``P(lo < W <= hi)`` from the CDF on the grid."""
+        """``P(lo < W <= hi)`` from the CDF on the grid.
+
+        Parameters
+        ----------
+        lo, hi : float, default -inf and inf
+            Ends of the window interval (packets); the CDF is interpolated linearly between grid
+            points, 0 below the grid and 1 above it.
+
+        Returns
+        -------
+        float
+        """
         c = self.cdf
         return float(np.interp(hi, self.w, c, 0.0, 1.0) - np.interp(lo, self.w, c, 0.0, 1.0))
 
@@ -236,7 +284,23 @@ class WindowDistribution:
         return out
 
     def interval(self, statistic: str) -> tuple[float, float]:
-        """The confidence interval of a statistic (Monte Carlo only)."""
+        """The confidence interval of a statistic (Monte Carlo only).
+
+        Parameters
+        ----------
+        statistic : str
+            A key of ``ci``, e.g. ``"mean"``, ``"std"`` or ``"q95"``.
+
+        Returns
+        -------
+        (float, float)
+            ``(low, high)``.
+
+        Raises
+        ------
+        AnalysisError
+            When the method gives no confidence intervals, or none for ``statistic``.
+        """
         if self.ci is None:
             raise AnalysisError(f"{self.method!r} gives no confidence intervals")
         if statistic not in self.ci:
@@ -275,8 +339,29 @@ class WindowDistribution:
     ) -> Axes:
         """Draw the density on ``ax`` (a new figure if None) and return ``ax``.
 
-        ``average="time"`` draws the per-time density, ``"both"`` both. Monte Carlo densities
-        are drawn as histograms (steps). Keyword arguments go to ``ax.plot``.
+        Monte Carlo densities are drawn as histograms (steps).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Axes to draw on; a new figure by default.
+        average : {"ack", "time", "both"}, default "ack"
+            The per-ACK density, the per-time density (:attr:`time_average`) or both.
+        label : str, optional
+            Legend label; default the method's name (with the average appended for ``"both"``).
+        **kwargs
+            Passed to ``ax.plot``.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Raises
+        ------
+        OptionError
+            For an unknown ``average``.
+        AnalysisError
+            When the per-time density is asked for and was not computed.
         """
         if ax is None:
             import matplotlib.pyplot as plt

@@ -167,11 +167,40 @@ class Executor:
 
     def next_chunk_size(self, size: int, seconds: float) -> int:
         """Items per task after a chunk of ``size`` items took ``seconds`` (here: unchanged;
-        not asked with a store)."""
+        not asked with a store).
+
+        Parameters
+        ----------
+        size : int
+            Items in the chunk that just finished.
+        seconds : float
+            Wall time since the previous chunk finished (or since the work started).
+
+        Returns
+        -------
+        int
+            Items in the next chunks, at least 1.
+        """
         return size
 
     def chunk_size(self, n: int, store: bool = False) -> int:
-        """Items per task for ``n`` items (at most :data:`MAX_CHUNK_ITEMS` by default)."""
+        """Items per task for ``n`` items (at most :data:`MAX_CHUNK_ITEMS` by default).
+
+        Parameters
+        ----------
+        n : int
+            Items still to compute.
+        store : bool, default False
+            Whether results go to a checkpoint store: smaller chunks
+            (:data:`TASKS_PER_WORKER_WITH_STORE` tasks per worker instead of
+            :data:`TASKS_PER_WORKER`), so that a kill loses less.
+
+        Returns
+        -------
+        int
+            ``chunksize`` when set, else ``ceil(n / (tasks per worker * workers))`` clipped to
+            ``[1, MAX_CHUNK_ITEMS]``.
+        """
         if self.chunksize is not None:
             return max(1, int(self.chunksize))
         per = TASKS_PER_WORKER_WITH_STORE if store else TASKS_PER_WORKER
@@ -247,7 +276,36 @@ class Executor:
 
         Memory stays proportional to what ``receive`` keeps: items are read from the sequence
         a chunk at a time (at most :meth:`in_flight` chunks ahead), and results are not
-        collected here. Options, errors and Ctrl-C as in :meth:`map`.
+        collected here.
+
+        Parameters
+        ----------
+        fn : callable
+            One argument; picklable for process and Dask executors.
+        items : sequence
+            The items (another iterable is read into a list first).
+        receive : callable
+            ``receive(indices, results)``: called in this process once per finished chunk,
+            ``indices`` a sequence of positions in ``items`` and ``results`` the list of
+            ``fn`` of those items, in the same order.
+        progress : bool, optional
+            tqdm progress bar (default: for 200 items or more, on a terminal or notebook).
+        desc : str, optional
+            Label of the bar.
+        store : path or Store, optional
+            Checkpoint store: finished items are handed over from it first, the others
+            computed and written as they complete (see :mod:`fluidnet.sweep.store`).
+        progress_options : dict, optional
+            Passed to :func:`fluidnet.progress.progress_bar`.
+
+        Raises
+        ------
+        OptionError
+            When ``fn`` cannot run on this executor (e.g. not picklable for processes).
+        StoreError
+            When the store was made by a different call, or the disk under it is full.
+        KeyboardInterrupt
+            On Ctrl-C, after stopping the workers and saving the finished items to the store.
         """
         if not isinstance(items, Sequence):
             items = list(items)
@@ -331,9 +389,39 @@ class SerialExecutor(Executor):
     name = "serial"
 
     def chunk_size(self, n: int, store: bool = False) -> int:
+        """Items in the first task: always 1, as how long an item takes is not known yet.
+
+        Parameters
+        ----------
+        n : int
+            Items still to compute (not used).
+        store : bool, default False
+            Whether results go to a checkpoint store (not used: with a store every chunk keeps
+            this size of 1).
+
+        Returns
+        -------
+        int
+            1.
+        """
         return 1  # the first item alone: how long items take is not known yet
 
     def next_chunk_size(self, size: int, seconds: float) -> int:
+        """Items per task after a chunk of ``size`` items took ``seconds``: doubled (at most
+        :data:`MAX_CHUNK_ITEMS`) below a quarter of :data:`SERIAL_CHUNK_SECONDS`, halved (at
+        least 1) above it, else unchanged.
+
+        Parameters
+        ----------
+        size : int
+            Items in the chunk that just finished.
+        seconds : float
+            Wall time the chunk took.
+
+        Returns
+        -------
+        int
+        """
         if seconds < SERIAL_CHUNK_SECONDS / 4:
             return min(MAX_CHUNK_ITEMS, 2 * size)
         if seconds > SERIAL_CHUNK_SECONDS:
@@ -520,6 +608,28 @@ class DaskExecutor(Executor):
         return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
 
     def map_chunks(self, fn, items, receive, **kwargs):
+        """:meth:`Executor.map_chunks` on the Dask cluster; an executor made with a scheduler
+        address connects for this call and closes the connection after it.
+
+        Parameters
+        ----------
+        fn : callable
+            One argument, picklable.
+        items : sequence
+            The items.
+        receive : callable
+            ``receive(indices, results)``, called once per finished chunk.
+        **kwargs
+            ``progress``, ``desc``, ``store`` and ``progress_options`` of
+            :meth:`Executor.map_chunks`.
+
+        Raises
+        ------
+        OptionError
+            When no Dask scheduler answers at the executor's address.
+        StoreError, KeyboardInterrupt
+            As :meth:`Executor.map_chunks`.
+        """
         if self.address is None or self.client is not None:
             return super().map_chunks(fn, items, receive, **kwargs)
         from dask.distributed import Client
@@ -535,8 +645,6 @@ class DaskExecutor(Executor):
         finally:
             self.client.close()
             self.client = None
-
-    map_chunks.__doc__ = Executor.map_chunks.__doc__
 
     def _run(self, fn, chunks):
         from dask.distributed import as_completed

@@ -52,6 +52,19 @@ class Param:
     bounds: tuple[float | None, float | None] = (None, None)
 
     def with_value(self, value: float | None) -> Param:
+        """A copy of this parameter with another default value.
+
+        Parameters
+        ----------
+        value : float or None
+            The new default; ``None`` leaves the parameter without a default (it must then be given
+            at analysis time). It is not checked here: the model checks it against ``bounds``.
+
+        Returns
+        -------
+        Param
+            Unit, meaning and bounds unchanged.
+        """
         return replace(self, value=value)
 
 
@@ -381,6 +394,19 @@ class Model:
         the compiled integrator live here under their ``key``. What is cached must not depend
         on parameter values: :meth:`with_params` shares the cache with the new model, and
         pickling drops it (it is rebuilt on demand).
+
+        Parameters
+        ----------
+        key : str
+            Name of the cached object (e.g. ``"form"``).
+        build : callable
+            Called with no arguments the first time ``key`` is asked for; its return value is stored
+            and returned from then on.
+
+        Returns
+        -------
+        object
+            What ``build()`` returned, now or on an earlier call.
         """
         try:
             return self._cache[key]
@@ -427,7 +453,23 @@ class Model:
         return dict(self._signal_exprs)
 
     def state(self, name: str) -> sympy.FunctionClass:
-        """The sympy function of a state or signal, to build expressions such as ``q(t - 1)``."""
+        """The sympy function of a state or signal, to build expressions such as ``q(t - 1)``.
+
+        Parameters
+        ----------
+        name : str
+            A state or signal name of the model.
+
+        Returns
+        -------
+        sympy.FunctionClass
+            The real-valued undefined function of that name.
+
+        Raises
+        ------
+        ModelError
+            When ``name`` is neither a state nor a signal of the model.
+        """
         key = identifier(name)
         if key not in self._state_names and key not in self._signal_names:
             raise ModelError(f"{name!r} is not a state or signal of model {self.name!r}")
@@ -455,12 +497,25 @@ class Model:
     def with_params(self, **values: Any) -> Model:
         """A new model with some default parameter values replaced.
 
-        Values may be numbers, ``None`` or :class:`Param` objects.
+        The new model shares the definition and the parameter-free cache of this one; this model
+        is unchanged.
+
+        Parameters
+        ----------
+        **values
+            ``name=value`` for each default to replace. A value is a real number, ``None`` (no
+            default: the value must then be given at analysis time) or a :class:`Param`, which
+            replaces the parameter's unit, meaning and bounds too.
+
+        Returns
+        -------
+        Model
 
         Raises
         ------
         ParameterError
-            For an unknown name or an invalid value.
+            For an unknown name or an invalid value (not a real number, out of bounds, or making
+            a delay negative).
         """
         new = dict(self._params)
         for k, v in _identifiers(values, "parameter").items():
@@ -485,6 +540,17 @@ class Model:
 
     def resolve_params(self, overrides: Mapping[str, Any] | None = None) -> dict[str, float]:
         """All parameter values as floats, defaults updated by ``overrides``.
+
+        Parameters
+        ----------
+        overrides : dict, optional
+            ``{name: value}`` replacing defaults for this call; a value may also be a
+            :class:`Param`, whose value is used.
+
+        Returns
+        -------
+        dict
+            ``{name: float}`` for every parameter of the model, in definition order.
 
         Raises
         ------
@@ -555,6 +621,8 @@ class Model:
             returned.
         params : dict, optional
             Parameter values other than the defaults.
+        **overrides
+            The same overrides as keywords (``T=0.2``); a name may not be given both ways.
 
         Returns
         -------
@@ -596,7 +664,32 @@ class Model:
     ):
         """Linearize at an equilibrium into a :class:`fluidnet.LinearDDE`
         (see :func:`fluidnet.symbolic.linearize.linearize`), at parameter values
-        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`)."""
+        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
+
+        Parameters
+        ----------
+        equilibrium : dict, optional
+            ``{state: value}`` to linearize at; by default the one :meth:`equilibrium` returns
+            at these parameter values.
+        params : dict, optional
+            Parameter values other than the defaults.
+        **overrides
+            The same overrides as keywords; a name may not be given both ways.
+
+        Returns
+        -------
+        LinearDDE
+            ``x' = A0 x + sum_k A_k x(t - tau_k)`` in deviation variables.
+
+        Raises
+        ------
+        ModelError
+            When a delay is negative or not real at the equilibrium, or the model depends
+            explicitly on time.
+        AnalysisError
+            When the equilibrium lies on a switching surface, a Jacobian entry is not finite, or a
+            given ``equilibrium`` is not one.
+        """
         values = merge_params(params, overrides, "linearize")
         return linearize(self, equilibrium=equilibrium, **values)
 
@@ -610,7 +703,33 @@ class Model:
     ):
         """The loop transfer function cut at a state or signal
         (see :func:`fluidnet.symbolic.loopgain.loop_gain`), at parameter values
-        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`)."""
+        ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
+
+        Parameters
+        ----------
+        cut : str
+            The state or signal where the loop is opened: its uses in the right-hand sides become
+            the loop input, its definition the loop output.
+        equilibrium : dict, optional
+            ``{state: value}`` to linearize at; by default the one :meth:`equilibrium` returns.
+        params : dict, optional
+            Parameter values other than the defaults.
+        **overrides
+            The same overrides as keywords; a name may not be given both ways.
+
+        Returns
+        -------
+        DelayTF
+            ``L(s)``, with ``1 + L(s) = 0`` the closed-loop characteristic equation.
+
+        Raises
+        ------
+        ModelError
+            For an unknown cut, an algebraic loop, or a delay that is negative or not real at the
+            equilibrium.
+        AnalysisError
+            When the equilibrium lies on a switching surface, where the model has no linearization.
+        """
         values = merge_params(params, overrides, "loop_gain")
         return loop_gain(self, cut, equilibrium=equilibrium, **values)
 
