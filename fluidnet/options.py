@@ -36,6 +36,7 @@ from .overrides import parameter_values, real_number
 __all__ = [
     "ROOT_OPTIONS",
     "count_option",
+    "index_option",
     "number_option",
     "numbers_option",
     "option_dict",
@@ -67,6 +68,18 @@ def count_option(name: str, value: Any, *, minimum: int = 1, where: str = "") ->
         )
     if got < minimum:
         raise OptionError(f"{_at(where)}{name} = {value!r} must be at least {minimum}")
+    return got
+
+
+def index_option(name: str, value: Any, size: int, *, where: str = "") -> int:
+    """``value`` as a position in a sequence of ``size`` elements: a whole number with
+    ``0 <= value < size`` (a negative index is refused, not counted from the end: ``-1`` is a
+    mistake more often than "the last"); else an :class:`OptionError` naming ``name``."""
+    got = count_option(name, value, minimum=0, where=where)
+    if got >= size:
+        raise OptionError(
+            f"{_at(where)}{name} = {value!r} is out of range: there are {size} (0 to {size - 1})"
+        )
     return got
 
 

@@ -50,7 +50,7 @@ def _compare_with_simulation(orb, sol, state, t_from):
     T_sim = float(np.mean(np.diff(tp)))
     ptp_sim = float(np.ptp(sol(np.linspace(sol.t_end - T, sol.t_end, 20_000), state)))
     # profile: shift the orbit so that its maximum sits at the last simulated maximum
-    ts, vals = orb.sample(4000)
+    ts, vals = orb.sample(4001)
     i = orb.state_names.index(state)
     t_max = ts[np.argmax(vals[:, i])]
     window = np.linspace(tp[-1] - T, tp[-1], 500)

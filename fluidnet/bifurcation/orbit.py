@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
-from ..options import number_option
+from ..options import count_option, number_option
 from ._system import orbit_system
 from .collocation import Mesh, assemble, profile_extrema, profile_values
 from .floquet import multipliers as floquet_multipliers
@@ -84,24 +84,31 @@ class PeriodicOrbit:
             ) from None
 
     def sample(self, n_points: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """``(t, values)`` over one closed period, ``n_points + 1`` samples from ``t = 0`` to
+        """``(t, values)`` over one closed period: ``n_points`` samples from ``t = 0`` to
         ``t = period`` (the last repeats the first).
 
         Parameters
         ----------
         n_points : int, optional
-            Number of intervals between samples; default 24 per mesh interval.
+            Number of output samples (at least 2); default 24 per mesh interval, plus one.
 
         Returns
         -------
         t : numpy.ndarray
-            Times, shape ``(n_points + 1,)``.
+            Times, shape ``(n_points,)``.
         values : numpy.ndarray
-            The orbit's states at ``t``, shape ``(n_points + 1, n_states)`` in
+            The orbit's states at ``t``, shape ``(n_points, n_states)`` in
             :attr:`state_names` order.
+
+        Raises
+        ------
+        OptionError
+            For ``n_points`` not a whole number of at least 2.
         """
-        n_points = n_points or _SAMPLES * self.mesh.intervals
-        s = np.linspace(0.0, 1.0, n_points + 1)
+        if n_points is None:
+            n_points = _SAMPLES * self.mesh.intervals + 1
+        n_points = count_option("n_points", n_points, minimum=2, where="PeriodicOrbit.sample")
+        s = np.linspace(0.0, 1.0, n_points)
         return s * self.period, profile_values(self.mesh, self.nodes, s)
 
     @functools.cached_property

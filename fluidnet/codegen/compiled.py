@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError, OptionError, ParameterError
-from ..overrides import merge_params
+from ..overrides import merge_params, parameter_value
 from .clib import MODEL_NAMES, CLibrary, open_library
 from .savedcheck import check_against_library, check_meta, identifier
 
@@ -414,14 +414,8 @@ class SavedModel:
                 raise ParameterError(
                     f"parameter {k!r} of model {self.name!r} has no value; give it in params="
                 )
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.number)):
-                try:
-                    v = float(v)
-                except (TypeError, ValueError) as exc:
-                    raise ParameterError(f"parameter {k!r}: value {v!r} is not a number") from exc
-            v = float(v)
-            if not math.isfinite(v):
-                raise ParameterError(f"parameter {k!r}: value {v} is not finite")
+            # a real number, as everywhere (fluidnet.overrides): text such as "0.3" is refused
+            v = parameter_value(f"parameter {k!r}", v)
             lo, hi = self._bounds[k]
             if lo is not None and v < lo:
                 raise ParameterError(

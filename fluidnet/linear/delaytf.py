@@ -8,6 +8,7 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError
+from ..options import root_options as check_root_options
 from .quasipoly import LAPLACE, QuasiPolynomial, as_quasipolynomial, terms_from_sympy
 from .roots import count_rhp_roots
 
@@ -197,6 +198,9 @@ class DelayTF:
         return values
 
     def _poles_with_multiplicity(self, k=None, region=None, **kwargs):
+        # checked here for a rational denominator too (whose poles are exact and need none),
+        # so that a misspelt option is an OptionError whatever the denominator
+        check_root_options(kwargs, where="DelayTF poles")
         if self.den.is_rational:
             c = self.den.coeffs[0]
             if len(c) < 2:
@@ -254,9 +258,11 @@ class DelayTF:
             For a delayed denominator, when the roots right of the imaginary axis are not certified
             complete.
         """
+        axis_tol = kwargs.pop("axis_tol", 1e-9)
+        check_root_options(kwargs, where="DelayTF.rhp_pole_count")
         if self.den.is_rational:
-            return self.pole_census(**kwargs).rhp
-        return count_rhp_roots(self.den.companion(), **kwargs)
+            return self.pole_census(axis_tol=axis_tol).rhp
+        return count_rhp_roots(self.den.companion(), axis_tol=axis_tol, **kwargs)
 
     # ------------------------------------------------------------------ algebra
     def __mul__(self, other) -> DelayTF:

@@ -58,6 +58,7 @@ import numpy as np
 import sympy
 
 from ..errors import ModelError, OptionError, ParameterError
+from ..overrides import parameter_value
 from ..parsing import as_expression
 from ..symbolic import Model, Param
 from ..symbolic.symbols import t
@@ -230,7 +231,10 @@ class FlowLaw:
         unknown = set(overrides) - set(self.params)
         if unknown:
             raise ParameterError(f"{self.name}: unknown parameters {sorted(unknown)}")
-        return {k: float(overrides.get(k, p.value)) for k, p in self.params.items()}
+        return {
+            k: parameter_value(f"{self.name}: parameter {k!r}", overrides.get(k, p.value))
+            for k, p in self.params.items()
+        }
 
     def numeric(self, **overrides: float):
         """``(a, d)`` as numpy functions of the rate, at the parameter values.

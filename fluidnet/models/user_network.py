@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError, ParameterError
+from ..options import index_option
 from .network import routing_matrix
 from .utility import Utility
 
@@ -181,6 +182,7 @@ class UserNetwork:
         -------
         list of int
         """
+        link = index_option("link", link, self.n_links, where="routes_of")
         return [r for r in range(self.n_routes) if self.A[link, r]]
 
     def links_of(self, route: int) -> list[int]:
@@ -195,6 +197,7 @@ class UserNetwork:
         -------
         list of int
         """
+        route = index_option("route", route, self.n_routes, where="links_of")
         return [ll for ll in range(self.n_links) if self.A[ll, route]]
 
     # ------------------------------------------------------------------ numbers

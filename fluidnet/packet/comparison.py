@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import OptionError, ParameterError
 from .analysis import convergence_time, queue_oscillation
 from .mapping import fluid_view
 from .results import PacketRun
@@ -102,7 +102,7 @@ class Comparison:
         (float, float, float)
             All NaN when no run has a finite value.
         """
-        vals = np.asarray(self.packets[metric], dtype=float)
+        vals = np.asarray(self.packets[self._metric(metric)], dtype=float)
         vals = vals[np.isfinite(vals)]
         if vals.size == 0:
             return math.nan, math.nan, math.nan
@@ -118,6 +118,11 @@ class Comparison:
         )
         return mean, mean - half, mean + half
 
+    def _metric(self, metric: str) -> str:
+        if metric not in self.packets:
+            raise OptionError(f"unknown metric {metric!r}; measured: {sorted(self.packets)}")
+        return metric
+
     def relative_difference(self, metric: str) -> float:
         """``(packets - fluid) / fluid`` for the mean over the runs.
 
@@ -132,6 +137,10 @@ class Comparison:
             NaN when the fluid value is 0.
         """
         mean = self.interval(metric)[0]
+        if metric not in self.fluid:
+            raise OptionError(
+                f"metric {metric!r} has no fluid value; compared: {sorted(self.fluid)}"
+            )
         ref = self.fluid[metric]
         return (mean - ref) / ref if ref else math.nan
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import ParameterError
+from ..options import index_option
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -127,6 +128,7 @@ class PacketRun:
         ParameterError
             When ``after`` is outside ``[0, t_end)``.
         """
+        link = index_option("link", link, len(self.scenario.link_list), where="utilisation")
         i0 = self._index(after)
         link_ = self.scenario.link_list[link]
         size = self.scenario.packet_size
@@ -161,6 +163,7 @@ class PacketRun:
         ParameterError
             When ``after`` is outside ``[0, t_end)``.
         """
+        link = index_option("link", link, self.queue.shape[1], where="mean_queue")
         return float(np.mean(self.queue[self._index(after) :, link]))
 
     def completion_times(self) -> np.ndarray:

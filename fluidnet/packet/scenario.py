@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError, ParameterError
+from ..errors import ModelError, OptionError, ParameterError
+from ..options import index_option
 from .aqm import AQM, as_aqm
 from .transport import Transport, as_transport
 
@@ -415,8 +416,7 @@ class Scenario:
             ``{path: value}``; a path is dotted field names, with ``[i]`` to pick an element of a
             list field (``"flows[0].n"``).
         **kwargs
-            ``field=value`` for top-level fields; a name also in ``values`` takes the keyword's
-            value.
+            ``field=value`` for top-level fields (a name may not be given in both).
 
         Returns
         -------
@@ -427,7 +427,12 @@ class Scenario:
         ------
         ParameterError
             For a path that names no field, or a value the field refuses.
+        OptionError
+            For a field given both in ``values`` and as a keyword.
         """
+        both = sorted(set(values or {}) & set(kwargs))
+        if both:
+            raise OptionError(f"with_values: {both} given both in values and as keywords")
         out: Any = self
         for path, value in {**(values or {}), **kwargs}.items():
             out = _set_path(out, str(path).split("."), value, str(path))
@@ -446,7 +451,8 @@ class Scenario:
         float
             Packets of ``packet_size`` bytes per second.
         """
-        return self.link_list[link].capacity(self.packet_size)
+        i = index_option("link", link, len(self.link_list), where="Scenario.capacity")
+        return self.link_list[i].capacity(self.packet_size)
 
     def describe(self) -> str:
         lines = [f"{type(self).__name__}: {len(self.link_list)} bottleneck link(s)"]

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ParameterError
+from ..errors import OptionError, ParameterError
 
 __all__ = ["Transport", "as_transport", "TRANSPORTS"]
 
@@ -117,7 +117,12 @@ class Transport:
         -------
         float
         """
-        return self.options.get(key, TRANSPORTS[self.name][1][key][1])
+        known = TRANSPORTS[self.name][1]
+        if key not in known:
+            raise OptionError(
+                f"transport {self.name!r} has no option {key!r}; its options: {sorted(known)}"
+            )
+        return self.options.get(key, known[key][1])
 
     def ns3(self) -> tuple[str, dict[str, str], str]:
         """(congestion-control TypeId, its attributes as text, the receivers' socket TypeId)."""
