@@ -73,8 +73,14 @@ lint: $(STAMP)-dev
 	$(BIN)/lint-imports
 
 ## make typecheck: pyright (basic mode) on fluidnet/, configured in pyproject.toml [tool.pyright]
-typecheck: $(STAMP)-dev
-	$(PIP) install -q -e ".[typecheck]"
+# pyright (with its node runtime from PyPI) is installed on its own, from the "typecheck" extra's
+# requirements, without reinstalling fluidnet: .ci/run runs this beside `make test`.
+$(STAMP)-typecheck: pyproject.toml | $(STAMP)-dev
+	$(PIP) install -q $$($(BIN)/python -c "import tomllib; print(' '.join(r for r in \
+	    tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['typecheck']))")
+	touch $@
+
+typecheck: $(STAMP)-dev $(STAMP)-typecheck
 	nice -n 10 $(BIN)/pyright
 
 notebooks: $(STAMP)-dev
