@@ -128,7 +128,9 @@ class CycleBifurcation:
         th = np.linspace(0, 2 * np.pi, 200)
         ax.plot(np.cos(th), np.sin(th), "k-", lw=0.6)
         mu = np.asarray(self.orbit.multipliers)
-        ax.plot(mu.real, mu.imag, "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs)
+        ax.plot(
+            np.real(mu), np.imag(mu), "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs
+        )
         c = complex(self.multiplier)
         ax.plot([c.real, c.real], [c.imag, -c.imag], "o", color="C3", label="critical")
         ax.set_aspect("equal")

@@ -128,7 +128,7 @@ class Linearization:
     @property
     def steady_jacobian(self) -> np.ndarray:
         """``g_x = f_x + sum_k f_{z_k} e_{s_k}^T`` (``= -Delta(0)``)."""
-        return -self.delta(0.0).real
+        return -np.real(self.delta(0.0))
 
 
 class SteadyState:
