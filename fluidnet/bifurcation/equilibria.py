@@ -416,7 +416,7 @@ def _locate(stepper: ArclengthStepper, point: CurvePoint, h: float, g):
     def at(s: float) -> np.ndarray:
         if s not in memo:
             guess = point.u + s * t
-            memo[s] = stepper.correct(guess, point, t, t @ guess)[0]
+            memo[s] = stepper.correct(guess, point, t, float(t @ guess))[0]
         return memo[s]
 
     g0, g1 = g(at(0.0), 0.0), g(at(h), h)
@@ -618,7 +618,9 @@ class _BranchTracer(ArclengthStepper):
         names = list(model.param_names)
         others = {k: float(v) for k, v in zip(names, P, strict=True) if k != self.name}
         eq = dict(zip(model.state_names, (float(v) for v in x), strict=True))
-        return hopf_at(model, self.name, float(P[sys.ix]), abs(r.imag), equilibrium=eq, **others)
+        return hopf_at(
+            model, self.name, float(P[sys.ix]), abs(r.imag), equilibrium=eq, params=others
+        )
 
     def failed(self, point, error):
         why = error.attempt.data.get("why", error.attempt.reason)
@@ -736,7 +738,9 @@ def continue_equilibria(
         raise ParameterError(
             f"unknown parameter {name!r} (parameters: {', '.join(model.param_names)})"
         )
-    lo, hi = _check_range((lo, hi), "(lo, hi)")
+    checked = _check_range((lo, hi), "(lo, hi)")
+    assert checked is not None  # (a pair was given)
+    lo, hi = checked
     _check_steps(n_points, step, max_step, direction)
     fixed = merge_params(params, fixed, "continue_equilibria")
     if name in fixed:

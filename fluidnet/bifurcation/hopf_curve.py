@@ -411,7 +411,7 @@ class _HopfTracer(ArclengthStepper):
         def at(s: float) -> np.ndarray:
             if s not in memo:
                 guess = point.u + s * t
-                memo[s] = self.correct(guess, point, t, t @ guess)[0]
+                memo[s] = self.correct(guess, point, t, float(t @ guess))[0]
             return memo[s]
 
         g0, g1 = g(at(0.0), 0.0), g(at(h), h)
