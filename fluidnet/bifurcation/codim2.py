@@ -116,10 +116,12 @@ class Codim2Point:
             _, ax = plt.subplots()
         r = np.asarray(self.roots)
         allr = np.concatenate([r, r.conj()])
-        ax.plot(allr.real, allr.imag, "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs)
+        ax.plot(
+            np.real(allr), np.imag(allr), "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs
+        )
         crit = np.array(self.critical(), dtype=complex)
         crit = np.concatenate([crit, crit.conj()])
-        ax.plot(crit.real, crit.imag, "o", color="C3", label="critical roots")
+        ax.plot(np.real(crit), np.imag(crit), "o", color="C3", label="critical roots")
         ax.axvline(0.0, color="k", lw=0.8)
         ax.set(
             xlabel="Re lambda",

@@ -128,7 +128,9 @@ class CycleBifurcation:
         th = np.linspace(0, 2 * np.pi, 200)
         ax.plot(np.cos(th), np.sin(th), "k-", lw=0.6)
         mu = np.asarray(self.orbit.multipliers)
-        ax.plot(mu.real, mu.imag, "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs)
+        ax.plot(
+            np.real(mu), np.imag(mu), "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs
+        )
         c = complex(self.multiplier)
         ax.plot([c.real, c.real], [c.imag, -c.imag], "o", color="C3", label="critical")
         ax.set_aspect("equal")
@@ -340,6 +342,7 @@ class _Branch:
         return self.vector(out.state), out.iterations
 
     def admissible(self, point, u: np.ndarray) -> str:
+        assert self.last is not None  # called after a correction
         st = self.last.state
         try:
             self.orbit = finish(
@@ -361,6 +364,7 @@ class _Branch:
         oriented along ``prev`` (or with ``sign`` on the parameter component)."""
         import scipy.linalg
 
+        assert self.last is not None  # called after a correction
         A = self.last.matrix * self.scales
         rhs = np.zeros(A.shape[0] + 1)
         rhs[-1] = 1.0
@@ -406,6 +410,7 @@ class _Tracer(ArclengthStepper):
         b = self.branch
         u = attempt.point
         orbit = b.orbit
+        assert orbit is not None and b.last is not None  # the attempt was corrected and admitted
         st = b.last.state
         t = b.tangent(point.tangent)
         end = self._bounds(point, attempt.h, st)
@@ -474,6 +479,7 @@ class _Tracer(ArclengthStepper):
         why = b.admissible(point, u)
         if why:
             raise AnalysisError(why)
+        assert b.orbit is not None  # set by an admissible correction
         return u, s, b.orbit
 
     def _events(self, point, h, orbit: PeriodicOrbit, t: np.ndarray) -> None:
@@ -515,7 +521,7 @@ class _Tracer(ArclengthStepper):
             if counts[0] == counts[1]:
                 return
         mu0, mu1 = _crossing_pair(ends[0].nontrivial_multipliers, ends[1].nontrivial_multipliers)
-        if mu0 is None:
+        if mu0 is None or mu1 is None:  # (both or neither)
             return
         kind = _kind(mu0, mu1)
         if kind == "+1":
@@ -528,7 +534,9 @@ class _Tracer(ArclengthStepper):
         cls = PeriodDoubling if kind == "-1" else NeimarkSacker
 
         def g(u, s, mu0=mu0, mu1=mu1):
-            mu = b.orbit.nontrivial_multipliers
+            orbit = b.orbit
+            assert orbit is not None  # _with_orbit built it
+            mu = orbit.nontrivial_multipliers
             guess = mu0 + (mu1 - mu0) * (s / h)
             return abs(mu[np.argmin(np.abs(mu - guess))]) - 1.0
 
@@ -640,7 +648,7 @@ def _kind(mu0: complex, mu1: complex) -> str:
 def _multiplier_kind(before: np.ndarray, after: np.ndarray) -> str:
     """Where a multiplier crossed the unit circle between two orbits."""
     mu0, mu1 = _crossing_pair(before, after)
-    if mu0 is None:
+    if mu0 is None or mu1 is None:  # (both or neither)
         return "?"
     return _kind(mu0, mu1)
 
@@ -819,7 +827,8 @@ def continue_orbits(
     if hopf is not None:
         eq_scale = np.abs([hopf.equilibrium[s] for s in model.state_names])
     sscale = np.maximum(_state_scales(st0.Y), eq_scale) * math.sqrt(N)
-    scales = np.concatenate([np.tile(sscale, N), [abs(st0.T)], [max(abs(st0.P[free]), 1e-12)]])
+    end_scales = np.array([abs(st0.T), max(abs(st0.P[free]), 1e-12)], dtype=float)
+    scales = np.concatenate([np.tile(sscale, N), end_scales])
     opts = dict(
         tol=tol, floquet=floquet, check_smooth=check_smooth, n_orbits=int(n_orbits),
         bounds=bounds, target=None if target is None else float(target), step=step,
@@ -837,6 +846,7 @@ def continue_orbits(
         prev_t = d / np.linalg.norm(d)
     for orb, st in zip(first, states, strict=True):
         if doubling is not None:
+            assert prev_t is not None  # set above for a doubled start
             tracer.add(orb, prev_t)  # (the doubled problem is singular here: no tangent solve)
             break
         branch.ref = st
@@ -851,6 +861,7 @@ def continue_orbits(
         tracer.add(orb, t)
         prev_t = t
     branch.ref = states[-1]
+    assert prev_t is not None  # the loop above ran at least once
     start_pt = CurvePoint(u=branch.vector(states[-1]), tangent=prev_t, data=first[-1])
     control = IterationController(min_step, max_step, fast=3, slow=6, grow=1.5)
     if len(tracer.orbits) < n_orbits:

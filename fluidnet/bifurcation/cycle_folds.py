@@ -160,6 +160,7 @@ class _FoldSystem:
         Y, T, P, v = self.split(u)
         asm, row, c = self._blocks(Y, T, P)
         ny = self.ny
+        assert asm.J is not None and asm.JT is not None  # assembled with jac=True
         Av = np.concatenate([asm.J @ v[:ny] + asm.JT * v[ny], [row @ v[:ny]]])
         return np.concatenate([asm.R, [row @ Y.reshape(-1) - c], Av, [self.vref @ v - 1.0]])
 
@@ -182,6 +183,8 @@ class _FoldSystem:
         ap = assemble(self.system, self.mesh, Yp, Tp, P, param=(self.ix, self.iy))
         am = assemble(self.system, self.mesh, Ym, Tm, P, param=(self.ix, self.iy))
         r0 = m + 1
+        assert ap.J is not None and am.J is not None and ap.JT is not None and am.JT is not None
+        assert ap.JP is not None and am.JP is not None  # assembled with jac=True
         Jm[r0 : r0 + m, :ny] = (ap.J - am.J) / (2 * eps)
         Jm[r0 : r0 + m, ny] = (ap.JT - am.JT) / (2 * eps)
         Jm[r0 : r0 + m, ny + 1 : ny + 3] = (ap.JP - am.JP) / (2 * eps)

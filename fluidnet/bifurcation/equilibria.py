@@ -379,9 +379,11 @@ def _plot_roots(roots, critical, title, ax, kwargs):
         _, ax = plt.subplots()
     r = np.asarray(roots, dtype=complex)
     allr = np.concatenate([r, r.conj()])
-    ax.plot(allr.real, allr.imag, "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs)
+    ax.plot(
+        np.real(allr), np.imag(allr), "o", mfc="none", color=kwargs.pop("color", "C0"), **kwargs
+    )
     crit = np.asarray(critical, dtype=complex)
-    ax.plot(crit.real, crit.imag, "o", color="C3", label="critical roots")
+    ax.plot(np.real(crit), np.imag(crit), "o", color="C3", label="critical roots")
     ax.axvline(0.0, color="k", lw=0.8)
     ax.set(xlabel="Re lambda", ylabel="Im lambda", title=title)
     ax.legend(fontsize=8)
@@ -398,8 +400,8 @@ def _roots(lin) -> tuple[np.ndarray, int]:
 
 
 def _count_unstable(upper: np.ndarray) -> int:
-    right = upper[upper.real > AXIS_TOL * (1.0 + np.abs(upper))]
-    return int(np.sum(np.where(np.abs(right.imag) > 1e-9 * (1.0 + np.abs(right)), 2, 1)))
+    right = upper[np.real(upper) > AXIS_TOL * (1.0 + np.abs(upper))]
+    return int(np.sum(np.where(np.abs(np.imag(right)) > 1e-9 * (1.0 + np.abs(right)), 2, 1)))
 
 
 def _real_null_vectors(lin) -> tuple[np.ndarray, np.ndarray, float]:
@@ -446,7 +448,7 @@ def _locate(stepper: ArclengthStepper, point: CurvePoint, h: float, g):
     def at(s: float) -> np.ndarray:
         if s not in memo:
             guess = point.u + s * t
-            memo[s] = stepper.correct(guess, point, t, t @ guess)[0]
+            memo[s] = stepper.correct(guess, point, t, float(t @ guess))[0]
         return memo[s]
 
     g0, g1 = g(at(0.0), 0.0), g(at(h), h)
@@ -648,7 +650,9 @@ class _BranchTracer(ArclengthStepper):
         names = list(model.param_names)
         others = {k: float(v) for k, v in zip(names, P, strict=True) if k != self.name}
         eq = dict(zip(model.state_names, (float(v) for v in x), strict=True))
-        return hopf_at(model, self.name, float(P[sys.ix]), abs(r.imag), equilibrium=eq, **others)
+        return hopf_at(
+            model, self.name, float(P[sys.ix]), abs(r.imag), equilibrium=eq, params=others
+        )
 
     def failed(self, point, error):
         why = error.attempt.data.get("why", error.attempt.reason)
@@ -681,7 +685,7 @@ def _fold_point(model, ix: int, x, P, index: int) -> EquilibriumFold:
         params=dict(zip(names, (float(v) for v in P), strict=True)),
         equilibrium=dict(zip(model.state_names, (float(v) for v in x), strict=True)),
         a=a,
-        null_vector=_zero_mode(lin).q.real,
+        null_vector=np.real(_zero_mode(lin).q),
         roots=roots,
         index=index,
         model=model,
@@ -766,7 +770,9 @@ def continue_equilibria(
         raise ParameterError(
             f"unknown parameter {name!r} (parameters: {', '.join(model.param_names)})"
         )
-    lo, hi = _check_range((lo, hi), "(lo, hi)")
+    checked = _check_range((lo, hi), "(lo, hi)")
+    assert checked is not None  # (a pair was given)
+    lo, hi = checked
     _check_steps(n_points, step, max_step, direction)
     fixed = merge_params(params, fixed, "continue_equilibria")
     if name in fixed:
@@ -909,7 +915,7 @@ class _FoldTracer(ArclengthStepper):
         ref_p = prev.p if prev is not None else None
         q = q if q @ ref_q >= 0 else -q
         if ref_p is None:
-            p = p if p @ lin.ddelta(0.0).real @ q >= 0 else -p
+            p = p if p @ np.real(lin.ddelta(0.0)) @ q >= 0 else -p
         else:
             p = p if p @ ref_p >= 0 else -p
         h = 1e-5 * max(float(np.max(np.abs(x))), 1e-3)
@@ -921,7 +927,7 @@ class _FoldTracer(ArclengthStepper):
         else:
             upper, unstable = np.zeros(0, complex), -1
         return _FoldData(
-            x, P, v, lin, q, p, 0.5 * float(p @ Bqq), float(p @ lin.ddelta(0.0).real @ q),
+            x, P, v, lin, q, p, 0.5 * float(p @ Bqq), float(p @ np.real(lin.ddelta(0.0)) @ q),
             upper, unstable,
         )  # fmt: skip
 

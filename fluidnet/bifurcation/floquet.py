@@ -37,6 +37,7 @@ def _operator(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray, taus=N
     H = history_periods(taus, T)
     asm = assemble(system, mesh, Y, T, P, history=H)
     old = (H * N + 1) * n
+    assert asm.J is not None  # assembled with jac=True (the default)
     J_old, J_new = asm.J[:, :old], asm.J[:, old:]
     used = np.flatnonzero(np.any(J_old != 0, axis=0))
     nodes = np.union1d(used // n, [H * N])  # the history's last node continues the profile

@@ -31,6 +31,7 @@ the history (:mod:`fluidnet.bifurcation.jets`). The root's speed is
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -306,7 +307,7 @@ class HopfPoint:
         if ax is None:
             _, ax = plt.subplots()
         K = self.amplitude_coefficient
-        state = state or max(K, key=K.get)
+        state = state or max(K, key=lambda s: K[s])
         span = span or 0.05 * max(abs(self.value), 1e-12)
         side = self.orbit_side
         dp = np.linspace(0.0, span, 200)
@@ -337,8 +338,8 @@ def hopf_at(
     *,
     other_roots=None,
     branch=None,
-    equilibrium: dict | None = None,
-    params: dict | None = None,
+    equilibrium: Mapping[str, float] | None = None,
+    params: Mapping[str, Any] | None = None,
     **fixed,
 ) -> HopfPoint:
     """The :class:`HopfPoint` at a known crossing ``(value, omega)`` (no search).
@@ -452,9 +453,9 @@ def hopf_point(
     lo: float,
     hi: float,
     *,
-    critical_options: dict | None = None,
-    equilibrium: dict | None = None,
-    params: dict | None = None,
+    critical_options: Mapping[str, Any] | None = None,
+    equilibrium: Mapping[str, float] | None = None,
+    params: Mapping[str, Any] | None = None,
     **fixed: float,
 ) -> HopfPoint:
     """The first Hopf bifurcation of ``model``'s equilibrium for ``name`` in ``[lo, hi]``.
@@ -526,4 +527,4 @@ def hopf_point(
     others = {k: v for k, v in model.resolve_params(fixed).items() if k != name}
     branch = EquilibriumBranch(model, name, others, guess=equilibrium)
     cv = critical_value(branch, name, lo, hi, **options)
-    return hopf_at(model, name, cv.value, cv.omega, branch=branch, **fixed)
+    return hopf_at(model, name, cv.value, cv.omega, branch=branch, params=fixed)

@@ -205,7 +205,7 @@ class _HopfSystem:
         )
         self.u0 = (
             np.concatenate(
-                [x0, hopf.eigenvector.real, hopf.eigenvector.imag, [hopf.omega]]
+                [x0, np.real(hopf.eigenvector), np.imag(hopf.eigenvector), [hopf.omega]]
                 + [[hopf.value, self.P0[self.iy]]]
             )
             / self.scales
@@ -237,13 +237,13 @@ class _HopfSystem:
         J = np.zeros((3 * n + 2, 3 * n + 3))
         J[:n, :n] = lin.steady_jacobian
         D = lin.delta(1j * w)
-        J[n : 2 * n, n : 2 * n], J[n : 2 * n, 2 * n : 3 * n] = D.real, -D.imag
-        J[2 * n : 3 * n, n : 2 * n], J[2 * n : 3 * n, 2 * n : 3 * n] = D.imag, D.real
+        J[n : 2 * n, n : 2 * n], J[n : 2 * n, 2 * n : 3 * n] = np.real(D), -np.imag(D)
+        J[2 * n : 3 * n, n : 2 * n], J[2 * n : 3 * n, 2 * n : 3 * n] = np.imag(D), np.real(D)
         Dw = 1j * lin.ddelta(1j * w) @ q
         J[n : 2 * n, 3 * n], J[2 * n : 3 * n, 3 * n] = Dw.real, Dw.imag
         c = self.qref.conj()
-        J[3 * n, n : 2 * n], J[3 * n, 2 * n : 3 * n] = c.real, -c.imag
-        J[3 * n + 1, n : 2 * n], J[3 * n + 1, 2 * n : 3 * n] = c.imag, c.real
+        J[3 * n, n : 2 * n], J[3 * n, 2 * n : 3 * n] = np.real(c), -np.imag(c)
+        J[3 * n + 1, n : 2 * n], J[3 * n + 1, 2 * n : 3 * n] = np.imag(c), np.real(c)
         # d(Delta q)/dx by central differences (g_x is exact)
         for j in range(n):
             h = 1e-6 * self.scales[j]
@@ -300,11 +300,11 @@ class _HopfTracer(ArclengthStepper):
         lam = 1j * w
         near = 1e-6 * max(1.0, w)
         keep = (np.abs(roots - lam) > near) & (np.abs(roots + lam) > near)
-        keep &= roots.imag >= -1e-12 * (1.0 + np.abs(roots))
+        keep &= np.imag(roots) >= -1e-12 * (1.0 + np.abs(roots))
         others = roots[keep]
         unstable = int(
-            np.sum(np.where(np.abs(others.imag) > 1e-9 * (1 + np.abs(others)), 2, 1)[
-                others.real > AXIS_TOL * (1.0 + np.abs(others))
+            np.sum(np.where(np.abs(np.imag(others)) > 1e-9 * (1 + np.abs(others)), 2, 1)[
+                np.real(others) > AXIS_TOL * (1.0 + np.abs(others))
             ])
         )  # fmt: skip
         return _Data(x, q, w, P, lin, l1, others, unstable)
@@ -423,7 +423,7 @@ class _HopfTracer(ArclengthStepper):
         def at(s: float) -> np.ndarray:
             if s not in memo:
                 guess = point.u + s * t
-                memo[s] = self.correct(guess, point, t, t @ guess)[0]
+                memo[s] = self.correct(guess, point, t, float(t @ guess))[0]
             return memo[s]
 
         g0, g1 = g(at(0.0), 0.0), g(at(h), h)
@@ -510,7 +510,7 @@ def _refine_bogdanov_takens(sys: _HopfSystem, x0, P0, q):
     v0 /= np.linalg.norm(v0)
     c = v0.copy()
     _, lin = sys.st.linearization(x0, P0)
-    D0, D1 = lin.delta(0.0).real, lin.ddelta(0.0).real
+    D0, D1 = np.real(lin.delta(0.0)), np.real(lin.ddelta(0.0))
     A = np.vstack([D0, c])
     v1 = np.linalg.lstsq(A, np.concatenate([-D1 @ v0, [0.0]]), rcond=None)[0]
     ix, iy = sys.ix, sys.iy
@@ -523,7 +523,7 @@ def _refine_bogdanov_takens(sys: _HopfSystem, x0, P0, q):
         P = P0.copy()
         P[ix], P[iy] = v[3 * n], v[3 * n + 1]
         g, ln = sys.st.linearization(x, P)
-        D0, D1 = ln.delta(0.0).real, ln.ddelta(0.0).real
+        D0, D1 = np.real(ln.delta(0.0)), np.real(ln.ddelta(0.0))
         return np.concatenate([g, D0 @ a, D0 @ b + D1 @ a, [c @ a - 1.0, c @ b]])
 
     for _ in range(30):

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AnalysisError
+from ..errors import AnalysisError, OptionError
 from .collocation import Mesh, assemble
 
 __all__ = ["OrbitState", "correct"]
@@ -109,6 +109,8 @@ def correct(
     """
     constraint = None
     if free is not None:
+        if arclength is None:
+            raise OptionError("correct: a free parameter needs arclength=(u_prev, tangent, ds)")
         u_prev, tangent, ds = arclength
         constraint = (tangent, float(ds + tangent @ u_prev))
     out = correct_full(
@@ -132,6 +134,8 @@ def correct_full(
 ) -> Correction:
     """:func:`correct` with a general constraint ``row . (u / scales) = target`` (with a free
     parameter) and the last linear system returned (for tangents)."""
+    if (free is None) != (constraint is None):
+        raise OptionError("correct_full: give a free parameter and its constraint together")
     n = system.n
     shape = guess.Y.shape
     ny = shape[0] * shape[1]
@@ -146,7 +150,7 @@ def correct_full(
         st = OrbitState.from_vector(u, shape, P, free)
         asm = assemble(system, mesh, st.Y, st.T, st.P, jac=jac, param=free if jac else None)
         extra = [row @ st.Y.reshape(-1) - c]
-        if free is not None:
+        if constraint is not None:  # (given exactly with a free parameter, checked above)
             extra.append(constraint[0] @ (u / scales) - constraint[1])
         return st, asm, np.concatenate([asm.R, extra])
 
@@ -167,7 +171,7 @@ def correct_full(
     step = np.inf
     for it in range(1, maxiter + 1):
         A = matrix(asm)
-        full = A if free is None else np.vstack([A, constraint[0] / scales])
+        full = A if constraint is None else np.vstack([A, constraint[0] / scales])
         with np.errstate(all="ignore"):
             lu = scipy.linalg.lu_factor(full, check_finite=False)
             du = scipy.linalg.lu_solve(lu, -rhs, check_finite=False)

@@ -150,8 +150,8 @@ class PeriodicOrbit:
     @property
     def trivial_multiplier(self) -> complex:
         """The multiplier closest to 1 (exactly 1 for the exact orbit)."""
-        self._need_multipliers()
-        return complex(self.multipliers[np.argmin(np.abs(self.multipliers - 1.0))])
+        mu = self._need_multipliers()
+        return complex(mu[np.argmin(np.abs(mu - 1.0))])
 
     @property
     def multiplier_error(self) -> float:
@@ -161,8 +161,7 @@ class PeriodicOrbit:
         the double multiplier into ``1 +- d`` with ``d`` of the order of the square root of the
         error; there the mean of the two nearest 1 (accurate to the error itself) is used.
         """
-        self._need_multipliers()
-        mu = self.multipliers
+        mu = self._need_multipliers()
         d = np.abs(mu - 1.0)
         one = float(np.min(d))
         if mu.size >= 2:
@@ -178,9 +177,9 @@ class PeriodicOrbit:
     @property
     def nontrivial_multipliers(self) -> np.ndarray:
         """The multipliers without the trivial one, by decreasing modulus."""
-        self._need_multipliers()
-        k = int(np.argmin(np.abs(self.multipliers - 1.0)))
-        return np.delete(self.multipliers, k)
+        mu = self._need_multipliers()
+        k = int(np.argmin(np.abs(mu - 1.0)))
+        return np.delete(mu, k)
 
     @property
     def stable(self) -> bool:
@@ -192,9 +191,11 @@ class PeriodicOrbit:
         """Number of nontrivial multipliers outside the unit circle."""
         return int(np.sum(np.abs(self.nontrivial_multipliers) > 1.0))
 
-    def _need_multipliers(self) -> None:
+    def _need_multipliers(self) -> np.ndarray:
+        """The multipliers, or an AnalysisError when they were not computed."""
         if self.multipliers is None:
             raise AnalysisError("the Floquet multipliers were not computed (floquet=False)")
+        return self.multipliers
 
     # ------------------------------------------------------------------ display
     def __repr__(self) -> str:
@@ -362,7 +363,7 @@ def _from_solution(sol, mesh: Mesh, state: str | None, after: float | None):
         tt = np.linspace(after, t_end, 4000)
         v = np.asarray(sol(tt)).T  # (len(tt), n)
         rel = np.ptp(v, axis=0) / np.maximum(np.max(np.abs(v), axis=0), 1e-300)
-        state = names[int(np.argmax(rel))]
+        state = str(names[int(np.argmax(rel))])
     osc = oscillation(sol, state, after=after)
     if not osc.sustained:
         raise AnalysisError(

@@ -58,8 +58,8 @@ class SeriesRing:
 
     def mul(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         prod = a[self._I] * b[self._J]
-        re = np.bincount(self._K, weights=prod.real, minlength=self.size)
-        im = np.bincount(self._K, weights=prod.imag, minlength=self.size)
+        re = np.bincount(self._K, weights=np.real(prod), minlength=self.size)
+        im = np.bincount(self._K, weights=np.imag(prod), minlength=self.size)
         return re + 1j * im
 
     def const(self, v: complex) -> Series:

@@ -128,7 +128,7 @@ class Linearization:
     @property
     def steady_jacobian(self) -> np.ndarray:
         """``g_x = f_x + sum_k f_{z_k} e_{s_k}^T`` (``= -Delta(0)``)."""
-        return -self.delta(0.0).real
+        return -np.real(self.delta(0.0))
 
 
 class SteadyState:
@@ -152,7 +152,7 @@ class SteadyState:
         fz = f.jacobian(sympy.Matrix(z)) if z else sympy.zeros(self.n, 0)
         fp = f.jacobian(sympy.Matrix(p)) if p else sympy.zeros(self.n, 0)
         self._sizes = [self.n, self.n * self.n, self.n * self.K, self.K]
-        exprs = list(f) + list(fx) + list(fz) + taus
+        exprs = f.flat() + fx.flat() + fz.flat() + taus
         self._all = _vectorized((x, z, p), exprs, (len(exprs),))
         self._scalar = _scalar_function((x, z, p), exprs)
         self._fp = _vectorized((x, z, p), list(fp), (self.n, len(p)))

@@ -101,10 +101,10 @@ def ps_fct(L, *, C: float, rtpd: float, rho: float):
     0.2167
     """
     L = _positive("flow size L", L, allow_zero=True)
-    C = _positive("capacity C", C)
-    rtpd = _positive("rtpd", rtpd, allow_zero=True)
-    rho = _load(rho)
-    return _out(1.5 * rtpd + L / (C * (1.0 - rho)))
+    cap = _positive("capacity C", C)
+    delay = _positive("rtpd", rtpd, allow_zero=True)
+    load = _load(rho)
+    return _out(1.5 * delay + L / (cap * (1.0 - load)))
 
 
 def fct_lower_bound(L, *, C: float, rtpd: float):
@@ -114,9 +114,9 @@ def fct_lower_bound(L, *, C: float, rtpd: float):
     data, with no queueing and the whole link to itself (Dukkipati & McKeown, Sec III-A, Fig 15).
     """
     L = _positive("flow size L", L, allow_zero=True)
-    C = _positive("capacity C", C)
-    rtpd = _positive("rtpd", rtpd, allow_zero=True)
-    return _out(1.5 * rtpd + L / C)
+    cap = _positive("capacity C", C)
+    delay = _positive("rtpd", rtpd, allow_zero=True)
+    return _out(1.5 * delay + L / cap)
 
 
 def slow_start_fct(L, *, C: float, rtpd: float):
@@ -128,9 +128,9 @@ def slow_start_fct(L, *, C: float, rtpd: float):
     ``L = 1``.
     """
     L = _positive("flow size L", L, allow_zero=True)
-    C = _positive("capacity C", C)
-    rtpd = _positive("rtpd", rtpd, allow_zero=True)
-    return _out((np.log2(L + 1.0) + 0.5) * rtpd + L / C)
+    cap = _positive("capacity C", C)
+    delay = _positive("rtpd", rtpd, allow_zero=True)
+    return _out((np.log2(L + 1.0) + 0.5) * delay + L / cap)
 
 
 def offered_load(arrival_rate, mean_size, C):
@@ -322,6 +322,6 @@ def rcp_flow_estimate(C: float, R: float):
     ``R2 < R``, the equilibrium ``R N1 + R2 N2 = C`` gives ``C/R = N1 + theta N2`` with
     ``theta = R2/R`` (Sec II-C.1).
     """
-    C = _positive("capacity C", C)
-    R = _positive("rate R", R)
-    return _out(C / R)
+    cap = _positive("capacity C", C)
+    rate = _positive("rate R", R)
+    return _out(cap / rate)

@@ -42,7 +42,6 @@ Misprints of the paper fixed here (each is also in the paper's README):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +53,8 @@ from ..parsing import as_expression
 from ..symbolic import Model, Param, params, states, t
 
 if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
     from ..stochastic import WindowChain
 
 __all__ = [
@@ -85,8 +86,15 @@ def ored_marking(q: Any, min_th: Any, max_th: Any, p_max: Any) -> sympy.Expr:
     -------
     sympy.Expr
     """
-    q, lo, hi, pm = (as_expression(a, where="ored_marking") for a in (q, min_th, max_th, p_max))
+    q, lo, hi, pm = (_expression(a, "ored_marking") for a in (q, min_th, max_th, p_max))
     return sympy.Piecewise((0, q < lo), (pm * (q - lo) / (hi - lo), q < hi), (pm, True))
+
+
+def _expression(value: Any, where: str) -> sympy.Expr:
+    e = as_expression(value, where=where)
+    if not isinstance(e, sympy.Expr):
+        raise ParameterError(f"{where}: {value!r} is not a number or an expression")
+    return e
 
 
 def _law_params(alpha, beta, c1, c2) -> tuple[float, float, float, float]:
@@ -149,9 +157,9 @@ class AssuredServiceFixedPoint:
 def assured_service_fixed_point(
     *,
     C: float,
-    R: Sequence[float],
-    RTT: Sequence[float],
-    M: Sequence[float],
+    R: ArrayLike,
+    RTT: ArrayLike,
+    M: ArrayLike,
     alpha: float,
     beta: float,
     c1: float,
@@ -192,7 +200,7 @@ def assured_service_fixed_point(
         marking starts before the flows reach their profiles, a case the paper leaves to its
         ref [14]).
     """
-    from scipy.optimize import brentq
+    from .._brentq import brentq
 
     alpha, beta, c1, c2 = _law_params(alpha, beta, c1, c2)
     min_th, max_th, p_max = _ored_params(min_th, max_th, p_max)
@@ -424,6 +432,7 @@ def generalized_tcp_chain(
         For ``alpha >= beta``, ``c1 <= 0``, ``c2`` outside ``(0, 1)`` (``beta = 1``), thresholds
         not ordered, ``p_max`` outside ``(0, 1]``, ``gamma`` outside ``(0, 1]`` or ``bdp < 0``.
     """
+
     from ..stochastic import WindowChain
 
     alpha, beta, c1, c2 = _law_params(alpha, beta, c1, c2)

@@ -111,8 +111,10 @@ def kelly_primal(
             float(B), unit="1", doc="price exponent, lambda = (y/c)^B", bounds=(0, None)
         )
 
-        def price(load, cap):  # noqa: F811 - the documented default
+        def power_price(load, cap):  # the documented default
             return (load / cap) ** Bs
+
+        price = power_price
 
     Ts: list = [0] * S
     if T is not None:

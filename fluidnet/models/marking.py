@@ -146,7 +146,7 @@ def marking_level(
     >>> marking_level(net, 0.5).round(9)          # C - N/beta
     array([80.])
     """
-    from scipy.optimize import brentq
+    from .._brentq import brentq
 
     if kind not in _KINDS:
         raise OptionError(f"kind = {kind!r} must be one of {_KINDS}")
@@ -157,6 +157,7 @@ def marking_level(
     if kind == "bound":
         for r, u in enumerate(net.utilities):
             if u.nu != 0 and net.A[:, r].any():
+                assert net.names is not None  # set by UserNetwork.__post_init__
                 raise ParameterError(
                     f"kind='bound' (Prop 4) holds for log users only; route {net.names[r]} has "
                     f"{u.name}"

@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import sympy
 
+from ..errors import ParameterError
+
 __all__ = ["fluid_penalty", "mm1b_loss", "penalty_integral"]
 
 
@@ -47,7 +49,10 @@ def fluid_penalty(u, C) -> Any:
     0.16666666666666666
     """
     if isinstance(u, sympy.Basic) or isinstance(C, sympy.Basic):
-        return sympy.Max(u - C, 0) / u
+        ue, Ce = sympy.sympify(u), sympy.sympify(C)
+        if not (isinstance(ue, sympy.Expr) and isinstance(Ce, sympy.Expr)):
+            raise ParameterError(f"fluid_penalty: u = {u!r} and C = {C!r} must be expressions")
+        return sympy.Max(ue - Ce, 0) / ue
     u = np.asarray(u, dtype=float)
     return np.maximum(u - np.asarray(C, dtype=float), 0.0) / u
 

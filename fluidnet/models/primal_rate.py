@@ -128,7 +128,8 @@ class RouteParts:
 def _route_params(net: UserNetwork, beta: Any, kappa: Any) -> tuple[dict, dict]:
     """Parameters ``beta`` and the per-route ``w, betar, alpha, kappa, N``; their symbols."""
     labels, ru, tu = net.names, net.rate_unit, net.time_unit
-    sy = {n: _syms(n, labels) for n in ("w", "betar", "alpha", "kappa", "N")}
+    assert labels is not None  # set by UserNetwork.__post_init__
+    sy: dict[str, Any] = {n: _syms(n, labels) for n in ("w", "betar", "alpha", "kappa", "N")}
     sy["beta"] = sympy.Symbol("beta", real=True)
     kv = bounded_per_element("kappa", kappa, net.n_routes, "route", low=0.0, low_open=True)
     (bv,) = bounded_per_element("beta", beta, 1, "network", low=0.0, low_open=True)
@@ -241,6 +242,7 @@ def route_parts(
     if delay is None and T is not None:
         raise OptionError("T is given but delay is None: choose delay='full' or 'price'")
     S, L = net.n_routes, net.n_links
+    assert net.names is not None  # set by UserNetwork.__post_init__
     labels, links = list(net.names), _link_labels(net)
     x, y, p, q = _funcs("x", labels), _funcs("y", links), _funcs("p", links), _funcs("q", labels)
     pdefs, sy = _route_params(net, beta, kappa)

@@ -178,7 +178,8 @@ def flow_schedule(counts: Sequence[float], times: Sequence[float]) -> sympy.Expr
     for k, tk in enumerate(times):
         jump = counts[k + 1] - counts[k]
         if jump != 0:
-            expr += jump * sympy.Heaviside(t - tk, 1)
+            # sympy has no stubs: pyright takes H0's type (Half) from its default S.Half
+            expr += jump * sympy.Heaviside(t - tk, 1)  # pyright: ignore[reportArgumentType]
     return expr
 
 

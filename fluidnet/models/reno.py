@@ -173,7 +173,7 @@ def reno_red_steady_state(
         When the fixed point lies above ``th_max`` (RED is not between its thresholds, the
         footnote of Table 5.5.1).
     """
-    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
+    from .._brentq import brentq  # scipy imported there when called: keeps `import fluidnet` light
 
     for k, v in dict(N=N, c=c, p_max=p_max).items():
         if not math.isfinite(v) or v <= 0:
@@ -194,7 +194,7 @@ def reno_red_steady_state(
             f"the Reno+RED fixed point for N={N:g}, c={c:g}, d={d:g} needs p* > p_max = "
             f"{p_max:g}: the average queue would exceed th_max = {th_max:g}"
         )
-    p = optimize.brentq(gap, 0.0, p_max, xtol=1e-16, rtol=1e-15)
+    p = brentq(gap, 0.0, p_max, xtol=1e-16, rtol=1e-15)
     b = th_min + p / rho
     rtt = d + b / c
     return {"p": p, "b": b, "rtt": rtt, "x": c / N, "W": c * rtt / N}

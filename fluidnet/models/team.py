@@ -88,6 +88,7 @@ def team_weights(net: UserNetwork, *, rtt_weighted: bool = False) -> np.ndarray:
     if rtt_weighted:
         for r, u in enumerate(net.utilities):
             if u.nu is None:
+                assert net.names is not None  # set by UserNetwork.__post_init__
                 raise ParameterError(
                     f"rtt_weighted: route {net.names[r]} has utility {u.name}, outside the "
                     "log / -1/x^nu families of (26)"
@@ -215,7 +216,7 @@ def penalty_optimum(
         )
         x0 = share
     z0 = np.log(np.asarray(x0, dtype=float))
-    kw = dict(levels=lv, feedback=feedback, rtt_weighted=rtt_weighted)
+    kw: dict[str, Any] = {"levels": lv, "feedback": feedback, "rtt_weighted": rtt_weighted}
 
     def negv(z):
         return -team_objective(net, np.exp(z), b, **kw)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
@@ -92,14 +92,16 @@ class Utility:
             a logarithmic grid of ``(1e-6, 1e6)`` (Assumption 4: increasing, strictly concave).
         """
         e = as_expression(expr, where="utility")
+        if not isinstance(e, sympy.Expr):
+            raise ModelError(f"utility {e} is not an expression")
         free = e.free_symbols
         if x is None:
             if len(free) != 1:
                 raise ModelError(f"utility {e} must have exactly one free symbol, has {free}")
-            (x,) = free
+            x = cast(sympy.Symbol, next(iter(free)))
         elif free - {x}:
             raise ModelError(f"utility {e} has free symbols {free - {x}} besides {x}")
-        u = cls(e.xreplace({x: X}), name or str(e))
+        u = cls(cast(sympy.Expr, e.xreplace({x: X})), name or str(e))
         u._check_assumption4()
         return u
 
@@ -116,7 +118,7 @@ class Utility:
         -------
         sympy.Expr
         """
-        return self.expr if x is X else self.expr.xreplace({X: x})
+        return self.expr if x is X else cast(sympy.Expr, self.expr.xreplace({X: x}))
 
     def dU(self, x: Any = X) -> sympy.Expr:
         """``U'(x)``.
@@ -132,7 +134,7 @@ class Utility:
             Simplified.
         """
         d = self._sym("dU", lambda: sympy.simplify(sympy.diff(self.expr, X)))
-        return d if x is X else d.xreplace({X: x})
+        return d if x is X else cast(sympy.Expr, d.xreplace({X: x}))
 
     def d2U(self, x: Any = X) -> sympy.Expr:
         """``U''(x)``.
@@ -148,7 +150,7 @@ class Utility:
             Simplified.
         """
         d = self._sym("d2U", lambda: sympy.simplify(sympy.diff(self.expr, X, 2)))
-        return d if x is X else d.xreplace({X: x})
+        return d if x is X else cast(sympy.Expr, d.xreplace({X: x}))
 
     def decrease(self, x: Any = X) -> sympy.Expr:
         """The multiplier of ``beta f`` in the rate law, ``law_scale / U'(x)``.
@@ -169,7 +171,7 @@ class Utility:
             "dec",
             lambda: sympy.powsimp(sympy.simplify(sympy.nsimplify(self.law_scale) / self.dU())),
         )
-        return d if x is X else d.xreplace({X: x})
+        return d if x is X else cast(sympy.Expr, d.xreplace({X: x}))
 
     # ------------------------------------------------------------------ numeric
     def value(self, x) -> np.ndarray:
@@ -246,7 +248,7 @@ class Utility:
             return 1.0 / v
         if self.nu is not None:
             return (self.nu / v) ** (1.0 / (self.nu + 1.0))
-        from scipy.optimize import brentq
+        from .._brentq import brentq
 
         f = self._num("dU", self.dU())
         lo, hi = 1e-12, 1.0

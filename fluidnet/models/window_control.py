@@ -82,6 +82,7 @@ def utility_window(
     parts = route_parts(
         net, beta=beta, kappa=kappa, feedback=feedback, levels=levels, disturbance=disturbance
     )
+    assert net.names is not None  # set by UserNetwork.__post_init__
     labels = list(net.names)
     W = _funcs("W", labels)
     ds = _syms("d", labels)

@@ -27,6 +27,7 @@ import struct
 import sys
 import time
 import traceback
+from typing import Any
 
 __all__ = ["main", "read_message", "write_message"]
 
@@ -114,7 +115,10 @@ def _child(request: dict) -> None:
 
         from ._worker import run_plan
 
-        arrays = run_plan(request["plan"], request["t_end"], request["seed"], request["dt"])
+        # dict[str, Any]: savez's stub types **kwds apart from its allow_pickle keyword
+        arrays: dict[str, Any] = run_plan(
+            request["plan"], request["t_end"], request["seed"], request["dt"]
+        )
         tmp = request["out"] + ".part"
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)

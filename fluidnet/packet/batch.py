@@ -24,6 +24,7 @@ from .scenario import Scenario
 
 if TYPE_CHECKING:
     import xarray as xr
+    from numpy.typing import ArrayLike
 
 __all__ = ["sweep", "PacketPoint"]
 
@@ -80,7 +81,7 @@ def sweep(
     scenario: Scenario | Callable[..., Scenario],
     t_end: float,
     *,
-    grid: Mapping[str, Sequence[float]] | None = None,
+    grid: Mapping[str, ArrayLike] | None = None,
     seeds: Sequence[int] = (0,),
     measure: Callable[[Any], Mapping[str, float]] = summary,
     executor=None,

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import OptionError, ParameterError
 from .analysis import queue_oscillation
 from .mapping import fluid_view, scenario_for
 
@@ -58,13 +58,15 @@ class Experiment:
     name: str
     claim: str
     data: Any
-    _plot: Callable = field(repr=False, default=None)
+    _plot: Callable | None = field(repr=False, default=None)
 
     def to_xarray(self):
         return self.data
 
     def plot(self, ax=None):
         """The experiment's figure (returns its Axes)."""
+        if self._plot is None:
+            raise OptionError(f"experiment {self.name!r} has no figure")
         return self._plot(self.data, ax)
 
 
@@ -140,7 +142,7 @@ def mgt_red_onset(
         runs = _runs([scenario_for(m, params=point)], t_end, seeds)[0]
         pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=view["rtt"], after=after) for r in runs]
         cols["fluid_equilibrium"].append(eq["q"])
-        cols["fluid_stable"].append(float(m.linearize(**point).is_stable()))
+        cols["fluid_stable"].append(float(m.linearize(params=point).is_stable()))
         cols["fluid_queue"].append(fq.mean)
         cols["fluid_swing"].append(fq.swing)
         cols["fluid_period"].append(cyc.period if cyc.sustained else math.nan)
@@ -255,7 +257,7 @@ def critical_delay_runs(
         runs = _runs([scenario_for(m, params=point)], t_end, seeds)[0]
         pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=point["d"], after=start) for r in runs]
         cols["d"].append(point["d"])
-        cols["fluid_stable"].append(float(m.linearize(**point).is_stable()))
+        cols["fluid_stable"].append(float(m.linearize(params=point).is_stable()))
         cols["packet_swing"].append(np.mean([p.swing for p in pk]))
         cols["packet_queue"].append(np.mean([p.mean for p in pk]))
         cols["packet_oscillating"].append(np.mean([p.oscillating for p in pk]))

@@ -93,9 +93,11 @@ class _Server:
         return reply
 
     def _log_tail(self) -> str:
+        if self.dir is None:
+            return ""
         try:
             return (self.dir / "server.log").read_bytes()[-4000:].decode("utf-8", "replace")
-        except (OSError, TypeError):
+        except OSError:
             return ""
 
     def _stop(self) -> None:

@@ -26,7 +26,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -165,6 +165,16 @@ class Flows:
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: Any = 0.0
 
+    if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
+
+        def __init__(
+            self,
+            n: int = 1,
+            rtt: float = 0.1,
+            transport: Transport | str = "newreno",
+            start: float | tuple[float, float] = 0.0,
+        ) -> None: ...
+
     def __post_init__(self):
         object.__setattr__(self, "n", _count("Flows.n", self.n))
         object.__setattr__(self, "rtt", _positive("Flows.rtt (s)", self.rtt))
@@ -221,6 +231,20 @@ class ShortFlows:
     start: float = 0.0
     stop: float | None = None
 
+    if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
+
+        def __init__(
+            self,
+            mean_size: float = 25.0,
+            shape: float = 1.2,
+            arrival_rate: float | None = None,
+            load: float | None = None,
+            rtt: float = 0.1,
+            transport: Transport | str = "newreno",
+            start: float = 0.0,
+            stop: float | None = None,
+        ) -> None: ...
+
     def __post_init__(self):
         object.__setattr__(self, "mean_size", _positive("ShortFlows.mean_size", self.mean_size))
         shape = _positive("ShortFlows.shape", self.shape)
@@ -263,6 +287,7 @@ class ShortFlows:
         """
         if self.arrival_rate is not None:
             return self.arrival_rate
+        assert self.load is not None  # __post_init__ requires exactly one of the two
         return self.load * capacity / self.mean_size
 
     def draw(self, rng: np.random.Generator, capacity: float, t_end: float):
@@ -586,7 +611,7 @@ class Dumbbell(Scenario):
     """
 
     link: Link = None  # type: ignore[assignment]
-    flows: tuple = ()
+    flows: Sequence[Flows | ShortFlows] = ()
 
     def __post_init__(self):
         self._check_common()
@@ -600,8 +625,8 @@ class Dumbbell(Scenario):
         return (self.link,)
 
     @property
-    def groups(self) -> tuple:
-        return self.flows
+    def groups(self) -> tuple[Flows | ShortFlows, ...]:
+        return tuple(self.flows)  # a tuple already (made one in __post_init__)
 
     def routes(self) -> list[tuple[int, int]]:
         return [(0, 0)] * len(self.flows)
@@ -624,9 +649,9 @@ class ParkingLot(Scenario):
         See :class:`Scenario`.
     """
 
-    links: tuple = ()
+    links: Sequence[Link] = ()
     routing: Any = None
-    flows: tuple = ()
+    flows: Sequence[Flows | ShortFlows] = ()
 
     def __post_init__(self):
         from ..models.network import routing_matrix
@@ -662,11 +687,11 @@ class ParkingLot(Scenario):
 
     @property
     def link_list(self) -> tuple[Link, ...]:
-        return self.links
+        return tuple(self.links)  # a tuple already (made one in __post_init__)
 
     @property
-    def groups(self) -> tuple:
-        return self.flows
+    def groups(self) -> tuple[Flows | ShortFlows, ...]:
+        return tuple(self.flows)  # a tuple already (made one in __post_init__)
 
     @property
     def routing_matrix(self) -> np.ndarray:
@@ -693,7 +718,7 @@ def _set_path(obj: Any, parts: list[str], value: Any, full: str) -> Any:
             return Transport(obj.name, ecn=value, **obj.options)
         return Transport(obj.name, ecn=obj.ecn, **{**obj.options, key: value})
     m = _PATH.match(parts[0])
-    if m is None or not dataclasses.is_dataclass(obj):
+    if m is None or not dataclasses.is_dataclass(obj) or isinstance(obj, type):
         raise ParameterError(f"{full!r} does not name a field of the scenario")
     name, index = m.group(1), m.group(2)
     names = {f.name for f in dataclasses.fields(obj)}

@@ -354,7 +354,7 @@ def _split_inside(w, X, Y, xr, yr, xy):
 
 def _edge_crossing(xy, w_in, w_out, xr, yr):
     """The omega in (w_in, w_out) where the curve crosses the box edge."""
-    from scipy.optimize import brentq  # scipy: imported where used
+    from .._brentq import brentq  # scipy: imported where used
 
     xo, yo = (float(v[0]) for v in xy(w_out))
     for val, lo, hi, is_x in ((xo, xr[0], xr[1], True), (yo, yr[0], yr[1], False)):
@@ -523,7 +523,7 @@ def _brackets(factory, xn, yn, xr, yr, n_seed, executor, progress):
 
 def _locate(factory, xn, yn, bracket):
     """The boundary point on a bracketing edge (Brent's method on the abscissa) and omega."""
-    from scipy.optimize import brentq  # scipy: imported where used
+    from .._brentq import brentq  # scipy: imported where used
 
     (xa, ya), (xb, yb) = bracket
 
@@ -633,7 +633,7 @@ class _OnBoundary:
         skip[list(systems.separate)] = True
         found = rightmost_roots(systems.stack, system=systems.system, skip=skip)
         top = found.root
-        flags = np.isfinite(top) & (top.real <= 1e-8 * (1.0 + np.abs(top)))
+        flags = np.isfinite(top) & (np.real(top) <= 1e-8 * (1.0 + np.abs(top)))
         for k in systems.separate:
             flags[k] = self((float(xs[k]), float(ys[k]), 0.0))
         return flags

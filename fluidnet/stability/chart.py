@@ -98,7 +98,12 @@ class _ChartChunk:
             raise AnalysisError(f"stability chart at {batch.where(k)}: {reason[k]}")
         # the reasons as one array of strings: a checkpoint store writes an array as one
         # column, a list as one entry per element
-        return root.real, np.abs(root.imag), line, np.array([str(r) for r in reason], dtype=str)
+        return (
+            np.real(root),
+            np.abs(np.imag(root)),
+            line,
+            np.array([str(r) for r in reason], dtype=str),
+        )
 
 
 def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.ndarray]]:
@@ -321,7 +326,7 @@ class StabilityAccessor:
                 step="mid",
                 label="stable",
             )
-            ax.set_xlabel(dims[0])
+            ax.set_xlabel(str(dims[0]))
             ax.set_ylabel("spectral abscissa (1/s)")
             return ax
         if len(dims) != 2:
@@ -342,7 +347,7 @@ class StabilityAccessor:
         else:
             xx, yy = np.meshgrid(X, Y)
             ax.scatter(xx[st > 0], yy[st > 0], color=color, label="stable")
-        ax.set_xlabel(xdim)
-        ax.set_ylabel(ydim)
+        ax.set_xlabel(str(xdim))
+        ax.set_ylabel(str(ydim))
         ax.set_title(f"linear stability ({ds.attrs.get('model', '')})", fontsize="small")
         return ax

@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -76,6 +76,9 @@ from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
 from .rootpaths import follow_roots
 from .system import SystemFactory
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "CriticalValue",
@@ -263,7 +266,9 @@ def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
     first = next((i for i in range(len(edges) - 1) if middle(i) is not None), None)
     if first is None:
         return None
-    checks = [sweep.count(middle(first))]
+    mid = middle(first)
+    assert mid is not None  # first is the first bracket with a middle
+    checks = [sweep.count(mid)]
     count = checks[0].count - sum(changes[:first])
     if count < 0:
         return None
@@ -391,8 +396,8 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
 def critical_value(
     model_or_factory,
     name: str,
-    lo: float,
-    hi: float,
+    lo: ArrayLike,
+    hi: ArrayLike,
     *,
     params: Mapping[str, Any] | None = None,
     grid: Mapping[str, Any] | None = None,
@@ -707,9 +712,10 @@ def stability_switches(
     >>> len(sw.switches), round(float(sw.switches[0].value), 9), sw.switches[0].direction
     (11, 0.956825895, 'destabilizing')
     """
-    lo, hi, values, root_kw = _prepare(
+    lo_, hi_, values, root_kw = _prepare(
         model_or_factory, name, lo, hi, params, fixed, method, root_options, "stability_switches"
     )
+    lo, hi = float(lo_), float(hi_)  # numbers already: _prepare takes one interval here
     factory = SystemFactory(model_or_factory, values)
     factory.check_names([name])
     sweep = Sweep(factory, name, root_kw)

@@ -237,7 +237,7 @@ class Sweep:
         dp = (-1e-7 if end else 1e-7) * local
         lam = np.array([got.roots[i].value for i in axis], dtype=complex)
         moved, ok = newton_roots(self.lin(p + dp), lam)
-        speed = np.where(ok, (moved - lam).real / dp, 0.0)
+        speed = np.where(ok, np.real(moved - lam) / dp, 0.0)
         roots = list(got.roots)
         n = got.count
         for i, lam0, v in zip(axis, lam, speed, strict=True):
@@ -385,8 +385,8 @@ def newton_roots(
         active[idx[done]] = False
     ok = np.isfinite(lam)
     if is_real(lin):
-        near = ok & (np.abs(lam.imag) <= REAL_TOL * (unit + np.abs(lam)))
-        lam[near] = lam[near].real
+        near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))
+        lam[near] = np.real(lam[near])
     res = np.full(lam.shape, np.inf)
     res[ok] = relative_residual(lin, lam[ok])
     return lam, ok & (res <= residual_tol) & ~active

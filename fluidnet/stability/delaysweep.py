@@ -183,7 +183,7 @@ def _polish(fam: DelayFamily, p: float, w: float):
             e = np.exp(-lam * mk * fam.r * p)
             d_lam += mk * fam.r * p * e * Ak
             d_p += mk * fam.r * lam * e * Ak
-        dlam = -(u.conj() @ d_p @ v) / (u.conj() @ d_lam @ v)
+        dlam = complex(-(u.conj() @ d_p @ v) / (u.conj() @ d_lam @ v))
         if not np.isfinite(dlam) or dlam.real == 0.0:
             return None
         step = -lam.real / dlam.real
@@ -200,7 +200,9 @@ class RawCrossing:
     change: int
 
 
-def delay_crossings(fam: DelayFamily, lo: float, hi: float) -> tuple[list[RawCrossing], bool]:
+def delay_crossings(
+    fam: DelayFamily, lo: float, hi: float
+) -> tuple[list[RawCrossing] | None, bool]:
     """Every crossing in ``(lo, hi]`` of the delay family, sorted; and whether a root sits at
     the origin for every ``p``.
 

@@ -331,7 +331,9 @@ def _real_roots(c: np.ndarray, lo: float, hi: float) -> np.ndarray:
     return np.clip(real, lo, hi)
 
 
-def _undamped_crossovers(L: DelayTF, w_range: tuple[float, float]):
+def _undamped_crossovers(
+    L: DelayTF, w_range: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """For a loop with ``L(jw)`` real at every ``w``: exact gain crossovers, one phase
     crossover per interval of ``L(jw) < 0``, and those intervals; ``None`` for other loops.
 
@@ -412,7 +414,7 @@ def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
     for lo, hi in ((max(i - 1, 0), i), (i, min(i + 1, w.size - 1))):
         a, b = w[lo], w[hi]
         if b > a and slope(a) < 0 < slope(b):
-            from scipy.optimize import brentq  # scipy: imported when a minimum is refined
+            from .._brentq import brentq  # scipy: imported when a minimum is refined
 
             x = brentq(slope, a, b, xtol=1e-300, rtol=1e-15)
             with np.errstate(all="ignore"):

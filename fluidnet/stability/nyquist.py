@@ -205,10 +205,10 @@ class NyquistResponse:
         zc = np.where(big, z / np.abs(z) * R, z)
         inner = np.where(big, np.nan, zc)
         outer = np.where(big, zc, np.nan)
-        line = ax.plot(inner.real, inner.imag, **kwargs)[0]
-        ax.plot(outer.real, outer.imag, ls=":", color=line.get_color())
+        line = ax.plot(np.real(inner), np.imag(inner), **kwargs)[0]
+        ax.plot(np.real(outer), np.imag(outer), ls=":", color=line.get_color())
         if mirror:
-            ax.plot(inner.real, -inner.imag, ls="--", color=line.get_color(), alpha=0.6)
+            ax.plot(np.real(inner), -np.imag(inner), ls="--", color=line.get_color(), alpha=0.6)
         n = z.size
         for frac in (0.25, 0.5):
             i = int(frac * n)

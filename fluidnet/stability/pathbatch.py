@@ -34,7 +34,9 @@ this one gives up), so the batch never answers with less certainty than one set 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -82,8 +84,8 @@ def _newton(stack: Stack, lam: np.ndarray, idx: np.ndarray, maxiter: int = 40):
     for candidates ``lam`` of the systems ``idx`` of a stack; ``(roots, converged)``."""
     lam, active = stack.newton(lam, idx, tol=1e-13, stall_tol=1e-9, maxiter=maxiter)
     ok = np.isfinite(lam)
-    near = ok & (np.abs(lam.imag) <= REAL_TOL * (1.0 + np.abs(lam)))
-    lam[near] = lam[near].real
+    near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (1.0 + np.abs(lam)))
+    lam[near] = np.real(lam[near])
     res = np.full(lam.shape, np.inf)
     if ok.any():
         res[ok] = stack.residual(lam[ok], idx[ok])
@@ -124,8 +126,8 @@ class _BatchPath(RootPath):
         return _Path(q, lam, v)
 
     def keep(self, new, q):
-        keep = new.real >= -WINDOW / self.tau_max
-        keep[np.argsort(-new.real)[:2]] = True
+        keep = np.real(new) >= -WINDOW / self.tau_max
+        keep[np.argsort(-np.real(new))[:2]] = True
         return keep
 
     def restart_at(self, q):
@@ -143,16 +145,16 @@ class _BatchPath(RootPath):
         sigma = math.nan  # the last checkpoint needs the right-half-plane count only
         if not switch:
             sigma = certificate_line(
-                np.r_[path.lam.real, -WINDOW / self.tau_max],
+                np.r_[np.real(path.lam), -WINDOW / self.tau_max],
                 self.tau_max,
                 start=-WINDOW / self.tau_max,
             )
         rhp, right = yield ("count", q, sigma)
-        followed = int(np.sum(np.where(path.lam.imag > 0, 2, 1)[path.lam.real > sigma]))
+        followed = int(np.sum(np.where(np.imag(path.lam) > 0, 2, 1)[np.real(path.lam) > sigma]))
         if rhp != self.count:
             raise _Fail(f"the count at {q:.12g} does not match the crossings found")
         self.checks.append((q, self.count))
-        if switch:
+        if switch and found is not None:  # (switch implies found)
             return Stop(BatchSwitch(found, self.checks))
         if right != followed:
             # roots from further left came near: follow them too, from the roots at q
@@ -213,7 +215,7 @@ def first_switches(sweeps, lo, hi, stacked=None) -> tuple[list[BatchSwitch | Non
     results: list[BatchSwitch | None] = [None] * K
     reasons = [""] * K
     answer = _Answers(sweeps, stacked, reasons)
-    paths = {k: _path(float(lo[k]), float(hi[k])) for k in range(K)}
+    paths: dict[Hashable, Any] = {k: _path(float(lo[k]), float(hi[k])) for k in range(K)}
     done, failed = run_batch(paths, answer, failures=(_Fail,))
     for k, result in done.items():
         results[k] = result
@@ -396,12 +398,12 @@ def _start(ks, reqs, stack: Stack) -> dict[int, tuple]:
         lam, idx = lam[ok], idx[ok]
         good = sub.residual(lam, idx) <= RESIDUAL_TOL
         lam, idx = lam[good], idx[good]
-        lam = np.where(lam.imag < 0, lam.conj(), lam)
+        lam = np.where(np.imag(lam) < 0, lam.conj(), lam)
         sigmas = np.full(todo.size, np.nan)
         roots = []
         for j in range(todo.size):
             mine = lam[idx == j]
-            mine = mine[np.argsort(-mine.real, kind="stable")]
+            mine = mine[np.argsort(-np.real(mine), kind="stable")]
             if mine.size > 1:
                 dup = np.zeros(mine.size, dtype=bool)
                 for a in range(1, mine.size):
@@ -410,7 +412,7 @@ def _start(ks, reqs, stack: Stack) -> dict[int, tuple]:
                     )
                 mine = mine[~dup]
             start = -WINDOW / tau_max[j]
-            sigmas[j] = certificate_line(np.r_[mine.real, start], tau_max[j], start=start)
+            sigmas[j] = certificate_line(np.r_[np.real(mine), start], tau_max[j], start=start)
             roots.append(mine)
         count, _ = count_right_of(sub, sigmas)
         left = []

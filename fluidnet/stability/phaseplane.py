@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,7 @@ from ..sweep import grid_points
 
 if TYPE_CHECKING:
     import xarray as xr
+    from numpy.typing import ArrayLike
 
     from ..symbolic.model import Model
 
@@ -56,7 +57,9 @@ def _as_ics(ics) -> list[Mapping[str, Any]]:
     return out
 
 
-def _initial_value(spec, t0: float) -> float:
+def _initial_value(
+    spec: float | Callable[[float], float] | tuple[ArrayLike, ArrayLike], t0: float
+) -> float:
     """The value at t0 of a history spec (number, callable of t, or (t, values) samples)."""
     if callable(spec):
         return float(spec(t0))

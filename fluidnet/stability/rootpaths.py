@@ -67,7 +67,7 @@ def _upper(roots, real_system: bool, lin) -> np.ndarray:
     """The roots to follow: upper half-plane (real systems), within the window."""
     vals = np.array([r.value for r in roots], dtype=complex)
     if real_system:
-        vals = vals[vals.imag >= 0]
+        vals = vals[np.imag(vals) >= 0]
     return vals[_in_window(vals, lin)]
 
 
@@ -76,8 +76,8 @@ def _in_window(vals: np.ndarray, lin) -> np.ndarray:
     two rightmost: roots further left reach the axis only through a checkpoint's window."""
     keep = np.ones(vals.size, dtype=bool)
     if lin.delays and vals.size:
-        keep = vals.real >= -WINDOW / lin.max_delay
-        keep[np.argsort(-vals.real)[:2]] = True
+        keep = np.real(vals) >= -WINDOW / lin.max_delay
+        keep[np.argsort(-np.real(vals))[:2]] = True
     return keep
 
 
@@ -174,16 +174,16 @@ class RootPath:
             # a root that Newton loses (two roots meeting off the axis, a root leaving for
             # -infinity): start afresh from the certified roots at q, if the count allows it
             lost = ~ok | _collided(new, unit)
-            far = np.abs(path.lam.real) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
-            same_side = (path.lam.real > 0) == (new.real > 0)
+            far = np.abs(np.real(path.lam)) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
+            same_side = (np.real(path.lam) > 0) == (np.real(new) > 0)
             if np.all(far[lost]) and np.all(same_side[~lost]):
                 fresh = yield from call(self.restart_at(q))
                 if fresh is not None:
                     return Attempt(ok=False, h=h, restart=fresh)
         if verdict is not None:
             return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict, "p": path.p})
-        err = np.abs(new.real - (path.lam.real + path.v.real * h))
-        tol = 0.25 * np.maximum(np.abs(new.real), 1e-12 * unit)
+        err = np.abs(np.real(new) - (np.real(path.lam) + np.real(path.v) * h))
+        tol = 0.25 * np.maximum(np.abs(np.real(new)), 1e-12 * unit)
         with np.errstate(divide="ignore"):
             ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
         return Attempt(ok=True, point=(q, new), h=h, error_ratio=float(ratio))
@@ -193,7 +193,7 @@ class RootPath:
         # every root that changed side in the step, located and put in order (two crossings
         # however close are two events, each with its own count change)
         located = []
-        for i in np.flatnonzero((path.lam.real > 0) != (new.real > 0)):
+        for i in np.flatnonzero((np.real(path.lam) > 0) != (new.real > 0)):
             located.append((yield from self._locate(path, new, q, int(i))))
         located.sort(key=lambda c: c.value)
         out = []
@@ -439,8 +439,8 @@ def _judge(
     for i, lam in enumerate(new):
         if axis and on_axis(lam, unit):
             return ("axis", i)
-    re0, re1 = path.lam.real, new.real
-    err = np.abs(re1 - (re0 + path.v.real * h))
+    re0, re1 = np.real(path.lam), np.real(new)
+    err = np.abs(re1 - (re0 + np.real(path.v) * h))
     cross = (re0 > 0) != (re1 > 0)
     tol = np.where(cross, 0.25 * np.abs(re1 - re0), 0.25 * np.minimum(np.abs(re0), np.abs(re1)))
     bad = np.flatnonzero(err > tol)
@@ -459,7 +459,7 @@ def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:
         "curved": "its path bends too fast to follow",
     }[reason]
     unit = size_unit(sweep.lin(path.p))
-    if reason == "axis" and abs(lam.imag) <= 1e-9 * (unit + abs(lam)):
+    if reason == "axis" and abs(np.imag(lam)) <= 1e-9 * (unit + abs(lam)):
         what = (
             "a real root reaches 0 and stays there: the equilibrium is not hyperbolic (a "
             "fold, transcritical or pitchfork point where the equilibrium followed changes "

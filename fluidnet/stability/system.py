@@ -122,7 +122,7 @@ class SystemFactory:
 
     @property
     def name(self) -> str:
-        if self.is_model:
+        if isinstance(self.source, Model):
             return self.source.name
         return getattr(self.source, "__name__", type(self.source).__name__)
 
@@ -130,7 +130,7 @@ class SystemFactory:
         """Raise :class:`ParameterError` for a name that is not a parameter of the model, or
         that the factory's signature does not take (a factory taking ``**params`` takes
         any)."""
-        if self.is_model:
+        if isinstance(self.source, Model):
             known, owner = self.source.param_names, f"model {self.source.name!r}"
         else:
             known, owner = _keywords(self.source), f"the factory {self.name!r}"
@@ -148,8 +148,8 @@ class SystemFactory:
 
     def __call__(self, **values: float) -> LinearDDE:
         params = self.values(**values)
-        if self.is_model:
-            return self.source.linearize(**params)
+        if isinstance(self.source, Model):
+            return self.source.linearize(params=params)
         where = " at " + ", ".join(f"{k}={v:g}" for k, v in params.items()) if params else ""
         try:
             made = self.source(**params)
@@ -243,7 +243,7 @@ class SystemFactory:
     def __setstate__(self, state):
         shipped = state.pop("_shipped", None)
         self.__dict__.update(state)
-        if not (self.is_model and shipped):
+        if not (isinstance(self.source, Model) and shipped):
             return
         key, blob = shipped
         model = _WORKER_MODELS.get(key)
