@@ -232,7 +232,7 @@ def dcqcn_fixed_point(**values: float) -> dict[str, float]:
     AnalysisError
         When the fixed-point equation has no root in ``(0, 1)``.
     """
-    from .._brentq import brentq
+    from ..brent import brentq
 
     unknown = set(values) - set(DCQCN_DEFAULTS)
     if unknown:

@@ -200,7 +200,7 @@ def assured_service_fixed_point(
         marking starts before the flows reach their profiles, a case the paper leaves to its
         ref [14]).
     """
-    from .._brentq import brentq
+    from ..brent import brentq
 
     alpha, beta, c1, c2 = _law_params(alpha, beta, c1, c2)
     min_th, max_th, p_max = _ored_params(min_th, max_th, p_max)

@@ -146,7 +146,7 @@ def marking_level(
     >>> marking_level(net, 0.5).round(9)          # C - N/beta
     array([80.])
     """
-    from .._brentq import brentq
+    from ..brent import brentq
 
     if kind not in _KINDS:
         raise OptionError(f"kind = {kind!r} must be one of {_KINDS}")

@@ -173,7 +173,7 @@ def reno_red_steady_state(
         When the fixed point lies above ``th_max`` (RED is not between its thresholds, the
         footnote of Table 5.5.1).
     """
-    from .._brentq import brentq  # scipy imported there when called: keeps `import fluidnet` light
+    from ..brent import brentq  # scipy imported there when called: keeps `import fluidnet` light
 
     for k, v in dict(N=N, c=c, p_max=p_max).items():
         if not math.isfinite(v) or v <= 0:

@@ -248,7 +248,7 @@ class Utility:
             return 1.0 / v
         if self.nu is not None:
             return (self.nu / v) ** (1.0 / (self.nu + 1.0))
-        from .._brentq import brentq
+        from ..brent import brentq
 
         f = self._num("dU", self.dU())
         lo, hi = 1e-12, 1.0

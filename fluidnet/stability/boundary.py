@@ -354,7 +354,7 @@ def _split_inside(w, X, Y, xr, yr, xy):
 
 def _edge_crossing(xy, w_in, w_out, xr, yr):
     """The omega in (w_in, w_out) where the curve crosses the box edge."""
-    from .._brentq import brentq  # scipy: imported where used
+    from ..brent import brentq  # scipy: imported where used
 
     xo, yo = (float(v[0]) for v in xy(w_out))
     for val, lo, hi, is_x in ((xo, xr[0], xr[1], True), (yo, yr[0], yr[1], False)):
@@ -523,7 +523,7 @@ def _brackets(factory, xn, yn, xr, yr, n_seed, executor, progress):
 
 def _locate(factory, xn, yn, bracket):
     """The boundary point on a bracketing edge (Brent's method on the abscissa) and omega."""
-    from .._brentq import brentq  # scipy: imported where used
+    from ..brent import brentq  # scipy: imported where used
 
     (xa, ya), (xb, yb) = bracket
 

@@ -192,7 +192,7 @@ def _bracketed_root(g, a: float, b: float) -> float:
     fa, fb = float(g(a)), float(g(b))
     if fa == 0.0 or fb == 0.0 or fa * fb > 0:  # rounding at an inserted crossover
         return a if abs(fa) <= abs(fb) else b
-    from .._brentq import brentq  # scipy: imported when a crossover is refined
+    from ..brent import brentq  # scipy: imported when a crossover is refined
 
     return brentq(g, a, b, xtol=1e-300, rtol=1e-15)
 

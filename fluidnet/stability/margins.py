@@ -414,7 +414,7 @@ def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
     for lo, hi in ((max(i - 1, 0), i), (i, min(i + 1, w.size - 1))):
         a, b = w[lo], w[hi]
         if b > a and slope(a) < 0 < slope(b):
-            from .._brentq import brentq  # scipy: imported when a minimum is refined
+            from ..brent import brentq  # scipy: imported when a minimum is refined
 
             x = brentq(slope, a, b, xtol=1e-300, rtol=1e-15)
             with np.errstate(all="ignore"):

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from .errors import OptionError
+
 __all__ = ["brentq"]
 
 
@@ -35,5 +37,5 @@ def brentq(f: Callable[[float], Any], a: float, b: float, **options: Any) -> flo
     from scipy.optimize import brentq as scipy_brentq
 
     if options.get("full_output"):
-        raise TypeError("fluidnet._brentq.brentq returns the root only: full_output is not taken")
+        raise OptionError("fluidnet.brent.brentq returns the root only: full_output is not taken")
     return cast(float, scipy_brentq(f, a, b, **options))
