@@ -37,7 +37,9 @@ discrete-time map only) ``cg = max_l p_l``: links mark together, and a flow cros
 equally loaded links is treated like a one-link flow.
 
 :meth:`BinaryFeedbackNetwork.discrete` iterates the discrete-time law (one Euler step of ``dt``
-per feedback interval), with deterministic threshold marking or seeded random marking.
+per feedback interval), with deterministic threshold marking or seeded random marking: the law is
+a :class:`~fluidnet.dde.maps.DiscreteMap` (:meth:`BinaryFeedbackNetwork.discrete_map`) run by
+:func:`~fluidnet.dde.maps.iterate_map`.
 
 Conventions (the paper's): rates in Mb/s, ``mu = w / RTT`` with ``w = 8000`` bits (one 1000-byte
 packet per RTT), ``alpha = 1``, ``beta = 1/2``; time is counted in each flow's RTTs (per-RTT
@@ -705,7 +707,9 @@ class BinaryFeedbackNetwork:
         return Model(rhs=rhs, params=params, signals=sig, name=name or "sliding_single_link")
 
     # ------------------------------------------------------------------ discrete time
-    def discrete_map(self, marking: str = "deterministic", correlation: str = "independent"):
+    def discrete_map(
+        self, marking: str = "deterministic", correlation: str = "independent"
+    ) -> DiscreteMap:
         """The discrete-time law as a :class:`~fluidnet.dde.maps.DiscreteMap` (one step of
         :meth:`discrete`).
 
@@ -805,7 +809,9 @@ class BinaryFeedbackNetwork:
         """Iterate the discrete-time law ``x <- max(x + dt (a (1 - cg) - d cg) / T, 0)``.
 
         Movsichoff et al. show the discrete-time laws with a finite step to be stable and
-        near-optimal; the step ``dt`` is the feedback interval (``dt = 1`` is one RTT).
+        near-optimal; the step ``dt`` is the feedback interval (``dt = 1`` is one RTT). The law
+        is :meth:`discrete_map` run by :func:`~fluidnet.dde.maps.iterate_map` with
+        ``h_i = dt / T_i``.
 
         Parameters
         ----------
