@@ -162,7 +162,8 @@ class DiscreteMap:
                 f"{where} uses {nm!r}, which is no state, signal before it, parameter or "
                 "random input of the map"
             )
-        return expr.xreplace({s: self._symbols[s.name] for s in expr.free_symbols})
+        with sympy.evaluate(False):  # renaming symbols: keep the expression as written
+            return expr.xreplace({s: self._symbols[s.name] for s in expr.free_symbols})
 
     @property
     def n_states(self) -> int:
@@ -217,8 +218,9 @@ class DiscreteMap:
         ):
             for i, nm in enumerate(names):
                 rep[self._symbols[nm]] = sympy.Symbol(f"{prefix}[{i}]", real=True)
-        signals = [e.xreplace(rep) for e in self.signals.values()]
-        updates = [e.xreplace(rep) for e in self.update.values()]
+        with sympy.evaluate(False):  # the expressions as written, in other names
+            signals = [e.xreplace(rep) for e in self.signals.values()]
+            updates = [e.xreplace(rep) for e in self.update.values()]
         self._array = (tuple(signals), tuple(updates))
         return signals, updates
 

@@ -95,6 +95,8 @@ TOPOLOGY_ONE_RTTS = {"I": (0.030, 0.050), "II": (0.018, 0.050), "III": (0.030, 0
 _MARKINGS = ("binary", "smooth")
 _HALF = sympy.Rational(1, 2)
 _CORRELATIONS = ("independent", "synchronized")
+#: The discrete-time maps built by BinaryFeedbackNetwork.discrete_map, by structure and values.
+_DISCRETE_MAPS: dict[tuple, Any] = {}
 
 
 # ------------------------------------------------------------------------------------ laws
@@ -740,11 +742,14 @@ class BinaryFeedbackNetwork:
             raise OptionError(f"marking must be 'deterministic' or 'random', got {marking!r}")
         if correlation not in _CORRELATIONS:
             raise OptionError(f"correlation must be one of {_CORRELATIONS}, got {correlation!r}")
-        key = (marking, correlation if marking == "random" else None)
-        maps = self.__dict__.setdefault("_maps", {})
-        if key in maps:
-            return maps[key]
         F, L, A = self.n_flows, self.n_links, self.routes
+        # one map per structure and values: networks built again (as the paper items do) reuse
+        # it, and with it its compiled loop
+        laws = tuple((law.increase, law.decrease, tuple(law.values().items())) for law in self.laws)
+        key = (marking, correlation if marking == "random" else None, A.shape, A.tobytes())
+        key += (tuple(map(float, self.capacities)), laws)
+        if key in _DISCRETE_MAPS:
+            return _DISCRETE_MAPS[key]
 
         def sym(name: str) -> sympy.Symbol:
             return sympy.Symbol(name, real=True)
@@ -765,8 +770,9 @@ class BinaryFeedbackNetwork:
                 hit = y >= B
             else:
                 u = sym(random[0] if correlation == "synchronized" else random[j])
-                hit = u < 1 / (1 + sympy.exp(-(y - B) / (sym("width") * B)))
-            signals[f"m_{j + 1}"] = sympy.Piecewise((1, hit), (0, True))
+                with sympy.evaluate(False):  # as written (and without sympy's slow evaluation)
+                    hit = u < 1 / (1 + sympy.exp(-(y - B) / (sym("width") * B)))
+            signals[f"m_{j + 1}"] = sympy.Piecewise((1, hit), (0, True), evaluate=False)
         for i, law in enumerate(self.laws):
             rep = {RATE: xs[i]}
             for k, v in law.values().items():
@@ -776,12 +782,16 @@ class BinaryFeedbackNetwork:
             signals[f"d_{i + 1}"] = law.decrease.xreplace(rep)
         for i in range(F):
             marks = [sym(f"m_{j + 1}") for j in range(L) if A[j, i]]
-            signals[f"cg_{i + 1}"] = sympy.Max(*marks) if len(marks) > 1 else marks[0]
+            cg = sympy.Max(*marks, evaluate=False) if len(marks) > 1 else marks[0]
+            signals[f"cg_{i + 1}"] = cg
         update = {}
         for i in range(F):
             a, d, cg, h = (sym(f"{v}_{i + 1}") for v in ("a", "d", "cg", "h"))
             params[h.name] = 1.0
-            update[xs[i].name] = sympy.Max(xs[i] + h * (a * (1 - cg) - d * cg), 0)
+            # Max(0, v) is v when v > 0, else 0 (the printers' rule: an argument replaces the
+            # running value only when strictly greater)
+            with sympy.evaluate(False):
+                update[xs[i].name] = sympy.Max(0, xs[i] + h * (a * (1 - cg) - d * cg))
         dmap = DiscreteMap(
             update,
             signals=signals,
@@ -790,7 +800,9 @@ class BinaryFeedbackNetwork:
             name=f"binary_feedback_discrete_{marking}"
             + (f"_{correlation}" if marking == "random" else ""),
         )
-        maps[key] = dmap
+        if len(_DISCRETE_MAPS) >= 64:
+            _DISCRETE_MAPS.clear()
+        _DISCRETE_MAPS[key] = dmap
         return dmap
 
     def discrete(
