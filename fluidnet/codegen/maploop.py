@@ -38,7 +38,7 @@ import sympy
 from ..errors import OptionError
 from .backend import backend_request
 from .build import CompilerUnavailable, known_broken
-from .cache import private_copy
+from .cache import cache_dir, private_copy, read_index
 from .csource import _PRELUDE, Untranslatable
 from .loading import c_library, load_generated
 from .printers import PY, CLang
@@ -237,7 +237,10 @@ def map_loop(
     base = hashlib.sha256(text.encode()).hexdigest()[:20]
     order = ["c", "numba"] if request == "auto" else [request]
     if request == "auto" and known_broken():
-        order = ["numba"]
+        # no compiler: only a library cached by an earlier process can serve
+        index = read_index(cache_dir())
+        if not index or f"fluidnet_cmap_{base}.so" not in index:
+            order = ["numba"]
     with _LOCK:
         for which in order:
             key = f"{which}_{base}"
