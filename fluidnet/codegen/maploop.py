@@ -56,18 +56,34 @@ _LOOPS: dict[str, MapLoop] = {}
 _LOCK = threading.Lock()
 
 
-def _statements(signals, updates, lang, indent: str) -> list[str]:
-    """The body of one step: each signal in order (its own common subexpressions, which may not
-    be hoisted above an earlier signal), then all the updates into ``xn``."""
-    lines: list[str] = []
-    c = isinstance(lang, CLang)
+def _groups(signals) -> list[list[int]]:
+    """The signals in runs of consecutive ones none of which reads another of its run: a run
+    is computed by one set of statements (its common subexpressions, which read only earlier
+    runs, hoisted together)."""
+    groups: list[list[int]] = []
+    current: set[str] = set()
     for q, expr in enumerate(signals):
-        body = code_lines([expr], [f"s[{q}]"], indent + ("    " if c else ""), lang)
+        reads = {sym.name for sym in expr.free_symbols}
+        if not groups or reads & current:
+            groups.append([])
+            current = set()
+        groups[-1].append(q)
+        current.add(f"s[{q}]")
+    return groups
+
+
+def _statements(signals, updates, lang, indent: str) -> list[str]:
+    """The body of one step: the signals in order (a run of signals that do not read each
+    other at a time, see :func:`_groups`), then all the updates into ``xn``."""
+    c = isinstance(lang, CLang)
+    blocks = [([signals[q] for q in g], [f"s[{q}]" for q in g]) for g in _groups(signals)]
+    blocks.append((list(updates), [f"xn[{i}]" for i in range(len(updates))]))
+    lines: list[str] = []
+    for exprs, targets in blocks:
+        body = code_lines(exprs, targets, indent + ("    " if c else ""), lang)
+        # C: each block in its own scope (its temporaries are const locals)
         lines += [f"{indent}{{", *body, f"{indent}}}"] if c else body
-    body = code_lines(list(updates), [f"xn[{i}]" for i in range(len(updates))], indent, lang)
-    if c:
-        return [*lines, f"{indent}{{", *[("    " + b) for b in body], f"{indent}}}"]
-    return lines + body
+    return lines
 
 
 def generate_map_c_source(

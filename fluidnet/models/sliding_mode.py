@@ -719,9 +719,10 @@ class BinaryFeedbackNetwork:
         (``H(y_l - B_l)`` deterministic, else ``u < 1 / (1 + exp(-(y_l - B_l) / (width B_l)))``
         with ``u`` the link's own uniform draw ``u_l`` or, synchronized, one draw ``u`` per
         step), each flow's increase ``a_i`` and decrease ``d_i`` (its law) and path indicator
-        ``cg_i = max_{l on i} m_l``; update ``x_i <- max(x_i + h_i (a_i (1 - cg_i) - d_i cg_i),
-        0)``. Parameters: the laws' (``mu_1``, ...), ``B_l``, ``h_i`` (the step over the flow's
-        time unit, ``dt / T_i``; default 1) and ``width`` (random marking; default 0.01).
+        ``cg_i = 1 - prod_{l on i} (1 - m_l)`` (1 when a link on the path marks); update
+        ``x_i <- max(x_i + h_i (a_i (1 - cg_i) - d_i cg_i), 0)``. Parameters: the laws'
+        (``mu_1``, ...), ``B_l``, ``h_i`` (the step over the flow's time unit, ``dt / T_i``;
+        default 1) and ``width`` (random marking; default 0.01).
 
         Parameters
         ----------
@@ -782,8 +783,11 @@ class BinaryFeedbackNetwork:
             signals[f"d_{i + 1}"] = law.decrease.xreplace(rep)
         for i in range(F):
             marks = [sym(f"m_{j + 1}") for j in range(L) if A[j, i]]
-            cg = sympy.Max(*marks, evaluate=False) if len(marks) > 1 else marks[0]
-            signals[f"cg_{i + 1}"] = cg
+            # 1 when any mark is 1, as 1 - prod (1 - m_l): exact for marks 0 and 1, and cheap
+            # for the code generator's common subexpressions (a Max of many marks is not)
+            with sympy.evaluate(False):
+                free = sympy.Mul(*[1 - m for m in marks]) if len(marks) > 1 else 1 - marks[0]
+                signals[f"cg_{i + 1}"] = 1 - free if len(marks) > 1 else marks[0]
         update = {}
         for i in range(F):
             a, d, cg, h = (sym(f"{v}_{i + 1}") for v in ("a", "d", "cg", "h"))
