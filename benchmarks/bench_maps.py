@@ -10,11 +10,12 @@
    and compile its loop with an empty cache (the code generator's common subexpressions grow
    faster than linearly: about 3.5 s of source generation at n = 30).
 
-Measured on the shared 2-core development machine (load from other developers), C backend,
-2026-11-28: item 1, warm, about 20 ms per 300 000-step topology-I run (deterministic) and
-35-60 ms (random: numpy draws 3 or 1 uniforms per step); the old per-model numba loop took
-19-46 ms for the same runs, and a fresh process spent 1.7-2.5 s loading numba for its first
-run against 0.05-0.1 s now.
+Measured on the shared 2-core development machine (under load from other developers), C
+backend, 2026-11-28: item 1, warm, 8-17 ms per 300 000-step topology-I run with deterministic
+marking and 30-50 ms with random marking (numpy draws 3 or 1 uniforms per step); the per-model
+numba loop this replaced took 19-46 ms for the same runs, and a fresh process spent 1.7-2.5 s
+importing numba and loading its first loop, against 0.05-0.1 s now. Item 2: 6.0, 2.6 and 0.57
+million steps/s for n = 3, 10, 30; first call with an empty cache 0.9, 1.6 and 6.7 s.
 
 Run with ``make bench`` (or ``python benchmarks/bench_maps.py``); ``main()`` returns the numbers.
 """
