@@ -39,6 +39,9 @@ from .dde.ensemble import simulate_ensemble as simulate_ensemble
 from .dde.solution import Solution as Solution
 from .dde.oscillation import oscillation as oscillation
 from .dde.oscillation import Oscillation as Oscillation
+from .dde.maps import DiscreteMap as DiscreteMap
+from .dde.maps import MapRun as MapRun
+from .dde.maps import iterate_map as iterate_map
 from .codegen.compiled import save_compiled as save_compiled
 from .codegen.compiled import load_compiled as load_compiled
 from .codegen.compiled import SavedModel as SavedModel

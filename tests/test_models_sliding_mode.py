@@ -207,3 +207,19 @@ def test_binary_feedback_shorthand_and_rtt_time_keep_the_equilibrium():
     assert set(m.param_names) >= {"T_1", "T_2"}
     sol = fn.simulate(m, 400.0, history={"x_1": 1.0, "x_2": 1.0})
     np.testing.assert_allclose(sol(400.0), [7.5, 2.5], atol=1e-5)
+
+
+def test_discrete_map_steps_the_sawtooth():
+    """The law as a DiscreteMap, iterated directly: two AIMD flows (mu = 1, beta = 1/2) on
+    B = 10 from (3, 4) with h = 1 grow by 1 per step while y < B and halve once y >= B; the
+    marks and path indicators are the signals m_1, cg_1, cg_2."""
+    net = single_link_network([tcp_law(1.0), tcp_law(1.0)], 10.0)
+    dmap = net.discrete_map()
+    assert dmap.states == ("x_1", "x_2")
+    assert {"y_1", "m_1", "cg_1", "cg_2"} <= set(dmap.signal_names)
+    run = fn.iterate_map(dmap, [3.0, 4.0], 5, average=1.0)
+    # y: 7, 9, 11 (>= B: both halve), 5.5, 7.5
+    expected = [[3, 4, 5, 2.5, 3.5, 4.5], [4, 5, 6, 3, 4, 5]]
+    np.testing.assert_array_equal(run.x, expected)
+    m = dmap.signal_names.index("m_1")
+    assert run.mean_signals[m] == pytest.approx(1 / 5)

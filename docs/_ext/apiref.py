@@ -19,7 +19,7 @@ STAGES = [
     ("fluidnet.linear", "Linear delay systems", "Linear DDEs, their roots, transfer functions."),
     ("fluidnet.symbolic", "Models", "Writing a law: states, parameters, models, equilibria."),
     ("fluidnet.codegen", "Code generation", "Compiled models: compiled, saved and loaded."),
-    ("fluidnet.dde", "Nonlinear integration", "The compiled integrator and its results."),
+    ("fluidnet.dde", "Nonlinear integration", "The compiled integrator, discrete maps, results."),
     ("fluidnet.stability", "Stability analysis", "Frequency domain, charts, critical values."),
     ("fluidnet.bifurcation", "Bifurcations", "Hopf points, periodic orbits, continuation."),
     ("fluidnet.stochastic", "Window chains", "Stationary laws of window chains."),

@@ -49,7 +49,9 @@ compiler), :mod:`~fluidnet.codegen.printers` (expressions as Python or C),
 (cache keys), :mod:`~fluidnet.codegen.loading` (verified loading),
 :mod:`~fluidnet.codegen.backend` (which backend), :mod:`~fluidnet.codegen.savedcheck` (a saved
 model's metadata checked), :mod:`~fluidnet.codegen.compiled`
-(:class:`~fluidnet.codegen.compiled.CompiledModel`, compiling, saving and loading).
+(:class:`~fluidnet.codegen.compiled.CompiledModel`, compiling, saving and loading), and
+:mod:`~fluidnet.codegen.maploop` (the stepping loop of a discrete-time map,
+:class:`fluidnet.dde.maps.DiscreteMap`, on the same printers, statements, build and cache).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Nonlinear integration of fluid models: compiled adaptive Runge-Kutta for delay equations.
 
 Public names: :func:`simulate`, :func:`simulate_ensemble`, :class:`Solution`,
-:func:`oscillation`, :class:`Oscillation`.
+:func:`oscillation`, :class:`Oscillation`; and for discrete-time laws
+:class:`~fluidnet.dde.maps.DiscreteMap`, :func:`~fluidnet.dde.maps.iterate_map` and
+:class:`~fluidnet.dde.maps.MapRun` (:mod:`fluidnet.dde.maps`).
 
 How the integrator works
 ------------------------

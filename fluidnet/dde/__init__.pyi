@@ -8,6 +8,9 @@ from .oscillation import Oscillation as Oscillation
 from .ensemble import simulate_ensemble as simulate_ensemble
 from .simulation import simulate as simulate
 from .solution import Solution as Solution
+from .maps import DiscreteMap as DiscreteMap
+from .maps import MapRun as MapRun
+from .maps import iterate_map as iterate_map
 from ..codegen.compiled import save_compiled as save_compiled
 from ..codegen.compiled import load_compiled as load_compiled
 from ..codegen.compiled import SavedModel as SavedModel

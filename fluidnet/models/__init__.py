@@ -39,7 +39,8 @@
                                  ``reverse_engineer``: z, f and U' from increase/decrease rates
 ``BinaryFeedbackNetwork``        flows on links: ``.model()``, ``.sliding_model()`` (the sliding
                                  motion on one link, smooth), ``.discrete()`` (discrete-time law,
-                                 deterministic or seeded random marking); ``single_link_network``,
+                                 deterministic or seeded random marking; ``.discrete_map()``
+                                 the law as a ``DiscreteMap``); ``single_link_network``,
                                  ``topology_one_network`` (Ye et al.'s topology I)
 ``mgt_red``                      TCP window/queue fluid model with RED, Misra, Gong & Towsley
                                  (SIGCOMM 2000); ``hollot_plant``, ``red_stability_bound``: the

@@ -37,7 +37,9 @@ discrete-time map only) ``cg = max_l p_l``: links mark together, and a flow cros
 equally loaded links is treated like a one-link flow.
 
 :meth:`BinaryFeedbackNetwork.discrete` iterates the discrete-time law (one Euler step of ``dt``
-per feedback interval), with deterministic threshold marking or seeded random marking.
+per feedback interval), with deterministic threshold marking or seeded random marking: the law is
+a :class:`~fluidnet.dde.maps.DiscreteMap` (:meth:`BinaryFeedbackNetwork.discrete_map`) run by
+:func:`~fluidnet.dde.maps.iterate_map`.
 
 Conventions (the paper's): rates in Mb/s, ``mu = w / RTT`` with ``w = 8000`` bits (one 1000-byte
 packet per RTT), ``alpha = 1``, ``beta = 1/2``; time is counted in each flow's RTTs (per-RTT
@@ -48,7 +50,6 @@ right-hand side is divided by its RTT, which changes the transients but not the 
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from typing import Any
 import numpy as np
 import sympy
 
+from ..dde.maps import DiscreteMap, iterate_map
 from ..errors import ModelError, OptionError, ParameterError
 from ..overrides import parameter_value
 from ..parsing import as_expression
@@ -94,6 +96,8 @@ TOPOLOGY_ONE_RTTS = {"I": (0.030, 0.050), "II": (0.018, 0.050), "III": (0.030, 0
 _MARKINGS = ("binary", "smooth")
 _HALF = sympy.Rational(1, 2)
 _CORRELATIONS = ("independent", "synchronized")
+#: The discrete-time maps built by BinaryFeedbackNetwork.discrete_map, by structure and values.
+_DISCRETE_MAPS: dict[tuple, Any] = {}
 
 
 # ------------------------------------------------------------------------------------ laws
@@ -764,34 +768,105 @@ class BinaryFeedbackNetwork:
         return Model(rhs=rhs, params=params, signals=sig, name=name or "sliding_single_link")
 
     # ------------------------------------------------------------------ discrete time
-    def _compiled_loop(self):
-        """The discrete-time loop with this network's laws inlined, compiled by numba and
-        cached on disk with the engine's generated modules: compiled once per structure of
-        the laws, their parameter values are passed as an array."""
-        cached = self.__dict__.get("_loop")
-        if cached is not None:
-            return cached
-        from sympy.printing.pycode import pycode
+    def discrete_map(
+        self, marking: str = "deterministic", correlation: str = "independent"
+    ) -> DiscreteMap:
+        """The discrete-time law as a :class:`~fluidnet.dde.maps.DiscreteMap` (one step of
+        :meth:`discrete`).
 
-        from ..codegen.loading import load_generated
+        States ``x_i``; signals, in order, the loads ``y_l = sum_i A_li x_i``, the marks ``m_l``
+        (``H(y_l - B_l)`` deterministic, else ``u < 1 / (1 + exp(-(y_l - B_l) / (width B_l)))``
+        with ``u`` the link's own uniform draw ``u_l`` or, synchronized, one draw ``u`` per
+        step), each flow's increase ``a_i`` and decrease ``d_i`` (its law) and path indicator
+        ``cg_i = 1 - prod_{l on i} (1 - m_l)`` (1 when a link on the path marks); update
+        ``x_i <- max(x_i + h_i (a_i (1 - cg_i) - d_i cg_i), 0)``. Parameters: the laws'
+        (``mu_1``, ...), ``B_l``, ``h_i`` (the step over the flow's time unit, ``dt / T_i``;
+        default 1) and ``width`` (random marking; default 0.01).
 
-        lines, pvals = [], []
+        Parameters
+        ----------
+        marking : {"deterministic", "random"}
+        correlation : {"independent", "synchronized"}
+            As in :meth:`discrete`.
+
+        Returns
+        -------
+        DiscreteMap
+
+        Raises
+        ------
+        OptionError
+            For an unknown ``marking`` or ``correlation``.
+        """
+        if marking not in ("deterministic", "random"):
+            raise OptionError(f"marking must be 'deterministic' or 'random', got {marking!r}")
+        if correlation not in _CORRELATIONS:
+            raise OptionError(f"correlation must be one of {_CORRELATIONS}, got {correlation!r}")
+        F, L, A = self.n_flows, self.n_links, self.routes
+        # one map per structure and values: networks built again (as the paper items do) reuse
+        # it, and with it its compiled loop
+        laws = tuple((law.increase, law.decrease, tuple(law.values().items())) for law in self.laws)
+        key = (marking, correlation if marking == "random" else None, A.shape, A.tobytes())
+        key += (tuple(map(float, self.capacities)), laws)
+        if key in _DISCRETE_MAPS:
+            return _DISCRETE_MAPS[key]
+
+        def sym(name: str) -> sympy.Symbol:
+            return sympy.Symbol(name, real=True)
+
+        xs = [sym(f"x_{i + 1}") for i in range(F)]
+        params: dict[str, float] = {}
+        signals: dict[str, sympy.Expr] = {}
+        for j in range(L):
+            signals[f"y_{j + 1}"] = sympy.Add(*[xs[i] for i in range(F) if A[j, i]])
+        random: list[str] = []
+        if marking == "random":
+            random = ["u"] if correlation == "synchronized" else [f"u_{j + 1}" for j in range(L)]
+            params["width"] = 0.01
+        for j in range(L):
+            y, B = sym(f"y_{j + 1}"), sym(f"B_{j + 1}")
+            params[B.name] = float(self.capacities[j])
+            if marking == "deterministic":
+                hit = y >= B
+            else:
+                u = sym(random[0] if correlation == "synchronized" else random[j])
+                with sympy.evaluate(False):  # as written (and without sympy's slow evaluation)
+                    hit = u < 1 / (1 + sympy.exp(-(y - B) / (sym("width") * B)))
+            signals[f"m_{j + 1}"] = sympy.Piecewise((1, hit), (0, True), evaluate=False)
         for i, law in enumerate(self.laws):
-            rep = {RATE: sympy.Symbol(f"x[{i}]")}
+            rep = {RATE: xs[i]}
             for k, v in law.values().items():
-                rep[law.symbol(k)] = sympy.Symbol(f"p[{len(pvals)}]")
-                pvals.append(v)
-            for arr, expr in (("a", law.increase), ("d", law.decrease)):
-                code = pycode(expr.xreplace(rep), fully_qualified_modules=True)
-                lines.append(f"    {arr}[{i}] = {code}")
-        source = _LOOP_TEMPLATE.replace("    # SPEEDS\n", "\n".join(lines) + "\n")
-        key = hashlib.sha256(source.encode()).hexdigest()[:20]
-        name = f"fluidnet_discrete_{key}"
-        # verified against the cache index before it runs (a planted file never does)
-        module = load_generated(name, lambda: source, "discrete sliding-mode loop")
-        result = (module.run, np.array(pvals, dtype=np.float64))
-        object.__setattr__(self, "_loop", result)
-        return result
+                rep[law.symbol(k)] = sym(f"{k}_{i + 1}")
+                params[f"{k}_{i + 1}"] = v
+            signals[f"a_{i + 1}"] = law.increase.xreplace(rep)
+            signals[f"d_{i + 1}"] = law.decrease.xreplace(rep)
+        for i in range(F):
+            marks = [sym(f"m_{j + 1}") for j in range(L) if A[j, i]]
+            # 1 when any mark is 1, as 1 - prod (1 - m_l): exact for marks 0 and 1, and cheap
+            # for the code generator's common subexpressions (a Max of many marks is not)
+            with sympy.evaluate(False):
+                free = sympy.Mul(*[1 - m for m in marks]) if len(marks) > 1 else 1 - marks[0]
+                signals[f"cg_{i + 1}"] = 1 - free if len(marks) > 1 else marks[0]
+        update = {}
+        for i in range(F):
+            a, d, cg, h = (sym(f"{v}_{i + 1}") for v in ("a", "d", "cg", "h"))
+            params[h.name] = 1.0
+            # Max(0, v) is v when v > 0, else 0 (the printers' rule: an argument replaces the
+            # running value only when strictly greater)
+            with sympy.evaluate(False):
+                update[xs[i].name] = sympy.Max(0, xs[i] + h * (a * (1 - cg) - d * cg))
+        dmap = DiscreteMap(
+            update,
+            signals=signals,
+            params=params,
+            random=random,
+            name=f"binary_feedback_discrete_{marking}"
+            + (f"_{correlation}" if marking == "random" else ""),
+        )
+        if len(_DISCRETE_MAPS) >= 64:
+            _DISCRETE_MAPS.clear()
+        _DISCRETE_MAPS[key] = dmap
+        return dmap
 
     def discrete(
         self,
@@ -809,7 +884,9 @@ class BinaryFeedbackNetwork:
         """Iterate the discrete-time law ``x <- max(x + dt (a (1 - cg) - d cg) / T, 0)``.
 
         Movsichoff et al. show the discrete-time laws with a finite step to be stable and
-        near-optimal; the step ``dt`` is the feedback interval (``dt = 1`` is one RTT).
+        near-optimal; the step ``dt`` is the feedback interval (``dt = 1`` is one RTT). The law
+        is :meth:`discrete_map` run by :func:`~fluidnet.dde.maps.iterate_map` with
+        ``h_i = dt / T_i``.
 
         Parameters
         ----------
@@ -860,37 +937,23 @@ class BinaryFeedbackNetwork:
         if steps < 1:
             raise ParameterError(f"t_end = {t_end:g} is shorter than one step dt = {dt:g}")
         record_every = max(1, int(record_every))
-        loop, pvec = self._compiled_loop()
+        dmap = self.discrete_map(marking, correlation)
         scale = np.ones(F) if self.rtt is None else 1.0 / np.array(self.rtt)
-        start_avg = steps - int(round(average * steps))
-        n_rec = steps // record_every + 1
-        t_rec, x_rec = np.zeros(n_rec), np.zeros((F, n_rec))
-        acc = np.zeros(2 * F + L)
-        mode = 0 if marking == "deterministic" else (1 if correlation == "independent" else 2)
-        r = loop(
-            x,
-            pvec,
-            self.routes.astype(np.float64),
-            np.array(self.capacities),
-            scale,
-            dt,
-            steps,
-            mode,
-            width,
-            np.random.default_rng(seed),
-            start_avg,
-            record_every,
-            t_rec,
-            x_rec,
-            acc,
+        values = {f"h_{i + 1}": dt * scale[i] for i in range(F)}
+        if marking == "random":
+            values["width"] = width
+        run = iterate_map(
+            dmap, x, steps, params=values, seed=seed, record_every=record_every, average=average
         )
-        n_avg = steps - start_avg
+        sig = dmap.signal_names
         return DiscreteRun(
-            t=t_rec[:r],
-            x=x_rec[:, :r],
-            mean_rates=acc[:F] / n_avg,
-            marking_fraction=acc[2 * F :] / n_avg,
-            path_fraction=acc[F : 2 * F] / n_avg,
+            t=run.steps * dt,
+            x=run.x,
+            mean_rates=run.mean_states,
+            marking_fraction=np.array(
+                [run.mean_signals[sig.index(f"m_{j + 1}")] for j in range(L)]
+            ),
+            path_fraction=np.array([run.mean_signals[sig.index(f"cg_{i + 1}")] for i in range(F)]),
         )
 
 
@@ -1014,65 +1077,3 @@ def topology_one_network(
             laws.append(tcp_law(mu, beta=beta, alpha=alpha, x_s=x_s))
     routes = [[1, 0, 0, 1], [0, 1, 0, 1], [0, 0, 1, 1]]
     return BinaryFeedbackNetwork(routes, capacity, laws, rtts if rtt_time else None)
-
-
-_LOOP_TEMPLATE = """# Generated by fluidnet.models.sliding_mode: one network's discrete-time law.
-import math
-
-import numpy as np
-from numba import njit
-
-
-@njit(cache=True)
-def speeds(x, p, a, d):
-    # SPEEDS
-
-
-@njit(cache=True)
-def run(x, p, A, B, scale, dt, steps, mode, width, rng, start_avg, every, t_rec, x_rec, acc):
-    F = x.shape[0]
-    L = B.shape[0]
-    a = np.zeros(F)
-    d = np.zeros(F)
-    y = np.zeros(L)
-    m = np.zeros(L)
-    t_rec[0] = 0.0
-    for i in range(F):
-        x_rec[i, 0] = x[i]
-    r = 1
-    for k in range(steps):
-        for j in range(L):
-            y[j] = 0.0
-            for i in range(F):
-                y[j] += A[j, i] * x[i]
-        u = rng.random() if mode == 2 else 0.0
-        for j in range(L):
-            if mode == 0:
-                m[j] = 1.0 if y[j] >= B[j] else 0.0
-            else:
-                prob = 1.0 / (1.0 + math.exp(-(y[j] - B[j]) / (width * B[j])))
-                if mode == 1:
-                    u = rng.random()
-                m[j] = 1.0 if u < prob else 0.0
-        speeds(x, p, a, d)
-        for i in range(F):
-            cg = 0.0
-            for j in range(L):
-                if A[j, i] > 0.0 and m[j] > 0.0:
-                    cg = 1.0
-            v = x[i] + dt * scale[i] * (a[i] * (1.0 - cg) - d[i] * cg)
-            x[i] = v if v > 0.0 else 0.0
-            if k >= start_avg:
-                acc[F + i] += cg
-        if k >= start_avg:
-            for i in range(F):
-                acc[i] += x[i]
-            for j in range(L):
-                acc[2 * F + j] += m[j]
-        if (k + 1) % every == 0:
-            t_rec[r] = (k + 1) * dt
-            for i in range(F):
-                x_rec[i, r] = x[i]
-            r += 1
-    return r
-"""
