@@ -179,6 +179,16 @@ class DiscreteMap:
     def values(self, params: Mapping[str, Any] | None = None) -> np.ndarray:
         """The parameter vector: the defaults with ``params`` (name to real number) overriding.
 
+        Parameters
+        ----------
+        params : dict, optional
+            ``{name: value}`` overrides of the defaults, one real number each.
+
+        Returns
+        -------
+        numpy.ndarray
+            The values in the map's parameter order.
+
         Raises
         ------
         ParameterError
@@ -226,7 +236,19 @@ class DiscreteMap:
 
     def compiled(self, backend: str | None = None):
         """The compiled stepping loop and the backend that compiled it (see
-        :func:`fluidnet.codegen.maploop.map_loop`); compiled once per map and backend."""
+        :func:`fluidnet.codegen.maploop.map_loop`); compiled once per map and backend.
+
+        Parameters
+        ----------
+        backend : {"c", "numba"}, optional
+            Force a backend; default as ``FLUIDNET_BACKEND`` says, else C where a compiler
+            works and numba otherwise.
+
+        Returns
+        -------
+        tuple
+            The loop and the name of the backend that compiled it.
+        """
         request = backend_request(backend)
         if request not in self._loops:
             signals, updates = self.array_form()
@@ -274,6 +296,16 @@ class MapRun:
 
     def state(self, name: str) -> np.ndarray:
         """The recorded values of state ``name``.
+
+        Parameters
+        ----------
+        name : str
+            A state of the map.
+
+        Returns
+        -------
+        numpy.ndarray
+            Its values at the recorded steps.
 
         Raises
         ------
