@@ -11,7 +11,7 @@ from fluidnet.linear.stacked import Stack
 
 
 def _lambert_roots(a, b, tau, branches=200):
-    """All roots of s - a - b e^{-s tau} with not too negative real part: a + W_k(b tau e^{-a tau}) / tau."""
+    """The roots a + W_k(b tau e^{-a tau}) / tau of s - a - b e^{-s tau}, |k| <= branches."""
     z = b * tau * np.exp(-a * tau)
     return np.array([a + lambertw(z, k) / tau for k in range(-branches, branches + 1)])
 

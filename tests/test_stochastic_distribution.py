@@ -110,7 +110,7 @@ def test_bad_requests_are_refused(gamma):
     with pytest.raises(OptionError, match=r"\[0, 1\]"):
         gamma.quantile(1.5)
     with pytest.raises(AnalysisError, match="no per-time distribution"):
-        gamma.time_average
+        _ = gamma.time_average
     with pytest.raises(AnalysisError, match="no confidence intervals"):
         gamma.interval("mean")
     d = WindowDistribution(
