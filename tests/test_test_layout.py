@@ -27,6 +27,7 @@ TESTS = ROOT / "tests"
 MAP = TESTS / "MODULES.toml"
 
 
+@cache
 def modules(root: Path = PACKAGE) -> list[str]:
     """Every module of the package as a path relative to it (``linear/stacked.py``), packages'
     ``__init__.py`` and the reproductions (``papers/``) left out."""
@@ -37,10 +38,14 @@ def modules(root: Path = PACKAGE) -> list[str]:
     )
 
 
-def own_test_files(module: str, tests: Path = TESTS) -> list[Path]:
-    """The test files named after ``module`` that exist."""
+def own_test_files(module: str, tests: Path = TESTS, root: Path = PACKAGE) -> list[Path]:
+    """The test files named after ``module`` that exist: ``test_<stage>_<module>.py``, or
+    ``test_<module>.py`` when no other module has that name (``test_errors.py`` is
+    ``errors.py``'s, not ``packet/errors.py``'s)."""
     parts = Path(module).with_suffix("").parts
-    names = {f"test_{parts[-1]}.py", f"test_{'_'.join(parts)}.py"}
+    names = {f"test_{'_'.join(parts)}.py"}
+    if sum(Path(m).stem == parts[-1] for m in modules(root)) == 1:
+        names.add(f"test_{parts[-1]}.py")
     return [tests / name for name in sorted(names) if (tests / name).exists()]
 
 
@@ -128,7 +133,7 @@ def references(test_file: Path, module: str, root: Path = PACKAGE) -> bool:
         return True
     if Path(module).name.startswith("_"):
         return any(
-            test_file in own_test_files(other, test_file.parent)
+            test_file in own_test_files(other, test_file.parent, root)
             or references(test_file, other, root)
             for other in importers(module, root)
         )
@@ -153,7 +158,7 @@ def layout_problems(root: Path = PACKAGE, tests: Path = TESTS, path: Path = MAP)
         problems.append(f"MODULES.toml names {module}, which is not a module of fluidnet/")
     for module in sorted(known):
         files = mapped.get(module, [])
-        own = own_test_files(module, tests)
+        own = own_test_files(module, tests, root)
         if module in untested and (own or files):
             problems.append(f"MODULES.toml lists {module} as untested, but it has tests")
         if not own and not files and module not in untested:
