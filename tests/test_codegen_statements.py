@@ -30,6 +30,9 @@ def _ring():
         exprs.append(
             P[0] * Z[i] - P[1] * X[i] * load + sympy.exp(-load) * sympy.sin(Z[(i + 3) % N])
         )
+    for i in range(N):  # the same loads again: hoisted into a looped temporary array
+        load = X[i] + X[(i + 1) % N]
+        exprs.append(sympy.cos(load) * P[1] + load**2)
     exprs.append(sum(X) / N - P[0])  # one odd statement
     return exprs
 
@@ -63,6 +66,7 @@ def test_looped_lines_compute_the_expressions(values):
     namespace, out, source = _run(lines, tables, len(exprs))
     assert any(line.strip().startswith("for r in range(") for line in lines), source  # looped
     assert tables.lines  # with index tables
+    assert any("np.empty(" in line for line in lines), source  # and looped temporaries
     x, z, p = values
     namespace["f"](x, z, p, out)
     np.testing.assert_allclose(out, _reference(exprs, x, z, p), rtol=1e-14)
