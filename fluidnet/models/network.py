@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError, ParameterError
+from ..overrides import parameter_values
 
 __all__ = ["routing_matrix", "per_element"]
 
@@ -36,8 +37,9 @@ def routing_matrix(A) -> np.ndarray:
 
 
 def per_element(name: str, value, count: int, what: str) -> list[float]:
-    """A scalar broadcast to ``count`` entries, or a sequence of exactly ``count`` entries."""
-    arr = np.atleast_1d(np.asarray(value, dtype=float))
+    """A scalar broadcast to ``count`` entries, or a sequence of exactly ``count`` entries
+    (real numbers: text, ``True``/``False`` and non-finite values are a ParameterError)."""
+    arr = np.atleast_1d(parameter_values(name, value))
     if arr.ndim != 1 or arr.size not in (1, count):
         raise ParameterError(
             f"{name} must be a number or a sequence of {count} values (one per {what}), "

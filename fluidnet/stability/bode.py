@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import OptionError
 from ..linear.delaytf import DelayTF
 from ..options import numbers_option
-from .frequency_grid import as_loop, frequency_grid, unwrapped_phase
+from .frequency_grid import as_loop, frequency_grid, refine_grid, unwrapped_phase
 from .margins import margins_from_grid
 
 __all__ = ["BodeResponse", "bode"]
@@ -165,11 +165,17 @@ def bode(L, w=None, *, w_range: tuple[float, float] | None = None) -> BodeRespon
     """
     L = as_loop(L)
     if w is None:
-        w = frequency_grid(L, w_range)
+        w = frequency_grid(L, w_range)  # already fine enough to follow the phase
+        fine = w
     else:
         w = np.unique(numbers_option("w", w, where="bode").ravel())
         if w.size == 0 or w[0] < 0:
             raise OptionError("w must hold finite, non-negative frequencies")
+        # a given grid may step over whole turns of a delay's phase: the phase is unwrapped on
+        # a grid fine enough to follow it, then read at the given frequencies
+        fine = refine_grid(lambda x: L(1j * x), w, max_points=200_000)
     with np.errstate(all="ignore"):
         resp = L(1j * w)
-    return BodeResponse(omega=w, response=resp, phase=unwrapped_phase(L, w, resp), L=L)
+        fine_resp = resp if fine is w else L(1j * fine)
+        phase = unwrapped_phase(L, fine, fine_resp)[np.searchsorted(fine, w)]
+    return BodeResponse(omega=w, response=resp, phase=phase, L=L)

@@ -367,10 +367,13 @@ class WindowDistribution:
             import matplotlib.pyplot as plt
 
             _, ax = plt.subplots()
-        which = {"ack": [self], "time": [self.time_average], "both": [self, self.time_average]}
-        if average not in which:
+        if average not in ("ack", "time", "both"):
             raise OptionError(f"average must be 'ack', 'time' or 'both', got {average!r}")
-        for d in which[average]:
+        # the per-time companion only when asked for (it may not exist)
+        drawn = [self] if average == "ack" else [self.time_average]
+        if average == "both":
+            drawn.insert(0, self)
+        for d in drawn:
             lab = label if label is not None else self.method
             if average == "both":
                 lab = f"{lab} (per {'ACK' if d.average == 'ack' else 'time'})"

@@ -1,0 +1,69 @@
+"""fluidnet.linear.inclusion: inclusion discs verify Lambert-W roots of a scalar DDE, count
+a double root of a polynomial as one root of multiplicity 2 at its exact value, and refuse
+points that are not roots."""
+
+import numpy as np
+from scipy.special import lambertw
+
+from fluidnet.linear.inclusion import Inclusion, enclose, winding_numbers
+
+A, B, TAU = -0.1, -20.0, 1.0
+
+
+def _dde(s):
+    s = np.asarray(s, dtype=complex)
+    e = np.exp(-s * TAU)
+    f = s - A - B * e
+    with np.errstate(all="ignore"):
+        return f, (1.0 + B * TAU * e) / f
+
+
+def _polynomial(zeros):
+    def evaluate(s):
+        s = np.asarray(s, dtype=complex)
+        f = np.prod(s[:, None] - zeros[None, :], axis=1)
+        with np.errstate(all="ignore"):
+            g = np.sum(1.0 / (s[:, None] - zeros[None, :]), axis=1)
+        return f, g
+
+    return evaluate
+
+
+def test_lambert_w_roots_are_verified_and_enclosed():
+    roots = np.array([A + lambertw(B * TAU * np.exp(-A * TAU), k) / TAU for k in range(-4, 5)])
+    inc = enclose(_dde, roots, 1.0 + np.abs(roots))
+    assert isinstance(inc, Inclusion)
+    assert np.all(inc.verified) and np.all(inc.multiplicity == 1)
+    assert np.all(inc.radius < 1e-9 * (1.0 + np.abs(roots)))
+    np.testing.assert_array_equal(inc.value, roots)
+
+
+def test_points_that_are_not_roots_are_refused():
+    roots = np.array([A + lambertw(B * TAU * np.exp(-A * TAU), 0) / TAU])
+    inc = enclose(_dde, np.array([roots[0] + 0.3, 5.0 + 0.0j]), np.array([1.0, 1.0]))
+    assert not inc.verified.any()
+    assert np.all(np.isnan(inc.radius))
+    empty = enclose(_dde, np.zeros(0), np.zeros(0))
+    assert empty.value.size == 0
+
+
+def test_a_double_root_is_one_root_of_multiplicity_two():
+    """(s - 1)^2 (s + 2) computed from its factors: the cluster's mean is the root, to far
+    better than the sqrt(eps) split of the two zeros a perturbed candidate sees."""
+    f = _polynomial(np.array([1.0, 1.0, -2.0]))
+    inc = enclose(f, np.array([1.0 + 1e-9 + 0.0j]), np.array([2.0]), real_system=True)
+    assert inc.multiplicity[0] == 2
+    assert abs(inc.value[0] - 1.0) < 1e-12 and inc.value[0].imag == 0.0
+    assert inc.radius[0] >= 1e-9
+
+
+def test_winding_numbers_count_zeros_inside_circles():
+    f = _polynomial(np.array([0.0, 0.5, 3.0 + 1.0j]))
+    count, resolved, h, g = winding_numbers(
+        f, np.array([0.0, 0.0, 3.0 + 1.0j, 10.0]), np.array([0.25, 1.0, 0.1, 1.0]), 256
+    )
+    assert list(count) == [1, 2, 1, 0] and resolved.all()
+    assert h.shape == g.shape == (4, 256)
+    # a circle through a zero is not resolved
+    _, resolved, _, _ = winding_numbers(f, np.array([0.0]), np.array([0.5]), 32)
+    assert not resolved[0]

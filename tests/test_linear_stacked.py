@@ -1,0 +1,141 @@
+"""fluidnet.linear.stacked: characteristic functions of many systems at once, against direct
+evaluation (numpy's det, svd), Lambert-W roots and exact similarity."""
+
+import numpy as np
+import pytest
+from scipy.special import lambertw
+
+import fluidnet as fn
+from fluidnet.linear.stacked import Stack, balance_scales, singular_values
+
+
+def _direct_delta(A0, delays, s):
+    """``s I - A0 - sum A_j exp(-s tau_j)`` written out."""
+    D = s * np.eye(len(A0)) - np.asarray(A0, dtype=complex)
+    for tau, A in delays:
+        D -= np.asarray(A) * np.exp(-s * tau)
+    return D
+
+
+def _systems(rng, n, K):
+    out = []
+    for _ in range(K):
+        A0 = rng.normal(size=(n, n))
+        delays = [(0.7, rng.normal(size=(n, n))), (1.9, rng.normal(size=(n, n)))]
+        out.append((A0, delays))
+    return out
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_det_and_logderiv_match_direct_evaluation(n):
+    """One, two (closed forms) and more states (LAPACK) against det of the matrix written out,
+    and the logarithmic derivative against a central difference of that det."""
+    rng = np.random.default_rng(n)
+    cases = _systems(rng, n, 3)
+    stack = Stack.from_systems([fn.LinearDDE(A0, delays) for A0, delays in cases])
+    s = np.array([0.3 + 1.1j, -0.2 + 4.0j, 1.5 - 0.5j, 0.1 + 0.0j])
+    idx = np.array([0, 1, 2, 1])
+    f, g = stack.det_logderiv(s, idx)
+    h = 1e-6
+    for q in range(s.size):
+        A0, delays = cases[idx[q]]
+        det = np.linalg.det(_direct_delta(A0, delays, s[q]))
+        assert f[q] == pytest.approx(det, rel=1e-12, abs=1e-12)
+        dplus = np.linalg.det(_direct_delta(A0, delays, s[q] + h))
+        dminus = np.linalg.det(_direct_delta(A0, delays, s[q] - h))
+        assert g[q] == pytest.approx((dplus - dminus) / (2 * h) / det, rel=1e-6)
+
+
+def test_block_diagonal_system_factors_into_its_blocks():
+    """det Delta of diag(S1, S2) is det Delta_1 * det Delta_2, so its roots are the union of the
+    blocks' roots: the scalar block's Lambert-W roots are roots of the stacked 3-state system."""
+    a, b, tau = -1.0, -2.0, 1.0
+    B0 = np.array([[0.0, 1.0], [-2.0, -0.5]])
+    B1 = np.array([[0.0, 0.0], [0.3, 0.0]])
+    A0 = np.zeros((3, 3))
+    A0[0, 0], A0[1:, 1:] = a, B0
+    A1 = np.zeros((3, 3))
+    A1[0, 0], A1[1:, 1:] = b, B1
+    whole = Stack.from_systems([fn.LinearDDE(A0, [(tau, A1)])])
+    scalar = Stack.from_systems([fn.LinearDDE([[a]], [(tau, [[b]])])])
+    block = Stack.from_systems([fn.LinearDDE(B0, [(tau, B1)])])
+    s = np.array([0.2 + 0.7j, -0.4 + 3.0j, 2.0 + 0.0j])
+    zero = np.zeros(s.size, dtype=int)
+    f3 = whole.det_logderiv(s, zero)[0]
+    f1 = scalar.det_logderiv(s, zero)[0]
+    f2 = block.det_logderiv(s, zero)[0]
+    np.testing.assert_allclose(f3, f1 * f2, rtol=1e-12)
+    # s = a + W_k(b tau e^{-a tau}) / tau solve s - a - b e^{-s tau} = 0
+    roots = np.array([a + lambertw(b * tau * np.exp(-a * tau), k) / tau for k in range(-3, 4)])
+    residual = np.abs(whole.det_logderiv(roots, np.zeros(roots.size, dtype=int))[0])
+    assert np.all(residual < 1e-10 * (1 + np.abs(roots)) ** 3)
+    # and Newton started near them converges onto them
+    lam, active = whole.newton(
+        roots + 0.05, np.zeros(roots.size, dtype=int), tol=1e-14, stall_tol=1e-10
+    )
+    assert not active.any()
+    np.testing.assert_allclose(lam, roots, rtol=1e-10)
+
+
+def test_scaled_is_a_similarity():
+    rng = np.random.default_rng(7)
+    stack = Stack.from_systems([fn.LinearDDE(A0, d) for A0, d in _systems(rng, 3, 2)])
+    d = np.array([[1.0, 8.0, 0.25], [4.0, 1.0, 2.0]])
+    scaled = stack.scaled(d)
+    s = np.array([0.5 + 2j, -1 + 0.1j])
+    idx = np.array([0, 1])
+    np.testing.assert_allclose(
+        scaled.det_logderiv(s, idx)[0], stack.det_logderiv(s, idx)[0], rtol=1e-12
+    )
+    D = np.diag(d[0])
+    np.testing.assert_allclose(scaled.A0[0], np.linalg.inv(D) @ stack.A0[0] @ D, rtol=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_singular_values_match_svd(n):
+    rng = np.random.default_rng(n)
+    M = rng.normal(size=(5, n, n)) + 1j * rng.normal(size=(5, n, n))
+    smax, smin = singular_values(M)
+    sv = np.linalg.svd(M, compute_uv=False)
+    np.testing.assert_allclose(smax, sv[:, 0], rtol=1e-12)
+    np.testing.assert_allclose(smin, sv[:, -1], rtol=1e-10)
+
+
+def test_residual_vanishes_at_a_root_only():
+    a, b, tau = 0.5, -2.0, 1.0
+    stack = Stack.from_systems([fn.LinearDDE([[a]], [(tau, [[b]])])])
+    root = a + lambertw(b * tau * np.exp(-a * tau), 0) / tau
+    res = stack.residual(np.array([root, root + 0.1]), np.array([0, 0]))
+    assert res[0] < 1e-14
+    # |s - a - b e^{-s tau}| / (|s| + |a| + |b| |e^{-s tau}|) at the moved point
+    s = root + 0.1
+    expected = abs(s - a - b * np.exp(-s * tau)) / (
+        abs(s) + abs(a) + abs(b) * abs(np.exp(-s * tau))
+    )
+    assert res[1] == pytest.approx(expected, rel=1e-12)
+
+
+def test_balance_scales_equilibrates_with_powers_of_two():
+    """A similarity with d = (1, 2^10) hides a balanced matrix; Osborne's iteration undoes it."""
+    balanced = np.array([[0.0, 3.0], [3.0, 0.0]])
+    d_true = np.array([1.0, 2.0**10])
+    M = balanced * (d_true[None, :] / d_true[:, None])  # D^-1 B D
+    d = balance_scales(np.abs(M)[None], mild=1.0)[0]
+    assert np.all(np.log2(d) == np.round(np.log2(d)))
+    B = M * (d[None, :] / d[:, None])
+    assert B[0, 1] == pytest.approx(B[1, 0])
+    # a mild imbalance is left alone by default
+    assert np.all(balance_scales(np.abs(balanced * np.array([[1, 4.0], [0.25, 1]]))[None]) == 1.0)
+
+
+def test_max_delay_ignores_zero_matrices_and_norm_bound_is_frobenius():
+    stack = Stack.from_systems(
+        [
+            fn.LinearDDE(
+                [[1.0, 0.0], [0.0, 2.0]], [(0.5, [[1.0, 0.0], [0.0, 0.0]]), (3.0, np.zeros((2, 2)))]
+            )
+        ]
+    )
+    assert stack.max_delay()[0] == 0.5
+    # ||A0||_F + ||A1||_F e^{-sigma 0.5}
+    assert stack.norm_bound(np.array([1.0]))[0] == pytest.approx(np.sqrt(5.0) + np.exp(-0.5))

@@ -1,0 +1,69 @@
+"""fluidnet.stability.bode: magnitude and unwrapped phase of k e^{-sT}/(s + a) and of a delayed
+double integrator in closed form, and bode's errors."""
+
+import math
+
+import numpy as np
+import pytest
+import sympy
+
+import fluidnet as fn
+from fluidnet.errors import AnalysisError, OptionError
+from fluidnet.stability.bode import BodeResponse, bode
+
+s = fn.s
+K, A, T = 3.0, 0.5, 0.8
+
+
+def _first_order():
+    return fn.DelayTF.from_expr(K * sympy.exp(-s * T) / (s + A))
+
+
+def test_closed_form_on_given_frequencies():
+    w = np.array([0.0, 0.01, 0.3, 1.0, 7.0, 40.0])
+    b = bode(_first_order(), w)
+    assert isinstance(b, BodeResponse)
+    np.testing.assert_allclose(b.magnitude, K / np.sqrt(w**2 + A**2), rtol=1e-13)
+    np.testing.assert_allclose(b.magnitude_db, 20 * np.log10(K / np.sqrt(w**2 + A**2)), rtol=1e-12)
+    # the phase keeps unwinding with the delay: -w T - atan(w / a), far past -pi
+    np.testing.assert_allclose(b.phase, -w * T - np.arctan(w / A), atol=1e-12)
+    np.testing.assert_allclose(b.phase_deg, np.degrees(b.phase))
+
+
+def test_adaptive_grid_is_dense_enough_to_unwrap():
+    """On the default grid the unwrapped phase equals the closed form everywhere (a grid too
+    coarse for the delay's rotation would lose multiples of 2 pi)."""
+    b = bode(_first_order())
+    assert np.all(np.diff(b.omega) > 0)
+    assert b.omega[-1] >= 100 * max(A, 1 / T) * (1 - 1e-12)  # two decades past 1/T
+    np.testing.assert_allclose(b.phase, -b.omega * T - np.arctan(b.omega / A), atol=1e-9)
+    frd = b.to_frd()
+    np.testing.assert_allclose(np.squeeze(frd.frdata), b.response)
+
+
+def test_double_integrator_starts_at_minus_pi():
+    """L = e^{-s} / s^2: magnitude 1/w^2, phase -pi - w (the asymptote's branch)."""
+    w = np.geomspace(0.01, 20.0, 50)
+    b = bode(fn.DelayTF.from_expr(sympy.exp(-s) / s**2), w)
+    np.testing.assert_allclose(b.magnitude, 1 / w**2, rtol=1e-12)
+    np.testing.assert_allclose(b.phase, -math.pi - w, atol=1e-10)
+
+
+def test_range_option():
+    b = bode(_first_order(), w_range=(0.1, 10.0))
+    assert b.omega[0] == pytest.approx(0.1) and b.omega[-1] >= 10.0 * (1 - 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("w", "message"), [([-1.0, 1.0], "non-negative"), ([], "non-negative"), ([1.0, np.nan], "w")]
+)
+def test_bad_frequencies(w, message):
+    with pytest.raises(OptionError, match=message):
+        bode(_first_order(), w)
+
+
+def test_bad_loop():
+    with pytest.raises(AnalysisError, match="cannot use"):
+        bode("not a loop at all")
+    with pytest.raises(OptionError, match="w_range"):
+        bode(_first_order(), w_range=(10.0, 1.0))
