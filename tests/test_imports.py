@@ -267,3 +267,17 @@ def test_import_before_numpy_asks_for_one_openblas_thread_unless_told():
     env.pop("OPENBLAS_NUM_THREADS")
     out = subprocess.run([sys.executable, "-c", first], capture_output=True, text=True, env=env)
     assert out.stdout.strip() == "None", out.stderr  # numpy first: too late, left alone
+
+
+def test_installing_the_accessor_twice_registers_it_once():
+    import warnings
+
+    import xarray as xr
+
+    from fluidnet import _accessors
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # xarray warns when an accessor is registered again
+        _accessors.install()
+        _accessors.install()
+    assert hasattr(xr.Dataset, _accessors.ACCESSOR)
