@@ -112,7 +112,11 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
             lam = lam_end + np.cumsum(0.5 * (seg[1][1:] + seg[1][:-1]) * np.diff(seg[0]))
         else:
             lam = np.concatenate(([0.0], np.cumsum(0.5 * (k[1:] + k[:-1]) * np.diff(w))))
-        ws.append(w), vs.append(v), ps.append(p), ks.append(k), lam_parts.append(lam)
+        ws.append(w)
+        vs.append(v)
+        ps.append(p)
+        ks.append(k)
+        lam_parts.append(lam)
         lam_end = float(lam[-1])
         n += idx.size
         start += idx.size
