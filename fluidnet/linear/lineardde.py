@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .delays import merge_delays
@@ -68,7 +69,7 @@ class LinearDDE:
 
     def __init__(
         self,
-        A0,
+        A0: ArrayLike,
         delayed: Iterable[tuple[float, Any]] | Mapping[float, Any] = (),
         *,
         state_names: Iterable[str] | None = None,
@@ -78,7 +79,8 @@ class LinearDDE:
     ) -> None:
         A0 = _as_matrix(A0, "A0")
         n = A0.shape[0]
-        pairs = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)
+        # each item is checked to be a (tau, A_k) pair below
+        pairs: list[Any] = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)
         clean = []
         for k, pair in enumerate(pairs):
             try:
@@ -126,7 +128,7 @@ class LinearDDE:
     def max_delay(self) -> float:
         return max(self.delays, default=0.0)
 
-    def characteristic_matrix(self, s) -> np.ndarray:
+    def characteristic_matrix(self, s: ArrayLike) -> np.ndarray:
         """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
         s = np.asarray(s, dtype=complex)
         eye = np.eye(self.n)
@@ -135,11 +137,11 @@ class LinearDDE:
             out = out - np.exp(-s * tau)[..., None, None] * Ak
         return out
 
-    def characteristic(self, s) -> np.ndarray:
+    def characteristic(self, s: ArrayLike) -> np.ndarray:
         """``det Delta(s)``, vectorized over ``s``."""
         return np.linalg.det(self.characteristic_matrix(s))
 
-    def characteristic_derivative(self, s) -> np.ndarray:
+    def characteristic_derivative(self, s: ArrayLike) -> np.ndarray:
         """``d/ds Delta(s) = I + sum_k tau_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``."""
         s = np.asarray(s, dtype=complex)
         out = np.broadcast_to(np.eye(self.n, dtype=complex), s.shape + (self.n, self.n)).copy()
@@ -148,7 +150,12 @@ class LinearDDE:
         return out
 
     # ------------------------------------------------------------------ stability
-    def roots(self, k: int = 6, region=None, **kwargs) -> Roots:
+    def roots(
+        self,
+        k: int = 6,
+        region: float | tuple[float, float, float, float] | None = None,
+        **kwargs: Any,
+    ) -> Roots:
         """The ``k`` rightmost characteristic roots.
 
         See :func:`fluidnet.linear.roots.characteristic_roots` for the method and options
@@ -159,11 +166,11 @@ class LinearDDE:
         kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="roots")
         return characteristic_roots(self, k=k, region=region, **kwargs)
 
-    def spectral_abscissa(self, **kwargs) -> float:
+    def spectral_abscissa(self, **kwargs: Any) -> float:
         """The largest real part of the characteristic roots."""
         return spectral_abscissa(self, **kwargs)
 
-    def is_stable(self, margin: float = 0.0, **kwargs) -> bool:
+    def is_stable(self, margin: float = 0.0, **kwargs: Any) -> bool:
         """True when every characteristic root has real part ``< -margin``."""
         return self.spectral_abscissa(**kwargs) < -margin
 
