@@ -288,7 +288,8 @@ class DelayTF:
 
         n_num, _ = rational(self.num)
         d_num, _ = rational(self.den)  # the common factor cancels between num and den
-        return control.tf(np.real_if_close(n_num), np.real_if_close(d_num))
+        tf = control.tf(np.real_if_close(n_num), np.real_if_close(d_num))
+        return cast("control.TransferFunction", tf)  # control annotates tf as possibly None
 
     def frd(self, omega: ArrayLike) -> control.FrequencyResponseData:
         """The exact frequency response as :class:`control.FrequencyResponseData`."""

@@ -77,8 +77,8 @@ class LinearDDE:
         jacobians: Mapping[Any, Any] | Callable[[], Mapping[Any, Any]] | None = None,
         params: Mapping[str, float] | None = None,
     ) -> None:
-        A0 = _as_matrix(A0, "A0")
-        n = A0.shape[0]
+        a0 = _as_matrix(A0, "A0")
+        n = a0.shape[0]
         # each item is checked to be a (tau, A_k) pair below
         pairs: list[Any] = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)
         clean = []
@@ -95,11 +95,11 @@ class LinearDDE:
         delays, mats = [], []
         for tau, Ak in merged:
             if tau == 0.0:
-                A0 = A0 + Ak
+                a0 = a0 + Ak
             elif np.any(Ak != 0):
                 delays.append(tau)
                 mats.append(Ak)
-        self.A0: np.ndarray = A0
+        self.A0: np.ndarray = a0
         self.delays: tuple[float, ...] = tuple(delays)
         self.A: tuple[np.ndarray, ...] = tuple(mats)
         names = list(state_names) if state_names is not None else [f"x{i}" for i in range(n)]

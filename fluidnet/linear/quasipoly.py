@@ -7,7 +7,7 @@ functions of linear delay systems.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import sympy
@@ -89,7 +89,7 @@ class QuasiPolynomial:
         ):
             pairs = [(0.0, terms)]
         else:
-            pairs = list(terms)
+            pairs = list(cast("Iterable[Any]", terms))  # each checked to be a (tau, c) pair
         clean = []
         for tau, c in pairs:
             tau = float(np.real(tau))
@@ -321,7 +321,7 @@ def terms_from_sympy(expr: sympy.Expr, s: sympy.Symbol) -> list[tuple[float, np.
         rest: sympy.Expr = sympy.S.One
         for f in sympy.Mul.make_args(term):
             if isinstance(f, sympy.exp):
-                exp_arg += f.args[0]
+                exp_arg += cast(sympy.Expr, f.args[0])
             elif isinstance(f, sympy.Pow) and isinstance(f.base, sympy.exp) and f.exp.is_number:
                 exp_arg += cast(sympy.Expr, f.base.args[0]) * f.exp
             else:

@@ -71,7 +71,7 @@ from __future__ import annotations
 import math
 import warnings
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -96,6 +96,8 @@ from .sparse import SparseSystem
 from .stacked import MILD_IMBALANCE, Stack, balance_scales
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .lineardde import LinearDDE
 
 __all__ = [
@@ -415,7 +417,7 @@ def _parse_region(region: Any) -> tuple[float, float, float, float] | None:
             raise OptionError(f"region = {region!r}: a half-plane Re(lambda) >= r needs a finite r")
         return (r, math.inf, -math.inf, math.inf)
     try:
-        lo_re, hi_re, lo_im, hi_im = (float(v) for v in region)
+        lo_re, hi_re, lo_im, hi_im = (float(v) for v in cast("Iterable[Any]", region))
     except (TypeError, ValueError) as exc:
         raise OptionError(
             f"region = {region!r}: give a number r (the half-plane Re >= r) or a rectangle "
