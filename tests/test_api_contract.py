@@ -71,8 +71,6 @@ EXCEPTIONS = {
 #: Callables whose docstrings are checked only after issue 25's round (their modules,
 #: fluidnet/stochastic/ and fluidnet/dde/compiled.py, are being moved or reworked in it).
 DOCSTRINGS_LATER = {
-    "fluidnet.WindowDistribution",
-    "fluidnet.constant_mark_tail",
     "fluidnet.SavedModel",
 }
 

@@ -67,6 +67,8 @@ class WindowDistribution:
     edges, counts : array, optional
         Histogram bin edges and counts (Monte Carlo): the distribution function is then
         piecewise linear through the edges, which the quantiles use.
+    name : str, optional
+        The name of the chain it describes (the attribute ``name``).
 
     Attributes
     ----------
