@@ -153,7 +153,7 @@ class LinearDDE:
     def roots(
         self,
         k: int = 6,
-        region: float | tuple[float, float, float, float] | None = None,
+        region: ArrayLike | None = None,
         **kwargs: Any,
     ) -> Roots:
         """The ``k`` rightmost characteristic roots.

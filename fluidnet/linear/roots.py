@@ -98,6 +98,8 @@ from .stacked import MILD_IMBALANCE, Stack, balance_scales
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from numpy.typing import ArrayLike
+
     from .lineardde import LinearDDE
 
 __all__ = [
@@ -433,7 +435,7 @@ def _parse_region(region: Any) -> tuple[float, float, float, float] | None:
 def characteristic_roots(
     lin: LinearDDE,
     k: int = 6,
-    region: float | tuple[float, float, float, float] | None = None,
+    region: ArrayLike | None = None,
     *,
     max_nodes: int = 400,
     n_nodes: int | None = None,
