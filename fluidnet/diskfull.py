@@ -32,10 +32,11 @@ def unwritable_reason(exc: BaseException) -> str | None:
     True
     """
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in _REASONS:
-            detail = exc.strerror or str(exc)
-            return f"{_REASONS[exc.errno]} ({detail}, {errno.errorcode[exc.errno]})"
-        exc = exc.__cause__ or exc.__context__
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in _REASONS:
+            detail = e.strerror or str(e)
+            return f"{_REASONS[e.errno]} ({detail}, {errno.errorcode[e.errno]})"
+        e = e.__cause__ or e.__context__
     return None

@@ -7,7 +7,8 @@ the conventions stated once in ``docs/concepts.md`` ("The API contract"):
 
 * no keyword has a name the 0.2.0 release renamed (:data:`BANNED`);
 * ranges: a keyword named like a range (``*_range``, ``*_bounds``, ``bounds``, ``support``) is
-  ``x_range``/``y_range`` (planes) or ``w_range`` (frequencies); the swept parameter's
+  ``x_range``/``y_range`` (planes), ``w_range`` (frequencies) or ``window_range`` (the
+  window of a stochastic window distribution); the swept parameter's
   interval of a 1-D scan is the pair ``lo, hi``, in that order, positional;
 * parameter overrides: a callable taking per-parameter keyword overrides (``**fixed``,
   ``**keywords``) also takes ``params=``; ``**params`` is not a spelling of it; an outer
@@ -42,13 +43,15 @@ BANNED = {
     "bounds": "lo, hi (1-D scans) or x_range, y_range (planes)",
     "grids": "grid",
     "max_points": "max_nodes (a discretization size)",
+    "support": "window_range",
     "n_scan": "(removed)",
     "xs": "x (values; the name is x_name)",
     "ys": "y (values; the name is y_name)",
 }
 
-#: The only names a range keyword may have.
-RANGE_NAMES = {"x_range", "y_range", "w_range"}
+#: The only names a range keyword may have (``window_range``: the range of the window, a
+#: state, in the stochastic window distributions).
+RANGE_NAMES = {"x_range", "y_range", "w_range", "window_range"}
 
 #: Names that look like a range keyword.
 RANGE_LIKE = re.compile(r"(_range|_bounds|^bounds|^support)$")
@@ -61,11 +64,6 @@ OVERRIDE_KEYWORDS = {"fixed", "keywords"}
 EXCEPTIONS = {
     # a parameter's admissible set (a constraint checked on every value), not a searched range
     ("fluidnet.Param", "bounds"): "a Param's admissible interval, not a scan range",
-    # the stochastic window distributions: the range of the window (a state, not a parameter)
-    # is named two ways; fluidnet/stochastic/ belongs to issue 25's round, renamed after it
-    ("fluidnet.stationary_distribution", "support"): "stochastic/: after issue 25",
-    ("fluidnet.monte_carlo", "window_range"): "stochastic/: after issue 25",
-    ("fluidnet.stationary_distribution", "max_points"): "stochastic/: after issue 25",
     # sweep evaluates any function, not a model: its keywords are that function's arguments
     ("fluidnet.sweep.sweep", "fixed"): "the keywords of an arbitrary function",
 }
@@ -73,8 +71,6 @@ EXCEPTIONS = {
 #: Callables whose docstrings are checked only after issue 25's round (their modules,
 #: fluidnet/stochastic/ and fluidnet/dde/compiled.py, are being moved or reworked in it).
 DOCSTRINGS_LATER = {
-    "fluidnet.WindowDistribution",
-    "fluidnet.constant_mark_tail",
     "fluidnet.SavedModel",
 }
 

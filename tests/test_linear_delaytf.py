@@ -91,3 +91,11 @@ def test_rational_poles():
     L = DelayTF([1.0], [1.0, -1.0, -2.0])  # poles 2, -1
     np.testing.assert_allclose(np.sort(L.poles().real), [-1.0, 2.0])
     assert L.rhp_pole_count() == 1
+
+
+def test_from_expr_refuses_a_non_expression():
+    # an equation is not a transfer function: a ModelError naming it, not a failure deep in
+    # the quasi-polynomial conversion
+    s = fn.s
+    with pytest.raises(fn.ModelError, match="is not an expression"):
+        fn.DelayTF.from_expr(fn.sympy.Eq(s, 1))

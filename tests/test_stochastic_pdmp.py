@@ -127,7 +127,7 @@ def test_errors():
     with pytest.raises(ParameterError, match="mark law .* at w = "):
         fn.WindowChain(1 / w, w / 2, w / 10, window=w).stationary()  # mark > 1 for w > 10
     with pytest.raises(ParameterError, match="increase law"):
-        fn.WindowChain(1 / w - 1, w / 2, 0.01, window=w).stationary(support=(0.5, 50.0))
+        fn.WindowChain(1 / w - 1, w / 2, 0.01, window=w).stationary(window_range=(0.5, 50.0))
     # increase faster than the decrease: no zero-drift window, the window escapes
     with pytest.raises(fn.NotNormalizableError, match="grows without bound"):
         fn.WindowChain(w**1.2, w / 2, 0.01, window=w).stationary()
@@ -144,3 +144,25 @@ def test_mean_drift_variant_is_closer_to_the_chain_at_large_alpha():
     limit = fn.models.generalized_tcp_chain(alpha=0.0).stationary()
     mean = fn.models.generalized_tcp_chain(alpha=0.0).stationary(drift="mean")
     assert 138.0 < mean.mean < limit.mean - 1.0
+
+
+def test_window_range_and_max_nodes():
+    # the window range and the grid size are named as everywhere in the API (issue 24):
+    # window_range=(lo, hi), like monte_carlo's, and max_nodes for a discretization size
+    p = fn.sympy.Symbol("p")
+    tcp = fn.WindowChain(1 / w, w / 2, p, window=w, params={p: 0.01})
+    d = fn.stationary_distribution(tcp, window_range=(0.5, 200.0))
+    assert d.w[0] == 0.5 and d.w[-1] == pytest.approx(200.0, rel=1e-3)
+    assert d.info["lower_rule"] == "given"
+    # Ott, Kemperman & Mathis (1996): E[W] = 1.52691 / sqrt(p) per ACK
+    assert d.mean == pytest.approx(1.52691 / 0.1, rel=1e-5)
+    for old in ({"support": (0.5, 200.0)}, {"max_points": 10**6}):
+        with pytest.raises(TypeError, match=next(iter(old))):
+            tcp.stationary(**old)
+    for bad in (0, 2.5, True):
+        with pytest.raises(OptionError, match="max_nodes"):
+            tcp.stationary(max_nodes=bad)
+    with pytest.raises(fn.GridConvergenceError, match="more than 1000 grid points"):
+        tcp.stationary(max_nodes=1000)
+    with pytest.raises(OptionError, match="window_range"):
+        tcp.stationary(window_range=(2.0, 1.0))

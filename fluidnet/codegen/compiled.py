@@ -40,7 +40,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,6 +49,10 @@ from ..errors import ModelError, OptionError, ParameterError
 from ..overrides import merge_params, parameter_value
 from .clib import MODEL_NAMES, CLibrary, open_library
 from .savedcheck import check_against_library, check_meta, identifier
+
+if TYPE_CHECKING:
+    from ..symbolic.canonical import DDEForm
+    from ..symbolic.model import Model
 
 __all__ = [
     "CompiledModel",
@@ -89,7 +94,7 @@ def _lag_text(form, lag) -> dict[str, Any]:
 
 
 def save_compiled(
-    model, path: str | os.PathLike, *, equilibrium: bool | Mapping[str, float] = True
+    model: Model, path: str | os.PathLike, *, equilibrium: bool | Mapping[str, float] = True
 ) -> Path:
     """Save a model's compiled functions and what a simulation needs of the model to ``path``.
 
@@ -262,7 +267,15 @@ class CompiledModel:
     jacobian: Any = None
 
     @classmethod
-    def of(cls, form, key: str, module, path: Path, backend: str, **extra: Any) -> CompiledModel:
+    def of(
+        cls,
+        form: DDEForm | SavedForm,
+        key: str,
+        module: ModuleType | CLibrary,
+        path: Path,
+        backend: str,
+        **extra: Any,
+    ) -> CompiledModel:
         """The compiled model of ``form`` whose functions and tables are ``module``'s."""
         return cls(
             key=key,
@@ -389,18 +402,18 @@ class SavedModel:
             For two spellings of one name.
         """
         given = dict(overrides or {})
-        overrides: dict[str, Any] = {}
+        named: dict[str, Any] = {}
         spelled: dict[Any, Any] = {}
         for k, v in given.items():
             # the saved names are identifiers as Python reads them (NFKC), as in a Model
             n = identifier(k) if isinstance(k, str) else k
-            if n in overrides:  # as a Model refuses them (a ModelError)
+            if n in named:  # as a Model refuses them (a ModelError)
                 raise ModelError(
                     f"parameter {n!r} is given twice: {spelled[n]!r} and {k!r} are one "
                     "identifier once Unicode-normalized (NFKC), as Python reads names"
                 )
-            overrides[n], spelled[n] = v, k
-        for k in overrides:
+            named[n], spelled[n] = v, k
+        for k in named:
             if k not in self.params:
                 known = ", ".join(self.param_names) or "none"
                 raise ParameterError(
@@ -409,7 +422,7 @@ class SavedModel:
                 )
         out = {}
         for k, default in self.params.items():
-            v = overrides.get(k, default)
+            v = named.get(k, default)
             if v is None:
                 raise ParameterError(
                     f"parameter {k!r} of model {self.name!r} has no value; give it in params="
@@ -568,7 +581,7 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
 # ---------------------------------------------------------------------------------- compile
 _LOCK = threading.Lock()
 _MEMO: dict[str, CompiledModel] = {}
-_JACOBIANS: dict[str, object] = {}
+_JACOBIANS: dict[str, Any] = {}
 
 
 def jacobian_address(cm: CompiledModel) -> int:
@@ -595,7 +608,7 @@ def jacobian_address(cm: CompiledModel) -> int:
         return int(lib.jac.address)
 
 
-def compile_form(form, backend: str | None = None) -> CompiledModel:
+def compile_form(form: DDEForm, backend: str | None = None) -> CompiledModel:
     """Generate, cache and compile the functions of a :class:`~fluidnet.symbolic.canonical.DDEForm`.
 
     Two backends compile the same functions: the system C compiler (``"c"``: about 0.1 s for
@@ -655,7 +668,7 @@ def compile_form(form, backend: str | None = None) -> CompiledModel:
         return compiled
 
 
-def compile_model(model, backend: str | None = None) -> CompiledModel:
+def compile_model(model: Model, backend: str | None = None) -> CompiledModel:
     """The :class:`CompiledModel` of a :class:`fluidnet.Model` (see :func:`compile_form`)."""
     from .backend import backend_request
 

@@ -15,13 +15,18 @@ signature ``void f(double t, double *x, double *z, double *p, double *w, double 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import ModelError
 from . import statements
-from .arrayform import CODEGEN_VERSION, array_form
+from .arrayform import CODEGEN_VERSION, ArrayForm, array_form
 from .clib import SYMBOL
 from .jacobians import jacobian_entries
 from .printers import CLang
 from .statements import Tables, code_lines, delay_groups, looped_lines
+
+if TYPE_CHECKING:
+    from ..symbolic.canonical import DDEForm
 
 __all__ = ["Untranslatable", "generate_c_jacobian_source", "generate_c_source"]
 
@@ -155,7 +160,7 @@ def _delay_body(form, sym, tables) -> list[str]:
     return lines + ["    default:", "        out[0] = NAN;", "    }"]
 
 
-def generate_c_source(form, sym=None) -> str:
+def generate_c_source(form: DDEForm, sym: ArrayForm | None = None) -> str:
     """The C source of the library of a canonical form: ``fluidnet_rhs``, ``fluidnet_delay``,
     ``fluidnet_switch`` and ``fluidnet_sgrad`` (the functions of
     :func:`fluidnet.codegen.pysource.generate_source`), and the table ``fluidnet_info`` of sizes and
@@ -198,7 +203,7 @@ def generate_c_source(form, sym=None) -> str:
     return "\n".join([*_header(form, sym, "model functions"), *tables.lines, *body]) + "\n"
 
 
-def generate_c_jacobian_source(form, sym=None) -> str:
+def generate_c_jacobian_source(form: DDEForm, sym: ArrayForm | None = None) -> str:
     """The C source of a library with one function ``fluidnet_jac``: the Jacobian of
     :func:`fluidnet.codegen.pysource.generate_jacobian_source`.
 

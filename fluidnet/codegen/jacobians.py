@@ -3,6 +3,8 @@ the linearly implicit methods: its nonzero entries, differentiated by sympy."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import sympy
 
 from ..errors import ModelError
@@ -25,7 +27,7 @@ def jacobian_entries(form, sym: ArrayForm) -> tuple[list[int], list[sympy.Expr]]
     xs = {f"x[{i}]": i for i in range(n)}
     entries: dict[int, sympy.Expr] = {}
     for i, e in enumerate(sym.rhs):
-        for x in sorted(e.free_symbols, key=lambda v: v.name):
+        for x in sorted(cast("set[sympy.Symbol]", e.free_symbols), key=lambda v: v.name):
             j = n if x == form.t else xs.get(x.name)
             if j is None:
                 continue

@@ -108,7 +108,7 @@ def load_generated(name: str, generate: Callable[[], str], label: str = "") -> M
 def load_numba_model(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray]:
     """The generated module of ``form``, verified against the cache index, and the addresses
     of its compiled functions. Called with the file lock of ``key`` held."""
-    import numba
+    from numba.core.errors import NumbaError
 
     def generate() -> str:
         return generate_source(form)
@@ -121,7 +121,7 @@ def load_numba_model(form, key: str, path: Path) -> tuple[ModuleType, np.ndarray
             return module, np.array([f.address for f in functions], dtype=np.int64)
         except CacheError:  # a full disk, say: not a damaged file
             raise
-        except (numba.core.errors.NumbaError, SyntaxError, NameError) as exc:
+        except (NumbaError, SyntaxError, NameError) as exc:
             if fresh or attempt:
                 raise ModelError(
                     f"model {form.name!r} could not be compiled ({type(exc).__name__}: "

@@ -94,8 +94,11 @@ def _verified(directory: Path, path: Path) -> bytes | None:
 def _classes():
     from numba.core import caching
 
-    locator = getattr(caching, "InTreeCacheLocator", None) or caching._InTreeCacheLocator
-    impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+    # numba's public names, or their private spellings of older releases (read by name: the
+    # type checker does not see numba's private names)
+    private = {"locator": "_InTreeCacheLocator", "impl": "_CacheImpl"}
+    locator = getattr(caching, "InTreeCacheLocator", None) or getattr(caching, private["locator"])
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, private["impl"])
     return caching, locator, impl
 
 
@@ -177,6 +180,7 @@ def install() -> None:
             return
         caching, locator, cache_file = _make_classes()
         _, _, impl = _classes()
-        caching.IndexDataCacheFile = cache_file  # looked up by numba's Cache at creation
+        # looked up by numba's Cache at creation; the module is untyped for pyright (ModuleType)
+        caching.IndexDataCacheFile = cache_file  # pyright: ignore[reportAttributeAccessIssue]
         impl._locator_classes = [locator, *impl._locator_classes]
         _INSTALLED = True

@@ -16,6 +16,7 @@ a statement, a loop, a table or a temporary array is written (:class:`PyLang`,
 from __future__ import annotations
 
 import math
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import sympy
@@ -23,7 +24,7 @@ from sympy.printing.c import C99CodePrinter
 from sympy.printing.precedence import precedence
 from sympy.printing.pycode import PythonCodePrinter
 
-__all__ = ["CLang", "CPrinter", "NumbaPrinter", "PY", "PyLang", "STACK_DOUBLES"]
+__all__ = ["CLang", "CPrinter", "Lang", "NumbaPrinter", "PY", "PyLang", "STACK_DOUBLES"]
 
 
 # --------------------------------------------------------------------------------- printing
@@ -32,6 +33,11 @@ class NumbaPrinter(PythonCodePrinter):
 
     def __init__(self):
         super().__init__({"standard": "python3", "fully_qualified_modules": True})
+
+    def doprint(self, expr: Any, assign_to: Any = None) -> str:
+        """The code of ``expr`` (a string: the tuple of sympy's ``human=False`` is never asked
+        for)."""
+        return cast(str, super().doprint(expr, assign_to))
 
     def _print_Rational(self, expr):
         return repr(float(expr))
@@ -104,6 +110,11 @@ class CPrinter(C99CodePrinter):
 
     def __init__(self):
         super().__init__({"strict": True})
+
+    def doprint(self, expr: Any, assign_to: Any = None) -> str:
+        """The code of ``expr`` (a string: the tuple of sympy's ``human=False`` is never asked
+        for)."""
+        return cast(str, super().doprint(expr, assign_to))
 
     def _print_Integer(self, expr):
         return repr(float(int(expr)))  # doubles: no integer division or overflow in C
@@ -239,3 +250,7 @@ class CLang:
             *body,
             "    free(_wk);",
         ]
+
+
+#: A language object: how statements are written in Python for numba or in C.
+Lang: TypeAlias = "PyLang | CLang"

@@ -8,10 +8,15 @@ process (:mod:`fluidnet.codegen.numbacache`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import statements
 from .arrayform import CODEGEN_VERSION, ArrayForm, array_form
 from .jacobians import jacobian_entries
 from .statements import Tables, code_lines, delay_groups, looped_lines
+
+if TYPE_CHECKING:
+    from ..symbolic.canonical import DDEForm
 
 __all__ = ["generate_jacobian_source", "generate_source"]
 
@@ -73,7 +78,7 @@ def _header(form, sym: ArrayForm) -> str:
     )
 
 
-def generate_source(form, sym: ArrayForm | None = None) -> str:
+def generate_source(form: DDEForm, sym: ArrayForm | None = None) -> str:
     """The Python source of the compiled module of a canonical form (a
     :class:`~fluidnet.symbolic.canonical.DDEForm`)."""
     sym = sym or array_form(form)
@@ -124,7 +129,7 @@ def generate_source(form, sym: ArrayForm | None = None) -> str:
     return "\n".join(src) + "\n"
 
 
-def generate_jacobian_source(form, sym: ArrayForm | None = None) -> str:
+def generate_jacobian_source(form: DDEForm, sym: ArrayForm | None = None) -> str:
     """The Python source of a module with one compiled function ``jac``: the Jacobian
     ``out[i * (n + 1) + j] = d rhs_i / d x_j`` of a canonical form's right-hand side with
     respect to the current state, and ``out[i * (n + 1) + n] = d rhs_i / d t``, lagged values

@@ -11,11 +11,12 @@ the compiler types a loop once. The language (Python for numba, or C) is an argu
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import sympy
 
-from .printers import PY
+from .printers import PY, Lang
 
 __all__ = [
     "LOOP_MIN_GROUP",
@@ -27,7 +28,7 @@ __all__ = [
 ]
 
 
-def code_lines(exprs, targets: list[str], indent: str = "    ", lang=PY) -> list[str]:
+def code_lines(exprs, targets: list[str], indent: str = "    ", lang: Lang = PY) -> list[str]:
     """Assignments ``target = expr`` with common subexpressions hoisted."""
     printer = lang.printer()
     exprs = [sympy.sympify(e) for e in exprs]
@@ -57,7 +58,7 @@ _INDEXED = re.compile(r"^(x|z|p|w|aux)\[(\d+)\]$")
 class Tables:
     """Module-level integer tables of the looped code (one name per table)."""
 
-    def __init__(self, prefix: str, lang=PY):
+    def __init__(self, prefix: str, lang: Lang = PY):
         self.prefix = prefix
         self.lang = lang
         self.lines: list[str] = []
@@ -70,7 +71,7 @@ class Tables:
 
 def _shape_key(e: sympy.Basic, storage: dict) -> str:
     """A description of ``e`` that ignores indices (the order key of commutative arguments)."""
-    if e.is_Symbol:
+    if isinstance(e, sympy.Symbol):
         m = _INDEXED.match(e.name)
         if m:
             return m.group(1)
@@ -84,7 +85,7 @@ def _shape_key(e: sympy.Basic, storage: dict) -> str:
     return f"{type(e).__name__}({','.join(keys)})"
 
 
-def _number_key(e: sympy.Basic) -> str:
+def _number_key(e: sympy.Expr) -> str:
     """A number as the printer writes it (equal keys print equal code)."""
     if e.is_Integer:
         return str(int(e)) if abs(int(e)) < 2**53 else repr(float(e))
@@ -131,7 +132,7 @@ def _template(e: sympy.Expr, storage: dict) -> tuple[str, list[int], dict]:
     return key(e), index, rep
 
 
-def _fill(template: str, index: list[int], table: str | None = None, lang=PY) -> str:
+def _fill(template: str, index: list[int], table: str | None = None, lang: Lang = PY) -> str:
     """The template with placeholder ``k`` replaced by ``index[k]`` (or by column ``k`` of row
     ``r`` of ``table``)."""
 
@@ -159,7 +160,7 @@ def _tree_cse(exprs: list[sympy.Expr]) -> tuple[list[tuple[sympy.Symbol, sympy.E
         seen = counts.get(e, 0)
         counts[e] = seen + 1
         if not seen:
-            stack.extend(e.args)
+            stack.extend(cast("tuple[sympy.Expr, ...]", e.args))
 
     def trivial(e):  # an atom or its negative: nothing to save
         return e.is_Atom or (
@@ -189,7 +190,9 @@ def _tree_cse(exprs: list[sympy.Expr]) -> tuple[list[tuple[sympy.Symbol, sympy.E
     return subs, [rebuild(e) for e in exprs]
 
 
-def looped_lines(exprs, targets: list[int], tables: Tables, out: str = "out", lang=PY) -> list[str]:
+def looped_lines(
+    exprs, targets: list[int], tables: Tables, out: str = "out", lang: Lang = PY
+) -> list[str]:
     """Statements ``out[targets[i]] = exprs[i]`` with common subexpressions hoisted and every
     set of at least :data:`LOOP_MIN_GROUP` statements of the same shape computed by one loop
     over a table of indices (numba compiles a loop once; its time grows with the number of
@@ -205,7 +208,8 @@ def looped_lines(exprs, targets: list[int], tables: Tables, out: str = "out", la
 
     level: dict[sympy.Symbol, int] = {}
     for sym, val in subs:
-        level[sym] = 1 + max((level[d] for d in val.free_symbols if d in level), default=-1)
+        used = cast("set[sympy.Symbol]", val.free_symbols)
+        level[sym] = 1 + max((level[d] for d in used if d in level), default=-1)
     statements: dict[int, list] = {}
     for sym, val in subs:
         statements.setdefault(level[sym], []).append((sym, val))
@@ -224,8 +228,9 @@ def looped_lines(exprs, targets: list[int], tables: Tables, out: str = "out", la
                 for target, index, val, rep in members:
                     code = _fill(printed(val, rep), index, lang=lang)
                     if temps:
-                        storage[target] = printer.doprint(target)
-                        lines.append(lang.assign(storage[target], code, temp=True))
+                        name = printer.doprint(target)
+                        storage[target] = name
+                        lines.append(lang.assign(name, code, temp=True))
                     else:
                         lines.append(lang.assign(f"{out}[{target}]", code))
                 continue
@@ -246,7 +251,7 @@ def looped_lines(exprs, targets: list[int], tables: Tables, out: str = "out", la
     return lines
 
 
-def delay_groups(delays, tables: Tables, lang=PY) -> tuple[str, str, list[str]]:
+def delay_groups(delays, tables: Tables, lang: Lang = PY) -> tuple[str, str, list[str]]:
     """Lags of the same shape, for a ``delay`` function of many lags: the tables of the group
     and row of each lag, and the code of each group (reading the indices of lag ``k`` from row
     ``r`` of the group's table)."""

@@ -61,9 +61,11 @@ class CurvePoint:
     extra: dict = field(default_factory=dict)
 
 
-def bordered_solve(J: np.ndarray, row: np.ndarray, rhs: np.ndarray, cond_limit: float = 1e12):
+def bordered_solve(
+    J: np.ndarray, row: np.ndarray, rhs: np.ndarray, cond_limit: float | None = 1e12
+) -> np.ndarray | None:
     """``[J; row] x = rhs`` by LU, or by least squares when the condition number exceeds
-    ``cond_limit`` (``None`` for non-finite systems)."""
+    ``cond_limit`` (always by LU when it is ``None``); ``None`` for non-finite systems."""
     A = np.vstack([J, row])
     if not np.all(np.isfinite(A)) or not np.all(np.isfinite(rhs)):
         return None
@@ -113,7 +115,7 @@ def newton(
         rhs = -np.concatenate([g, [row @ u - target]])
         if not np.all(np.isfinite(rhs)):
             raise CorrectionFailed("non-finite residual")
-        if chord:
+        if A is not None:  # the chord method
             if use_lstsq:
                 step = np.linalg.lstsq(A, rhs, rcond=None)[0]
             else:
@@ -187,7 +189,9 @@ class ArclengthStepper:
         self.stop_reason = ""
 
     # ------------------------------------------------------------------ building blocks
-    def correct(self, guess: np.ndarray, point: CurvePoint, row: np.ndarray, target: float):
+    def correct(
+        self, guess: np.ndarray, point: CurvePoint, row: np.ndarray, target: float
+    ) -> tuple[np.ndarray, int]:
         """``(u, iterations)`` on the curve and the hyperplane ``row . u = target``."""
         own = getattr(self.curve, "correct", None)
         if own is not None:
@@ -224,7 +228,7 @@ class ArclengthStepper:
     def attempt(self, point: CurvePoint, h: float, rejects: int) -> Attempt:
         u_pred = point.u + h * point.tangent
         try:
-            u, it = self.correct(u_pred, point, point.tangent, point.tangent @ u_pred)
+            u, it = self.correct(u_pred, point, point.tangent, float(point.tangent @ u_pred))
         except CorrectionFailed as exc:
             return Attempt(ok=False, h=h, reason="corrector", data={"why": str(exc)})
         if np.linalg.norm(u - point.u) > self.max_move * h:
@@ -282,7 +286,7 @@ def locate_event(
     def at(s: float) -> np.ndarray:
         if s not in memo:
             guess = point.u + s * t
-            memo[s] = stepper.correct(guess, point, t, t @ guess)[0]
+            memo[s] = stepper.correct(guess, point, t, float(t @ guess))[0]
         return memo[s]
 
     s = run(illinois_steps(0.0, h, g0, g1, rtol), lambda s: g(at(s)))

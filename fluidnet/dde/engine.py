@@ -20,9 +20,11 @@ array) and releases the GIL while it integrates.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
+from typing import Any, cast
 
 __all__ = ["integrator", "source_digest"]
 
@@ -56,9 +58,10 @@ def _layout_errors(module: ModuleType) -> list[str]:
     from .methods import NCOEF
 
     kinds = {"f8": "d", "i8": "q", "b1": "?"}
+    fields = cast("Mapping[str, tuple[Any, ...]] | None", RUN_STATE.fields)
+    assert fields is not None and RUN_STATE.names is not None  # a structured dtype
     record = tuple(
-        (name, RUN_STATE.fields[name][1], kinds.get(RUN_STATE.fields[name][0].str[1:], "!"))
-        for name in RUN_STATE.names
+        (name, fields[name][1], kinds.get(fields[name][0].str[1:], "!")) for name in RUN_STATE.names
     )
     groups = (ModelData, Method, FieldWork, History, StepWork, Marks, Discontinuities, Output)
     errors = []

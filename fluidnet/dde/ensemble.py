@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from numpy.typing import ArrayLike
 
+    from ..sweep.executors import ExecutorSpec
+    from ..sweep.store import Store
     from ..symbolic.model import Model
 
 __all__ = ["simulate_ensemble"]
@@ -83,8 +85,8 @@ def simulate_ensemble(
     workers: int | None = None,
     progress: bool | None = None,
     on_error: str = "raise",
-    executor=None,
-    store=None,
+    executor: ExecutorSpec = None,
+    store: Store | str | os.PathLike | None = None,
     **unknown: Any,
 ) -> xr.Dataset:
     """Integrate many parameter sets and/or initial histories, in parallel.
@@ -225,7 +227,9 @@ def simulate_ensemble(
     }
     for j, k in enumerate(names):
         coords[k] = ("member", np.repeat(table[:, j], n_hist))
-    data = {s: (("member", "time"), out[i]) for i, s in enumerate(cm.form.states)}
+    data: dict[str, tuple[Any, Any]] = {
+        s: (("member", "time"), out[i]) for i, s in enumerate(cm.form.states)
+    }
     for j, k in enumerate(_COUNTERS):
         data[k] = ("member", counters[:, j])
     for i, s in enumerate(cm.form.states):
@@ -263,9 +267,14 @@ def _executor(executor, workers: int | None, n_members: int, stop: Callable[[], 
 class _ThreadExecutor(FuturesExecutor):
     """``workers`` threads for one map (the compiled integrator releases the GIL)."""
 
-    def __init__(self, workers: int, chunksize: int, stop: Callable[[], None]):
-        super().__init__(None, chunksize, workers)
+    def __init__(self, workers: int, chunksize: int, stop: Callable[[], None]) -> None:
+        # no super().__init__: the pool exists only while a map runs (see _run)
+        self.chunksize = chunksize
+        self._workers = workers
         self.stop = stop
+
+    def _check(self, fn) -> None:
+        """Nothing to check: threads need no pickling."""
 
     def _run(self, fn, chunks):
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
@@ -275,6 +284,9 @@ class _ThreadExecutor(FuturesExecutor):
             except BaseException:  # interrupted or failed: end the running members too
                 self.stop()
                 raise
+
+    def __repr__(self) -> str:
+        return f"_ThreadExecutor(workers={self._workers})"
 
 
 #: Compiled models of the members' runners in a worker process (by runner token, the last
@@ -419,7 +431,7 @@ def _parameter_free(model, history) -> bool:
         )
     except FluidnetError:
         return False
-    return spec is not None and all(not callable(v) for v in spec.values())
+    return isinstance(spec, Mapping) and all(not callable(v) for v in spec.values())
 
 
 def _member_label(member: int, names, row, h: int, n_hist: int) -> str:

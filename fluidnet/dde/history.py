@@ -38,6 +38,8 @@ from .methods import NCOEF
 if TYPE_CHECKING:  # scipy.interpolate is imported when a history needs it (slow import)
     from scipy.interpolate import PPoly
 
+    from .solution import Solution
+
 __all__ = ["HistoryData", "build_history", "normalize_history"]
 
 _MAX_TAB_POINTS = 2**15
@@ -82,7 +84,7 @@ def _state_key(key: Any, names: tuple[str, ...]) -> tuple[str, str]:
     return name, given
 
 
-def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, Any]:
+def normalize_history(model, history, params: Mapping[str, float]) -> dict[str, Any] | Solution:
     """``{state: spec}`` for every state; missing states get their equilibrium value.
 
     A :class:`~fluidnet.Solution` is passed through (its dense output is the history).
@@ -127,13 +129,13 @@ def _real(name: str, values: Any, t: Any) -> np.ndarray:
     """``values`` as floats; :class:`ParameterError` naming the state for a complex value."""
     arr = np.asarray(values)
     if np.iscomplexobj(arr):
-        bad = np.atleast_1d(arr.imag != 0)
+        bad = np.atleast_1d(np.imag(arr) != 0)
         if np.any(bad):
             i = int(np.argmax(bad))
             v = np.atleast_1d(arr)[i]
             tt = np.broadcast_to(np.asarray(t, dtype=float), bad.shape)[i]
             raise ParameterError(f"history of {name!r} is complex: {v} at t = {tt:g}")
-        arr = arr.real
+        arr = np.real(arr)
     return arr.astype(float)
 
 
@@ -355,7 +357,7 @@ def _from_solution(model, sol, t0: float) -> HistoryData:
 
 def build_history(
     model,
-    spec: Mapping[str, Any],
+    spec: Mapping[str, Any] | Solution,
     values: Mapping[str, float],
     t0: float,
     rtol: float,

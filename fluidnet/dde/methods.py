@@ -99,8 +99,8 @@ class RungeKutta:
 
     def __post_init__(self) -> None:
         s = self.C.shape[0]
-        if self.G is None:
-            object.__setattr__(self, "G", np.zeros((s, s)))
+        G = np.zeros((s, s)) if self.G is None else self.G
+        object.__setattr__(self, "G", G)
         if self.Q is None:
             object.__setattr__(self, "Q", np.array(self.B, dtype=np.float64))
         shapes = {"A": (s, s), "B": (s,), "E": (s,), "G": (s, s), "Q": (s,)}
@@ -114,9 +114,9 @@ class RungeKutta:
             object.__setattr__(self, "P", np.hstack([self.P, pad]))
         if self.fsal and not (self.C[-1] == 1.0 and np.array_equal(self.A[-1], self.B)):
             raise ValueError(f"{self.name}: a first-same-as-last method ends with the row B")
-        if np.any(np.triu(self.G, 1)) or np.any(np.diag(self.G) < 0.0):
+        if np.any(np.triu(G, 1)) or np.any(np.diag(G) < 0.0):
             raise ValueError(f"{self.name}: G must be lower triangular with gamma >= 0")
-        if any(self.G[k, k] not in (0.0, self.gamma) for k in range(s)):
+        if any(G[k, k] not in (0.0, self.gamma) for k in range(s)):
             raise ValueError(f"{self.name}: the linearly implicit stages share one gamma")
         for key in ("A", "B", "C", "E", "P", "G", "Q"):
             getattr(self, key).setflags(write=False)
@@ -124,6 +124,7 @@ class RungeKutta:
     @property
     def gamma(self) -> float:
         """The diagonal coefficient of the linearly implicit stages (0 for explicit methods)."""
+        assert self.G is not None  # set by __post_init__
         return float(np.max(np.diag(self.G)))
 
     @property
@@ -131,12 +132,14 @@ class RungeKutta:
         """Weights of ``h df/dt`` in the linearly implicit stages: ``G[s, s] kappa_s``, with
         ``kappa`` the stages of the time variable ``tau' = 1`` (the method applied to the
         autonomous form, whose Jacobian has the column ``df/dt``)."""
+        G = self.G
+        assert G is not None  # set by __post_init__
         s = self.C.shape[0]
         kappa = np.zeros(s)
         for k in range(s):
-            if self.G[k, k] > 0.0:
-                kappa[k] = 1.0 + self.G[k, :k] @ kappa[:k]
-        return np.diag(self.G) * kappa
+            if G[k, k] > 0.0:
+                kappa[k] = 1.0 + G[k, :k] @ kappa[:k]
+        return np.diag(G) * kappa
 
     @property
     def implicit(self) -> bool:

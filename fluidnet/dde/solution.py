@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +14,11 @@ from ..overrides import parameter_values
 
 if TYPE_CHECKING:
     import xarray as xr
+    from matplotlib.axes import Axes
+    from numpy.typing import ArrayLike
+
+    from ..codegen.compiled import SavedModel
+    from ..symbolic.model import Model
 
 __all__ = ["Solution", "Counters"]
 
@@ -103,19 +108,19 @@ class Solution:
     def __init__(
         self,
         *,
-        model,
-        t,
-        y,
-        mesh_t,
-        mesh_c,
-        hist_start,
-        n_hist_pieces,
-        params,
-        t0,
-        t_end,
-        method,
-        rtol,
-        atol,
+        model: Model | SavedModel,
+        t: ArrayLike,
+        y: ArrayLike,
+        mesh_t: ArrayLike,
+        mesh_c: ArrayLike,
+        hist_start: ArrayLike,
+        n_hist_pieces: int,
+        params: Mapping[str, float],
+        t0: float,
+        t_end: float,
+        method: str,
+        rtol: float,
+        atol: ArrayLike,
         counters: Counters,
         dense: bool = True,
     ) -> None:
@@ -244,7 +249,7 @@ class Solution:
         import xarray as xr
 
         data = {s: ("time", self.y[i]) for i, s in enumerate(self.state_names)}
-        attrs = {f"param_{k}": v for k, v in self.params.items()}
+        attrs: dict[str, Any] = {f"param_{k}": v for k, v in self.params.items()}
         attrs.update(
             model=self.model.name,
             method=self.method,
@@ -255,7 +260,14 @@ class Solution:
         )
         return xr.Dataset(data, coords={"time": self.t}, attrs=attrs)
 
-    def plot(self, ax=None, *, states: Sequence[str] | None = None, n_points: int = 2000, **kwargs):
+    def plot(
+        self,
+        ax: Axes | np.ndarray | None = None,
+        *,
+        states: Sequence[str] | None = None,
+        n_points: int = 2000,
+        **kwargs: Any,
+    ) -> np.ndarray:
         """Plot states against time from the dense output (one axes per state).
 
         Parameters
@@ -280,7 +292,7 @@ class Solution:
                 len(states), 1, sharex=True, squeeze=False, figsize=(6.4, 1.8 + 1.6 * len(states))
             )
             ax = ax[:, 0]
-        axes = np.atleast_1d(ax)
+        axes = np.atleast_1d(np.asarray(ax, dtype=object))
         if axes.size != len(states):
             raise ParameterError(f"{axes.size} axes given for {len(states)} states")
         tt = np.union1d(np.linspace(self.t0, self.t_end, n_points), self.mesh)
@@ -312,11 +324,15 @@ def counters_from(
 ) -> Counters:
     """:class:`Counters` from the kernel's counters (by field name), held and sliding times
     (``surfaces``: the switching functions, in the order of the kernel's switches)."""
-    slid = {s: float(slide_time[j]) for j, s in enumerate(surfaces)}
-    mean = {
-        s: float(slide_weight[j] / slide_time[j]) if slide_time[j] > 0 else float("nan")
-        for j, s in enumerate(surfaces)
-    }
+    slid: dict[str, float] = {}
+    mean: dict[str, float] = {}
+    if surfaces:
+        assert slide_time is not None and slide_weight is not None  # given with the surfaces
+        slid = {s: float(slide_time[j]) for j, s in enumerate(surfaces)}
+        mean = {
+            s: float(slide_weight[j] / slide_time[j]) if slide_time[j] > 0 else float("nan")
+            for j, s in enumerate(surfaces)
+        }
     return Counters(
         **{k: int(v) for k, v in counts.items()},
         time_on_boundary={names[i]: float(btime[i]) for i in range(len(names)) if nonneg[i]},

@@ -77,11 +77,11 @@ class RightmostRoots:
 
     @property
     def abscissa(self) -> np.ndarray:
-        return self.root.real
+        return np.real(self.root)
 
     @property
     def omega(self) -> np.ndarray:
-        return np.abs(self.root.imag)
+        return np.abs(np.imag(self.root))
 
 
 def grid_levels(shape: tuple[int, ...], coarse: int = 8) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -98,12 +98,14 @@ def grid_levels(shape: tuple[int, ...], coarse: int = 8) -> list[tuple[np.ndarra
         S *= 2
     coords = np.indices(tuple(shape)).reshape(len(shape), -1).T
     on = np.all(coords % S == 0, axis=1)
-    levels = [(np.flatnonzero(on), np.full(int(on.sum()), -1))]
+    levels: list[tuple[np.ndarray, np.ndarray]] = [(np.flatnonzero(on), np.full(int(on.sum()), -1))]
     s = S
     while s > 1:
         s //= 2
         new = np.all(coords % s == 0, axis=1) & ~np.all(coords % (2 * s) == 0, axis=1)
-        parent = np.ravel_multi_index(((coords[new] // (2 * s)) * (2 * s)).T, tuple(shape))
+        parent = np.asarray(
+            np.ravel_multi_index(((coords[new] // (2 * s)) * (2 * s)).T, tuple(shape))
+        )
         levels.append((np.flatnonzero(new), parent))
     return levels
 
@@ -247,7 +249,7 @@ def _continue(state: _State, stack: Stack, points: np.ndarray, parents: np.ndarr
     target = stack.take(points)
     seeds = state.seeds[parents]  # (P, R)
     # a real seed also gets a nearby complex start: two real roots may have merged into a pair
-    real = np.isfinite(seeds) & (seeds.imag == 0)
+    real = np.isfinite(seeds) & (np.imag(seeds) == 0)
     nudge = np.where(real, seeds + 1e-3j * (1.0 + np.abs(seeds)), np.nan)
     cand = np.concatenate([seeds, nudge], axis=1).ravel()
     idx = np.repeat(np.arange(P), 2 * R)
@@ -264,8 +266,8 @@ def _discretize(state: _State, stack: Stack, points: np.ndarray, n_nodes: int) -
     target = stack.take(points)
     ev = np.linalg.eigvals(generator_matrices(target, n_nodes))  # (P, M)
     ev = np.where(np.isfinite(ev) & (ev.imag >= 0), ev, np.nan)
-    ev = np.where(np.abs(ev.imag) <= 1e-12 * (1 + np.abs(ev)), ev.real + 0j, ev)
-    order = np.argsort(-np.where(np.isfinite(ev), ev.real, -np.inf), axis=1)[:, : 3 * R]
+    ev = np.where(np.abs(np.imag(ev)) <= 1e-12 * (1 + np.abs(ev)), np.real(ev) + 0j, ev)
+    order = np.argsort(-np.where(np.isfinite(ev), np.real(ev), -np.inf), axis=1)[:, : 3 * R]
     cand = np.take_along_axis(ev, order, axis=1)
     idx = np.repeat(np.arange(P), cand.shape[1])
     cand = cand.ravel()
@@ -312,12 +314,12 @@ def _accept(
     good = target.residual(lam, idx) <= RESIDUAL_TOL
     lam, idx = lam[good], idx[good]
     # upper half-plane representatives; nearly real roots made real
-    lam = np.where(lam.imag < 0, lam.conj(), lam)
-    near_real = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
-    lam = np.where(near_real, lam.real + 0j, lam)
+    lam = np.where(np.imag(lam) < 0, lam.conj(), lam)
+    near_real = np.abs(np.imag(lam)) <= 1e-10 * (1 + np.abs(lam))
+    lam = np.where(near_real, np.real(lam) + 0j, lam)
     lam = _snap_zero(target, lam, idx)
     # group per point, sorted by real part (descending), duplicates merged
-    order = np.lexsort((-lam.imag, -lam.real, idx))
+    order = np.lexsort((-np.imag(lam), -np.real(lam), idx))
     lam, idx = lam[order], idx[order]
     dup = np.zeros(lam.size, dtype=bool)
     if lam.size > 1:
@@ -334,7 +336,7 @@ def _accept(
     # the certificate line of each point, clear of its known roots
     # (vectorized certificate_line: the first clear offset, else move left past close roots)
     gap = 0.1 / target.max_delay()
-    re = np.where(np.isfinite(table), table.real, -np.inf)
+    re = np.where(np.isfinite(table), np.real(table), -np.inf)
     sigma = np.full(P, np.nan)
     for t in LINE_OFFSETS[::-1]:
         trial = re[:, 0] - gap * t
@@ -346,8 +348,8 @@ def _accept(
         moved = np.where(close, re[:, j] - gap, moved)
     sigma = np.where(np.isnan(sigma), moved, sigma)
     # roots known right of the line: every root found there (a pair counts twice)
-    weight = np.where(lam.imag > 0, 2, 1)
-    right = lam.real > sigma[idx]
+    weight = np.where(np.imag(lam) > 0, 2, 1)
+    right = np.real(lam) > sigma[idx]
     known = np.bincount(idx[right], weights=weight[right], minlength=P)
     count = np.full(P, -1)
     count[has], _ = count_right_of(target.take(has), sigma[has])

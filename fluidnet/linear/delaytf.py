@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from ..options import root_options as check_root_options
-from .quasipoly import LAPLACE, QuasiPolynomial, as_quasipolynomial, terms_from_sympy
+from .quasipoly import (
+    LAPLACE,
+    QuasiPolynomial,
+    QuasiPolynomialLike,
+    as_quasipolynomial,
+    terms_from_sympy,
+)
 from .roots import count_rhp_roots
+
+if TYPE_CHECKING:
+    import control
 
 __all__ = ["DelayTF", "PoleCensus", "as_delay_tf"]
 
@@ -56,7 +67,13 @@ class DelayTF:
 
     __slots__ = ("num", "den", "expr")
 
-    def __init__(self, num, den=1.0, *, expr: sympy.Expr | None = None) -> None:
+    def __init__(
+        self,
+        num: QuasiPolynomialLike,
+        den: QuasiPolynomialLike = 1.0,
+        *,
+        expr: sympy.Expr | None = None,
+    ) -> None:
         self.num = as_quasipolynomial(num)
         self.den = as_quasipolynomial(den)
         if self.den.is_zero:
@@ -65,7 +82,7 @@ class DelayTF:
 
     # ------------------------------------------------------------------ constructors
     @classmethod
-    def from_expr(cls, expr, s: sympy.Symbol | None = None) -> DelayTF:
+    def from_expr(cls, expr: sympy.Basic | str, s: sympy.Symbol | None = None) -> DelayTF:
         """Build from a sympy expression in ``s`` with ``exp(-tau*s)`` delays.
 
         Parameters
@@ -88,16 +105,20 @@ class DelayTF:
             from ..parsing import parse_expression
 
             var = LAPLACE if s is None else s
-            expr = parse_expression(expr, symbols={var.name: var}, where="DelayTF.from_expr")
+            parsed = parse_expression(expr, symbols={var.name: var}, where="DelayTF.from_expr")
         else:
             try:
-                expr = sympy.sympify(expr, strict=True)
+                parsed = sympy.sympify(expr, strict=True)
             except (sympy.SympifyError, TypeError) as exc:
                 raise ModelError(f"DelayTF.from_expr: cannot interpret {expr!r}") from exc
+        if not isinstance(parsed, sympy.Expr):
+            raise ModelError(f"DelayTF.from_expr: {expr!r} is not an expression")
+        expr = parsed
+        symbols = cast("set[sympy.Symbol]", expr.free_symbols)
         if s is None:
-            named = [x for x in expr.free_symbols if x.name == "s"]
+            named = [x for x in symbols if x.name == "s"]
             s = named[0] if named else LAPLACE
-        others = sorted(str(x) for x in expr.free_symbols if x != s)
+        others = sorted(str(x) for x in symbols if x != s)
         if others:
             raise ModelError(
                 f"DelayTF.from_expr: free symbols {others} besides {s}; substitute numbers for them"
@@ -118,7 +139,7 @@ class DelayTF:
         return cls(QuasiPolynomial(nterms), QuasiPolynomial(dterms), expr=expr)
 
     @classmethod
-    def from_control(cls, sys) -> DelayTF:
+    def from_control(cls, sys: Any) -> DelayTF:
         """Build from a SISO :class:`control.TransferFunction` or :class:`control.StateSpace`."""
         import control
 
@@ -139,7 +160,7 @@ class DelayTF:
         """Evaluate ``L(s)`` at complex ``s`` (any array shape)."""
         return self.num(s) / self.den(s)
 
-    def freqresp(self, w) -> np.ndarray:
+    def freqresp(self, w: ArrayLike) -> np.ndarray:
         """Complex frequency response ``L(j w)``.
 
         Parameters
@@ -165,7 +186,7 @@ class DelayTF:
         return self.num.is_rational and self.den.is_rational
 
     # ------------------------------------------------------------------ poles
-    def poles(self, k: int = 10, **kwargs) -> np.ndarray:
+    def poles(self, k: int = 10, **kwargs: Any) -> np.ndarray:
         """The ``k`` rightmost roots of the denominator (the open-loop poles).
 
         The roots of a rational denominator come from :func:`numpy.roots` (multiple roots, which
@@ -234,11 +255,11 @@ class DelayTF:
             r, mult = self._poles_with_multiplicity(region=-1e-6)
         scale = np.maximum(1.0, np.abs(r))
         tol = np.maximum(axis_tol, 1e-7 * self.den.is_rational) * scale
-        on_axis = np.abs(r.real) <= tol
-        rhp = int(np.sum(mult[(r.real > 0) & ~on_axis]))
-        return PoleCensus(rhp=rhp, axis_frequencies=np.unique(np.round(r.imag[on_axis], 12)))
+        on_axis = np.abs(np.real(r)) <= tol
+        rhp = int(np.sum(mult[(np.real(r) > 0) & ~on_axis]))
+        return PoleCensus(rhp=rhp, axis_frequencies=np.unique(np.round(np.imag(r)[on_axis], 12)))
 
-    def rhp_pole_count(self, **kwargs) -> int:
+    def rhp_pole_count(self, **kwargs: Any) -> int:
         """Number of open-loop poles with positive real part (counted with multiplicity).
 
         Parameters
@@ -296,7 +317,7 @@ class DelayTF:
         return as_delay_tf(other) - self
 
     # ------------------------------------------------------------------ interop
-    def to_control(self, pade: int | None = None):
+    def to_control(self, pade: int | None = None) -> control.TransferFunction:
         """Convert to a :class:`control.TransferFunction`.
 
         Parameters
@@ -313,7 +334,7 @@ class DelayTF:
                 f"this DelayTF has delays {delays}; pass pade=N to approximate them "
                 "(python-control has no exact delay)"
             )
-        approx = {tau: control.pade(tau, int(pade)) for tau in delays}
+        approx = {tau: control.pade(tau, int(pade)) for tau in delays} if pade is not None else {}
 
         def rational(qp: QuasiPolynomial) -> tuple[np.ndarray, np.ndarray]:
             # sum_k p_k * P_k/Q_k over the common denominator prod_all Q
@@ -335,9 +356,10 @@ class DelayTF:
 
         n_num, _ = rational(self.num)
         d_num, _ = rational(self.den)  # the common factor cancels between num and den
-        return control.tf(np.real_if_close(n_num), np.real_if_close(d_num))
+        tf = control.tf(np.real_if_close(n_num), np.real_if_close(d_num))
+        return cast("control.TransferFunction", tf)  # control annotates tf as possibly None
 
-    def frd(self, omega):
+    def frd(self, omega: ArrayLike) -> control.FrequencyResponseData:
         """The exact frequency response as :class:`control.FrequencyResponseData`.
 
         Parameters
@@ -378,7 +400,7 @@ class DelayTF:
         return f"DelayTF(num={self.num!r}, den={self.den!r})"
 
 
-def as_delay_tf(obj) -> DelayTF:
+def as_delay_tf(obj: Any) -> DelayTF:
     """Coerce a DelayTF, a :class:`control.TransferFunction`, a number, a sympy expression or
     its text (parsed, never run: see :meth:`DelayTF.from_expr`).
 
@@ -415,7 +437,7 @@ def _merge_close(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge the roots :func:`numpy.roots` returns for one multiple root; sorted rightmost first."""
     vals: list[complex] = []
     mult: list[int] = []
-    for v in r[np.argsort(-r.real)]:
+    for v in r[np.argsort(-np.real(r))]:
         for i, u in enumerate(vals):
             if abs(u - v) <= 1e-5 * max(1.0, abs(v)):
                 vals[i] = (u * mult[i] + v) / (mult[i] + 1)

@@ -105,8 +105,8 @@ def _resolved_count(det_logderiv, centers, radii, min_samples=None):
     count resolves the circle. Also returns the resolving samples' ``(h, g)`` per circle."""
     P = centers.size
     count = np.full(P, -1)
-    hs = [None] * P
-    gs = [None] * P
+    hs: list[np.ndarray | None] = [None] * P
+    gs: list[np.ndarray | None] = [None] * P
     todo = np.arange(P)
     for M in SAMPLES:
         if todo.size == 0:
@@ -177,8 +177,10 @@ def enclose(
             m = int(count[j])
             mult[i], radius[i] = m, r[i]
             if m > 1:
-                v = z[i] + np.mean(hs[j] * hs[j] * gs[j]) / m
-                if real_system and z[i].imag == 0.0:
+                h, g = hs[j], gs[j]
+                assert h is not None and g is not None  # a resolved circle has its samples
+                v = z[i] + np.mean(h * h * g) / m
+                if real_system and np.imag(z[i]) == 0.0:
                     v = complex(v.real, 0.0)
                 value[i] = v
                 radius[i] += abs(v - z[i])

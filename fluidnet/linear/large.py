@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -101,7 +101,8 @@ def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
     hi = mu + float(np.sum(nk)) + 1.0  # the delayed terms are below sum(nk) right of 0
     while excess(hi) > 0:
         hi = 2.0 * hi + 1.0
-    return float(brentq(excess, mu, hi, xtol=1e-9 * (1.0 + abs(hi))))
+    # scipy's brentq is unannotated: a (root, RootResults) pair only with full_output=True
+    return float(cast(float, brentq(excess, mu, hi, xtol=1e-9 * (1.0 + abs(hi)))))
 
 
 def _newton(system: SparseSystem, lam: np.ndarray, real: bool, maxiter: int = 40):
@@ -154,11 +155,11 @@ class _Box:
         """Distance of points to the boundary of the box."""
         z = np.asarray(z, dtype=complex)
         y0 = -self.y1 if self.symmetric else self.y0
-        dx = np.maximum(np.maximum(self.lo - z.real, z.real - self.hi), 0.0)
-        dy = np.maximum(np.maximum(y0 - z.imag, z.imag - self.y1), 0.0)
+        dx = np.maximum(np.maximum(self.lo - np.real(z), np.real(z) - self.hi), 0.0)
+        dy = np.maximum(np.maximum(y0 - np.imag(z), np.imag(z) - self.y1), 0.0)
         outside = np.hypot(dx, dy)
         inside = np.minimum.reduce(
-            [z.real - self.lo, self.hi - z.real, z.imag - y0, self.y1 - z.imag]
+            [np.real(z) - self.lo, self.hi - np.real(z), np.imag(z) - y0, self.y1 - np.imag(z)]
         )
         return np.where(self.holds(z), inside, outside)
 
@@ -170,7 +171,12 @@ class _Box:
     def holds(self, z: np.ndarray) -> np.ndarray:
         z = np.asarray(z, dtype=complex)
         y0 = -self.y1 if self.symmetric else self.y0
-        return (z.real > self.lo) & (z.real < self.hi) & (z.imag > y0) & (z.imag < self.y1)
+        return (
+            (np.real(z) > self.lo)
+            & (np.real(z) < self.hi)
+            & (np.imag(z) > y0)
+            & (np.imag(z) < self.y1)
+        )
 
     def halves(self) -> list[_Box]:
         """Two boxes covering this one; the cut is off-centre (a root of a real system often
@@ -297,12 +303,12 @@ class _Locator:
         not account for its count."""
         z = zeros_from_power_sums(box.sums, box.count)
         if self.real:
-            z = np.where(z.imag < 0, z.conj(), z)
-            z = np.where(np.abs(z.imag) <= 1e-6 * (1.0 + np.abs(z)), z.real + 0j, z)
+            z = np.where(np.imag(z) < 0, z.conj(), z)
+            z = np.where(np.abs(np.imag(z)) <= 1e-6 * (1.0 + np.abs(z)), np.real(z) + 0j, z)
         lam, _ = _newton(self.system, z, self.real)
         lam = lam[np.isfinite(lam)]
         if self.real:
-            lam = np.where(lam.imag < 0, lam.conj(), lam)
+            lam = np.where(np.imag(lam) < 0, lam.conj(), lam)
         lam = lam[box.holds(lam)]
         for v, _, _, e in self.roots:  # not a root located before
             lam = lam[np.abs(lam - v) > max(e, 1e-9 * (1.0 + abs(v)))]
@@ -315,7 +321,7 @@ class _Locator:
             return False
         vals, rr, mult, err = verified_roots(self.lin, lam, res, self.norms, self.system)
         # a symmetric box holds the mirror of each complex root too; an upper box does not
-        weight = mult * np.where(box.symmetric & (vals.imag != 0), 2, 1)
+        weight = mult * np.where(box.symmetric & (np.imag(vals) != 0), 2, 1)
         if not (box.holds(vals).all() and int(weight.sum()) == box.count):
             return False
         self.roots.extend(zip(vals, rr, mult, err, strict=True))

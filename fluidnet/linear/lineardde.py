@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .delays import merge_delays
@@ -68,7 +69,7 @@ class LinearDDE:
 
     def __init__(
         self,
-        A0,
+        A0: ArrayLike,
         delayed: Iterable[tuple[float, Any]] | Mapping[float, Any] = (),
         *,
         state_names: Iterable[str] | None = None,
@@ -76,9 +77,10 @@ class LinearDDE:
         jacobians: Mapping[Any, Any] | Callable[[], Mapping[Any, Any]] | None = None,
         params: Mapping[str, float] | None = None,
     ) -> None:
-        A0 = _as_matrix(A0, "A0")
-        n = A0.shape[0]
-        pairs = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)
+        a0 = _as_matrix(A0, "A0")
+        n = a0.shape[0]
+        # each item is checked to be a (tau, A_k) pair below
+        pairs: list[Any] = list(delayed.items()) if isinstance(delayed, Mapping) else list(delayed)
         clean = []
         for k, pair in enumerate(pairs):
             try:
@@ -93,11 +95,11 @@ class LinearDDE:
         delays, mats = [], []
         for tau, Ak in merged:
             if tau == 0.0:
-                A0 = A0 + Ak
+                a0 = a0 + Ak
             elif np.any(Ak != 0):
                 delays.append(tau)
                 mats.append(Ak)
-        self.A0: np.ndarray = A0
+        self.A0: np.ndarray = a0
         self.delays: tuple[float, ...] = tuple(delays)
         self.A: tuple[np.ndarray, ...] = tuple(mats)
         names = list(state_names) if state_names is not None else [f"x{i}" for i in range(n)]
@@ -126,7 +128,7 @@ class LinearDDE:
     def max_delay(self) -> float:
         return max(self.delays, default=0.0)
 
-    def characteristic_matrix(self, s) -> np.ndarray:
+    def characteristic_matrix(self, s: ArrayLike) -> np.ndarray:
         """``Delta(s) = s I - A0 - sum_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``.
 
         Parameters
@@ -146,7 +148,7 @@ class LinearDDE:
             out = out - np.exp(-s * tau)[..., None, None] * Ak
         return out
 
-    def characteristic(self, s) -> np.ndarray:
+    def characteristic(self, s: ArrayLike) -> np.ndarray:
         """``det Delta(s)``, vectorized over ``s``.
 
         Parameters
@@ -161,7 +163,7 @@ class LinearDDE:
         """
         return np.linalg.det(self.characteristic_matrix(s))
 
-    def characteristic_derivative(self, s) -> np.ndarray:
+    def characteristic_derivative(self, s: ArrayLike) -> np.ndarray:
         """``d/ds Delta(s) = I + sum_k tau_k A_k exp(-s tau_k)``, shape ``s.shape + (n, n)``.
 
         Parameters
@@ -181,7 +183,12 @@ class LinearDDE:
         return out
 
     # ------------------------------------------------------------------ stability
-    def roots(self, k: int = 6, region=None, **kwargs) -> Roots:
+    def roots(
+        self,
+        k: int = 6,
+        region: ArrayLike | None = None,
+        **kwargs: Any,
+    ) -> Roots:
         """The ``k`` rightmost characteristic roots.
 
         See :func:`fluidnet.linear.roots.characteristic_roots` for the method and options
@@ -214,7 +221,7 @@ class LinearDDE:
         kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="roots")
         return characteristic_roots(self, k=k, region=region, **kwargs)
 
-    def spectral_abscissa(self, **kwargs) -> float:
+    def spectral_abscissa(self, **kwargs: Any) -> float:
         """The largest real part of the characteristic roots.
 
         Parameters
@@ -234,7 +241,7 @@ class LinearDDE:
         """
         return spectral_abscissa(self, **kwargs)
 
-    def is_stable(self, margin: float = 0.0, **kwargs) -> bool:
+    def is_stable(self, margin: float = 0.0, **kwargs: Any) -> bool:
         """True when every characteristic root has real part ``< -margin``.
 
         Parameters

@@ -37,7 +37,7 @@ def newton_roots(
             step = 1.0 / logderiv(lam[idx])
         step[~np.isfinite(step)] = 0.0  # exactly singular: already at a root
         if real:
-            on_axis = lam[idx].imag == 0.0
+            on_axis = np.imag(lam[idx]) == 0.0
             step[on_axis] = step[on_axis].real
         lam[idx] -= step
         size = np.abs(step)

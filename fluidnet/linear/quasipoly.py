@@ -6,10 +6,12 @@ functions of linear delay systems.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeAlias, cast
 
 import numpy as np
 import sympy
+from numpy.typing import ArrayLike
 
 from ..errors import ModelError
 from .delays import merge_delays, same_delay
@@ -47,8 +49,8 @@ def _as_coeffs(c) -> np.ndarray:
     arr = arr.astype(complex) if np.iscomplexobj(arr) else arr.astype(float)
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"polynomial coefficients must be finite, got {arr!r}")
-    if np.iscomplexobj(arr) and np.all(arr.imag == 0):
-        arr = arr.real.copy()
+    if np.iscomplexobj(arr) and np.all(np.imag(arr) == 0):
+        arr = np.real(arr).copy()
     return _trim(arr)
 
 
@@ -71,7 +73,9 @@ class QuasiPolynomial:
 
     __slots__ = ("_delays", "_coeffs")
 
-    def __init__(self, terms=None) -> None:
+    def __init__(
+        self, terms: QuasiPolynomialLike | Iterable[tuple[float, ArrayLike]] | None = None
+    ) -> None:
         if terms is None:
             pairs: list = []
         elif isinstance(terms, QuasiPolynomial):
@@ -85,7 +89,7 @@ class QuasiPolynomial:
         ):
             pairs = [(0.0, terms)]
         else:
-            pairs = list(terms)
+            pairs = list(cast("Iterable[Any]", terms))  # each checked to be a (tau, c) pair
         clean = []
         for tau, c in pairs:
             tau = float(np.real(tau))
@@ -313,7 +317,13 @@ class QuasiPolynomial:
         return "QuasiPolynomial(" + (" + ".join(parts) if parts else "0") + ")"
 
 
-def as_quasipolynomial(obj) -> QuasiPolynomial:
+#: What :func:`as_quasipolynomial` (and so every ``num``/``den`` argument) accepts: a
+#: :class:`QuasiPolynomial`, a number or coefficient sequence (highest power first), or a mapping
+#: ``{tau: coefficients}``.
+QuasiPolynomialLike: TypeAlias = "QuasiPolynomial | ArrayLike | Mapping[float, ArrayLike]"
+
+
+def as_quasipolynomial(obj: QuasiPolynomialLike) -> QuasiPolynomial:
     """Coerce a number, coefficient sequence or QuasiPolynomial."""
     if isinstance(obj, QuasiPolynomial):
         return obj
@@ -334,18 +344,18 @@ def terms_from_sympy(expr: sympy.Expr, s: sympy.Symbol) -> list[tuple[float, np.
     expr = sympy.expand(sympy.sympify(expr), power_exp=False)
     out: list[tuple[float, np.ndarray]] = []
     for term in sympy.Add.make_args(expr):
-        exp_arg = sympy.S.Zero
-        rest = sympy.S.One
+        exp_arg: sympy.Expr = sympy.S.Zero
+        rest: sympy.Expr = sympy.S.One
         for f in sympy.Mul.make_args(term):
             if isinstance(f, sympy.exp):
-                exp_arg += f.args[0]
+                exp_arg += cast(sympy.Expr, f.args[0])
             elif isinstance(f, sympy.Pow) and isinstance(f.base, sympy.exp) and f.exp.is_number:
-                exp_arg += f.base.args[0] * f.exp
+                exp_arg += cast(sympy.Expr, f.base.args[0]) * f.exp
             else:
                 rest *= f
         exp_arg = sympy.expand(exp_arg)
-        slope = exp_arg.coeff(s, 1)
-        offset = sympy.expand(exp_arg - slope * s)
+        slope = cast(sympy.Expr, exp_arg.coeff(s, 1))
+        offset: sympy.Expr = sympy.expand(exp_arg - slope * s)
         if offset.has(s) or not slope.is_number or not offset.is_number:
             raise ModelError(f"exponent {exp_arg} is not of the form a - tau*s with numbers a, tau")
         try:
@@ -361,7 +371,7 @@ def terms_from_sympy(expr: sympy.Expr, s: sympy.Symbol) -> list[tuple[float, np.
                 )
             coeffs.append(complex(c) * complex(sympy.exp(offset)))
         arr = np.array(coeffs, dtype=complex)
-        if np.all(arr.imag == 0):
-            arr = arr.real
+        if np.all(np.imag(arr) == 0):
+            arr = np.real(arr)
         out.append((-float(slope), arr))
     return out

@@ -80,8 +80,8 @@ def imag_bound(lin: LinearDDE, sigma: float, norms, spectrum=None) -> float:
     mu, kappa = a0_spectrum(lin) if spectrum is None else spectrum
     if kappa < 1e8:
         r = kappa * S
-        reach = mu.real + r >= sigma
-        bound = min(bound, float(np.max(np.abs(mu.imag[reach]) + r, initial=0.0)))
+        reach = np.real(mu) + r >= sigma
+        bound = min(bound, float(np.max(np.abs(np.imag(mu)[reach]) + r, initial=0.0)))
     return bound
 
 

@@ -71,7 +71,7 @@ from __future__ import annotations
 import math
 import warnings
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -96,6 +96,10 @@ from .sparse import SparseSystem
 from .stacked import MILD_IMBALANCE, Stack, balance_scales
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from numpy.typing import ArrayLike
+
     from .lineardde import LinearDDE
 
 __all__ = [
@@ -244,9 +248,11 @@ def _candidates(lin: LinearDDE, ev: np.ndarray) -> np.ndarray:
     """Finite eigenvalues; for a real system only those with Im >= 0 (the others mirror)."""
     cand = ev[np.isfinite(ev)]
     if is_real_system(lin):
-        cand = cand[cand.imag >= 0]
-        cand = np.where(np.abs(cand.imag) <= 1e-12 * (1 + np.abs(cand)), cand.real + 0j, cand)
-    return cand[np.argsort(-cand.real, kind="stable")]
+        cand = cand[np.imag(cand) >= 0]
+        cand = np.where(
+            np.abs(np.imag(cand)) <= 1e-12 * (1 + np.abs(cand)), np.real(cand) + 0j, cand
+        )
+    return cand[np.argsort(-np.real(cand), kind="stable")]
 
 
 def _refine(lin: LinearDDE, cand: np.ndarray, norms) -> tuple[np.ndarray, ...]:
@@ -271,13 +277,13 @@ def _merged(lin: LinearDDE, lam: np.ndarray, res: np.ndarray, last: np.ndarray) 
     carried to within 1e-6 of a root passes the residual test, and must not stand for it.
     """
     if is_real_system(lin):
-        near = np.abs(lam.imag) <= 1e-10 * (1 + np.abs(lam))
-        lam = np.where(near, lam.real + 0j, lam)
-        upper = lam.imag > 0
+        near = np.abs(np.imag(lam)) <= 1e-10 * (1 + np.abs(lam))
+        lam = np.where(near, np.real(lam) + 0j, lam)
+        upper = np.imag(lam) > 0
         res = np.concatenate([res, res[upper]])
         last = np.concatenate([last, last[upper]])
         lam = np.concatenate([lam, lam[upper].conj()])
-    order = np.lexsort((-lam.imag, -lam.real))
+    order = np.lexsort((-np.imag(lam), -np.real(lam)))
     merged: list[list] = []
     for i in order:
         v = lam[i]
@@ -323,7 +329,7 @@ def _finalize(lin, found: Found, norms, n_nodes, verify: bool = True, system=Non
     else:
         mult = np.ones(vals.size, dtype=int)
         err = np.full(vals.size, math.nan)
-    order = np.lexsort((-vals.imag, -vals.real))
+    order = np.lexsort((-np.imag(vals), -np.real(vals)))
     roots = [
         CharacteristicRoot(
             value=complex(vals[i]),
@@ -392,8 +398,8 @@ def _certificate(lin: LinearDDE, roots: Roots, box, counter=None) -> tuple[bool 
     start = None if box is None else box[0]
     if vals.size == 0 and start is None:
         return False, math.nan
-    sigma = certificate_line(vals.real, tau_max, start)
-    right = vals.real > sigma
+    sigma = certificate_line(np.real(vals), tau_max, start)
+    right = np.real(vals) > sigma
     mult = np.array([r.multiplicity for r in roots], dtype=int)
     known = int(mult[right].sum())
     # the count is the same for every similar system; its contour is sized by the norms:
@@ -404,7 +410,7 @@ def _certificate(lin: LinearDDE, roots: Roots, box, counter=None) -> tuple[bool 
     return bool(count[0] == known), sigma
 
 
-def _parse_region(region) -> tuple[float, float, float, float] | None:
+def _parse_region(region: Any) -> tuple[float, float, float, float] | None:
     if region is None:
         return None
     if isinstance(region, (int, float, np.integer, np.floating)) and not isinstance(region, bool):
@@ -413,7 +419,7 @@ def _parse_region(region) -> tuple[float, float, float, float] | None:
             raise OptionError(f"region = {region!r}: a half-plane Re(lambda) >= r needs a finite r")
         return (r, math.inf, -math.inf, math.inf)
     try:
-        lo_re, hi_re, lo_im, hi_im = (float(v) for v in region)
+        lo_re, hi_re, lo_im, hi_im = (float(v) for v in cast("Iterable[Any]", region))
     except (TypeError, ValueError) as exc:
         raise OptionError(
             f"region = {region!r}: give a number r (the half-plane Re >= r) or a rectangle "
@@ -429,7 +435,7 @@ def _parse_region(region) -> tuple[float, float, float, float] | None:
 def characteristic_roots(
     lin: LinearDDE,
     k: int = 6,
-    region=None,
+    region: ArrayLike | None = None,
     *,
     max_nodes: int = 400,
     n_nodes: int | None = None,
@@ -632,13 +638,15 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
     if box is not None:
         slack = 1.0 / lin.max_delay
         inside = (
-            (cand.real >= box[0] - slack)
-            & (cand.real <= box[1] + slack)
-            & (cand.imag >= min(box[2], -box[3]) - slack)
-            & (cand.imag <= box[3] + slack)
+            (np.real(cand) >= box[0] - slack)
+            & (np.real(cand) <= box[1] + slack)
+            & (np.imag(cand) >= min(box[2], -box[3]) - slack)
+            & (np.imag(cand) <= box[3] + slack)
         )
         return _merged(lin, *_refine(lin, cand[inside], norms)), ev
-    weight = np.where(cand.imag > 0, 2, 1) if is_real_system(lin) else np.ones(cand.size, dtype=int)
+    weight = (
+        np.where(np.imag(cand) > 0, 2, 1) if is_real_system(lin) else np.ones(cand.size, dtype=int)
+    )
     done = np.zeros(cand.size, dtype=bool)
     lams, ress, lasts = [np.zeros(0, dtype=complex)], [np.zeros(0)], [np.zeros(0)]
     batch = np.zeros(cand.size, dtype=bool)
@@ -656,7 +664,7 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
             # of the rightmost (a cluster of roots there must be found for the count of the
             # certificate line, which may fall left of the k-th root, to match)
             sigma_k = min(found[k - 1][0].real, found[0][0].real - 0.1 / lin.max_delay)
-            batch = ~done & (cand.real >= sigma_k - 1e-9 * (1 + abs(sigma_k)))
+            batch = ~done & (np.real(cand) >= sigma_k - 1e-9 * (1 + abs(sigma_k)))
         else:
             rest = np.flatnonzero(~done)
             batch = np.zeros(cand.size, dtype=bool)
@@ -689,7 +697,7 @@ def _same_roots(a: Roots, b: Roots, scale: float = 1.0) -> bool:
     return bool(np.all(np.abs(va - vb) <= 1e-7 * (scale + np.abs(va))))
 
 
-def spectral_abscissa(lin: LinearDDE, **kwargs) -> float:
+def spectral_abscissa(lin: LinearDDE, **kwargs: Any) -> float:
     """The largest real part of the characteristic roots of ``lin``.
 
     Keyword arguments go to :func:`characteristic_roots`. A system with a root at exactly 0

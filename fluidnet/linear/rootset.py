@@ -7,12 +7,16 @@ solver (:mod:`fluidnet.linear.large`), below both of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import AnalysisError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["CharacteristicRoot", "Roots", "select_roots"]
 
@@ -87,6 +91,9 @@ class Roots(tuple):
     """
 
     n_nodes: int
+    reason: str
+    _check: Callable[[], tuple[bool | None, float]] | None
+    _cert: tuple[bool | None, float] | None
 
     def __new__(
         cls,
@@ -95,9 +102,9 @@ class Roots(tuple):
         certified: bool | None = None,
         certificate: float = math.nan,
         *,
-        check=None,
+        check: Callable[[], tuple[bool | None, float]] | None = None,
         reason: str = "",
-    ):
+    ) -> Roots:
         obj = super().__new__(cls, roots)
         obj.n_nodes = int(n_nodes)
         obj.reason = str(reason)
@@ -108,6 +115,7 @@ class Roots(tuple):
 
     def _certificate(self) -> tuple[bool | None, float]:
         if self._cert is None:
+            assert self._check is not None  # set whenever the certificate is deferred
             self._cert = self._check()
         return self._cert
 
@@ -148,7 +156,7 @@ class Roots(tuple):
         """Largest real part (``-inf`` when empty)."""
         return max((r.real for r in self), default=-math.inf)
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """Scatter the roots in the complex plane, with the imaginary axis drawn."""
         import matplotlib.pyplot as plt
 
@@ -157,7 +165,7 @@ class Roots(tuple):
         v = self.values
         kwargs.setdefault("marker", "x")
         kwargs.setdefault("linestyle", "none")
-        ax.plot(v.real, v.imag, **kwargs)
+        ax.plot(np.real(v), np.imag(v), **kwargs)
         ax.axvline(0.0, color="0.6", lw=0.8)
         ax.axhline(0.0, color="0.85", lw=0.8)
         ax.set_xlabel(r"Re $\lambda$ (1/s)")

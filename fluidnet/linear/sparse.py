@@ -19,7 +19,7 @@ It offers the methods of :class:`~fluidnet.linear.stacked.Stack` that the certif
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
@@ -131,8 +131,8 @@ class SparseSystem:
         w = np.ones(self.m + 1, dtype=complex)
         w[1:] = weights
         c = self.values * w[self.which + 1]
-        data = np.bincount(self._pos, weights=c.real, minlength=self._nnz).astype(complex)
-        data.imag = np.bincount(self._pos, weights=c.imag, minlength=self._nnz)
+        data = np.bincount(self._pos, weights=np.real(c), minlength=self._nnz).astype(complex)
+        data.imag = np.bincount(self._pos, weights=np.imag(c), minlength=self._nnz)
         data[self._diag] += diagonal
         return data
 
@@ -144,8 +144,8 @@ class SparseSystem:
         t = np.zeros(self.m + 1, dtype=complex)
         t[1:] = self.tau * e
         c = self.values * t[self.which + 1]
-        ddata = np.bincount(self._pos, weights=c.real, minlength=self._nnz).astype(complex)
-        ddata.imag = np.bincount(self._pos, weights=c.imag, minlength=self._nnz)
+        ddata = np.bincount(self._pos, weights=np.real(c), minlength=self._nnz).astype(complex)
+        ddata.imag = np.bincount(self._pos, weights=np.imag(c), minlength=self._nnz)
         ddata[self._diag] += 1.0
         return data, ddata
 
@@ -153,8 +153,8 @@ class SparseSystem:
         """``sum_k A_k z_k`` for the rows ``z_k = Z[k]`` of ``Z`` ``(m, n)``."""
         d = self.which >= 0
         c = self.values[d] * Z[self.which[d], self.cols[d]]
-        out = np.bincount(self.rows[d], weights=c.real, minlength=self.n).astype(complex)
-        out.imag = np.bincount(self.rows[d], weights=c.imag, minlength=self.n)
+        out = np.bincount(self.rows[d], weights=np.real(c), minlength=self.n).astype(complex)
+        out.imag = np.bincount(self.rows[d], weights=np.imag(c), minlength=self.n)
         return out
 
     def _dense(self, data: np.ndarray) -> np.ndarray:
@@ -168,7 +168,17 @@ class SparseSystem:
 
         return csc_matrix((data, self._indices, self._indptr), shape=(self.n, self.n))
 
-    def delta(self, s: np.ndarray, idx=None, derivative: bool = False):
+    @overload
+    def delta(
+        self, s: np.ndarray, idx: object = None, derivative: Literal[False] = False
+    ) -> np.ndarray: ...
+    @overload
+    def delta(
+        self, s: np.ndarray, idx: object, derivative: Literal[True]
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+    def delta(
+        self, s: np.ndarray, idx: object = None, derivative: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """Dense ``Delta(s_q)`` (and ``Delta'(s_q)``), shape ``(Q, n, n)``."""
         s = np.asarray(s, dtype=complex).ravel()
         D = np.empty((s.size, self.n, self.n), dtype=complex)
@@ -176,9 +186,10 @@ class SparseSystem:
         for q, sq in enumerate(s):
             data, ddata = self._coefficients(sq, derivative)
             D[q] = self._dense(data)
-            if derivative:
+            if dD is not None:
+                assert ddata is not None  # asked for with derivative=True
                 dD[q] = self._dense(ddata)
-        return (D, dD) if derivative else D
+        return (D, dD) if dD is not None else D
 
     def _factor(self, s: complex, data: np.ndarray | None = None):
         """A factorization of ``Delta(s)``: ``(solve, log |det|, det / |det|)``, or None when
@@ -227,6 +238,7 @@ class SparseSystem:
             if not np.isfinite(sq):
                 continue
             data, ddata = self._coefficients(sq, True)
+            assert ddata is not None  # asked for with derivative=True
             got = self._factor(sq, data)
             if got is None:
                 continue

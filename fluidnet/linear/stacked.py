@@ -13,6 +13,7 @@ certificate (:mod:`fluidnet.linear.certificate`). Closed forms are used for one 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, overload
 
 import numpy as np
 
@@ -89,7 +90,17 @@ class Stack:
             return n0 + np.sum(nk * np.exp(-np.asarray(sigma)[..., None] * tau), axis=-1)
 
     # ------------------------------------------------------------------ evaluations
-    def delta(self, s: np.ndarray, idx: np.ndarray, derivative: bool = False):
+    @overload
+    def delta(
+        self, s: np.ndarray, idx: np.ndarray, derivative: Literal[False] = False
+    ) -> np.ndarray: ...
+    @overload
+    def delta(
+        self, s: np.ndarray, idx: np.ndarray, derivative: Literal[True]
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+    def delta(
+        self, s: np.ndarray, idx: np.ndarray, derivative: bool = False
+    ) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """``Delta(s_q)`` of system ``idx_q`` (and ``Delta'(s_q)``), shape ``(Q, n, n)``."""
         s = np.asarray(s, dtype=complex)
         n = self.n
@@ -107,9 +118,9 @@ class Stack:
             for k in range(self.m):
                 Ak = self.A[idx, k]
                 D -= E[:, k, None, None] * Ak
-                if derivative:
+                if dD is not None:
                     dD += (E[:, k] * tau[:, k])[:, None, None] * Ak
-        return (D, dD) if derivative else D
+        return (D, dD) if dD is not None else D
 
     def det_logderiv(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``det Delta(s_q)`` and ``(det Delta)'/det Delta`` (``inf`` where Delta is singular)."""
@@ -158,7 +169,9 @@ class Stack:
                         dD[i][j] = t if dD[i][j] is None else dD[i][j] + t
         with np.errstate(all="ignore"):
             f = D[0][0] * D[1][1] - D[0][1] * D[1][0]
-            num = D[1][1] * dD[0][0] + D[0][0] * dD[1][1]
+            d00, d11 = dD[0][0], dD[1][1]
+            assert d00 is not None and d11 is not None  # the diagonal of Delta' holds 1 + ...
+            num = D[1][1] * d00 + D[0][0] * d11
             if dD[1][0] is not None:
                 num = num - D[0][1] * dD[1][0]
             if dD[0][1] is not None:
@@ -198,7 +211,7 @@ class Stack:
                 step = 1.0 / self.logderiv(lam[a], idx[a])
             step[~np.isfinite(step)] = 0.0
             if keep_real:
-                on_axis = lam[a].imag == 0.0
+                on_axis = np.imag(lam[a]) == 0.0
                 step[on_axis] = step[on_axis].real
             lam[a] -= step
             size = np.abs(step)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -29,6 +29,9 @@ import sympy
 from ..errors import AnalysisError, ModelError, OptionError, ParameterError
 from ..overrides import parameter_value
 from ..parsing import as_expression
+
+if TYPE_CHECKING:
+    from .distribution import WindowDistribution
 
 __all__ = ["WindowChain"]
 
@@ -138,7 +141,7 @@ class WindowChain:
             raise ModelError(f"{law} law {expr!r} is not an expression")
         known = {self.window.name: self.window} | {p.name: p for p in self._params}
         rep = {}
-        for s in e.free_symbols:
+        for s in cast("set[sympy.Symbol]", e.free_symbols):
             if s.name not in known:
                 raise ModelError(
                     f"{law} law {e} has the free symbol {s.name!r}, which is neither the "
@@ -146,7 +149,7 @@ class WindowChain:
                     f"({', '.join(self._values) or 'none given'})"
                 )
             rep[s] = known[s.name]
-        return e.xreplace(rep)
+        return cast(sympy.Expr, e.xreplace(rep))
 
     # ----------------------------------------------------------------------------- accessors
     @property
@@ -365,9 +368,16 @@ class WindowChain:
         i = neg[0]
         if d[i] == 0:
             return float(grid[i])
-        return float(
-            brentq(lambda x: float(self.drift(x)), grid[i - 1], grid[i], xtol=1e-14, rtol=1e-14)
+        # scipy's brentq is unannotated: pyright infers ``rtol: float64`` from its default and a
+        # ``(root, RootResults)`` tuple from full_output, which is False here.
+        root = brentq(
+            lambda x: float(self.drift(x)),
+            grid[i - 1],
+            grid[i],
+            xtol=1e-14,
+            rtol=1e-14,  # pyright: ignore[reportArgumentType]
         )
+        return float(cast(float, root))
 
     def marking_onset(self, below: float | None = None) -> float:
         """The largest window ``W*`` under which nothing is marked (0 if marking starts at 0).
@@ -410,7 +420,7 @@ class WindowChain:
         return float(a)
 
     # ----------------------------------------------------------------------------- solvers
-    def stationary(self, **options: Any):
+    def stationary(self, **options: Any) -> WindowDistribution:
         """The stationary distribution by the PDMP solver
         (see :func:`fluidnet.stochastic.stationary_distribution`).
 
@@ -428,7 +438,7 @@ class WindowChain:
 
         return stationary_distribution(self, **options)
 
-    def monte_carlo(self, **options: Any):
+    def monte_carlo(self, **options: Any) -> WindowDistribution:
         """The stationary distribution by Monte Carlo of the exact chain
         (see :func:`fluidnet.stochastic.monte_carlo`).
 

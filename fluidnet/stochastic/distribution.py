@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import AnalysisError, OptionError
 
@@ -66,6 +67,8 @@ class WindowDistribution:
     edges, counts : array, optional
         Histogram bin edges and counts (Monte Carlo): the distribution function is then
         piecewise linear through the edges, which the quantiles use.
+    name : str, optional
+        The name of the chain it describes (the attribute ``name``).
 
     Attributes
     ----------
@@ -78,8 +81,8 @@ class WindowDistribution:
 
     def __init__(
         self,
-        w: Sequence[float],
-        pdf: Sequence[float],
+        w: ArrayLike,
+        pdf: ArrayLike,
         *,
         method: str,
         average: str = "ack",
@@ -87,8 +90,8 @@ class WindowDistribution:
         ci: Mapping[str, tuple[float, float]] | None = None,
         info: Mapping[str, Any] | None = None,
         time_average: WindowDistribution | None = None,
-        edges: Sequence[float] | None = None,
-        counts: Sequence[float] | None = None,
+        edges: ArrayLike | None = None,
+        counts: ArrayLike | None = None,
         name: str = "",
     ) -> None:
         w = np.asarray(w, dtype=float)
@@ -113,14 +116,14 @@ class WindowDistribution:
         self.ci = dict(ci) if ci is not None else None
         self.info = dict(info or {})
         self._time = time_average
-        self._edges = None
+        self._edges: tuple[NDArray[np.float64], NDArray[np.float64]] | None = None
         if edges is not None:
-            edges = np.asarray(edges, dtype=float)
-            counts = np.asarray(counts, dtype=float)
-            if edges.shape != (w.size + 1,) or counts.shape != w.shape:
+            e = np.asarray(edges, dtype=float)
+            n = np.asarray(counts, dtype=float)
+            if e.shape != (w.size + 1,) or n.shape != w.shape:
                 raise AnalysisError("histogram edges/counts do not match the grid")
-            cum = np.concatenate(([0.0], np.cumsum(counts)))
-            self._edges = (edges, cum / cum[-1])
+            cum = np.concatenate(([0.0], np.cumsum(n)))
+            self._edges = (e, cum / cum[-1])
 
     # ------------------------------------------------------------------------------ basics
     @property

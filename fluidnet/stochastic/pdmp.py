@@ -84,7 +84,7 @@ def _lower_end(chain: WindowChain, c: float, drift: str) -> tuple[float, str]:
         if x * (1 - c) < y[0]:
             raise GridConvergenceError(
                 f"{chain.name!r}: the window reaches below w = {y[0]:.3g} with probability "
-                f"{prob:.2g} > 1e-20; give support=(lower, upper)"
+                f"{prob:.2g} > 1e-20; give window_range=(lower, upper)"
             )
         dl = np.interp(x, y, lam) - np.interp(x * (1 - c), y, lam)
         prob *= -math.expm1(-dl)
@@ -92,7 +92,7 @@ def _lower_end(chain: WindowChain, c: float, drift: str) -> tuple[float, str]:
     return x, "run of jumps < 1e-20"
 
 
-def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, max_points: int):
+def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, max_nodes: int):
     """Geometric grid from ``lo`` until the hazard integral exceeds its value at the marking
     onset by :data:`TAIL` (or up to ``upper``), plus ``m`` points for the advanced argument."""
     rho = (1 - c) ** (-1.0 / m)
@@ -112,7 +112,11 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
             lam = lam_end + np.cumsum(0.5 * (seg[1][1:] + seg[1][:-1]) * np.diff(seg[0]))
         else:
             lam = np.concatenate(([0.0], np.cumsum(0.5 * (k[1:] + k[:-1]) * np.diff(w))))
-        ws.append(w), vs.append(v), ps.append(p), ks.append(k), lam_parts.append(lam)
+        ws.append(w)
+        vs.append(v)
+        ps.append(p)
+        ks.append(k)
+        lam_parts.append(lam)
         lam_end = float(lam[-1])
         n += idx.size
         start += idx.size
@@ -123,7 +127,7 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
                 break
         elif base is not None and lam_end - base > TAIL:
             break
-        if w[-1] >= cap or n > max_points:
+        if w[-1] >= cap or n > max_nodes:
             if upper is None and w[-1] >= cap:
                 raise NotNormalizableError(
                     f"{chain.name!r}: the hazard integral int mark/increase dw grows only to "
@@ -132,8 +136,8 @@ def _grid(chain: WindowChain, lo: float, c: float, m: int, drift: str, upper, ma
                     "(the marking is too weak for the increase law)"
                 )
             raise GridConvergenceError(
-                f"{chain.name!r}: more than {max_points} grid points (m = {m}) before the tail "
-                f"is negligible (w = {w[-1]:.4g}); lower m or raise max_points"
+                f"{chain.name!r}: more than {max_nodes} grid points (m = {m}) before the tail "
+                f"is negligible (w = {w[-1]:.4g}); lower m or raise max_nodes"
             )
     w = np.concatenate(ws)
     lam = np.concatenate(lam_parts)
@@ -170,8 +174,8 @@ def _march(w: np.ndarray, k: np.ndarray, lam: np.ndarray, m: int) -> np.ndarray:
     return H
 
 
-def _solve(chain, c, m, drift, lo, upper, max_points):
-    w, v, p, k, lam, n_main = _grid(chain, lo, c, m, drift, upper, max_points)
+def _solve(chain, c, m, drift, lo, upper, max_nodes):
+    w, v, p, k, lam, n_main = _grid(chain, lo, c, m, drift, upper, max_nodes)
     H = _march(w, k, lam, m)
     G = H * np.exp(-(lam - lam[0]))
     G /= G[0]
@@ -199,10 +203,10 @@ def stationary_distribution(
     *,
     m: int = 4000,
     drift: str = "limit",
-    support: tuple[float, float] | None = None,
+    window_range: tuple[float, float] | None = None,
     tol: float = 1e-6,
     check: bool = True,
-    max_points: int = 2_000_000,
+    max_nodes: int = 2_000_000,
 ) -> WindowDistribution:
     """The stationary window distribution of a chain's piecewise-deterministic limit.
 
@@ -222,16 +226,18 @@ def stationary_distribution(
         ``"limit"``: between marks the window grows by ``increase(w)`` per ACK, the
         ``p_max -> 0`` limit of the paper. ``"mean"``: by ``increase(w) (1 - mark(w))``, the
         expected growth per ACK (keeps the first-order effect of marking on the growth).
-    support : (float, float), optional
-        Grid range; by default from ``(1 - c) W*`` (``W*`` the marking onset; the law has no mass
-        below it) to where the tail of ``1 - F`` is below ~1e-21.
+    window_range : (float, float), optional
+        The range of the window covered by the grid; by default from ``(1 - c) W*`` (``W*``
+        the marking onset; the law has no mass below it) to where the tail of ``1 - F`` is
+        below ~1e-21.
     tol : float, default 1e-6
         Relative error allowed on the mean and the variance, estimated by also solving with
         ``m/2`` (Richardson: the error of the second-order scheme is a third of the change).
     check : bool, default True
         Do the ``m/2`` solve and the tolerance test.
-    max_points : int
-        Refuse grids longer than this.
+    max_nodes : int, default 2000000
+        The most grid points allowed (a discretization size): a longer grid is refused with
+        :class:`GridConvergenceError`.
 
     Returns
     -------
@@ -249,13 +255,13 @@ def stationary_distribution(
         For a law out of its range on the grid (non-positive increase, marking outside
         ``[0, 1]``, ``c`` outside ``(0, 1)``).
     OptionError
-        For a bad ``m``, ``drift``, ``support`` or ``tol``.
+        For a bad ``m``, ``drift``, ``window_range``, ``tol`` or ``max_nodes``.
     NotNormalizableError
         When the marking cannot hold the window (no zero-drift window, or a hazard integral
         that stays bounded).
     GridConvergenceError
-        When the estimated error exceeds ``tol``, or the discrete solution is not a
-        distribution.
+        When the estimated error exceeds ``tol``, the grid needs more than ``max_nodes``
+        points, or the discrete solution is not a distribution.
 
     Examples
     --------
@@ -282,18 +288,20 @@ def stationary_distribution(
             f"the PDMP limit needs a multiplicative decrease c w (beta = 1); {chain.name!r} "
             f"has decrease {chain.decrease}. Use monte_carlo for other decrease laws"
         )
-    if support is not None:
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer)) or max_nodes < 1:
+        raise OptionError(f"max_nodes = {max_nodes!r} must be a positive integer")
+    if window_range is not None:
         try:
-            lo, upper = (float(x) for x in support)
+            lo, upper = (float(x) for x in window_range)
         except (TypeError, ValueError) as exc:
-            raise OptionError(f"support = {support!r} must be (lower, upper)") from exc
+            raise OptionError(f"window_range = {window_range!r} must be (lower, upper)") from exc
         if not (0 < lo < upper < math.inf):
-            raise OptionError(f"support = {support!r} needs 0 < lower < upper < inf")
+            raise OptionError(f"window_range = {window_range!r} needs 0 < lower < upper < inf")
         lower_rule = "given"
     else:
         lo, lower_rule = _lower_end(chain, c, drift)
         upper = None
-    w, pi, p, tail = _solve(chain, c, int(m), drift, lo, upper, max_points)
+    w, pi, p, tail = _solve(chain, c, int(m), drift, lo, upper, int(max_nodes))
     info: dict[str, Any] = {
         "m": int(m),
         "points": int(w.size),
@@ -307,7 +315,7 @@ def stationary_distribution(
     mean = _trapezoid(w * pi, w)
     var = _trapezoid((w - mean) ** 2 * pi, w)
     if check:
-        wc, pic, _, _ = _solve(chain, c, int(m) // 2, drift, lo, upper, max_points)
+        wc, pic, _, _ = _solve(chain, c, int(m) // 2, drift, lo, upper, int(max_nodes))
         mean_c = _trapezoid(wc * pic, wc)
         var_c = _trapezoid((wc - mean_c) ** 2 * pic, wc)
         err = {"mean": abs(mean - mean_c) / 3 / mean, "var": abs(var - var_c) / 3 / var}

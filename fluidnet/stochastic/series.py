@@ -24,6 +24,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..errors import OptionError, ParameterError
 from ..overrides import parameter_value
@@ -118,10 +119,22 @@ def constant_mark_moment(q: float, *, alpha: float, c1: float, c2: float, p: flo
     return float(val)
 
 
-def constant_mark_tail(w: Any, *, alpha: float, c1: float, c2: float, p: float) -> np.ndarray:
+def constant_mark_tail(
+    w: ArrayLike, *, alpha: float, c1: float, c2: float, p: float
+) -> float | np.ndarray:
     """``P(W > w)`` per ACK for constant marking probability ``p`` (exact series).
 
-    Parameters as in :func:`constant_mark_moment`; ``w`` a window or an array of them.
+    Parameters
+    ----------
+    w : float or array_like
+        The window(s).
+    alpha, c1, c2, p : float
+        As in :func:`constant_mark_moment`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``P(W > w)``, a float for a scalar ``w``, else an array shaped like ``w``.
     """
     import mpmath
 

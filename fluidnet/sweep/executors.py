@@ -22,8 +22,8 @@ import math
 import os
 import pickle
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import numpy as np
 
@@ -32,6 +32,11 @@ from ..progress import progress_bar
 from ..threads import single_threaded_blas
 from .store import Checkpoint, Store, as_store
 from .workers import init_worker
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+
+    from dask.distributed import Client
 
 __all__ = [
     "Executor",
@@ -156,7 +161,7 @@ class Executor:
 
     def _run(
         self, fn: Callable[[Any], Any], chunks: Iterable[list[Any]]
-    ) -> Iterator[tuple[int, list[Any]]]:
+    ) -> Generator[tuple[int, list[Any]], None, None]:
         """Yield ``(chunk number, results)`` as chunks complete; ``chunks`` is an iterator
         (read as work is submitted: at most :meth:`in_flight` chunks ahead)."""
         raise NotImplementedError
@@ -244,7 +249,7 @@ class Executor:
         items = items if isinstance(items, Sequence) else list(items)
         results: list[Any] = [_MISSING] * len(items)
 
-        def receive(indices: Sequence[int], out: list[Any]) -> None:
+        def receive(indices: Sequence[int] | np.ndarray, out: list[Any]) -> None:
             for i, r in zip(indices, out, strict=True):
                 results[i] = r
 
@@ -263,7 +268,7 @@ class Executor:
         self,
         fn: Callable[[Any], Any],
         items: Sequence[Any],
-        receive: Callable[[Sequence[int], list[Any]], None],
+        receive: Callable[[Sequence[int] | np.ndarray, list[Any]], None],
         *,
         progress: bool | None = None,
         desc: str | None = None,
@@ -354,6 +359,7 @@ class Executor:
                     running.close()
                     kept = ""
                     if ckpt is not None:
+                        assert target is not None  # the checkpoint's store
                         ckpt.flush()
                         kept = f"; they are kept in {target.path}: run the same call to resume"
                     raise KeyboardInterrupt(
@@ -498,7 +504,10 @@ class ProcessExecutor(Executor):
     name = "processes"
 
     def __init__(
-        self, max_workers: int | None = None, chunksize: int | None = None, mp_context=None
+        self,
+        max_workers: int | None = None,
+        chunksize: int | None = None,
+        mp_context: BaseContext | None = None,
     ) -> None:
         if max_workers is not None and (isinstance(max_workers, bool) or int(max_workers) < 1):
             raise OptionError(f"max_workers = {max_workers!r} must be a positive integer")
@@ -553,7 +562,7 @@ def _terminate(pool: cf.ProcessPoolExecutor) -> None:
             p.join(timeout=5)
 
 
-def _is_dask_client(obj: Any) -> bool:
+def _is_dask_client(obj: Any) -> TypeGuard[Client]:
     return type(obj).__name__ == "Client" and type(obj).__module__.startswith("distributed")
 
 
@@ -580,7 +589,7 @@ class DaskExecutor(Executor):
 
     name = "dask"
 
-    def __init__(self, client=None, chunksize: int | None = None) -> None:
+    def __init__(self, client: Client | str | None = None, chunksize: int | None = None) -> None:
         try:
             from dask import distributed
         except ImportError as exc:
@@ -604,10 +613,17 @@ class DaskExecutor(Executor):
 
     @property
     def workers(self) -> int:
+        assert self.client is not None  # set while a map runs, or given
         info = self.client.scheduler_info().get("workers", {})
         return max(1, sum(int(w.get("nthreads", 1)) for w in info.values()))
 
-    def map_chunks(self, fn, items, receive, **kwargs):
+    def map_chunks(
+        self,
+        fn: Callable[[Any], Any],
+        items: Sequence[Any],
+        receive: Callable[[Sequence[int] | np.ndarray, list[Any]], None],
+        **kwargs: Any,
+    ) -> None:
         """:meth:`Executor.map_chunks` on the Dask cluster; an executor made with a scheduler
         address connects for this call and closes the connection after it.
 
@@ -649,13 +665,15 @@ class DaskExecutor(Executor):
     def _run(self, fn, chunks):
         from dask.distributed import as_completed
 
+        client = self.client
+        assert client is not None  # set while a map runs, or given
         numbered = enumerate(chunks)
-        index: dict[str, int] = {}
-        pending: dict[str, Any] = {}
+        index: dict[Any, int] = {}  # by the futures' keys
+        pending: dict[Any, Any] = {}
         running = as_completed()
 
         def submit(k: int, chunk: list[Any]) -> None:
-            fut = self.client.submit(_run_chunk_one_blas_thread, fn, chunk, pure=False)
+            fut = client.submit(_run_chunk_one_blas_thread, fn, chunk, pure=False)
             index[fut.key], pending[fut.key] = k, fut
             running.add(fut)
 
@@ -670,13 +688,17 @@ class DaskExecutor(Executor):
                     submit(k2, chunk)
                 yield k, out
         finally:
-            self.client.cancel([f for f in pending.values() if not f.done()])
+            client.cancel([f for f in pending.values() if not f.done()])
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.address or self.client!r})"
 
 
-def resolve_executor(spec=None) -> Executor:
+#: What ``executor=`` accepts (see :func:`resolve_executor`).
+ExecutorSpec: TypeAlias = "Executor | cf.Executor | Client | str | int | None"
+
+
+def resolve_executor(spec: ExecutorSpec = None) -> Executor:
     """An executor object from a specification.
 
     ``None`` or ``"serial"``; ``"processes"`` or a number of processes; ``"dask"`` (the current

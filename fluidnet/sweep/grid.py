@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
@@ -18,7 +18,12 @@ from ..overrides import parameter_values
 from .executors import resolve_executor
 
 if TYPE_CHECKING:
+    import os
+
     import xarray as xr
+
+    from .executors import ExecutorSpec
+    from .store import Store
 
 __all__ = ["GridPoints", "grid_axes", "grid_points", "sweep"]
 
@@ -49,7 +54,7 @@ def grid_axes(grid: Mapping[str, Any]) -> tuple[list[str], list[np.ndarray]]:
     return names, axes
 
 
-class GridPoints(Sequence):
+class GridPoints(Sequence[dict[str, float]]):
     """The points ``{name: value}`` of a rectangular grid, in C order (the last name varies
     fastest), made when asked for: ``len()`` and indexing without a list of every point.
 
@@ -78,7 +83,13 @@ class GridPoints(Sequence):
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, index):
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> dict[str, float]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, float]]: ...
+    def __getitem__(
+        self, index: SupportsIndex | slice
+    ) -> dict[str, float] | list[dict[str, float]]:
         if isinstance(index, slice):
             span = range(*index.indices(self._size))
             if len(span) <= 16:
@@ -160,8 +171,8 @@ def sweep(
     fn: Callable[..., Any],
     grid: Mapping[str, Any],
     *,
-    executor=None,
-    store=None,
+    executor: ExecutorSpec = None,
+    store: Store | str | os.PathLike | None = None,
     on_error: str = "raise",
     progress: bool | None = None,
     desc: str | None = None,
@@ -244,12 +255,13 @@ class _Columns:
         self.errors = np.full(self.n, "", dtype=object) if keep_errors else None
         self.received = 0
 
-    def receive(self, indices: Sequence[int], results: list) -> None:
+    def receive(self, indices: Sequence[int] | np.ndarray, results: list) -> None:
         """Write the results of the points ``indices`` (increasing) into the variables."""
         self.received += len(results)
         where, rows = [], []
         for i, (value, error) in zip(indices, results, strict=True):
             if value is None and error:  # failed, with on_error="nan"
+                assert self.failed is not None and self.errors is not None  # keep_errors
                 self.failed[i] = True
                 self.errors[i] = error
             else:
@@ -263,7 +275,9 @@ class _Columns:
         for i, row in zip(where, rows, strict=True):
             if isinstance(row, Mapping) != mapping or (mapping and list(row) != self.keys):
                 self._check_keys(i, row if isinstance(row, Mapping) else {"value": row})
-        for key in self.keys:
+        keys = self.keys
+        assert keys is not None  # set by _start
+        for key in keys:
             column = [row[key] for row in rows] if mapping else rows
             self._put_column(key, where, column)
 
@@ -274,6 +288,7 @@ class _Columns:
             self.arrays[key] = np.empty((self.n, *v.shape), dtype=v.dtype)
 
     def _check_keys(self, i: int, row: Mapping[str, Any]) -> None:
+        assert self.keys is not None  # set by _start
         if set(row) != set(self.keys):
             raise OptionError(
                 f"fn returned the keys {sorted(row)} at {_where(self.points[i])} but "

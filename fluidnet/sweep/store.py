@@ -639,7 +639,7 @@ def _array_digest(data: np.ndarray) -> str:
     """SHA-256 of an array's values, dtype and shape."""
     data = np.ascontiguousarray(data)
     h = hashlib.sha256(f"{data.dtype.str}{list(data.shape)}|".encode())
-    h.update(memoryview(data.reshape(-1).view(np.uint8)) if data.size else b"")
+    h.update(data.reshape(-1).view(np.uint8).data if data.size else b"")
     return h.hexdigest()
 
 
@@ -729,13 +729,19 @@ def _verified_arrays(part: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]
             "its metadata zarr.json does not match the digest in its name (altered or replaced)"
         )
     arrays = {}
-    for name, digest in attrs["sha256"].items():
+    digests = attrs.get("sha256")
+    if not isinstance(digests, Mapping):
+        raise StoreError("its metadata zarr.json has no table of array digests")
+    for name, digest in digests.items():
         try:
-            data = group[name][...]
+            member = group[name]
+            data = np.asarray(member[...]) if isinstance(member, zarr.Array) else None
         except Exception as exc:  # noqa: BLE001 - zarr raises many types on bad chunks
             raise StoreError(
                 f"array {name!r} cannot be read ({type(exc).__name__}: {exc})"
             ) from exc
+        if data is None:
+            raise StoreError(f"{name!r} is a group, not an array")
         if _array_digest(data) != digest:
             raise StoreError(_mismatch(part, name))
         arrays[name] = data

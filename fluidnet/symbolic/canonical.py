@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING, cast
 
 import sympy
 from sympy.core.function import AppliedUndef
 
 from ..errors import ModelError
 from .symbols import t as T_SYM
+
+if TYPE_CHECKING:
+    from .model import Model
 
 __all__ = ["Lag", "DDEForm", "build_form", "delay_of"]
 
@@ -120,7 +124,7 @@ def delay_of(arg: sympy.Expr) -> sympy.Expr:
     return sympy.expand(T_SYM - arg)
 
 
-def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
+def build_form(model: Model, opaque: tuple[str, ...] = ()) -> DDEForm:
     """Expand the signals of ``model`` and replace every state reference by a symbol.
 
     One pass over each right-hand side: a signal used at time ``arg`` is replaced by its
@@ -182,7 +186,7 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
             return got
         if isinstance(e, AppliedUndef):
             name = e.func.__name__
-            arg = canon(e.args[0], at)
+            arg = canon(cast(sympy.Expr, e.args[0]), at)
             if name in signal_defs:
                 if (name, arg) in expanding:  # pragma: no cover - Model rejects cycles before
                     raise ModelError("signal definitions reference each other in a cycle")
@@ -190,9 +194,9 @@ def build_form(model, opaque: tuple[str, ...] = ()) -> DDEForm:
                 out = canon(signal_defs[name], arg)
                 expanding.discard((name, arg))
             else:
-                out = lag_symbol(name, arg, e.args[0])
+                out = lag_symbol(name, arg, cast(sympy.Expr, e.args[0]))
         else:
-            new_args = [canon(a, at) for a in e.args]
+            new_args = [canon(cast(sympy.Expr, a), at) for a in e.args]
             if all(a is b for a, b in zip(new_args, e.args, strict=True)):
                 out = e
             else:

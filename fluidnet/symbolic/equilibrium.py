@@ -44,13 +44,17 @@ import functools
 import itertools
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ModelError
 from .numeric import to_numpy
+
+if TYPE_CHECKING:
+    from .model import Model
+    from .newton import SparseSteadyState
 
 __all__ = [
     "Equilibrium",
@@ -202,7 +206,8 @@ def _switching_surfaces(eqs) -> tuple[str, ...]:
         for a in e.atoms(sympy.Piecewise):
             for _, cond in a.args:
                 if isinstance(cond, sympy.core.relational.Relational):
-                    found.append(cond.lhs - cond.rhs)
+                    lhs, rhs = cast("tuple[sympy.Expr, sympy.Expr]", cond.args)
+                    found.append(lhs - rhs)
     out: list[str] = []
     for f in found:
         text = f"{sympy.simplify(f)} = 0"
@@ -251,7 +256,7 @@ class _Plan:
         if self.large:
             self._plan_sparse(form)
             return
-        self.sparse = None
+        self.sparse: SparseSteadyState | None = None
         eqs = steady_state_equations(form)
         args = (form.x, form.p)
         self._eqs, self._args, self._x = eqs, args, form.x
@@ -302,12 +307,18 @@ class _Plan:
         takes sympy a fraction of a second)."""
         return _switching_surfaces(self._surface_eqs)
 
+    @property
+    def sparse_form(self) -> SparseSteadyState:
+        """The sparse steady state of a large model (built with the plan)."""
+        assert self.sparse is not None, "only a large model has the sparse form"
+        return self.sparse
+
     @functools.cached_property
     def jac(self):
         """The Jacobian of the steady-state equations (built on first use: dense and slow to
         build for a model of a thousand states, and not needed to check a given point)."""
         if self.large:
-            return lambda x, p: _dense(self.sparse.jacobian(x, p), len(self.states))
+            return lambda x, p: _dense(self.sparse_form.jacobian(x, p), len(self.states))
         return to_numpy(self._args, sympy.Matrix(self._eqs).jacobian(sympy.Matrix(self._x)))
 
     def scale(self, i: int, x: np.ndarray, p: np.ndarray) -> float:
@@ -323,7 +334,7 @@ class _Plan:
         """The largest term of every equation at ``x`` (0 where all its terms vanish); for a
         large model the sizes of the equations."""
         if self.large:
-            sizes = self.sparse.sizes(x, p)
+            sizes = self.sparse_form.sizes(x, p)
             sizes[~np.isfinite(sizes)] = 0.0
             return sizes
         mags = np.abs(self.all_terms(x, p))
@@ -348,7 +359,7 @@ def _plan(model) -> _Plan:
 
 
 def equilibria(
-    model,
+    model: Model,
     *,
     guess: Mapping[str, float] | None = None,
     isolated: bool = False,
@@ -617,7 +628,7 @@ def _polish(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[np.ndarray
     if plan.large:  # the sparse Newton iteration (where it stopped short), from this point
         if best_res <= RESIDUAL_TOL:
             return best, best_res
-        for y in plan.sparse.solve(x[None, :], p):
+        for y in plan.sparse_form.solve(x[None, :], p):
             res = _residual(plan, y, p, held)[0]
             if res < best_res:
                 best, best_res = y, res
@@ -698,7 +709,7 @@ def _not_isolated(plan: _Plan, x: np.ndarray, held, p: np.ndarray) -> np.ndarray
     free = [i for i in range(len(x)) if i not in held]
     if not free:
         return None
-    if plan.large and plan.sparse.well_conditioned(x, p, free):
+    if plan.large and plan.sparse_form.well_conditioned(x, p, free):
         return None  # regular: isolated (the dense test below is for the rare singular case)
     J = plan.jac(x, p)[np.ix_(free, free)]
     if not np.all(np.isfinite(J)) or np.iscomplexobj(J):
@@ -909,7 +920,7 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
                 y0[idx] = 0.0
                 starts.append(y0)
         out: list[np.ndarray] = []
-        for x in plan.sparse.solve(np.array(starts), p):  # many starts settle on one point
+        for x in plan.sparse_form.solve(np.array(starts), p):  # many starts settle on one point
             if not any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y in out):
                 out.append(x)
         return out

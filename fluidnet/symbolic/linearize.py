@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -30,6 +30,9 @@ from .jacobians import sparse_jacobian
 from .numeric import to_numpy
 from .switches import extract_switches
 from .symbols import param_subs
+
+if TYPE_CHECKING:
+    from .model import Model
 
 __all__ = [
     "linearize",
@@ -154,7 +157,7 @@ class _Plan:
                 self._switches = ([], None, None)
                 return self._switches
             steady = {lag.symbol: form.x[lag.state] for lag in form.lags}
-            surfaces = [sw.surface.xreplace(steady) for sw in switches]
+            surfaces = [cast(sympy.Expr, sw.surface.xreplace(steady)) for sw in switches]
             scales = [sum(abs(a) for a in sympy.Add.make_args(s)) for s in surfaces]
             args = (form.x, form.p, [sw.weight for sw in switches])
             self._switches = (switches, to_numpy(args, surfaces), to_numpy(args, scales))
@@ -180,7 +183,9 @@ def _plan(model) -> _Plan:
     return model.cached("linearization plan", lambda: _Plan(model))
 
 
-def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params: Any) -> LinearDDE:
+def linearize(
+    model: Model, *, equilibrium: Mapping[str, float] | None = None, **params: Any
+) -> LinearDDE:
     """Linearize ``model`` at an equilibrium.
 
     Parameters
@@ -242,7 +247,7 @@ def linearize(model, *, equilibrium: Mapping[str, float] | None = None, **params
     group = np.zeros(L, dtype=int)
     heads: list[float] = []
     for k in order:
-        if not heads or not same_delay(heads[-1], clean[k]):
+        if not heads or not same_delay(heads[-1], float(clean[k])):
             heads.append(float(clean[k]))
         group[k] = len(heads) - 1
     mats = np.zeros((len(heads), n, n))
@@ -280,6 +285,7 @@ def _on_switching_surfaces_batch(plan: _Plan, X: np.ndarray, P: np.ndarray) -> n
     K = X.shape[0]
     if not switches:
         return np.zeros(K, dtype=bool)
+    assert values is not None and scales is not None  # compiled whenever there are switches
     W = np.zeros((len(switches), K))
     for _ in range(len(switches)):  # nested switches: inner weights first
         S = values.batch(X.T, P, W)  # (K, switches)
@@ -299,6 +305,7 @@ def _off_switching_surfaces(plan: _Plan, x: np.ndarray, p: np.ndarray, where: st
     switches, values, scales = plan.switch_check()
     if not switches:
         return
+    assert values is not None and scales is not None  # compiled whenever there are switches
     w = np.zeros(len(switches))
     for _ in range(len(switches)):  # nested switches: inner weights first
         s = values(x, p, w)
@@ -318,11 +325,11 @@ def _finite_entries(plan: _Plan, vals: np.ndarray, where: str) -> np.ndarray:
     """The Jacobian entries as a real finite array, or an AnalysisError naming the entry and its
     formula."""
     if np.iscomplexobj(vals):
-        bad = np.flatnonzero(np.abs(vals.imag) > 1e-12 * np.maximum(1.0, np.abs(vals.real)))
+        bad = np.flatnonzero(np.abs(np.imag(vals)) > 1e-12 * np.maximum(1.0, np.abs(np.real(vals))))
         if bad.size:
             e = int(bad[0])
             raise AnalysisError(f"{plan.label(e)} is {vals[e]} (not real) at {where}")
-        vals = vals.real
+        vals = np.real(vals)
     if not np.all(np.isfinite(vals)):
         e = int(np.flatnonzero(~np.isfinite(vals))[0])
         raise AnalysisError(

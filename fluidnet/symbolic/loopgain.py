@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -39,6 +39,9 @@ from .linearize import (
 )
 from .symbols import identifier, param_subs
 from .symbols import s as S_SYM
+
+if TYPE_CHECKING:
+    from .model import Model
 
 __all__ = ["loop_gain", "loop_gain_expr", "cut_form"]
 
@@ -114,13 +117,14 @@ def _assemble(blocks, rep, delay_value, exp_of):
     """Matrices ``A``, ``B``, ``C``, ``D`` of the open loop, with ``exp_of(tau)`` standing for
     each ``exp(-s tau)``."""
 
-    def total(name):
+    def total(name: str) -> sympy.Matrix:
         acc = None
         for dexpr, M in blocks[name]:
             tau = delay_value(dexpr)
             term = M.xreplace(rep)
             term = term if tau == 0 else term * exp_of(tau)
             acc = term if acc is None else acc + term
+        assert acc is not None  # every list starts with the delay-free block
         return acc
 
     return total("A"), total("B"), total("C"), total("D")
@@ -138,7 +142,8 @@ def monomial_bound(M: sympy.Matrix, zs: Sequence[sympy.Symbol]) -> int:
     bound = 1
     zset = set(zs)
     for j in range(M.shape[1]):
-        col = set().union(*(M[i, j].free_symbols for i in range(M.shape[0]))) & zset
+        col = set().union(*(cast(sympy.Expr, M[i, j]).free_symbols for i in range(M.shape[0])))
+        col &= zset
         bound *= len(col) + 2
     return bound
 
@@ -201,7 +206,7 @@ def _prepare(model, cut, equilibrium, params):
 
 
 def loop_gain(
-    model, cut: str, *, equilibrium: Mapping[str, float] | None = None, **params: Any
+    model: Model, cut: str, *, equilibrium: Mapping[str, float] | None = None, **params: Any
 ) -> DelayTF:
     """The loop transfer function ``L(s)`` of ``model`` cut at ``cut``.
 
@@ -337,7 +342,7 @@ def loop_gain_expr(model, cut: str, **params: Any) -> sympy.Expr:
 
     A, B, C, D = _assemble(blocks, rep, delay_value, lambda tau: sympy.exp(-S_SYM * tau))
     Delta = sympy.eye(A.shape[0]) * S_SYM - A
-    if any(sympy.simplify(e) != 0 for e in D):
+    if any(sympy.simplify(cast(sympy.Expr, e)) != 0 for e in D):
         raise ModelError(f"cutting at {cut!r} leaves an algebraic loop")
     num = -(C * Delta.adjugate(method="berkowitz") * B)[0, 0]
     return sympy.simplify(num / Delta.det(method="berkowitz"))

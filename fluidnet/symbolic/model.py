@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import numpy as np
 import sympy
@@ -26,6 +26,10 @@ from .loopgain import loop_gain
 from .numeric import to_numpy
 from .symbols import collision, given_name, identifier, name_of, param_subs
 from .symbols import t as T_SYM
+
+if TYPE_CHECKING:
+    from ..linear.delaytf import DelayTF
+    from ..linear.lineardde import LinearDDE
 
 __all__ = ["Model", "Param"]
 
@@ -237,7 +241,7 @@ class Model:
             raise ModelError(f"{where}: {expr!r} is not an expression")
         sym_rep = {}
         spelled: dict[str, str] = {}
-        for s in expr.free_symbols:
+        for s in cast("set[sympy.Symbol]", expr.free_symbols):
             name = identifier(s.name)
             if spelled.setdefault(name, s.name) != s.name:
                 raise collision(spelled[name], s.name, "symbol", where=where)
@@ -368,7 +372,7 @@ class Model:
                 return lags, None
             # a delay that is one parameter (the common case: a delay per flow) is read from
             # the vector; only the others are compiled (lambdify of thousands of delays is slow)
-            where = {p: i for i, p in enumerate(self.form.p)}
+            where: dict[sympy.Expr, int] = {p: i for i, p in enumerate(self.form.p)}
             bare = [k for k, lag in enumerate(lags) if lag.delay in where]
             other = [k for k, lag in enumerate(lags) if lag.delay not in where]
             index = np.array([where[lags[k].delay] for k in bare], dtype=np.intp)
@@ -661,7 +665,7 @@ class Model:
         equilibrium: Mapping[str, float] | None = None,
         params: Mapping[str, Any] | None = None,
         **overrides: Any,
-    ):
+    ) -> LinearDDE:
         """Linearize at an equilibrium into a :class:`fluidnet.LinearDDE`
         (see :func:`fluidnet.symbolic.linearize.linearize`), at parameter values
         ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
@@ -700,7 +704,7 @@ class Model:
         equilibrium: Mapping[str, float] | None = None,
         params: Mapping[str, Any] | None = None,
         **overrides: Any,
-    ):
+    ) -> DelayTF:
         """The loop transfer function cut at a state or signal
         (see :func:`fluidnet.symbolic.loopgain.loop_gain`), at parameter values
         ``params={name: value}`` (or as keywords, see :mod:`fluidnet.overrides`).
@@ -816,7 +820,7 @@ def _check_bounds_shape(name: str, bounds) -> None:
         raise ParameterError(f"parameter {name!r}: lower bound {lo} exceeds upper bound {hi}")
 
 
-_REAL_KWARGS = sympy.Function("_fluidnet_real_probe", real=True)._kwargs
+_REAL_KWARGS = getattr(sympy.Function("_fluidnet_real_probe", real=True), "_kwargs")  # noqa: B009
 
 
 def _real_function(name: str, key: Any) -> sympy.FunctionClass:
@@ -833,14 +837,14 @@ def _recanon(expr: sympy.Expr, canon: Mapping[str, sympy.FunctionClass]) -> symp
     """Rebuild ``expr`` with every applied state/signal function replaced by the canonical one
     (subexpressions that already use the canonical functions are kept as they are)."""
     if isinstance(expr, AppliedUndef) and identifier(expr.func.__name__) in canon:
-        args = [_recanon(a, canon) for a in expr.args]
+        args = [_recanon(cast(sympy.Expr, a), canon) for a in expr.args]
         func = canon[identifier(expr.func.__name__)]
         if expr.func == func and all(a is b for a, b in zip(args, expr.args, strict=True)):
             return expr
         return func(*args)
     if not expr.args:
         return expr
-    new = [_recanon(a, canon) for a in expr.args]
+    new = [_recanon(cast(sympy.Expr, a), canon) for a in expr.args]
     if all(a is b for a, b in zip(new, expr.args, strict=True)):
         return expr
     return expr.func(*new)

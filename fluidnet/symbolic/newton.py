@@ -26,6 +26,8 @@ minutes. A large model is solved here instead:
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 __all__ = ["SparseSteadyState"]
@@ -99,7 +101,7 @@ class SparseSteadyState:
     def _real(values: np.ndarray) -> np.ndarray:
         """Complex values (a root of a negative number) are not finite real ones: NaN."""
         if np.iscomplexobj(values):
-            return np.where(values.imag == 0, values.real, np.nan)
+            return np.where(np.imag(values) == 0, np.real(values), np.nan)
         return values
 
     def well_conditioned(self, x: np.ndarray, p: np.ndarray, free, limit: float = 1e10) -> bool:
@@ -123,11 +125,17 @@ class SparseSteadyState:
         except (RuntimeError, ValueError):
             return False  # exactly singular
         size = J.shape[0]
-        inverse = LinearOperator(
-            (size, size), matvec=lu.solve, rmatvec=lambda v: lu.solve(v, trans="T")
+        # LinearOperator(shape, matvec=...) builds scipy's _CustomLinearOperator in __new__;
+        # pyright checks the arguments against the abstract base's __init__(dtype, shape)
+        inverse = LinearOperator(  # pyright: ignore[reportCallIssue]
+            (size, size),
+            matvec=lu.solve,  # pyright: ignore[reportCallIssue]
+            rmatvec=lambda v: lu.solve(v, trans="T"),  # pyright: ignore[reportCallIssue]
         )
         with np.errstate(all="ignore"):
-            cond = float(abs(J).sum(axis=0).max()) * onenormest(inverse)
+            # a number: onenormest returns a tuple only with compute_v or compute_w
+            est = cast(float, onenormest(inverse))
+            cond = float(abs(J).sum(axis=0).max()) * est
         return bool(np.isfinite(cond) and cond < limit)
 
     # ------------------------------------------------------------------ Newton from many starts
@@ -211,7 +219,7 @@ class SparseSteadyState:
                     merit = float(np.linalg.norm(np.where(held[k], trial[i], F) / scale[k]))
                 if merit <= (1.0 - 1e-4 * lam[k]) * phi[k]:
                     X[k] = trial[i]
-                    newton_step(k, X[k], At[i])
+                    newton_step(int(k), X[k], At[i])
                 elif halvings[k] < MAX_HALVINGS:
                     lam[k] /= 2.0
                     halvings[k] += 1

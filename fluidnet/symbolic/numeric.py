@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import keyword
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
 import numpy as np
 import sympy
@@ -38,7 +39,7 @@ _MODULES_STRICT = [
 
 def to_numpy(
     args: Sequence[Sequence[sympy.Symbol]],
-    exprs: Sequence[sympy.Expr] | sympy.MatrixBase,
+    exprs: Sequence[sympy.Expr | float] | sympy.MatrixBase,
     *,
     strict_switches: bool = False,
     definitions: Sequence[tuple[sympy.Symbol, sympy.Expr]] = (),
@@ -67,7 +68,7 @@ def to_numpy(
     """
     if isinstance(exprs, sympy.MatrixBase):
         shape = exprs.shape
-        flat = list(exprs)
+        flat = list(cast("Iterable[sympy.Expr]", exprs))  # the entries, row by row
     else:
         flat = list(exprs)
         shape = (len(flat),)
@@ -75,7 +76,7 @@ def to_numpy(
     modules = _MODULES_STRICT if strict_switches else _MODULES
     if not definitions and not plain:
         groups, flat = _plain_arguments(groups, flat)
-    fill = None
+    fill: Callable[[np.ndarray, Any], bool] | None = None
     if definitions or plain:
         # the expressions use the symbols of `definitions` (evaluated first, in order)
         filling = _straight_line(groups, list(definitions), flat, modules)
@@ -83,7 +84,7 @@ def to_numpy(
         def f(*vals):
             return filling(None, *vals)
 
-        def fill(out: np.ndarray, vals) -> bool:
+        def fill_real(out: np.ndarray, vals) -> bool:
             """Write the values into the real array ``out``; False when one is complex."""
             with warnings.catch_warnings():
                 warnings.simplefilter("error", ComplexWarning)
@@ -93,6 +94,8 @@ def to_numpy(
                 except (TypeError, ComplexWarning):
                     return False
             return True
+
+        fill = fill_real
     else:
         f = sympy.lambdify(groups, flat, modules=modules, cse=True)
 
@@ -151,7 +154,7 @@ def _plain_arguments(groups: list[tuple], flat: list) -> tuple[list[tuple], list
     used = {s.name for g in groups for s in g if isinstance(s, sympy.Symbol)}
     for e in flat:
         if isinstance(e, sympy.Basic):
-            used.update(s.name for s in e.free_symbols)
+            used.update(s.name for s in cast("set[sympy.Symbol]", e.free_symbols))
     rename: dict = {}
     for s in unsafe:
         if s not in rename:

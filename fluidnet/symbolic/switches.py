@@ -10,6 +10,7 @@ a step and locates the surfaces' zeros as events; linearization
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, cast
 
 import sympy
 
@@ -78,9 +79,11 @@ def extract_switches(exprs, prefix: str = "w") -> tuple[list[sympy.Expr], list[S
 
     def condition_surface(cond, where) -> sympy.Expr:
         if isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
-            return cond.lhs - cond.rhs
+            lhs, rhs = cast("tuple[sympy.Expr, sympy.Expr]", cond.args)
+            return lhs - rhs
         if isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
-            return cond.rhs - cond.lhs
+            lhs, rhs = cast("tuple[sympy.Expr, sympy.Expr]", cond.args)
+            return rhs - lhs
         raise ModelError(
             f"unsupported condition {cond} in {where}: a switching condition must be a single "
             "inequality such as x > y (nest Piecewise terms for compound conditions)"
@@ -90,7 +93,8 @@ def extract_switches(exprs, prefix: str = "w") -> tuple[list[sympy.Expr], list[S
         if not e.args or e.is_Atom:
             return e
         if isinstance(e, sympy.Piecewise):
-            pieces = [(rebuild(v), c) for v, c in e.args]
+            branches = cast("tuple[tuple[sympy.Expr, Any], ...]", e.args)
+            pieces = [(rebuild(v), c) for v, c in branches]
             if pieces[-1][1] is not sympy.true:
                 raise ModelError(f"{e}: a Piecewise must end with a (value, True) branch")
             acc = pieces[-1][0]
@@ -99,7 +103,7 @@ def extract_switches(exprs, prefix: str = "w") -> tuple[list[sympy.Expr], list[S
                 w = weight_for(condition_surface(cond, e), e)
                 acc = w * value + (1 - w) * acc
             return acc
-        args = [rebuild(a) for a in e.args]
+        args = [rebuild(cast(sympy.Expr, a)) for a in e.args]
         if isinstance(e, sympy.Heaviside):
             return weight_for(args[0], e)
         if isinstance(e, sympy.sign):
