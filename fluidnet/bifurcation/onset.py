@@ -255,6 +255,7 @@ def onset_map(
             continue
         i = p.index
         # the neighbouring curve point on the subcritical side (l1 > 0)
+        assert curve.lyapunov is not None  # a Bautin point was found from it
         j = i if curve.lyapunov[i] > 0 else i + 1
         if not 0 <= j < len(curve) or not curve.lyapunov[j] > 0:
             notes.append(f"no subcritical point next to the Bautin point at {p.x:.6g}, {p.y:.6g}")
