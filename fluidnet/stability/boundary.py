@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from ..linear.roots import characteristic_roots
 from ..options import count_option, number_option
 from ..overrides import merge_params, parameter_value
 from .system import SystemFactory
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
 
@@ -135,7 +138,9 @@ class StabilityBoundary:
         """Crossing frequency along the stability boundary (rad/s, NaN-separated)."""
         return self._joined("omega")
 
-    def plot(self, ax=None, *, all_curves: bool = True, color: str = "C3", **kwargs):
+    def plot(
+        self, ax: Axes | None = None, *, all_curves: bool = True, color: str = "C3", **kwargs: Any
+    ) -> Axes:
         """Draw the stability boundary (solid) and the other D-curves (thin, dotted).
 
         Returns

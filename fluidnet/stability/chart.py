@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -25,6 +25,9 @@ from ..sweep import SerialExecutor, grid_points, resolve_executor
 from ..sweep.grid import grid_axes
 from ..threads import single_threaded_blas
 from .system import SystemFactory
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["stability_chart", "StabilityAccessor"]
 
@@ -268,13 +271,13 @@ class StabilityAccessor:
 
     def plot(
         self,
-        ax=None,
+        ax: Axes | None = None,
         *,
         color: str = "C0",
         boundary: bool = True,
         show_abscissa: bool = False,
-        **kwargs,
-    ):
+        **kwargs: Any,
+    ) -> Axes:
         """Draw the stable region (filled) and the boundary ``abscissa = 0``.
 
         Parameters

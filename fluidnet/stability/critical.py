@@ -78,6 +78,7 @@ from .system import SystemFactory
 
 if TYPE_CHECKING:
     import xarray as xr
+    from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
 
 __all__ = [
@@ -209,7 +210,7 @@ class StabilitySwitches:
                     out.append((a, b))
         return out
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The crossings as an :class:`xarray.Dataset` along dimension ``crossing``."""
         import xarray as xr
 
@@ -229,7 +230,7 @@ class StabilitySwitches:
             attrs={"lo": self.lo, "hi": self.hi, "count_lo": self.count_lo, "method": self.method},
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The right-half-plane count as a step function of the parameter, switches marked."""
         import matplotlib.pyplot as plt
 
