@@ -23,13 +23,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ModelError, ParameterError
 from .network import routing_matrix
 from .utility import Utility
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["UserNetwork"]
 
@@ -178,7 +181,7 @@ class UserNetwork:
         return [ll for ll in range(self.n_links) if self.A[ll, route]]
 
     # ------------------------------------------------------------------ numbers
-    def loads(self, x) -> np.ndarray:
+    def loads(self, x: ArrayLike) -> np.ndarray:
         """Link loads ``y_l = sum_r A[l, r] N_r x_r`` for per-user rates ``x``."""
         return self.A @ (self.N * np.asarray(x, dtype=float))
 

@@ -28,7 +28,7 @@ computed at about 64 points per curve and located by bisection where it changes.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,8 @@ from .system import SystemFactory
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from ..symbolic.model import Model
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
 
@@ -650,7 +652,7 @@ def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> li
 
 
 def stability_boundary(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     x: str,
     y: str,
     *,

@@ -10,7 +10,7 @@ fluidnet.stability.chart`` (using ``fn.stability_chart`` or ``fn.nonlinear_chart
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -28,6 +28,8 @@ from .system import SystemFactory
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from ..symbolic.model import Model
 
 __all__ = ["stability_chart", "StabilityAccessor"]
 
@@ -121,7 +123,7 @@ def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.nda
 
 
 def stability_chart(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     grid: Mapping[str, Any],
     *,
     executor=None,

@@ -62,7 +62,7 @@ unit of time where its rates are of order one, so that RCP's round-trip time can
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
+
+    from ..symbolic.model import Model
 
 __all__ = [
     "CriticalValue",
@@ -453,7 +455,7 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
 
 
 def critical_value(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     name: str,
     lo: ArrayLike,
     hi: ArrayLike,
@@ -752,7 +754,7 @@ def _critical_grid(
 
 
 def stability_switches(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     name: str,
     lo: float,
     hi: float,
