@@ -99,7 +99,7 @@ class DropTail(AQM):
 
     name: ClassVar[str] = "droptail"
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         return "ns3::FifoQueueDisc", {"MaxSize": f"{buffer}p"}
 
 
@@ -190,7 +190,7 @@ class RED(AQM):
             min_th=K, max_th=K + 1.0, p_max=1.0, weight=1.0, ecn=ecn, wait=False, hard_drop=False
         )
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         attrs = {
             "MaxSize": f"{buffer}p",
             "MinTh": _text(self.min_th),
@@ -246,7 +246,7 @@ class PIE(AQM):
             _number("PIE", f, getattr(self, f))
         _flag("PIE", "ecn", self.ecn)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         return "ns3::PieQueueDisc", {
             "MaxSize": f"{buffer}p",
             "QueueDelayReference": f"{self.target!r}s",
@@ -284,7 +284,7 @@ class CoDel(AQM):
         _number("CoDel", "interval", self.interval)
         _flag("CoDel", "ecn", self.ecn)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         return "ns3::CoDelQueueDisc", {
             "MaxSize": f"{buffer}p",
             "Target": f"{self.target!r}s",
@@ -347,7 +347,7 @@ class PI(AQM):
             q_ref=q_ref, a=K_pi * (1.0 / z + T), b=K_pi / z, sample_rate=sample_rate, ecn=ecn
         )
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         return "fluidnet::PiQueueDisc", {
             "MaxSize": f"{buffer}p",
             "QueueRef": _text(self.q_ref),
@@ -383,7 +383,7 @@ class SBRM(AQM):
         _number("SBRM", "gamma", self.gamma)
         _number("SBRM", "b0", self.b0, strict=False)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         return "fluidnet::SbrmQueueDisc", {
             "MaxSize": f"{buffer}p",
             "Gamma": _text(self.gamma),
@@ -436,7 +436,7 @@ class RCP(AQM):
         _number("RCP", "initial_rate", self.initial_rate, high=1.0)
         _number("RCP", "min_rate", self.min_rate, high=1.0)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         ip_capacity = rate * packet_size / (packet_size + 2)  # bit/s of IP packets (PPP framing)
         return "fluidnet::RcpQueueDisc", {
             "MaxSize": f"{buffer}p",

@@ -253,7 +253,9 @@ class ShortFlows:
         assert self.load is not None  # __post_init__ requires exactly one of the two
         return self.load * capacity / self.mean_size
 
-    def draw(self, rng: np.random.Generator, capacity: float, t_end: float):
+    def draw(
+        self, rng: np.random.Generator, capacity: float, t_end: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Arrival times and sizes (whole packets) of one run."""
         from ..models.flow_level import pareto_scale
 
