@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from matplotlib.axes import Axes
 
+    from ..symbolic.model import Model
+
 __all__ = [
     "EquilibriumCurve",
     "EquilibriumFold",
@@ -666,7 +668,7 @@ def _square(J, row, rhs):
 
 
 def continue_equilibria(
-    model,
+    model: Model,
     name: str,
     lo: float,
     hi: float,

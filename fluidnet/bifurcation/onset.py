@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from matplotlib.axes import Axes
 
+    from ..symbolic.model import Model
+
 __all__ = ["CriticalityTable", "criticality_table", "OnsetMap", "onset_map"]
 
 
@@ -97,7 +99,7 @@ class CriticalityTable:
 
 
 def criticality_table(
-    model,
+    model: Model,
     name: str,
     lo: float | Sequence[float],
     hi: float | Sequence[float],
