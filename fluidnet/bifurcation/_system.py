@@ -22,7 +22,7 @@ __all__ = ["OrbitSystem", "orbit_system"]
 _MODULES = [{"DiracDelta": lambda x: np.where(np.asarray(x) == 0, np.inf, 0.0)}, "numpy"]
 
 
-def _vectorized(args, exprs: Sequence[sympy.Expr], shape: tuple[int, ...]):
+def _vectorized(args, exprs: Sequence[sympy.Basic | float], shape: tuple[int, ...]):
     """A function of the argument groups returning ``(npts,) + shape`` arrays.
 
     Each group is passed as a 2-D array ``(len(group), npts)``; entries that do not depend on

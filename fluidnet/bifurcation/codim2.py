@@ -37,11 +37,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .normalform import Mode, normal_form
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
 
 __all__ = [
     "Codim2Point",
@@ -95,7 +99,7 @@ class Codim2Point:
     def _scalars(self) -> dict:
         return {}
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The point as an :class:`xarray.Dataset` of scalars."""
         import xarray as xr
 
@@ -108,7 +112,7 @@ class Codim2Point:
                 out[k] = ((), v)
         return xr.Dataset(out, attrs={"kind": self.kind})
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The rightmost characteristic roots at the point; the critical ones in red."""
         import matplotlib.pyplot as plt
 
@@ -164,7 +168,7 @@ class BautinPoint(Codim2Point):
             "region where an unstable cycle surrounds the stable small cycle"
         )
 
-    def critical(self):
+    def critical(self) -> list[complex]:
         return [1j * self.omega]
 
     def _scalars(self):
@@ -230,7 +234,7 @@ class HopfHopfPoint(Codim2Point):
             kind = "IV" if th * de < 1 else "V"
         return f"simple, type {kind}"
 
-    def critical(self):
+    def critical(self) -> list[complex]:
         return [1j * self.omega1, 1j * self.omega2]
 
     def _scalars(self):
@@ -278,7 +282,7 @@ class ZeroHopfPoint(Codim2Point):
     def theta(self) -> float:
         return self.g110.real / self.g200.real
 
-    def critical(self):
+    def critical(self) -> list[complex]:
         return [0.0, 1j * self.omega]
 
     def _scalars(self):
@@ -310,7 +314,7 @@ class BogdanovTakensPoint(Codim2Point):
     jordan: bool = True
     marker = "v"
 
-    def critical(self):
+    def critical(self) -> list[complex]:
         return [0.0]
 
     def _scalars(self):
@@ -340,7 +344,7 @@ class CuspPoint(Codim2Point):
     c: float
     marker = "<"
 
-    def critical(self):
+    def critical(self) -> list[complex]:
         return [0.0]
 
     def _scalars(self):

@@ -23,7 +23,7 @@ whose eigenvalues approximate the Floquet multipliers (:mod:`fluidnet.bifurcatio
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +45,10 @@ class Mesh:
 
     intervals: int
     degree: int
+    # derived in __post_init__: basis coefficients, Gauss nodes and weights on [0, 1]
+    _coef: np.ndarray = field(init=False, repr=False, compare=False)
+    _gauss: np.ndarray = field(init=False, repr=False, compare=False)
+    _gauss_w: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         for name, v, lo in (("intervals", self.intervals, 2), ("degree", self.degree, 1)):

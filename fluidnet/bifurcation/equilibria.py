@@ -64,6 +64,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from matplotlib.axes import Axes
 
+    from ..symbolic.model import Model
+
 __all__ = [
     "EquilibriumCurve",
     "EquilibriumFold",
@@ -126,7 +128,7 @@ class EquilibriumFold:
         data = {self.x_name: self.x, "a": self.a, **self.equilibrium}
         return xr.Dataset({k: ((), float(v)) for k, v in data.items()}, attrs={"kind": "fold"})
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The rightmost characteristic roots at the fold; the zero root in red."""
         return _plot_roots(self.roots, [0.0], f"fold at {self.x_name}={self.x:.10g}", ax, kwargs)
 
@@ -698,7 +700,7 @@ def _square(J, row, rhs):
 
 
 def continue_equilibria(
-    model,
+    model: Model,
     name: str,
     lo: float,
     hi: float,

@@ -31,9 +31,11 @@ import cmath
 import functools
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import sympy
+from sympy.core.relational import Relational
 
 from ..errors import ModelError
 
@@ -225,11 +227,11 @@ def _surface_side(value, expr) -> float:
 _SWITCHES = (sympy.Heaviside, sympy.sign, sympy.Abs, sympy.Piecewise, sympy.Max, sympy.Min)
 
 
-def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, object]):
+def evaluate(expr: sympy.Basic, env: Mapping[Any, Any]) -> Any:
     """``expr`` evaluated with symbols from ``env`` (numbers or :class:`HyperDual`)."""
     if expr in env:
         return env[expr]
-    if expr.is_Number or expr.is_NumberSymbol:
+    if isinstance(expr, sympy.Expr) and (expr.is_Number or expr.is_NumberSymbol):
         return complex(expr)
     if expr.is_Symbol:
         raise ModelError(f"no value for the symbol {expr}")
@@ -270,9 +272,12 @@ def evaluate(expr: sympy.Expr, env: Mapping[sympy.Symbol, object]):
         v = evaluate(args[0], env)
         return v if _surface_side(v, expr) > 0 else -1 * v
     if isinstance(expr, sympy.Piecewise):
-        for value, cond in args:
+        for pair in args:
+            value, cond = pair.args
             if cond is sympy.true:
                 return evaluate(value, env)
+            if not isinstance(cond, Relational):
+                raise ModelError(f"{expr}: the condition {cond} is not a comparison")
             lhs, rhs = evaluate(cond.lhs, env), evaluate(cond.rhs, env)
             diff = _real_base(lhs, cond) - _real_base(rhs, cond)
             if diff == 0.0:

@@ -278,7 +278,7 @@ def _nonlinear_coefficients(form, x, P, h, m: int, k: int) -> dict:
     rg = ring(m, k)
     n = len(form.states)
 
-    def series(value_of) -> list[Series]:
+    def series(value_of) -> list[np.ndarray]:
         out = []
         for s in range(n):
             c = np.zeros(rg.size, dtype=complex)

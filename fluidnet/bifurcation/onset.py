@@ -21,11 +21,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, OptionError
+
+if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
+
+    from ..symbolic.model import Model
 
 __all__ = ["CriticalityTable", "criticality_table", "OnsetMap", "onset_map"]
 
@@ -61,7 +67,7 @@ class CriticalityTable:
         c = ", ".join(f"{k} {v}" for k, v in sorted(self.counts().items()))
         return f"CriticalityTable({self.x_name}: {len(self)} sets; {c})"
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The table as an :class:`xarray.Dataset` along ``case`` (the HopfPoints dropped)."""
         import xarray as xr
 
@@ -69,7 +75,7 @@ class CriticalityTable:
         data = {k: ("case", [r[k] for r in self.rows]) for k in keys}
         return xr.Dataset(data, coords={"case": np.arange(len(self))})
 
-    def plot(self, ax=None, *, x: str | None = None, **kwargs):
+    def plot(self, ax: Axes | None = None, *, x: str | None = None, **kwargs: Any) -> Axes:
         """``l1`` against the critical value (or against the set's parameter ``x``):
         supercritical blue, subcritical red, not smooth grey crosses."""
         import matplotlib.pyplot as plt
@@ -93,7 +99,7 @@ class CriticalityTable:
 
 
 def criticality_table(
-    model,
+    model: Model,
     name: str,
     lo: float | Sequence[float],
     hi: float | Sequence[float],
@@ -176,7 +182,7 @@ class OnsetMap:
             f"{len(self.folds)} fold-of-cycles curves)"
         )
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The Hopf curve and the fold curves (``fold_<i>_<x>``, ``fold_<i>_<y>``) in one
         :class:`xarray.Dataset`."""
         ds = self.hopf.to_xarray()
@@ -185,7 +191,7 @@ class OnsetMap:
             ds[f"fold_{i}_{self.y_name}"] = (f"fold_{i}", f.y)
         return ds
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The Hopf curve (supercritical solid, subcritical dashed; codimension-two points
         marked) and the folds of cycles (dash-dotted)."""
         import matplotlib.pyplot as plt
@@ -255,6 +261,7 @@ def onset_map(
             continue
         i = p.index
         # the neighbouring curve point on the subcritical side (l1 > 0)
+        assert curve.lyapunov is not None  # a Bautin point was found from it
         j = i if curve.lyapunov[i] > 0 else i + 1
         if not 0 <= j < len(curve) or not curve.lyapunov[j] > 0:
             notes.append(f"no subcritical point next to the Bautin point at {p.x:.6g}, {p.y:.6g}")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,7 +252,7 @@ class EquilibriumBranch:
     model's own equilibrium is used, as :meth:`fluidnet.Model.linearize` would.
     """
 
-    def __init__(self, model, name: str, fixed: dict, guess: dict | None = None):
+    def __init__(self, model, name: str, fixed: dict, guess: Mapping[str, float] | None = None):
         self.model = model
         self.name = name
         self.fixed = dict(fixed)
@@ -283,6 +284,7 @@ class EquilibriumBranch:
         return x
 
     def _from_guess(self, values: dict) -> np.ndarray:
+        assert self.guess is not None  # called only with a guess
         names = self.model.state_names
         missing = [s for s in names if s not in self.guess]
         if missing:

@@ -22,7 +22,7 @@ lambda_l' y_l) < 1`` (sufficient).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
@@ -31,6 +31,9 @@ from ..errors import ModelError, ParameterError
 from ..symbolic.model import Model, Param
 from ..symbolic.symbols import t
 from .network import per_element, routing_matrix
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["kelly_primal", "kelly_dual", "proportional_fair"]
 
@@ -44,7 +47,7 @@ def _syms(prefix: str, count: int) -> list[sympy.Symbol]:
 
 
 def kelly_primal(
-    A,
+    A: ArrayLike,
     *,
     w: float | Sequence[float] = 1.0,
     kappa: float | Sequence[float] = 1.0,
@@ -139,7 +142,7 @@ def kelly_primal(
 
 
 def kelly_dual(
-    A,
+    A: ArrayLike,
     *,
     w: float | Sequence[float] = 1.0,
     c: float | Sequence[float] = 1.0,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
@@ -45,6 +45,9 @@ from ..linear.quasipoly import QuasiPolynomial
 from ..symbolic.model import Model, Param
 from ..symbolic.symbols import params, signals, states, t
 from .network import per_element, routing_matrix
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "sbrm",
@@ -151,7 +154,7 @@ def sbrm(**values: float) -> Model:
 
 
 def sbrm_network(
-    A,
+    A: ArrayLike,
     *,
     N: float | Sequence[float] = 1.0,
     d: float | Sequence[float] = 0.05,

@@ -22,13 +22,16 @@ claim, Prop 2). A route with ``N_r`` users contributes ``N_r`` times its user's 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import AnalysisError, OptionError, ParameterError
 from .penalty import fluid_penalty, penalty_integral
 from .user_network import UserNetwork
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "CapacityOptimum",
@@ -99,7 +102,7 @@ def team_weights(net: UserNetwork, *, rtt_weighted: bool = False) -> np.ndarray:
 
 def team_objective(
     net: UserNetwork,
-    x,
+    x: ArrayLike,
     beta: float,
     *,
     levels=None,
@@ -141,7 +144,7 @@ def team_objective(
 
 def team_gradient(
     net: UserNetwork,
-    x,
+    x: ArrayLike,
     beta: float,
     *,
     levels=None,

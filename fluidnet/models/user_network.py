@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from ..errors import ModelError, ParameterError
 from ..options import index_option
 from .network import routing_matrix
 from .utility import Utility
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["UserNetwork"]
 
@@ -201,7 +204,7 @@ class UserNetwork:
         return [ll for ll in range(self.n_links) if self.A[ll, route]]
 
     # ------------------------------------------------------------------ numbers
-    def loads(self, x) -> np.ndarray:
+    def loads(self, x: ArrayLike) -> np.ndarray:
         """Link loads ``y_l = sum_r A[l, r] N_r x_r`` for per-user rates ``x``.
 
         Parameters

@@ -24,13 +24,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
 
 from ..errors import ModelError, ParameterError
 from ..parsing import as_expression
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["Utility", "log_utility", "power_utility", "utility_family"]
 
@@ -174,7 +177,7 @@ class Utility:
         return d if x is X else cast(sympy.Expr, d.xreplace({X: x}))
 
     # ------------------------------------------------------------------ numeric
-    def value(self, x) -> np.ndarray:
+    def value(self, x: ArrayLike) -> np.ndarray:
         """``U(x)`` evaluated on numbers or arrays.
 
         Parameters
@@ -189,7 +192,7 @@ class Utility:
         """
         return self._num("U", self.expr)(np.asarray(x, dtype=float))
 
-    def marginal(self, x) -> np.ndarray:
+    def marginal(self, x: ArrayLike) -> np.ndarray:
         """``U'(x)`` evaluated on numbers or arrays.
 
         Parameters
@@ -204,7 +207,7 @@ class Utility:
         """
         return self._num("dU", self.dU())(np.asarray(x, dtype=float))
 
-    def curvature(self, x) -> np.ndarray:
+    def curvature(self, x: ArrayLike) -> np.ndarray:
         """``U''(x)`` evaluated on numbers or arrays.
 
         Parameters

@@ -120,7 +120,7 @@ class DropTail(AQM):
 
     name: ClassVar[str] = "droptail"
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``ns3::FifoQueueDisc`` holding ``buffer`` packets (the link's other values are not
         used).
 
@@ -232,7 +232,7 @@ class RED(AQM):
             min_th=K, max_th=K + 1.0, p_max=1.0, weight=1.0, ecn=ecn, wait=False, hard_drop=False
         )
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``ns3::RedQueueDisc`` with this RED's thresholds, weight and flags; the link rate,
         delay and packet size set ``LinkBandwidth``, ``LinkDelay`` and ``MeanPktSize``.
 
@@ -309,7 +309,7 @@ class PIE(AQM):
             _number("PIE", f, getattr(self, f))
         _flag("PIE", "ecn", self.ecn)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``ns3::PieQueueDisc`` with this PIE's target delay, update interval and gains
         (``rate`` and ``delay`` are not used).
 
@@ -368,7 +368,7 @@ class CoDel(AQM):
         _number("CoDel", "interval", self.interval)
         _flag("CoDel", "ecn", self.ecn)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``ns3::CoDelQueueDisc`` with this CoDel's target and interval (``rate``, ``delay``
         and ``packet_size`` are not used).
 
@@ -452,7 +452,7 @@ class PI(AQM):
             q_ref=q_ref, a=K_pi * (1.0 / z + T), b=K_pi / z, sample_rate=sample_rate, ecn=ecn
         )
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``fluidnet::PiQueueDisc`` with this PI's reference queue, gains and sampling interval
         (``rate``, ``delay`` and ``packet_size`` are not used).
 
@@ -509,7 +509,7 @@ class SBRM(AQM):
         _number("SBRM", "gamma", self.gamma)
         _number("SBRM", "b0", self.b0, strict=False)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``fluidnet::SbrmQueueDisc`` with this SBRM's ``gamma`` and ``b0`` (``rate``, ``delay``
         and ``packet_size`` are not used).
 
@@ -583,7 +583,7 @@ class RCP(AQM):
         _number("RCP", "initial_rate", self.initial_rate, high=1.0)
         _number("RCP", "min_rate", self.min_rate, high=1.0)
 
-    def ns3(self, *, rate, delay, buffer, packet_size):
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
         """``fluidnet::RcpQueueDisc`` with this router's gains and timers; its capacity is the
         link rate less the 2-byte PPP header of every packet (IP bit/s).
 

@@ -53,12 +53,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError, ParameterError
 from .aqm import PI, RCP, RED, SBRM
 from .scenario import Dumbbell, Flows, Link
 from .transport import Transport
+
+if TYPE_CHECKING:
+    from ..symbolic.model import Model
 
 __all__ = ["scenario_for", "fluid_view", "SUPPORTED"]
 
@@ -124,7 +127,7 @@ def _count(name: str, value: float) -> int:
 
 
 def scenario_for(
-    model,
+    model: Model,
     *,
     params: Mapping[str, float] | None = None,
     packet_size: int | None = None,
@@ -251,7 +254,7 @@ def scenario_for(
     return Dumbbell(link=link, flows=flows, packet_size=size, notes=tuple(notes), **common)
 
 
-def fluid_view(model, params: Mapping[str, float] | None = None) -> dict[str, Any]:
+def fluid_view(model: Model, params: Mapping[str, float] | None = None) -> dict[str, Any]:
     """How to read a library model next to packets.
 
     Parameters

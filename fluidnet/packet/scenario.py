@@ -290,7 +290,9 @@ class ShortFlows:
         assert self.load is not None  # __post_init__ requires exactly one of the two
         return self.load * capacity / self.mean_size
 
-    def draw(self, rng: np.random.Generator, capacity: float, t_end: float):
+    def draw(
+        self, rng: np.random.Generator, capacity: float, t_end: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Arrival times and sizes (whole packets) of one run.
 
         Arrivals are Poisson at :meth:`rate` from ``start`` until ``stop`` or ``t_end``, whichever

@@ -28,9 +28,9 @@ computed at about 64 points per curve and located by bisection where it changes.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,11 @@ from ..linear.roots import characteristic_roots
 from ..options import count_option, number_option
 from ..overrides import merge_params, parameter_value
 from .system import SystemFactory
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..symbolic.model import Model
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
 
@@ -175,7 +180,9 @@ class StabilityBoundary:
             },
         )
 
-    def plot(self, ax=None, *, all_curves: bool = True, color: str = "C3", **kwargs):
+    def plot(
+        self, ax: Axes | None = None, *, all_curves: bool = True, color: str = "C3", **kwargs: Any
+    ) -> Axes:
         """Draw the stability boundary (solid) and the other D-curves (thin, dotted).
 
         Returns
@@ -685,7 +692,7 @@ def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> li
 
 
 def stability_boundary(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     x: str,
     y: str,
     *,

@@ -10,8 +10,8 @@ fluidnet.stability.chart`` (using ``fn.stability_chart`` or ``fn.nonlinear_chart
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -25,6 +25,11 @@ from ..sweep import SerialExecutor, grid_points, resolve_executor
 from ..sweep.grid import grid_axes
 from ..threads import single_threaded_blas
 from .system import SystemFactory
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..symbolic.model import Model
 
 __all__ = ["stability_chart", "StabilityAccessor"]
 
@@ -118,7 +123,7 @@ def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.nda
 
 
 def stability_chart(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     grid: Mapping[str, Any],
     *,
     executor=None,
@@ -271,13 +276,13 @@ class StabilityAccessor:
 
     def plot(
         self,
-        ax=None,
+        ax: Axes | None = None,
         *,
         color: str = "C0",
         boundary: bool = True,
         show_abscissa: bool = False,
-        **kwargs,
-    ):
+        **kwargs: Any,
+    ) -> Axes:
         """Draw the stable region (filled) and the boundary ``abscissa = 0``.
 
         Parameters

@@ -62,7 +62,7 @@ unit of time where its rates are of order one, so that RCP's round-trip time can
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -78,7 +78,11 @@ from .rootpaths import follow_roots
 from .system import SystemFactory
 
 if TYPE_CHECKING:
+    import xarray as xr
+    from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
+
+    from ..symbolic.model import Model
 
 __all__ = [
     "CriticalValue",
@@ -151,7 +155,7 @@ class StabilitySwitches:
                     out.append((a, b))
         return out
 
-    def to_xarray(self):
+    def to_xarray(self) -> xr.Dataset:
         """The crossings as an :class:`xarray.Dataset` along dimension ``crossing``."""
         import xarray as xr
 
@@ -171,7 +175,7 @@ class StabilitySwitches:
             attrs={"lo": self.lo, "hi": self.hi, "count_lo": self.count_lo, "method": self.method},
         )
 
-    def plot(self, ax=None, **kwargs):
+    def plot(self, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """The right-half-plane count as a step function of the parameter, switches marked."""
         import matplotlib.pyplot as plt
 
@@ -394,7 +398,7 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
 
 
 def critical_value(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     name: str,
     lo: ArrayLike,
     hi: ArrayLike,
@@ -665,7 +669,7 @@ def _critical_grid(
 
 
 def stability_switches(
-    model_or_factory,
+    model_or_factory: Model | Callable[..., Any],
     name: str,
     lo: float,
     hi: float,

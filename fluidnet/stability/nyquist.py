@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF
 from ..options import number_option, numbers_option
 from .frequency_grid import as_loop, check_supported, frequency_grid, max_delay, tail_radius
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["NyquistResponse", "nyquist"]
 
@@ -179,7 +182,14 @@ class NyquistResponse:
             attrs=attrs,
         )
 
-    def plot(self, ax=None, *, max_magnitude: float | None = None, mirror: bool = True, **kwargs):
+    def plot(
+        self,
+        ax: Axes | None = None,
+        *,
+        max_magnitude: float | None = None,
+        mirror: bool = True,
+        **kwargs: Any,
+    ) -> Axes:
         """Draw the Nyquist curve with -1 marked; huge values are pulled onto a circle.
 
         Parameters

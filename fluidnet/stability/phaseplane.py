@@ -24,6 +24,7 @@ from ..sweep import grid_points
 
 if TYPE_CHECKING:
     import xarray as xr
+    from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
 
     from ..symbolic.model import Model
@@ -115,8 +116,14 @@ class PhasePortrait:
         return ds
 
     def plot(
-        self, ax=None, *, x_scale: float = 1.0, y_scale: float = 1.0, arrows: bool = True, **kwargs
-    ):
+        self,
+        ax: Axes | None = None,
+        *,
+        x_scale: float = 1.0,
+        y_scale: float = 1.0,
+        arrows: bool = True,
+        **kwargs: Any,
+    ) -> Axes:
         """Draw every trajectory, the initial points (circles) and the equilibrium (star).
 
         Parameters
