@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -152,7 +152,7 @@ class DiscreteMap:
         if not isinstance(expr, sympy.Expr):
             raise ModelError(f"{where}: {expr!r} is not an expression with a number value")
         later = set(self.signal_names) - allowed
-        for sym in sorted(expr.free_symbols, key=lambda s: s.name):
+        for sym in sorted(expr.free_symbols, key=str):
             nm = getattr(sym, "name", str(sym))
             if nm in allowed:
                 continue
@@ -163,7 +163,8 @@ class DiscreteMap:
                 "random input of the map"
             )
         with sympy.evaluate(False):  # renaming symbols: keep the expression as written
-            return expr.xreplace({s: self._symbols[s.name] for s in expr.free_symbols})
+            renamed = expr.xreplace({s: self._symbols[str(s)] for s in expr.free_symbols})
+        return cast(sympy.Expr, renamed)
 
     @property
     def n_states(self) -> int:
@@ -229,8 +230,8 @@ class DiscreteMap:
             for i, nm in enumerate(names):
                 rep[self._symbols[nm]] = sympy.Symbol(f"{prefix}[{i}]", real=True)
         with sympy.evaluate(False):  # the expressions as written, in other names
-            signals = [e.xreplace(rep) for e in self.signals.values()]
-            updates = [e.xreplace(rep) for e in self.update.values()]
+            signals = [cast(sympy.Expr, e.xreplace(rep)) for e in self.signals.values()]
+            updates = [cast(sympy.Expr, e.xreplace(rep)) for e in self.update.values()]
         self._array = (tuple(signals), tuple(updates))
         return signals, updates
 

@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
@@ -146,9 +146,9 @@ def reverse_engineer(increase, decrease) -> ReverseEngineered:
     >>> r.z, sympy.simplify(r.marginal_utility)
     (x*(alpha + beta), log(alpha/beta + 1))
     """
-    a = as_expression(increase, symbols={RATE.name: RATE}, where="increase")
-    d = as_expression(decrease, symbols={RATE.name: RATE}, where="decrease")
-    z = sympy.factor(a + d)
+    a = _expr(increase, "increase", {RATE.name: RATE})
+    d = _expr(decrease, "decrease", {RATE.name: RATE})
+    z = cast(sympy.Expr, sympy.factor(a + d))
     return ReverseEngineered(z=z, f=a / z, marginal_utility=sympy.log(1 + a / d))
 
 
@@ -179,14 +179,12 @@ class FlowLaw:
 
     def __post_init__(self):
         for what in ("increase", "decrease"):
-            expr = as_expression(
-                getattr(self, what), symbols={RATE.name: RATE}, where=f"{self.name}: {what}"
-            )
+            expr = _expr(getattr(self, what), f"{self.name}: {what}", {RATE.name: RATE})
             object.__setattr__(self, what, expr)
             for sym in expr.free_symbols:
-                if sym != RATE and sym.name not in self.params:
+                if sym != RATE and str(sym) not in self.params:
                     raise ModelError(
-                        f"{self.name}: the {what} uses {sym.name!r}, which is neither the rate "
+                        f"{self.name}: the {what} uses {str(sym)!r}, which is neither the rate "
                         f"x nor a parameter (parameters: {', '.join(self.params) or 'none'})"
                     )
 
@@ -205,7 +203,7 @@ class FlowLaw:
             real symbol of that name when neither expression uses it.
         """
         for sym in self.increase.free_symbols | self.decrease.free_symbols:
-            if sym.name == name:
+            if isinstance(sym, sympy.Symbol) and sym.name == name:
                 return sym
         return sympy.Symbol(name, real=True)
 
@@ -272,6 +270,15 @@ class FlowLaw:
             return np.broadcast_to(d(np.asarray(x, dtype=float)), np.shape(x)).astype(float)
 
         return inc, dec
+
+
+def _expr(value: Any, where: str = "expression", symbols: Any = None) -> sympy.Expr:
+    """``value`` as a sympy expression with a number value (see
+    :func:`fluidnet.parsing.as_expression`), else a :class:`ModelError` naming ``where``."""
+    expr = as_expression(value, symbols=symbols, where=where)
+    if not isinstance(expr, sympy.Expr):
+        raise ModelError(f"{where}: {expr!r} is not an expression with a number value")
+    return expr
 
 
 def _positive(name: str, value: float, *, upper: float | None = None) -> float:
@@ -448,7 +455,12 @@ def mrg_law(
 
 
 # ------------------------------------------------------------------------------ utilities
-def continuity_constant(mu, beta=_HALF, alpha=1, x_s=0) -> sympy.Expr:
+def continuity_constant(
+    mu: float | sympy.Expr,
+    beta: float | sympy.Expr = _HALF,
+    alpha: float | sympy.Expr = 1,
+    x_s: float | sympy.Expr = 0,
+) -> sympy.Expr:
     """``C`` of (14), which makes the TCP utility continuous at ``x_s``:
     ``C = x_s log[(alpha + beta) x_s / (mu + beta x_s)] - (mu/beta) log(mu + beta x_s) + mu/beta``.
 
@@ -461,11 +473,16 @@ def continuity_constant(mu, beta=_HALF, alpha=1, x_s=0) -> sympy.Expr:
     -------
     sympy.Expr
     """
-    m, b, a, xs = (as_expression(v) for v in (mu, beta, alpha, x_s))
+    m, b, a, xs = (_expr(v) for v in (mu, beta, alpha, x_s))
     return xs * sympy.log((a + b) * xs / (m + b * xs)) - m / b * sympy.log(m + b * xs) + m / b
 
 
-def tcp_utility(mu, beta=_HALF, alpha=1, x_s=None) -> sympy.Expr:
+def tcp_utility(
+    mu: float | sympy.Expr,
+    beta: float | sympy.Expr = _HALF,
+    alpha: float | sympy.Expr = 1,
+    x_s: float | sympy.Expr | None = None,
+) -> sympy.Expr:
     """The TCP utility of Ye et al. as an expression of :data:`RATE`.
 
     ``x log(1 + alpha/beta)`` (8) below ``x_s``, and above it
@@ -491,18 +508,18 @@ def tcp_utility(mu, beta=_HALF, alpha=1, x_s=None) -> sympy.Expr:
     For ``beta x >> mu``, ``U ~ (mu/beta) log x + C + (mu/beta) log beta``: weighted
     proportional fairness with weight ``mu/beta``.
     """
-    m, b, a = (as_expression(v) for v in (mu, beta, alpha))
+    m, b, a = (_expr(v) for v in (mu, beta, alpha))
     x = RATE
     ca = (m / b + x) * (sympy.log(m + b * x) - 1) - x * (sympy.log(b * x) - 1)
     if x_s is None:
         return ca
-    xs = as_expression(x_s)
+    xs = _expr(x_s)
     return sympy.Piecewise(
         (x * sympy.log(1 + a / b), x < xs), (ca + continuity_constant(m, b, a, xs), True)
     )
 
 
-def approximate_utility(mu, x_s) -> sympy.Expr:
+def approximate_utility(mu: float | sympy.Expr, x_s: float | sympy.Expr) -> sympy.Expr:
     """(19): ``U2(x) = (mu + x - x_s) log(mu + x - x_s) - (x - x_s) log(x - x_s)``, ``x > x_s``.
 
     The utility of :func:`approximate_law`; ``U2' = log(1 + mu / (x - x_s))`` (the printed form
@@ -518,7 +535,7 @@ def approximate_utility(mu, x_s) -> sympy.Expr:
     sympy.Expr
         An expression of :data:`RATE`.
     """
-    m, xs = as_expression(mu), as_expression(x_s)
+    m, xs = _expr(mu), _expr(x_s)
     v = RATE - xs
     return (m + v) * sympy.log(m + v) - v * sympy.log(v)
 
@@ -760,7 +777,8 @@ class BinaryFeedbackNetwork:
                 s = sympy.Symbol(f"{k}_{i + 1}", real=True)
                 rep[law.symbol(k)] = s
                 params[s] = prm
-            a, d = law.increase.xreplace(rep), law.decrease.xreplace(rep)
+            a = cast(sympy.Expr, law.increase.xreplace(rep))
+            d = cast(sympy.Expr, law.decrease.xreplace(rep))
             a_all.append(a)
             z_all.append(a + d)
         sig = {xlast: B - sum(x(t) for x in xs), p: sum(a_all) / sum(z_all)}
@@ -838,8 +856,8 @@ class BinaryFeedbackNetwork:
             for k, v in law.values().items():
                 rep[law.symbol(k)] = sym(f"{k}_{i + 1}")
                 params[f"{k}_{i + 1}"] = v
-            signals[f"a_{i + 1}"] = law.increase.xreplace(rep)
-            signals[f"d_{i + 1}"] = law.decrease.xreplace(rep)
+            signals[f"a_{i + 1}"] = cast(sympy.Expr, law.increase.xreplace(rep))
+            signals[f"d_{i + 1}"] = cast(sympy.Expr, law.decrease.xreplace(rep))
         for i in range(F):
             marks = [sym(f"m_{j + 1}") for j in range(L) if A[j, i]]
             # 1 when any mark is 1, as 1 - prod (1 - m_l): exact for marks 0 and 1, and cheap
@@ -1072,6 +1090,7 @@ def topology_one_network(
     for i, rtt in enumerate(rtts):
         mu = packet_bits * 1e-6 / rtt
         if i + 1 in approx:
+            assert x_s is not None  # refused above when approximate flows are asked for
             laws.append(approximate_law(mu, x_s))
         else:
             laws.append(tcp_law(mu, beta=beta, alpha=alpha, x_s=x_s))

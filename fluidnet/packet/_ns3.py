@@ -109,7 +109,8 @@ def load():
     require()
     ns = _load_light()
     if ns is None:  # another layout (a source build): the bindings' own loader
-        from ns import ns  # noqa: F811 - the bindings' module is called ns
+        # a source build's bindings module defines ns.ns at run time (not seen statically)
+        from ns import ns  # noqa: F811  # pyright: ignore[reportAttributeAccessIssue]
     import cppyy
 
     cppyy.cppdef(components_source())

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import OptionError, ParameterError
+from ..errors import ModelError, OptionError, ParameterError
 from .analysis import convergence_time, queue_oscillation
 from .mapping import fluid_view
 from .results import PacketRun
@@ -362,6 +362,13 @@ def compare(
         raise ParameterError(f"confidence = {confidence!r} must lie in (0, 1)")
     if isinstance(fluid, Solution):
         sol = fluid
+        from ..symbolic.model import Model
+
+        if not isinstance(sol.model, Model):  # a saved model: no symbolic form to map
+            raise ModelError(
+                f"compare needs a library model (fluidnet.Model) with a packet counterpart; "
+                f"this solution is of {type(sol.model).__name__} {getattr(sol.model, 'name', '')!r}"
+            )
         model = sol.model
         params = {**sol.params, **dict(params or {})}
     else:

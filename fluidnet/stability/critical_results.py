@@ -398,7 +398,7 @@ bracket_lo, bracket_hi : xarray.DataArray
             ax.set_xlabel(self.dims[0])
             ax.set_ylabel(f"critical {self.name}")
             return ax
-        xd, yd = self.dims
+        xd, yd = list(self.dims)
         mesh = ax.pcolormesh(self.coords[xd], self.coords[yd], value.T, shading="nearest", **kwargs)
         ax.figure.colorbar(mesh, ax=ax, label=f"critical {self.name}")
         ax.set_xlabel(xd)

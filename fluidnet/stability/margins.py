@@ -199,7 +199,7 @@ class Margins:
         w = frequency_grid(self.loop)
         ax = nyquist(self.loop, w).plot(ax, **kwargs)
         circle = np.exp(1j * np.linspace(0.0, 2.0 * np.pi, 361))
-        ax.plot(circle.real, circle.imag, color="0.6", lw=0.6, ls="--")
+        ax.plot(np.real(circle), np.imag(circle), color="0.6", lw=0.6, ls="--")
         for freqs, marker, label in (
             (self.gain_crossovers, "o", "gain crossover"),
             (self.phase_crossovers, "s", "phase crossover"),
