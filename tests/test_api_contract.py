@@ -70,9 +70,7 @@ EXCEPTIONS = {
 
 #: Callables whose docstrings are checked only after issue 25's round (their modules,
 #: fluidnet/stochastic/ and fluidnet/dde/compiled.py, are being moved or reworked in it).
-DOCSTRINGS_LATER = {
-    "fluidnet.SavedModel",
-}
+DOCSTRINGS_LATER: set[str] = set()
 
 #: Variadic keywords that are not parameter overrides: model factories take their
 #: parameters' default values (they evaluate nothing), ``**options`` are passed on to a named

@@ -337,6 +337,17 @@ class SavedModel:
     """A compiled model loaded by :func:`load_compiled`: simulate it like a
     :class:`fluidnet.Model` (``fn.simulate(saved, t_end, history=..., params=...)``).
 
+    Made by :func:`load_compiled`, not by hand: the constructor checks what that function read.
+
+    Parameters
+    ----------
+    path : Path
+        The saved file.
+    meta : mapping
+        Its metadata (names, parameters, switching surfaces, cache key), checked field by field.
+    lib, jac : CLibrary
+        The loaded right-hand-side and Jacobian libraries, checked against ``meta``.
+
     Attributes
     ----------
     name : str
