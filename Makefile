@@ -74,14 +74,15 @@ lint: $(STAMP)-dev
 
 ## make typecheck: pyright (basic mode) on fluidnet/, configured in pyproject.toml [tool.pyright]
 # pyright (with its node runtime from PyPI) is installed on its own, from the "typecheck" extra's
-# requirements, without reinstalling fluidnet: .ci/run runs this beside `make test`.
+# requirements, without reinstalling fluidnet: .ci/run runs this beside `make test`. `-p .`: the
+# configuration of this checkout's pyproject.toml, never a pyrightconfig.json of a parent directory.
 $(STAMP)-typecheck: pyproject.toml | $(STAMP)-dev
 	$(PIP) install -q $$($(BIN)/python -c "import tomllib; print(' '.join(r for r in \
 	    tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['typecheck']))")
 	touch $@
 
 typecheck: $(STAMP)-dev $(STAMP)-typecheck
-	nice -n 10 $(BIN)/pyright
+	nice -n 10 $(BIN)/pyright -p .
 
 notebooks: $(STAMP)-dev
 	$(BIN)/jupyter lab notebooks

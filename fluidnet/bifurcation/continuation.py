@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from matplotlib.axes import Axes
 
+    from .hopf import HopfPoint
+
 __all__ = [
     "OrbitBranch",
     "continue_orbits",
@@ -673,7 +675,7 @@ def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_sm
 
 
 def continue_orbits(
-    start,
+    start: HopfPoint | PeriodicOrbit | PeriodDoubling,
     name: str | None = None,
     lo: float | None = None,
     hi: float | None = None,

@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     import xarray as xr
     from matplotlib.axes import Axes
 
+    from .continuation import FoldOfCycles
+
 __all__ = ["CycleFoldCurve", "continue_cycle_folds"]
 
 
@@ -253,7 +255,7 @@ class _FoldTracer(ArclengthStepper):
 
 
 def continue_cycle_folds(
-    fold,
+    fold: FoldOfCycles,
     y: str,
     *,
     n_points: int = 30,

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..symbolic.model import Model
+    from .codim2 import BogdanovTakensPoint, ZeroHopfPoint
 
 __all__ = [
     "EquilibriumCurve",
@@ -1040,7 +1041,7 @@ class _FoldTracer(ArclengthStepper):
 
 
 def continue_equilibrium_folds(
-    start,
+    start: EquilibriumFold | BogdanovTakensPoint | ZeroHopfPoint,
     y: str | None = None,
     *,
     n_points: int = 40,

@@ -46,6 +46,7 @@ from .steady import EquilibriumBranch
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from numpy.typing import ArrayLike
 
     from ..symbolic.model import Model
 
@@ -336,11 +337,11 @@ def hopf_at(
     value: float,
     omega: float,
     *,
-    other_roots=None,
-    branch=None,
+    other_roots: ArrayLike | None = None,
+    branch: EquilibriumBranch | None = None,
     equilibrium: Mapping[str, float] | None = None,
     params: Mapping[str, Any] | None = None,
-    **fixed,
+    **fixed: float,
 ) -> HopfPoint:
     """The :class:`HopfPoint` at a known crossing ``(value, omega)`` (no search).
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..symbolic.model import Model
+    from .hopf import HopfPoint
 
 __all__ = ["CriticalityTable", "criticality_table", "OnsetMap", "onset_map"]
 
@@ -210,7 +211,7 @@ class OnsetMap:
 
 
 def onset_map(
-    hopf,
+    hopf: HopfPoint,
     y: str,
     *,
     x_range: tuple[float, float] | None = None,

@@ -10,6 +10,7 @@ above the continuation of branches, which itself re-solves orbits with
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,10 @@ from .collocation import Mesh
 from .continuation import continue_orbits
 from .orbit import PeriodicOrbit, collocated_orbit, direct_orbit
 from .smoothness import NonSmoothError
+
+if TYPE_CHECKING:
+    from ..dde.solution import Solution
+    from .hopf import HopfPoint
 
 __all__ = ["periodic_orbit"]
 
@@ -91,7 +96,7 @@ def _from_simulation_near(hp, value: float, params: dict, kw) -> PeriodicOrbit:
 
 
 def periodic_orbit(
-    start,
+    start: HopfPoint | Solution | PeriodicOrbit,
     value: float | None = None,
     *,
     intervals: int = 40,

@@ -336,7 +336,7 @@ class MapRun:
         }
         return xr.Dataset(data, coords={"step": self.steps}, attrs=attrs)
 
-    def plot(self, ax=None, *, states: Sequence[str] | None = None, **kwargs):
+    def plot(self, ax: Any = None, *, states: Sequence[str] | None = None, **kwargs: Any) -> Any:
         """Plot the recorded states against the step (one axes per state), with each state's
         average over the final window as a dashed line.
 

@@ -194,7 +194,7 @@ def adaptive_marking(
     kappa: float | Sequence[float] = 1.0,
     eta: float | Sequence[float] = 0.05,
     gamma: float | Sequence[float] = 1.0,
-    disturbance=None,
+    disturbance: float | Sequence[float] | None = None,
     check_feasible: bool = True,
 ) -> Model:
     """Users reacting to ECN marks (40)/(41) with the adaptive marking level of Sec V-D.

@@ -17,17 +17,20 @@ delayed primal law ``kappa beta``, independent of the operating point).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
 
 from ..errors import ParameterError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 __all__ = ["fluid_penalty", "mm1b_loss", "penalty_integral"]
 
 
-def fluid_penalty(u, C) -> Any:
+def fluid_penalty(u: Any, C: Any) -> Any:
     """``p(C, u) = max(u - C, 0) / u``, symbolic or numeric.
 
     Parameters
@@ -57,7 +60,7 @@ def fluid_penalty(u, C) -> Any:
     return np.maximum(u - np.asarray(C, dtype=float), 0.0) / u
 
 
-def mm1b_loss(u, C, B) -> Any:
+def mm1b_loss(u: Any, C: Any, B: Any) -> Any:
     """Loss probability of an M/M/1/B queue, ``(1 - rho) rho^B / (1 - rho^(B+1))``, ``rho = u/C``.
 
     Symbolic when an argument is a sympy object (its ``K -> oo`` limit with ``B -> K B`` is
@@ -92,7 +95,7 @@ def mm1b_loss(u, C, B) -> Any:
     return np.where(np.isclose(rho, 1.0, rtol=0, atol=1e-12), 1.0 / (B + 1.0), out)
 
 
-def penalty_integral(y, C) -> Any:
+def penalty_integral(y: ArrayLike, C: ArrayLike) -> Any:
     """``int_0^y p(C, u) du = y - C - C log(y/C)`` for ``y > C``, 0 otherwise (numeric).
 
     The link term of the team objectives (3), (5) and (42).

@@ -163,7 +163,7 @@ def sbrm_network(
     c: float | Sequence[float] = 10_000.0,
     gamma: float | Sequence[float] = 0.006,
     b0: float | Sequence[float] = 50.0,
-    forward=0.5,
+    forward: ArrayLike = 0.5,
     marking: str = "sum",
 ) -> Model:
     """The general SBRM fluid model on a network, Zimmermann (2005) (6.4.1)-(6.4.7).

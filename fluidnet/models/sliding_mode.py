@@ -53,7 +53,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import sympy
@@ -65,6 +65,9 @@ from ..parsing import as_expression
 from ..symbolic import Model, Param
 from ..symbolic.symbols import t
 from .network import per_element, routing_matrix
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "RATE",
@@ -120,7 +123,7 @@ class ReverseEngineered:
     marginal_utility: sympy.Expr
 
 
-def reverse_engineer(increase, decrease) -> ReverseEngineered:
+def reverse_engineer(increase: Any, decrease: Any) -> ReverseEngineered:
     """``z``, ``f`` and ``U'`` of the law that increases at ``increase`` without congestion and
     decreases at ``decrease`` with congestion (Ye et al., Sec II, the step from (6)-(7) to
     (8)-(9)).
@@ -976,11 +979,11 @@ class BinaryFeedbackNetwork:
 
 
 def binary_feedback(
-    routes,
-    capacities,
+    routes: ArrayLike,
+    capacities: float | Sequence[float],
     laws: Sequence[FlowLaw],
     *,
-    rtt=None,
+    rtt: float | Sequence[float] | None = None,
     marking: str = "binary",
     width: float = 0.01,
     correlation: str = "independent",
@@ -1018,7 +1021,7 @@ def binary_feedback(
 
 
 def single_link_network(
-    laws: Sequence[FlowLaw], capacity: float, *, rtt=None
+    laws: Sequence[FlowLaw], capacity: float, *, rtt: float | Sequence[float] | None = None
 ) -> BinaryFeedbackNetwork:
     """Flows following ``laws`` on one link of capacity ``capacity``.
 

@@ -105,7 +105,7 @@ def team_objective(
     x: ArrayLike,
     beta: float,
     *,
-    levels=None,
+    levels: ArrayLike | None = None,
     feedback: str = "loss",
     rtt_weighted: bool = False,
 ) -> float:
@@ -147,7 +147,7 @@ def team_gradient(
     x: ArrayLike,
     beta: float,
     *,
-    levels=None,
+    levels: ArrayLike | None = None,
     feedback: str = "loss",
     rtt_weighted: bool = False,
 ) -> np.ndarray:
@@ -181,10 +181,10 @@ def penalty_optimum(
     net: UserNetwork,
     beta: float,
     *,
-    levels=None,
+    levels: ArrayLike | None = None,
     feedback: str = "loss",
     rtt_weighted: bool = False,
-    x0=None,
+    x0: ArrayLike | None = None,
 ) -> np.ndarray:
     """The unique maximiser of (3), (5) or (42): the Nash equilibrium of Prop 1 / Prop 6.
 

@@ -32,8 +32,14 @@ from .batch import sweep
 from .mapping import fluid_view, scenario_for
 
 if TYPE_CHECKING:
+    import os
+
     import xarray as xr
     from matplotlib.axes import Axes
+
+    from ..sweep.executors import ExecutorSpec
+    from ..sweep.store import Store
+    from ..symbolic.model import Model
 
 __all__ = ["agreement_map", "AgreementMap", "ModelScenario"]
 
@@ -171,7 +177,7 @@ def _fluid_point(model, params, t_end: float, after: float):
 
 
 def agreement_map(
-    model,
+    model: Model,
     grid: Mapping[str, Sequence[float]],
     t_end: float,
     *,
@@ -180,8 +186,8 @@ def agreement_map(
     params: Mapping[str, float] | None = None,
     scenario_options: Mapping[str, Any] | None = None,
     boundary_points: int = 24,
-    executor=None,
-    store=None,
+    executor: ExecutorSpec = None,
+    store: Store | str | os.PathLike | None = None,
     progress: bool | None = None,
     timeout: float | None = None,
 ) -> AgreementMap:

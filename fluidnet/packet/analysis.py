@@ -31,11 +31,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ParameterError
+
+if TYPE_CHECKING:
+    from .results import PacketRun
 
 __all__ = [
     "QueueOscillation",
@@ -273,7 +276,9 @@ def convergence_time(
     return float(t[0]) if before.size == 0 else float(t[before[-1] + 1])
 
 
-def summary(run, *, link: int = 0, after: float | None = None, smooth: float | None = None) -> dict:
+def summary(
+    run: PacketRun, *, link: int = 0, after: float | None = None, smooth: float | None = None
+) -> dict:
     """Numbers that describe one packet run (what :func:`fluidnet.packet.sweep` keeps).
 
     Keys: ``mean_queue``, ``queue_std``, ``empty_fraction``, ``oscillating`` (1.0 or 0.0, the

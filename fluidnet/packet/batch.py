@@ -23,8 +23,13 @@ from .analysis import summary
 from .scenario import Scenario
 
 if TYPE_CHECKING:
+    import os
+
     import xarray as xr
     from numpy.typing import ArrayLike
+
+    from ..sweep.executors import ExecutorSpec
+    from ..sweep.store import Store
 
 __all__ = ["sweep", "PacketPoint"]
 
@@ -84,8 +89,8 @@ def sweep(
     grid: Mapping[str, ArrayLike] | None = None,
     seeds: Sequence[int] = (0,),
     measure: Callable[[Any], Mapping[str, float]] = summary,
-    executor=None,
-    store=None,
+    executor: ExecutorSpec = None,
+    store: Store | str | os.PathLike | None = None,
     on_error: str = "nan",
     progress: bool | None = None,
     n_points: int | None = None,

@@ -36,6 +36,10 @@ from .results import PacketRun
 
 if TYPE_CHECKING:
     import xarray as xr
+    from matplotlib.axes import Axes
+
+    from ..dde.solution import Solution
+    from ..symbolic.model import Model
 
 __all__ = ["compare", "Comparison", "METRICS"]
 
@@ -170,7 +174,7 @@ class Comparison:
             },
         )
 
-    def plot(self, ax=None):
+    def plot(self, ax: Sequence[Axes] | None = None) -> np.ndarray:
         """Side by side: the queue of the fluid model and of every packet run over time, and
         every metric of the packet runs (mean and interval) against the fluid value.
 
@@ -191,8 +195,10 @@ class Comparison:
         import matplotlib.pyplot as plt
 
         if ax is None:
-            _, ax = plt.subplots(1, 2, figsize=(11, 3.8), width_ratios=[1.6, 1])
-        axes = np.atleast_1d(ax)
+            _, made = plt.subplots(1, 2, figsize=(11, 3.8), width_ratios=[1.6, 1])
+            axes = np.atleast_1d(made)
+        else:
+            axes = np.atleast_1d(np.asarray(ax, dtype=object))
         if axes.size != 2:
             raise ParameterError(f"{axes.size} axes given for the 2 panels")
         a = axes[0]
@@ -297,7 +303,7 @@ def _packet_metrics(run: PacketRun, view: dict, after: float, smooth: float, lin
 
 
 def compare(
-    fluid,
+    fluid: Model | Solution,
     packets: PacketRun | Sequence[PacketRun],
     *,
     params: Mapping[str, float] | None = None,

@@ -229,7 +229,7 @@ class PacketRun:
         ds["completion_time"].attrs["units"] = "s"
         return ds
 
-    def plot(self, ax=None, *, link: int = 0, **kwargs: Any):
+    def plot(self, ax: Any = None, *, link: int = 0, **kwargs: Any) -> Any:
         """Queue of ``link``, the windows (mean and range over the flows) or sender rates, and
         the completion times of short flows against their sizes (when there are any).
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -12,6 +12,9 @@ from ..linear.delaytf import DelayTF
 from ..options import numbers_option
 from .frequency_grid import as_loop, frequency_grid, refine_grid, unwrapped_phase
 from .margins import margins_from_grid
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 __all__ = ["BodeResponse", "bode"]
 
@@ -139,7 +142,9 @@ class BodeResponse:
         return axes
 
 
-def bode(L, w=None, *, w_range: tuple[float, float] | None = None) -> BodeResponse:
+def bode(
+    L: Any, w: ArrayLike | None = None, *, w_range: tuple[float, float] | None = None
+) -> BodeResponse:
     """Bode response of ``L`` with exact delays.
 
     Parameters

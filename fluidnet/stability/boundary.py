@@ -47,6 +47,7 @@ from .system import SystemFactory
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from ..sweep.executors import ExecutorSpec
     from ..symbolic.model import Model
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
@@ -702,7 +703,7 @@ def stability_boundary(
     omega_max: float | None = None,
     resolution: float = 0.005,
     n_seed: int = 16,
-    executor=None,
+    executor: ExecutorSpec = None,
     progress: bool | None = None,
     params: Mapping[str, float] | None = None,
     **fixed: float,

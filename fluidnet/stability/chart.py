@@ -27,8 +27,12 @@ from ..threads import single_threaded_blas
 from .system import SystemFactory
 
 if TYPE_CHECKING:
+    import os
+
     from matplotlib.axes import Axes
 
+    from ..sweep.executors import ExecutorSpec
+    from ..sweep.store import Store
     from ..symbolic.model import Model
 
 __all__ = ["stability_chart", "StabilityAccessor"]
@@ -126,8 +130,8 @@ def stability_chart(
     model_or_factory: Model | Callable[..., Any],
     grid: Mapping[str, Any],
     *,
-    executor=None,
-    store=None,
+    executor: ExecutorSpec = None,
+    store: Store | str | os.PathLike | None = None,
     progress: bool | None = None,
     on_error: str = "raise",
     root_options: Mapping[str, Any] | None = None,

@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
 
+    from ..sweep.executors import ExecutorSpec
     from ..symbolic.model import Model
 
 __all__ = [
@@ -407,7 +408,7 @@ def critical_value(
     grid: Mapping[str, Any] | None = None,
     method: str = "auto",
     root_options: Mapping[str, Any] | None = None,
-    executor=None,
+    executor: ExecutorSpec = None,
     progress: bool | None = None,
     on_error: str = "raise",
     **fixed: Any,

@@ -424,7 +424,7 @@ def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
     return best, best_w
 
 
-def margins(L, *, w_range: tuple[float, float] | None = None) -> Margins:
+def margins(L: Any, *, w_range: tuple[float, float] | None = None) -> Margins:
     """Gain, phase and delay margins of ``L`` with exact delays.
 
     Every gain crossover (``|L(jw)| = 1``) and phase crossover (``L(jw)`` real negative) on an

@@ -15,6 +15,7 @@ from .frequency_grid import as_loop, check_supported, frequency_grid, max_delay,
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from numpy.typing import ArrayLike
 
 __all__ = ["NyquistResponse", "nyquist"]
 
@@ -244,7 +245,7 @@ class NyquistResponse:
         return ax
 
 
-def nyquist(L, w=None, *, axis_tol: float = 1e-9) -> NyquistResponse:
+def nyquist(L: Any, w: ArrayLike | None = None, *, axis_tol: float = 1e-9) -> NyquistResponse:
     """Nyquist analysis of ``L`` with exact delays.
 
     The encirclements of -1 are counted along the full D-contour (negative frequencies,

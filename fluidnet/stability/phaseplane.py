@@ -23,6 +23,8 @@ from ..progress import progress_bar
 from ..sweep import grid_points
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import xarray as xr
     from matplotlib.axes import Axes
     from numpy.typing import ArrayLike
@@ -174,7 +176,7 @@ class PhasePortrait:
 
 def phase_portrait(
     model: Model,
-    ics,
+    ics: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     *,
     x: str,
     y: str,
@@ -282,7 +284,7 @@ def nonlinear_chart(
     model: Model,
     grid: Mapping[str, Any],
     *,
-    ics,
+    ics: Mapping[str, Any] | Sequence[Mapping[str, Any]],
     t_end: float,
     state: str | None = None,
     after: float | None = None,
