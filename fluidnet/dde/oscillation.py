@@ -124,14 +124,7 @@ class Oscillation:
         -------
         matplotlib.axes.Axes
         """
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            _, ax = plt.subplots()
-        kwargs.setdefault("color", "C1")
-        ax.axhline(self.mean, ls="--", lw=0.9, label=f"mean {self.mean:.4g}", **kwargs)
-        half = 0.5 * self.amplitude
-        ax.axhspan(self.mean - half, self.mean + half, color=kwargs["color"], alpha=0.12)
+        ax = envelope_axes(ax, self.mean, self.amplitude, **kwargs)
         for t in self.peak_times:
             ax.axvline(t, color="0.6", lw=0.5)
         ax.set_xlim(*self.window)
@@ -140,6 +133,21 @@ class Oscillation:
         ax.set_title(f"{self.state}: {self.status}, period {self.period:.4g}", fontsize="small")
         ax.legend(fontsize="small")
         return ax
+
+
+def envelope_axes(ax: Any, mean: float, amplitude: float, **kwargs: Any) -> Any:
+    """Draw an oscillation's mean (dashed) and its peak-to-peak band around it on ``ax`` (a new
+    figure when ``None``); ``kwargs`` go to ``ax.axhline`` (default colour ``C1``). Shared by
+    ``Oscillation.plot`` and ``fluidnet.packet.QueueOscillation.plot``."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots()
+    kwargs.setdefault("color", "C1")
+    ax.axhline(mean, ls="--", lw=0.9, label=f"mean {mean:.4g}", **kwargs)
+    half = 0.5 * amplitude
+    ax.axhspan(mean - half, mean + half, color=kwargs["color"], alpha=0.12)
+    return ax
 
 
 def _after(after: Any) -> float:

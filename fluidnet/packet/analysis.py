@@ -139,14 +139,9 @@ class QueueOscillation:
         -------
         matplotlib.axes.Axes
         """
-        import matplotlib.pyplot as plt
+        from ..dde.oscillation import envelope_axes
 
-        if ax is None:
-            _, ax = plt.subplots()
-        kwargs.setdefault("color", "C1")
-        ax.axhline(self.mean, ls="--", lw=0.9, label=f"mean {self.mean:.4g}", **kwargs)
-        half = 0.5 * self.amplitude
-        ax.axhspan(self.mean - half, self.mean + half, color=kwargs["color"], alpha=0.12)
+        ax = envelope_axes(ax, self.mean, self.amplitude, **kwargs)
         ax.set_xlim(*self.window)
         ax.set_xlabel("t (s)")
         ax.set_ylabel("queue (packets)")

@@ -196,8 +196,7 @@ class Margins:
         """
         if self.loop is None:
             raise AnalysisError("these margins carry no loop to plot (Margins.loop is None)")
-        w = frequency_grid(self.loop)
-        ax = nyquist(self.loop, w).plot(ax, **kwargs)
+        ax = nyquist(self.loop).plot(ax, **kwargs)
         circle = np.exp(1j * np.linspace(0.0, 2.0 * np.pi, 361))
         ax.plot(np.real(circle), np.imag(circle), color="0.6", lw=0.6, ls="--")
         for freqs, marker, label in (
