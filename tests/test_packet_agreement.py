@@ -9,7 +9,7 @@ import pytest
 import fluidnet as fn
 
 pytestmark = pytest.mark.skipif(
-    not fn.packet._ns3.available(), reason="needs ns-3 (pip install 'fluidnet[packet]')"
+    not fn.packet.ns3_available(), reason="needs ns-3 (pip install 'fluidnet[packet]')"
 )
 
 

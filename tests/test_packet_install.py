@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -44,11 +45,24 @@ def test_missing_ns3_is_a_fluidnet_error_naming_the_extra(monkeypatch):
         lambda name, *a, **k: None if name in ("ns3", "cppyy") else real(name, *a, **k),
     )
     assert not _ns3.available()
-    with pytest.raises(fn.packet.NotInstalledError) as info:
-        _ns3.require()
-    assert isinstance(info.value, fn.FluidnetError)
-    assert isinstance(info.value, ImportError)
-    assert "pip install 'fluidnet[packet]'" in str(info.value)
+    assert not fn.packet.ns3_available()
+    for require in (_ns3.require, fn.packet.require_ns3):
+        with pytest.raises(fn.packet.NotInstalledError) as info:
+            require()
+        assert isinstance(info.value, fn.FluidnetError)
+        assert isinstance(info.value, ImportError)
+        assert "pip install 'fluidnet[packet]'" in str(info.value)
+
+
+def test_paper_items_ask_the_public_helper_not_the_private_module():
+    # issue 33: four paper items imported the packet stage's private _ns3 module
+    papers = ROOT / "fluidnet" / "papers"
+    private = re.compile(r"\b_ns3\b")  # the module, not require_ns3
+    users = sorted(
+        str(p.relative_to(papers)) for p in papers.rglob("*.py") if private.search(p.read_text())
+    )
+    assert users == []
+    assert "require_ns3" in (papers / "rcp" / "packet_fct.py").read_text()
 
 
 def test_importing_the_packet_stage_loads_neither_ns3_nor_cppyy():

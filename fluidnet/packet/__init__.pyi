@@ -28,5 +28,7 @@ from .analysis import summary as summary
 from .analysis import queue_oscillation as queue_oscillation
 from .analysis import QueueOscillation as QueueOscillation
 from .results import PacketRun as PacketRun
+from .install import ns3_available as ns3_available
+from .install import require_ns3 as require_ns3
 from .errors import NotInstalledError as NotInstalledError
 from .errors import PacketRunError as PacketRunError

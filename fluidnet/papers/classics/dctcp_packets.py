@@ -19,7 +19,7 @@ table), and fell relative to K as K grew on both sides (the claim).
 
 from __future__ import annotations
 
-from ...packet import _ns3
+from ...packet import require_ns3
 from ..registry import Context
 from ..targets import Value
 from . import PAPER
@@ -43,7 +43,7 @@ def dctcp_packets(
     """ns-3 and the fluid model at each marking threshold of ``K_values`` (g = 1/16)."""
     from ...packet.experiments import dctcp_oscillation
 
-    _ns3.require()
+    require_ns3()
     exp = dctcp_oscillation(K_values, (G,), t_end=t_end, after=after, seeds=(1,))
     d = exp.data.sel(g=G)
     names = list(d.data_vars)

@@ -19,7 +19,7 @@ windows, against the fluid model's 0.06); its period within 25 % of the fluid cy
 
 from __future__ import annotations
 
-from ...packet import _ns3
+from ...packet import require_ns3
 from ..registry import Context
 from ..targets import Value
 from . import PAPER
@@ -42,7 +42,7 @@ def mgt_red_packets(
     """ns-3 and the fluid model at each propagation delay of ``delays``."""
     from ...packet.experiments import mgt_red_onset
 
-    _ns3.require()
+    require_ns3()
     exp = mgt_red_onset("Tp", delays, params={"N": 10}, t_end=t_end, after=after, seeds=(1,))
     d = exp.data
     names = list(d.data_vars)

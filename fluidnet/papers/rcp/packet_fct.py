@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...packet import _ns3
+from ...packet import require_ns3
 from ..registry import Context
 from ..targets import Value
 from . import PAPER
@@ -35,7 +35,7 @@ def packet_fct(ctx: Context, t_end: float = 40.0) -> dict:
     """One ns-3 run of ``t_end`` seconds; mean FCT per log-spaced size bin against eq (3)."""
     from ...packet.experiments import rcp_completion_times
 
-    _ns3.require()
+    require_ns3()
     exp = rcp_completion_times(load=0.5, t_end=t_end, seeds=(1,))
     d = exp.data
     ratio = d["packet_fct"].values / d["ps_fct"].values

@@ -21,7 +21,7 @@ table and the README): its start-up transient outlasts a third of the run.
 
 from __future__ import annotations
 
-from ...packet import _ns3
+from ...packet import require_ns3
 from ..registry import Context
 from ..targets import Value
 from . import PAPER
@@ -37,7 +37,7 @@ def _critical_delay_item(
     from ...packet.analysis import SWING_THRESHOLD
     from ...packet.experiments import critical_delay_runs
 
-    _ns3.require()
+    require_ns3()
     exp = critical_delay_runs(law, factors, t_end=t_end, seeds=(1,))
     d = exp.data
     names = list(d.data_vars)
