@@ -18,6 +18,8 @@ from .scenario import Dumbbell as Dumbbell
 from .scenario import ParkingLot as ParkingLot
 from .runner import simulate as simulate
 from .batch import sweep as sweep
+from .batch import simulate_many as simulate_many
+from .store import RunStore as RunStore
 from .mapping import scenario_for as scenario_for
 from .mapping import fluid_view as fluid_view
 from .comparison import compare as compare
