@@ -146,9 +146,19 @@ class _Server:
         with self.lock:
             self._stop()
 
+    def forget(self) -> None:
+        """In a forked child: drop the parent's server (its pipes are the parent's; the child
+        starts its own on its first run)."""
+        self.proc = None
+        self.dir = None
+        self.info = {}
+        self.lock = threading.Lock()
+
 
 _SERVER = _Server()
 atexit.register(_SERVER.close)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SERVER.forget)
 
 
 def server_info() -> dict:
@@ -340,7 +350,7 @@ class RunRequest:
         self, arrays: dict[str, np.ndarray], wall_time: float, stored: str | None = None
     ) -> PacketRun:
         """The :class:`PacketRun` of the traces ``arrays`` (``wall_time``: of the call)."""
-        arrays = {**arrays, "wall_time": np.float64(wall_time)}
+        arrays = {**arrays, "wall_time": np.asarray(wall_time, dtype=np.float64)}
         return PacketRun(
             scenario=self.scenario, t_end=self.t_end, seed=self.seed, arrays=arrays, stored=stored
         )

@@ -238,7 +238,8 @@ class RunStore:
         """
         digest = key_digest(key)
         buffer = io.BytesIO()
-        payload = {k: np.asarray(v) for k, v in arrays.items() if k != _KEY_ARRAY}
+        # Any: savez's stub types **kwds apart from its allow_pickle keyword
+        payload: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items() if k != _KEY_ARRAY}
         payload[_KEY_ARRAY] = np.frombuffer(_canonical(key), dtype=np.uint8)
         np.savez_compressed(buffer, **payload)
         data = buffer.getvalue()

@@ -69,12 +69,13 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import os
 import pkgutil
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,7 +203,14 @@ def run_item(it: Item, ctx: Context, quick: bool = False) -> list[Target]:
 
 
 def reproduce(
-    *names: str, out: str | Path = "papers", quick: bool = False, progress: bool = True
+    *names: str,
+    out: str | Path = "papers",
+    quick: bool = False,
+    progress: bool = True,
+    jobs: int = 1,
+    reuse: bool = True,
+    store: str | Path | None = None,
+    scheduler: str | None = None,
 ) -> Report:
     """Regenerate papers' figures and tables and check their targets.
 
@@ -218,46 +226,134 @@ def reproduce(
         Run each item with its declared quick sizes (used by the tests); the targets that need
         the full sizes are not checked.
     progress : bool
-        Print one line per item.
+        Print one line per item (and, with ``jobs > 1``, what the item printed, after it).
+    jobs : int
+        Items run at the same time, each in a worker process (:mod:`fluidnet.papers.parallel`);
+        1 runs them here, one after the other. The targets, report and figures do not depend
+        on it.
+    reuse : bool
+        Read back what the stores hold: an item whose code, environment and files are as
+        when it last ran is not run again (:mod:`fluidnet.papers.itemstore`), and an ns-3 run
+        already made is read back (:mod:`fluidnet.packet.store`). ``False`` runs everything
+        (the records are written again).
+    store : path, optional
+        Directory of both stores (default ``<out>/.cache``): item records in ``items/``, ns-3
+        runs in ``packet-runs/`` (unless ``$FLUIDNET_PACKET_STORE`` names another directory).
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``; default ``$FLUIDNET_SCHEDULER``):
+        the items' ns-3 runs and agreement maps run there, one task per run
+        (:func:`fluidnet.packet.batch.packet_executor`).
 
     Returns
     -------
     Report
+
+    Raises
+    ------
+    KeyError
+        For an unknown paper or item.
+    OptionError
+        For a bad ``jobs``.
+    StoreError
+        For a ``targets.json`` under ``out`` that cannot be read, before any work.
     """
+    from .itemstore import ItemStore, item_key
+    from .parallel import Outcome, attempt, run_items
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise OptionError(f"jobs = {jobs!r} must be a whole number >= 1")
     t0 = time.perf_counter()
     items = _select(names)
     out = Path(out)
+    check_targets_files(out, {it.paper for it in items})
+    root = Path(store) if store is not None else out / ".cache"
+    records = ItemStore(root, out)
+    environ = {"FLUIDNET_PACKET_STORE": str(root / "packet-runs") if reuse else ""}
+    if os.environ.get("FLUIDNET_PACKET_STORE") and reuse:
+        environ.pop("FLUIDNET_PACKET_STORE")  # the user's own store
+    if scheduler is not None:
+        environ["FLUIDNET_SCHEDULER"] = str(scheduler)
+    results: dict[int, Outcome] = {}
+    ran = False
+
+    def finish(index: int, outcome: Outcome, reused: str = "") -> None:
+        nonlocal ran
+        it = items[index]
+        ran = True
+        results[index] = outcome
+        order = list(_REGISTRY[it.paper].items)
+        # written as each item finishes (atomically): an interrupted run keeps what finished
+        write_targets(out, it.paper, it.name, outcome.targets, order)
+        if progress:
+            how = reused or f"{outcome.seconds:.1f} s"
+            print(
+                f"[{it.paper}:{it.name}] {counts(outcome.targets)}, {len(outcome.files)} "
+                f"files, {how}",
+                flush=True,
+            )
+            if outcome.log.strip():
+                print(outcome.log.rstrip("\n"), flush=True)
+        if not reused and outcome.error is None and all(t.ok for t in outcome.targets):
+            records.put(it, quick, keys[index], outcome.targets, outcome.files, outcome.seconds)
+
+    keys = [item_key(it, quick) for it in items]
+    with _environment(environ):
+        try:
+            todo = []
+            for index, it in enumerate(items):
+                found = records.get(it, quick, keys[index]) if reuse else None
+                if found is None:
+                    todo.append(index)
+                    continue
+                outcome = Outcome(found.targets, found.files, seconds=0.0)
+                finish(
+                    index,
+                    outcome,
+                    f"reused (unchanged since {found.created}, took {found.seconds:.1f} s)",
+                )
+            if jobs == 1 or len(todo) <= 1:
+                for index in todo:
+                    outcome = attempt(items[index], out, quick, run_item)
+                    if outcome.traceback and progress:
+                        sys.stderr.write(outcome.traceback)
+                    finish(index, outcome)
+            else:
+                run_items(
+                    [items[i] for i in todo],
+                    out,
+                    quick,
+                    min(jobs, len(todo)),
+                    lambda k, outcome: finish(todo[k], outcome),
+                    run_item,
+                )
+        finally:
+            if ran:
+                write_report(out, papers())
     targets: list[Target] = []
     files: list[Path] = []
     errors: list[str] = []
-    check_targets_files(out, {it.paper for it in items})
-    ran = False
-    try:
-        for it in items:
-            t1 = time.perf_counter()
-            ctx = Context(it.paper, it.name, out)
-            done: list[Target] = []
-            try:
-                done = run_item(it, ctx, quick)
-            except Exception as exc:  # noqa: BLE001 - reported, not swallowed
-                errors.append(f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}")
-                if progress:
-                    traceback.print_exc(file=sys.stderr)
-            ran = True
-            targets += done
-            files += ctx.files
-            # written as each item finishes (atomically): an interrupted run keeps what finished
-            write_targets(out, it.paper, it.name, done, set(_REGISTRY[it.paper].items))
-            if progress:
-                print(
-                    f"[{it.paper}:{it.name}] {counts(done)}, {len(ctx.files)} files, "
-                    f"{time.perf_counter() - t1:.1f} s",
-                    flush=True,
-                )
-    finally:
-        if ran:
-            write_report(out, papers())
+    for index in sorted(results):
+        targets += results[index].targets
+        files += results[index].files
+        if results[index].error:
+            errors.append(results[index].error or "")
     report = Report(targets, files, errors, time.perf_counter() - t0)
     if progress:
         print(report.summary(), flush=True)
     return report
+
+
+@contextlib.contextmanager
+def _environment(values: Mapping[str, str]):
+    """Environment variables set inside the block (the workers forked in it inherit them)."""
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
