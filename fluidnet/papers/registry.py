@@ -59,6 +59,30 @@ README table (a test fails while it is stale). A new paper is a new package with
 paper(key, title=, citation=, targets=TARGETS)`` in its ``__init__.py``, which imports its item
 modules; it is found automatically.
 
+Packet items
+------------
+An item that runs ns-3 calls :func:`fluidnet.packet.require_ns3` first, runs its scenarios as
+one batch (:func:`fluidnet.packet.simulate_many`, or the experiments of
+:mod:`fluidnet.packet.experiments`: a Dask cluster when ``fluidnet reproduce --scheduler`` names
+one, and the content-keyed run store, so a rerun reads unchanged runs back), takes its
+measured tail from the fluid time constants (:func:`fluidnet.packet.transient`), and shows each
+packet figure beside the fluid figure it tests::
+
+    @PAPER.item(
+        title="...",
+        pairs=[figure_pair("packet_queue", "fluid_queue", "what the reader compares",
+                           fluid_item="the_fluid_item")],
+    )
+
+The paper's README and documentation page then show the two figures side by side
+(:func:`figure_pair`); the run fails the item if it did not write its packet figure.
+
+Runs of many items
+------------------
+``reproduce(jobs=N)`` (``fluidnet reproduce -j N``) runs items in worker processes
+(:mod:`fluidnet.papers.parallel`); an item whose code, environment and files are unchanged since
+its last run is read back from ``<out>/.cache`` (:mod:`fluidnet.papers.itemstore`).
+
 Example
 -------
 >>> import fluidnet as fn
@@ -86,21 +110,85 @@ from .output import Context
 from .report import Report, check_targets_files, counts, write_report, write_targets
 from .targets import Target, TargetRow, check
 
-__all__ = ["Context", "Paper", "Report", "Target", "paper", "papers", "reproduce"]
+__all__ = [
+    "Context",
+    "FigurePair",
+    "Paper",
+    "Report",
+    "Target",
+    "figure_pair",
+    "paper",
+    "papers",
+    "reproduce",
+]
 
 
 _REGISTRY: dict[str, Paper] = {}
 
 
+@dataclass(frozen=True)
+class FigurePair:
+    """A packet figure and the fluid prediction it is read against (see :func:`figure_pair`).
+
+    Attributes
+    ----------
+    packet : str
+        Name of the packet (ns-3) figure the item writes (``ctx.figure(packet, fig)``).
+    fluid : str
+        Name of the fluid figure of the same paper.
+    caption : str
+        What the pair shows, in a sentence.
+    fluid_item : str
+        The item that writes the fluid figure (empty: the same item).
+    """
+
+    packet: str
+    fluid: str
+    caption: str
+    fluid_item: str = ""
+
+
+def figure_pair(packet: str, fluid: str, caption: str, *, fluid_item: str = "") -> FigurePair:
+    """A packet figure shown beside its fluid prediction (``pairs=`` of :meth:`Paper.item`).
+
+    The paper's README (``python -m fluidnet.papers.readme``) and its page of the documentation
+    show the two figures side by side under ``caption``. After the item runs, the registry
+    checks that it wrote the packet figure (and the fluid one, when no ``fluid_item`` writes
+    it).
+
+    Parameters
+    ----------
+    packet : str
+        Name of the packet figure (as given to ``ctx.figure``, without ``.png``).
+    fluid : str
+        Name of the fluid figure.
+    caption : str
+        One sentence: what the reader compares.
+    fluid_item : str, optional
+        The item of the same paper that writes the fluid figure (default: the packet item).
+
+    Returns
+    -------
+    FigurePair
+    """
+    for what, name in (("packet", packet), ("fluid", fluid)):
+        if not name or "/" in name or name.endswith(".png"):
+            raise OptionError(f"figure_pair: {what} = {name!r} must be a figure name (no .png)")
+    if not caption:
+        raise OptionError("figure_pair: give a caption (what the two figures show)")
+    return FigurePair(packet, fluid, caption, fluid_item)
+
+
 @dataclass
 class Item:
-    """A registered item: the function and the sizes of a quick run."""
+    """A registered item: the function, the sizes of a quick run and its figure pairs."""
 
     paper: str
     name: str
     title: str
     func: Callable[..., Mapping[Any, Any] | None]
     quick: dict[str, Any]
+    pairs: tuple[FigurePair, ...] = ()
 
 
 @dataclass
@@ -113,11 +201,18 @@ class Paper:
     targets: dict[str, list[TargetRow]] = field(default_factory=dict)
     items: dict[str, Item] = field(default_factory=dict)
 
-    def item(self, *, title: str, quick: Mapping[str, Any] | None = None) -> Callable:
+    def item(
+        self,
+        *,
+        title: str,
+        quick: Mapping[str, Any] | None = None,
+        pairs: Sequence[FigurePair] = (),
+    ) -> Callable:
         """Decorator registering ``func(ctx, **sizes)`` as the item named like the function.
 
         ``quick`` gives the keyword arguments (sizes) of a quick run; the function's defaults
-        are the full sizes.
+        are the full sizes. ``pairs`` (:func:`figure_pair`) are the item's packet figures
+        with the fluid figures they are read against.
         """
 
         def deco(func: Callable):
@@ -135,7 +230,15 @@ class Paper:
                 raise OptionError(
                     f"item {name!r}: quick sizes {unknown} are not keyword arguments of it"
                 )
-            self.items[name] = Item(self.key, name, title, func, dict(quick or {}))
+            for pair in pairs:
+                if not isinstance(pair, FigurePair):
+                    raise OptionError(f"item {name!r}: pairs holds {pair!r}, not a figure_pair")
+                if pair.fluid_item and pair.fluid_item not in self.targets:
+                    raise OptionError(
+                        f"item {name!r}: figure pair {pair.packet!r} names fluid_item "
+                        f"{pair.fluid_item!r}, which is not an item of paper {self.key!r}"
+                    )
+            self.items[name] = Item(self.key, name, title, func, dict(quick or {}), tuple(pairs))
             return func
 
         return deco
@@ -197,6 +300,15 @@ def run_item(it: Item, ctx: Context, quick: bool = False) -> list[Target]:
     values = it.func(ctx, **(it.quick if quick else {}))
     rows = _REGISTRY[it.paper].targets[it.name]
     targets, problems = check(it.paper, it.name, rows, values, quick)
+    written = {p.stem for p in ctx.files if p.suffix == ".png"}
+    for pair in it.pairs:
+        own = [pair.packet] + ([] if pair.fluid_item else [pair.fluid])
+        missing = [name for name in own if name not in written]
+        if missing:
+            problems.append(
+                f"{it.paper}:{it.name} did not write the figure(s) {missing} of its figure pair "
+                f"{pair.packet!r}"
+            )
     if problems:
         raise OptionError("; ".join(problems))
     return targets

@@ -20,7 +20,7 @@ table), and fell relative to K as K grew on both sides (the claim).
 from __future__ import annotations
 
 from ...packet import require_ns3
-from ..registry import Context
+from ..registry import Context, figure_pair
 from ..targets import Value
 from . import PAPER
 from .data import DCTCP_PACKET_K, DCTCP_PACKET_QUICK
@@ -33,6 +33,15 @@ G = 1 / 16
     title="DCTCP in ns-3: queue oscillation against K, fluid cycle against packets (Alizadeh "
     "et al. 2011)",
     quick={"K_values": DCTCP_PACKET_QUICK, "t_end": 0.015, "after": 0.006},
+    pairs=[
+        figure_pair(
+            "dctcp_packets",
+            "dctcp_cycle",
+            "DCTCP's queue span against K in ns-3 and in the fluid model, beside the fluid limit "
+            "cycle and its amplitude against K (Alizadeh et al. 2011)",
+            fluid_item="dctcp",
+        )
+    ],
 )
 def dctcp_packets(
     ctx: Context,

@@ -20,7 +20,7 @@ windows, against the fluid model's 0.06); its period within 25 % of the fluid cy
 from __future__ import annotations
 
 from ...packet import require_ns3
-from ..registry import Context
+from ..registry import Context, figure_pair
 from ..targets import Value
 from . import PAPER
 
@@ -32,6 +32,15 @@ UNSTABLE_TP = 0.3
 @PAPER.item(
     title="MGT/RED in ns-3: mean queue and oscillation against the fluid model (MGT Figs 1-5)",
     quick={"delays": (STABLE_TP,), "t_end": 15.0, "after": 5.0},
+    pairs=[
+        figure_pair(
+            "mgt_red_packets",
+            "mgt_red",
+            "MGT/RED: ns-3's mean queue and swing against the fluid model at a stable and an "
+            "unstable delay, beside the fluid queue's trajectories (Misra, Gong & Towsley)",
+            fluid_item="mgt_red",
+        )
+    ],
 )
 def mgt_red_packets(
     ctx: Context,

@@ -22,7 +22,7 @@ table and the README): its start-up transient outlasts a third of the run.
 from __future__ import annotations
 
 from ...packet import require_ns3
-from ..registry import Context
+from ..registry import Context, figure_pair
 from ..targets import Value
 from . import PAPER
 
@@ -72,6 +72,15 @@ def _critical_delay_item(
 @PAPER.item(
     title="SBRM in ns-3 below and above the fluid critical delay (Sec 6.7)",
     quick={"factors": (ABOVE,), "t_end": 4.0},
+    pairs=[
+        figure_pair(
+            "packet_critical_delay",
+            "fig_6_6_8_queue_sbrm",
+            "SBRM: the ns-3 queue's swing at half and twice the fluid critical delay, beside the "
+            "nonlinear fluid queue below and above it (Fig 6.6.8)",
+            fluid_item="nonlinear_validation",
+        )
+    ],
 )
 def packet_critical_delay(
     ctx: Context, factors: tuple[float, ...] = (BELOW, ABOVE), t_end: float = 6.0
@@ -83,6 +92,15 @@ def packet_critical_delay(
 @PAPER.item(
     title="Reno/RED in ns-3 below and above the fluid critical delay (Sec 6.7)",
     quick={"factors": (ABOVE,), "t_end": 4.0},
+    pairs=[
+        figure_pair(
+            "packet_critical_delay_red",
+            "fig_6_6_9_queue_red",
+            "Reno/RED: the ns-3 queue's swing at half and twice the fluid critical delay, beside "
+            "the nonlinear fluid queue below and above it (Fig 6.6.9)",
+            fluid_item="nonlinear_validation",
+        )
+    ],
 )
 def packet_critical_delay_red(
     ctx: Context, factors: tuple[float, ...] = (BELOW, ABOVE), t_end: float = 8.0
