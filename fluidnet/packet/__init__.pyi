@@ -24,6 +24,8 @@ from .mapping import scenario_for as scenario_for
 from .mapping import fluid_view as fluid_view
 from .comparison import compare as compare
 from .comparison import Comparison as Comparison
+from .timescales import transient as transient
+from .timescales import Transient as Transient
 from .agreement import agreement_map as agreement_map
 from .agreement import AgreementMap as AgreementMap
 from .analysis import summary as summary

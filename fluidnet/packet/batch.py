@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import OptionError, ParameterError
 from .analysis import summary
-from .results import PacketRun
+from .errors import PacketRunError
 from .runner import RunRequest
 from .scenario import Scenario
 from .store import RunStore, resolve_store
@@ -71,33 +71,45 @@ def packet_executor(executor: ExecutorSpec = None) -> Executor:
 
 
 class _RunTask:
-    """Picklable ``request -> traces``: one ns-3 run on whatever worker gets it."""
+    """Picklable ``request -> traces``: one ns-3 run on whatever worker gets it (with
+    ``keep_errors``, a failed run's :class:`PacketRunError` is returned, not raised)."""
 
-    def __call__(self, request: RunRequest) -> dict[str, np.ndarray]:
-        return request.arrays()
+    def __init__(self, keep_errors: bool = False) -> None:
+        self.keep_errors = keep_errors
+
+    def __call__(self, request: RunRequest) -> dict[str, np.ndarray] | PacketRunError:
+        try:
+            return request.arrays()
+        except PacketRunError as exc:
+            if self.keep_errors:
+                return exc
+            raise
 
 
 def simulate_many(
     scenarios: Sequence[Scenario],
-    t_end: float,
+    t_end: float | Sequence[float],
     *,
     seeds: Sequence[int] = (0,),
     n_points: int | None = None,
     timeout: float | None = None,
     executor: ExecutorSpec = None,
     store: RunStore | str | os.PathLike | bool | None = None,
+    on_error: str = "raise",
     progress: bool | None = None,
-) -> list[list[PacketRun]]:
+) -> list[list[Any]]:
     """Every scenario with every seed, as one batch: runs already in the store are read back,
-    the others run on ``executor`` (one task each), then stored.
+    the others run on ``executor`` (one task each) and are stored as they finish.
 
     The result does not depend on the executor: a run is determined by its scenario and seed.
+    An interrupted batch keeps the runs that finished in the store, so the same call again
+    runs only the others.
 
     Parameters
     ----------
     scenarios : sequence of Scenario
-    t_end : float
-        Simulated seconds of every run.
+    t_end : float or sequence of float
+        Simulated seconds of every run, or of the runs of each scenario (one per scenario).
     seeds : sequence of int
         The seeds of every scenario.
     n_points, timeout
@@ -108,13 +120,18 @@ def simulate_many(
     store : RunStore, path or bool, optional
         The run store (:mod:`fluidnet.packet.store`); default ``$FLUIDNET_PACKET_STORE``.
         Read and written in this process only (workers never see it).
+    on_error : {"raise", "return"}
+        A run that fails inside ns-3 (crash, signal, timeout): raise its
+        :class:`PacketRunError` (after the runs that finished are stored), or put the error in
+        the run's place and go on.
     progress : bool, optional
         A progress bar over the runs that are not stored.
 
     Returns
     -------
-    list of list of PacketRun
-        ``out[i][k]``: scenario ``i`` with ``seeds[k]``.
+    list of list
+        ``out[i][k]``: the :class:`PacketRun` of scenario ``i`` with ``seeds[k]`` (with
+        ``on_error="return"``, a :class:`PacketRunError` where that run failed).
 
     Raises
     ------
@@ -131,31 +148,55 @@ def simulate_many(
     >>> [r.seed for r in runs[0]]  # doctest: +SKIP
     [1, 2]
     """
-    seeds = [int(s) for s in np.atleast_1d(np.asarray(seeds))] if len(seeds) else []
+    if on_error not in ("raise", "return"):
+        raise OptionError(f"on_error = {on_error!r}: use 'raise' or 'return'")
+    seeds = [int(s) for s in np.atleast_1d(np.asarray(seeds))]
     if not seeds:
         raise OptionError("seeds is empty: give at least one seed")
     scenarios = list(scenarios)
+    if isinstance(t_end, (str, bytes)) or np.ndim(t_end) == 0:
+        lengths = [t_end] * len(scenarios)
+    else:
+        lengths = list(t_end)  # type: ignore[arg-type]
+        if len(lengths) != len(scenarios):
+            raise OptionError(
+                f"t_end: {len(lengths)} lengths for {len(scenarios)} scenarios; give one "
+                "length, or one per scenario"
+            )
     requests = [
-        RunRequest.checked(sc, t_end, seed, n_points, timeout) for sc in scenarios for seed in seeds
+        RunRequest.checked(sc, length, seed, n_points, timeout)
+        for sc, length in zip(scenarios, lengths, strict=True)
+        for seed in seeds
     ]
     runs = resolve_store(store)
-    results: list[PacketRun | None] = [None] * len(requests)
+    results: list[Any] = [None] * len(requests)
     if runs is not None:
         for i, req in enumerate(requests):
             results[i] = req.read(runs)
     todo = [i for i, r in enumerate(results) if r is None]
     if todo:
         started = time.perf_counter()
-        pending = [requests[i] for i in todo]
-        out = packet_executor(executor).map(_RunTask(), pending, progress=progress, desc="ns-3")
-        wall = (time.perf_counter() - started) / len(todo)
-        for i, arrays in zip(todo, out, strict=True):
-            if runs is not None:
-                runs.put(requests[i].key(), arrays)
-            results[i] = requests[i].result(arrays, wall)
-    done = [r for r in results if r is not None]
+
+        def receive(indices: Sequence[int] | np.ndarray, out: list[Any]) -> None:
+            wall = time.perf_counter() - started
+            for k, arrays in zip(indices, out, strict=True):
+                i = todo[k]
+                if isinstance(arrays, PacketRunError):
+                    results[i] = arrays
+                    continue
+                if runs is not None:
+                    runs.put(requests[i].key(), arrays)
+                results[i] = requests[i].result(arrays, wall)
+
+        packet_executor(executor).map_chunks(
+            _RunTask(keep_errors=on_error == "return"),
+            [requests[i] for i in todo],
+            receive,
+            progress=progress,
+            desc="ns-3 runs",
+        )
     n = len(seeds)
-    return [done[k * n : (k + 1) * n] for k in range(len(scenarios))]
+    return [results[k * n : (k + 1) * n] for k in range(len(scenarios))]
 
 
 class PacketPoint:
