@@ -42,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..sweep.signature import describe
 from .output import write_file
 from .targets import Target
 
@@ -127,7 +128,7 @@ def item_key(item: Any, quick: bool) -> dict[str, Any]:
         "format": FORMAT,
         "item": f"{item.paper}:{item.name}",
         "quick": bool(quick),
-        "sizes": json.loads(_canonical(item.quick if quick else {})),
+        "sizes": describe(item.quick if quick else {}, "sizes"),  # arrays and tuples too
         "package": _package_digest(paper if (_PACKAGE / "papers" / paper).is_dir() else None),
         "outside": outside,
         "environment": _environment(),
