@@ -146,6 +146,16 @@ class Reused:
     created: str
 
 
+def _plain(value: Any) -> bool:
+    """Whether JSON gives ``value`` back as the report shows and writes it: Python's scalars,
+    and numpy's float64 (a float: the report formats and writes it as one)."""
+    return type(value) in (bool, int, float, str, type(None)) or isinstance(value, float)
+
+
+def _value(value: Any) -> Any:
+    return float(value) if isinstance(value, float) else value
+
+
 class ItemStore:
     """The records of items (see :mod:`fluidnet.papers.itemstore`) under ``<path>/items``.
 
@@ -209,9 +219,8 @@ class ItemStore:
         seconds: float,
     ) -> None:
         """Record a run of the item that raised nothing and whose targets are all ok."""
-        plain = (bool, int, float, str, type(None))
-        if not all(type(getattr(t, name)) in plain for t in targets for name in _TARGET_FIELDS):
-            return  # a value JSON would not give back as it is (a numpy scalar): not recorded
+        if not all(_plain(getattr(t, name)) for t in targets for name in _TARGET_FIELDS):
+            return  # a value JSON would not give back as it is (numpy's int): not recorded
         digests = {}
         for f in files:
             with contextlib.suppress(OSError):
@@ -220,7 +229,7 @@ class ItemStore:
             return  # a file is gone or outside the output root: nothing to vouch for
         body = {
             "key": key,
-            "targets": [[getattr(t, name) for name in _TARGET_FIELDS] for t in targets],
+            "targets": [[_value(getattr(t, name)) for name in _TARGET_FIELDS] for t in targets],
             "files": digests,
             "seconds": float(seconds),
             "created": time.strftime("%Y-%m-%d %H:%M:%S"),
