@@ -4,6 +4,7 @@ a delayed oscillator, the Hayes equation, certificates and clear errors.
 Every reference value is derived here from a closed form, not from fluidnet."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -174,6 +175,38 @@ def test_hayes_boundary_in_b():
     assert [c.change for c in sw.crossings] == [-2, 1]
     assert sw.crossings[1].omega == pytest.approx(0.0, abs=1e-12)
     assert sw.stable_intervals() == [(pytest.approx(b_low), pytest.approx(-a))]
+
+
+def test_a_gain_that_vanishes_crosses_at_zero():
+    """x' = b x(t - 1) (Hayes with a = 0; issue 33): lambda = W_k(b), Lambert W. Stable for
+    -pi/2 < b < 0; the real root W_0(b) ~ b crosses 0 transversally at b = 0 while the second
+    real root W_-1(b) leaves for -infinity. From b = -1.5 the first switch is b = 0 (omega 0,
+    0 -> 1 roots); main failed there with 'a real root reaches 0 and stays there'."""
+    from scipy.special import lambertw
+
+    x = fn.states("x")
+    b = fn.params("b")
+    m = fn.Model({x: b * x(fn.t - 1)}, {b: -0.5}, name="scalar")
+    with warnings.catch_warnings():  # b = 0 itself: every x is an equilibrium (true, warned)
+        warnings.simplefilter("ignore", fn.EquilibriumWarning)
+        cv = fn.critical_value(m, "b", -1.5, 1.5)
+        sw = fn.stability_switches(m, "b", -3.0, 1.5)
+        at_end = fn.stability_switches(m, "b", -1.5, 0.0)
+    assert cv.value == pytest.approx(0.0, abs=1e-12) and cv.omega == pytest.approx(0.0, abs=1e-12)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("destabilizing", 0, 1)
+    # W_k(b) is on the imaginary axis at b = -pi/2 (lambda = +- j pi/2) and at b = 0 (lambda = 0)
+    assert lambertw(-math.pi / 2, 0) == pytest.approx(1j * math.pi / 2, abs=1e-14)
+    assert [c.value for c in sw.crossings] == pytest.approx([-math.pi / 2, 0.0], abs=1e-12)
+    assert [c.change for c in sw.crossings] == [-2, 1]
+    ((lo, hi),) = sw.stable_intervals()
+    assert sw.count_lo == 2 and (lo, hi) == (
+        pytest.approx(-math.pi / 2),
+        pytest.approx(0, abs=1e-12),
+    )
+    assert [c.value for c in at_end.crossings] == [0.0]  # a range ending on the crossing
+    # the unstable root past the switch is W_0(b) > 0
+    r = m.linearize(params={"b": 0.5}).roots(k=1)
+    assert r[0].value == pytest.approx(complex(lambertw(0.5, 0)), abs=1e-12)
 
 
 def test_two_delays_scaled_by_one_parameter():
