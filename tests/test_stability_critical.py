@@ -397,3 +397,60 @@ def test_a_badly_scaled_delay_family_is_not_called_singular():
     cv = fn.critical_value(scaled, "tau", 0.1, 10.0)
     assert cv.method == "delay" and cv.value == pytest.approx(ref[0][0], rel=1e-12)
     assert cv.omega == pytest.approx(ref[0][1], rel=1e-12)
+
+
+PI_TCP = {
+    "N": 300.3389312633782,
+    "Tp": 0.47661413691627375,
+    "q_ref": 8.261160380386503,
+    "K_pi": 1.071014629338844e-09,
+    "z": 0.049543634017343796,
+}
+
+
+def test_pi_over_tcp_critical_capacity_agrees_with_nyquist():
+    """Issue 33: main failed 'not certified ... pass max_nodes larger than 13' at C = 106261 (a
+    root listed twice) and max_nodes=60 did not help. The critical capacity against a second
+    method: the Nyquist count of the loop broken at p, stable just below, 2 roots just above."""
+    m = fn.models.hollot_pi()
+    cv = fn.critical_value(m, "C", 42131.969460442684, 421319.69460442686, params=PI_TCP)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("destabilizing", 0, 2)
+    for factor, stable, rhp in ((1 - 1e-6, True, 0), (1 + 1e-6, False, 2)):
+        ny = fn.nyquist(m.loop_gain("p", params={**PI_TCP, "C": cv.value * factor}))
+        assert (ny.stable, ny.closed_loop_rhp_roots) == (stable, rhp)
+    again = fn.critical_value(
+        m, "C", 42131.969460442684, 421319.69460442686, params=PI_TCP,
+        root_options={"max_nodes": 60},
+    )  # fmt: skip
+    assert again.value == pytest.approx(cv.value, rel=1e-10)
+
+
+def test_uncertified_counts_advise_what_works(monkeypatch):
+    """A count that fails its certificate below 26 nodes (a duplicated root, put back by a
+    flawed root finder) is refined automatically; a fixed n_nodes or a low max_nodes that
+    stops it gets an error whose advice, followed, gives the answer."""
+    import fluidnet.stability.crossing as crossing
+    from fluidnet.linear.roots import _certify
+    from fluidnet.linear.rootset import CharacteristicRoot, Roots
+
+    real = crossing.unit_time_roots
+
+    def flawed(lin, k=6, region=None, **options):
+        got = real(lin, k, region, **options)
+        if got.n_nodes >= 26 or not len(got):
+            return got
+        twin = [CharacteristicRoot(value=got[0].value * (1 + 1e-9), residual=0.0)]
+        listed = sorted([*got, *twin], key=lambda r: (-r.real, -r.imag))
+        return _certify(lin, Roots(listed, got.n_nodes), None)
+
+    monkeypatch.setattr(crossing, "unit_time_roots", flawed)
+    a = 0.9
+    w = brentq(lambda v: v / math.tan(v) - a, 1e-6, math.pi - 1e-6)
+    b_low = -w / math.sin(w)
+    assert fn.critical_value(hayes(a), "b", -4.0, 0.6).value == pytest.approx(b_low, rel=1e-12)
+    for given, fix in (({"n_nodes": 13}, {"n_nodes": 26}), ({"max_nodes": 14}, {"max_nodes": 28})):
+        with pytest.raises(fn.AnalysisError, match="not certified") as err:
+            fn.critical_value(hayes(a), "b", -4.0, 0.6, root_options=given)
+        assert repr(fix) in str(err.value)
+        cv = fn.critical_value(hayes(a), "b", -4.0, 0.6, root_options=fix)
+        assert cv.value == pytest.approx(b_low, rel=1e-12)
