@@ -40,15 +40,19 @@ def _flint():
 
 # ---------------------------------------------------------------------- helpers (run time)
 def _sqr(x):
+    """``x**2``: for a real ball, ``[|x|_lo^2, |x|_hi^2]`` from the bounds of ``|x|`` (the product
+    of a wide ball by itself would reach below 0)."""
     flint = _flint()
     if isinstance(x, flint.arb):
-        a = abs(x)
-        return (a * a).nonnegative_part()
+        if not x.is_finite():
+            return x * x
+        lo, hi = x.abs_lower(), x.abs_upper()
+        return (lo * lo).lower().union((hi * hi).upper())
     return x * x
 
 
 def _powi(x, n: int):
-    """``x**n`` for an integer ``n >= 0`` by products (squares of real balls kept >= 0)."""
+    """``x**n`` for an integer ``n >= 0`` by squares and products."""
     if n == 0:
         return 1
     if n == 1:

@@ -115,7 +115,12 @@ def to_tree(expr: Any, names: Mapping[sympy.Symbol, list]) -> list:
     if isinstance(e, sympy.Not):
         return ["not", to_tree(e.args[0], names)]
     name = type(e).__name__
-    if isinstance(e, sympy.Function) and name in FUNCTIONS:
+    if isinstance(e, sympy.Derivative):
+        raise TreeError(
+            f"{e} is a derivative: neutral terms are not supported (the root bound of a "
+            "retarded system does not hold for a neutral one)"
+        )
+    if name in FUNCTIONS:
         return ["fn", name, *[to_tree(a, names) for a in e.args]]
     raise TreeError(
         f"{e} ({name}) cannot be enclosed by the proof: supported are + * ^, rationals, "

@@ -126,7 +126,11 @@ def enclose_equilibrium(
         if K is None or not all(k.is_finite() for k in K):
             K = [ball(iv) for iv in X]  # no image: inflate the box itself
         X = rounded_box(K, 0.1 * 2**attempt)
-    raise NotProved(f"the equilibrium could not be enclosed over the box: {last}")
+    raise NotProved(
+        f"the equilibrium could not be enclosed over the box ({last}): the steady-state "
+        "Jacobian may be singular in the box (a root at 0, as where the steady state is not "
+        "isolated) or vary too much over it (a smaller box may succeed)"
+    )
 
 
 def _krawczyk_image(problem: Problem, X: Sequence[Interval], P: Sequence[Any]) -> list:

@@ -190,29 +190,45 @@ def tree_pieces(tree: str, lo: Fraction, hi: Fraction) -> list[tuple[Fraction, F
     return out
 
 
+#: Narrowest piece, relative to the interval searched: below it a piece that still fails is
+#: taken for a root on the axis.
+MIN_WIDTH = Fraction(1, 2**40)
+
+
 def _search(
     test: Callable[[Fraction, Fraction], bool], lo: Fraction, hi: Fraction, depth0: int
 ) -> str:
     """The bisection tree whose pieces all pass ``test`` (bisecting failures), the first
-    ``depth0`` levels bisected outright."""
+    ``depth0`` levels bisected outright.
+
+    Raises
+    ------
+    NotProved
+        When a piece narrower than ``MIN_WIDTH (hi - lo)`` fails, or more than
+        :data:`MAX_PIECES` are tried.
+    """
     parts: list[str] = []
     count = 0
-
-    def visit(a: Fraction, b: Fraction, level: int) -> None:
-        nonlocal count
+    floor = MIN_WIDTH * (hi - lo)
+    stack = [(lo, hi, 0)]
+    while stack:
+        a, b, level = stack.pop()
         if level >= depth0:
             count += 1
             if count > MAX_PIECES:
                 raise NotProved(f"more than {MAX_PIECES} frequency pieces needed")
             if test(a, b):
                 parts.append("0")
-                return
+                continue
+            if b - a < floor:
+                raise NotProved(
+                    f"Delta(j omega) is not proved nonzero near omega = {float(a):.6g}: a root "
+                    "may lie on the imaginary axis there"
+                )
         parts.append("1")
         m = (a + b) / 2
-        visit(a, m, level + 1)
-        visit(m, b, level + 1)
-
-    visit(lo, hi, 0)
+        stack.append((m, b, level + 1))
+        stack.append((a, m, level + 1))
     return "".join(parts)
 
 
@@ -240,6 +256,14 @@ def exclude_axis(char: Characteristic, omega_max: Fraction, depth0: int | None =
         ok, centre = char.piece(a, b)
         if ok:
             return True
+        if a == 0:
+            zero, _ = char.at(as_arb(Fraction(0)))
+            if not zero.abs_lower() > 0:
+                raise NotProved(
+                    "Delta(0) may vanish: a root at lambda = 0 for some parameter of the box (a "
+                    "real root crossing the axis, or a zero eigenvalue that every point has, as "
+                    "for a steady state that is not isolated)"
+                )
         if centre is not None and not centre.abs_lower() > 0:
             at = float((a + b) / 2)
             raise NotProved(
