@@ -245,7 +245,9 @@ class _Printer:
                 return f"(1/H['_sqrt']({self(b)}, text={self.text(b)}))"
             return f"H['_pow']({self(b)}, {self(x)}, text={self.text(b)})"
         if isinstance(e, sympy.Piecewise):
-            pairs = ", ".join(f"((lambda: {self(c)}), (lambda: {self(v)}))" for v, c in e.args)
+            pairs = ", ".join(
+                f"((lambda: {self(a.args[1])}), (lambda: {self(a.args[0])}))" for a in e.args
+            )
             return f"H['_pw']({pairs}, text={self.text(e)})"
         if isinstance(e, (sympy.StrictLessThan, sympy.LessThan)):
             strict = isinstance(e, sympy.StrictLessThan)

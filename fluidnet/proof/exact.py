@@ -75,7 +75,7 @@ def exact_value(label: str, value: Any) -> Fraction:
     if got is None or not math.isfinite(got):
         raise ParameterError(f"{label}: {value!r} is not a finite real number")
     if isinstance(value, numbers.Rational):
-        return Fraction(value.numerator, value.denominator)
+        return Fraction(int(value.numerator), int(value.denominator))
     if type(value).__module__.startswith("sympy"):
         raise ParameterError(
             f"{label}: {value!r} is irrational; a box end must be exact (give a rational, e.g. "

@@ -105,7 +105,7 @@ def to_tree(expr: Any, names: Mapping[sympy.Symbol, list]) -> list:
     if isinstance(e, sympy.Pow):
         return ["^", to_tree(e.base, names), to_tree(e.exp, names)]
     if isinstance(e, sympy.Piecewise):
-        return ["pw", *[[to_tree(a.expr, names), to_tree(a.cond, names)] for a in e.args]]
+        return ["pw", *[[to_tree(a.args[0], names), to_tree(a.args[1], names)] for a in e.args]]
     if type(e) in _RELATIONS:
         return [_RELATIONS[type(e)], to_tree(e.lhs, names), to_tree(e.rhs, names)]
     if isinstance(e, sympy.And):

@@ -92,10 +92,9 @@ def enclose_equilibrium(
     """
     flint = _flint()
     n = problem.n
-    x0 = np.asarray(x0, dtype=float)
     # a Newton step in floating point at the box centre sharpens the start
     pmid = [flint.arb(b.mid()) for b in P]
-    x = x0.copy()
+    x = np.array(x0, dtype=float)
     for _ in range(3):
         F = problem.residuals([flint.arb(float(v)) for v in x] + pmid)
         J = problem.jacobian([flint.arb(float(v)) for v in x] + pmid)
