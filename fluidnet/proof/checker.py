@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from .arbcode import NotProved
 from .certificate import FORMAT, VERSION, CertificateError, RegionCertificate
-from .exact import read_interval, read_number
+from .exact import PRECISION, read_interval, read_number, working_precision
 from .expressions import TreeError, digest
 from .leaves import CountProof, LeafProof, check_count, check_join, check_leaf
-from .problem import ModelRecord
+from .problem import ModelRecord, Problem
 from .region import SearchSetup, verdict_of
 
 if TYPE_CHECKING:
@@ -63,8 +63,12 @@ def check_certificate(path: str | os.PathLike, *, model: Model | None = None) ->
     """
     start = time.process_time()
     data = _load(path)
+    bits = data.get("precision_bits")
+    if not isinstance(bits, int) or not PRECISION <= bits <= 4096:
+        raise CertificateError(f"precision_bits = {bits!r}: need an integer from {PRECISION}")
     try:
-        cert, evaluations = _check(data, model)
+        with working_precision(bits):
+            cert, evaluations = _check(data, model)
     except (KeyError, TypeError, ValueError, TreeError, IndexError) as exc:
         if isinstance(exc, CertificateError):
             raise
@@ -111,7 +115,8 @@ def _check(data: dict[str, Any], model: Any) -> tuple[RegionCertificate, int]:
     names = [str(b[0]) for b in data["box"]]
     root = [read_interval(b[1:], f"box {b[0]!r}") for b in data["box"]]
     fixed = {p: read_interval(v, f"fixed {p!r}") for p, v in data["fixed"].items()}
-    setup = SearchSetup(record, names, root, fixed)
+    # derived again from the record, not taken from a search in this process
+    setup = SearchSetup(record, names, root, fixed, problem=Problem(record))
     leaves = data["leaves"]
     paths = [str(leaf["path"]) for leaf in leaves]
     _check_tiling(paths, len(names))

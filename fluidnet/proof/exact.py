@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 from typing import Any
@@ -28,6 +30,7 @@ from ..overrides import real_number
 
 __all__ = [
     "DIGITS",
+    "PRECISION",
     "Interval",
     "as_arb",
     "ball",
@@ -38,10 +41,13 @@ __all__ = [
     "interval_strings",
     "read_interval",
     "read_number",
+    "working_precision",
 ]
 
 #: Significant digits of the decimal strings a certificate stores for computed enclosures.
 DIGITS = 17
+#: The precision (bits) of the ball arithmetic of proofs; a certificate records it.
+PRECISION = 53
 
 #: An interval with exact rational ends.
 Interval = tuple[Fraction, Fraction]
@@ -51,6 +57,18 @@ def _flint():
     import flint
 
     return flint
+
+
+@contextmanager
+def working_precision(bits: int = PRECISION) -> Iterator[None]:
+    """python-flint's precision set to ``bits`` inside the block (and restored after it)."""
+    flint = _flint()
+    saved = flint.ctx.prec
+    flint.ctx.prec = bits
+    try:
+        yield
+    finally:
+        flint.ctx.prec = saved
 
 
 def exact_value(label: str, value: Any) -> Fraction:

@@ -30,10 +30,18 @@ from .certificate import (
     decimal_text,
     interval_texts,
 )
-from .exact import Interval, ball, exact_value, fixed_interval, read_interval
+from .exact import (
+    PRECISION,
+    Interval,
+    ball,
+    exact_value,
+    fixed_interval,
+    read_interval,
+    working_precision,
+)
 from .expressions import digest
 from .leaves import LeafProof, check_join, prove_count, prove_leaf
-from .problem import ModelRecord, problem_of
+from .problem import ModelRecord, Problem, problem_of
 
 if TYPE_CHECKING:
     from ..symbolic.model import Model
@@ -62,6 +70,8 @@ class SearchSetup:
         Their intervals.
     fixed : dict of str to (Fraction, Fraction)
         Every other parameter's interval.
+    problem : Problem, optional
+        The derived problem (default: the cached one of ``record``).
     """
 
     def __init__(
@@ -70,9 +80,10 @@ class SearchSetup:
         names: Sequence[str],
         root: Sequence[Interval],
         fixed: Mapping[str, Interval],
+        problem: Problem | None = None,
     ):
         self.record = record
-        self.problem = problem_of(record)
+        self.problem = problem_of(record) if problem is None else problem
         self.names = tuple(names)
         self.root = list(root)
         self.fixed = dict(fixed)
@@ -265,9 +276,12 @@ def search(model: Any, setup: SearchSetup, depth: int, progress: Any = None) -> 
     data = {
         "format": FORMAT,
         "version": VERSION,
-        "precision_bits": 53,
+        "precision_bits": PRECISION,
         "model": {**setup.record.to_dict(), "digest": setup.record.digest},
-        "box": [[n, *interval_texts(iv)] for n, iv in zip(setup.names, setup.root, strict=True)],
+        "box": [
+            [n, decimal_text(lo), decimal_text(hi)]
+            for n, (lo, hi) in zip(setup.names, setup.root, strict=True)
+        ],
         "fixed": {p: interval_texts(iv) for p, iv in setup.fixed.items()},
         "depth": depth,
         "leaves": leaves,
@@ -454,5 +468,6 @@ def certify_region(
     }
     record = ModelRecord.from_model(model)
     setup = SearchSetup(record, names, root, fixed_iv)
-    data = search(model, setup, depth)
+    with working_precision(PRECISION):
+        data = search(model, setup, depth)
     return RegionCertificate.from_data(data, model=model)
