@@ -59,6 +59,13 @@ from .stability.critical_results import CriticalValues as CriticalValues
 from .stability.phaseplane import phase_portrait as phase_portrait
 from .stability.phaseplane import nonlinear_chart as nonlinear_chart
 
+# proved stability regions (interval arithmetic)
+from .proof.region import certify_region as certify_region
+from .proof.chart import certified_chart as certified_chart
+from .proof.checker import check_certificate as check_certificate
+from .proof.certificate import RegionCertificate as RegionCertificate
+from .proof.certificate import CertificateError as CertificateError
+
 # bifurcation analysis
 from .bifurcation.hopf import hopf_point as hopf_point
 from .bifurcation.hopf import hopf_at as hopf_at
