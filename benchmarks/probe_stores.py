@@ -601,7 +601,7 @@ def _replaced_by_directory(pattern: str):
     result, _ = reply
     if result[0] == "ok":
         return "right", f"compiled ({result[1]})"
-    if result[2] and pattern.strip("*") in result[3]:
+    if result[2] and pattern.split("*")[-1] in result[3] and "remove it" in result[3]:
         return "named", result[3][:300]
     return "raw", f"{result[1]}: {result[3]}"[:300]
 
