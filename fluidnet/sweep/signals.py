@@ -42,7 +42,7 @@ class Terminated(KeyboardInterrupt):
         What was kept (default: the signal's name).
     """
 
-    def __init__(self, signum: int, message: str | None = None):
+    def __init__(self, signum: int, message: str | None = None) -> None:
         self.signum = int(signum)
         super().__init__(message or f"stopped by {signal.Signals(self.signum).name}")
 
