@@ -211,8 +211,10 @@ SIGNALLED = textwrap.dedent(
         executor = ProcessExecutor(2, chunksize=1)
     elif how == "dask":
         from dask.distributed import Client
-        executor = Client(processes=False, n_workers=1, threads_per_worker=2,
-                          dashboard_address=None)
+        from fluidnet.sweep import DaskExecutor
+        client = Client(processes=False, n_workers=1, threads_per_worker=2,
+                        dashboard_address=None)
+        executor = DaskExecutor(client, chunksize=1)
     else:
         executor = None
     sweep(logged_square, {"x": [float(i) for i in range(40)]}, store=sys.argv[1],
@@ -224,7 +226,6 @@ SIGNALLED = textwrap.dedent(
 @pytest.mark.parametrize(
     ("how", "sig"),
     [
-        ("serial", signal.SIGTERM),
         ("serial", signal.SIGHUP),
         ("processes", signal.SIGTERM),
         pytest.param("dask", signal.SIGTERM, id="dask-SIGTERM"),
@@ -235,8 +236,8 @@ def test_sigterm_and_sighup_keep_the_finished_items_as_ctrl_c_does(tmp_path, mon
     if how == "dask":
         pytest.importorskip("dask.distributed")
     log, path = tmp_path / "calls.log", tmp_path / "squares"
-    proc = _start(SIGNALLED, str(path), how, log=log, delay=0.2)
-    assert wait_until(lambda: calls(log) >= 6, timeout=120), proc.communicate()[1]
+    proc = _start(SIGNALLED, str(path), how, log=log, delay=0.1)
+    assert wait_until(lambda: calls(log) >= 4, timeout=120), proc.communicate()[1]
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1, err  # an uncaught Terminated: exit status 1, a traceback
