@@ -652,7 +652,7 @@ def main() -> dict:
     for name in CASES:
         outcome, detail, took = run_case(name)
         results[name] = {"outcome": outcome, "detail": detail, "seconds": round(took, 1)}
-        print(f"{name:40s} {outcome:12s} {detail[:150]}", flush=True)
+        print(f"{name:40s} {outcome:12s} {detail[:150]}".replace("\n", " | "), flush=True)
     counts = Counter(r["outcome"] for r in results.values())
     summary = {k: counts.get(k, 0) for k in OUTCOMES}
     print(
