@@ -276,3 +276,17 @@ def test_the_description_of_code_is_the_same_in_a_fresh_interpreter():
         env={"PYTHONHASHSEED": "54321", "PATH": "", "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
     )
     assert json.loads(out.stdout) == [describe(_times_gain), describe(_even)]
+
+
+@__import__("functools").lru_cache(maxsize=None)
+def _cached_helper(x):
+    return x * SCALE
+
+
+def _calls_cached_helper(x):
+    return _cached_helper(x)
+
+
+def test_a_decorated_helper_is_described_by_the_function_it_wraps():
+    lines = _changed(_calls_cached_helper, _set_global("SCALE", 3.0))
+    assert lines == ["task@test_sweep_signature._cached_helper.SCALE: 3.0 here, 1.0 in the store"]

@@ -602,3 +602,31 @@ def test_an_unfinished_store_that_cannot_be_written_says_how_to_finish_it(tmp_pa
     np.testing.assert_array_equal(
         sweep(_square, {"x": [1.0, 2.0, 3.0, 4.0]}, store=copy)["value"], [1.0, 4.0, 9.0, 16.0]
     )
+
+
+def _no_write_under(root):
+    """``open`` refusing to write below ``root``, as for a directory this user may not write
+    (EACCES; root may write anywhere, so it is simulated)."""
+    import builtins
+
+    def no_write(file, mode="r", *args, **kwargs):
+        if str(file).startswith(str(root)) and any(c in mode for c in "wax+"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return builtins.open(file, mode, *args, **kwargs)
+
+    return no_write
+
+
+def test_a_store_without_write_permission_is_read_without_a_lock_file(tmp_path, monkeypatch):
+    # the read-only bind mount above is the real thing (EROFS); this is the permission case
+    import fluidnet.sweep.store as store_module
+
+    path = tmp_path / "s"
+    first = sweep(_square, {"x": [1.0, 2.0]}, store=path)
+    (path / ".lock").unlink()
+    monkeypatch.setattr(store_module, "open", _no_write_under(tmp_path), raising=False)
+    assert sweep(_square, {"x": [1.0, 2.0]}, store=path).identical(first)
+    assert not (path / ".lock").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(fn.StoreError, match="holds no finished store and cannot be written"):
+        sweep(_square, {"x": [1.0, 2.0]}, store=tmp_path / "empty")

@@ -272,6 +272,11 @@ def _describe(
         out[path] = f"compiled {_qualname(type(obj))}"
         _describe(py_func, f"{path}.py_func", out, seen, depth + 1, ctx)
         return
+    wrapped = getattr(obj, "__wrapped__", None)  # functools.lru_cache and other decorators
+    if isinstance(wrapped, types.FunctionType) and callable(obj):
+        out[path] = f"wrapper {_qualname(type(obj))}"
+        _describe(wrapped, f"{path}.__wrapped__", out, seen, depth + 1, ctx)
+        return
     _instance(obj, path, out, seen, depth, ctx)
 
 
