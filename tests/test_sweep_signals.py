@@ -13,6 +13,14 @@ from fluidnet.sweep.signals import STOP_SIGNALS, Terminated, stop_signals
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX signals")
 
 
+@pytest.fixture(autouse=True)
+def default_actions():
+    """These tests signal their own process: only where both signals have their default
+    action (a test runner's own handler would receive them)."""
+    if any(signal.getsignal(s) is not signal.SIG_DFL for s in STOP_SIGNALS):
+        pytest.skip("SIGTERM or SIGHUP has a handler in this process")
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_stop_signal_is_a_keyboard_interrupt_naming_it(sig):
     with stop_signals():
@@ -61,8 +69,13 @@ def test_no_handler_is_installed_outside_the_main_thread():
 
 
 def test_a_sweep_inside_a_sweep_shares_the_handler():
-    with stop_signals() as outer, stop_signals() as inner:
-        assert inner is outer
+    with stop_signals() as outer:
+        with stop_signals() as inner:
+            assert inner is outer
+            inner.saving = True  # the inner sweep was stopped, and its stop was caught
+        assert outer is not None and not outer.saving
+        with pytest.raises(Terminated):  # the outer sweep can still be stopped
+            os.kill(os.getpid(), signal.SIGTERM)
     assert all(signal.getsignal(s) is signal.SIG_DFL for s in STOP_SIGNALS)
 
 

@@ -72,15 +72,15 @@ def stop_signals() -> Iterator[_Handler | None]:
 
     Examples
     --------
-    >>> import os, signal
-    >>> with stop_signals():
-    ...     try:
-    ...         os.kill(os.getpid(), signal.SIGTERM)
-    ...     except Terminated as exc:
-    ...         print(exc)
-    stopped by SIGTERM
-    >>> signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    >>> import signal
+    >>> before = signal.getsignal(signal.SIGTERM)
+    >>> with stop_signals() as handler:
+    ...     signal.getsignal(signal.SIGTERM) in (handler, before)
     True
+    >>> signal.getsignal(signal.SIGTERM) is before
+    True
+    >>> print(Terminated(signal.SIGTERM))
+    stopped by SIGTERM
     """
     if threading.current_thread() is not threading.main_thread():
         yield None
@@ -89,11 +89,13 @@ def stop_signals() -> Iterator[_Handler | None]:
     outer = [h for h in current if isinstance(h, _Handler)]
     handler = outer[0] if outer else _Handler()  # a sweep inside a sweep: the outer handler
     previous = {}
+    saving = handler.saving
     try:
         for sig, now in zip(STOP_SIGNALS, current, strict=True):
             if now is signal.SIG_DFL:
                 previous[sig] = signal.signal(sig, handler)
         yield handler
     finally:
+        handler.saving = saving  # an inner sweep that stopped leaves the outer one as it was
         for sig, old in previous.items():
             signal.signal(sig, old)
