@@ -741,6 +741,11 @@ def continue_orbits(
     NonSmoothError
         When the first orbit already touches a non-smooth surface.
 
+    See Also
+    --------
+    periodic_orbit : one cycle
+    continue_cycle_folds : the folds of cycles followed in a second parameter
+
     Examples
     --------
     >>> import math, fluidnet as fn

@@ -261,6 +261,11 @@ def oscillation(
     AnalysisError
         For samples that are not finite.
 
+    See Also
+    --------
+    simulate : the run it classifies
+    periodic_orbit : the limit cycle itself, by collocation, with its stability
+
     Examples
     --------
     >>> import numpy as np, fluidnet as fn
