@@ -290,6 +290,9 @@ def _edge(vals: np.ndarray, re_min: float) -> float:
 
 
 def _default_window(L: DelayTF, lo: float, hi: float) -> float:
+    """Left of the four rightmost roots at both ends of the range, by a tenth of their spread:
+    the dominant roots, not deep into the chains of roots a delay adds (which crowd towards
+    the left and make a window there expensive to certify)."""
     reals = []
     for k in (lo, hi):
         F = _normalized(L.den + k * L.num)
@@ -297,12 +300,12 @@ def _default_window(L: DelayTF, lo: float, hi: float) -> float:
             c = F.coeffs[0]
             reals += list(np.real(np.roots(c))) if len(c) > 1 else []
         else:
-            reals += list(np.real(F.companion().roots(k=6).values))
+            reals += list(np.real(F.companion().roots(k=4).values))
     if not reals:
         return -1.0
     lo_re, hi_re = min(reals), max(reals)
     span = max(hi_re - lo_re, 0.1 * max(abs(lo_re), abs(hi_re)), 1e-3)
-    return float(lo_re - 0.25 * span)
+    return float(lo_re - 0.1 * span)
 
 
 def _crossings(L: DelayTF, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -344,8 +347,8 @@ def root_locus(
         The gains to compute, instead of ``n_points`` gains from ``lo`` to ``hi`` (python-control's
         ``gains=``); the crossing gains in their range, and 1, are added.
     re_min : float, optional
-        The window's left edge (1/s). Default: left of the rightmost roots at ``lo`` and ``hi``
-        by a quarter of their spread.
+        The window's left edge (1/s). Default: left of the four rightmost roots at ``lo`` and
+        ``hi`` by a tenth of their spread.
     n_points : int, default 100
         Number of gains on the default grid (more are added where the roots move fast).
 
