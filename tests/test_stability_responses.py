@@ -222,6 +222,8 @@ def test_bad_options_are_named():
         fn.step_response("1/(s + 1)", [1.0], rtol=1e-16)
     with pytest.raises(fn.OptionError, match="n_points"):
         fn.step_response("1/(s + 1)", n_points=1)
+    with pytest.raises(fn.OptionError, match=r"ask for times up to 5 s"):
+        fn.step_response("1/(s + exp(-0.0001*s))", [1000.0])  # 1e7 steps of the delay
     with pytest.raises(fn.ParameterError, match="neither a parameter nor a state"):
         fn.step_response(m, input="nope", output="R")
     with pytest.raises(fn.ModelError, match="neither a state nor a signal"):

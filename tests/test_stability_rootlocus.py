@@ -104,3 +104,15 @@ def test_exports_and_plot(locus):
     assert "root locus" in ax.get_title()
     assert any("k = 3.142" in t.get_text() for t in ax.texts)
     assert "stable for k in (0, 3.14159)" in repr(locus)
+
+
+def test_a_rational_loop_crosses_where_routh_says():
+    # 1 + k / (s (s + 1) (s + 2)) = s^3 + 3 s^2 + 2 s + k: Routh, k = 6 at w = sqrt(2)
+    rl = fn.root_locus("1/(s*(s + 1)*(s + 2))", 0.0, 10.0, n_points=40)
+    assert rl.crossing_gains == pytest.approx([6.0], rel=1e-10)
+    assert rl.crossing_frequencies == pytest.approx([math.sqrt(2.0)], rel=1e-10)
+    np.testing.assert_allclose(np.sort(rl.poles.real), [-2.0, -1.0, 0.0], atol=1e-12)
+    j = int(np.argmin(np.abs(rl.gains - 8.0)))
+    want = np.roots([1.0, 3.0, 2.0, rl.gains[j]])
+    got = rl.roots[j][np.isfinite(rl.roots[j])]
+    assert max(np.min(np.abs(got - w)) for w in want) < 1e-9

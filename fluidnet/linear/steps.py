@@ -34,6 +34,9 @@ LEVELS = 10
 MAX_BREAKPOINTS = 5000
 #: Relative tolerance below which two times are one (a breakpoint, a jump of the input).
 TIME_RTOL = 1e-12
+#: At most this many segments (each no longer than the smallest delay): about a minute of
+#: CPU at 1-2 ms a segment.
+MAX_SEGMENTS = 50_000
 
 
 def _merge(points: np.ndarray) -> np.ndarray:
@@ -144,6 +147,8 @@ def solve_states(
     ------
     AnalysisError
         When the state overflows (an unstable system over a long time).
+    OptionError
+        When ``t_end`` is more than :data:`MAX_SEGMENTS` smallest delays.
     """
     from scipy.integrate import solve_ivp
 
@@ -155,6 +160,12 @@ def solve_states(
         return hist
     delays, mats = lin.delays, lin.A
     tau_min = min(delays) if delays else math.inf
+    if delays and t_end / tau_min > MAX_SEGMENTS:
+        raise OptionError(
+            f"the response up to t = {t_end:g} s needs {t_end / tau_min:.3g} steps of the "
+            f"smallest delay {tau_min:g} s (at most {MAX_SEGMENTS} are taken): ask for times up "
+            f"to {MAX_SEGMENTS * tau_min:g} s"
+        )
     ends = list(breakpoints(delays, t_end)[1:]) + [t_end]
     forcing = np.zeros(lin.n) if impulse else b
     x = hist.start.copy()
