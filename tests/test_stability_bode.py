@@ -92,3 +92,27 @@ def test_issue_values_and_a_non_minimum_phase_loop():
     L2 = fn.DelayTF.from_expr(sympy.exp(-s) / s**2)
     w2 = np.array([5.0, 20.0])
     np.testing.assert_allclose(bode(L2, w2).phase, -math.pi - w2, atol=1e-10)
+
+
+def test_plot_into_one_panel_of_a_grid_splits_it():
+    """Issue 36: the own-law tutorial's right panel stayed empty (``plot()`` opened its own
+    figure); one axes of a grid now becomes the magnitude and phase axes in its place."""
+    import matplotlib.pyplot as plt
+
+    L = fn.models.rcp().loop_gain("R")
+    fig, axes = plt.subplots(1, 2)
+    before = plt.get_fignums()
+    mag, phase = fn.bode(L).plot(ax=axes[1])
+    assert plt.get_fignums() == before  # no new figure
+    assert mag.figure is fig and phase.figure is fig
+    assert axes[1] not in fig.axes and len(fig.axes) == 3
+    # the two new axes share the right half of the figure, magnitude above phase
+    left = axes[0].get_position()
+    top, bottom = mag.get_position(), phase.get_position()
+    assert top.x0 > left.x1 and abs(top.x0 - bottom.x0) < 1e-9 and top.y0 > bottom.y1
+    assert len(mag.get_lines()) >= 1 and len(phase.get_lines()) >= 1
+    mag2, phase2 = fn.bode(L).plot(ax=plt.figure())
+    assert mag2.figure is phase2.figure
+    with pytest.raises(fn.OptionError, match="ax must be"):
+        fn.bode(L).plot(ax=3)
+    plt.close("all")

@@ -243,12 +243,19 @@ class OrbitBranch:
         )
 
     def to_xarray(self) -> xr.Dataset:
-        """The branch as an :class:`xarray.Dataset` along ``orbit``."""
+        """The branch as an :class:`xarray.Dataset` along ``orbit``.
+
+        Returns
+        -------
+        xarray.Dataset
+            The parameter, ``period`` and ``amplitude_<state>`` (peak-to-peak) of each orbit,
+            and ``stable`` when the multipliers were computed.
+        """
         import xarray as xr
 
-        data = {self.x_name: ("orbit", self.x), "period": ("orbit", self.periods)}
+        data: dict[str, Any] = {self.x_name: ("orbit", self.x), "period": ("orbit", self.periods)}
         for s, a in self.amplitude.items():
-            data[f"amplitude_{s}"] = ("orbit", a)
+            data[f"amplitude_{s}"] = ("orbit", a, {"long_name": f"peak-to-peak amplitude of {s}"})
         if self.stable is not None:
             data["stable"] = ("orbit", self.stable)
         return xr.Dataset(
@@ -801,6 +808,11 @@ def continue_orbits(
         When not even the first orbits can be computed.
     NonSmoothError
         When the first orbit already touches a non-smooth surface.
+
+    See Also
+    --------
+    periodic_orbit : one cycle
+    continue_cycle_folds : the folds of cycles followed in a second parameter
 
     Examples
     --------

@@ -439,6 +439,10 @@ def hopf_at(
         by every entry point.
     **fixed
         Other parameter values, as keywords (each name given once, here or in ``params``).
+
+    See Also
+    --------
+    hopf_point : the crossing located in an interval
     """
     if not omega > 0:
         raise AnalysisError(
@@ -574,6 +578,14 @@ def hopf_point(
     NonSmoothError
         Not here: a Hopf point whose equilibrium has a projected state at 0 is returned with
         :attr:`HopfPoint.nonsmooth` set, and its normal-form properties raise.
+
+    See Also
+    --------
+    hopf_at : the normal form at a known crossing
+    periodic_orbit : the cycle born there, at a parameter value
+    continue_orbits : the branch of cycles from it
+    continue_hopf : the Hopf point followed in a second parameter
+    critical_value : the crossing alone
 
     Examples
     --------

@@ -554,6 +554,13 @@ def simulate(
         history that is not finite or does not reach back far enough, ``max_steps``. The
         message names the time, the state values and the cause.
 
+    See Also
+    --------
+    simulate_ensemble : many runs at once, one per parameter set
+    oscillation : what the tail of a run does: converged, cycling, growing
+    phase_portrait : runs from many initial histories in a plane of two states
+    step_response : the linearized law's response to a parameter step, exact delays
+
     Notes
     -----
     How delays, discontinuities, projected states and switching terms (including Filippov

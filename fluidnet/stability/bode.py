@@ -16,7 +16,7 @@ from .margins import margins_from_grid
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["BodeResponse", "bode"]
+__all__ = ["BodeResponse", "bode", "bode_axes"]
 
 
 @dataclass(kw_only=True)
@@ -97,18 +97,29 @@ class BodeResponse:
 
         Parameters
         ----------
-        ax : (ax_mag, ax_phase), optional
-            The two axes to draw on (default: a new figure with two rows).
+        ax : (ax_mag, ax_phase), matplotlib.axes.Axes or matplotlib.figure.Figure, optional
+            Where to draw: the two axes for magnitude and phase; or one axes of a grid of
+            subplots, whose place is split into the two (so ``fig, axes = plt.subplots(1, 2)``
+            then ``.plot(ax=axes[1])`` draws the Bode plot in the right panel); or a figure,
+            filled with two rows. Default: a new figure with two rows.
         db, deg, hz : bool
             Magnitude in dB, phase in degrees, frequency in Hz.
         margins : bool, default True
             Mark the gain and phase crossovers and the margins.
         **kwargs
             Line properties of the magnitude curve.
-        """
-        import matplotlib.pyplot as plt
 
-        axes = plt.subplots(2, 1, sharex=True)[1] if ax is None else ax
+        Returns
+        -------
+        (matplotlib.axes.Axes, matplotlib.axes.Axes)
+            The magnitude and phase axes.
+
+        Raises
+        ------
+        OptionError
+            For an ``ax`` that is none of these (or an axes outside a grid of subplots).
+        """
+        axes = bode_axes(ax)
         ax_m, ax_p = axes
         f = self.omega / (2 * np.pi) if hz else self.omega
         mag = self.magnitude_db if db else self.magnitude
@@ -143,6 +154,43 @@ class BodeResponse:
         return axes
 
 
+def bode_axes(ax: Any) -> tuple[Any, Any]:
+    """The magnitude and phase axes of a Bode plot for the ``ax`` given to
+    :meth:`BodeResponse.plot` (see there)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        top, bottom = plt.subplots(2, 1, sharex=True)[1]
+        return top, bottom
+    if isinstance(ax, Figure):
+        top, bottom = ax.subplots(2, 1, sharex=True)
+        return top, bottom
+    if isinstance(ax, Axes):
+        spec = ax.get_subplotspec()
+        if spec is None:
+            raise OptionError(
+                "ax: a single axes is split into magnitude and phase only when it is a subplot "
+                "of a grid (plt.subplots); pass (ax_mag, ax_phase) instead"
+            )
+        fig = ax.get_figure()
+        assert isinstance(fig, Figure)
+        ax.remove()
+        rows = spec.subgridspec(2, 1, hspace=0.1)
+        top = fig.add_subplot(rows[0])
+        bottom = fig.add_subplot(rows[1], sharex=top)
+        top.tick_params(labelbottom=False)
+        return top, bottom
+    try:
+        top, bottom = ax
+    except (TypeError, ValueError) as exc:
+        raise OptionError(
+            f"ax must be (ax_mag, ax_phase), one axes of a grid or a figure, got {ax!r}"
+        ) from exc
+    return top, bottom
+
+
 def bode(
     L: Any, w: ArrayLike | None = None, *, w_range: tuple[float, float] | None = None
 ) -> BodeResponse:
@@ -160,6 +208,12 @@ def bode(
     -------
     BodeResponse
         With ``magnitude`` (ratio), ``phase`` (continuously unwrapped, rad) and ``.plot()``.
+
+    See Also
+    --------
+    nyquist : the same response in the complex plane, with the encirclement count
+    margins : gain, phase and delay margins, and the closed loop's verdict
+    nichols : gain against phase
 
     Examples
     --------

@@ -222,6 +222,11 @@ def phase_portrait(
         For an unknown parameter or a value that is not a real number.
     OptionError
         For a bad ``n_points`` (or another option of :func:`fluidnet.simulate_ensemble`).
+
+    See Also
+    --------
+    simulate : one run
+    nonlinear_chart : the nonlinear verdict over a plane of parameters
     """
     from ..dde import simulate_ensemble
 
@@ -366,6 +371,11 @@ def nonlinear_chart(
     OptionError
         For a name both in the grid and in ``params``, or a bad ``n_points``,
         ``equilibrium_rtol`` or ``after``.
+
+    See Also
+    --------
+    stability_chart : the linear verdict over the same plane
+    phase_portrait : runs in a plane of two states
 
     Examples
     --------
