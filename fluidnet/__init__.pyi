@@ -94,6 +94,7 @@ from .bifurcation.equilibria import EquilibriumFoldCurve as EquilibriumFoldCurve
 from .bifurcation.onset import criticality_table as criticality_table
 from .bifurcation.onset import onset_map as onset_map
 from .bifurcation.smoothness import NonSmoothError as NonSmoothError
+from .bifurcation.smoothness import NonSmoothWarning as NonSmoothWarning
 
 # stationary laws of window chains
 from .stochastic.chain import WindowChain as WindowChain

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import OptionError
 from ..linear.delaytf import DelayTF
 from ..options import numbers_option
-from .frequency_grid import as_loop, frequency_grid, refine_grid, unwrapped_phase
+from .frequency_grid import as_loop, continuous_phase, frequency_grid
 from .margins import margins_from_grid
 
 if TYPE_CHECKING:
@@ -30,9 +30,10 @@ class BodeResponse:
     response : numpy.ndarray
         ``L(j omega)``.
     phase : numpy.ndarray
-        Continuously unwrapped phase (rad); at low frequency it starts on the branch of the
-        asymptote ``arg(K) - m pi / 2`` of ``L ~ K s^-m`` (e.g. ``-pi`` for a double
-        integrator with positive gain, as in RCP's eq (10)).
+        Continuous phase (rad): followed from a frequency low enough that it lies on the branch
+        of the asymptote ``arg(K) - m pi / 2`` of ``L ~ K s^-m`` (e.g. ``-pi`` for a double
+        integrator with positive gain, as in RCP's eq (10)), so that it does not depend on
+        where ``omega`` starts.
     """
 
     omega: np.ndarray
@@ -224,17 +225,15 @@ def bode(
     """
     L = as_loop(L)
     if w is None:
-        w = frequency_grid(L, w_range)  # already fine enough to follow the phase
-        fine = w
+        w = frequency_grid(L, w_range)
     else:
         w = np.unique(numbers_option("w", w, where="bode").ravel())
         if w.size == 0 or w[0] < 0:
             raise OptionError("w must hold finite, non-negative frequencies")
-        # a given grid may step over whole turns of a delay's phase: the phase is unwrapped on
-        # a grid fine enough to follow it, then read at the given frequencies
-        fine = refine_grid(lambda x: L(1j * x), w, max_points=200_000)
     with np.errstate(all="ignore"):
         resp = L(1j * w)
-        fine_resp = resp if fine is w else L(1j * fine)
-        phase = unwrapped_phase(L, fine, fine_resp)[np.searchsorted(fine, w)]
+    # the phase is followed from a frequency low enough for the low-frequency asymptote to
+    # fix its branch, on a grid fine enough for the delays' rotation, then read at w: it does
+    # not depend on where w (or w_range) starts
+    phase = continuous_phase(L, w)
     return BodeResponse(omega=w, response=resp, phase=phase, L=L)

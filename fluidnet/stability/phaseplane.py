@@ -8,6 +8,7 @@ Initial conditions are constant histories ``{state: value}`` (or any history spe
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Callable, Mapping
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, ModelError, OptionError, ParameterError
 from ..options import count_option, number_option
-from ..overrides import merge_params
+from ..overrides import merge_params, reject_keywords
 from ..progress import progress_bar
 from ..sweep import grid_points
 
@@ -229,6 +230,14 @@ def phase_portrait(
     """
     from ..dde import simulate_ensemble
 
+    # the integration options phase_portrait passes on (it sets params, history, n_points)
+    passed = {
+        k
+        for k, p in inspect.signature(simulate_ensemble).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    } - {"params", "history", "n_points"}
+    reject_keywords({k: v for k, v in options.items() if k not in passed}, "phase_portrait",
+                    model, valid=passed)  # fmt: skip
     _check_state(model, x, "x")
     _check_state(model, y, "y")
     ics = _as_ics(ics)
