@@ -23,6 +23,7 @@ The submodules, in the order their items run:
 ``experiment3``        Sec V-D / VI-C: the adaptive marking level, Figs 4/5 (fluid analogue), units
 ``delay``              the delayed extension: kappa beta T = pi/2, price-only 2.170, the boundary
 ``bifurcation``        its Hopf bifurcation: degenerate for (9), supercritical for Kelly's (y/c)^B
+``proved_delay``       its region kappa beta T < pi/2 proved in interval arithmetic
 ``data``               the paper's networks, printed numbers and equations typed from the paper
 ``targets``            the target table: every number checked, per item
 =====================  ============================================================================
@@ -57,6 +58,7 @@ from . import experiment3  # noqa: E402, F401
 from . import delay  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
 from . import onset  # noqa: E402, F401
+from . import proved_delay  # noqa: E402, F401
 
 # isort: on
 from .data import exp1_network, exp2_network, exp3_network, sec4_network  # noqa: E402

@@ -306,5 +306,17 @@ TARGETS = {
         claim("fold sim", "delayed extension", "Kelly primal at T = 1.5: a simulation settles on "
               "a cycle at 0.97 x the fold's kappa and blows up at 1.03 x", source=DERIVED),
     ],
+    "proved_delay_region": [
+        claim("proved", "delayed extension", "at least 95 % of the plane 0.2 <= kappa <= 4, "
+              "0.2 <= T <= 3 proved stable or unstable in interval arithmetic (depth 7)",
+              source=DERIVED, quick=False),
+        equal("contradictions", "delayed extension", "proved cells contradicting "
+              "kappa beta T < pi/2", 0, source=DERIVED,
+              note="closed form of the delayed primal law (Johari & Tan 2001), p + y p' = 1"),
+        claim("counts", "delayed extension", "every proved-unstable cell has 2 roots in the "
+              "right half-plane (the pair +-j kappa beta crossed)", source=DERIVED),
+        claim("rechecked", "delayed extension", "the saved certificate re-checks from its "
+              "file, with no more evaluations than finding it took", source=DERIVED, note="{}"),
+    ],
 }
 # fmt: on
