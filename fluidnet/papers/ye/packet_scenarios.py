@@ -42,10 +42,15 @@ MIN_RTO = 0.2
 START = 1.0
 
 
-def _chain(capacity_mbps: float) -> list[Link]:
+#: Link delay of topology II's chain (s): not printed; a flow over the three links has a round
+#: trip of 22 ms, so each link has at most 3.7 ms.
+T_TWO = 0.002
+
+
+def _chain(capacity_mbps: float, delay: float = T1) -> list[Link]:
     pkts = capacity_mbps / W_MB
     return [
-        Link.from_packets(pkts, PACKET_SIZE, delay=T1, buffer=RED_BUFFER, aqm=RED(**RED_PACKET))
+        Link.from_packets(pkts, PACKET_SIZE, delay=delay, buffer=RED_BUFFER, aqm=RED(**RED_PACKET))
         for _ in range(3)
     ]
 
@@ -70,7 +75,7 @@ def topology_one_scenario(case: str) -> ParkingLot:
 def topology_two_scenario(r_max: float, theta: float = MRG_THETA) -> ParkingLot:
     """The reconstructed topology II: flows 1-3 on one 20 Mb/s link each, flows 4 and 5 over all
     three; flow 4 runs the MRG law (r_max = 1: the TCP law), the others the TCP law."""
-    links = _chain(B_TOPOLOGY_TWO)
+    links = _chain(B_TOPOLOGY_TWO, T_TWO)
     theta_pkts = theta / W_MB
     flows = []
     for k, rtt in enumerate(TOPOLOGY_TWO_RTTS):
