@@ -229,4 +229,4 @@ KELLY_KAPPAS_QUICK = (0.4, 0.5)
 #: ns-3 runs (simulated seconds) of the packet items, full and quick; the tail measured starts
 #: at half the run.
 PACKET_T = {"experiment1": 40.0, "experiment2": 30.0, "experiment3": 30.0}
-PACKET_T_QUICK = {"experiment1": 12.0, "experiment2": 12.0, "experiment3": 15.0}
+PACKET_T_QUICK = {"experiment1": 6.0, "experiment2": 8.0, "experiment3": 10.0}

@@ -54,6 +54,34 @@ EXP1_NOTE = (
     "pinned by the capacities (within 3 % and 8 %)"
 )
 PACKET_NOTE = "ns-3 run, seed 1, 30 s, second half"
+#: Packet rows whose criterion, fixed before the run, failed in it: documented mismatches
+#: declared after the run, each with what was measured (see the README and CHANGELOG).
+AFTER = "declared after the run, whose criterion fixed before it failed: "
+EXP1_RTT_MISMATCH = AFTER + (
+    "the correction assumes that every user loses the fraction (y - C)/y of the links of its "
+    "path; measured, user 0 loses 0.71 % of its packets where the drop-front queues drop 0.84 % "
+    "and 0.04 % (the packet at the head is not a user's in proportion to its rate), which raises "
+    "its rate about as much as the longer round trip (66 ms for d = 40 ms) lowers it: the plain "
+    "fluid equilibrium is met within 0.1 %"
+)
+EXP2_COLLAPSE = (
+    "a -1/x user halves its window at every mark ((13), nu = 1), and the virtual queue, once "
+    "full, marks its packets for as long as the windows overshoot: the windows collapse by "
+    "several halvings within a round trip (from 80 to 3 packets), the link idles (63 % busy "
+    "over 5-10 s of a 10-s run) and the peaks overflow the real 40-packet queue, where the fluid "
+    "model marks a smooth 0.3 % of the packets"
+)
+EXP2_MISMATCH = AFTER + "predicted 5-10 % below the fluid rate; " + EXP2_COLLAPSE
+EXP2_RATIO_MISMATCH = AFTER + (
+    "the ECN users lose a third of the fluid rate to the collapses (" + EXP2_COLLAPSE + "), "
+    "the loss-reacting users keep theirs (6.3 against the fluid 6.325 pkts per 0.02 s)"
+)
+SHORT_MISMATCH = AFTER + (
+    "the short flows arrive as bursts of up to 10 packets (their initial window), the fluid "
+    "model's load is constant; with them link 1's level falls by 1.6 % of C (fluid: 0.16 %), "
+    "with 124 drops in 30 s and a shorter mean queue (45 against 61 packets); the mechanism is "
+    "not isolated further"
+)
 PRICE_ONLY = price_only_closed_form()
 #: Experiment 2's link (pkts per 0.02 s), random-loss fraction 5 %, marking level 0.99 C.
 C2, A2 = CORE_PKTS_PER_S[1] * TIME_UNIT, 0.95
@@ -335,10 +363,12 @@ TARGETS = {
                "(d/RTT)^(nu+1) (-1/x^nu), RTT the measured mean round trip", RUN, rel=0.10,
                source=DERIVED, note="second method: the window law's equilibrium when the "
                "window W is spread over the measured round trip (x = W/RTT), solved by the fluid "
-               "model (utility_primal)", quick=False)
+               "model (utility_primal)", quick=False,
+               mismatch=EXP1_RTT_MISMATCH if i == 0 else "")
           for i in range(3)),
         claim("busy", "Sec VI-A", "ns-3: both core links busy, utilisation >= 0.97 over the "
-              "second half (the fluid equilibrium overloads both)", source=DERIVED),
+              "second half (the fluid equilibrium overloads both)", source=DERIVED,
+              quick=False),
         claim("transient", "Fig 2", "ns-3: after a very short initial transient the rates stay "
               "near their averages: every user's mean rate over [T/4, T/2] within 10 % of its "
               "mean over [T/2, T]", quick=False),
@@ -346,20 +376,21 @@ TARGETS = {
     "packet_experiment2": [
         near("ecn", "Sec VI-B (Fig 3)", "ns-3, reaction to marks only: mean sending rate per "
              "user [pkts per 0.02 s] against the fluid rate", EXP2_FLUID_ECN, rel=0.15,
-             source=DERIVED, quick=False, note=PACKET_NOTE + "; predicted before the run: 5-10 "
-             "% below, the 40-packet virtual queue (a quarter of the pipe) leaves C~ partly idle "
-             "in the troughs of the three users' sawtooth"),
+             source=DERIVED, quick=False, note=PACKET_NOTE, mismatch=EXP2_MISMATCH),
         claim("loss", "Sec VI-B (Fig 3)", f"ns-3, reaction to losses: mean sending rate per user "
               f"at most the fluid rate {EXP2_FLUID_LOSS:.3f} pkts per 0.02 s (+5 %)",
               source=DERIVED, quick=False, note="timeouts (at least 0.2 s) and the randomness of "
               "the sawtooth (a mean window below the fluid one, as Mathis et al.'s 1.22/sqrt(p) "
               "against the fluid 1.41/sqrt(p)) only take rate away"),
         near("five", "Sec VI-B (Fig 3)", "ns-3: ECN/loss throughput ratio, 'about five times'",
-             EXP2_PRINTED_RATIO, tol=1.0, quick=False, note=PACKET_NOTE),
+             EXP2_PRINTED_RATIO, tol=1.0, quick=False, note=PACKET_NOTE,
+             mismatch=EXP2_RATIO_MISMATCH),
         claim("above fluid", "Sec VI-B", "ns-3: the ECN/loss ratio is at least the fluid 4.09",
-              source=DERIVED, quick=False),
+              source=DERIVED, quick=False, mismatch=EXP2_RATIO_MISMATCH),
         claim("no congestion loss", "Sec VI-B", "ns-3, marks at 0.99 C: the queue drops fewer "
-              "than 0.1 % of the packets in the second half (the losses are the random ones)"),
+              "than 0.1 % of the packets in the second half (the losses are the random ones)",
+              quick=False, mismatch=AFTER + "2.3 % of the packets dropped at the queue; "
+              + EXP2_COLLAPSE),
     ],
     "packet_experiment3": [
         *(near(("level", ll), f"Fig {4 + ll}", f"ns-3: mean marking level C~_{ll + 1} over the "
@@ -383,7 +414,8 @@ TARGETS = {
                "load", STEADY_SHORT[ll], rel=LEVEL_TOL[ll], source=DERIVED, quick=False,
                note=PACKET_NOTE + f"; short flows {short_flow_load()[ll]:.0f} pkts/s on each "
                "link (Poisson, one per 0.02 s per route, Pareto mean 10 truncated at 20, shape "
-               "1.5), unresponsive in the fluid model ((31), Prop 5)")
+               "1.5), unresponsive in the fluid model ((31), Prop 5)",
+               mismatch=SHORT_MISMATCH if ll == 0 else "")
           for ll in range(2)),
         claim("converge", "Fig 8", "ns-3: with the short flows the levels converge: the mean over "
               "the last quarter within 1 % of C_l of the mean over the third", quick=False),

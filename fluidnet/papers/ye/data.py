@@ -332,4 +332,4 @@ T_DISCRETE = 3000.0
 T_DISCRETE_QUICK = 1500.0
 #: ns-3 runs of the packet items (simulated seconds), full and quick; rates over the second half.
 PACKET_T = 40.0
-PACKET_T_QUICK = 15.0
+PACKET_T_QUICK = 10.0

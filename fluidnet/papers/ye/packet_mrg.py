@@ -122,12 +122,6 @@ def packet_mrg(
         others = [0, 1, 2, 4]
         kept = float(np.sum(rates[3.0][others]) / np.sum(tcp[others]))
         values["friendly"] = Value(bool(kept >= 0.9), shown=f"{kept:.3f} of the all-TCP total")
-    if len(r_values) > 2:
-        x4s = [rates[r][3] for r in sorted(r_values)]
-        values["rises"] = Value(
-            bool(all(b > a for a, b in zip(x4s, x4s[1:], strict=False))),
-            shown=", ".join(f"{v:.2f}" for v in x4s),
-        )
     return values
 
 
