@@ -353,9 +353,9 @@ TARGETS = {
              "1)/2 a round trip keep the packet rate well below Theta at r_max = 1.25; the run "
              "met the fluid law within 10 % (the prediction was wrong)"),
         claim("friendly", "Figs 14/15", "ns-3: the TCP flows lose little: flows 1-3 and 5 keep "
-              "at least 90 % of their all-TCP total at r_max = 3", quick=False, mismatch=AFTER + "flow 4 "
-              "crosses the three links, so every Mb/s it gains is taken on each of them: flows "
-              "1-3 and 5 give up 5.2 Mb/s (13 %) while flow 4 gains 1.9"),
+              "at least 90 % of their all-TCP total at r_max = 3", quick=False,
+              mismatch=AFTER + "flow 4 crosses the three links, so every Mb/s it gains is taken "
+              "on each of them: flows 1-3 and 5 give up 5.2 Mb/s (13 %) while flow 4 gains 1.9"),
     ],
 }
 # fmt: on
