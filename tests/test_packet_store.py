@@ -147,3 +147,11 @@ def test_a_stored_run_is_the_run(tmp_path):
     assert batch[0][0].stored == str(tmp_path) and batch[0][1].stored is None
     np.testing.assert_array_equal(batch[0][0].queue, first.queue)
     assert len(RunStore(tmp_path)) == 4
+
+
+def test_every_cpp_source_is_part_of_the_key():
+    # a change to any component compiled into ns-3 (the seed papers' laws and queues too) must
+    # change every key: the key's components are every file of cxx/ and the server's Python
+    cxx = {f"cxx/{p.name}" for p in (run_store._HERE / "cxx").glob("*.cc")}
+    assert cxx == {c for c in run_store.COMPONENTS if c.startswith("cxx/")}
+    assert {"cxx/avq.cc", "cxx/utility_laws.cc"} <= cxx

@@ -161,12 +161,16 @@ class Flows:
     start : float or (lo, hi)
         Start time of every flow (s), or a range from which each flow's start is drawn
         uniformly with the run's seed.
+    loss : float
+        Probability that a data packet of the group is lost at random (not by congestion) on
+        the access link into its sink, independently of the others; in ``[0, 1)``.
     """
 
     n: int = 1
     rtt: float = 0.1
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: Any = 0.0
+    loss: float = 0.0
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -176,6 +180,7 @@ class Flows:
             rtt: float = 0.1,
             transport: Transport | str = "newreno",
             start: float | tuple[float, float] = 0.0,
+            loss: float = 0.0,
         ) -> None: ...
 
     def __post_init__(self):
@@ -188,6 +193,10 @@ class Flows:
         object.__setattr__(self, "rtt", _positive("Flows.rtt (s)", self.rtt))
         object.__setattr__(self, "transport", as_transport(self.transport, "Flows.transport"))
         object.__setattr__(self, "start", _start("Flows.start (s)", self.start))
+        loss = _positive("Flows.loss", self.loss, strict=False)
+        if loss >= 1:
+            raise ParameterError(f"Flows.loss = {self.loss!r} must be < 1 (a probability)")
+        object.__setattr__(self, "loss", loss)
 
     def starts(self, rng: np.random.Generator) -> np.ndarray:
         """Start time of every flow of the group (s).
@@ -228,6 +237,9 @@ class ShortFlows:
     transport : Transport or str
     start, stop : float
         Arrivals in ``[start, stop)`` (``stop`` default: the end of the run).
+    max_size : float, optional
+        Sizes above it are cut to it (packets): a truncated Pareto law, whose mean is then
+        below ``mean_size`` (Kunniyur & Srikant's short flows: mean 10, truncated at 20).
     """
 
     mean_size: float = 25.0
@@ -238,6 +250,7 @@ class ShortFlows:
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: float = 0.0
     stop: float | None = None
+    max_size: float | None = None
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -251,6 +264,7 @@ class ShortFlows:
             transport: Transport | str = "newreno",
             start: float = 0.0,
             stop: float | None = None,
+            max_size: float | None = None,
         ) -> None: ...
 
     def __post_init__(self):
@@ -278,6 +292,10 @@ class ShortFlows:
             if stop <= self.start:
                 raise ParameterError(f"ShortFlows.stop = {stop!r} must exceed start")
             object.__setattr__(self, "stop", stop)
+        if self.max_size is not None:
+            object.__setattr__(
+                self, "max_size", float(_count("ShortFlows.max_size", self.max_size))
+            )
 
     def rate(self, capacity: float) -> float:
         """Arrivals per second (from ``load`` and the first link's capacity in packets/s).
@@ -304,7 +322,8 @@ class ShortFlows:
         """Arrival times and sizes (whole packets) of one run.
 
         Arrivals are Poisson at :meth:`rate` from ``start`` until ``stop`` or ``t_end``, whichever
-        comes first; sizes are Pareto draws rounded up to whole packets (at most ``2**31``).
+        comes first; sizes are Pareto draws rounded up to whole packets (at most ``max_size``,
+        and ``2**31``).
 
         Parameters
         ----------
@@ -342,7 +361,8 @@ class ShortFlows:
         scale = pareto_scale(self.mean_size, self.shape)
         u = 1.0 - rng.random(len(times))  # in (0, 1]
         sizes = np.ceil(scale * u ** (-1.0 / self.shape))
-        return np.asarray(times, dtype=float), np.minimum(sizes, 2.0**31)
+        top = 2.0**31 if self.max_size is None else self.max_size
+        return np.asarray(times, dtype=float), np.minimum(sizes, top)
 
 
 _PATH = re.compile(r"([A-Za-z_]\w*)(?:\[(\d+)\])?$")
@@ -535,6 +555,11 @@ class Scenario:
             route = f"links {first}..{last}" if last > first else f"link {first}"
             if isinstance(g, Flows):
                 what = f"{g.n} long-lived {g.transport.name} flow(s), start {g.start}"
+                if g.transport.options or g.transport.ecn:
+                    opts = ", ".join(f"{k}={v:g}" for k, v in g.transport.options.items())
+                    what += f" ({opts}{', ' if opts else ''}ecn={g.transport.ecn})"
+                if g.loss:
+                    what += f", random loss {g.loss:g}"
             else:
                 what = (
                     f"short {g.transport.name} flows, "
@@ -614,6 +639,7 @@ class Scenario:
                     "access_delay": (g.rtt / 2 - one_way) / 2,
                     "starts": [float(x) for x in starts],
                     "sizes": [float(x) for x in sizes],
+                    "loss": float(g.loss) if isinstance(g, Flows) else 0.0,
                     "long_lived": isinstance(g, Flows),
                 }
             )

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..diskfull import unwritable_reason
 from ..errors import OptionError
+from . import _ns3
 
 __all__ = ["RunStore", "run_key", "key_digest", "resolve_store", "ENV", "FORMAT"]
 
@@ -62,8 +63,9 @@ ENV = "FLUIDNET_PACKET_STORE"
 FORMAT = 1
 #: The distributions whose versions are part of every key.
 DISTRIBUTIONS = ("ns3", "cppyy", "cppyy-cling", "cppyy-backend", "CPyCppyy")
-#: fluidnet's files that run inside the packet server (their digests are part of every key).
-COMPONENTS = ("cxx/components.cc", "cxx/experiment.cc", "_worker.py", "_server.py", "_ns3.py")
+#: fluidnet's files that run inside the packet server (their digests are part of every key):
+#: every C++ source the server compiles (``_ns3``'s list), the worker, the server, the loader.
+COMPONENTS = (*(f"cxx/{name}" for name in _ns3.SOURCES), "_worker.py", "_server.py", "_ns3.py")
 _KEY_ARRAY = "__fluidnet_run_key__"
 _HERE = Path(__file__).resolve().parent
 
