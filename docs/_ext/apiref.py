@@ -24,6 +24,7 @@ STAGES = [
     ("fluidnet.bifurcation", "Bifurcations", "Hopf points, periodic orbits, continuation."),
     ("fluidnet.stochastic", "Window chains", "Stationary laws of window chains."),
     ("fluidnet.proof", "Proved regions", "Region certificates in interval arithmetic, checker."),
+    ("fluidnet.explore", "Interactive explorer", "Sliders over the analysis stages (ipywidgets)."),
     ("fluidnet.packet", "Packet simulation", "Scenarios on ns-3 and fluid-against-packet checks."),
     ("fluidnet.papers", "Papers", "Reproducing the source papers."),
     ("fluidnet.models", "Model library", "Library models, each citing its paper."),
