@@ -77,7 +77,8 @@ def test_the_numbers_are_the_closed_forms(ex, a, b):
     assert mg.closed_loop_stable is want["stable"]
     assert ex.nyquist.stable is want["stable"]
     # the numbers shown are these numbers
-    assert ex.numbers == numbers_html(ex.snapshot)
+    assert ex.numbers == numbers_html(ex.snapshot, ["a", "b"])
+    assert f'class="fn-at-b">{b:.6g}<' in ex.numbers
     assert f">{want['x']:.5g}<" in ex.numbers
     assert f">{want['phase_margin']:.5g} deg<" in ex.numbers
     assert ("unstable" if not want["stable"] else ">stable<") in ex.numbers

@@ -235,7 +235,8 @@ class Explorer:
         self._numbers.add_class("fn-explore-numbers")
         self._panels = PanelsFigure(self.states)
         self._chart_figure = ChartFigure(self.chart, tuple(self._chart_grid or ()))
-        self._picture = w.Image(format="png")
+        width = round(self._panels.figure.get_figwidth() * self._panels.figure.dpi)
+        self._picture = w.Image(format="png", layout=w.Layout(width=f"{width}px"))
         self._picture.add_class("fn-explore-picture")
         self._chart_picture = w.Image(format="png")
         self._chart_picture.add_class("fn-explore-chart")
@@ -245,6 +246,7 @@ class Explorer:
             description="Recompute chart here",
             tooltip="compute the stability chart again at the other sliders' current values",
             disabled=self.chart is None,
+            layout=w.Layout(width="auto"),
         )
         self._chart_button.on_click(lambda _: self._recompute_chart_shown())
         title = w.HTML(
@@ -313,7 +315,7 @@ class Explorer:
         self._chart_figure.draw(snap, self._chart_note(values))
         self._picture.value = self._panels.png()
         self._chart_picture.value = self._chart_figure.png()
-        self._numbers.value = numbers_html(snap)
+        self._numbers.value = numbers_html(snap, list(self.specs))
         t2 = time.process_time()
         self._snapshot = snap
         compute = 0.0 if cached else t1 - t0

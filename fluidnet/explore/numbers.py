@@ -1,14 +1,14 @@
 """The explorer's numbers as HTML: equilibrium, rightmost roots, margins, messages.
 
-Each value sits in an element with a class named for it (``fn-phase-margin``,
-``fn-equilibrium-q``, ``fn-root-0``, ``fn-verdict``, ``fn-message``) so that a browser test can
-read it.
+Each value sits in an element with a class named for it (``fn-at-alpha``, ``fn-phase-margin``,
+``fn-eq-q``, ``fn-root-0``, ``fn-verdict``, ``fn-message``) so that a browser test can read it.
 """
 
 from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,18 +34,21 @@ def _row(label: str, value: str, cls: str) -> str:
     )
 
 
-def numbers_html(snap: Snapshot) -> str:
+def numbers_html(snap: Snapshot, names: Sequence[str] = ()) -> str:
     """The numbers of a snapshot, as an HTML fragment.
 
     Parameters
     ----------
     snap : Snapshot
+    names : sequence of str, optional
+        Parameters whose values are shown first (the sliders': the point these numbers are
+        of, which lags the sliders while an update is under way).
 
     Returns
     -------
     str
     """
-    rows = []
+    rows = [_row(f"at {k}", f"{snap.values[k]:.6g}", f"fn-at-{k}") for k in names]
     stable = snap.stable
     verdict = {None: "undecided", True: "stable", False: "unstable"}[stable]
     colour = {None: "#777", True: "#2a7d2a", False: "#c0392b"}[stable]
