@@ -252,6 +252,9 @@ def test_explorer_is_the_public_type_and_displays_as_its_widget(ex):
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
     assert repr(ex).startswith("Explorer('riccati', ")
+    # renderers without a kernel show the numbers and both pictures
+    static = bundle["text/html"]
+    assert ex.numbers in static and static.count('src="data:image/png;base64,') == 2
 
 
 def test_snapshot_to_xarray_and_plot(ex):

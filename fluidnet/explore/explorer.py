@@ -12,6 +12,7 @@ are kept); the stages cache the model's compiled and symbolic forms themselves.
 
 from __future__ import annotations
 
+import base64
 import html
 import math
 import time
@@ -473,7 +474,29 @@ class Explorer:
         return self.snapshot.plot(self.states)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The widget, and a static HTML copy for renderers without a kernel (a notebook on
+        GitHub or in the documentation site shows the starting point's numbers and pictures)."""
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static_html()
+        return bundle
+
+    def static_html(self) -> str:
+        """The numbers and pictures shown now, as self-contained HTML (no widgets).
+
+        Returns
+        -------
+        str
+        """
+        pictures = "".join(
+            f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" alt="{alt}">'
+            for png, alt in ((self.chart_png, "stability chart"), (self.png, "panels"))
+            if png
+        )
+        return (
+            f'<div class="fn-explore-static">{self.numbers}{pictures}'
+            "<p><i>A picture of the explorer at these values: run the notebook to move the "
+            "sliders.</i></p></div>"
+        )
 
     def __repr__(self) -> str:
         vals = ", ".join(f"{k}={v:.4g}" for k, v in self.values.items())
