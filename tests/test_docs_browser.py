@@ -8,7 +8,7 @@ Chromium (playwright), offline. A page passes when
 * the browser logs no console error and no uncaught exception, and no request fails (a
   resource on another host, such as a CDN's MathJax, fails offline: the site must carry it);
 * every image on it has loaded (``naturalWidth > 0``), and a gallery example or a notebook
-  page has at least one figure;
+  page (the course's solutions excepted) has at least one figure;
 * its math is typeset: a page with ``math`` elements gets MathJax's output (raw LaTeX is
   what a reader sees when MathJax did not load).
 
@@ -28,8 +28,10 @@ from browser_helpers import ConsoleErrors, free_port, launch, require_browser, s
 ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("FLUIDNET_DOCS_HTML", ROOT / "docs" / "_build" / "html"))
 
-#: Pages that must show at least one figure: gallery examples and notebooks.
+#: Pages that must show at least one figure: gallery examples and notebooks (the course's
+#: solutions answer in numbers, not all with a figure).
 FIGURE_PAGES = ("auto_examples/plot_", "notebooks/")
+NO_FIGURE_NEEDED = ("notebooks/course/solutions/",)
 
 #: What the page reports once loaded: images not loaded, figures, math elements and MathJax's.
 PROBE = """async () => {
@@ -86,7 +88,8 @@ def check_site(
             probe = page.evaluate(PROBE)
             bad = [*errors, *failed]
             bad += [f"image not loaded: {src}" for src in probe["broken"]]
-            if name.startswith(FIGURE_PAGES) and not probe["figures"]:
+            needs = name.startswith(FIGURE_PAGES) and not name.startswith(NO_FIGURE_NEEDED)
+            if needs and not probe["figures"]:
                 bad.append("no figure on a page that shows figures")
             if probe["math"] and not probe["typeset"]:
                 bad.append(f"{probe['math']} math elements and none typeset (MathJax not loaded)")

@@ -95,9 +95,19 @@ def _write_modules(target: Path) -> None:
         "The public names are documented in the pages of the stages.",
         "",
     ]
+    documented = {n for names in sections().values() for n in names}
     for name in modules():
-        page += [name, "-" * len(name), "", f".. automodule:: {name}", "   :no-members:", ""]
+        options = module_options(name, documented)
+        page += [name, "-" * len(name), "", f".. automodule:: {name}", *options, ""]
     _replace(target / "modules.rst", "\n".join(page) + "\n")
+
+
+def module_options(name: str, documented: set[str]) -> list[str]:
+    """The automodule options of a module on the modules page: its docstring only, and not
+    indexed when a public object of the API pages (``documented``) has the same full name
+    (``fluidnet.explore``, the package of the function ``fn.explore``: Sphinx would see one
+    name described twice)."""
+    return ["   :no-members:"] + (["   :no-index:"] if name in documented else [])
 
 
 def _write(app) -> None:

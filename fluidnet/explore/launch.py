@@ -105,8 +105,9 @@ def explore(
     Notes
     -----
     Installing the ``notebooks`` extra (``pip install 'fluidnet[notebooks]'``) brings
-    JupyterLab, ipywidgets and Voila. An update takes well under 0.2 s of CPU for the library's
-    laws (``benchmarks/bench_explore.py``); about half of it is rendering the picture.
+    JupyterLab, ipywidgets and Voila. An update takes 80-130 ms of CPU for most of the
+    library's laws, two thirds of it drawing (``benchmarks/bench_explore.py``); a model whose
+    equilibrium needs a numeric search from many starts is slower (DCQCN: 0.6 s).
 
     Examples
     --------
