@@ -123,7 +123,7 @@ class PanelsFigure:
         ax.axhline(0.0, color="0.85", lw=0.8)
         ax.axvline(0.0, color="0.85", lw=0.8)
         circle = np.exp(1j * np.linspace(0.0, 2.0 * np.pi, 181))
-        ax.plot(circle.real, circle.imag, color="0.7", lw=0.6, ls="--")
+        ax.plot(np.real(circle), np.imag(circle), color="0.7", lw=0.6, ls="--")
         ax.plot([-1.0], [0.0], "r+", ms=12, mew=2)
         (self._ny,) = ax.plot([], [], color="C0", lw=1.4)
         (self._ny_mirror,) = ax.plot([], [], color="C0", lw=0.8, ls="--", alpha=0.6)
@@ -169,13 +169,13 @@ class PanelsFigure:
             ax.set_title("characteristic roots", fontsize="small")
             return
         v = roots.values
-        self._roots.set_data(v.real, v.imag)
+        self._roots.set_data(np.real(v), np.imag(v))
         self._roots.set_color(_verdict_colour(snap.stable))
         self._roots_msg.set_text(_wrap(msg) if msg.startswith("not certified") else "")
         verdict = {None: "undecided", True: "stable", False: "UNSTABLE"}[snap.stable]
         ax.set_title(f"rightmost roots: {verdict}", fontsize="small")
-        re = np.append(v.real, 0.0)
-        im = np.append(v.imag, 0.0)
+        re = np.append(np.real(v), 0.0)
+        im = np.append(np.imag(v), 0.0)
         pad_re = 0.1 * max(np.ptp(re), 1e-3)
         pad_im = 0.1 * max(np.ptp(im), 1e-3)
         ax.set_xlim(re.min() - pad_re, re.max() + pad_re)
@@ -191,8 +191,8 @@ class PanelsFigure:
             return
         self._ny_msg.set_text("")
         z = np.asarray(ny.response, dtype=complex)
-        self._ny.set_data(z.real, z.imag)
-        self._ny_mirror.set_data(z.real, -z.imag)
+        self._ny.set_data(np.real(z), np.imag(z))
+        self._ny_mirror.set_data(np.real(z), -np.imag(z))
         loop = mg.loop
         marks = ((self._gain_x, mg.gain_crossovers), (self._phase_x, mg.phase_crossovers))
         for line, freqs in marks:
@@ -202,7 +202,7 @@ class PanelsFigure:
                 if loop is not None and f.size
                 else np.zeros(0, complex)
             )
-            line.set_data(pts.real, pts.imag)
+            line.set_data(np.real(pts), np.imag(pts))
         finite = np.abs(z[np.isfinite(z)])
         r = float(np.clip(1.15 * (finite.max() if finite.size else 1.0), 1.5, 4.0))
         ax.set_xlim(-r, r)
