@@ -6,7 +6,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 # Re-install when pyproject.toml changes.
 STAMP  := $(VENV)/.stamp
 
-.PHONY: all test reproduce bench lint typecheck notebooks clean venv docs
+.PHONY: all test reproduce bench lint typecheck notebooks clean venv docs browser
 
 # One BLAS thread per process: the analyses solve many small eigenproblems, where threaded BLAS
 # on 2 cores is 10-40x slower, and the tests already use one process per core.
@@ -46,8 +46,20 @@ $(STAMP)-dev: pyproject.toml setup.py | $(BIN)/python
 
 venv: $(STAMP)-dev $(STAMP)-integrator
 
+# The browser tests (tests/test_explore_browser.py, tests/test_docs_browser.py) drive Debian's
+# Chromium with playwright (its own browser download does not work offline): installed here
+# with apt-get where it is missing and we are root; elsewhere they skip, saying why (in CI,
+# with CI set, they fail instead).
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	else \
+	    echo "make: no /usr/bin/chromium and no apt-get as root: the browser tests will skip"; \
+	fi
+
 ## make test: the whole test suite, notebooks included (runs on 2 cores)
-test: $(STAMP)-dev $(STAMP)-integrator
+test: $(STAMP)-dev $(STAMP)-integrator browser
 	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report

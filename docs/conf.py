@@ -106,6 +106,12 @@ nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+# Widgets need a kernel, which a static site has not: pages show a widget's other outputs
+# (fn.explore's numbers and pictures at its starting values, as HTML; plain text for others),
+# and load no widget JavaScript, which MyST-NB would take from CDNs (the site works offline;
+# tests/test_docs_browser.py checks it).
+nb_ipywidgets_js: dict[str, dict[str, str]] = {}
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 

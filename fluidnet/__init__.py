@@ -33,6 +33,7 @@ from .errors import ModelError as ModelError
 from .errors import OptionError as OptionError
 from .errors import ParameterError as ParameterError
 from .errors import StoreError as StoreError
+from .explore import explore as explore  # noqa: E402 - named like its package: bound eagerly
 
 __version__ = "0.1.0"
 

@@ -107,6 +107,11 @@ from .stochastic.montecarlo import monte_carlo as monte_carlo
 from .stochastic.errors import NotNormalizableError as NotNormalizableError
 from .stochastic.errors import GridConvergenceError as GridConvergenceError
 
+# the interactive explorer (ipywidgets; fn.explore is bound eagerly, like its package's name)
+from .explore.launch import explore as explore
+from .explore.explorer import Explorer as Explorer
+from .explore.point import Snapshot as Snapshot
+
 # packet simulations (ns-3) next to the fluid models
 from . import packet as packet
 from .packet.comparison import compare as compare

@@ -62,6 +62,17 @@ def test_every_module_is_on_the_modules_page(apiref):
     assert not any(part.startswith("_") for m in modules for part in m.split("."))
 
 
+def test_a_module_named_like_a_public_object_is_not_indexed_twice(apiref):
+    # fluidnet.explore is both the package and the function fn.explore (its API page)
+    documented = {n for names in apiref.sections().values() for n in names}
+    assert "fluidnet.explore" in documented
+    assert apiref.module_options("fluidnet.explore", documented) == [
+        "   :no-members:",
+        "   :no-index:",
+    ]
+    assert apiref.module_options("fluidnet.explore.point", documented) == ["   :no-members:"]
+
+
 def test_the_gallery_has_at_least_fifteen_examples_each_with_a_title():
     examples = sorted((DOCS.parent / "examples").glob("plot_*.py"))
     assert len(examples) >= 15, examples

@@ -25,6 +25,7 @@ STAGES = [
     ("fluidnet.bifurcation", "Bifurcations", "Hopf points, periodic orbits, continuation."),
     ("fluidnet.stochastic", "Window chains", "Stationary laws of window chains."),
     ("fluidnet.proof", "Proved regions", "Region certificates in interval arithmetic, checker."),
+    ("fluidnet.explore", "Interactive explorer", "Sliders over the analysis stages (ipywidgets)."),
     ("fluidnet.packet", "Packet simulation", "Scenarios on ns-3 and fluid-against-packet checks."),
     ("fluidnet.papers", "Papers", "Reproducing the source papers."),
     ("fluidnet.models", "Model library", "Library models, each citing its paper."),
@@ -117,9 +118,19 @@ def _write_modules(target: Path) -> None:
         "The public names are documented in the pages of the stages.",
         "",
     ]
+    documented = {n for names in sections().values() for n in names}
     for name in modules():
-        page += [name, "-" * len(name), "", f".. automodule:: {name}", "   :no-members:", ""]
+        options = module_options(name, documented)
+        page += [name, "-" * len(name), "", f".. automodule:: {name}", *options, ""]
     _replace(target / "modules.rst", "\n".join(page) + "\n")
+
+
+def module_options(name: str, documented: set[str]) -> list[str]:
+    """The automodule options of a module on the modules page: its docstring only, and not
+    indexed when a public object of the API pages (``documented``) has the same full name
+    (``fluidnet.explore``, the package of the function ``fn.explore``: Sphinx would see one
+    name described twice)."""
+    return ["   :no-members:"] + (["   :no-index:"] if name in documented else [])
 
 
 def _write(app) -> None:
