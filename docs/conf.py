@@ -129,6 +129,9 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "reset_modules": ("matplotlib",),
     "show_memory": False,
+    # no sg_execution_times pages: they load jQuery and DataTables from CDNs (the site works
+    # offline; tests/test_docs_browser.py checks it)
+    "write_computation_times": False,
 }
 
 # -- math ------------------------------------------------------------------------------------
@@ -147,4 +150,8 @@ html_theme_options = {
     "footer_end": [],
 }
 html_sidebars = {"index": [], "changelog": []}
+# the theme's light/dark switch starts from the reader's system setting (without it the theme
+# logs "Got invalid theme mode" in the browser console)
+html_context = {"default_mode": "auto"}
+html_favicon = "_static/favicon.svg"
 html_show_sourcelink = False
