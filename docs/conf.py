@@ -59,7 +59,7 @@ default_role = "literal"  # `x` is code; cross-references are explicit (:func:, 
 #: Types of other libraries and numpydoc's descriptive words: not resolvable offline.
 _EXTERNAL = (
     r"(numpy|np|scipy|sympy|sp|xarray|xr|matplotlib|mpl|control|dask|distributed|zarr|"
-    r"concurrent|ctypes|os|pathlib|collections|typing|numbers|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
+    r"concurrent|ctypes|os|pathlib|collections|typing|numbers|fractions|decimal|flint|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
 )
 nitpick_ignore_regex = [
     (r"py:.*", _EXTERNAL),

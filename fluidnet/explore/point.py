@@ -55,7 +55,7 @@ class Snapshot:
     roots : Roots or None
         The rightmost characteristic roots of the linearization at the equilibrium.
     margins : Margins or None
-        Gain, phase and delay margins of the loop gain cut at :attr:`cut`.
+        Gain, phase and delay margins of the loop gain cut at ``cut``.
     nyquist : NyquistResponse or None
         The loop gain's Nyquist curve and its encirclement count.
     solution : Solution or None
