@@ -76,7 +76,17 @@ def check_site(
         errors = ConsoleErrors()
         errors.watch(page)
         failed: list[str] = []
-        page.on("requestfailed", lambda r: failed.append(f"request failed: {r.url}"))
+        # a request the browser itself cancelled (net::ERR_ABORTED: the favicon of the page
+        # left by the next goto) is no defect; a blocked CDN (name not resolved, refused) and
+        # a missing file (HTTP 404, below) are
+        page.on(
+            "requestfailed",
+            lambda r: (
+                None
+                if "ERR_ABORTED" in (r.failure or "")
+                else failed.append(f"request failed: {r.url} ({r.failure})")
+            ),
+        )
         page.on(
             "response",
             lambda r: failed.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None,
