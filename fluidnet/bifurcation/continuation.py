@@ -37,6 +37,7 @@ from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePo
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, OptionError
 from ..options import count_option, number_option
+from ..threads import blas_bound
 from ._system import orbit_system
 from .collocation import Mesh
 from .hopf import HopfPoint
@@ -674,6 +675,7 @@ def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_sm
     raise AssertionError  # pragma: no cover
 
 
+@blas_bound
 def continue_orbits(
     start: HopfPoint | PeriodicOrbit | PeriodDoubling,
     name: str | None = None,

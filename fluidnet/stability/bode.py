@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import OptionError
 from ..linear.delaytf import DelayTF
 from ..options import numbers_option
+from ..threads import blas_bound
 from .frequency_grid import as_loop, frequency_grid, refine_grid, unwrapped_phase
 from .margins import margins_from_grid
 
@@ -142,6 +143,7 @@ class BodeResponse:
         return axes
 
 
+@blas_bound
 def bode(
     L: Any, w: ArrayLike | None = None, *, w_range: tuple[float, float] | None = None
 ) -> BodeResponse:

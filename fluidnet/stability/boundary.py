@@ -42,6 +42,7 @@ from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
 from ..options import count_option, number_option
 from ..overrides import merge_params, parameter_value
+from ..threads import blas_bound
 from .system import SystemFactory
 
 if TYPE_CHECKING:
@@ -692,6 +693,7 @@ def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> li
     return out
 
 
+@blas_bound
 def stability_boundary(
     model_or_factory: Model | Callable[..., Any],
     x: str,

@@ -71,6 +71,7 @@ import numpy as np
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..options import root_options as check_root_options
 from ..overrides import merge_params, parameter_value, parameter_values
+from ..threads import blas_bound
 from .critical_results import CriticalValue, CriticalValues
 from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
@@ -398,6 +399,7 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
     )
 
 
+@blas_bound
 def critical_value(
     model_or_factory: Model | Callable[..., Any],
     name: str,
@@ -669,6 +671,7 @@ def _critical_grid(
     return CriticalValues(name, names, arrays, results, attrs=attrs, intervals=intervals)
 
 
+@blas_bound
 def stability_switches(
     model_or_factory: Model | Callable[..., Any],
     name: str,
