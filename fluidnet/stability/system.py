@@ -183,6 +183,7 @@ class SystemFactory:
         names = list(arrays)
         made: dict[int, LinearDDE] = {}
         errors: dict[int, FluidnetError] = {}
+        fallback: dict[int, str] = {}
         stack = None
         todo = range(K)
         if self.is_model:
@@ -190,6 +191,11 @@ class SystemFactory:
             lb = linearize_batch(self.source, params)
             stack = lb.stack
             todo = np.flatnonzero(~lb.ok)
+            why = getattr(lb, "reasons", None) or [""] * K
+            for k in todo:
+                fallback[int(k)] = "equilibrium or linearization not settled by the batch" + (
+                    f" ({why[k]})" if why[k] else ""
+                )
         for k in todo:
             point = {n: float(arrays[n][k]) for n in names}
             try:
@@ -206,7 +212,16 @@ class SystemFactory:
             made = {k: lin for k, lin in made.items() if lin.n != n}
         else:
             made = _fill(stack, made)
-        return SystemBatch(stack=stack, errors=errors, separate=made, names=names, values=arrays)
+        for k in errors:
+            fallback.pop(k, None)  # its error says what went wrong
+        return SystemBatch(
+            stack=stack,
+            errors=errors,
+            separate=made,
+            names=names,
+            values=arrays,
+            fallback=fallback,
+        )
 
     def prepare(self, point: Mapping[str, float]) -> None:
         """Build the model's pieces here, at one parameter point (a model's plans do not depend
@@ -337,6 +352,9 @@ class SystemBatch:
     names : list of str
     values : dict
         ``{name: (K,) array}`` the point coordinates.
+    fallback : dict
+        ``{point index: reason}`` for points of a model that the batched linearization did
+        not settle, made one by one instead (with the full equilibrium search).
     """
 
     stack: Stack
@@ -344,6 +362,7 @@ class SystemBatch:
     separate: dict[int, LinearDDE] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    fallback: dict[int, str] = field(default_factory=dict)
 
     def where(self, k: int) -> str:
         """``"alpha=0.4, beta=0.2"`` for point ``k``."""
