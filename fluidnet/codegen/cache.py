@@ -8,7 +8,9 @@ machine code of the generated modules (``__pycache__/*.nbi``, ``*.nbc``: pickles
 :mod:`fluidnet.codegen.numbacache`). A disk that is full (or over quota, or read-only) when the
 cache is written is a :class:`~fluidnet.errors.CacheError` that says so; a file is never called
 corrupt, nor deleted, because it could not be copied. This module needs nothing beyond the
-standard library, so that loading compiled code imports neither sympy nor numba.
+standard library, so that loading compiled code imports neither sympy nor numba (and only what
+reading needs: ``tempfile`` and ``shutil``, for writing and the fallback directory, are imported
+where used).
 """
 
 from __future__ import annotations
@@ -20,9 +22,7 @@ import hashlib
 import itertools
 import json
 import os
-import shutil
 import stat
-import tempfile
 import threading
 import warnings
 from contextlib import contextmanager
@@ -133,6 +133,9 @@ def _fallback_dir() -> tuple[Path, str]:
     """The private directory that serves when the cache directory cannot: the same one for
     every process of this user (``<tmp>/fluidnet-cache-<uid>``, checked like the cache itself
     and not a symbolic link), else a new one removed when the process exits."""
+    import shutil
+    import tempfile
+
     shared = Path(tempfile.gettempdir()) / f"fluidnet-cache-{_user_id()}"
     try:
         with contextlib.suppress(FileExistsError):
@@ -246,6 +249,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     CacheError
         When the disk is full, over quota or read-only (nothing is changed then).
     """
+    import tempfile
+
     with disk_errors(path.parent, f"write {path.name}"):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
         try:
