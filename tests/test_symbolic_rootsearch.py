@@ -31,7 +31,8 @@ from fluidnet.symbolic.rootsearch import search, starts
 t = fn.t
 
 
-def test_window_law_with_queue_dependent_rtt_matches_the_cubic():
+def test_window_law_with_queue_dependent_rtt_matches_the_cubic(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing kept from other tests
     m = window_red()
     assert m.equilibrium() == pytest.approx(window_reference(), rel=1e-13)
     # no sympy: the cubic is not cheap by structure, the search is numeric and says so

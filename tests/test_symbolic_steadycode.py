@@ -182,7 +182,8 @@ def test_the_compile_cache_provides_the_store():
     assert store.load("fluidnet_never_written.txt") is None
 
 
-def test_closed_forms_only_when_cheap_or_asked_for():
+def test_closed_forms_only_when_cheap_or_asked_for(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing kept from other tests
     x = fn.states("x")
     a, b = fn.params("a b")
     quadratic = fn.Model({x: a * x(t) ** 2 + b * x(t) - 1}, {a: 1.0, b: 1.0})

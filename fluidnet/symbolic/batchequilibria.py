@@ -299,9 +299,10 @@ def _other_configurations(code, X, ok, held_of, kind_of, P, targets, sources, no
     for i, t in enumerate(targets):
         found = []
         for r in range(i * C, (i + 1) * C):
-            if good[r] and not any(np.allclose(x[r], y, rtol=1e-9, atol=1e-12) for y, _, _ in found):
-                key = (bool(H[r].any()), bool(np.any(x[r] < 0)), int(np.sum(x[r] == 0)))
-                found.append((x[r], H[r], key))
+            if not good[r] or any(np.allclose(x[r], y, rtol=1e-9, atol=1e-12) for y, _, _ in found):
+                continue
+            key = (bool(H[r].any()), bool(np.any(x[r] < 0)), int(np.sum(x[r] == 0)))
+            found.append((x[r], H[r], key))
         if not found:
             continue
         found.sort(key=lambda f: f[2])
