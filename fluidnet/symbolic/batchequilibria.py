@@ -120,7 +120,7 @@ def _settled(
         ok &= ~(x[:, i] < -1e-12 * big)
         x[:, i] = np.where(np.abs(x[:, i]) <= 1e-12 * big, 0.0, x[:, i])
     ok &= ~(kind & np.any(x < 0, axis=1))
-    Xt, Pt = x.T, P.T
+    Xt, Pt = x.T, P  # (n, k), (m, k)
     F = code.f(Xt, Pt).T
     scale = code.scales(Xt, Pt).T
     with np.errstate(all="ignore"):
@@ -224,6 +224,10 @@ def equilibria_at_points(
         src = _nearest(P, unit, rest, np.array(settled_seeds))
         _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, path=False)
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
+    if left.size and ok.any() and len(code.subsets) > 1:
+        src = _nearest(P, unit, left, np.flatnonzero(ok))
+        _other_configurations(code, X, ok, held_of, kind_of, P, left, src, nonneg)
+    left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any():
         src = _nearest(P, unit, left, np.flatnonzero(ok))
         _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, path=True)
@@ -274,3 +278,35 @@ def _continue_rows(code, X, ok, held_of, kind_of, P, targets, sources, nonneg, *
     ok[k] = True
     held_of[k] = H[good]
     kind_of[k] = kind_of[sources][good]
+
+
+def _other_configurations(code, X, ok, held_of, kind_of, P, targets, sources, nonneg) -> None:
+    """Settle ``targets`` where the boundary configuration changes (a queue that empties or
+    fills between points): Newton's method from the neighbour's equilibrium in every
+    configuration, and of the equilibria that pass, the one the full search ranks first (no
+    state held first, then no negative state, then fewer zeros); a tie is left unsettled."""
+    masks = np.zeros((len(code.subsets), code.n), dtype=bool)
+    for c, sub in enumerate(code.subsets):
+        masks[c, list(sub)] = True
+    C = len(masks)
+    rows_t = np.repeat(targets, C)
+    rows_s = np.repeat(sources, C)
+    H = np.tile(masks, (len(targets), 1))
+    start = np.where(H, 0.0, X[rows_s])
+    rows = newton(code, start, P[:, rows_t].T, H)
+    good, x = _settled(code, P[:, rows_t], H, rows, nonneg, kind_of[rows_s])
+    good &= rows.residual <= FLOOR
+    for i, t in enumerate(targets):
+        found = []
+        for r in range(i * C, (i + 1) * C):
+            if not good[r] or any(np.allclose(x[r], y, rtol=1e-9, atol=1e-12) for y, _, _ in found):
+                continue
+            key = (bool(H[r].any()), bool(np.any(x[r] < 0)), int(np.sum(x[r] == 0)))
+            found.append((x[r], H[r], key))
+        if not found:
+            continue
+        found.sort(key=lambda f: f[2])
+        if len(found) > 1 and found[0][2] == found[1][2]:
+            continue  # tied: the full search decides
+        X[t], held_of[t], ok[t] = found[0][0], found[0][1], True
+        kind_of[t] = kind_of[sources[i]]

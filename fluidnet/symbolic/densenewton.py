@@ -175,7 +175,7 @@ def _deflation(X: np.ndarray, dX: np.ndarray, roots: list[np.ndarray]):
         g = -2.0 * d / w / (rho2**2 * term)[:, None]
         h_dot += np.where(ok, np.sum(g * dX, axis=1), 0.0)
     with np.errstate(all="ignore"):
-        tau = 1.0 / (1.0 - h_dot)  # the step is subtracted: x - tau dX
+        tau = 1.0 / (1.0 + h_dot)  # the deflated step: x - tau dX
     return M, np.where(np.isfinite(tau), tau, 1.0)
 
 

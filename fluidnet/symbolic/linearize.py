@@ -374,6 +374,9 @@ def _symbolic_jacobians(model, form, J0, Jlag, eq, psubs) -> dict:
 # ---------------------------------------------------------------------- many points at once
 #: Largest ``K * lags * n * n`` held as dense stacked matrices by :func:`linearize_batch`.
 BATCH_ENTRIES = 20_000_000
+#: Models of more states than this are solved one point at a time by the batch (the batch's
+#: Newton iteration builds dense Jacobians of every point).
+BATCH_MAX_STATES = 200
 
 
 @dataclass
@@ -489,29 +492,27 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any], guess=None):
         ok &= ~bad
     X = np.zeros((K, len(model.state_names)))
     eq_plan = _equilibrium_plan(model)
+    todo = ok.copy()
     if eq_plan.closed and guess is None:
         X, found = _closed_form_equilibria(eq_plan, P)
-        for j in np.flatnonzero(ok & ~found):
-            why[j] = "no closed-form equilibrium admissible there: the full search decides"
-        ok &= found
+        todo &= ~found  # singular there, or none admissible: continued like a numeric law
+    if not todo.any():
         return P, X, ok, why
-    code = eq_plan.code if eq_plan.code is not None else None
-    if code is None and not eq_plan.large:
-        for j in np.flatnonzero(ok):
-            why[j] = "an expression numpy cannot write: solved one point at a time"
-        return P, X, np.zeros(K, dtype=bool), why
-    if code is None:
+    code = eq_plan.code
+    if code is None and eq_plan.large and len(model.state_names) <= BATCH_MAX_STATES:
         code = model.cached("batch steady code", lambda: steady_code(model))
-        if code is None:
-            for j in np.flatnonzero(ok):
-                why[j] = "an expression numpy cannot write: solved one point at a time"
-            return P, X, np.zeros(K, dtype=bool), why
-    found = equilibria_at_points(model, eq_plan, code, P, ok, guess=guess)
-    for j in range(K):
-        if ok[j] and not found.ok[j]:
-            why[j] = found.reasons[j]
-    X = np.where(found.ok[:, None], found.x, 0.0)
-    return P, X, ok & found.ok, why
+    if code is None:
+        for j in np.flatnonzero(todo):
+            why[j] = (
+                "an expression numpy cannot write, or too many states for dense batches: "
+                "solved one point at a time"
+            )
+        return P, X, ok & ~todo, why
+    found = equilibria_at_points(model, eq_plan, code, P, todo, guess=guess)
+    for j in np.flatnonzero(todo & ~found.ok):
+        why[j] = found.reasons[j]
+    X[todo] = np.where(found.ok[todo, None], found.x[todo], 0.0)
+    return P, X, ok & (~todo | found.ok), why
 
 
 def linearize_batch(
