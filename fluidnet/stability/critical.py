@@ -381,6 +381,13 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
     sweep = Sweep(factory, name, root_options)
     crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=True)
     switch = next((c for c in crossings if c.is_switch), None)
+    at = switch.value if switch is not None else hi
+    if not sweep.same_branch(at):
+        # the equilibria continued along the range left the branch the full search ranks
+        # first: every value again with the full search, as one would one by one
+        sweep = Sweep(factory, name, root_options, continued=False)
+        crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=True)
+        switch = next((c for c in crossings if c.is_switch), None)
     if switch is None:
         raise AnalysisError(_no_switch_message(name, lo, hi, crossings, checks, used, count_lo))
     before = max((c.value for c in checks if c.value < switch.value), default=lo)

@@ -1,0 +1,361 @@
+"""The stability boundary of a parameter plane, located and refined in batches.
+
+:func:`boundary_curves` is the ``"continuation"`` method of
+:func:`~fluidnet.stability.boundary.stability_boundary` for any dependence on the two
+parameters, built on the machinery of the stability chart:
+
+1. **A coarse chart.** The linear systems of an ``n_seed x n_seed`` grid, built as one batch
+   (:meth:`~fluidnet.stability.system.SystemFactory.batch`), and their certified rightmost
+   roots (:func:`~fluidnet.linear.batch.rightmost_roots`, continued over the grid). Every
+   grid edge whose ends differ in stability holds a crossing of the boundary.
+2. **Located on the edges, all at once.** On an edge ``P(t)`` (``0 <= t <= 1``) a root
+   crosses the imaginary axis at ``j omega``: ``det Delta(j omega; P(t)) = 0``, two real
+   equations in ``(t, omega)`` (for a real root crossing at 0, ``det Delta(0; P(t)) = 0`` in
+   ``t``), solved by Newton's method from the chart's roots at the ends, every edge in one
+   vectorized iteration. The derivative in ``omega`` is exact (``(det Delta)' = det Delta
+   trace(Delta^{-1} Delta')``), the one in ``t`` a forward difference. The systems of each
+   iteration are one batch whose equilibria are continued from the previous iterate
+   (:func:`~fluidnet.symbolic.nearby.linearize_near`): no equilibrium search but the coarse
+   chart's.
+3. **Chained.** Within a chart cell, two crossings of the same kind are two points of one
+   curve; the cells link them into curves (open ones end on the box's edge).
+4. **Refined.** Between two neighbouring points of a curve farther apart than
+   ``resolution``, a new point is solved on the perpendicular bisector of the chord (again
+   ``det Delta = 0`` in the offset and ``omega``), for every such gap at once, until no gap
+   is left. The curves are as fine as the pseudo-arclength continuation made them, in a few
+   batched rounds instead of thousands of sequential solves.
+
+Where any of this does not settle (an edge with two crossings, a cell with crossings of two
+kinds or more than two of one, a bisector that misses the curve), :func:`boundary_curves`
+returns ``None`` and the caller traces the curves one point at a time (the former method,
+:func:`~fluidnet.stability.boundary._continuation`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import FluidnetError
+from ..linear.batch import rightmost_roots
+from ..linear.stacked import Stack
+from .system import SystemFactory
+
+__all__ = ["boundary_curves"]
+
+#: Newton iterations of one batched solve.
+MAX_ITER = 30
+#: Relative forward-difference step in the offset along an edge or a bisector.
+FD_STEP = 1e-7
+#: Rounds of refinement (each halves the largest gap at least).
+MAX_ROUNDS = 24
+
+
+class _Points:
+    """Parameter points of the plane, in units of the box, with the equilibria at them."""
+
+    def __init__(self, factory: SystemFactory, xn: str, yn: str, xr, yr):
+        self.factory, self.xn, self.yn = factory, xn, yn
+        self.origin = np.array([xr[0], yr[0]], dtype=float)
+        self.span = np.array([xr[1] - xr[0], yr[1] - yr[0]], dtype=float)
+
+    def systems(self, uv: np.ndarray, near: np.ndarray | None):
+        """The systems at box coordinates ``uv`` ``(K, 2)`` as a stack, the equilibria, and
+        which rows are usable."""
+        xy = self.origin + uv * self.span
+        values = {self.xn: xy[:, 0], self.yn: xy[:, 1]}
+        if near is not None and not np.all(np.isfinite(near)):
+            near = None
+        made = self.factory.batch(values, near=near)
+        ok = np.ones(len(uv), dtype=bool)
+        ok[list(made.errors)] = False
+        ok[list(made.separate)] = False
+        return made.stack, made.equilibria, ok
+
+
+def _det(stack: Stack, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``det Delta(s_k)`` of system ``k`` and its logarithmic derivative."""
+    idx = np.arange(stack.K)
+    with np.errstate(all="ignore"):
+        return stack.det_logderiv(np.asarray(s, dtype=complex), idx)
+
+
+def _solve(
+    points: _Points,
+    base: np.ndarray,
+    direction: np.ndarray,
+    t0: np.ndarray,
+    omega0: np.ndarray,
+    hopf: np.ndarray,
+    near: np.ndarray | None,
+    t_bounds: tuple[float, float],
+):
+    """Newton's method on ``det Delta(j omega; base + t direction) = 0`` for every row.
+
+    ``hopf`` rows solve for ``(t, omega)``; the others for ``t`` with ``omega = 0`` (a real
+    root at 0). Returns ``(t, omega, equilibria, converged)``.
+    """
+    K = len(base)
+    t, w = t0.astype(float).copy(), np.where(hopf, omega0, 0.0).astype(float)
+    X = near
+    done = np.zeros(K, dtype=bool)
+    alive = np.ones(K, dtype=bool)
+    prev = np.full(K, np.inf)
+    for _ in range(MAX_ITER):
+        a = np.flatnonzero(alive & ~done)
+        if a.size == 0:
+            break
+        uv = base[a] + t[a, None] * direction[a]
+        st, Xa, ok = points.systems(uv, None if X is None else X[a])
+        h = FD_STEP * np.maximum(1.0, np.abs(t[a]))
+        st2, _, ok2 = points.systems(uv + h[:, None] * direction[a], Xa)
+        s = 1j * w[a]
+        f, g = _det(st, s)
+        f2, _ = _det(st2, s)
+        exact = ok & (f == 0)  # on the curve to the last bit
+        done[a[exact]] = True
+        good = ok & ok2 & np.isfinite(f) & np.isfinite(f2) & ~exact & np.isfinite(g)
+        if X is None:
+            X = np.full((K, Xa.shape[1]), np.nan) if Xa is not None else None
+        if X is not None and Xa is not None:
+            X[a] = Xa
+        with np.errstate(all="ignore"):
+            dt_log = (f2 / np.where(good, f, 1.0) - 1.0) / h  # d log f / dt
+            dw_log = 1j * np.where(good, g, 0.0)  # d log f / d omega
+        # dt_log dt + dw_log dw = -1 with real dt, dw: two real equations (Cramer's rule);
+        # a real root (f real): the real equation alone
+        hp = hopf[a]
+        with np.errstate(all="ignore"):
+            det2 = dt_log.real * dw_log.imag - dw_log.real * dt_log.imag
+            dt_h = -dw_log.imag / det2
+            dw_h = dt_log.imag / det2
+            dt_z = -1.0 / dt_log.real
+        dt = np.where(hp, dt_h, dt_z)
+        dw = np.where(hp, dw_h, 0.0)
+        good &= np.isfinite(dt) & np.isfinite(dw)
+        alive[a[~good & ~exact]] = False
+        t[a] += np.where(good, dt, 0.0)
+        w[a] += np.where(good, dw, 0.0)
+        lo, hi = t_bounds
+        out = (t[a] < lo) | (t[a] > hi) | (w[a] < -1e-9 * np.maximum(1.0, np.abs(w[a])))
+        alive[a[out]] = False
+        size = np.maximum(
+            np.abs(dt) / np.maximum(1.0, np.abs(t[a])), np.abs(dw) / np.maximum(1.0, np.abs(w[a]))
+        )
+        # converged, or stalled at the rounding floor (the difference quotient is noise there)
+        small = (size <= 1e-13) | ((size >= 0.9 * prev[a]) & (size <= 1e-8))
+        prev[a] = np.where(good, size, np.inf)
+        done[a[good & small]] = True
+    conv = done & alive
+    w = np.abs(w)
+    # the equilibria at the solutions
+    if conv.any():
+        c = np.flatnonzero(conv)
+        _, Xc, okc = points.systems(
+            base[c] + t[c, None] * direction[c], None if X is None else X[c]
+        )
+        conv[c[~okc]] = False
+        if X is not None and Xc is not None:
+            X[c] = Xc
+    return t, w, X, conv
+
+
+def _coarse(points: _Points, n_seed: int):
+    """The coarse chart: box coordinates ``(n, n, 2)``, rightmost roots, equilibria."""
+    g = np.linspace(0.0, 1.0, n_seed)
+    U, V = np.meshgrid(g, g, indexing="ij")
+    uv = np.stack([U.ravel(), V.ravel()], axis=1)
+    st, X, ok = points.systems(uv, None)
+    found = rightmost_roots(st, (n_seed, n_seed), skip=~ok)
+    root = np.where(found.certified, found.root, np.nan)
+    return uv, root, X
+
+
+def _brackets(n_seed: int, root: np.ndarray) -> list[tuple[int, int]]:
+    """Grid edges (flat indices) whose ends differ in stability (both certified)."""
+    ok = np.isfinite(root)
+    stable = np.real(root) < 0
+    out = []
+    for i in range(n_seed):
+        for j in range(n_seed):
+            k = i * n_seed + j
+            for di, dj in ((1, 0), (0, 1)):
+                i2, j2 = i + di, j + dj
+                if i2 >= n_seed or j2 >= n_seed:
+                    continue
+                k2 = i2 * n_seed + j2
+                if ok[k] and ok[k2] and stable[k] != stable[k2]:
+                    out.append((k, k2))
+    return out
+
+
+def _cells_of(edge: tuple[int, int], n_seed: int) -> list[tuple[int, int]]:
+    """The chart cells (lower-left grid index) that contain a grid edge."""
+    (i, j), i2 = divmod(edge[0], n_seed), edge[1] // n_seed
+    out = []
+    if i2 == i + 1:  # along the first axis: cells below and above in the second
+        for jj in (j - 1, j):
+            if 0 <= jj < n_seed - 1:
+                out.append((i, jj))
+    else:
+        for ii in (i - 1, i):
+            if 0 <= ii < n_seed - 1:
+                out.append((ii, j))
+    return out
+
+
+def _chains(pairs: Sequence[tuple[int, int]], n: int) -> list[list[int]] | None:
+    """Paths and cycles of a graph of degree at most 2 (``None`` otherwise)."""
+    adj: list[list[int]] = [[] for _ in range(n)]
+    for a, b in pairs:
+        adj[a].append(b)
+        adj[b].append(a)
+    if any(len(x) > 2 for x in adj):
+        return None
+    seen = np.zeros(n, dtype=bool)
+    out = []
+    ends = [k for k in range(n) if len(adj[k]) <= 1]
+    for start in ends + list(range(n)):
+        if seen[start]:
+            continue
+        chain, prev, cur = [start], -1, start
+        seen[start] = True
+        while True:
+            nxt = [k for k in adj[cur] if k != prev]
+            if not nxt:
+                break
+            k = nxt[0]
+            if seen[k]:
+                if k == start and len(chain) > 2:
+                    chain.append(start)  # a closed curve
+                break
+            chain.append(k)
+            seen[k] = True
+            prev, cur = cur, k
+        out.append(chain)
+    return out
+
+
+def boundary_curves(
+    factory: SystemFactory,
+    xn: str,
+    yn: str,
+    xr: tuple[float, float],
+    yr: tuple[float, float],
+    n_seed: int,
+    resolution: float,
+    omega_scale: float,
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray | None]] | None:
+    """The stability boundary's curves ``(x, y, omega, kind, equilibria)`` (see the module
+    docstring; ``equilibria`` ``(points, n)`` for a model, else ``None``), or ``None`` where
+    the batched method does not settle them."""
+    points = _Points(factory, xn, yn, xr, yr)
+    try:
+        uv, root, X = _coarse(points, n_seed)
+    except FluidnetError:
+        return None
+    edges = _brackets(n_seed, root)
+    if not edges:
+        return []
+    E = len(edges)
+    ka = np.array([e[0] for e in edges])
+    kb = np.array([e[1] for e in edges])
+    ra, rb = root[ka], root[kb]
+    unstable_root = np.where(np.real(ra) >= 0, ra, rb)
+    w_eps = 1e-6 * omega_scale
+    hopf = np.abs(np.imag(unstable_root)) > w_eps
+    # start: where the real part of the rightmost root crosses 0 along the edge
+    with np.errstate(all="ignore"):
+        t0 = np.clip(np.real(ra) / (np.real(ra) - np.real(rb)), 0.0, 1.0)
+    w0 = np.abs(np.imag(unstable_root))
+    near = None if X is None else np.where((t0 < 0.5)[:, None], X[ka], X[kb])
+    t, w, Xe, conv = _solve(
+        points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, (-1e-9, 1.0 + 1e-9)
+    )
+    if not conv.all():
+        return None
+    t = np.clip(t, 0.0, 1.0)
+    P = uv[ka] + t[:, None] * (uv[kb] - uv[ka])
+    W = np.where(hopf, w, 0.0)
+    # chain the crossings through the cells
+    by_cell: dict[tuple[int, int], list[int]] = {}
+    for e, edge in enumerate(edges):
+        for cell in _cells_of(edge, n_seed):
+            by_cell.setdefault(cell, []).append(e)
+    pairs = []
+    for members in by_cell.values():
+        if len(members) == 1:
+            continue
+        kinds = {bool(hopf[e]) for e in members}
+        if len(members) != 2 or len(kinds) != 1:
+            return None  # a corner or two curves in one cell: traced one point at a time
+        pairs.append((members[0], members[1]))
+    chains = _chains(pairs, E)
+    if chains is None:
+        return None
+    curves = [
+        (P[c].copy(), W[c].copy(), None if Xe is None else Xe[c].copy(), bool(hopf[c[0]]))
+        for c in chains
+    ]
+    refined = _refine(points, curves, resolution)
+    if refined is None:
+        return None
+    out = []
+    for pts, ws, xs, is_hopf in refined:
+        xy = points.origin + pts * points.span
+        kind = "hopf" if is_hopf else "zero"
+        out.append((xy[:, 0], xy[:, 1], ws if is_hopf else np.zeros(len(ws)), kind, xs))
+    return out
+
+
+def _refine(points: _Points, curves, resolution: float):
+    """Insert points on the perpendicular bisectors of every chord longer than
+    ``resolution`` (box units), all curves at once, until none is left."""
+    curves = [list(c) for c in curves]
+    for _ in range(MAX_ROUNDS):
+        jobs = []
+        for ci, (pts, _, _, _) in enumerate(curves):
+            gap = np.hypot(*(np.diff(pts, axis=0).T))
+            for i in np.flatnonzero(gap > resolution):
+                jobs.append((ci, int(i)))
+        if not jobs:
+            return curves
+        A = np.array([curves[ci][0][i] for ci, i in jobs])
+        B = np.array([curves[ci][0][i + 1] for ci, i in jobs])
+        wA = np.array([curves[ci][1][i] for ci, i in jobs])
+        wB = np.array([curves[ci][1][i + 1] for ci, i in jobs])
+        hopf = np.array([curves[ci][3] for ci, _ in jobs])
+        Xs = [curves[ci][2] for ci, _ in jobs]
+        near = None
+        if all(x is not None for x in Xs):
+            near = np.array([curves[ci][2][i] for ci, i in jobs])
+        chord = B - A
+        length = np.hypot(chord[:, 0], chord[:, 1])
+        normal = np.stack([-chord[:, 1], chord[:, 0]], axis=1) / length[:, None]
+        mid = 0.5 * (A + B)
+        t, w, X, conv = _solve(
+            points,
+            mid,
+            normal,
+            np.zeros(len(jobs)),
+            0.5 * (wA + wB),
+            hopf,
+            near,
+            (-math.inf, math.inf),
+        )
+        conv &= np.abs(t) <= 0.75 * length
+        if not conv.all():
+            return None
+        new = mid + t[:, None] * normal
+        # insert, last gaps first so that indices stay valid
+        for j in sorted(range(len(jobs)), key=lambda j: (jobs[j][0], -jobs[j][1])):
+            ci, i = jobs[j]
+            pts, ws, xs, is_hopf = curves[ci]
+            pts = np.insert(pts, i + 1, new[j], axis=0)
+            ws = np.insert(ws, i + 1, w[j] if is_hopf else 0.0)
+            if xs is not None and X is not None:
+                xs = np.insert(xs, i + 1, X[j], axis=0)
+            curves[ci] = [pts, ws, xs, is_hopf]
+    return None

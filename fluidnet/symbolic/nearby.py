@@ -1,0 +1,103 @@
+"""Linearizations at parameter points next to points whose equilibria are known.
+
+A continuation (a root followed along a parameter, a stability boundary traced in a plane)
+asks for the linear system at a point a small step away from one it has just solved. The
+equilibrium there lies on the same branch, a few Newton steps from the known one: searching
+it from scratch (every start, every boundary configuration) costs tens of milliseconds, the
+Newton steps tens of microseconds. :func:`linearize_near` takes those steps for many points at
+once (the generated steady-state code of :mod:`~fluidnet.symbolic.steadycode`, the damped
+Newton iteration of :mod:`~fluidnet.symbolic.densenewton`) and linearizes there (the compiled
+plan of :func:`~fluidnet.symbolic.linearize.linearize_batch`).
+
+It continues a branch; it does not choose one. A point is settled only where the Newton
+iteration converges and the result passes the tests of the full search (projected states not
+negative, the states held at 0 by the projection still held there, the same sign pattern as
+the start), in the start's boundary configuration: where the branch folds, ends, or a queue
+empties or starts to fill, the point is left to the full search (``ok`` False, with the
+reason), which the caller runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+from .batchequilibria import _settled
+from .densenewton import newton
+from .equilibrium import _plan as _equilibrium_plan
+from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
+from .steadycode import steady_code
+
+__all__ = ["linearize_near"]
+
+
+def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> LinearizedBatch:
+    """Linearize ``model`` at ``K`` parameter points, each equilibrium continued from a start.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    values : dict
+        ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``); the
+        other parameters take their model values.
+    start : numpy.ndarray
+        ``(K, n)`` (or ``(n,)`` for all): the equilibrium of a nearby point on the branch to
+        follow, states in ``model.state_names`` order. A projected state exactly 0 in it is
+        held at 0 by the projection (its boundary configuration is kept).
+
+    Returns
+    -------
+    LinearizedBatch
+        Points where Newton's method from the start does not settle are ``ok = False``, with
+        the reason in ``reasons`` (the caller linearizes them in full).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fluidnet as fn
+    >>> from fluidnet.symbolic.nearby import linearize_near
+    >>> m = fn.models.rcp()
+    >>> x0 = np.array([m.equilibrium()[s] for s in m.state_names])
+    >>> lb = linearize_near(m, {"N": np.array([10.0, 10.5])}, x0)
+    >>> lb.ok.tolist(), lb.equilibrium[:, 0].round(3).tolist()
+    ([True, True], [1875.0, 1785.714])
+    """
+    plan = _plan(model)
+    if plan.time_error:
+        raise ModelError(plan.time_error)
+    P, ok, why = _parameter_table(model, values)
+    K, n = P.shape[1], len(model.state_names)
+    X0 = np.array(np.broadcast_to(np.asarray(start, dtype=float), (K, n)))
+    eq_plan = _equilibrium_plan(model)
+    code = eq_plan.code
+    if code is None:
+        code = model.cached("batch steady code", lambda: steady_code(model))
+    X = np.zeros((K, n))
+    if code is None:
+        for j in np.flatnonzero(ok):
+            why[j] = "an expression numpy cannot write: solved one point at a time"
+        return _linearized_at(plan, P, X, np.zeros(K, dtype=bool), why)
+    ok &= np.all(np.isfinite(X0), axis=1)
+    nonneg = [int(i) for i in model.form.nonnegative]
+    held = np.zeros((K, n), dtype=bool)
+    for i in nonneg:
+        held[:, i] = X0[:, i] == 0.0
+    live = np.flatnonzero(ok)
+    if live.size:
+        rows = newton(
+            code, X0[live], P[:, live].T, held[live], nonnegative=np.array(nonneg, dtype=int)
+        )
+        good, x = _settled(
+            code, P[:, live], held[live], rows, nonneg, ~np.any(X0[live] < 0, axis=1)
+        )
+        X[live[good]] = x[good]
+        for j in live[~good]:
+            why[j] = (
+                "Newton's method from the nearby equilibrium did not settle (a fold, the end "
+                "of the branch, or a projected state changing): the full search decides"
+            )
+        ok[live[~good]] = False
+    return _linearized_at(plan, P, X, ok, why)
