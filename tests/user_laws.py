@@ -378,8 +378,7 @@ class UserLaw:
     plane: dict[str, tuple[float, float]]
     #: ``(parameter, (lo, hi))``: the 1-D range of critical_value
     sweep: tuple[str, tuple[float, float]]
-    #: the other parameter plotted against ``sweep`` by stability_boundary, ``(name, (lo, hi))``
-    boundary_over: tuple[str, tuple[float, float]]
+    #: the number of states
     states: int = field(default=0)
 
 
@@ -391,7 +390,6 @@ LAWS: dict[str, UserLaw] = {
             tcp_red_rtt,
             {"d": (0.05, 0.4), "K": (2e-5, 3e-4)},
             ("d", (0.01, 1.0)),
-            ("K", (2e-5, 3e-4)),
             2,
         ),
         UserLaw(
@@ -399,7 +397,6 @@ LAWS: dict[str, UserLaw] = {
             primal_dual,
             {"kappa": (0.5, 20.0), "Tb": (0.01, 0.5)},
             ("Tb", (0.01, 2.0)),
-            ("kappa", (0.5, 20.0)),
             2,
         ),
         UserLaw(
@@ -407,31 +404,27 @@ LAWS: dict[str, UserLaw] = {
             kelly_three_routes,
             {"kappa": (0.2, 5.0), "B": (4.0, 16.0)},
             ("kappa", (0.1, 20.0)),
-            ("B", (4.0, 16.0)),
             3,
         ),
         UserLaw(
             "pi_over_tcp",
             pi_over_tcp,
-            {"N": (30.0, 120.0), "Tp": (0.05, 0.4)},
+            {"N": (10.0, 120.0), "Tp": (0.05, 1.0)},
             ("Tp", (0.05, 1.0)),
-            ("N", (30.0, 120.0)),
             3,
         ),
         UserLaw(
             "sigmoid_rate",
             sigmoid_rate,
-            {"kappa": (0.5, 5.0), "T": (0.2, 3.0)},
-            ("T", (0.1, 10.0)),
-            ("kappa", (0.5, 5.0)),
+            {"kappa": (1.0, 20.0), "T": (0.5, 5.0)},
+            ("T", (0.1, 60.0)),
             1,
         ),
         UserLaw(
             "tandem_two_class",
             tandem_two_class,
-            {"d1": (0.05, 0.4), "K2": (2e-5, 3e-4)},
-            ("d1", (0.01, 1.0)),
-            ("K2", (2e-5, 3e-4)),
+            {"d1": (0.05, 1.0), "K2": (2e-5, 1e-3)},
+            ("d1", (0.01, 2.0)),
             4,
         ),
         UserLaw(
@@ -439,7 +432,6 @@ LAWS: dict[str, UserLaw] = {
             kelly_twenty,
             {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
             ("kappa", (0.05, 20.0)),
-            ("T", (0.02, 0.3)),
             20,
         ),
         UserLaw(
@@ -447,7 +439,6 @@ LAWS: dict[str, UserLaw] = {
             kelly_hundred,
             {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
             ("kappa", (0.05, 20.0)),
-            ("T", (0.02, 0.3)),
             100,
         ),
     )

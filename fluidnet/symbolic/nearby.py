@@ -12,9 +12,9 @@ plan of :func:`~fluidnet.symbolic.linearize.linearize_batch`).
 It continues a branch; it does not choose one. A point is settled only where the Newton
 iteration converges and the result passes the tests of the full search (projected states not
 negative, the states held at 0 by the projection still held there, the same sign pattern as
-the start), in the start's boundary configuration: where the branch folds, ends, or a queue
-empties or starts to fill, the point is left to the full search (``ok`` False, with the
-reason), which the caller runs.
+the start), with every state free or in the start's boundary configuration: where the branch
+folds, ends, or a queue empties or starts to fill, the point is left to the full search
+(``ok`` False, with the reason), which the caller runs.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
         other parameters take their model values.
     start : numpy.ndarray
         ``(K, n)`` (or ``(n,)`` for all): the equilibrium of a nearby point on the branch to
-        follow, states in ``model.state_names`` order. A projected state exactly 0 in it is
-        held at 0 by the projection (its boundary configuration is kept).
+        follow, states in ``model.state_names`` order. Where the steady-state equations do
+        not settle a point with every state free, the projected states exactly 0 in its start
+        are held at 0 by the projection (the start's boundary configuration).
 
     Returns
     -------
@@ -82,11 +83,18 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
         return _linearized_at(plan, P, X, np.zeros(K, dtype=bool), why)
     ok &= np.all(np.isfinite(X0), axis=1)
     nonneg = [int(i) for i in model.form.nonnegative]
-    held = np.zeros((K, n), dtype=bool)
+    at_zero = np.zeros((K, n), dtype=bool)
     for i in nonneg:
-        held[:, i] = X0[:, i] == 0.0
-    live = np.flatnonzero(ok)
-    if live.size:
+        at_zero[:, i] = X0[:, i] == 0.0
+    settled = np.zeros(K, dtype=bool)
+    # every state free first; then, where that fails, projected states at 0 in the start held
+    # there (a queue held empty by the projection)
+    for held in (np.zeros((K, n), dtype=bool), at_zero):
+        live = np.flatnonzero(ok & ~settled)
+        if held.any():
+            live = live[held[live].any(axis=1)]
+        if not live.size:
+            continue
         rows = newton(
             code, X0[live], P[:, live].T, held[live], nonnegative=np.array(nonneg, dtype=int)
         )
@@ -94,10 +102,11 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
             code, P[:, live], held[live], rows, nonneg, ~np.any(X0[live] < 0, axis=1)
         )
         X[live[good]] = x[good]
-        for j in live[~good]:
-            why[j] = (
-                "Newton's method from the nearby equilibrium did not settle (a fold, the end "
-                "of the branch, or a projected state changing): the full search decides"
-            )
-        ok[live[~good]] = False
+        settled[live[good]] = True
+    for j in np.flatnonzero(ok & ~settled):
+        why[j] = (
+            "Newton's method from the nearby equilibrium did not settle (a fold, the end of "
+            "the branch, or a projected state changing): the full search decides"
+        )
+    ok &= settled
     return _linearized_at(plan, P, X, ok, why)
