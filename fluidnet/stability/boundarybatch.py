@@ -95,7 +95,8 @@ def _solve(
     """Newton's method on ``det Delta(j omega; base + t direction) = 0`` for every row.
 
     ``hopf`` rows solve for ``(t, omega)``; the others for ``t`` with ``omega = 0`` (a real
-    root at 0). Returns ``(t, omega, equilibria, converged)``.
+    root at 0); a row converges only within ``t_bounds`` (its iterates may leave them by half
+    their width on the way). Returns ``(t, omega, equilibria, converged)``.
     """
     K = len(base)
     t, w = t0.astype(float).copy(), np.where(hopf, omega0, 0.0).astype(float)
@@ -138,9 +139,11 @@ def _solve(
         alive[a[~good & ~exact]] = False
         t[a] += np.where(good, dt, 0.0)
         w[a] += np.where(good, dw, 0.0)
+        # the iterates may leave the bounds on the way (a first step overshoots): only far
         lo, hi = t_bounds
-        out = (t[a] < lo) | (t[a] > hi) | (w[a] < -1e-9 * np.maximum(1.0, np.abs(w[a])))
-        alive[a[out]] = False
+        wide = 0.5 * (hi - lo) if np.isfinite(hi - lo) else np.inf
+        out = (t[a] < lo - wide) | (t[a] > hi + wide)
+        alive[a[out | (w[a] < -1e-9 * np.maximum(1.0, np.abs(w[a])))]] = False
         size = np.maximum(
             np.abs(dt) / np.maximum(1.0, np.abs(t[a])), np.abs(dw) / np.maximum(1.0, np.abs(w[a]))
         )
@@ -148,7 +151,7 @@ def _solve(
         small = (size <= 1e-13) | ((size >= 0.9 * prev[a]) & (size <= 1e-8))
         prev[a] = np.where(good, size, np.inf)
         done[a[good & small]] = True
-    conv = done & alive
+    conv = done & alive & (t >= t_bounds[0]) & (t <= t_bounds[1])
     w = np.abs(w)
     # the equilibria at the solutions
     if conv.any():

@@ -81,7 +81,9 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
         for j in np.flatnonzero(ok):
             why[j] = "an expression numpy cannot write: solved one point at a time"
         return _linearized_at(plan, P, X, np.zeros(K, dtype=bool), why)
-    ok &= np.all(np.isfinite(X0), axis=1)
+    for j in np.flatnonzero(ok & ~np.all(np.isfinite(X0), axis=1)):
+        why[j] = "no start (its state is not finite): the full search decides"
+        ok[j] = False
     nonneg = [int(i) for i in model.form.nonnegative]
     at_zero = np.zeros((K, n), dtype=bool)
     for i in nonneg:
