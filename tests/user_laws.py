@@ -259,9 +259,10 @@ def tandem_two_class(**values: float) -> fn.Model:
         q1' = N1 W1/R1 - C1,   q2' = N1 W1/R1 + N2 W2/R2 - C2      (queues projected at 0)
 
     (the second link sees class 1's sending rate, not the first queue's output: the usual
-    network simplification of [MGT] Sec. 3). Defaults (ours): ``N1 = 20``, ``N2 = 30``,
-    ``C1 = 2500``, ``C2 = 3750`` pkts/s, ``d1 = 0.15``, ``d2 = 0.1`` s, ``K1 = K2 = 1e-4``. At
-    equilibrium ``N1 W1/R1 = C1``, ``N2 W2/R2 = C2 - C1``.
+    network simplification of [MGT] Sec. 3). Defaults (ours): ``N1 = 40``, ``N2 = 20``,
+    ``C1 = 2000``, ``C2 = 3750`` pkts/s, ``d1 = 0.15``, ``d2 = 0.1`` s, ``K1 = K2 = 1e-4``: both
+    links congested, ``N1 W1/R1 = C1`` and ``N2 W2/R2 = C2 - C1`` (``q1 = 44``, ``q2 = 139``
+    pkts); with longer ``d1`` the first queue empties (``q1 = 2`` at ``d1 = 0.2``).
     """
     W1, W2, q1, q2 = fn.states("W1 W2 q1 q2")
     p1, p2 = fn.signals("p1 p2")
@@ -276,9 +277,9 @@ def tandem_two_class(**values: float) -> fn.Model:
             q2: N1 * W1(t) / R1 + N2 * W2(t) / R2 - C2,
         },
         params={
-            N1: fn.Param(20.0, "1", "flows of class 1", (0, None)),
-            N2: fn.Param(30.0, "1", "flows of class 2", (0, None)),
-            C1: fn.Param(2500.0, "pkts/s", "capacity of link 1", (0, None)),
+            N1: fn.Param(40.0, "1", "flows of class 1", (0, None)),
+            N2: fn.Param(20.0, "1", "flows of class 2", (0, None)),
+            C1: fn.Param(2000.0, "pkts/s", "capacity of link 1", (0, None)),
             C2: fn.Param(3750.0, "pkts/s", "capacity of link 2", (0, None)),
             d1: fn.Param(0.15, "s", "propagation RTT of class 1", (0, None)),
             d2: fn.Param(0.1, "s", "propagation RTT of class 2", (0, None)),

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import ModelError
 from .batchequilibria import _settled
-from .densenewton import newton
+from .densenewton import FLOOR, TOL, _Rows, _step, newton
 from .equilibrium import _plan as _equilibrium_plan
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
 from .steadycode import steady_code
@@ -97,9 +97,18 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
             live = live[held[live].any(axis=1)]
         if not live.size:
             continue
-        rows = newton(
-            code, X0[live], P[:, live].T, held[live], nonnegative=np.array(nonneg, dtype=int)
-        )
+        rows = _plain_newton(code, X0[live], P[:, live].T, held[live])
+        again = ~rows.converged
+        if again.any():  # the damped iteration of the full search where the plain one fails
+            damped = newton(
+                code,
+                X0[live[again]],
+                P[:, live[again]].T,
+                held[live[again]],
+                nonnegative=np.array(nonneg, dtype=int),
+            )
+            rows.x[again], rows.residual[again] = damped.x, damped.residual
+            rows.converged[again] = damped.converged
         good, x = _settled(
             code, P[:, live], held[live], rows, nonneg, ~np.any(X0[live] < 0, axis=1)
         )
@@ -112,3 +121,42 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
         )
     ok &= settled
     return _linearized_at(plan, P, X, ok, why)
+
+
+#: Steps of the plain Newton iteration from a nearby start.
+PLAIN_STEPS = 8
+
+
+def _plain_newton(code, X0: np.ndarray, P: np.ndarray, held: np.ndarray):
+    """Newton's method without damping from starts close to the roots (a continuation's next
+    point), all rows at once, until the scaled residual (each equation by its size) stops
+    halving: converged where it reached the rounding floor; the others are left to the damped
+    iteration."""
+    from .densenewton import NewtonRows
+
+    X = np.array(X0, dtype=float)
+    K = len(X)
+    X[held] = 0.0
+    rows = _Rows(code, P, held)
+    best = np.full(K, np.inf)
+    best_x = X.copy()
+    active = np.arange(K)
+    last = np.full(K, np.inf)
+    for _ in range(PLAIN_STEPS):
+        if not active.size:
+            break
+        F, J = rows.evaluate(X[active], active)
+        finite = np.all(np.isfinite(F), axis=1) & np.all(np.isfinite(J), axis=(1, 2))
+        dX, r, _ = _step(
+            np.where(finite[:, None], F, 0.0), np.where(finite[:, None, None], J, 0.0), X[active]
+        )
+        err = np.where(finite, np.max(np.abs(r), axis=1), np.inf)
+        better = err < best[active]
+        best[active[better]] = err[better]
+        best_x[active[better]] = X[active[better]]
+        # on to the rounding level, while each step still gains (quadratic convergence)
+        go = finite & (err > TOL) & (err < 0.5 * last[active]) & np.all(np.isfinite(dX), axis=1)
+        last[active] = err
+        active, dX = active[go], dX[go]
+        X[active] -= dX
+    return NewtonRows(best_x, best, best <= FLOOR)
