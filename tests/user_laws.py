@@ -300,6 +300,7 @@ def kelly_network(
     *,
     delay_classes: int = 3,
     filtered: bool = False,
+    heterogeneous: bool = False,
     name: str = "user_kelly_network",
 ) -> fn.Model:
     """Kelly's primal algorithm ([KMT] eq. (5)) on any routing, power-law marking.
@@ -312,7 +313,9 @@ def kelly_network(
 
     Route ``r`` has the round-trip delay ``T (1 + (r mod delay_classes) / delay_classes)``, so
     the system has ``delay_classes`` distinct delays. ``filtered`` adds one low-pass (RED-like
-    averaging) state per link. Defaults (ours): ``kappa = 0.5``, ``w = 1``, ``C = 10``,
+    averaging) state per link. ``heterogeneous`` gives route ``r`` the willingness to pay
+    ``w (1 + ((3 r) mod 7)/7)`` (otherwise all routes are alike, and a ring's symmetry makes
+    many characteristic roots multiple). Defaults (ours): ``kappa = 0.5``, ``w = 1``, ``C = 10``,
     ``m = 4``, ``T = 0.1`` s, ``beta = 5`` /s.
     """
     R = len(routes)
@@ -332,7 +335,8 @@ def kelly_network(
         level = y
     for r, links in enumerate(routes):
         Tr = T * (1 + sympy.Rational(r % delay_classes, delay_classes))
-        rhs[x[r]] = kappa * (w - x[r](t - Tr) * sum(p[link](t - Tr) for link in links))
+        wr = w * (1 + sympy.Rational((3 * r) % 7, 7)) if heterogeneous else w
+        rhs[x[r]] = kappa * (wr - x[r](t - Tr) * sum(p[link](t - Tr) for link in links))
     if filtered:
         for link in range(n_links):
             rhs[u[link]] = beta * (y[link] - u[link](t))
@@ -363,8 +367,10 @@ def kelly_twenty(**values: float) -> fn.Model:
 
 def kelly_hundred(**values: float) -> fn.Model:
     """A 100-state network: 90 flows on a ring of 10 links (1 to 3 hops) and one load filter
-    per link, :func:`kelly_network` with ``filtered=True``."""
-    m = kelly_network(_ring_routes(90, 10, 3), 10, filtered=True, name="user_kelly_hundred")
+    per link, :func:`kelly_network` with ``filtered=True`` and unequal willingness to pay."""
+    m = kelly_network(
+        _ring_routes(90, 10, 3), 10, filtered=True, heterogeneous=True, name="user_kelly_hundred"
+    )
     return m.with_params(**values) if values else m
 
 

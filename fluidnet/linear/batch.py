@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import FluidnetError
 from ..threads import single_threaded_blas
 from .certificate import LINE_OFFSETS, count_right_of
+from .large import DENSE_LIMIT
 from .roots import MERGE_RTOL, RESIDUAL_TOL, characteristic_roots
 from .stacked import Stack, balance_scales, singular_values
 
@@ -43,6 +44,9 @@ __all__ = ["RightmostRoots", "rightmost_roots", "grid_levels", "generator_matric
 N_SEEDS = 4
 #: Points of the coarse subgrid solved by the full method before continuation starts.
 COARSE_POINTS = 1
+#: Largest number of matrix entries of one stacked eigenvalue problem of the batched
+#: discretization (16 M doubles, 128 MB): larger batches are solved in parts.
+DISCRETIZED_ENTRIES = 16_000_000
 
 
 @dataclass
@@ -302,8 +306,24 @@ def _discretize(state: _State, stack: Stack, points: np.ndarray, n_nodes: int) -
     size for all ``points`` at once (one stacked eigenvalue problem), its rightmost
     eigenvalues refined by Newton, then the certificate; returns the mask of failures."""
     P, R = points.size, N_SEEDS
+    M = stack.n * (n_nodes + 1)
+    if M > DENSE_LIMIT:
+        # a large system: no dense discretization (the full method counts boxes instead)
+        state.fallback[points] = (
+            f"not certified by continuation from a neighbour; {M} rows are too many for the "
+            "batched discretization"
+        )
+        return np.ones(P, dtype=bool)
     target = stack.take(points)
-    ev = np.linalg.eigvals(generator_matrices(target, n_nodes))  # (P, M)
+    per = max(1, DISCRETIZED_ENTRIES // (M * M))  # systems per stacked eigenvalue problem
+    ev = np.concatenate(
+        [
+            np.linalg.eigvals(
+                generator_matrices(target.take(np.arange(a, min(a + per, P))), n_nodes)
+            )
+            for a in range(0, P, per)
+        ]
+    )  # (P, M)
     ev = np.where(np.isfinite(ev) & (ev.imag >= 0), ev, np.nan)
     ev = np.where(np.abs(np.imag(ev)) <= 1e-12 * (1 + np.abs(ev)), np.real(ev) + 0j, ev)
     order = np.argsort(-np.where(np.isfinite(ev), np.real(ev), -np.inf), axis=1)[:, : 3 * R]
