@@ -15,9 +15,17 @@ Two methods:
     solved exactly for ``(x, y)`` at each ``omega`` of an adaptive grid: every D-curve in the box
     is found, with no seeds and no iteration.
 ``"continuation"``
-    For any dependence: boundary points are bracketed on a coarse stability chart and located
-    by Brent's method, then each curve ``f(omega; x, y) = 0`` is followed in ``(x, y, omega)``
-    by pseudo-arclength continuation (Newton corrector) until it leaves the box.
+    For any dependence: boundary points are bracketed on a coarse stability chart (one batch),
+    located on the chart's edges by Newton's method in ``(t, omega)`` for all edges at once,
+    chained through the chart's cells into curves and refined on the perpendicular bisectors of
+    their chords until the points are ``resolution`` apart, every gap at once
+    (:mod:`fluidnet.stability.boundarybatch`; a model's equilibria continued from the chart's,
+    not searched again). Where that does not settle the curves (two crossings in one cell,
+    a corner between a Hopf and a zero curve), each curve ``f(omega; x, y) = 0`` is followed
+    instead from Brent-located seeds in ``(x, y, omega)`` by pseudo-arclength continuation
+    (Newton corrector) until it leaves the box. The batched method finds the curves that bound
+    the stable region; the traced ones also go on past the corners where they stop bounding
+    it.
 
 Both mark a curve point ``on_boundary`` when no characteristic root lies in the open right
 half-plane there (checked with :func:`~fluidnet.linear.roots.characteristic_roots`; the
@@ -745,8 +753,9 @@ def stability_boundary(
         Continuation: the coarse chart that brackets boundary points is ``n_seed x n_seed``;
         boundary pieces that cross no chart cell edge are missed.
     executor, progress
-        For the coarse chart of the continuation method (see :mod:`fluidnet.sweep`); the
-        boundary marking is one batched computation in this process.
+        For the coarse chart of the point-by-point continuation, when the batched one does not
+        settle the curves (see :mod:`fluidnet.sweep`); the batched method and the boundary
+        marking are batched computations in this process.
     params : dict, optional
         Values of the other parameters ``{name: value}``.
     **fixed
