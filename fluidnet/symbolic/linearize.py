@@ -604,11 +604,13 @@ def _linearized_at(plan: _Plan, P: np.ndarray, X: np.ndarray, ok, why) -> Linear
         A0[:, plan.rows[:n0], plan.cols[:n0]] = vals[:, :n0]
         lag_k = plan.cols[n0:]
         # entries of lags with one delay expression add up in that delay's matrix
-        np.add.at(
-            A,
-            (slice(None), plan.delay_group[lag_k], plan.rows[n0:], plan.lag_states[lag_k]),
-            vals[:, n0:],
+        at = (
+            np.arange(K)[:, None],
+            plan.delay_group[lag_k][None, :],
+            plan.rows[n0:][None, :],
+            plan.lag_states[lag_k][None, :],
         )
+        np.add.at(A, at, vals[:, n0:])
         if L:
             first = np.unique(plan.delay_group, return_index=True)[1]
             tau = np.where(ok[:, None], taus[:, first], 0.0)
