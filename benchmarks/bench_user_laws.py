@@ -44,7 +44,7 @@ GOALS = {
     "critical_ms": 50.0,
 }
 #: Wall-clock limit of one measuring process (s).
-LIMIT = 900
+LIMIT = 300
 
 _PRELUDE = """
 import json, sys, time

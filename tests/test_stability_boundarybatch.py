@@ -76,3 +76,33 @@ def test_window_queue_boundary_points_are_crossings_of_the_per_point_system(no_p
         top = lin.roots(k=2)[0]
         assert abs(top.real) <= 1e-7 * (1 + abs(top.value))
         assert abs(abs(top.imag) - seg.omega[i]) <= 1e-7 * seg.omega[i]
+
+
+def test_two_curves_meeting_at_a_corner(no_point_by_point):
+    """The tandem law's boundary in (d1, K2) is two Hopf curves (omega about 8 and 1) that
+    meet at a corner: located where both pairs are on the axis at once, each curve ends there.
+    Checked with the per-point linearization: two root pairs on the axis at the corner, one at
+    the sampled points."""
+    law = LAWS["tandem_two_class"]
+    m = law.build()
+    (xn, xr), (yn, yr) = law.plane.items()
+    b = fn.stability_boundary(m, xn, yn, x_range=xr, y_range=yr, progress=False)
+    segs = b.segments()
+    assert len(segs) == 2 and all(s.kind == "hopf" for s in segs)
+    ends = [(s.x[k], s.y[k], s.omega[k]) for s in segs for k in (0, -1)]
+    shared = [(p, q) for i, p in enumerate(ends) for q in ends[i + 1 :] if p[:2] == q[:2]]
+    assert len(shared) == 1  # the corner, with both frequencies
+    (x, y, w1), (_, _, w2) = shared[0]
+    assert abs(w1 - w2) > 0.5 * max(w1, w2)
+    roots = m.linearize(params={xn: x, yn: y}).roots(k=6)
+    on_axis = [r for r in roots if abs(r.real) <= 1e-8 * abs(r.value) and r.imag > 0]
+    np.testing.assert_allclose(sorted(r.imag for r in on_axis), sorted([w1, w2]), rtol=1e-7)
+    assert roots[0].real <= 1e-8 * abs(roots[0].value)  # nothing right of the axis
+    for seg in segs:
+        for i in np.linspace(0, len(seg) - 1, 4).round().astype(int):
+            roots = m.linearize(params={xn: seg.x[i], yn: seg.y[i]}).roots(k=4)
+            assert roots[0].real <= 1e-8 * abs(roots[0].value)
+            assert any(
+                abs(r.real) <= 1e-8 * abs(r.value) and abs(r.imag - seg.omega[i]) <= 1e-7 * r.imag
+                for r in roots
+            )

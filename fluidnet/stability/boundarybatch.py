@@ -33,7 +33,6 @@ returns ``None`` and the caller traces the curves one point at a time (the forme
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -90,7 +89,7 @@ def _solve(
     omega0: np.ndarray,
     hopf: np.ndarray,
     near: np.ndarray | None,
-    t_bounds: tuple[float, float],
+    t_bounds: tuple[np.ndarray, np.ndarray],
 ):
     """Newton's method on ``det Delta(j omega; base + t direction) = 0`` for every row.
 
@@ -140,8 +139,8 @@ def _solve(
         t[a] += np.where(good, dt, 0.0)
         w[a] += np.where(good, dw, 0.0)
         # the iterates may leave the bounds on the way (a first step overshoots): only far
-        lo, hi = t_bounds
-        wide = 0.5 * (hi - lo) if np.isfinite(hi - lo) else np.inf
+        lo, hi = t_bounds[0][a], t_bounds[1][a]
+        wide = 0.5 * (hi - lo)
         out = (t[a] < lo - wide) | (t[a] > hi + wide)
         alive[a[out | (w[a] < -1e-9 * np.maximum(1.0, np.abs(w[a])))]] = False
         size = np.maximum(
@@ -274,27 +273,45 @@ def boundary_curves(
         t0 = np.clip(np.real(ra) / (np.real(ra) - np.real(rb)), 0.0, 1.0)
     w0 = np.abs(np.imag(unstable_root))
     near = None if X is None else np.where((t0 < 0.5)[:, None], X[ka], X[kb])
-    t, w, Xe, conv = _solve(
-        points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, (-1e-9, 1.0 + 1e-9)
-    )
+    bounds = (np.full(E, -1e-9), np.full(E, 1.0 + 1e-9))
+    t, w, Xe, conv = _solve(points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, bounds)
     if not conv.all():
         return None
     t = np.clip(t, 0.0, 1.0)
     P = uv[ka] + t[:, None] * (uv[kb] - uv[ka])
     W = np.where(hopf, w, 0.0)
-    # chain the crossings through the cells
+    # chain the crossings through the cells; two of one cell that are not on one curve (other
+    # kinds, or crossing frequencies far apart) meet at a corner inside it
     by_cell: dict[tuple[int, int], list[int]] = {}
     for e, edge in enumerate(edges):
         for cell in _cells_of(edge, n_seed):
             by_cell.setdefault(cell, []).append(e)
-    pairs = []
-    for members in by_cell.values():
+    pairs: list[tuple[int, int]] = []
+    corners: list[tuple[tuple[int, int], int, int]] = []
+    for cell, members in by_cell.items():
         if len(members) == 1:
             continue
-        kinds = {bool(hopf[e]) for e in members}
-        if len(members) != 2 or len(kinds) != 1:
-            return None  # a corner or two curves in one cell: traced one point at a time
-        pairs.append((members[0], members[1]))
+        if len(members) != 2:
+            return None  # two curves through one cell: traced one point at a time
+        a, b = members
+        if _one_curve(hopf[a], hopf[b], W[a], W[b]):
+            pairs.append((a, b))
+        else:
+            corners.append((cell, a, b))
+    if corners:
+        found = _corners(points, n_seed, corners, P, W, hopf, Xe)
+        if found is None:
+            return None
+        # each corner ends both curves: a node of its own for each (its position, their omega)
+        for (_, a, b), (pc, wa, wb, xc) in zip(corners, found, strict=True):
+            for e, wc in ((a, wa), (b, wb)):
+                P = np.vstack([P, pc])
+                W = np.append(W, wc if hopf[e] else 0.0)
+                hopf = np.append(hopf, hopf[e])
+                if Xe is not None:
+                    Xe = np.vstack([Xe, xc])
+                pairs.append((e, len(P) - 1))
+        E = len(P)
     chains = _chains(pairs, E)
     if chains is None:
         return None
@@ -311,6 +328,94 @@ def boundary_curves(
         kind = "hopf" if is_hopf else "zero"
         out.append((xy[:, 0], xy[:, 1], ws if is_hopf else np.zeros(len(ws)), kind, xs))
     return out
+
+
+#: Crossings in one cell whose frequencies differ by more than this fraction lie on two curves.
+OMEGA_JUMP = 0.3
+
+
+def _one_curve(hopf_a: bool, hopf_b: bool, wa: float, wb: float) -> bool:
+    """Whether two crossings of one cell can lie on one curve (same kind, and for a Hopf
+    curve frequencies within :data:`OMEGA_JUMP` of each other)."""
+    if hopf_a != hopf_b:
+        return False
+    return not hopf_a or abs(wa - wb) <= OMEGA_JUMP * max(wa, wb)
+
+
+def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
+    """Where two curves meet in a cell: both crossings at once, ``det Delta(j omega_a) =
+    det Delta(j omega_b) = 0`` (a real root at 0 for a zero curve), Newton's method in the
+    point and the frequencies, every corner at once. ``[(point, omega_a, omega_b,
+    equilibrium)]``, or ``None`` where one is not found within its cell."""
+    K = len(corners)
+    ia = np.array([a for _, a, _ in corners])
+    ib = np.array([b for _, _, b in corners])
+    z = 0.5 * (P[ia] + P[ib])
+    w = np.stack([W[ia], W[ib]], axis=1)
+    hp = np.stack([hopf[ia], hopf[ib]], axis=1)
+    near = None if X is None else X[ia]
+    cell = 1.0 / (n_seed - 1)
+    lo = np.array([c for c, _, _ in corners], dtype=float) * cell
+    done = np.zeros(K, dtype=bool)
+    prev = np.full(K, np.inf)
+    h = FD_STEP
+    for _ in range(MAX_ITER):
+        a = np.flatnonzero(~done)
+        if not a.size:
+            break
+        st, Xa, ok = points.systems(z[a], None if near is None else near[a])
+        stx, _, okx = points.systems(z[a] + [h, 0.0], Xa)
+        sty, _, oky = points.systems(z[a] + [0.0, h], Xa)
+        if near is not None and Xa is not None:
+            near[a] = Xa
+        rows, rhs = [], []
+        for c in range(2):
+            s = 1j * np.where(hp[a, c], w[a, c], 0.0)
+            f, g = _det(st, s)
+            fx, _ = _det(stx, s)
+            fy, _ = _det(sty, s)
+            with np.errstate(all="ignore"):
+                du, dv = (fx / f - 1.0) / h, (fy / f - 1.0) / h
+                dw = 1j * g
+            # complex equation du dz_u + dv dz_v + dw dw_c = -1 (its real part alone for a
+            # real root at 0)
+            for part in (np.real, np.imag):
+                row = np.zeros((a.size, 4))
+                row[:, 0], row[:, 1] = part(du), part(dv)
+                row[:, 2 + c] = part(dw)
+                rows.append(row)
+                rhs.append(-1.0 if part is np.real else 0.0)
+        M = np.stack(rows, axis=1)  # (k, 4 equations, 4 unknowns)
+        b = np.broadcast_to(np.array(rhs), (a.size, 4)).copy()
+        # a zero curve: its imaginary equation and its frequency drop out (frequency fixed)
+        for c in range(2):
+            zero = ~hp[a, c]
+            M[zero, 2 * c + 1, :] = 0.0
+            M[zero, 2 * c + 1, 2 + c] = 1.0
+            b[zero, 2 * c + 1] = 0.0
+        good = ok & okx & oky & np.all(np.isfinite(M), axis=(1, 2))
+        step = np.zeros((a.size, 4))
+        if good.any():
+            try:
+                step[good] = np.linalg.solve(M[good], b[good][..., None])[..., 0]
+            except np.linalg.LinAlgError:
+                return None
+        if not np.all(np.isfinite(step)) or not good.all():
+            return None
+        z[a] += step[:, :2]
+        w[a] += step[:, 2:]
+        size = np.max(np.abs(step[:, :2]), axis=1) + np.max(
+            np.abs(step[:, 2:]) / np.maximum(1.0, np.abs(w[a])), axis=1
+        )
+        done[a[(size <= 1e-13) | ((size >= 0.9 * prev[a]) & (size <= 1e-8))]] = True
+        prev[a] = size
+    inside = np.all((z >= lo - 0.5 * cell) & (z <= lo + 1.5 * cell), axis=1)
+    if not (done.all() and inside.all() and np.all(w >= -1e-9)):
+        return None
+    _, Xc, okc = points.systems(z, near)
+    if not okc.all():
+        return None
+    return [(z[k], abs(w[k, 0]), abs(w[k, 1]), None if Xc is None else Xc[k]) for k in range(K)]
 
 
 def _refine(points: _Points, curves, resolution: float):
@@ -338,17 +443,29 @@ def _refine(points: _Points, curves, resolution: float):
         length = np.hypot(chord[:, 0], chord[:, 1])
         normal = np.stack([-chord[:, 1], chord[:, 0]], axis=1) / length[:, None]
         mid = 0.5 * (A + B)
+        # the curve meets the bisector within the chord's length of its middle (further for
+        # a corner of more than 60 degrees, where the bisector is tried from either side)
+        bounds = (-length, length)
         t, w, X, conv = _solve(
-            points,
-            mid,
-            normal,
-            np.zeros(len(jobs)),
-            0.5 * (wA + wB),
-            hopf,
-            near,
-            (-math.inf, math.inf),
+            points, mid, normal, np.zeros(len(jobs)), 0.5 * (wA + wB), hopf, near, bounds
         )
-        conv &= np.abs(t) <= 0.75 * length
+        for side in (0.5, -0.5):
+            redo = np.flatnonzero(~conv)
+            if not redo.size:
+                break
+            t2, w2, X2, c2 = _solve(
+                points,
+                mid[redo],
+                normal[redo],
+                side * length[redo],
+                0.5 * (wA + wB)[redo],
+                hopf[redo],
+                None if near is None else near[redo],
+                (bounds[0][redo], bounds[1][redo]),
+            )
+            t[redo], w[redo], conv[redo] = t2, w2, c2
+            if X is not None and X2 is not None:
+                X[redo] = X2
         if not conv.all():
             return None
         new = mid + t[:, None] * normal
