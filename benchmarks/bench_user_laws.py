@@ -164,7 +164,9 @@ def _run(code: str, cache: str) -> dict:
     lines = [ln for ln in stdout.splitlines() if ln.startswith("{")]
     out = json.loads(lines[-1]) if lines else {}
     if err:
-        out["failed"] = err.strip().splitlines()[-1][:200] if err.strip() else "failed"
+        lines = err.strip().splitlines()
+        errors = [ln for ln in lines if "Error" in ln or "timeout" in ln or "Killed" in ln]
+        out["failed"] = (errors or lines or ["failed"])[-1][:200]
     return out
 
 
