@@ -735,6 +735,11 @@ def stability_switches(
     factory.check_names([name])
     sweep = Sweep(factory, name, root_kw)
     crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=False)
+    ends = {crossings[0].value, hi} if crossings else {hi}
+    if not all(sweep.same_branch(v) for v in sorted(ends)):
+        # continued off the branch the full search ranks first: without continuation
+        sweep = Sweep(factory, name, root_kw, continued=False)
+        crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=False)
     return StabilitySwitches(
         name=name,
         lo=lo,
