@@ -65,8 +65,7 @@ class _Points:
         which rows are usable."""
         xy = self.origin + uv * self.span
         values = {self.xn: xy[:, 0], self.yn: xy[:, 1]}
-        if near is not None and not np.all(np.isfinite(near)):
-            near = None
+        # (rows of near without an equilibrium get the full search, one by one)
         made = self.factory.batch(values, near=near)
         ok = np.ones(len(uv), dtype=bool)
         ok[list(made.errors)] = False
@@ -300,8 +299,18 @@ def boundary_curves(
             corners.append((cell, a, b))
     if corners:
         found = _corners(points, n_seed, corners, P, W, hopf, Xe)
-        if found is None:
+        # a frequency that changes fast along one curve is no corner: where none is found
+        # in the cell, two crossings of one kind are one curve's
+        one = [
+            i
+            for i, f in enumerate(found)
+            if f is None and hopf[corners[i][1]] == hopf[corners[i][2]]
+        ]
+        if any(f is None for i, f in enumerate(found) if i not in one):
             return None
+        pairs += [(corners[i][1], corners[i][2]) for i in one]
+        corners = [c for i, c in enumerate(corners) if i not in one]
+        found = [f for i, f in enumerate(found) if i not in one]
         # each corner ends both curves: a node of its own for each (its position, their omega)
         for (_, a, b), (pc, wa, wb, xc) in zip(corners, found, strict=True):
             for e, wc in ((a, wa), (b, wb)):
@@ -346,7 +355,7 @@ def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
     """Where two curves meet in a cell: both crossings at once, ``det Delta(j omega_a) =
     det Delta(j omega_b) = 0`` (a real root at 0 for a zero curve), Newton's method in the
     point and the frequencies, every corner at once. ``[(point, omega_a, omega_b,
-    equilibrium)]``, or ``None`` where one is not found within its cell."""
+    equilibrium)]``, ``None`` for a corner not found within its cell."""
     K = len(corners)
     ia = np.array([a for _, a, _ in corners])
     ib = np.array([b for _, _, b in corners])
@@ -357,6 +366,7 @@ def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
     cell = 1.0 / (n_seed - 1)
     lo = np.array([c for c, _, _ in corners], dtype=float) * cell
     done = np.zeros(K, dtype=bool)
+    failed = np.zeros(K, dtype=bool)
     prev = np.full(K, np.inf)
     h = FD_STEP
     for _ in range(MAX_ITER):
@@ -394,14 +404,14 @@ def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
             M[zero, 2 * c + 1, 2 + c] = 1.0
             b[zero, 2 * c + 1] = 0.0
         good = ok & okx & oky & np.all(np.isfinite(M), axis=(1, 2))
+        good &= np.abs(np.linalg.det(np.where(good[:, None, None], M, np.eye(4)))) > 0
         step = np.zeros((a.size, 4))
         if good.any():
-            try:
-                step[good] = np.linalg.solve(M[good], b[good][..., None])[..., 0]
-            except np.linalg.LinAlgError:
-                return None
-        if not np.all(np.isfinite(step)) or not good.all():
-            return None
+            step[good] = np.linalg.solve(M[good], b[good][..., None])[..., 0]
+        good &= np.all(np.isfinite(step), axis=1)
+        failed[a[~good]] = True
+        done[a[~good]] = True
+        step[~good] = 0.0
         z[a] += step[:, :2]
         w[a] += step[:, 2:]
         size = np.max(np.abs(step[:, :2]), axis=1) + np.max(
@@ -410,12 +420,19 @@ def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
         done[a[(size <= 1e-13) | ((size >= 0.9 * prev[a]) & (size <= 1e-8))]] = True
         prev[a] = size
     inside = np.all((z >= lo - 0.5 * cell) & (z <= lo + 1.5 * cell), axis=1)
-    if not (done.all() and inside.all() and np.all(w >= -1e-9)):
-        return None
-    _, Xc, okc = points.systems(z, near)
-    if not okc.all():
-        return None
-    return [(z[k], abs(w[k, 0]), abs(w[k, 1]), None if Xc is None else Xc[k]) for k in range(K)]
+    good = done & ~failed & inside & np.all(w >= -1e-9, axis=1) & np.all(np.isfinite(z), axis=1)
+    Xc, okc = None, np.zeros(K, dtype=bool)
+    if good.any():
+        _, Xg, okc_g = points.systems(z[good], None if near is None else near[good])
+        okc[good] = okc_g
+        if Xg is not None:
+            Xc = np.full((K, Xg.shape[1]), np.nan)
+            Xc[good] = Xg
+    good &= okc
+    return [
+        (z[k], abs(w[k, 0]), abs(w[k, 1]), None if Xc is None else Xc[k]) if good[k] else None
+        for k in range(K)
+    ]
 
 
 def _refine(points: _Points, curves, resolution: float):

@@ -214,6 +214,12 @@ class SystemFactory:
                 made[int(k)] = self(**point)
             except FluidnetError as exc:
                 errors[int(k)] = exc
+        if equilibria is not None and isinstance(self.source, Model):
+            names_x = self.source.state_names
+            for k, lin in made.items():
+                eq = getattr(lin, "equilibrium", None) or {}
+                if all(n in eq for n in names_x):
+                    equilibria[k] = [eq[n] for n in names_x]
         if stack is None:
             sizes = [lin.n for lin in made.values()]
             n = max(set(sizes), key=sizes.count) if sizes else 1
@@ -226,12 +232,6 @@ class SystemFactory:
             made = _fill(stack, made)
         for k in errors:
             fallback.pop(k, None)  # its error says what went wrong
-        if equilibria is not None:
-            names_x = self.source.state_names if isinstance(self.source, Model) else ()
-            for k, lin in made.items():
-                eq = getattr(lin, "equilibrium", None) or {}
-                if all(n in eq for n in names_x):
-                    equilibria[k] = [eq[n] for n in names_x]
         return SystemBatch(
             stack=stack,
             errors=errors,
