@@ -158,6 +158,8 @@ def _run(code: str, cache: str) -> dict:
             timeout=LIMIT,
         )
         stdout, err = res.stdout, res.stderr if res.returncode else ""
+        if res.returncode < 0:  # the kernel's out-of-memory killer, say
+            err = f"killed by signal {-res.returncode}"
     except subprocess.TimeoutExpired as exc:
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
         err = f"timeout after {LIMIT} s"
