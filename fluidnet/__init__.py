@@ -45,3 +45,7 @@ __getattr__, __dir__, __all__ = _attach_stub(globals(), {"sympy": "sympy"})
 
 # ``ds.stability`` on every xarray Dataset, without importing xarray here (fluidnet._accessors)
 _accessors.install()
+
+# the compile cache keeps the pieces the symbolic stage builds (a model's steady-state code, its
+# closed-form equilibria) between processes: fluidnet.stores, provided by fluidnet.codegen
+from .codegen import pieces as _pieces  # noqa: E402,F401

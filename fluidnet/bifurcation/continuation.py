@@ -37,6 +37,7 @@ from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePo
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, OptionError
 from ..options import count_option, number_option
+from ..threads import blas_bound
 from ._system import orbit_system
 from .collocation import Mesh
 from .floquet import MonodromyError
@@ -739,6 +740,7 @@ def _remeshed(orbit: PeriodicOrbit, name: str, mesh: Mesh, floquet: bool, check_
     return finish(model, mesh, out.state, out.iterations, floquet=floquet, smooth=check_smooth)
 
 
+@blas_bound
 def continue_orbits(
     start: HopfPoint | PeriodicOrbit | PeriodDoubling | OrbitBranch,
     name: str | None = None,

@@ -27,6 +27,7 @@ import numpy as np
 from ..continuation import IterationController, Stop, follow, run
 from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint
 from ..errors import AnalysisError, OptionError, ParameterError
+from ..threads import blas_bound
 from ._system import orbit_system
 from .collocation import assemble
 from .newton import OrbitState, phase_row
@@ -254,6 +255,7 @@ class _FoldTracer(ArclengthStepper):
         return None
 
 
+@blas_bound
 def continue_cycle_folds(
     fold: FoldOfCycles,
     y: str,

@@ -41,6 +41,7 @@ import numpy as np
 from ..errors import AnalysisError, OptionError, ParameterError
 from ..options import option_dict
 from ..overrides import merge_params
+from ..threads import blas_bound
 from .jets import multilinear_terms
 from .smoothness import (
     NonSmoothError,
@@ -404,6 +405,7 @@ def _null_vectors(D: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     return q, p, float(sv[-1] / max(gap, 1e-300))
 
 
+@blas_bound
 def hopf_at(
     model: Model,
     name: str,
@@ -525,6 +527,7 @@ def _first_coefficient(
     return complex(0.5 * p @ sum(terms)), scale
 
 
+@blas_bound
 def hopf_point(
     model: Model,
     name: str,

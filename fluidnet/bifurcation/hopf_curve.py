@@ -44,6 +44,7 @@ from ..continuation.arclength import (
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..options import count_option, number_option
+from ..threads import blas_bound
 from . import codim2
 from .hopf import DEGENERATE_TOL, HopfPoint, _first_coefficient
 from .smoothness import NonSmoothError, check_equilibrium_smooth
@@ -557,6 +558,7 @@ def _range(r, name: str):
     return lo, hi
 
 
+@blas_bound
 def continue_hopf(
     hopf: HopfPoint,
     y: str,

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AnalysisError, OptionError
 from ..options import number_option
 from ..overrides import merge_params, parameter_value
+from ..threads import blas_bound
 from .collocation import Mesh
 from .continuation import continue_orbits
 from .orbit import PeriodicOrbit, collocated_orbit, direct_orbit
@@ -95,6 +96,7 @@ def _from_simulation_near(hp, value: float, params: dict, kw) -> PeriodicOrbit:
     )  # fmt: skip
 
 
+@blas_bound
 def periodic_orbit(
     start: HopfPoint | Solution | PeriodicOrbit,
     value: float | None = None,

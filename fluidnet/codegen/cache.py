@@ -12,7 +12,8 @@ cache keeps a file, or any other failure of the file system (naming the file). A
 called corrupt, nor deleted, because it could not be copied or loaded here: a directory on a
 file system mounted ``noexec`` (:func:`noexec`) cannot run compiled libraries, which is said as
 such. This module needs nothing beyond the standard library, so that loading compiled code
-imports neither sympy nor numba.
+imports neither sympy nor numba (and only what reading needs: ``tempfile`` and ``shutil``, for
+writing and the fallback directory, are imported where used).
 """
 
 from __future__ import annotations
@@ -24,9 +25,7 @@ import hashlib
 import itertools
 import json
 import os
-import shutil
 import stat
-import tempfile
 import threading
 import warnings
 from contextlib import contextmanager
@@ -168,6 +167,9 @@ def _fallback_dir() -> tuple[Path, str]:
     """The private directory that serves when the cache directory cannot: the same one for
     every process of this user (``<tmp>/fluidnet-cache-<uid>``, checked like the cache itself
     and not a symbolic link), else a new one removed when the process exits."""
+    import shutil
+    import tempfile
+
     shared = Path(tempfile.gettempdir()) / f"fluidnet-cache-{_user_id()}"
     try:
         with contextlib.suppress(FileExistsError):
@@ -288,6 +290,8 @@ def write_atomic(path: Path, data: bytes) -> None:
     CacheError
         When the disk is full, over quota or read-only (nothing is changed then).
     """
+    import tempfile
+
     with disk_errors(path.parent, f"write {path.name}"):
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
         try:

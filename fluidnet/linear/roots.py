@@ -77,7 +77,7 @@ import numpy as np
 
 from ..errors import AnalysisError, OptionError
 from ..options import ROOT_OPTIONS, count_option, option_dict
-from ..threads import single_threaded_blas
+from ..threads import blas_bound, single_threaded_blas
 from .blocks import diagonal_blocks, subsystem
 from .certificate import certificate_line, count_right_of
 from .large import DENSE_LIMIT, LARGE_STATES, large_roots
@@ -433,6 +433,7 @@ def _parse_region(region: Any) -> tuple[float, float, float, float] | None:
     return (lo_re, hi_re, lo_im, hi_im)
 
 
+@blas_bound
 def characteristic_roots(
     lin: LinearDDE,
     k: int = 6,
@@ -745,6 +746,7 @@ def certified_roots(
     return roots
 
 
+@blas_bound
 def spectral_abscissa(lin: LinearDDE, **kwargs: Any) -> float:
     """The largest real part of the characteristic roots of ``lin``.
 

@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import OptionError
 from ..linear.delaytf import DelayTF
 from ..options import numbers_option
+from ..threads import blas_bound
 from .frequency_grid import as_loop, continuous_phase, frequency_grid
 from .margins import margins_from_grid
 
@@ -191,6 +192,7 @@ def bode_axes(ax: Any) -> tuple[Any, Any]:
     return top, bottom
 
 
+@blas_bound
 def bode(
     L: Any, w: ArrayLike | None = None, *, w_range: tuple[float, float] | None = None
 ) -> BodeResponse:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF
+from ..threads import blas_bound
 from .frequency_grid import as_loop, frequency_grid, gain_crossovers, phase_crossovers
 from .nyquist import NyquistResponse, nyquist
 
@@ -423,6 +424,7 @@ def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
     return best, best_w
 
 
+@blas_bound
 def margins(L: Any, *, w_range: tuple[float, float] | None = None) -> Margins:
     """Gain, phase and delay margins of ``L`` with exact delays.
 

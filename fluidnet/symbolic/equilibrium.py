@@ -5,10 +5,17 @@ At an equilibrium every delayed value equals the current one, so the steady-stat
 ``x_i = 0`` with ``f_i <= 0`` (the projection holds it there). All combinations of projected
 states at the boundary are tried.
 
-Symbolic solving (sympy) is used when every equation is a rational function of the states with
-at most four states; otherwise, and wherever a closed form is singular at the given parameter
-values (e.g. 0/0) or yields nothing admissible, numeric root finding (scipy) from a guess and a
-set of starts.
+Closed forms (sympy) are used when they are known already (solved earlier in this process, or
+kept in the compile cache by an earlier one) or cheap by structure (linear equations and at most
+one quadratic: :func:`~fluidnet.symbolic.closedforms.cheap_to_solve`); sympy never runs before
+the numeric search, and never without a budget of CPU time (:mod:`fluidnet.symbolic.closedforms`).
+Otherwise, and wherever a closed form is singular at the given parameter values (e.g. 0/0) or
+yields nothing admissible, the search is numeric (:mod:`fluidnet.symbolic.rootsearch`): damped
+Newton's method on generated numpy code of the residuals and their Jacobian
+(:mod:`fluidnet.symbolic.steadycode`, kept in the compile cache) from a guess and a set of
+starts, all at once, then with the roots found deflated; where that finds nothing, continuation
+in the parameters from points where the equilibrium is known and the global Newton homotopy.
+"No equilibrium found" lists what was tried and the smallest residual reached.
 
 Every equilibrium, from a closed form or not, is then polished by Newton's method on the numeric
 steady-state equations (a closed form evaluated in floating point can lose several digits: a
@@ -50,7 +57,10 @@ import numpy as np
 import sympy
 
 from ..errors import AnalysisError, ModelError
+from .closedforms import cheap_to_solve, closed_forms, skip_solving
 from .numeric import to_numpy
+from .rootsearch import Attempts, homotopy, search
+from .steadycode import boundary_subsets, keep, record, steady_code, steady_state_equations
 
 if TYPE_CHECKING:
     from .model import Model
@@ -67,21 +77,18 @@ __all__ = [
     "symbolic_equilibria",
 ]
 
-_SYMBOLIC_MAX_STATES = 4
 #: Models of more states are solved sparsely (:mod:`fluidnet.symbolic.newton`): their equations
 #: are not expanded, their Jacobian not built dense, their starts followed by Newton's method
 #: all at once.
 DENSE_MAX_STATES = 40
-#: Steady-state polynomials of higher total degree in the states are solved numerically: their
-#: closed-form roots (radicals, roots of unity as trigonometric expressions) are of no use, and
-#: sympy spends tens of seconds verifying them (Kelly's law with the price (x/c)^10: 25 s).
-_SYMBOLIC_MAX_DEGREE = 4
 #: Relative residual below which a point solves a steady-state equation (each equation is
 #: measured against its largest term).
 RESIDUAL_TOL = 1e-8
 #: :func:`check_equilibrium` (an equilibrium given by the user) accepts this relative residual:
 #: a steady state read off a simulation (about 1e-5) passes, a point that is not one does not.
 GIVEN_TOL = 1e-4
+#: Equilibria remembered per model (in this process) as starting points of continuation.
+REMEMBERED = 16
 
 
 class Equilibrium(dict):
@@ -119,75 +126,23 @@ def _rebuild(values, residual, boundary, isolated=True) -> Equilibrium:
     return eq
 
 
-def steady_state_equations(form) -> list[sympy.Expr]:
-    """Right-hand sides with every lag replaced by the current state (``x(t - tau) = x``)."""
-    rep = {lag.symbol: form.x[lag.state] for lag in form.lags}
-    eqs = [sympy.expand_mul(e.xreplace(rep)) for e in form.rhs]
-    for i, e in enumerate(eqs):
-        if e.has(form.t):
-            raise ModelError(
-                f"the right-hand side of {form.states[i]} depends explicitly on t; a "
-                "time-varying model has no equilibrium"
-            )
-    return eqs
-
-
-def _degree(eqs, xs) -> int:
-    """The largest total degree in ``xs`` of the polynomial equations ``eqs``."""
-    return max((sympy.Poly(e, *xs).total_degree() for e in eqs if e != 0), default=0)
-
-
-def _is_rational(eqs, xs) -> bool:
-    bad = (sympy.Piecewise, sympy.Heaviside, sympy.Max, sympy.Min, sympy.sign, sympy.Abs)
-    return all(e.is_rational_function(*xs) and not e.has(*bad) for e in eqs)
-
-
 def symbolic_equilibria(model) -> list[dict[str, sympy.Expr]] | None:
-    """Closed-form equilibria with symbolic parameters, or ``None`` when sympy is not used.
+    """Closed-form equilibria with symbolic parameters, or ``None`` when there are none.
 
     Each entry maps a state name to an expression of the parameters. The boundary cases of
     projected states are included (with the projected states set to 0); whether a boundary
     candidate is admissible (``f_i <= 0``) depends on the parameter values and is decided by
-    :func:`equilibria`.
+    :func:`equilibria`. Solved by sympy within a budget of CPU time
+    (:data:`~fluidnet.symbolic.closedforms.SYMBOLIC_CPU_SECONDS`; ``None`` when it ran out)
+    and kept in the compile cache (:func:`~fluidnet.symbolic.closedforms.closed_forms`).
     """
-    return model.cached("symbolic equilibria", lambda: _solve_symbolically(model.form))
 
+    def build():
+        found = closed_forms(model)
+        assert found is not None  # solved when not known
+        return found.expressions() if found.status == "found" else None
 
-def _solve_symbolically(form) -> list[dict[str, sympy.Expr]] | None:
-    if len(form.x) > _SYMBOLIC_MAX_STATES:
-        return None  # before expanding the equations of a large model
-    eqs = steady_state_equations(form)
-    result = None
-    if len(form.x) <= _SYMBOLIC_MAX_STATES and _is_rational(eqs, form.x):
-        result = []
-        for subset in _boundary_subsets(form):
-            fixed = {form.x[i]: sympy.S.Zero for i in subset}
-            free = [x for i, x in enumerate(form.x) if i not in subset]
-            sub_eqs = [
-                sympy.together(eqs[i].xreplace(fixed)) for i in range(len(eqs)) if i not in subset
-            ]
-            sub_eqs = [sympy.fraction(e)[0] for e in sub_eqs]
-            if free and _degree(sub_eqs, free) > _SYMBOLIC_MAX_DEGREE:
-                result = None  # no useful closed form (Abel-Ruffini): the numeric search
-                break
-            if free:
-                try:
-                    sols = sympy.solve(sub_eqs, free, dict=True)
-                except (NotImplementedError, sympy.PolynomialError):
-                    result = None
-                    break
-            else:
-                sols = [{}] if all(sympy.simplify(e) == 0 for e in sub_eqs) else []
-            for sol in sols:
-                full = {form.states[i]: sympy.S.Zero for i in subset}
-                for i, x in enumerate(form.x):
-                    if i not in subset:
-                        full[form.states[i]] = sympy.simplify(sol.get(x, x))
-                if any(v.free_symbols & set(form.x) for v in full.values()):
-                    continue  # a continuum of equilibria: not a point
-                full["__boundary__"] = tuple(subset)  # type: ignore[assignment]
-                result.append(full)
-    return result
+    return model.cached("symbolic equilibria", build)
 
 
 def _switching_surfaces(eqs) -> tuple[str, ...]:
@@ -216,12 +171,6 @@ def _switching_surfaces(eqs) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _boundary_subsets(form):
-    idx = form.nonnegative
-    for r in range(len(idx) + 1):
-        yield from itertools.combinations(idx, r)
-
-
 class _OnDemand:
     """A read-only list whose item ``i`` is ``build(i)``, built on first access."""
 
@@ -239,8 +188,29 @@ class _OnDemand:
         return item
 
 
+def _plan_closed_forms(model) -> list | None:
+    """The numpy functions of the closed-form equilibria the search uses, or ``None`` when it
+    is numeric: closed forms are used when known already (this process, or the compile cache)
+    or cheap by structure, and when every solution has a numpy form."""
+    known = closed_forms(model, solve=False)
+    if known is None:
+        if cheap_to_solve(model.form):
+            known = closed_forms(model)
+        else:
+            skip_solving(model)
+    if known is None or known.status != "found" or len(known.functions) != len(known.texts):
+        return None
+    return known.functions
+
+
 class _Plan:
-    """Numeric functions of one model, built once: residuals, term sizes, closed forms.
+    """Numeric functions of one model, built once: residuals, Jacobian, term sizes, closed forms.
+
+    The residuals, the Jacobian's entries, the terms of the expanded equations and the
+    right-hand sides as written are generated numpy code
+    (:class:`~fluidnet.symbolic.steadycode.SteadyCode`, kept in the compile cache); for a model
+    with an expression numpy cannot write (then ``code`` is ``None``) they are
+    :func:`~fluidnet.symbolic.numeric.to_numpy` functions, searched by scipy's root finder.
 
     A model of more than :data:`DENSE_MAX_STATES` states is planned sparsely instead (see
     :mod:`fluidnet.symbolic.newton`): its equations are not expanded, an equation's size is
@@ -253,32 +223,42 @@ class _Plan:
         self.states = form.states
         self.nonneg = tuple(form.nonnegative)
         self.large = form.n > DENSE_MAX_STATES
+        self.code = None
         if self.large:
             self._plan_sparse(form)
             return
         self.sparse: SparseSteadyState | None = None
-        eqs = steady_state_equations(form)
-        args = (form.x, form.p)
-        self._eqs, self._args, self._x = eqs, args, form.x
+        for i, e in enumerate(form.rhs):
+            if e.has(form.t):  # lags are symbols: only an explicit t is left
+                raise ModelError(
+                    f"the right-hand side of {form.states[i]} depends explicitly on t; a "
+                    "time-varying model has no equilibrium"
+                )
+        self._form = form
+        self._args, self._x = (form.x, form.p), form.x
+        self.lag_states = [lag.state for lag in form.lags]
+        self.code = steady_code(model)
+        if self.code is None:
+            self._plan_lambdified(form, self._eqs, self._args)
+        closed = _plan_closed_forms(model)
+        self.symbolic = closed is not None
+        self.closed = closed or []
+        self.subsets = list(boundary_subsets(form))
+
+    def _plan_lambdified(self, form, eqs, args) -> None:
+        """Functions by :func:`~fluidnet.symbolic.numeric.to_numpy` (an expression numpy cannot
+        write here)."""
         self.f = to_numpy(args, eqs)
         # the right-hand sides as written, delayed values as separate arguments: undefined
         # (0/0) where the steady-state equations had a factor cancelled by sympy
         zs = [lag.symbol for lag in form.lags]
         self.raw = to_numpy((form.x, zs, form.p), form.rhs)
-        self.lag_states = [lag.state for lag in form.lags]
         terms = [list(sympy.Add.make_args(sympy.expand(e))) for e in eqs]
         # one function per equation, each built on first use
         self.term_fns = _OnDemand(len(terms), lambda i: to_numpy(args, terms[i]))
         # every term of every equation in one function (for the scales of all equations)
         self.all_terms = to_numpy(args, [t for ts in terms for t in ts])
         self.term_owner = np.repeat(np.arange(len(eqs)), [len(ts) for ts in terms])
-        sym = symbolic_equilibria(model)
-        self.symbolic = sym is not None
-        self.closed = (
-            [to_numpy((form.p,), [sol[n] for n in form.states]) for sol in sym] if sym else []
-        )
-        self.subsets = list(_boundary_subsets(form))
-        self._surface_eqs = eqs
 
     def _plan_sparse(self, form) -> None:
         """The plan of a large model: equations as written, sparse Jacobian, sizes from it."""
@@ -302,6 +282,16 @@ class _Plan:
         self._surface_eqs = eqs
 
     @functools.cached_property
+    def _eqs(self) -> list[sympy.Expr]:
+        """The steady-state equations, expanded (see :func:`steady_state_equations`; built on
+        first use: the generated code does not need them)."""
+        return steady_state_equations(self._form)
+
+    @functools.cached_property
+    def _surface_eqs(self) -> list[sympy.Expr]:
+        return self._eqs
+
+    @functools.cached_property
     def surfaces(self) -> tuple[str, ...]:
         """The model's switching surfaces, for messages (built on first use: simplifying each
         takes sympy a fraction of a second)."""
@@ -313,18 +303,26 @@ class _Plan:
         assert self.sparse is not None, "only a large model has the sparse form"
         return self.sparse
 
+    def residuals(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The residuals of the steady-state equations at ``x`` (``(n,) + points``)."""
+        if self.code is not None:
+            return self.code.f(x, p)
+        return self.f(x, p)
+
     @functools.cached_property
     def jac(self):
         """The Jacobian of the steady-state equations (built on first use: dense and slow to
         build for a model of a thousand states, and not needed to check a given point)."""
         if self.large:
             return lambda x, p: _dense(self.sparse_form.jacobian(x, p), len(self.states))
+        if self.code is not None:
+            return self.code.jacobian
         return to_numpy(self._args, sympy.Matrix(self._eqs).jacobian(sympy.Matrix(self._x)))
 
     def scale(self, i: int, x: np.ndarray, p: np.ndarray) -> float:
         """Largest term of equation ``i`` at ``x`` (for a relative residual test); for a large
         model the size of the equation (see :mod:`fluidnet.symbolic.newton`)."""
-        if self.large:
+        if self.large or self.code is not None:
             return float(self.scales(x, p)[i])
         mags = np.abs(self.term_fns[i](x, p))
         mags = mags[np.isfinite(mags)]
@@ -332,11 +330,14 @@ class _Plan:
 
     def scales(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """The largest term of every equation at ``x`` (0 where all its terms vanish); for a
-        large model the sizes of the equations."""
+        large model the sizes of the equations. At points ``x`` ``(n, K)`` (not for a large
+        model): ``(n, K)``."""
         if self.large:
             sizes = self.sparse_form.sizes(x, p)
             sizes[~np.isfinite(sizes)] = 0.0
             return sizes
+        if self.code is not None:
+            return self.code.scales(x, p)
         mags = np.abs(self.all_terms(x, p))
         mags[~np.isfinite(mags)] = 0.0
         out = np.zeros(len(self.states))
@@ -346,6 +347,8 @@ class _Plan:
     def defined(self, x: np.ndarray, p: np.ndarray) -> bool:
         """Whether the right-hand sides as written are finite at the steady state ``x``."""
         z = x[self.lag_states] if self.lag_states else np.zeros(0)
+        if self.code is not None:
+            return bool(np.all(np.isfinite(self.code.raw(x, z, p))))
         return bool(np.all(np.isfinite(self.raw(x, z, p))))
 
 
@@ -412,17 +415,32 @@ def equilibria(
     numeric = not plan.symbolic
     candidates: list[np.ndarray] = []
     for closed in plan.closed:
-        c = closed(p)
+        with np.errstate(all="ignore"):
+            c = closed(p)
         if not np.all(np.isfinite(c)):
             numeric = True  # a closed form singular at these values (e.g. 0/0): search too
         elif np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c)))):
             candidates.append(np.real(c))
-    if numeric:
-        candidates += _numeric_candidates(plan, p, guess)
-    accepted = _admissible(plan, candidates, p)
+    attempts = Attempts()
+    accepted = []
+    recalled = _recalled(model, plan, p, guess) if numeric else None
+    if recalled is not None:  # the search's points at these values, kept by an earlier run
+        accepted = _admissible(plan, candidates + recalled, p)
+    if not accepted:
+        recalled = None
+        if numeric:
+            attempts = _numeric_candidates(plan, p, guess)
+            candidates += attempts.candidates
+        accepted = _admissible(plan, candidates, p)
     if not accepted and not numeric:
         numeric = True
-        accepted = _admissible(plan, _numeric_candidates(plan, p, guess), p)
+        attempts = _numeric_candidates(plan, p, guess)
+        accepted = _admissible(plan, attempts.candidates, p)
+    if not accepted and plan.code is not None:
+        attempts = _continued(plan, model, p, guess, attempts)
+        accepted = _admissible(plan, attempts.candidates, p)
+    if accepted and numeric and recalled is None and plan.code is not None:
+        _memorize(model, plan, p, guess, attempts.candidates)
     if not accepted:
         where = ""
         if plan.surfaces:
@@ -434,12 +452,25 @@ def equilibria(
                 "held on a switching surface (Filippov sliding) is not a smooth equilibrium and "
                 "is not searched for; simulate the model to see where it settles"
             )
-        search = " in the numeric search; try guess={...}" if numeric else ""
+        tried = ""
+        if numeric:
+            tried = " in the numeric search"
+            if attempts.methods:
+                tried += " (tried: " + "; ".join(attempts.methods)
+                if attempts.best_x is not None and np.isfinite(attempts.best):
+                    tried += (
+                        f"; the smallest scaled residual reached was {attempts.best:.2g}, at "
+                        f"({_point(plan.states, attempts.best_x)})"
+                    )
+                tried += ")"
+            tried += "; try guess={...}"
         raise AnalysisError(
             f"no equilibrium found for model {model.name!r} at {_at(values)}: no isolated smooth "
             "equilibrium (a point where every steady-state equation vanishes to rounding "
-            f"relative to its terms){search}{where}"
+            f"relative to its terms){tried}{where}"
         )
+    if plan.code is not None:
+        _remember(model, p, accepted)
     loose: dict[int, str] = {}
     for x, held, _ in accepted:
         direction = _not_isolated(plan, x, held, p)
@@ -606,7 +637,7 @@ def _guess_order(plan: _Plan, guess: Mapping[str, float], points: list[np.ndarra
 
 def _residual(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> tuple[float, np.ndarray]:
     """Largest relative residual over the equations that must vanish, and all residuals."""
-    r = plan.f(x, p)
+    r = plan.residuals(x, p)
     scale = plan.scales(x, p)
     with np.errstate(divide="ignore", invalid="ignore"):
         rel = np.where(r == 0, 0.0, np.abs(r) / scale)
@@ -649,7 +680,7 @@ def _polish_scaled(plan, x, p, held, free, res) -> tuple[np.ndarray, float]:
     y = x.copy()
     stale = 0
     for _ in range(60):
-        r = plan.f(y, p)[free]
+        r = plan.residuals(y, p)[free]
         J = plan.jac(y, p)[np.ix_(free, free)]
         if not (np.all(np.isfinite(J)) and np.all(np.isfinite(r))) or np.iscomplexobj(J):
             break
@@ -680,7 +711,7 @@ def _polish_plain(plan, x, p, held, free, best, best_res) -> tuple[np.ndarray, f
     """Newton's method, steps by ``lstsq`` of the Jacobian as it is."""
     y = x.copy()
     for _ in range(8):
-        r = plan.f(y, p)[free]
+        r = plan.residuals(y, p)[free]
         J = plan.jac(y, p)[np.ix_(free, free)]
         if not (np.all(np.isfinite(J)) and np.all(np.isfinite(r))) or np.iscomplexobj(J):
             break
@@ -726,7 +757,7 @@ def _not_isolated(plan: _Plan, x: np.ndarray, held, p: np.ndarray) -> np.ndarray
     y = x.copy()
     y[free] += delta * v
     for _ in range(30):
-        r = plan.f(y, p)[free]
+        r = plan.residuals(y, p)[free]
         Jy = plan.jac(y, p)[np.ix_(free, free)]
         if not (np.all(np.isfinite(r)) and np.all(np.isfinite(Jy))):
             return None
@@ -763,7 +794,7 @@ def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, tuple[int,
                 x[i] = 0.0
         held = _held(plan, x, p)
         x, res = _polish(plan, x, p, held)
-        if res > RESIDUAL_TOL or not plan.defined(x, p):
+        if res > RESIDUAL_TOL or not plan.defined(x, p) or _flat(plan, x, p, held):
             continue
         if any(x[i] < -1e-12 * big for i in nonneg):
             continue
@@ -773,9 +804,33 @@ def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, tuple[int,
     return out
 
 
+#: An equation whose sensitivity to the states is below this fraction of its largest term is
+#: flat at the point (see :func:`_flat`).
+FLAT_TOL = 1e-13
+
+
+def _flat(plan: _Plan, x: np.ndarray, p: np.ndarray, held) -> bool:
+    """Whether an equation that must vanish does not depend on the states at ``x`` but
+    through terms that cancel: ``sum_j |df_i/dx_j| w_j`` (``w_j = |x_j|``, or 1 for a state at
+    0) is below :data:`FLAT_TOL` times its largest term. Its residual is then zero only by
+    rounding: ``W/d - W/(b/c + d) + w`` at ``b = 0`` rounds to 0 at ``W = 1e16``, a point "at
+    infinity" that Newton's method reaches by steps driven by rounding noise. (At a root of
+    multiplicity ``m`` the ratio is about ``eps^((m - 1)/m)``: 1e-8 for a double root.)"""
+    if plan.large:
+        return False
+    free = [i for i in range(len(x)) if i not in held]
+    J = plan.jac(x, p)
+    if not np.all(np.isfinite(J)) or np.iscomplexobj(J):
+        return False
+    w = np.where(x != 0, np.abs(x), 1.0)
+    sens = np.abs(J) @ w
+    scale = plan.scales(x, p)
+    return bool(np.any((scale[free] > 0) & (sens[free] < FLAT_TOL * scale[free])))
+
+
 def _held(plan: _Plan, x: np.ndarray, p: np.ndarray) -> tuple[int, ...]:
     """The projected states at 0 whose equation is negative there: held by the projection."""
-    r = plan.f(x, p)
+    r = plan.residuals(x, p)
     return tuple(
         i
         for i in plan.nonneg
@@ -876,7 +931,7 @@ def check_equilibrium(model, eq: Mapping[str, float], values: Mapping[str, float
             f"equilibrium={dict(eq)}: the right-hand side of model {model.name!r} is undefined "
             "there (a 0/0 or a non-finite value)"
         )
-    r = plan.f(x, p)
+    r = plan.residuals(x, p)
     for i, ri in enumerate(r):
         if plan.states[i] in model.nonnegative and x[i] == 0.0 and ri < 0:
             continue  # held at 0 by the projection
@@ -907,11 +962,16 @@ def _starts(plan: _Plan, guess) -> list[np.ndarray]:
     return starts
 
 
-def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
-    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
-
+def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> Attempts:
+    """The numeric search at ``p``: points where it converged, and what it tried."""
     n = len(plan.states)
+    if plan.code is not None:
+        g = None
+        if guess is not None:
+            g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
+        return search(plan.code, p, plan.subsets, plan.states, g)
     starts = _starts(plan, guess)
+    out = Attempts()
     if plan.large:
         if plan.nonneg:  # the same starts with the projected states at 0 (held if pushed down)
             idx = list(plan.nonneg)
@@ -919,22 +979,21 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
                 y0 = x0.copy()
                 y0[idx] = 0.0
                 starts.append(y0)
-        out: list[np.ndarray] = []
-        for x in plan.sparse_form.solve(np.array(starts), p):  # many starts settle on one point
-            if not any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y in out):
-                out.append(x)
+        out.add(np.array(plan.sparse_form.solve(np.array(starts), p)).reshape(-1, n))
+        out.methods.append(f"sparse damped Newton from {len(starts)} starts")
         return out
-    out = []
+    from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
+
     for subset in plan.subsets:
         free = [i for i in range(n) if i not in subset]
         if not free:
-            out.append(np.zeros(n))
+            out.add(np.zeros((1, n)))
             continue
 
         def reduced(v, free=free):
             x = np.zeros(n)
             x[free] = v
-            return plan.f(x, p)[free]
+            return plan.residuals(x, p)[free]
 
         for x0 in starts:
             with np.errstate(all="ignore"):
@@ -945,5 +1004,81 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray]:
             if sol.success and np.all(np.isfinite(sol.x)):
                 x = np.zeros(n)
                 x[free] = sol.x
-                out.append(x)
+                out.add(x[None, :])
+    out.methods.append(
+        f"scipy's root (hybr) from {len(starts)} starts in each of {len(plan.subsets)} boundary "
+        "configurations"
+    )
     return out
+
+
+#: Parameter points whose search results a model's record in the store keeps.
+RECALLED = 32
+
+
+def _memo_entry(p: np.ndarray, guess, states) -> list:
+    g = None if guess is None else [guess.get(s) for s in states]
+    return [[float(v) for v in p], g]
+
+
+def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | None:
+    """The points the numeric search found at exactly these parameter values (and guess), kept
+    in the model's record by an earlier process; checked again like any candidate by the
+    caller."""
+    if plan.code is None:
+        return None
+    want = _memo_entry(p, guess, plan.states)
+    for entry in record(model).get("recalled", ()):
+        if list(entry[:2]) == want:
+            return [np.array(x, dtype=float) for x in entry[2]]
+    return None
+
+
+def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]) -> None:
+    """Keep the numeric search's points at ``p`` in the model's record (the first search of a
+    model in a process only: a sweep point by point does not rewrite the record every time)."""
+    if model._cache.get("recalled written"):
+        return
+    model._cache["recalled written"] = True
+    entry = _memo_entry(p, guess, plan.states) + [[[float(v) for v in x] for x in points]]
+    kept = [e for e in record(model).get("recalled", ()) if list(e[:2]) != entry[:2]]
+    keep(model, "recalled", (kept + [entry])[-RECALLED:])
+
+
+def _held_mask(n: int, held) -> np.ndarray:
+    mask = np.zeros(n, dtype=bool)
+    mask[list(held)] = True
+    return mask
+
+
+def _remember(model, p: np.ndarray, accepted) -> None:
+    """Keep the first equilibrium found at ``p`` as a starting point of continuation."""
+    known = model.cached("solved points", list)
+    x, held, _ = accepted[0]
+    known.append((p.copy(), x.copy(), _held_mask(len(x), held)))
+    del known[:-REMEMBERED]
+
+
+def _continued(plan: _Plan, model, p: np.ndarray, guess, attempts: Attempts) -> Attempts:
+    """Homotopies to ``p`` (see :func:`fluidnet.symbolic.rootsearch.homotopy`): from the
+    equilibria found at other parameter points in this process, else from one at the model's
+    own parameter values, and the global Newton homotopy."""
+    code = plan.code
+    assert code is not None
+    n = len(plan.states)
+    known = list(model.cached("solved points", list))
+    defaults = [model.params[k].value for k in model.param_names]
+    if not known and all(v is not None for v in defaults):
+        p0 = np.array(defaults, dtype=float)
+        if not np.array_equal(p0, p):
+            found = search(code, p0, plan.subsets, plan.states)
+            for x, held, _ in _admissible(plan, found.candidates, p0)[:4]:
+                known.append((p0, x, _held_mask(n, held)))
+    if known:  # the nearest first, in parameters relative to their size
+        size = np.maximum(np.abs(p), 1e-300)
+        known.sort(key=lambda k: float(np.max(np.abs(k[0] - p) / size)))
+        known = known[:4]
+    g = None
+    if guess is not None:
+        g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
+    return homotopy(code, p, plan.subsets, known, attempts, g)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -133,6 +133,14 @@ class _Plan:
         at_rest = {lag.symbol: form.x[lag.state] for lag in form.lags}
         self.delays = to_numpy(args, [lag.delay.xreplace(at_rest) for lag in form.lags])
         self.lag_states = np.array([lag.state for lag in form.lags], dtype=int)
+        # lags with the same delay expression share one matrix in a batch (a network model
+        # has a lag per flow and link, and a few distinct round-trip times)
+        exprs: dict[sympy.Expr, int] = {}
+        self.delay_group = np.array(
+            [exprs.setdefault(lag.delay.xreplace(at_rest), len(exprs)) for lag in form.lags],
+            dtype=int,
+        )
+        self.n_groups = len(exprs)
 
     def label(self, e: int) -> str:
         """The formula of entry ``e`` and what it differentiates."""
@@ -374,6 +382,9 @@ def _symbolic_jacobians(model, form, J0, Jlag, eq, psubs) -> dict:
 # ---------------------------------------------------------------------- many points at once
 #: Largest ``K * lags * n * n`` held as dense stacked matrices by :func:`linearize_batch`.
 BATCH_ENTRIES = 20_000_000
+#: Models of more states than this are solved one point at a time by the batch (the batch's
+#: Newton iteration builds dense Jacobians of every point).
+BATCH_MAX_STATES = 200
 
 
 @dataclass
@@ -383,51 +394,116 @@ class LinearizedBatch:
     Attributes
     ----------
     stack : fluidnet.linear.stacked.Stack
-        ``A0`` ``(K, n, n)``, ``A`` ``(K, L, n, n)`` (one matrix per lag of the model, not
-        merged: the characteristic function is the same) and ``tau`` ``(K, L)``.
+        ``A0`` ``(K, n, n)``, ``A`` ``(K, G, n, n)`` (one matrix per distinct delay expression
+        of the model's lags, e.g. one per round-trip time of a network) and ``tau``
+        ``(K, G)``.
     equilibrium : numpy.ndarray
         ``(K, n)`` equilibrium states, in ``state_names`` order.
     ok : numpy.ndarray of bool
-        ``(K,)``: False where the batched evaluation did not settle the point (no closed-form
-        equilibrium there, a value out of bounds, a non-finite Jacobian...): call
-        :func:`linearize` at that point, which computes it or raises the error that names the
-        fault. The arrays hold zeros there.
+        ``(K,)``: False where the batched evaluation did not settle the point (several
+        equilibria tied for first, no equilibrium found by continuation, a value out of
+        bounds, a non-finite Jacobian...): call :func:`linearize` at that point, which computes
+        it or raises the error that names the fault. The arrays hold zeros there.
     state_names : tuple of str
+    reasons : list of str
+        ``(K,)``: why a point is not settled (``""`` where it is).
     """
 
     stack: Stack
     equilibrium: np.ndarray
     ok: np.ndarray
     state_names: tuple[str, ...]
+    reasons: list[str] = field(default_factory=list)
 
 
-def equilibria_batch(model, values: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+def equilibria_batch(
+    model,
+    values: Mapping[str, Any],
+    *,
+    guess: Mapping[str, float] | None = None,
+    reasons: bool = False,
+) -> tuple[np.ndarray, np.ndarray] | tuple[np.ndarray, np.ndarray, list[str]]:
     """The equilibrium :meth:`Model.equilibrium` returns, at many parameter points at once.
+
+    Closed forms, where the equilibrium search uses them, are evaluated for every point;
+    otherwise the full search runs at a few seed points and its equilibrium is continued to the
+    others by one vectorized damped Newton iteration (warm starts from the nearest settled
+    point, then paths in the parameters): see :mod:`fluidnet.symbolic.batchequilibria`.
 
     Parameters
     ----------
     model : fluidnet.Model
     values : dict
         ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``).
+    guess : dict, optional
+        ``{state: value}``: the seeds' search returns the equilibrium nearest to it (as
+        :meth:`Model.equilibrium` with ``guess=``), which is continued.
+    reasons : bool, default False
+        Also return why each point was not settled.
 
     Returns
     -------
     X : numpy.ndarray
-        ``(K, n)`` equilibrium states in ``model.state_names`` order.
+        ``(K, n)`` equilibrium states in ``model.state_names`` order (NaN where not settled).
     ok : numpy.ndarray of bool
-        ``(K,)``: False where the closed forms do not settle the point (no closed form, a
-        singular one, none admissible, a parameter out of its bounds): call
-        :meth:`Model.equilibrium` there (numeric search, or the error naming the fault).
+        ``(K,)``: False where the batch does not settle the point (several equilibria tied
+        for first, continuation failed, a parameter out of its bounds): call
+        :meth:`Model.equilibrium` there (the full search, or the error naming the fault).
+    reasons : list of str
+        With ``reasons=True``: ``(K,)``, why a point is not settled (``""`` where it is).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fluidnet as fn
+    >>> from fluidnet.symbolic.linearize import equilibria_batch
+    >>> X, ok = equilibria_batch(fn.models.rcp(), {"N": np.array([10.0, 20.0])})
+    >>> X[:, 0].tolist(), ok.tolist()
+    ([1875.0, 937.5], [True, True])
     """
-    _, X, ok = _parameters_and_equilibria(model, values)
-    return np.where(ok[:, None], X, np.nan), ok
+    _, X, ok, why = _parameters_and_equilibria(model, values, guess)
+    X = np.where(ok[:, None], X, np.nan)
+    return (X, ok, why) if reasons else (X, ok)
 
 
-def _parameters_and_equilibria(model, values: Mapping[str, Any]):
-    """Parameter table ``P`` ``(params, K)``, closed-form equilibria ``X`` ``(K, n)`` and the
-    points they settle."""
+def _parameters_and_equilibria(model, values: Mapping[str, Any], guess=None):
+    """Parameter table ``P`` ``(params, K)``, equilibria ``X`` ``(K, n)``, the points they
+    settle and why the others are not."""
+    from .batchequilibria import equilibria_at_points
     from .equilibrium import _plan as _equilibrium_plan
+    from .steadycode import steady_code
 
+    P, ok, why = _parameter_table(model, values)
+    K = P.shape[1]
+    X = np.zeros((K, len(model.state_names)))
+    eq_plan = _equilibrium_plan(model)
+    todo = ok.copy()
+    if eq_plan.closed and guess is None:
+        X, found = _closed_form_equilibria(eq_plan, P)
+        todo &= ~found  # singular there, or none admissible: continued like a numeric law
+    if not todo.any():
+        return P, X, ok, why
+    code = eq_plan.code
+    if code is None and eq_plan.large and len(model.state_names) <= BATCH_MAX_STATES:
+        code = model.cached("batch steady code", lambda: steady_code(model))
+    if code is None:
+        for j in np.flatnonzero(todo):
+            why[j] = (
+                "an expression numpy cannot write, or too many states for dense batches: "
+                "solved one point at a time"
+            )
+        return P, X, ok & ~todo, why
+    found = equilibria_at_points(model, eq_plan, code, P, todo, guess=guess)
+    for j in np.flatnonzero(todo & ~found.ok):
+        why[j] = found.reasons[j]
+    X[todo] = np.where(found.ok[todo, None], found.x[todo], 0.0)
+    return P, X, ok & (~todo | found.ok), why
+
+
+def _parameter_table(model, values: Mapping[str, Any]):
+    """Parameter table ``P`` ``(params, K)`` of ``values`` (the model's defaults for the
+    others), the points whose values are finite and within bounds, and why the others are
+    not."""
     names = model.param_names
     for k in values:
         if k not in names:
@@ -437,6 +513,7 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any]):
     defaults = {k: p.value for k, p in model.params.items()}
     P = np.empty((len(names), K))
     ok = np.ones(K, dtype=bool)
+    why = [""] * K
     for i, k in enumerate(names):
         if k in arrays:
             P[i] = np.broadcast_to(arrays[k], (K,))
@@ -450,24 +527,21 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any]):
             bad |= P[i] < lo
         if hi is not None:
             bad |= P[i] > hi
+        for j in np.flatnonzero(bad & ok):
+            why[j] = f"parameter {k!r} = {P[i, j]:g} is not finite or out of its bounds"
         ok &= ~bad
-    X = np.zeros((K, len(model.state_names)))
-    eq_plan = _equilibrium_plan(model)
-    if not eq_plan.closed:
-        ok[:] = False  # no closed form: the numeric search is per point
-    else:
-        X, found = _closed_form_equilibria(eq_plan, P)
-        ok &= found
-    return P, X, ok
+    return P, ok, why
 
 
-def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
+def linearize_batch(
+    model, values: Mapping[str, Any], *, guess: Mapping[str, float] | None = None
+) -> LinearizedBatch:
     """Linearize ``model`` at many parameter points at once (vectorized over the points).
 
-    The equilibrium is the one :meth:`Model.equilibrium` returns (the closed forms of
-    :func:`~fluidnet.symbolic.equilibrium.symbolic_equilibria` evaluated for every point and
-    the first admissible one taken, in the same order of preference); the Jacobians and frozen
-    delays are the compiled plan of :func:`linearize` evaluated on arrays.
+    The equilibrium is the one :meth:`Model.equilibrium` returns, from
+    :func:`equilibria_batch` (closed forms evaluated for every point where the search uses
+    them, else the full search at a few seeds continued to the other points); the Jacobians
+    and frozen delays are the compiled plan of :func:`linearize` evaluated on arrays.
 
     Parameters
     ----------
@@ -475,24 +549,45 @@ def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
     values : dict
         ``{parameter name: value or 1-D array}`` (arrays broadcast to one length ``K``); the
         other parameters take their model values.
+    guess : dict, optional
+        ``{state: value}``: the equilibrium nearest to it is continued (as
+        :meth:`Model.equilibrium` with ``guess=``).
 
     Returns
     -------
     LinearizedBatch
-        Points the batch could not settle are flagged ``ok = False`` (see there).
+        Points the batch could not settle are flagged ``ok = False``, with the reason in
+        ``reasons`` (see there).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fluidnet as fn
+    >>> from fluidnet.symbolic.linearize import linearize_batch
+    >>> lb = linearize_batch(fn.models.rcp(), {"alpha": np.array([0.4, 0.8])})
+    >>> lb.stack.A0.shape, lb.ok.tolist()
+    ((2, 2, 2), [True, True])
     """
     plan = _plan(model)
-    form = plan.form
     if plan.time_error:
         raise ModelError(plan.time_error)
-    P, X, ok = _parameters_and_equilibria(model, values)
+    P, X, ok, why = _parameters_and_equilibria(model, values, guess)
+    return _linearized_at(plan, P, X, ok, why)
+
+
+def _linearized_at(plan: _Plan, P: np.ndarray, X: np.ndarray, ok, why) -> LinearizedBatch:
+    """The batch of linearizations at the steady states ``X`` ``(K, n)`` of the parameter
+    points ``P`` ``(params, K)`` where ``ok``; ``why`` ``(K,)`` says why the others are not
+    settled (completed here for points whose Jacobians or delays fail)."""
+    form = plan.form
     K, n = X.shape
-    L = len(form.lags)
+    L, G = len(form.lags), plan.n_groups
     A0 = np.zeros((K, n, n))
-    A = np.zeros((K, L, n, n))
-    tau = np.zeros((K, L))
-    if ok.any() and K * L * n * n > BATCH_ENTRIES:
-        ok[:] = False  # too many lags for dense stacked matrices: one point at a time
+    A = np.zeros((K, G, n, n))
+    tau = np.zeros((K, G))
+    if ok.any() and K * G * n * n > BATCH_ENTRIES:
+        ok[:] = False  # too many delays for dense stacked matrices: one point at a time
+        why = [w or "too many delays for dense stacked matrices: one point at a time" for w in why]
     if ok.any():
         Xt, Pt = X.T, P
         vals = plan.entries.batch(Xt, Pt)  # (K, nnz)
@@ -508,10 +603,23 @@ def linearize_batch(model, values: Mapping[str, Any]) -> LinearizedBatch:
         n0 = plan.n0
         A0[:, plan.rows[:n0], plan.cols[:n0]] = vals[:, :n0]
         lag_k = plan.cols[n0:]
-        A[:, lag_k, plan.rows[n0:], plan.lag_states[lag_k]] = vals[:, n0:]
-        tau = np.where(ok[:, None], taus, 0.0)
+        # entries of lags with one delay expression add up in that delay's matrix
+        at = (
+            np.arange(K)[:, None],
+            plan.delay_group[lag_k][None, :],
+            plan.rows[n0:][None, :],
+            plan.lag_states[lag_k][None, :],
+        )
+        np.add.at(A, at, vals[:, n0:])
+        if L:
+            first = np.unique(plan.delay_group, return_index=True)[1]
+            tau = np.where(ok[:, None], taus[:, first], 0.0)
         ok &= ~_on_switching_surfaces_batch(plan, X, P)  # those raise one by one
-    return LinearizedBatch(Stack(A0, A, tau), np.where(ok[:, None], X, 0.0), ok, form.states)
+    for j in np.flatnonzero(~ok):
+        why[j] = why[j] or (
+            "a Jacobian entry or delay not finite and real, or the point on a switching surface"
+        )
+    return LinearizedBatch(Stack(A0, A, tau), np.where(ok[:, None], X, 0.0), ok, form.states, why)
 
 
 def _closed_form_equilibria(plan, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -523,7 +631,8 @@ def _closed_form_equilibria(plan, P: np.ndarray) -> tuple[np.ndarray, np.ndarray
     cands, keys = [], []
     found = np.ones(K, dtype=bool)
     for closed in plan.closed:
-        c = closed.batch(P)  # (K, n)
+        with np.errstate(all="ignore"):
+            c = np.asarray(closed(P)).T  # (K, n)
         finite = np.all(np.isfinite(c), axis=1)
         found &= finite  # a singular closed form sends the point to the numeric search
         real = np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1.0, np.abs(np.real(c))), axis=1)
@@ -533,12 +642,10 @@ def _closed_form_equilibria(plan, P: np.ndarray) -> tuple[np.ndarray, np.ndarray
         for i in plan.nonneg:
             good &= ~(x[:, i] < -1e-12 * big)
             x[:, i] = np.where(np.abs(x[:, i]) <= 1e-12 * big, 0.0, x[:, i])
-        r = plan.f.batch(x.T, P)  # (K, n)
+        r, scales = _residuals_and_scales(plan, x, P)
         boundary = np.zeros(K, dtype=bool)
         for i in range(n):
-            terms = np.abs(plan.term_fns[i].batch(x.T, P))
-            terms = np.where(np.isfinite(terms), terms, 0.0)
-            scale = np.maximum(1.0, np.max(terms, axis=1, initial=0.0))
+            scale = np.maximum(1.0, scales[:, i])
             small = np.abs(r[:, i]) <= 1e-8 * scale
             held = (i in plan.nonneg) & (x[:, i] == 0.0) & (r[:, i] < 0)
             good &= small | held
@@ -551,3 +658,17 @@ def _closed_form_equilibria(plan, P: np.ndarray) -> tuple[np.ndarray, np.ndarray
     found &= keys_arr[best, np.arange(K)] < np.iinfo(np.int64).max
     X = np.array(cands)[best, np.arange(K)]
     return X, found
+
+
+def _residuals_and_scales(plan, x: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(K, n)`` residuals and largest terms of the steady-state equations at the points."""
+    if plan.code is not None:
+        with np.errstate(all="ignore"):
+            return plan.code.f(x.T, P).T, plan.code.scales(x.T, P).T
+    r = plan.f.batch(x.T, P)  # (K, n)
+    scales = np.zeros_like(r)
+    for i in range(r.shape[1]):
+        terms = np.abs(plan.term_fns[i].batch(x.T, P))
+        terms = np.where(np.isfinite(terms), terms, 0.0)
+        scales[:, i] = np.max(terms, axis=1, initial=0.0)
+    return r, scales

@@ -1,0 +1,391 @@
+"""Damped Newton's method on a small model's steady-state equations, many rows at once.
+
+Every row is one problem: a start ``x0``, a parameter point ``p`` and the projected states it
+holds at 0 (a boundary configuration). All rows still running are evaluated in one call of the
+generated steady-state code (:class:`~fluidnet.symbolic.steadycode.SteadyCode`) per round, so
+that a few hundred starts, or the points of a whole stability chart, cost little more than one.
+
+* The equations are scaled by their sizes (``size_i = sum_j |df_i/dx_j| |x_j|``: ``|f_i| /
+  size_i`` is the relative change of the states that would explain the residual) and the
+  states by their magnitudes, so that rates of 1e4 and probabilities of 1e-3 weigh alike.
+* Each step is damped by backtracking on the scaled residual; a row whose trial point does not
+  lower it halves its step in the next round, without holding up the others.
+* :func:`newton` can *deflate* known roots (Farrell, Birkisson & Funke, SIAM J. Sci. Comput.
+  37 (2015) A2026): Newton's method on ``M(x) f(x)`` with ``M(x) = prod_r (1/|x - r|^2 + 1)``
+  (norms scaled by the root), which no longer converges to the roots ``r`` already found, so the
+  same starts reach further ones. The deflated step is the Newton step of ``f`` times
+  ``1 / (1 + grad(log M) . step)`` (Sherman-Morrison).
+* :func:`track` follows a homotopy ``f(x, p(s)) - (1 - s) f0 = 0`` from ``s = 0`` to ``1``
+  (secant predictor, Newton corrector, step control), every row its own path: in the
+  parameters from a point where the equilibrium is known (``f0 = 0``), or the global Newton
+  homotopy from a start (``p`` fixed, ``f0 = f(x0)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["NewtonRows", "newton", "track", "solve_rows"]
+
+#: Rounds (one evaluation of every running row each) of one call of :func:`newton` (rows that
+#: converge do within about 30 on the laws of the tests; the rest only cost time).
+MAX_ROUNDS = 60
+#: Newton steps per row.
+MAX_STEPS = 60
+#: Step halvings before a row is given up.
+MAX_HALVINGS = 30
+#: Scaled residual at which a row has converged.
+TOL = 1e-14
+#: Scaled residual below which a row that stops improving is at its rounding floor.
+FLOOR = 1e-10
+#: Largest change of a state in one step, relative to ``max(|x|, 1)``: a longer Newton step is
+#: shortened to it.
+MAX_RELATIVE_STEP = 1e6
+#: A Newton step longer than this, relative to ``max(|x|, 1)``, stops the row: the linear model
+#: is degenerate. (Where an equation does not depend on a state but through terms that cancel
+#: — ``W/d - W/(b/c + d)`` at ``b = 0`` —, its Jacobian entry is rounding noise, the step
+#: ``1e17``, and shortened steps driven by noise reach ``W = 1e16``, where the cancelling terms
+#: round the residual to 0: a "root" at infinity.)
+DEGENERATE_STEP = 1e14
+
+
+@dataclass
+class NewtonRows:
+    """What :func:`newton` reached, row by row.
+
+    Attributes
+    ----------
+    x : numpy.ndarray
+        ``(K, n)``: the best point of every row (its start where nothing finite was reached).
+    residual : numpy.ndarray
+        ``(K,)``: the largest scaled residual there (``inf`` where never finite).
+    converged : numpy.ndarray of bool
+        ``(K,)``: the scaled residual fell below :data:`FLOOR` (a root to rounding).
+    """
+
+    x: np.ndarray
+    residual: np.ndarray
+    converged: np.ndarray
+
+
+def _sizes(J: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``sum_j |J_ij| |x_j|`` per row of every matrix, 1 where it is 0 or not finite."""
+    s = np.einsum("kij,kj->ki", np.abs(J), np.abs(X))
+    return np.where((s > 0) & np.isfinite(s), s, 1.0)
+
+
+def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``A[k] y[k] = b[k]`` for a stack of square systems; a singular one by least squares (the
+    step of least norm), a non-finite one NaN."""
+    K = A.shape[0]
+    out = np.full(b.shape, np.nan)
+    finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
+    idx = np.flatnonzero(finite)
+    if not idx.size:
+        return out
+    try:
+        out[idx] = np.linalg.solve(A[idx], b[idx, :, None])[..., 0]
+    except np.linalg.LinAlgError:
+        for k in idx:
+            try:
+                out[k] = np.linalg.solve(A[k], b[k])
+            except np.linalg.LinAlgError:
+                out[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
+    del K
+    return out
+
+
+class _Rows:
+    """Evaluation of the active (held-state) systems of a set of rows."""
+
+    def __init__(self, code, P: np.ndarray, held: np.ndarray, f0: np.ndarray | None = None):
+        self.code = code
+        self.P = P  # (K, m)
+        self.held = held  # (K, n)
+        self.f0 = f0  # (K, n) or None: subtract f0 * (1 - s)
+        # every row's boundary configuration (its equations have those states set to 0)
+        found: dict[bytes, int] = {}
+        self.config = np.empty(len(held), dtype=np.intp)
+        self.subsets: list[tuple[int, ...]] = []
+        for k, row in enumerate(held):
+            key = row.tobytes()
+            c = found.get(key)
+            if c is None:
+                c = found[key] = len(self.subsets)
+                self.subsets.append(tuple(int(i) for i in np.flatnonzero(row)))
+            self.config[k] = c
+
+    def evaluate(self, X: np.ndarray, ks: np.ndarray, s: np.ndarray | None = None):
+        """``(F, J)`` of the active systems of rows ``ks`` at ``X`` (``(len(ks), n)``)."""
+        code = self.code
+        k = len(ks)
+        n = code.n
+        F = np.empty((k, n))
+        J = np.zeros((k, n, n))
+        config = self.config[ks]
+        for c, sub in enumerate(self.subsets):
+            sel = np.flatnonzero(config == c) if len(self.subsets) > 1 else np.arange(k)
+            if not sel.size:
+                continue
+            Fc, E = code.values_and_entries(X[sel].T, self.P[ks[sel]].T, sub)
+            rows, cols = code.sparsity(sub)
+            F[sel] = Fc.T
+            Jc = np.zeros((len(sel), n, n))
+            Jc[:, rows, cols] = E.T
+            J[sel] = Jc
+        if self.f0 is not None and s is not None:
+            F -= (1.0 - s)[:, None] * self.f0[ks]
+        held = self.held[ks]
+        if held.any():
+            F = np.where(held, X, F)
+            hk, hi = np.nonzero(held)
+            J[hk, hi, :] = 0.0
+            J[hk, hi, hi] = 1.0
+        return F, J
+
+
+def _step(F: np.ndarray, J: np.ndarray, X: np.ndarray):
+    """The Newton steps (rows scaled by size, columns by the states' magnitudes), the scaled
+    residuals and the row scales."""
+    rows = _sizes(J, X)
+    cols = np.maximum(np.abs(X), 1e-300)
+    cols = np.where(np.abs(X) > 0, cols, 1.0)
+    A = J * cols[:, None, :] / rows[:, :, None]
+    r = F / rows
+    y = solve_rows(A, r)
+    return y * cols, r, rows
+
+
+def _deflation(X: np.ndarray, dX: np.ndarray, roots: list[np.ndarray]):
+    """``(M, tau)``: the deflation factor at ``X`` and the factor of the deflated step."""
+    M = np.ones(X.shape[0])
+    h_dot = np.zeros(X.shape[0])
+    for R in roots:  # R: (K, n), one root per row (NaN rows: nothing to deflate)
+        w = np.maximum(np.abs(R), 1e-8 * np.maximum(1.0, np.max(np.abs(R), axis=1, keepdims=True)))
+        w = np.where(np.isfinite(w) & (w > 0), w, 1.0)
+        d = (X - R) / w
+        rho2 = np.sum(d * d, axis=1)
+        ok = np.isfinite(rho2)
+        rho2 = np.where(ok & (rho2 > 0), rho2, np.inf)
+        term = 1.0 / rho2 + 1.0
+        M *= np.where(ok, term, 1.0)
+        # grad log(1/rho^2 + 1) = -2 (x - r)/w^2 / rho^4 / (1/rho^2 + 1)
+        g = -2.0 * d / w / (rho2**2 * term)[:, None]
+        h_dot += np.where(ok, np.sum(g * dX, axis=1), 0.0)
+    with np.errstate(all="ignore"):
+        tau = 1.0 / (1.0 + h_dot)  # the deflated step: x - tau dX
+    return M, np.where(np.isfinite(tau), tau, 1.0)
+
+
+def newton(
+    code,
+    X0: np.ndarray,
+    P: np.ndarray,
+    held: np.ndarray | None = None,
+    *,
+    roots: list[np.ndarray] | None = None,
+    nonnegative: np.ndarray | None = None,
+) -> NewtonRows:
+    """Damped Newton's method from every row of ``X0`` at once.
+
+    Parameters
+    ----------
+    code : SteadyCode
+        The model's steady-state functions.
+    X0 : numpy.ndarray
+        ``(K, n)`` starts.
+    P : numpy.ndarray
+        ``(K, m)`` parameter values of every row (or ``(m,)`` for all).
+    held : numpy.ndarray of bool, optional
+        ``(K, n)``: states held at 0 (their equation replaced by ``x_i = 0``).
+    roots : list of numpy.ndarray, optional
+        Roots to deflate, each ``(K, n)`` (one per row; NaN rows deflate nothing).
+    nonnegative : numpy.ndarray of int, optional
+        States that trial points may not take below 0 (clipped: projected states).
+
+    Returns
+    -------
+    NewtonRows
+    """
+    X = np.array(X0, dtype=float)
+    K, n = X.shape
+    P = np.broadcast_to(np.asarray(P, dtype=float), (K, np.shape(P)[-1])) if K else P
+    held = np.zeros((K, n), dtype=bool) if held is None else held
+    rows = _Rows(code, np.asarray(P), held)
+    X[held] = 0.0
+    roots = roots or []
+    best = np.full(K, np.inf)
+    best_x = X.copy()
+    step = np.zeros((K, n))
+    scale = np.ones((K, n))
+    phi = np.zeros(K)
+    lam = np.ones(K)
+    steps = np.zeros(K, dtype=int)
+    halvings = np.zeros(K, dtype=int)
+    running = np.ones(K, dtype=bool)
+    if not K:
+        return NewtonRows(X, best, np.zeros(0, dtype=bool))
+
+    def accepted(ks: np.ndarray, Xk: np.ndarray, F: np.ndarray, J: np.ndarray) -> None:
+        """From accepted points: record, stop, or the next step."""
+        finite = np.all(np.isfinite(F), axis=1) & np.all(np.isfinite(J), axis=(1, 2))
+        for k in ks[~finite]:
+            running[k] = False
+        ks, Xk, F, J = ks[finite], Xk[finite], F[finite], J[finite]
+        if not ks.size:
+            return
+        dX, r, rs = _step(F, J, Xk)
+        err = np.max(np.abs(r), axis=1)
+        better = err < best[ks]
+        best[ks[better]] = err[better]
+        best_x[ks[better]] = Xk[better]
+        stop = (err <= TOL) | ((err > best[ks]) & (best[ks] <= FLOOR)) | (steps[ks] >= MAX_STEPS)
+        stop |= ~np.all(np.isfinite(dX), axis=1)
+        with np.errstate(all="ignore"):
+            reach = np.max(np.abs(dX) / np.maximum(np.abs(Xk), 1.0), axis=1)
+        stop |= ~(reach <= DEGENERATE_STEP)
+        running[ks[stop]] = False
+        go = ~stop
+        ks, dX, r, rs, Xk = ks[go], dX[go], r[go], rs[go], Xk[go]
+        if roots:
+            M, tau = _deflation(Xk, dX, [R[ks] for R in roots])
+            dX = dX * tau[:, None]
+            r = r * M[:, None]
+        step[ks] = dX
+        scale[ks] = rs
+        with np.errstate(all="ignore"):
+            phi[ks] = np.linalg.norm(r, axis=1)
+        lam[ks] = np.minimum(1.0, MAX_RELATIVE_STEP / np.maximum(reach[go], 1e-300))
+        halvings[ks] = 0
+        steps[ks] += 1
+
+    all_k = np.arange(K)
+    F, J = rows.evaluate(X, all_k)
+    accepted(all_k, X, F, J)
+    for _ in range(MAX_ROUNDS):
+        ks = np.flatnonzero(running)
+        if not ks.size:
+            break
+        trial = X[ks] - lam[ks, None] * step[ks]
+        if nonnegative is not None and len(nonnegative):
+            trial[:, nonnegative] = np.maximum(trial[:, nonnegative], 0.0)
+        F, J = rows.evaluate(trial, ks)
+        r = F / scale[ks]
+        if roots:
+            M, _ = _deflation(trial, np.zeros_like(trial), [R[ks] for R in roots])
+            r = r * M[:, None]
+        with np.errstate(all="ignore"):
+            merit = np.linalg.norm(r, axis=1)
+        # a decrease of at least 1e-10 (relative): not rounding noise
+        ok = np.isfinite(merit) & (merit <= (1.0 - np.maximum(1e-4 * lam[ks], 1e-10)) * phi[ks])
+        good = ks[ok]
+        X[good] = trial[ok]
+        if good.size:
+            accepted(good, trial[ok], F[ok], J[ok])
+        bad = ks[~ok]
+        lam[bad] /= 2.0
+        halvings[bad] += 1
+        running[bad[halvings[bad] > MAX_HALVINGS]] = False
+    return NewtonRows(best_x, best, best <= FLOOR)
+
+
+def track(
+    code,
+    X0: np.ndarray,
+    P0: np.ndarray,
+    P1: np.ndarray,
+    held: np.ndarray | None = None,
+    *,
+    f0: np.ndarray | None = None,
+    max_steps: int = 400,
+    min_step: float = 1e-7,
+) -> NewtonRows:
+    """Follow ``f(x, p0 + s (p1 - p0)) - (1 - s) f0 = 0`` from ``s = 0`` (where ``X0`` solves
+    it) to ``s = 1``, every row its own path.
+
+    Parameters
+    ----------
+    code : SteadyCode
+    X0 : numpy.ndarray
+        ``(K, n)`` solutions at ``s = 0``.
+    P0, P1 : numpy.ndarray
+        ``(K, m)`` parameter values at ``s = 0`` and ``s = 1``.
+    held : numpy.ndarray of bool, optional
+        ``(K, n)`` states held at 0.
+    f0 : numpy.ndarray, optional
+        ``(K, n)``: the global Newton homotopy's ``f(x0)`` (default none: a path in the
+        parameters).
+    max_steps : int
+        Steps per path.
+    min_step : float
+        A path whose step falls below this (a fold in the parameter, or the end of the branch)
+        is given up.
+
+    Returns
+    -------
+    NewtonRows
+        The point reached at ``s = 1`` (``converged``), else the last point of the path.
+    """
+    X = np.array(X0, dtype=float)
+    K, n = X.shape
+    held = np.zeros((K, n), dtype=bool) if held is None else held
+    P0 = np.asarray(P0, dtype=float)
+    P1 = np.asarray(P1, dtype=float)
+    s = np.zeros(K)
+    ds = np.full(K, 0.1)
+    prev = X.copy()
+    prev_s = np.full(K, -1.0)
+    running = np.ones(K, dtype=bool)
+    done = np.zeros(K, dtype=bool)
+    res = np.full(K, np.inf)
+    for _ in range(max_steps):
+        ks = np.flatnonzero(running)
+        if not ks.size:
+            break
+        s_new = np.minimum(s[ks] + ds[ks], 1.0)
+        # secant predictor from the previous point of the path (the current one at the start)
+        have = prev_s[ks] >= 0
+        slope = np.where(
+            have[:, None],
+            (X[ks] - prev[ks]) / np.where(have, s[ks] - prev_s[ks], 1.0)[:, None],
+            0.0,
+        )
+        Y = X[ks] + slope * (s_new - s[ks])[:, None]
+        Y[held[ks]] = 0.0
+        Pk = P0[ks] + s_new[:, None] * (P1[ks] - P0[ks])
+        rows = _Rows(code, Pk, held[ks], None if f0 is None else f0[ks])
+        local = np.arange(len(ks))
+        ok = np.zeros(len(ks), dtype=bool)
+        err = np.full(len(ks), np.inf)
+        last = np.full(len(ks), np.inf)
+        alive = np.ones(len(ks), dtype=bool)
+        for _it in range(8):  # the corrector: plain Newton, must contract
+            a = local[alive]
+            if not a.size:
+                break
+            F, J = rows.evaluate(Y[a], a, s_new[a])
+            dX, r, _ = _step(F, J, Y[a])
+            e = np.max(np.abs(r), axis=1)
+            e = np.where(np.isfinite(e), e, np.inf)
+            err[a] = e
+            conv = e <= 1e-12
+            ok[a[conv]] = True
+            diverge = ~np.isfinite(e) | (e > 0.5 * last[a]) & (_it > 1)
+            last[a] = e
+            alive[a[conv | diverge]] = False
+            keep = ~(conv | diverge)
+            Y[a[keep]] -= dX[keep]
+        good = ks[ok]
+        bad = ks[~ok]
+        prev[good], prev_s[good] = X[good], s[good]
+        X[good], s[good] = Y[ok], s_new[ok]
+        res[good] = err[ok]
+        ds[good] = np.minimum(ds[good] * 1.5, 0.25)
+        finished = good[s[good] >= 1.0]
+        done[finished] = True
+        running[finished] = False
+        ds[bad] /= 4.0
+        running[bad[ds[bad] < min_step]] = False
+    return NewtonRows(X, np.where(done, res, np.inf), done)

@@ -1,0 +1,149 @@
+"""The numeric equilibrium search (issue 34): laws written from scratch whose equilibria the
+symbolic path could not give (sympy ran for minutes, or the root finder missed the point),
+checked against independent solutions (closed forms, one-dimensional reductions solved by
+Brent's method, scipy's root finder from many starts on residuals written here by hand)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import sympy
+from equilibrium_laws import (
+    kelly3,
+    kelly_by_scipy,
+    tandem,
+    tandem_reference,
+    window_red,
+    window_reference,
+)
+
+import fluidnet as fn
+from fluidnet.symbolic.closedforms import closed_forms
+from fluidnet.symbolic.densenewton import newton
+from fluidnet.symbolic.rootsearch import search, starts
+
+t = fn.t
+
+
+def test_window_law_with_queue_dependent_rtt_matches_the_cubic(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing kept from other tests
+    m = window_red()
+    assert m.equilibrium() == pytest.approx(window_reference(), rel=1e-13)
+    # no sympy: the cubic is not cheap by structure, the search is numeric and says so
+    assert closed_forms(m, solve=False).status == "skipped"
+
+
+@pytest.mark.parametrize("B", [8.0, 12.0, 16.0])
+def test_kelly_exponential_marking_is_found_at_every_steepness(B):
+    # at B = 12 the search said "no equilibrium found" (issue 34), found at 8 and 16; the
+    # unique equilibrium (the optimum of a strictly concave problem) is scipy's from 400 starts
+    reference = kelly_by_scipy(B)
+    assert len(reference) == 1
+    eqs = kelly3(B=B).equilibrium(all=True)
+    assert len(eqs) == 1
+    assert [eqs[0][s] for s in ("x1", "x2", "x3")] == pytest.approx(reference[0], rel=1e-10)
+
+
+@pytest.mark.parametrize("C1", [2000.0, 1000.0])
+def test_tandem_red_links_with_queue_dependent_rtts(C1):
+    # sympy's solve ran 14 minutes before any numeric search (issue 34); link 1 empty
+    # (C1 = 2000) or a bottleneck too (C1 = 1000)
+    m = tandem(C1=C1)
+    want = tandem_reference(C1)
+    eq = m.equilibrium()
+    assert eq == pytest.approx(want, rel=1e-11, abs=1e-12)
+    assert eq.boundary == (("q1",) if want["q1"] == 0 else ())
+    guess = {k: 1.1 * v + 1.0 for k, v in want.items()}
+    assert m.equilibrium(guess=guess) == pytest.approx(want, rel=1e-11, abs=1e-12)
+
+
+def test_tandem_red_returns_in_a_new_process(tmp_path):
+    """The case of the issue as a user meets it: a new process, with and without guess=
+    (on main: sympy's solve, unbounded, before the guess was looked at)."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from tandem_law import tandem
+        m = tandem()
+        print(m.equilibrium(guess={{"W1": 10.0, "W2": 10.0, "q1": 1.0, "q2": 100.0}})["q2"])
+        print(m.equilibrium()["q2"])
+        """
+    )
+    law = "import fluidnet as fn\nt = fn.t\n\n" + inspect.getsource(tandem)
+    (tmp_path / "tandem_law.py").write_text(law)  # the law as a user's script has it
+    env = {**os.environ, "FLUIDNET_CACHE": str(tmp_path / "cache")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert out.returncode == 0, out.stderr
+    q2 = tandem_reference(2000.0)["q2"]
+    assert [float(v) for v in out.stdout.split()] == pytest.approx([q2, q2], rel=1e-11)
+
+
+def test_several_equilibria_are_all_found_by_deflation():
+    # x^2 + y^2 = 5, x y = 2: four real roots (+-1, +-2), (+-2, +-1); Bezout's bound 4, so not
+    # cheap for sympy: the numeric search finds every one
+    x, y = fn.states("x y")
+    m = fn.Model({x: x(t) ** 2 + y(t) ** 2 - 5, y: x(t) * y(t) - 2}, {})
+    found = sorted((round(e["x"], 12), round(e["y"], 12)) for e in m.equilibrium(all=True))
+    assert found == [(-2.0, -1.0), (-1.0, -2.0), (1.0, 2.0), (2.0, 1.0)]
+
+
+def test_deflation_reaches_a_root_the_starts_do_not():
+    # x' = (x - 1)(x - 50): from starts that fall on x = 1, deflating it leads Newton's method
+    # on to x = 50
+    x = fn.states("x")
+    m = fn.Model({x: (x(t) - 1) * (x(t) - 50)}, {})
+    from fluidnet.symbolic.equilibrium import _plan
+
+    code = _plan(m).code
+    one = newton(code, np.array([[0.5], [2.0]]), np.zeros(0))
+    assert one.x[one.converged].ravel() == pytest.approx([1.0, 1.0], rel=1e-14)
+    roots = [np.array([[1.0], [1.0]])]
+    deflated = newton(code, np.array([[0.5], [2.0]]), np.zeros(0), roots=roots)
+    assert deflated.converged.all()
+    assert deflated.x.ravel() == pytest.approx([50.0, 50.0], rel=1e-13)
+
+
+def test_no_equilibrium_lists_what_was_tried():
+    x = fn.states("x")
+    m = fn.Model({x: 1 + sympy.exp(-x(t))}, {}, name="never")
+    with pytest.raises(fn.AnalysisError) as info:
+        m.equilibrium()
+    text = str(info.value)
+    assert "no equilibrium found for model 'never'" in text
+    assert "damped Newton from 23 starts" in text
+    assert "the global Newton homotopy" in text
+    assert "smallest scaled residual reached was" in text
+
+
+def test_continuation_from_the_defaults_finds_what_the_starts_miss():
+    # x' = 1/2 - tanh(B (x - c)): the root c + atanh(1/2)/B; with B = 100 the derivative
+    # underflows to 0 farther than 3.5 from c, so no start reaches c = 37 (main: "no
+    # equilibrium found"); continued in c from the model's own c = 1 (where the start x = 1
+    # is in reach), the root is followed to c = 37
+    x = fn.states("x")
+    c, B = fn.params("c B")
+    m = fn.Model({x: sympy.Rational(1, 2) - sympy.tanh(B * (x(t) - c))}, {c: 1.0, B: 100.0})
+    from fluidnet.symbolic.equilibrium import _plan
+
+    plan = _plan(m)
+    assert not search(plan.code, np.array([37.0, 100.0]), plan.subsets, plan.states).candidates
+    assert m.equilibrium(c=37.0)["x"] == pytest.approx(37.0 + np.arctanh(0.5) / 100, rel=1e-14)
+
+
+def test_starts_are_deterministic_and_spread():
+    S = starts(3, guess=np.array([5.0, 6.0, 7.0]))
+    assert S.shape == (24, 3)
+    assert S[0].tolist() == [5.0, 6.0, 7.0]
+    np.testing.assert_array_equal(S, starts(3, guess=np.array([5.0, 6.0, 7.0])))
+    positive = S[9:17]
+    assert np.all(positive >= 1e-2) and np.all(positive <= 1e4)
+    assert np.any(S < 0)

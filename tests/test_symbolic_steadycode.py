@@ -1,0 +1,231 @@
+"""Generated numpy code of the steady-state equations (issue 34): its values against sympy's own
+evaluation, the model's record kept in the compile cache (read by a second process, refused when
+altered), closed forms solved only when cheap or asked for, within a CPU time box."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import sympy
+
+import fluidnet as fn
+from fluidnet.stores import provided
+from fluidnet.symbolic.closedforms import cheap_to_solve, closed_forms
+from fluidnet.symbolic.npsource import Unprintable, function_source, namespace
+from fluidnet.symbolic.steadycode import record, steady_code
+from fluidnet.symbolic.timebox import TimeBoxExpired, within_cpu_time
+
+t = fn.t
+
+
+def _run(source: str, groups, outputs, *values, **kw):
+    ns = namespace()
+    exec(function_source("f", groups, outputs, **kw), ns)  # noqa: S102 - test of the generator
+    return ns["f"](*values)
+
+
+def test_generated_values_equal_sympys_exact_evaluation():
+    x, y, a = sympy.symbols("x y a", real=True)
+    exprs = [
+        x**2 * sympy.exp(-a * y) + sympy.log(1 + x) / y,
+        sympy.sqrt(x) * sympy.tanh(y) - x ** sympy.Rational(1, 3),
+        sympy.Max(0, x - a, y - 2 * a) + sympy.Min(x, y),
+        sympy.Piecewise((0, x < a), (a * (x - a), x < 2 * a), (a**2, True)),
+        sympy.Heaviside(x - y) * y + sympy.sign(a - x) + sympy.Abs(y - 3),
+        1 / (x * y) - a / (x + y) ** 2,
+    ]
+    points = [(0.7, 2.5, 0.4), (1.9, 0.3, 1.2), (3.0, 3.5, 1.0)]
+    X = np.array([[p[0] for p in points], [p[1] for p in points]])  # (2, K)
+    P = np.array([[p[2] for p in points]])  # (1, K)
+    got = _run("f", ((x, y), (a,)), exprs, X, P)
+    assert got.shape == (6, 3)
+    for k, (xv, yv, av) in enumerate(points):
+        for i, e in enumerate(exprs):
+            want = float(e.subs({x: xv, y: yv, a: av}).evalf(30))
+            assert got[i, k] == pytest.approx(want, rel=1e-14, abs=1e-15), (i, k)
+    # at one point (arrays of the groups' length): a vector
+    one = _run("f", ((x, y), (a,)), exprs, X[:, 0], P[:, 0])
+    np.testing.assert_allclose(one, got[:, 0], rtol=1e-15)
+
+
+def test_undefined_values_are_nan_and_switches_strict_for_derivatives():
+    x = sympy.Symbol("x", real=True)
+    with np.errstate(all="ignore"):
+        out = _run(
+            "f", ((x,),), [sympy.sqrt(x), sympy.log(x), sympy.Heaviside(x)], np.array([-1.0])
+        )
+        assert np.isnan(out[0]) and np.isnan(out[1]) and out[2] == 0.0
+        at0 = _run("f", ((x,),), [sympy.Heaviside(x), sympy.sign(x)], np.array([0.0]))
+        assert at0.tolist() == [0.5, 0.0]  # sympy's values at the switch
+        strict = _run(
+            "f", ((x,),), [sympy.Heaviside(x), sympy.sign(x)], np.array([0.0]), strict=True
+        )
+        assert np.isnan(strict).all()  # undefined in a derivative
+
+
+def test_an_expression_numpy_cannot_write_falls_back_and_is_still_solved():
+    x = fn.states("x")
+    with pytest.raises(Unprintable):
+        function_source("f", ((sympy.Symbol("z"),),), [sympy.erf(sympy.Symbol("z"))])
+    # x' = 1 - erf(x) - x/2: no numpy erf; the search falls back to sympy's lambdify and scipy
+    m = fn.Model({x: 1 - sympy.erf(x(t)) - x(t) / 2}, {})
+    assert steady_code(m) is None
+    from scipy import optimize, special
+
+    want = optimize.brentq(lambda v: 1 - special.erf(v) - v / 2, 0.0, 2.0, rtol=1e-15)
+    assert m.equilibrium()["x"] == pytest.approx(want, rel=1e-13)
+
+
+def test_jacobian_entries_equal_sympys_derivatives():
+    W, q = fn.states("W q")
+    N, C, d, K = fn.params("N C d K")
+    R = d + q(t) / C
+    m = fn.Model(
+        {W: 1 / R - W(t) * W(t - R) * K * q(t - R) / (2 * R), q: N * W(t) / R - C},
+        {N: 50, C: 3750.0, d: 0.2, K: 1e-4},
+        nonnegative=[q],
+    )
+    code = steady_code(m)
+    form = m.form
+    rep = {lag.symbol: form.x[lag.state] for lag in form.lags}
+    eqs = sympy.Matrix([e.xreplace(rep) for e in form.rhs])
+    J = eqs.jacobian(sympy.Matrix(form.x))
+    x = np.array([16.0, 70.0])
+    p = np.array([50, 3750.0, 0.2, 1e-4])
+    subs = dict(zip(form.x, x, strict=True)) | dict(zip(form.p, p, strict=True))
+    want = np.array(J.subs(subs).evalf(30), dtype=float)
+    np.testing.assert_allclose(code.jacobian(x, p), want, rtol=1e-13)
+    np.testing.assert_allclose(
+        code.f(x, p), np.array(eqs.subs(subs).evalf(30), dtype=float).ravel(), rtol=1e-13
+    )
+    # many points at once: (K, n, n)
+    X = np.stack([x, 1.5 * x], axis=1)
+    assert code.jacobian(X, p[:, None]).shape == (2, 2, 2)
+    np.testing.assert_allclose(code.jacobian(X, p[:, None])[0], want, rtol=1e-13)
+
+
+def _script(tmp_path: Path, body: str) -> subprocess.CompletedProcess:
+    law = textwrap.dedent(
+        """
+        import fluidnet as fn
+        t = fn.t
+        W, q = fn.states("W q")
+        N, C, d, K = fn.params("N C d K")
+        R = d + q(t) / C
+        m = fn.Model(
+            {W: 1 / R - W(t) * W(t - R) * K * q(t - R) / (2 * R), q: N * W(t) / R - C},
+            {N: 50, C: 3750.0, d: 0.2, K: 1e-4}, nonnegative=[q], name="window")
+        """
+    )
+    env = {**os.environ, "FLUIDNET_CACHE": str(tmp_path / "cache")}
+    out = subprocess.run(
+        [sys.executable, "-c", law + textwrap.dedent(body)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def test_the_record_is_read_by_a_second_process_and_refused_when_altered(tmp_path):
+    first = _script(tmp_path, 'print(m.equilibrium()["q"])')
+    q = float(first.stdout)
+    # a second process: the code and the search's points come from the record (generating
+    # the code or searching again would fail here)
+    second = _script(
+        tmp_path,
+        """
+        from fluidnet.symbolic import steadycode, rootsearch, equilibrium
+        from fluidnet.symbolic.steadycode import record
+        def refuse(*a, **k):
+            raise AssertionError("built again")
+        steadycode._source = refuse
+        equilibrium.search = refuse
+        assert set(record(m)) == {"steady", "closed", "recalled"}, record(m).keys()
+        print(m.equilibrium()["q"])
+        """,
+    )
+    assert float(second.stdout) == q
+    # altered on disk: not trusted (its digest no longer matches the index), built again
+    (path,) = (tmp_path / "cache").glob("fluidnet_model_*.py")
+    path.write_text(path.read_text().replace("def fj_0", "def fj_0x"))
+    third = _script(
+        tmp_path,
+        """
+        from fluidnet.symbolic.steadycode import record
+        assert record(m) == {}
+        print(m.equilibrium()["q"])
+        """,
+    )
+    assert float(third.stdout) == q
+
+
+def test_the_compile_cache_provides_the_store():
+    store = provided("model pieces")
+    from fluidnet.codegen.pieces import CacheStore
+
+    assert isinstance(store, CacheStore)
+    with pytest.raises(ValueError, match="not a plain file name"):
+        store.save("../escape.py", b"")
+    name = f"fluidnet_test_{os.getpid()}.txt"
+    store.save(name, b"kept")
+    assert store.load(name) == b"kept"
+    assert store.load("fluidnet_never_written.txt") is None
+
+
+def test_closed_forms_only_when_cheap_or_asked_for(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing kept from other tests
+    x = fn.states("x")
+    a, b = fn.params("a b")
+    quadratic = fn.Model({x: a * x(t) ** 2 + b * x(t) - 1}, {a: 1.0, b: 1.0})
+    assert cheap_to_solve(quadratic.form)
+    quadratic.equilibrium(all=True)
+    assert closed_forms(quadratic, solve=False).status == "found"
+    # a cubic in two states is not cheap: the search is numeric, sympy is not run...
+    W, q = fn.states("W q")
+    N, C, d, K = fn.params("N C d K")
+    R = d + q(t) / C
+    cubic = fn.Model(
+        {W: 1 / R - W(t) * W(t - R) * K * q(t - R) / (2 * R), q: N * W(t) / R - C},
+        {N: 50, C: 3750.0, d: 0.2, K: 1e-4},
+        nonnegative=[q],
+    )
+    assert not cheap_to_solve(cubic.form)
+    cubic.equilibrium()
+    assert closed_forms(cubic, solve=False).status == "skipped"
+    # ... until the exact Jacobians ask for the closed form (time-boxed, then kept)
+    assert "closed forms" not in cubic._cache
+    from fluidnet.symbolic.equilibrium import symbolic_equilibria
+
+    sols = symbolic_equilibria(cubic)
+    assert closed_forms(cubic, solve=False).status in {"found", "expired"}
+    assert sols is None or any(set(s) >= {"W", "q"} for s in sols)
+    assert record(cubic)["closed"]
+
+
+def test_time_box_stops_a_computation_and_restores_sympy():
+    from sympy.core.parameters import global_parameters
+
+    def spin():
+        global_parameters.evaluate = False  # as an interrupted sympy context manager leaves it
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            pass
+
+    start = time.process_time()
+    with pytest.raises(TimeBoxExpired):
+        within_cpu_time(spin, 0.05)
+    assert time.process_time() - start < 5
+    assert global_parameters.evaluate is True
+    assert within_cpu_time(lambda: 42, 1.0) == 42
+    with pytest.raises(ZeroDivisionError):
+        within_cpu_time(lambda: 1 / 0, 1.0)
