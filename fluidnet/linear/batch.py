@@ -10,12 +10,13 @@ rightmost root of each by **continuation over the grid**:
    point starts Newton's method from the few rightmost roots of an already solved neighbour,
    all points of a level at once (vectorized over points and roots). Converged roots must pass
    the residual test of :mod:`~fluidnet.linear.roots`.
-3. Every point is **certified** by the argument principle (:mod:`~.certificate`): the number
-   of roots right of a line just left of its rightmost root must equal the number of roots
-   Newton found there. The points whose count differs (a root that was not continued, a
-   branch that overtook, a double root) are solved again by the spectral discretization at one
-   size for all of them at once (one stacked eigenvalue problem, Newton, the certificate), and
-   what still fails by the full per-point method, certified the same way.
+3. Every point is **certified** by the argument principle
+   (:mod:`~fluidnet.linear.certificate`): the number of roots right of a line just left of its
+   rightmost root must equal the number of roots Newton found there. The points whose count
+   differs (a root that was not continued, a branch that overtook, a double root) are solved
+   again by the spectral discretization at one size for all of them at once (one stacked
+   eigenvalue problem, Newton, the certificate), and what still fails by the full per-point
+   method, certified the same way.
 
 A point that even the full method cannot certify is reported as such (``certified`` False,
 ``root`` NaN, and a reason), never with a verdict. Systems are balanced (a diagonal similarity,

@@ -14,6 +14,7 @@ from ..errors import OptionError
 from ..linear.delaytf import as_delay_tf
 from ..linear.realization import realize
 from ..linear.timeresponse import DEFAULT_POINTS, TimeResponse, response
+from ..threads import blas_bound
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -42,6 +43,7 @@ def _system(sys: Any, input: str | None, output: str | None, params, where: str)
     return realize(as_delay_tf(sys)), "u", "y"
 
 
+@blas_bound
 def step_response(
     sys: Any,
     t: ArrayLike | None = None,
@@ -142,6 +144,7 @@ def step_response(
     )
 
 
+@blas_bound
 def impulse_response(
     sys: Any,
     t: ArrayLike | None = None,

@@ -31,6 +31,7 @@ from ..linear.newton import newton_roots
 from ..linear.quasipoly import QuasiPolynomial
 from ..linear.realization import NeutralSystemError
 from ..options import number_option
+from ..threads import blas_bound
 from .frequency_grid import as_loop
 from .margins import margins
 
@@ -319,6 +320,7 @@ def _crossings(L: DelayTF, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray
     return gains[keep][order], freqs[keep][order]
 
 
+@blas_bound
 def root_locus(
     L: Any,
     lo: float = 0.0,
