@@ -43,10 +43,14 @@ from .steadycode import SteadyCode
 
 __all__ = ["PointEquilibria", "equilibria_at_points"]
 
-#: Seeds: points searched in full before continuation.
+#: Seeds: points searched in full before continuation (fewer for a model of more than
+#: :data:`~fluidnet.symbolic.equilibrium.DENSE_MAX_STATES` states, whose full search, sparse, costs
+#: a few hundred milliseconds).
 SEEDS = 5
+SEEDS_LARGE = 2
 #: Points settled by continuation where the full search runs as a check.
 CHECKS = 4
+CHECKS_LARGE = 1
 #: Points searched in full, one by one, when continuation did not settle them.
 POINTWISE_MAX = 32
 #: Largest number of (unsettled, settled) pairs compared at once to find nearest neighbours.
@@ -209,7 +213,8 @@ def equilibria_at_points(
         ok[k] = True
         return True
 
-    seeds = np.unique(todo[np.linspace(0, todo.size - 1, min(SEEDS, todo.size)).astype(int)])
+    n_seeds, n_checks = (SEEDS_LARGE, CHECKS_LARGE) if plan.large else (SEEDS, CHECKS)
+    seeds = np.unique(todo[np.linspace(0, todo.size - 1, min(n_seeds, todo.size)).astype(int)])
     settled_seeds = [int(k) for k in seeds if full_search(int(k))]
     if tied or not settled_seeds:
         # several equilibria tied for first, or none found: every point to the full search
@@ -235,7 +240,7 @@ def equilibria_at_points(
     continued = np.setdiff1d(np.flatnonzero(ok), seeds)
     if continued.size:
         picks = continued[
-            np.linspace(0, continued.size - 1, min(CHECKS, continued.size)).astype(int)
+            np.linspace(0, continued.size - 1, min(n_checks, continued.size)).astype(int)
         ]
         for k in np.unique(picks):
             mine = X[k].copy()

@@ -76,25 +76,53 @@ def _sizes(J: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.where((s > 0) & np.isfinite(s), s, 1.0)
 
 
+#: From this many states on, a stack of systems whose matrices are mostly zeros is solved as
+#: one sparse block-diagonal system (LAPACK's dense solve of 1000 systems of 100 states: 0.7 s).
+SPARSE_FROM = 24
+
+
 def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``A[k] y[k] = b[k]`` for a stack of square systems; a singular one by least squares (the
     step of least norm), a non-finite one NaN."""
-    K = A.shape[0]
     out = np.full(b.shape, np.nan)
     finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
     idx = np.flatnonzero(finite)
     if not idx.size:
         return out
+    As = A if idx.size == len(A) else A[idx]
+    bs = b if idx.size == len(b) else b[idx]
+    n = A.shape[1]
+    if n >= SPARSE_FROM:
+        y = _sparse_blocks(As, bs)
+        if y is not None:
+            out[idx] = y
+            return out
     try:
-        out[idx] = np.linalg.solve(A[idx], b[idx, :, None])[..., 0]
+        out[idx] = np.linalg.solve(As, bs[:, :, None])[..., 0]
     except np.linalg.LinAlgError:
         for k in idx:
             try:
                 out[k] = np.linalg.solve(A[k], b[k])
             except np.linalg.LinAlgError:
                 out[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
-    del K
     return out
+
+
+def _sparse_blocks(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """The systems as one sparse block-diagonal system (one LU), or ``None`` when they are not
+    sparse (more than a quarter of the entries nonzero) or one is singular."""
+    K, n, _ = A.shape
+    k, i, j = np.nonzero(A)
+    if k.size > 0.25 * K * n * n:
+        return None
+    from scipy import sparse
+    from scipy.sparse.linalg import splu
+
+    M = sparse.csc_matrix((A[k, i, j], (k * n + i, k * n + j)), shape=(K * n, K * n))
+    try:
+        return splu(M).solve(b.reshape(-1)).reshape(K, n)
+    except RuntimeError:  # exactly singular: the dense path, least squares where needed
+        return None
 
 
 class _Rows:
@@ -126,7 +154,13 @@ class _Rows:
         J = np.zeros((k, n, n))
         config = self.config[ks]
         for c, sub in enumerate(self.subsets):
-            sel = np.flatnonzero(config == c) if len(self.subsets) > 1 else np.arange(k)
+            if len(self.subsets) == 1:  # every row: no copies
+                Fc, E = code.values_and_entries(X.T, self.P[ks].T, sub)
+                rows, cols = code.sparsity(sub)
+                F[:] = Fc.T
+                J[:, rows, cols] = E.T
+                break
+            sel = np.flatnonzero(config == c)
             if not sel.size:
                 continue
             Fc, E = code.values_and_entries(X[sel].T, self.P[ks[sel]].T, sub)
