@@ -185,11 +185,19 @@ def test_the_compile_cache_provides_the_store():
 def test_closed_forms_only_when_cheap_or_asked_for(tmp_path, monkeypatch):
     monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing kept from other tests
     x = fn.states("x")
+    w, T = fn.params("w T")
+    # one state, a binomial: exact roots (x^4 = w), solved before the search
+    binomial = fn.Model({x: w - x(t) * x(t - T) ** 3}, {w: 8.0, T: 1.0})
+    assert cheap_to_solve(binomial.form)
+    binomial.equilibrium(all=True)
+    assert closed_forms(binomial, solve=False).status == "found"
+    # a quadratic with parameters: searched numerically (sympy's solve would cost more)
     a, b = fn.params("a b")
     quadratic = fn.Model({x: a * x(t) ** 2 + b * x(t) - 1}, {a: 1.0, b: 1.0})
-    assert cheap_to_solve(quadratic.form)
-    quadratic.equilibrium(all=True)
-    assert closed_forms(quadratic, solve=False).status == "found"
+    assert not cheap_to_solve(quadratic.form)
+    assert [e["x"] for e in quadratic.equilibrium(all=True)] == pytest.approx(
+        [(-1 + 5**0.5) / 2, (-1 - 5**0.5) / 2], rel=1e-15
+    )
     # a cubic in two states is not cheap: the search is numeric, sympy is not run...
     W, q = fn.states("W q")
     N, C, d, K = fn.params("N C d K")

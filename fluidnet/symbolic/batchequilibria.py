@@ -227,7 +227,7 @@ def equilibria_at_points(
     rest = np.setdiff1d(todo, seeds)
     if rest.size:
         src = _nearest(P, unit, rest, np.array(settled_seeds))
-        _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, path=False)
+        _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, False, plan.active)
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any() and len(code.subsets) > 1:
         src = _nearest(P, unit, left, np.flatnonzero(ok))
@@ -235,7 +235,7 @@ def equilibria_at_points(
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any():
         src = _nearest(P, unit, left, np.flatnonzero(ok))
-        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, path=True)
+        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, True, plan.active)
     # the check: the full search at a few points settled by continuation
     continued = np.setdiff1d(np.flatnonzero(ok), seeds)
     if continued.size:
@@ -267,15 +267,20 @@ def equilibria_at_points(
     return PointEquilibria(X, ok, reasons)
 
 
-def _continue_rows(code, X, ok, held_of, kind_of, P, targets, sources, nonneg, *, path: bool):
-    """Settle ``targets`` from the equilibria at ``sources`` (warm starts, or paths)."""
+def _continue_rows(
+    code, X, ok, held_of, kind_of, P, targets, sources, nonneg, path: bool, active=None
+):
+    """Settle ``targets`` from the equilibria at ``sources`` (warm starts, or paths in the
+    parameters); with an ``active`` set the held states may change on the way."""
     H = held_of[sources]
     if path:
         rows = track(code, X[sources], P[:, sources].T, P[:, targets].T, H)
         start = np.where(rows.converged[:, None], rows.x, X[sources])
     else:
         start = X[sources]
-    rows = newton(code, start, P[:, targets].T, H)
+    rows = newton(code, start, P[:, targets].T, H, active=active)
+    if active is not None and rows.held is not None:
+        H = rows.held
     good, x = _settled(code, P[:, targets], H, rows, nonneg, kind_of[sources])
     good &= rows.residual <= FLOOR
     k = targets[good]

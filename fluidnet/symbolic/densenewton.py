@@ -63,11 +63,14 @@ class NewtonRows:
         ``(K,)``: the largest scaled residual there (``inf`` where never finite).
     converged : numpy.ndarray of bool
         ``(K,)``: the scaled residual fell below :data:`FLOOR` (a root to rounding).
+    held : numpy.ndarray of bool or None
+        ``(K, n)``: the states held at 0 at ``x`` (with an active set: see :func:`newton`).
     """
 
     x: np.ndarray
     residual: np.ndarray
     converged: np.ndarray
+    held: np.ndarray | None = None
 
 
 def _sizes(J: np.ndarray, X: np.ndarray) -> np.ndarray:
@@ -153,8 +156,10 @@ class _Rows:
         F = np.empty((k, n))
         J = np.zeros((k, n, n))
         config = self.config[ks]
-        for c, sub in enumerate(self.subsets):
-            if len(self.subsets) == 1:  # every row: no copies
+        # one function for every configuration (the held states' values are 0): one call
+        subsets = self.subsets if len(code.subsets) > 1 else [()]
+        for c, sub in enumerate(subsets):
+            if len(subsets) == 1:  # every row: no copies
                 Fc, E = code.values_and_entries(X.T, self.P[ks].T, sub)
                 rows, cols = code.sparsity(sub)
                 F[:] = Fc.T
@@ -171,13 +176,18 @@ class _Rows:
             J[sel] = Jc
         if self.f0 is not None and s is not None:
             F -= (1.0 - s)[:, None] * self.f0[ks]
-        held = self.held[ks]
-        if held.any():
-            F = np.where(held, X, F)
-            hk, hi = np.nonzero(held)
-            J[hk, hi, :] = 0.0
-            J[hk, hi, hi] = 1.0
-        return F, J
+        return _held_system(F, J, X, self.held[ks])
+
+
+def _held_system(F: np.ndarray, J: np.ndarray, X: np.ndarray, held: np.ndarray):
+    """The system with every held state's equation replaced by ``x_i = 0``."""
+    if held.any():
+        F = np.where(held, X, F)
+        J = J.copy()
+        hk, hi = np.nonzero(held)
+        J[hk, hi, :] = 0.0
+        J[hk, hi, hi] = 1.0
+    return F, J
 
 
 def _step(F: np.ndarray, J: np.ndarray, X: np.ndarray):
@@ -186,8 +196,9 @@ def _step(F: np.ndarray, J: np.ndarray, X: np.ndarray):
     rows = _sizes(J, X)
     cols = np.maximum(np.abs(X), 1e-300)
     cols = np.where(np.abs(X) > 0, cols, 1.0)
-    A = J * cols[:, None, :] / rows[:, :, None]
-    r = F / rows
+    with np.errstate(all="ignore"):
+        A = J * cols[:, None, :] / rows[:, :, None]
+        r = F / rows
     y = solve_rows(A, r)
     return y * cols, r, rows
 
@@ -221,6 +232,8 @@ def newton(
     *,
     roots: list[np.ndarray] | None = None,
     nonnegative: np.ndarray | None = None,
+    active: np.ndarray | None = None,
+    quiet: int | None = None,
 ) -> NewtonRows:
     """Damped Newton's method from every row of ``X0`` at once.
 
@@ -238,6 +251,16 @@ def newton(
         Roots to deflate, each ``(K, n)`` (one per row; NaN rows deflate nothing).
     nonnegative : numpy.ndarray of int, optional
         States that trial points may not take below 0 (clipped: projected states).
+    active : numpy.ndarray of int, optional
+        Projected states handled by an *active set* instead of fixed configurations (a model
+        with too many of them to try every combination): trial points are clipped at 0, and
+        at every accepted point a projected state at 0 whose equation is negative is held
+        (its equation replaced by ``x_i = 0``), any other is free; ``held`` is then only the
+        start's set.
+    quiet : int, optional
+        Stop every row once a root was reached and no other root for this many rounds (rows
+        still running then are slow, or stalled between halvings: a search from many starts,
+        which deflates and continues where this finds nothing, does not wait for them).
 
     Returns
     -------
@@ -246,9 +269,15 @@ def newton(
     X = np.array(X0, dtype=float)
     K, n = X.shape
     P = np.broadcast_to(np.asarray(P, dtype=float), (K, np.shape(P)[-1])) if K else P
-    held = np.zeros((K, n), dtype=bool) if held is None else held
-    rows = _Rows(code, np.asarray(P), held)
+    held = np.zeros((K, n), dtype=bool) if held is None else np.array(held, dtype=bool)
+    dynamic = active is not None and len(active) > 0
+    if dynamic:
+        nonnegative = active
+        rows = _Rows(code, np.asarray(P), np.zeros((K, n), dtype=bool))
+    else:
+        rows = _Rows(code, np.asarray(P), held)
     X[held] = 0.0
+    best_held = held.copy()
     roots = roots or []
     best = np.full(K, np.inf)
     best_x = X.copy()
@@ -270,11 +299,17 @@ def newton(
         ks, Xk, F, J = ks[finite], Xk[finite], F[finite], J[finite]
         if not ks.size:
             return
+        if dynamic:  # the active set at this point, then its system
+            h = np.zeros((len(ks), n), dtype=bool)
+            h[:, active] = (Xk[:, active] <= 0.0) & (F[:, active] < 0.0)
+            held[ks] = h
+            F, J = _held_system(F, J, Xk, h)
         dX, r, rs = _step(F, J, Xk)
         err = np.max(np.abs(r), axis=1)
         better = err < best[ks]
         best[ks[better]] = err[better]
         best_x[ks[better]] = Xk[better]
+        best_held[ks[better]] = held[ks[better]]
         stop = (err <= TOL) | ((err > best[ks]) & (best[ks] <= FLOOR)) | (steps[ks] >= MAX_STEPS)
         stop |= ~np.all(np.isfinite(dX), axis=1)
         with np.errstate(all="ignore"):
@@ -298,15 +333,27 @@ def newton(
     all_k = np.arange(K)
     F, J = rows.evaluate(X, all_k)
     accepted(all_k, X, F, J)
-    for _ in range(MAX_ROUNDS):
+    roots_seen: list[np.ndarray] = []
+    last_new = 0
+    for round_ in range(MAX_ROUNDS):
         ks = np.flatnonzero(running)
         if not ks.size:
             break
+        if quiet is not None:
+            for k in np.flatnonzero(best <= FLOOR):
+                x = best_x[k]
+                if not any(np.all(np.abs(x - y) <= 1e-9 * (np.abs(y) + 1e-12)) for y in roots_seen):
+                    roots_seen.append(x)
+                    last_new = round_
+            if roots_seen and round_ - last_new >= quiet:
+                break
         trial = X[ks] - lam[ks, None] * step[ks]
         if nonnegative is not None and len(nonnegative):
             trial[:, nonnegative] = np.maximum(trial[:, nonnegative], 0.0)
         F, J = rows.evaluate(trial, ks)
-        r = F / scale[ks]
+        Fm = np.where(held[ks], trial, F) if dynamic else F  # the accepted point's system
+        with np.errstate(all="ignore"):
+            r = Fm / scale[ks]
         if roots:
             M, _ = _deflation(trial, np.zeros_like(trial), [R[ks] for R in roots])
             r = r * M[:, None]
@@ -322,7 +369,7 @@ def newton(
         lam[bad] /= 2.0
         halvings[bad] += 1
         running[bad[halvings[bad] > MAX_HALVINGS]] = False
-    return NewtonRows(best_x, best, best <= FLOOR)
+    return NewtonRows(best_x, best, best <= FLOOR, best_held)
 
 
 def track(

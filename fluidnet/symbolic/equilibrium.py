@@ -6,9 +6,11 @@ At an equilibrium every delayed value equals the current one, so the steady-stat
 states at the boundary are tried.
 
 Closed forms (sympy) are used when they are known already (solved earlier in this process, or
-kept in the compile cache by an earlier one) or cheap by structure (linear equations and at most
-one quadratic: :func:`~fluidnet.symbolic.closedforms.cheap_to_solve`); sympy never runs before
-the numeric search, and never without a budget of CPU time (:mod:`fluidnet.symbolic.closedforms`).
+kept in the compile cache by an earlier one) or trivial (one polynomial in one state, a
+binomial or with numbers for coefficients: :func:`~fluidnet.symbolic.closedforms.cheap_to_solve`);
+sympy never runs before the numeric search otherwise (its first ``solve`` in a process costs 70
+ms of imports alone), and never without a budget of CPU time
+(:mod:`fluidnet.symbolic.closedforms`).
 Otherwise, and wherever a closed form is singular at the given parameter values (e.g. 0/0) or
 yields nothing admissible, the search is numeric (:mod:`fluidnet.symbolic.rootsearch`): damped
 Newton's method on generated numpy code of the residuals and their Jacobian
@@ -224,6 +226,7 @@ class _Plan:
         self.nonneg = tuple(form.nonnegative)
         self.large = form.n > DENSE_MAX_STATES
         self.code = None
+        self.active = None
         if self.large:
             self._plan_sparse(form)
             return
@@ -244,6 +247,8 @@ class _Plan:
         self.symbolic = closed is not None
         self.closed = closed or []
         self.subsets = list(boundary_subsets(form))
+        # too many projected states to try every configuration: an active set holds them
+        self.active = np.array(self.nonneg, dtype=np.intp) if self.subsets == [()] else None
 
     def _plan_lambdified(self, form, eqs, args) -> None:
         """Functions by :func:`~fluidnet.symbolic.numeric.to_numpy` (an expression numpy cannot
@@ -969,7 +974,7 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> Attempts:
         g = None
         if guess is not None:
             g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
-        return search(plan.code, p, plan.subsets, plan.states, g)
+        return search(plan.code, p, plan.subsets, plan.states, g, active=plan.active)
     starts = _starts(plan, guess)
     out = Attempts()
     if plan.large:
@@ -1071,7 +1076,7 @@ def _continued(plan: _Plan, model, p: np.ndarray, guess, attempts: Attempts) -> 
     if not known and all(v is not None for v in defaults):
         p0 = np.array(defaults, dtype=float)
         if not np.array_equal(p0, p):
-            found = search(code, p0, plan.subsets, plan.states)
+            found = search(code, p0, plan.subsets, plan.states, active=plan.active)
             for x, held, _ in _admissible(plan, found.candidates, p0)[:4]:
                 known.append((p0, x, _held_mask(n, held)))
     if known:  # the nearest first, in parameters relative to their size
@@ -1081,4 +1086,4 @@ def _continued(plan: _Plan, model, p: np.ndarray, guess, attempts: Attempts) -> 
     g = None
     if guess is not None:
         g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
-    return homotopy(code, p, plan.subsets, known, attempts, g)
+    return homotopy(code, p, plan.subsets, known, attempts, g, active=plan.active)
