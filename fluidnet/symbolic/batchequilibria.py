@@ -46,10 +46,10 @@ __all__ = ["PointEquilibria", "equilibria_at_points"]
 #: Seeds: points searched in full before continuation (fewer for a model of more than
 #: :data:`~fluidnet.symbolic.equilibrium.DENSE_MAX_STATES` states, whose full search, sparse, costs
 #: a few hundred milliseconds).
-SEEDS = 5
+SEEDS = 3
 SEEDS_LARGE = 2
 #: Points settled by continuation where the full search runs as a check.
-CHECKS = 4
+CHECKS = 2
 CHECKS_LARGE = 1
 #: Points searched in full, one by one, when continuation did not settle them.
 POINTWISE_MAX = 32
