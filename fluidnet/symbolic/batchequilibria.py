@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -189,7 +190,7 @@ def equilibria_at_points(
 
     def full_search(k: int) -> bool:
         """The full search at point ``k``: True when it settles the point unambiguously."""
-        point = {nm: float(P[i, k]) for i, nm in enumerate(names)}
+        point: dict[str, Any] = {nm: float(P[i, k]) for i, nm in enumerate(names)}
         try:
             found = equilibria(model, guess=guess, **point)
         except FluidnetError as exc:
