@@ -142,7 +142,41 @@ def _settled(
     z = x[:, code.lag_states] if code.lag_states.size else np.zeros((len(x), 0))
     raw = code.raw(Xt, z.T, Pt)
     ok &= np.all(np.isfinite(raw), axis=0)
+    ok &= ~_singular(code, x, Pt, held, ok)
     return ok, x
+
+
+#: A point whose scaled Jacobian has singular values spread wider than this is left to the
+#: full search (a continuum of equilibria, which it represents by a chosen point and flags, or
+#: a fold).
+SINGULAR_RATIO = 1e-10
+#: Models of more states are not checked for singular Jacobians (an SVD of every point).
+SINGULAR_CHECK_MAX = 40
+
+
+def _singular(code: SteadyCode, x: np.ndarray, P: np.ndarray, held: np.ndarray, ok: np.ndarray):
+    """``(k,)``: the points (among ``ok``) where the Jacobian of the active system, rows scaled
+    by their sizes and columns by the states' magnitudes, is singular to rounding."""
+    out = np.zeros(len(x), dtype=bool)
+    idx = np.flatnonzero(ok)
+    if not idx.size or code.n > SINGULAR_CHECK_MAX:
+        return out
+    J = code.jacobian(x[idx].T, P[:, idx])  # (k, n, n)
+    h = held[idx]
+    hk, hi = np.nonzero(h)
+    J[hk, hi, :] = 0.0
+    J[hk, hi, hi] = 1.0
+    cols = np.where(x[idx] != 0, np.abs(x[idx]), 1.0)
+    with np.errstate(all="ignore"):
+        A = J * cols[:, None, :]
+        rows = np.sum(np.abs(A), axis=2)
+        A = A / np.where(rows > 0, rows, 1.0)[:, :, None]
+    finite = np.all(np.isfinite(A), axis=(1, 2))
+    sv = np.zeros((len(idx), code.n))
+    if finite.any():
+        sv[finite] = np.linalg.svd(A[finite], compute_uv=False)
+    out[idx] = ~finite | (sv[:, -1] <= SINGULAR_RATIO * sv[:, 0])
+    return out
 
 
 def equilibria_at_points(

@@ -477,13 +477,17 @@ def equilibria(
     if plan.code is not None:
         _remember(model, p, accepted)
     loose: dict[int, str] = {}
+    directions: dict[int, np.ndarray] = {}
     for x, held, _ in accepted:
         direction = _not_isolated(plan, x, held, p)
         if direction is None:
             continue
         loose[id(x)] = reason = _continuum(plan, model, values, x, held, p, direction)
+        directions[id(x)] = direction
         if isolated:
             raise AnalysisError(reason)
+    if len(directions) > 1:
+        accepted = _continuum_ends(plan, accepted, directions)
     if guess is not None:
         accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
@@ -497,6 +501,37 @@ def equilibria(
         eq._continuum = loose.get(id(x))
         out.append(eq)
     return out
+
+
+def _continuum_ends(plan: _Plan, accepted: list, directions: dict[int, np.ndarray]) -> list:
+    """Points found on one straight continuum of equilibria (their difference along its
+    direction) are represented by the one with the most projected states at 0, where the
+    continuum meets the boundary (an RCP queue at 0 when its gain on the queue vanishes, as its
+    closed form gives; a point anywhere on the line would be linearized with another delay)."""
+    loose = [a for a in accepted if id(a[0]) in directions]
+    nonneg = list(plan.nonneg)
+
+    def zeros(a) -> int:
+        return int(np.sum(a[0][nonneg] == 0)) if nonneg else 0
+
+    dropped: set[int] = set()
+    for a in loose:
+        if id(a[0]) in dropped:
+            continue
+        v = directions[id(a[0])]
+        line = [b for b in loose if id(b[0]) not in dropped and _along(b[0] - a[0], v)]
+        best = max(line, key=zeros)
+        if zeros(best) > 0:
+            dropped.update(id(b[0]) for b in line if b is not best)
+    return [a for a in accepted if id(a[0]) not in dropped]
+
+
+def _along(d: np.ndarray, v: np.ndarray) -> bool:
+    """Whether ``d`` is 0 or parallel to ``v`` (to 1e-6 in angle)."""
+    nd, nv = float(np.linalg.norm(d)), float(np.linalg.norm(v))
+    if nd == 0.0:
+        return True
+    return nv > 0 and abs(float(d @ v)) >= (1.0 - 1e-6) * nd * nv
 
 
 def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
