@@ -184,9 +184,10 @@ def _from_namespace(ns: dict) -> ClosedForms:
     return ClosedForms(str(ns["STATUS"]), texts, [ns[f"closed_{k}"] for k in range(ns["PRINTED"])])
 
 
-def closed_forms(model, *, solve: bool = True) -> ClosedForms | None:
+def closed_forms(model, *, solve: bool = True, budget: float | None = None) -> ClosedForms | None:
     """The closed-form equilibria of ``model``: known in this process, kept in the store, or
-    (with ``solve``) solved now within :data:`SYMBOLIC_CPU_SECONDS` and kept.
+    (with ``solve``) solved now within ``budget`` seconds of CPU (default
+    :data:`SYMBOLIC_CPU_SECONDS`) and kept.
 
     Returns
     -------
@@ -211,7 +212,8 @@ def closed_forms(model, *, solve: bool = True) -> ClosedForms | None:
     if not solve:
         return None
     try:
-        sols = within_cpu_time(lambda: _solve(form), SYMBOLIC_CPU_SECONDS)
+        limit = SYMBOLIC_CPU_SECONDS if budget is None else min(budget, SYMBOLIC_CPU_SECONDS)
+        sols = within_cpu_time(lambda: _solve(form), limit)
         status = "none" if sols is None else "found"
     except TimeBoxExpired:
         sols, status = None, "expired"

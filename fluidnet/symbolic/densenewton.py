@@ -258,9 +258,10 @@ def newton(
         (its equation replaced by ``x_i = 0``), any other is free; ``held`` is then only the
         start's set.
     quiet : int, optional
-        Stop every row once a root was reached and no other root for this many rounds (rows
-        still running then are slow, or stalled between halvings: a search from many starts,
-        which deflates and continues where this finds nothing, does not wait for them).
+        Stop every row once no row has halved its scaled residual for this many rounds (rows
+        still running then are stalled between halvings of their steps: a search from many
+        starts, which deflates and continues where this finds nothing, does not wait for
+        them).
 
     Returns
     -------
@@ -306,6 +307,8 @@ def newton(
             F, J = _held_system(F, J, Xk, h)
         dX, r, rs = _step(F, J, Xk)
         err = np.max(np.abs(r), axis=1)
+        if np.any(err < 0.5 * best[ks]):
+            progress[0] = True
         better = err < best[ks]
         best[ks[better]] = err[better]
         best_x[ks[better]] = Xk[better]
@@ -331,22 +334,18 @@ def newton(
         steps[ks] += 1
 
     all_k = np.arange(K)
+    progress = [False]
     F, J = rows.evaluate(X, all_k)
     accepted(all_k, X, F, J)
-    roots_seen: list[np.ndarray] = []
-    last_new = 0
+    last_progress = 0
     for round_ in range(MAX_ROUNDS):
         ks = np.flatnonzero(running)
         if not ks.size:
             break
-        if quiet is not None:
-            for k in np.flatnonzero(best <= FLOOR):
-                x = best_x[k]
-                if not any(np.all(np.abs(x - y) <= 1e-9 * (np.abs(y) + 1e-12)) for y in roots_seen):
-                    roots_seen.append(x)
-                    last_new = round_
-            if roots_seen and round_ - last_new >= quiet:
-                break
+        if progress[0]:
+            last_progress, progress[0] = round_, False
+        if quiet is not None and round_ - last_progress >= quiet:
+            break  # no row has halved its residual for `quiet` rounds
         trial = X[ks] - lam[ks, None] * step[ks]
         if nonnegative is not None and len(nonnegative):
             trial[:, nonnegative] = np.maximum(trial[:, nonnegative], 0.0)

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import time
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -188,6 +189,33 @@ class _OnDemand:
         if item is None:
             item = self._items[i] = self._build(i)
         return item
+
+
+#: CPU seconds of numeric searches of one model in a process after which its closed forms are
+#: solved (within as many seconds again, at most
+#: :data:`~fluidnet.symbolic.closedforms.SYMBOLIC_CPU_SECONDS`): a model searched at many
+#: parameter points one by one (a critical value, a continuation) then evaluates closed forms
+#: (0.3 ms a point) instead of searching (5-10 ms).
+SOLVE_AFTER = 0.2
+
+
+def _solving_pays(model, plan: _Plan) -> bool:
+    """Solve the closed forms now when the numeric searches of this model have cost
+    :data:`SOLVE_AFTER` already (once per model and process); True when the plan uses them
+    from now on."""
+    spent = model.cached("numeric search time", lambda: [0.0])
+    if spent[0] < SOLVE_AFTER or plan.large or plan.code is None:
+        return False
+    if model._cache.get("closed forms tried"):
+        return False
+    model._cache["closed forms tried"] = True
+    known = closed_forms(model, solve=False)
+    if known is None or known.status == "skipped":
+        known = closed_forms(model, budget=max(spent[0], 0.5))
+    if known is None or known.status != "found" or len(known.functions) != len(known.texts):
+        return False
+    plan.closed, plan.symbolic = known.functions, True
+    return True
 
 
 def _plan_closed_forms(model) -> list | None:
@@ -412,6 +440,7 @@ def equilibria(
     ModelError
         When the model depends explicitly on time, or ``guess`` names an unknown state.
     """
+    started = time.process_time()
     values = model.resolve_params(params)
     plan = _plan(model)
     p = np.array([values[k] for k in model.param_names], dtype=float)
@@ -426,6 +455,8 @@ def equilibria(
             numeric = True  # a closed form singular at these values (e.g. 0/0): search too
         elif np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c)))):
             candidates.append(np.real(c))
+    if numeric and not plan.closed and _solving_pays(model, plan):
+        return equilibria(model, guess=guess, isolated=isolated, **params)
     attempts = Attempts()
     accepted = []
     recalled = _recalled(model, plan, p, guess) if numeric else None
@@ -446,6 +477,9 @@ def equilibria(
         accepted = _admissible(plan, attempts.candidates, p)
     if accepted and numeric and recalled is None and plan.code is not None:
         _memorize(model, plan, p, guess, attempts.candidates)
+    if numeric and recalled is None:
+        spent = model.cached("numeric search time", lambda: [0.0])
+        spent[0] += time.process_time() - started
     if not accepted:
         where = ""
         if plan.surfaces:

@@ -30,9 +30,9 @@ RANDOM_STARTS = 8
 SIGNED_STARTS = 4
 #: Constant starts at the magnitudes of parameter values outside :data:`MAGNITUDES`.
 PARAMETER_STARTS = 4
-#: A pass of the search ends this many rounds after the last new root (see
+#: A pass of the search ends when no row has halved its residual for this many rounds (see
 #: :func:`~fluidnet.symbolic.densenewton.newton`).
-QUIET_ROUNDS = 12
+QUIET_ROUNDS = 8
 #: Rounds of deflation after the first pass.
 DEFLATION_ROUNDS = 2
 #: Starts of the global Newton homotopy (the first constant and random ones).
