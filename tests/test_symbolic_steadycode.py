@@ -245,3 +245,20 @@ def test_time_box_stops_a_computation_and_restores_sympy():
     assert within_cpu_time(lambda: 42, 1.0) == 42
     with pytest.raises(ZeroDivisionError):
         within_cpu_time(lambda: 1 / 0, 1.0)
+
+
+def test_closed_forms_are_solved_once_the_searches_cost_enough(tmp_path, monkeypatch):
+    # searched point by point, a rational law gets its closed forms once the searches have cost
+    # SOLVE_AFTER of CPU, and evaluates them from then on (x = 2a/3, y = a/3)
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+    from fluidnet.symbolic import equilibrium
+
+    monkeypatch.setattr(equilibrium, "SOLVE_AFTER", 0.0)
+    x, y = fn.states("x y")
+    a = fn.params("a")
+    m = fn.Model({x: a - x(t) - y(t), y: x(t) - 2 * y(t)}, {a: 3.0})
+    assert m.equilibrium() == pytest.approx({"x": 2.0, "y": 1.0}, rel=1e-15)
+    assert not equilibrium._plan(m).closed  # the first search is numeric
+    assert m.equilibrium(a=6.0) == pytest.approx({"x": 4.0, "y": 2.0}, rel=1e-15)
+    assert len(equilibrium._plan(m).closed) == 1
+    assert closed_forms(m, solve=False).status == "found"
