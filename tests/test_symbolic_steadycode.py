@@ -253,7 +253,7 @@ def test_closed_forms_are_solved_once_the_searches_cost_enough(tmp_path, monkeyp
     monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
     from fluidnet.symbolic import equilibrium
 
-    monkeypatch.setattr(equilibrium, "SOLVE_AFTER", 0.0)
+    monkeypatch.setattr(equilibrium, "SOLVE_AFTER", 1e-9)
     x, y = fn.states("x y")
     a = fn.params("a")
     m = fn.Model({x: a - x(t) - y(t), y: x(t) - 2 * y(t)}, {a: 3.0})
