@@ -38,6 +38,10 @@ compile and equilibrium times of large models; analyses of large systems.
    28 Nov 2026): +81 MB for the 80 MB result (1.01x), 76 s wall, 28 s CPU; with the store,
    +62 MB writing and +58 MB reading back for an 8 MB result (Zarr's threads and buffers,
    about 50 MB whatever the size).
+5. The probe of stores, compiled libraries, files and signals (issue 33, part A;
+   ``benchmarks/probe_stores.py``): 23 cases, each in a fresh process, counted as right values,
+   named errors, silent wrong answers, data lost, raw errors, crashes and hangs. On main before
+   issue 33: silent wrong 6, data lost 6, raw 10, crash 1.
 
 Run with ``make bench`` or ``python benchmarks/run.py reliability``.
 """
@@ -311,12 +315,23 @@ def large_models(n: int = 1000, which: tuple[str, ...] = ("ring", "kelly")) -> d
     return out
 
 
+def store_probe() -> dict:
+    """Part 5: the probe of stores, compiled libraries, files and signals (its counts)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    import probe_stores
+
+    return probe_stores.main()
+
+
 def main() -> dict:
     return {
         "chart_memory": chart_memory(),
         "large_models": large_models(),
         "large_analyses": large_analyses(),
         "sweep_memory": sweep_memory(),
+        "store_probe": store_probe(),
     }
 
 

@@ -38,6 +38,7 @@ extensions = [
     "paperpages",
     "notebookpages",
     "xrefs",
+    "offlinemath",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -58,7 +59,7 @@ default_role = "literal"  # `x` is code; cross-references are explicit (:func:, 
 #: Types of other libraries and numpydoc's descriptive words: not resolvable offline.
 _EXTERNAL = (
     r"(numpy|np|scipy|sympy|sp|xarray|xr|matplotlib|mpl|control|dask|distributed|zarr|"
-    r"concurrent|ctypes|os|pathlib|collections|typing|numbers|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
+    r"concurrent|ctypes|os|pathlib|collections|typing|numbers|fractions|decimal|flint|tqdm|threadpoolctl|ns|cppyy)(\..*)?"
 )
 nitpick_ignore_regex = [
     (r"py:.*", _EXTERNAL),
@@ -73,8 +74,16 @@ nitpick_ignore_regex = [
 # -- autodoc and numpydoc --------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
+#: No default options: a default ``members`` (even ``False``) replaces the ``:members:`` of the
+#: class template (docs/_templates/autosummary/class.rst), which then listed no method or
+#: property.
+autodoc_default_options: dict[str, object] = {}
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+#: The class template lists each class's methods and properties; a dataclass's fields are in its
+#: Attributes section, so they are left out of the members (apiref.dataclass_fields).
+from apiref import dataclass_fields  # noqa: E402
+
+autosummary_context = {"dataclass_fields": dataclass_fields()}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = True
@@ -87,11 +96,22 @@ numpydoc_xref_aliases = {word: word for word in DEFAULT_LINKS}
 numpydoc_validation_checks: set[str] = set()
 
 # -- notebooks and tutorials (MyST-NB) -------------------------------------------------------
-nb_execution_mode = os.environ.get("FLUIDNET_DOCS_EXECUTE", "force")
+#: Notebooks and text notebooks run only when their code changed since the last build: their
+#: outputs are kept by jupyter-cache in docs/_build/.jupyter_cache (``make clean`` removes it).
+#: A change of the library alone does not re-run them: ``FLUIDNET_DOCS_EXECUTE=force make docs``
+#: runs every one (a fresh checkout, as in CI, runs them all anyway).
+nb_execution_mode = os.environ.get("FLUIDNET_DOCS_EXECUTE", "cache")
+nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
+# Widgets need a kernel, which a static site has not: pages show a widget's other outputs
+# (fn.explore's numbers and pictures at its starting values, as HTML; plain text for others),
+# and load no widget JavaScript, which MyST-NB would take from CDNs (the site works offline;
+# tests/test_docs_browser.py checks it).
+nb_ipywidgets_js: dict[str, dict[str, str]] = {}
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 myst_enable_extensions = ["dollarmath", "amsmath", "colon_fence", "deflist"]
 myst_heading_anchors = 3
 
@@ -109,7 +129,15 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "reset_modules": ("matplotlib",),
     "show_memory": False,
+    # no sg_execution_times pages: they load jQuery and DataTables from CDNs (the site works
+    # offline; tests/test_docs_browser.py checks it)
+    "write_computation_times": False,
 }
+
+# -- math ------------------------------------------------------------------------------------
+#: MathJax is served with the site (docs/_ext/offlinemath.py installs and copies it), so the
+#: pages render their mathematics offline; the path is relative to ``_static``.
+mathjax_path = "mathjax/tex-mml-chtml.js"
 
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
@@ -122,4 +150,8 @@ html_theme_options = {
     "footer_end": [],
 }
 html_sidebars = {"index": [], "changelog": []}
+# the theme's light/dark switch starts from the reader's system setting (without it the theme
+# logs "Got invalid theme mode" in the browser console)
+html_context = {"default_mode": "auto"}
+html_favicon = "_static/favicon.svg"
 html_show_sourcelink = False

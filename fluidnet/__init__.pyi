@@ -18,6 +18,9 @@ from .linear.delaytf import DelayTF as DelayTF
 from .linear.delaytf import as_delay_tf as as_delay_tf
 from .linear.lineardde import LinearDDE as LinearDDE
 from .linear.quasipoly import QuasiPolynomial as QuasiPolynomial
+from .linear.realization import ImproperSystemError as ImproperSystemError
+from .linear.realization import NeutralSystemError as NeutralSystemError
+from .linear.timeresponse import TimeResponse as TimeResponse
 
 # models
 from .symbolic.equilibrium import EquilibriumWarning as EquilibriumWarning
@@ -50,6 +53,12 @@ from .codegen.compiled import SavedModel as SavedModel
 from .stability.bode import bode as bode
 from .stability.nyquist import nyquist as nyquist
 from .stability.margins import margins as margins
+from .stability.nichols import nichols as nichols
+from .stability.nichols import NicholsResponse as NicholsResponse
+from .stability.responses import step_response as step_response
+from .stability.responses import impulse_response as impulse_response
+from .stability.rootlocus import root_locus as root_locus
+from .stability.rootlocus import RootLocus as RootLocus
 from .stability.chart import stability_chart as stability_chart
 from .stability.boundary import stability_boundary as stability_boundary
 from .stability.critical import critical_value as critical_value
@@ -58,6 +67,13 @@ from .stability.critical_results import CriticalValue as CriticalValue
 from .stability.critical_results import CriticalValues as CriticalValues
 from .stability.phaseplane import phase_portrait as phase_portrait
 from .stability.phaseplane import nonlinear_chart as nonlinear_chart
+
+# proved stability regions (interval arithmetic)
+from .proof.region import certify_region as certify_region
+from .proof.chart import certified_chart as certified_chart
+from .proof.checker import check_certificate as check_certificate
+from .proof.certificate import RegionCertificate as RegionCertificate
+from .proof.certificate import CertificateError as CertificateError
 
 # bifurcation analysis
 from .bifurcation.hopf import hopf_point as hopf_point
@@ -78,6 +94,7 @@ from .bifurcation.equilibria import EquilibriumFoldCurve as EquilibriumFoldCurve
 from .bifurcation.onset import criticality_table as criticality_table
 from .bifurcation.onset import onset_map as onset_map
 from .bifurcation.smoothness import NonSmoothError as NonSmoothError
+from .bifurcation.smoothness import NonSmoothWarning as NonSmoothWarning
 
 # stationary laws of window chains
 from .stochastic.chain import WindowChain as WindowChain
@@ -89,6 +106,11 @@ from .stochastic.series import constant_mark_tail as constant_mark_tail
 from .stochastic.montecarlo import monte_carlo as monte_carlo
 from .stochastic.errors import NotNormalizableError as NotNormalizableError
 from .stochastic.errors import GridConvergenceError as GridConvergenceError
+
+# the interactive explorer (ipywidgets; fn.explore is bound eagerly, like its package's name)
+from .explore.launch import explore as explore
+from .explore.explorer import Explorer as Explorer
+from .explore.point import Snapshot as Snapshot
 
 # packet simulations (ns-3) next to the fluid models
 from . import packet as packet

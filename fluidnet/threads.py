@@ -1,14 +1,28 @@
-"""BLAS threads: the analyses solve many small dense problems, where threading only costs."""
+"""BLAS threads: the analyses solve many small dense problems, where threading only costs.
+
+``import fluidnet`` sets ``OPENBLAS_NUM_THREADS=1`` when NumPy is not loaded yet; a process that
+imported NumPy first has an OpenBLAS with one thread per core, which multiplies the CPU time of
+small dense algebra several times over (bifurcation continuation: 75 ms of CPU per orbit instead
+of 4). The analyses therefore run inside :func:`single_threaded_blas` (the public entry points of
+:mod:`fluidnet.linear`, :mod:`fluidnet.stability` and :mod:`fluidnet.bifurcation` are wrapped
+with :func:`blas_bound`), whatever the user imported first. Nested sections cost a counter
+check: the limit is set once by the outermost section and restored when it ends.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import sys
+import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["single_threaded_blas", "one_blas_thread"]
+__all__ = ["single_threaded_blas", "one_blas_thread", "blas_bound"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 _SETTERS = (
     ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
@@ -71,6 +85,33 @@ def _blas_controller() -> Any:
     return ThreadpoolController()
 
 
+class _Section(threading.local):
+    """The outermost :func:`single_threaded_blas` section of this thread: its depth, the
+    module count when the libraries were last limited, and the limiters to undo at its end."""
+
+    depth = 0
+    modules = -1
+
+    def __init__(self) -> None:
+        self.limiters: list[Any] = []
+
+
+_SECTION = _Section()
+
+
+def _limit_new_libraries(section: _Section) -> None:
+    """Limit every BLAS loaded to one thread (unless all already are), keeping the limiter to
+    undo it when the outermost section ends."""
+    section.modules = len(sys.modules)
+    controls = _openblas_controls()
+    if controls and all(get() == 1 for get, _ in controls):
+        # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing limit)
+        return
+    section.limiters.append(
+        _rescanned("threadpoolctl", _blas_controller).limit(limits=1, user_api="blas")
+    )
+
+
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Run the block with single-threaded BLAS (restored afterwards).
@@ -79,14 +120,45 @@ def single_threaded_blas() -> Iterator[None]:
     threading them gains nothing, and on a busy machine (or with one process per core) a
     multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl``'s controller of
     the BLAS libraries loaded, found again only after the process imported another module.
+
+    Sections nest: an inner section costs a counter check, unless a module was imported since
+    the libraries were limited (it may have loaded another BLAS, e.g. scipy's): then the new
+    libraries are limited too. Everything is restored when the outermost section of the thread
+    ends.
     """
-    controls = _openblas_controls()
-    if controls and all(get() == 1 for get, _ in controls):
-        # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing sweep)
-        yield
+    section = _SECTION
+    if section.depth:
+        if section.modules != len(sys.modules):
+            _limit_new_libraries(section)
+        section.depth += 1
+        try:
+            yield
+        finally:
+            section.depth -= 1
         return
-    with _rescanned("threadpoolctl", _blas_controller).limit(limits=1, user_api="blas"):
+    section.depth = 1
+    try:
+        _limit_new_libraries(section)
         yield
+    finally:
+        section.depth = 0
+        section.modules = -1
+        limiters, section.limiters = section.limiters, []
+        for limiter in reversed(limiters):
+            limiter.restore_original_limits()
+
+
+def blas_bound(func: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``func`` run inside :func:`single_threaded_blas` (for the analyses' entry points)."""
+
+    @functools.wraps(func)
+    def bound(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if _SECTION.depth and _SECTION.modules == len(sys.modules):
+            return func(*args, **kwargs)
+        with single_threaded_blas():
+            return func(*args, **kwargs)
+
+    return bound
 
 
 def one_blas_thread() -> None:

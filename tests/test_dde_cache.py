@@ -547,3 +547,190 @@ def test_a_compiler_that_found_the_disk_full_is_not_called_broken(fresh, monkeyp
     with pytest.raises(CacheError, match=rf"{cache}: cannot compile .*the disk is full"):
         compile_form(m.form)
     assert not build.known_broken()  # the compiler works: only the disk was full
+
+
+# ------------------------------------------------------------------ issue 33: cannot load here
+_LOAD = textwrap.dedent(
+    """
+    import json, resource, sys, warnings
+    sys.path.insert(0, sys.argv[1])
+    if len(sys.argv) > 2:  # a file-size limit, as `ulimit -f` sets
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), int(sys.argv[2])))
+    from fluidnet.codegen.compiled import compile_form
+    from fluidnet.errors import FluidnetError
+    from test_dde_cache import _model, _rhs_value
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            cm = compile_form(_model().form)
+            out = {"backend": cm.backend, "rhs": _rhs_value(cm)}
+        except FluidnetError as exc:
+            out = {"error": type(exc).__name__, "message": str(exc)}
+    out["warnings"] = [str(w.message) for w in caught]
+    print(json.dumps(out))
+    """
+)
+HERE = pathlib.Path(__file__).parent
+
+
+def _load_elsewhere(cache, *args, wrap=(), backend=None):
+    env = dict(os.environ, FLUIDNET_CACHE=str(cache))
+    env.pop("FLUIDNET_BACKEND", None)
+    if backend is not None:
+        env["FLUIDNET_BACKEND"] = backend
+    out = subprocess.run(
+        [*wrap, sys.executable, "-c", _LOAD, str(HERE), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    return __import__("json").loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def c_library_cached(fresh, monkeypatch):
+    """The model compiled by the C backend into the fresh cache: (cache, library, its bytes)."""
+    m, key, cache = fresh
+    monkeypatch.setenv("FLUIDNET_BACKEND", "c")
+    cm = compile_form(m.form)
+    so = cm.path.with_suffix(".so")
+    return cache, so, so.read_bytes()
+
+
+def test_a_file_size_limit_never_makes_a_sound_library_corrupt(c_library_cached):
+    # main: "corrupt (... File too large)", the library deleted, then a raw OSError [Errno 27]
+    cache, so, data = c_library_cached
+    written = so.stat().st_mtime_ns
+    out = _load_elsewhere(cache, str(len(data) // 2))
+    assert out["error"] == "CacheError", out
+    assert (
+        f"cannot copy {so.name} to load it: a file would exceed the file-size limit"
+        in (out["message"])
+    )
+    assert "ulimit -f unlimited" in out["message"]
+    assert not [w for w in out["warnings"] if "corrupt" in w]
+    assert so.read_bytes() == data and so.stat().st_mtime_ns == written
+    again = _load_elsewhere(cache)  # the remedy: no limit
+    assert again["backend"] == "c" and again["rhs"] == pytest.approx(EXPECTED, rel=1e-15)
+    assert so.stat().st_mtime_ns == written  # loaded as it was, not compiled again
+
+
+def _noexec_mount(cache) -> tuple[str, ...]:
+    """A command prefix running in a private mount namespace where ``cache`` is a fresh
+    ``noexec`` tmpfs holding a copy of its files (root only)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a noexec mount needs root and unshare (see the simulated test below)")
+    copy = f"{cache}.copy"
+    shutil.copytree(cache, copy)
+    script = (
+        'mount -t tmpfs -o noexec,mode=0700 tmpfs "$1" && cp -a "$2"/. "$1"/ && shift 2 && '
+        'exec "$@"'
+    )
+    return ("unshare", "-m", "sh", "-c", script, "sh", str(cache), copy)
+
+
+def test_a_noexec_cache_keeps_its_libraries_says_why_and_the_remedy_works(
+    c_library_cached, tmp_path
+):
+    # main: "corrupt (... failed to map segment from shared object); discarded it"; here C is
+    # asked for (with "auto", numba compiles instead, with the same words in a warning: see
+    # the simulated test below)
+    cache, so, data = c_library_cached
+    out = _load_elsewhere(cache, wrap=_noexec_mount(cache), backend="c")
+    assert out["error"] == "OptionError", out
+    assert not [w for w in out["warnings"] if "corrupt" in w], out["warnings"]
+    said = out["message"]
+    assert f"cannot be loaded from {cache}: that directory is on a file system mounted noexec" in (
+        said
+    )
+    assert "(the file is sound and kept)" in said
+    assert "Set FLUIDNET_CACHE to a directory on a file system that allows running" in said
+    assert so.read_bytes() == data  # the mount hid the directory: its files are untouched
+    elsewhere = tmp_path / "elsewhere"  # the remedy
+    assert _load_elsewhere(elsewhere)["backend"] == "c"
+
+
+def test_a_library_the_loader_refuses_is_kept_not_called_corrupt(c_library_cached, monkeypatch):
+    # where no noexec mount can be made: the dynamic loader's refusal, simulated
+    cache, so, data = c_library_cached
+    _forget(keys.form_key(_model().form, "c"))
+    monkeypatch.setenv("FLUIDNET_BACKEND", "auto")
+
+    def refuse(data, path, names):
+        raise OSError(f"{path}: failed to map segment from shared object")
+
+    monkeypatch.setattr(loading, "open_library", refuse)
+    monkeypatch.setattr(loading, "_FELL_BACK", set())
+    with pytest.warns(RuntimeWarning, match="dynamic loader refuses it here") as caught:
+        cm = compile_form(_model().form)
+    assert cm.backend == "numba" and _rhs_value(cm) == pytest.approx(EXPECTED, rel=1e-15)
+    assert not _corrupt_warnings(caught)
+    assert so.read_bytes() == data
+    monkeypatch.setenv("FLUIDNET_BACKEND", "c")
+    _forget(keys.form_key(_model().form, "c"))
+    with pytest.raises(fn.OptionError, match="Set FLUIDNET_CACHE to a directory on a file sys"):
+        compile_form(_model().form)
+    monkeypatch.setattr(loading, "noexec", lambda directory: True)  # as on a noexec mount
+    _forget(keys.form_key(_model().form, "c"))
+    with pytest.raises(fn.OptionError, match="mounted noexec, where compiled code cannot run"):
+        compile_form(_model().form)
+    assert so.read_bytes() == data
+
+
+@pytest.mark.parametrize("name", ["index.json", "{stem}.so", "{stem}.lock"])
+def test_a_directory_in_place_of_a_cache_file_is_named_and_removing_it_works(
+    c_library_cached, name
+):
+    # main: raw IsADirectoryError
+    cache, so, data = c_library_cached
+    target = cache / name.format(stem=so.stem)
+    target.unlink()
+    target.mkdir()
+    key = keys.form_key(_model().form, "c")
+    _forget(key)
+    with pytest.raises(CacheError, match=f"{target}.*remove it"):
+        compile_form(_model().form)
+    target.rmdir()  # the remedy
+    _forget(key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # index.json gone: compiled again, with a warning
+        assert _rhs_value(compile_form(_model().form)) == pytest.approx(EXPECTED, rel=1e-15)
+
+
+_LOAD_SAVED = textwrap.dedent(
+    """
+    import sys
+    import fluidnet as fn
+    try:
+        saved = fn.load_compiled(sys.argv[1])
+        print("LOADED", fn.simulate(saved, 1.0, history={"x": 1.0}, t_eval=[1.0])["x"][0])
+    except fn.CacheError as exc:
+        print("REFUSED", exc)
+    """
+)
+
+
+def test_a_saved_model_on_a_noexec_cache_says_why_and_the_remedy_works(fresh, tmp_path):
+    m, key, cache = fresh
+    saved = fn.save_compiled(m, tmp_path / "m.fnc", equilibrium=False)
+    cache.mkdir(exist_ok=True, mode=0o700)
+    env = dict(os.environ, FLUIDNET_CACHE=str(cache))
+    out = subprocess.run(
+        [*_noexec_mount(cache), sys.executable, "-c", _LOAD_SAVED, str(saved)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"REFUSED {saved}: its machine code cannot be loaded from the compile cache" in (
+        out.stdout
+    )
+    assert "mounted noexec" in out.stdout and "Set FLUIDNET_CACHE" in out.stdout
+    env["FLUIDNET_CACHE"] = str(tmp_path / "elsewhere")  # the remedy
+    again = subprocess.run(
+        [sys.executable, "-c", _LOAD_SAVED, str(saved)], env=env, capture_output=True, text=True
+    )
+    assert again.stdout.startswith("LOADED"), again.stderr[-2000:]

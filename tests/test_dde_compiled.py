@@ -294,3 +294,99 @@ def test_a_saved_model_reads_either_spelling_of_a_name(delayed_decay):
             fn.simulate(model, 1.0, history={"x": 1.0}, params={"k": 1.0, "𝑘": 2.0})
     with pytest.raises(fn.ParameterError, match=r"'ℌ' is not a parameter of model"):
         saved.resolve_params({"ℌ": 1.0})
+
+
+# ------------------------------------------------------------------ digests (issue 33)
+def _other_kelly():
+    """Another model with the same counts as _kelly() (1 state, 2 parameters, 1 lag)."""
+    x = fn.states("x")
+    kappa, T = fn.params("kappa T")
+    return fn.Model(
+        rhs={x: kappa * (2 - x(t) * x(t - T) ** 2)},
+        params={kappa: fn.Param(0.2, bounds=(0.0, 5.0)), T: 1.0},
+        name="other",
+    )
+
+
+def _with_members(src, dst, **members):
+    """A copy of the saved file ``src`` whose members (``model_so=...``) are replaced."""
+    with zipfile.ZipFile(src) as z:
+        parts = {n: z.read(n) for n in z.namelist()}
+    parts.update({k.replace("_so", ".so"): v for k, v in members.items()})
+    with zipfile.ZipFile(dst, "w") as z:
+        for n, data in parts.items():
+            z.writestr(n, data)
+    return dst
+
+
+@pytest.mark.parametrize("member", ["model.so", "jac.so"])
+def test_a_library_of_another_model_is_refused_before_it_is_loaded(saved, tmp_path, member):
+    # main ran the other model: x(50) = 1.26 (its equilibrium 2^(1/3)) for kelly's 1.096
+    model, k = saved["kelly"]
+    other = fn.save_compiled(_other_kelly(), tmp_path / "other.fnc", equilibrium=False)
+    with zipfile.ZipFile(other) as z:
+        theirs = z.read(member)
+    mixed = _with_members(k.path, tmp_path / "mixed.fnc", **{member.replace(".", "_"): theirs})
+    with pytest.raises(fn.StoreError, match=f"its library {member} .*does not match the SHA-256"):
+        fn.load_compiled(mixed)
+
+
+_TRUNCATED = """
+import sys
+import fluidnet as fn
+try:
+    fn.load_compiled(sys.argv[1])
+except fn.StoreError as exc:
+    print("REFUSED:", exc)
+"""
+
+
+def test_a_truncated_library_is_refused_not_mapped(saved, tmp_path):
+    # main: the interpreter died of SIGBUS inside dlopen
+    _, k = saved["kelly"]
+    with zipfile.ZipFile(k.path) as z:
+        so = z.read("model.so")
+    cut = _with_members(k.path, tmp_path / "cut.fnc", model_so=so[: len(so) // 2])
+    out = subprocess.run(
+        [sys.executable, "-c", _TRUNCATED, str(cut)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, f"exit status {out.returncode}: {out.stderr[-500:]}"
+    assert f"REFUSED: {cut}: its library model.so ({len(so) // 2} bytes)" in out.stdout
+
+
+def test_edited_metadata_the_library_cannot_contradict_is_refused(saved, tmp_path):
+    _, k = saved["kelly"]
+    edited = _rewritten(k.path, tmp_path / "edited.fnc", name="renamed")
+    with pytest.raises(fn.StoreError, match="metadata does not match the digest"):
+        fn.load_compiled(edited)
+
+
+def test_a_file_of_the_previous_format_says_why_it_is_refused(saved, tmp_path):
+    _, k = saved["kelly"]
+    old = _rewritten(k.path, tmp_path / "old.fnc", version=1)
+    with pytest.raises(OptionError, match="format 1, whose libraries carry no digests"):
+        fn.load_compiled(old)
+
+
+def test_a_negative_parameter_delay_is_refused_like_the_symbolic_model(saved):
+    # main: "non-finite right-hand side ... the step size fell to 6.86e-15"
+    model, k = saved["kelly"]
+    for m in (model, k):
+        with pytest.raises(ParameterError, match=r"delay T of x\(t - \(T\)\) evaluates to -1"):
+            fn.simulate(m, 10.0, history={"x": 0.5}, params={"T": -1.0})
+    assert fn.simulate(k, 1.0, history={"x": 0.5}, params={"T": 0.0})["x"].size > 0
+
+
+def test_paths_that_cannot_take_a_saved_model_are_named_and_the_remedy_works(saved, tmp_path):
+    model, _ = saved["kelly"]
+    with pytest.raises(OptionError, match=f"path {tmp_path} is a directory: .* such as") as info:
+        fn.save_compiled(model, tmp_path)
+    suggested = str(info.value).rsplit("such as ", 1)[1]
+    assert fn.load_compiled(fn.save_compiled(model, suggested)).name == "kelly"
+    (tmp_path / "afile").write_text("")
+    with pytest.raises(OptionError, match=f"{tmp_path / 'afile'} is a file, not a directory"):
+        fn.save_compiled(model, tmp_path / "afile" / "m.fnc")
+    with pytest.raises(OptionError, match="does not exist; create it first"):
+        fn.save_compiled(model, tmp_path / "no" / "such" / "m.fnc")
+    with pytest.raises(OptionError, match="is a directory, not a saved fluidnet model"):
+        fn.load_compiled(tmp_path)

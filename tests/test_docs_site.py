@@ -62,6 +62,17 @@ def test_every_module_is_on_the_modules_page(apiref):
     assert not any(part.startswith("_") for m in modules for part in m.split("."))
 
 
+def test_a_module_named_like_a_public_object_is_not_indexed_twice(apiref):
+    # fluidnet.explore is both the package and the function fn.explore (its API page)
+    documented = {n for names in apiref.sections().values() for n in names}
+    assert "fluidnet.explore" in documented
+    assert apiref.module_options("fluidnet.explore", documented) == [
+        "   :no-members:",
+        "   :no-index:",
+    ]
+    assert apiref.module_options("fluidnet.explore.point", documented) == ["   :no-members:"]
+
+
 def test_the_gallery_has_at_least_fifteen_examples_each_with_a_title():
     examples = sorted((DOCS.parent / "examples").glob("plot_*.py"))
     assert len(examples) >= 15, examples
@@ -71,3 +82,44 @@ def test_the_gallery_has_at_least_fifteen_examples_each_with_a_title():
         lines = text[3:].lstrip("\n").split("\n")
         title, underline = lines[0].strip(), lines[1].strip()
         assert title and set(underline) == {"="} and len(underline) >= len(title), path.name
+
+
+def test_a_paper_page_shows_its_figure_pairs_side_by_side(tmp_path, monkeypatch):
+    # issue 35: the paper pages show each packet figure beside its fluid prediction; a figure
+    # not generated yet is named, not left as a broken image (the site builds with -W)
+    from fluidnet.papers import readme
+
+    spec = importlib.util.spec_from_file_location("paperpages", DOCS / "_ext" / "paperpages.py")
+    pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pages)
+    assert (pages.PAIRS_BEGIN, pages.PAIRS_END) == (readme.PAIRS_BEGIN, readme.PAIRS_END)
+    paper = tmp_path / "zz"
+    (paper / "figures").mkdir(parents=True)
+    (paper / "figures" / "packet_q.png").write_bytes(b"png")
+    (paper / "README.md").write_text(
+        "# zz\n\ntext\n\n"
+        + "\n".join(
+            [
+                readme.PAIRS_BEGIN,
+                "**caption**",
+                "",
+                "| ns-3 | fluid |",
+                "|---|---|",
+                "| ![ns-3: packet_q](figures/packet_q.png) "
+                "| ![fluid: fluid_q](figures/fluid_q.png) |",
+                readme.PAIRS_END,
+                "## Targets",
+            ]
+        )
+    )
+    monkeypatch.setattr(pages, "PAPERS", tmp_path)
+    page = pages._page("zz")
+    assert f":end-before: {readme.PAIRS_BEGIN}" in page
+    assert f":start-after: {readme.PAIRS_END}" in page
+    assert (
+        "| ![packet_q](../../papers/zz/figures/packet_q.png) | "
+        "(`fluid_q.png` appears after `fluidnet reproduce zz`) |"
+    ) in page
+    assert "**caption**" in page
+    (paper / "README.md").write_text("# zz\n\nno pairs\n")
+    assert ":end-before:" not in pages._page("zz")

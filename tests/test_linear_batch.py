@@ -205,3 +205,43 @@ def test_batch_chart_with_a_store_equals_the_chart_without(tmp_path):
     parts = [p for p in (tmp_path / "chart" / "parts").iterdir() if p.is_dir()]
     assert len(parts) == 1
     assert len(list(parts[0].rglob("zarr.json"))) < 12
+
+
+def _kelly_pair() -> list[fn.LinearDDE]:
+    """Two linearizations of the three-route Kelly law of ``tests/user_laws.py`` (exponential
+    marking) at distant parameter points (kappa 1.9 and 17, B 19 and 9.5, other delays): from
+    the first point's roots, Newton's method on the second runs a real candidate out to
+    Re s = -1784, where exp(-s tau) overflows."""
+    z = [0.0, 0.0, 0.0]
+    first = fn.LinearDDE(
+        np.zeros((3, 3)),
+        [
+            (0.152718016592437, [[-3.01052723665133, -1.27761520794666, -1.27761520794667], z, z]),
+            (0.318713137490381, [z, z, [-3.6372836504184, 0.0, -3.8649320607974]]),
+            (0.949162952665872, [z, [-3.63728365041837, -3.86493206079737, 0.0], z]),
+        ],
+    )
+    second = fn.LinearDDE(
+        np.zeros((3, 3)),
+        [
+            (0.0296601854276657, [z, [-16.1830602337338, -19.8044849886676, 0.0], z]),
+            (0.272262982325539, [[-66.1962716332423, -29.4767110616874, -29.4767110616874], z, z]),
+            (0.295866734984544, [z, z, [-16.1830602337338, 0.0, -19.8044849886676]]),
+        ],
+    )
+    return [first, second]
+
+
+def test_a_candidate_run_far_left_falls_back_instead_of_raising():
+    """Issue 34: the batch path died with numpy's raw ``LinAlgError: SVD did not converge``
+    (Delta(s) with inf entries sent to LAPACK) where the per-point method works. Now such a
+    candidate is no root (residual inf), and the batch's roots equal the per-point method's."""
+    systems = _kelly_pair()
+    found = rightmost_roots(Stack.from_systems(systems))
+    assert found.certified.all()
+    for k, lin in enumerate(systems):
+        ref = lin.roots(k=2)
+        assert found.root[k] == pytest.approx(complex(ref[0].real, abs(ref[0].imag)), rel=1e-9)
+    far = np.array([-1784.4 + 0j, -3.0 + 1.0j])
+    res = Stack.from_systems(systems[:1]).residual(far, np.zeros(2, dtype=int))
+    assert res[0] == np.inf and np.isfinite(res[1])

@@ -10,11 +10,13 @@ import pytest
 
 import fluidnet as fn
 from fluidnet.packet import (
+    AVQ,
     PI,
     RCP,
     RED,
     SBRM,
     CoDel,
+    DropFront,
     Dumbbell,
     Flows,
     Link,
@@ -69,6 +71,17 @@ def test_a_link_ns3_cannot_run_is_an_error_naming_the_field(kwargs, field):
         (lambda: ShortFlows(mean_size=10), "exactly one of"),
         (lambda: ShortFlows(load=1.2), "ShortFlows.load"),
         (lambda: ShortFlows(load=0.5, shape=1.0), "ShortFlows.shape"),
+        (lambda: ShortFlows(load=0.5, max_size=0), "ShortFlows.max_size"),
+        (lambda: Flows(loss=1.0), "Flows.loss"),
+        (lambda: Flows(loss=-0.1), "Flows.loss"),
+        (lambda: AVQ(level=1.5), "AVQ.level"),
+        (lambda: AVQ(gamma=0.0), "AVQ.gamma"),
+        (lambda: AVQ(update_every=0), "AVQ.update_every"),
+        (lambda: AVQ(adaptive=True, level=0.99, gamma=0.9), "AVQ.level"),
+        (lambda: Transport("kelly", nu=-1), "nu"),
+        (lambda: Transport("kelly", d=0), "d"),
+        (lambda: Transport("mrg", beta=1.0), "beta"),
+        (lambda: Transport("sliding", theta=3), "option 'theta'"),
     ],
 )
 def test_bad_aqm_flow_and_transport_values_name_the_field(make, field):
@@ -141,6 +154,19 @@ def test_red_attributes_for_ns3():
 
 def test_transports():
     assert Transport("dctcp").ecn and Transport("sbrm").ecn and not Transport("newreno").ecn
+    # Kunniyur & Srikant's law reacts to losses, or with ECN to marks only (echoed one by one)
+    kelly = Transport("kelly", nu=0, d=2)
+    assert kelly.ns3() == (
+        "fluidnet::TcpKelly",
+        {"Nu": "0.0", "Delay": "2.0", "ReactToMarks": "false"},
+        "ns3::TcpNewReno",
+    )
+    assert Transport("kelly", ecn=True).ns3()[1:] == ({"ReactToMarks": "true"}, "ns3::TcpDctcp")
+    assert Transport("mrg", theta=375.0, r_max=2).ns3() == (
+        "fluidnet::TcpMrg",
+        {"Theta": "375.0", "RMax": "2.0"},
+        "ns3::TcpNewReno",
+    )
     t = Transport("sbrm", w=30, kappa=0.1)
     assert t.ns3() == ("fluidnet::TcpSbrm", {"W": "30.0", "Kappa": "0.1"}, "ns3::TcpDctcp")
     assert t.option("w") == 30 and Transport("sbrm").option("kappa") == 0.2
@@ -173,6 +199,30 @@ def test_short_flows_are_poisson_with_pareto_sizes():
     assert np.all(sizes >= 1) and np.all(sizes == np.round(sizes))
     load = ShortFlows(load=0.9, mean_size=25, rtt=0.1)
     assert load.rate(capacity=1000.0) == pytest.approx(36.0)
+    # truncated: sizes above max_size become max_size, P(size = 20) = P(X > 19)
+    cut = ShortFlows(arrival_rate=400.0, mean_size=10, shape=shape, rtt=0.1, max_size=20)
+    times, sizes = cut.draw(np.random.default_rng(7), capacity=1e4, t_end=50.0)
+    p = (10 * (shape - 1) / shape / 19) ** shape
+    assert sizes.max() == 20
+    assert abs(np.mean(sizes == 20) - p) < 5 * math.sqrt(p * (1 - p) / times.size)
+
+
+def test_aqms_of_kunniyur_and_srikant_for_ns3():
+    # 8 (1000 + 2) bits per packet: 1 Mb/s carries 124.75 packets/s of 1000 IP bytes
+    kw = dict(rate=1e6, delay=0.01, buffer=40, packet_size=1000)
+    assert DropFront().ns3(**kw) == ("fluidnet::DropFrontQueueDisc", {"MaxSize": "40p"})
+    qd, attrs = AVQ(level=0.99).ns3(**kw)
+    capacity = 1e6 / 8 * 1000 / 1002  # bytes/s of IP packets
+    assert qd == "fluidnet::AvqQueueDisc" and attrs["Adaptive"] == "false"
+    assert float(attrs["Capacity"]) == pytest.approx(capacity)
+    assert float(attrs["Level"]) == pytest.approx(0.99 * capacity)
+    assert float(attrs["VirtualBuffer"]) == 40 * 1000  # the link's buffer, in bytes
+    attrs = AVQ(level=0.5, adaptive=True, alpha=2.5, update_every=1000).ns3(**kw)[1]
+    assert (attrs["Alpha"], attrs["UpdateEvery"], attrs["Adaptive"]) == ("2.5", "1000", "true")
+    with pytest.raises(fn.ParameterError, match="without ECN"):
+        Dumbbell(link=Link(1e6, aqm=AVQ()), flows=[Flows(transport="kelly")])
+    sc = Dumbbell(link=Link(1e6, aqm=DropFront()), flows=[Flows(transport="kelly", loss=0.05)])
+    assert sc.plan(1.0, seed=0)["groups"][0]["loss"] == 0.05
 
 
 # ----------------------------------------------------------------------- data handling
@@ -195,3 +245,36 @@ def test_scenarios_pickle_and_compare_by_value():
     assert pickle.loads(pickle.dumps(sc)) == sc
     assert sc == red_dumbbell(notes=("one ACK per segment",))
     assert "RED(min_th=50" in sc.describe() and "note: one ACK per segment" in sc.describe()
+
+
+def test_sizes_that_cannot_run_are_refused_before_memory_is_taken():
+    # issue 33: simulate(..., n_points=10**9) took 8 GB and hung; Flows(n=10**9) took 7.8 GB
+    # (its start times) before the plan refused it
+    import tracemalloc
+
+    link = fn.packet.Link.from_packets(1250, buffer=100)
+    sc = fn.packet.Dumbbell(link=link, flows=[fn.packet.Flows(n=2, rtt=0.05)])
+    tracemalloc.start()
+    try:
+        with pytest.raises(fn.OptionError, match=r"n_points = 1000000000: .* GiB.*n_points <="):
+            fn.packet.simulate(sc, 10.0, n_points=10**9)
+        with pytest.raises(fn.OptionError, match="closer than ns-3's resolution"):
+            fn.packet.simulate(sc, 1e-3, n_points=10**7)
+        with pytest.raises(fn.ParameterError, match="Flows.n = 1000000000: .* at most 50000"):
+            fn.packet.Flows(n=10**9)
+        short = fn.packet.ShortFlows(arrival_rate=1e9, rtt=0.05)
+        with pytest.raises(fn.ParameterError, match="flows\\[0\\]: ShortFlows: more than 50000"):
+            fn.packet.Dumbbell(link=link, flows=[short]).plan(10.0, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20, peak  # measured: about 4 MB
+    # the largest allowed n_points is what the message says, and is accepted
+    most = int(str(_refusal(sc)).rsplit("<= ", 1)[1])
+    fn.packet.runner.RunRequest.checked(sc, 10.0, 0, most)
+
+
+def _refusal(sc):
+    with pytest.raises(fn.OptionError) as info:
+        fn.packet.runner.RunRequest.checked(sc, 10.0, 0, 10**9)
+    return info.value

@@ -42,6 +42,32 @@ def test_experiment3_steady_levels_against_note():
     p, levels = data.steady_levels(np.array([7812.5, 3906.25]))
     assert levels == pytest.approx([7672.85, 3701.51], abs=5e-3)  # note 001 T6
     assert p == pytest.approx([0.01788, 0.05241], abs=5e-6)
+    # with an unresponsive load xi, the users' loads (log: 1/(beta q), -1/x: its square root,
+    # 50 users each) fill C - xi
+    xi = np.array([700.0, 300.0])
+    p, levels = data.steady_levels(np.array([7812.5, 3906.25]), xi)
+    q = (p[0] + p[1], p[0], p[1])
+    users = [50 * (1 / (0.5 * v) + (1 / (0.5 * v)) ** 0.5) for v in q]
+    assert users[0] + users[1] + xi[0] == pytest.approx(7812.5, rel=1e-10)
+    assert users[0] + users[2] + xi[1] == pytest.approx(3906.25, rel=1e-10)
+    assert levels == pytest.approx(np.array([7812.5, 3906.25]) * (1 - p), rel=1e-12)
+    assert data.steady_rates(np.array([7812.5, 3906.25]))[1, 0] == pytest.approx(
+        5594.19 / 50, abs=1e-3
+    )  # the class-2 log user: 111.88 packets per 0.02 s
+
+
+def test_short_flow_sizes_have_the_truncated_pareto_mean():
+    """The closed form of the mean size against draws of the packet stage's short flows."""
+    from fluidnet.packet import ShortFlows
+
+    mean = data.truncated_pareto_mean(data.SHORT_MEAN, data.SHORT_SHAPE, data.SHORT_MAX)
+    flows = ShortFlows(arrival_rate=400.0, mean_size=10, shape=1.5, max_size=20, rtt=0.1)
+    sizes = np.concatenate(
+        [flows.draw(np.random.default_rng(s), capacity=1e4, t_end=100.0)[1] for s in range(4)]
+    )
+    assert sizes.max() == 20 and sizes.size > 150000
+    assert np.mean(sizes) == pytest.approx(mean, abs=4 * np.std(sizes) / np.sqrt(sizes.size))
+    assert data.short_flow_load() == pytest.approx([2 * 50 * mean] * 2)
 
 
 @pytest.mark.slow

@@ -130,8 +130,12 @@ def test_workers_of_a_killed_chart_exit(tmp_path, sig):
     proc = _start(CHART, "-", log=log, delay=5.0)  # workers busy in a long point
     workers = _workers_started(proc, log)
     os.kill(proc.pid, sig)
-    proc.wait(timeout=30)
-    assert proc.returncode == -sig
+    out, _ = proc.communicate(timeout=30)
+    if sig == signal.SIGKILL:
+        assert proc.returncode == -sig
+    else:  # handled as Ctrl-C is: the workers stopped, the sweep says so
+        assert proc.returncode == 3
+        assert "INTERRUPTED: sweep stopped by SIGTERM with 0 of 16 items done" in out
     assert wait_until(lambda: not any(alive(w) for w in workers), timeout=10), workers
 
 
@@ -191,3 +195,63 @@ def _positive_gain(a: float) -> float:
     if a < 0:
         raise fn.ParameterError(f"gain a = {a} must be positive")
     return logged_square(a)
+
+
+# ------------------------------------------------------------------ SIGTERM and SIGHUP (issue 33)
+SIGNALLED = textwrap.dedent(
+    """
+    import sys
+    import fluidnet.sweep.store as st
+    from fluidnet.sweep import ProcessExecutor, sweep
+    from sweep_helpers import logged_square
+
+    st.FLUSH_SECONDS = 1e9   # nothing is written before the sweep ends or is stopped
+    how = sys.argv[2]
+    if how == "processes":
+        executor = ProcessExecutor(2, chunksize=1)
+    elif how == "dask":
+        from dask.distributed import Client
+        from fluidnet.sweep import DaskExecutor
+        client = Client(processes=False, n_workers=1, threads_per_worker=2,
+                        dashboard_address=None)
+        executor = DaskExecutor(client, chunksize=1)
+    else:
+        executor = None
+    sweep(logged_square, {"x": [float(i) for i in range(40)]}, store=sys.argv[1],
+          executor=executor)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("how", "sig"),
+    [
+        ("serial", signal.SIGHUP),
+        ("processes", signal.SIGTERM),
+        pytest.param("dask", signal.SIGTERM, id="dask-SIGTERM"),
+    ],
+)
+def test_sigterm_and_sighup_keep_the_finished_items_as_ctrl_c_does(tmp_path, monkeypatch, how, sig):
+    # main: killed at once, every finished item lost (nothing written before the end)
+    if how == "dask":
+        pytest.importorskip("dask.distributed")
+    log, path = tmp_path / "calls.log", tmp_path / "squares"
+    proc = _start(SIGNALLED, str(path), how, log=log, delay=0.1)
+    assert wait_until(lambda: calls(log) >= 4, timeout=120), proc.communicate()[1]
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err  # an uncaught Terminated: exit status 1, a traceback
+    done, total = Store(path).progress()
+    in_flight = 1 if how == "serial" else 2
+    assert total == 40 and calls(log) - in_flight <= done < 40
+    said = f"Terminated: sweep stopped by {sig.name} with {done} of 40 items done; they are kept in"
+    assert said in err
+    if how == "processes":  # the workers, which ignore the signal, were stopped
+        assert "Traceback" not in err.split(said)[1]
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    monkeypatch.setenv("FLUIDNET_TEST_DELAY", "0")
+    before = calls(log)
+    grid = {"x": [float(i) for i in range(40)]}
+    resumed = sweep(logged_square, grid, store=path)
+    assert calls(log) - before == 40 - done
+    np.testing.assert_array_equal(resumed["value"].values, np.arange(40.0) ** 2)

@@ -36,8 +36,9 @@ def test_results_round_trip_with_their_types(tmp_path):
         (np.inf, np.float32(3.0), "x", np.array(["p", "qq"]), np.array(["", "r"], dtype=object)),
     ]
     (tmp_path / "parts").mkdir()
-    _write_part(tmp_path, [4, 5, 9], results)
-    indices, back = _read_part(_parts(tmp_path)[0])
+    owner = {"id": "0" * 32, "call": "1" * 64}
+    _write_part(tmp_path, [4, 5, 9], results, owner)
+    indices, back = _read_part(_parts(tmp_path)[0], owner)
     assert indices.tolist() == [4, 5, 9]
     for r, b in zip(results, back, strict=True):
         assert type(b) is type(r) and len(b) == len(r)
@@ -385,7 +386,7 @@ def test_a_forked_worker_does_not_keep_the_store_locked(tmp_path):
     from fluidnet.sweep.store import _lock
 
     (tmp_path / "s").mkdir()
-    held = _lock(tmp_path / "s")
+    held, _ = _lock(tmp_path / "s")
     fork = multiprocessing.get_context("fork")
     started = fork.Event()
     child = fork.Process(target=_sleep, args=(started, 30.0))
@@ -393,7 +394,239 @@ def test_a_forked_worker_does_not_keep_the_store_locked(tmp_path):
     try:
         assert started.wait(timeout=60)  # the child runs (after fork's hooks)
         held.close()  # the parent is done; the child still runs
-        _lock(tmp_path / "s").close()  # refused with StoreError if the child held the lock
+        _lock(tmp_path / "s")[0].close()  # refused with StoreError if the child held the lock
     finally:
         child.terminate()
         child.join()
+
+
+# ------------------------------------------------------------------ issue 33: what computed a part
+SCALE = 1.0
+
+
+def _scaled(x):
+    return x * SCALE
+
+
+def test_a_changed_global_is_a_different_call_never_stale_results(tmp_path, monkeypatch):
+    # main returned [1, 2, 3] again after SCALE = 2
+    path = tmp_path / "s"
+    grid = {"x": [1.0, 2.0, 3.0]}
+    np.testing.assert_array_equal(sweep(_scaled, grid, store=path)["value"], [1.0, 2.0, 3.0])
+    monkeypatch.setitem(globals(), "SCALE", 2.0)
+    with pytest.raises(fn.StoreError, match=r"_scaled\.SCALE: 2\.0 here, 1\.0 in the store"):
+        sweep(_scaled, grid, store=path)
+    np.testing.assert_array_equal(
+        sweep(_scaled, grid, store=tmp_path / "new")["value"], [2.0, 4.0, 6.0]
+    )
+
+
+def _negative(y):
+    return -y
+
+
+def test_a_part_copied_from_another_store_is_never_read(tmp_path, one_part):
+    # main read the copied part as results: [-1, -2, -3]
+    sweep(_square, {"x": [1.0, 2.0, 3.0]}, store=tmp_path / "a")
+    sweep(_negative, {"y": [1.0, 2.0, 3.0]}, store=tmp_path / "b")
+    shutil.rmtree(_only_part(tmp_path / "a"))
+    copied = _only_part(tmp_path / "b")
+    shutil.copytree(copied, tmp_path / "a" / "parts" / copied.name)
+    with pytest.warns(RuntimeWarning, match="belongs to another store .*computed by another call"):
+        ds = sweep(_square, {"x": [1.0, 2.0, 3.0]}, store=tmp_path / "a")
+    np.testing.assert_array_equal(ds["value"], [1.0, 4.0, 9.0])
+    assert (tmp_path / "a" / f".foreign-{copied.name}").is_dir()  # kept aside, not deleted
+
+
+def test_a_part_of_the_same_call_in_another_store_is_not_read(tmp_path, one_part):
+    sweep(_square, {"x": [1.0, 2.0, 3.0]}, store=tmp_path / "a")
+    sweep(_square, {"x": [1.0, 2.0, 3.0]}, store=tmp_path / "b")
+    mine = _only_part(tmp_path / "a")
+    shutil.rmtree(mine)
+    theirs = _only_part(tmp_path / "b")
+    shutil.copytree(theirs, tmp_path / "a" / "parts" / theirs.name)
+    with pytest.warns(RuntimeWarning, match="written by store .*copied from another store"):
+        sweep(_square, {"x": [1.0, 2.0, 3.0]}, store=tmp_path / "a")
+
+
+def test_a_store_that_lost_its_root_metadata_is_recovered_from_its_parts(
+    tmp_path, monkeypatch, write_every_result
+):
+    # main deleted every part and computed everything again, without a word
+    log, path = tmp_path / "calls.log", tmp_path / "s"
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    grid = {"x": [float(i) for i in range(5)]}
+    first = sweep(logged_square, grid, store=path)
+    (path / "zarr.json").unlink()
+    before = calls(log)
+    with pytest.warns(RuntimeWarning, match=r"lost its zarr.json.*5 parts \(5 items\) record"):
+        again = sweep(logged_square, grid, store=path)
+    assert calls(log) == before  # nothing computed again
+    assert again.identical(first)
+    assert Store(path).progress() == (5, 5)
+    sweep(logged_square, grid, store=path)  # a sound store again: no warning
+
+
+def test_parts_of_another_call_are_kept_aside_when_the_root_metadata_is_lost(
+    tmp_path, monkeypatch, one_part
+):
+    log, path = tmp_path / "calls.log", tmp_path / "s"
+    monkeypatch.setenv("FLUIDNET_TEST_LOG", str(log))
+    sweep(logged_square, {"x": [1.0, 2.0]}, store=path)
+    old = _only_part(path)
+    (path / "zarr.json").unlink()
+    with pytest.warns(RuntimeWarning, match="1 parts made by another call.*moved aside"):
+        ds = sweep(_square, {"x": [1.0, 2.0]}, store=path)  # another function
+    np.testing.assert_array_equal(ds["value"], [1.0, 4.0])
+    assert (path / f".orphan-{old.name}").is_dir()
+
+
+def test_a_damaged_root_metadata_is_refused_and_the_remedy_recovers_the_parts(tmp_path, one_part):
+    path = tmp_path / "s"
+    first = sweep(_square, {"x": [1.0, 2.0]}, store=path)
+    (path / "zarr.json").write_text("{not json")
+    with pytest.raises(fn.StoreError, match="delete that file: its parts record the call"):
+        sweep(_square, {"x": [1.0, 2.0]}, store=path)
+    (path / "zarr.json").unlink()  # the remedy
+    with pytest.warns(RuntimeWarning, match=r"1 parts \(2 items\) record this very call"):
+        assert sweep(_square, {"x": [1.0, 2.0]}, store=path).identical(first)
+
+
+def test_a_store_of_the_previous_format_is_refused_saying_why(tmp_path):
+    import json
+
+    path = tmp_path / "s"
+    sweep(_square, {"x": [1.0]}, store=path)
+    meta = json.loads((path / "zarr.json").read_text())
+    meta["attributes"]["fluidnet_store"] = 1
+    (path / "zarr.json").write_text(json.dumps(meta))
+    with pytest.raises(fn.StoreError, match=r"older fluidnet \(store format 1\).*Delete it"):
+        sweep(_square, {"x": [1.0]}, store=path)
+
+
+# ------------------------------------------------------------------ issue 33: unusable paths
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("/proc/fluidnet-test-store", "cannot be made a directory .No such file or directory"),
+        ("/dev/null/store", "cannot be made a directory .Not a directory"),
+    ],
+)
+def test_a_path_that_cannot_hold_a_store_is_a_store_error(where, says):
+    with pytest.raises(fn.StoreError, match=f"store path {where} {says}"):
+        sweep(_square, {"x": [1.0]}, store=where)
+
+
+@pytest.mark.parametrize("name", [".lock", "zarr.json"])
+def test_a_directory_in_place_of_a_file_is_named_and_removing_it_works(tmp_path, name):
+    path = tmp_path / "s"
+    first = sweep(_square, {"x": [1.0, 2.0]}, store=path)
+    (path / name).unlink()
+    (path / name).mkdir()
+    with pytest.raises(fn.StoreError, match=f"{path / name}.*remove it"):
+        sweep(_square, {"x": [1.0, 2.0]}, store=path)
+    (path / name).rmdir()  # the remedy
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr.json: rebuilt from the parts, with a warning
+        assert sweep(_square, {"x": [1.0, 2.0]}, store=path).identical(first)
+
+
+def test_a_file_size_limit_is_a_store_error_saying_so(tmp_path, disk_fills_up):
+    disk_fills_up(after=0, code=errno.EFBIG)
+    with pytest.raises(fn.StoreError, match=r"file-size limit.*ulimit -f unlimited"):
+        sweep(logged_square, {"x": [1.0]}, store=tmp_path / "s")
+
+
+# ------------------------------------------------------------------ issue 33: read-only stores
+READ = """
+import json, sys
+import fluidnet as fn
+from fluidnet.sweep import sweep
+from test_sweep_store import _square
+try:
+    ds = sweep(_square, {"x": [1.0, 2.0, 3.0, 4.0]}, store=sys.argv[1])
+    print(json.dumps([[float(v) for v in ds["value"].values]]))
+except fn.StoreError as exc:
+    print(json.dumps(["StoreError", str(exc)]))
+"""
+
+
+def _read_where_not_writable(tmp_path, path) -> list:
+    """Run READ on ``path`` where it cannot be written: a read-only bind mount in a private
+    mount namespace (as root, who may write any directory), else directories made read-only."""
+    import json
+    import subprocess
+
+    from sweep_helpers import PYTHON, script_env
+
+    if os.geteuid() == 0:
+        if shutil.which("unshare") is None:
+            pytest.skip("root without unshare: no read-only file system to try")
+        mount = 'mount --bind -o ro "$1" "$1" && exec "$2" -c "$3" "$4"'
+        cmd = ["unshare", "-m", "sh", "-c", mount, "sh", str(path.parent), PYTHON, READ, str(path)]
+    else:
+        for p in [path, *path.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o555)
+        cmd = [PYTHON, "-c", READ, str(path)]
+    try:
+        out = subprocess.run(cmd, env=script_env(), capture_output=True, text=True, timeout=120)
+    finally:
+        for p in [path, *path.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o755)
+    if os.geteuid() == 0 and "mount" in out.stderr and out.returncode:
+        pytest.skip(f"no read-only bind mount here: {out.stderr.strip()[:200]}")
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_finished_store_is_read_where_it_cannot_be_written(tmp_path):
+    # main: "cannot create or open the store: the file system is read-only"
+    path = tmp_path / "ro" / "s"
+    first = sweep(_square, {"x": [1.0, 2.0, 3.0, 4.0]}, store=path)
+    assert _read_where_not_writable(tmp_path, path) == [first["value"].values.tolist()]
+
+
+def test_an_unfinished_store_that_cannot_be_written_says_how_to_finish_it(tmp_path, one_part):
+    path = tmp_path / "ro" / "s"
+    sweep(_square, {"x": [1.0, 2.0, 3.0, 4.0]}, store=path)
+    part = _only_part(path)
+    shutil.rmtree(part)
+    reply = _read_where_not_writable(tmp_path, path)
+    assert reply[0] == "StoreError"
+    assert f"store {path} cannot be written" in reply[1]
+    assert "holds 0 of 4 items" in reply[1] and "cp -r" in reply[1]
+    copy = tmp_path / "copy"
+    shutil.copytree(path, copy)  # the remedy: a writable copy
+    np.testing.assert_array_equal(
+        sweep(_square, {"x": [1.0, 2.0, 3.0, 4.0]}, store=copy)["value"], [1.0, 4.0, 9.0, 16.0]
+    )
+
+
+def _no_write_under(root):
+    """``open`` refusing to write below ``root``, as for a directory this user may not write
+    (EACCES; root may write anywhere, so it is simulated)."""
+    import builtins
+
+    def no_write(file, mode="r", *args, **kwargs):
+        if str(file).startswith(str(root)) and any(c in mode for c in "wax+"):
+            raise PermissionError(errno.EACCES, "Permission denied", str(file))
+        return builtins.open(file, mode, *args, **kwargs)
+
+    return no_write
+
+
+def test_a_store_without_write_permission_is_read_without_a_lock_file(tmp_path, monkeypatch):
+    # the read-only bind mount above is the real thing (EROFS); this is the permission case
+    import fluidnet.sweep.store as store_module
+
+    path = tmp_path / "s"
+    first = sweep(_square, {"x": [1.0, 2.0]}, store=path)
+    (path / ".lock").unlink()
+    monkeypatch.setattr(store_module, "open", _no_write_under(tmp_path), raising=False)
+    assert sweep(_square, {"x": [1.0, 2.0]}, store=path).identical(first)
+    assert not (path / ".lock").exists()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(fn.StoreError, match="holds no finished store and cannot be written"):
+        sweep(_square, {"x": [1.0, 2.0]}, store=tmp_path / "empty")

@@ -50,3 +50,74 @@ def test_every_blas_is_single_threaded_inside_and_restored_after():
     assert len(out["both_inside"]) >= len(out["numpy_inside"])
     assert all(n == 1 for _, n in out["both_inside"]), out
     assert all(n == 2 for _, n in out["both_after"]), out
+
+
+_ENTRY_CHILD = """
+import json
+import numpy  # the user's situation: NumPy (and its multi-threaded OpenBLAS) loaded first
+import scipy.linalg
+from threadpoolctl import threadpool_info, threadpool_limits
+
+import fluidnet as fn
+from fluidnet.linear import characteristic_roots
+
+def blas():
+    return sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+seen = {}
+
+
+def spy(f):
+    def spied(*args, **kwargs):
+        mine = seen.setdefault(current, [])
+        if len(mine) < 40:  # threadpool_info takes a millisecond
+            mine.extend(blas())
+        return f(*args, **kwargs)
+
+    return spied
+
+
+for name in ("eigvals", "svd", "solve", "lstsq", "eig"):
+    setattr(numpy.linalg, name, spy(getattr(numpy.linalg, name)))
+x = fn.states("x")
+a, T = fn.params("a T")
+m = fn.Model({x: -a * x(fn.t - T) * (1 + x(fn.t))}, {a: 1.0, T: 1.0}, name="wright")
+current = "setup"  # (the symbolic stage is not one of the analyses checked here)
+lin = m.linearize()
+calls = {
+    "characteristic_roots": lambda: characteristic_roots(lin, k=2),
+    "critical_value": lambda: fn.critical_value(m, "a", 0.5, 3.0),
+    "hopf_point": lambda: fn.hopf_point(m, "a", 1.0, 2.0),
+}
+with threadpool_limits(limits=2, user_api="blas"):
+    before = blas()
+    for current, call in calls.items():
+        call()
+    after = blas()
+seen.pop("setup", None)
+print(json.dumps({"before": before, "seen": seen, "after": after}))
+"""
+
+
+def test_entry_points_run_single_threaded_when_numpy_came_first():
+    """Issue 34: with NumPy imported before fluidnet, OpenBLAS keeps a thread per core and
+    continuation cost 75 ms of CPU per orbit instead of 4. Every analysis entry point runs
+    its dense algebra with one BLAS thread (seen from inside ``numpy.linalg``'s ``svd``,
+    ``solve``, ``eig``...) and the
+    user's setting is back afterwards. On main, hopf_point and critical_value saw 2 threads."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    res = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_ENTRY_CHILD)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["before"] and all(n == 2 for n in out["before"]), out
+    assert set(out["seen"]) == {"characteristic_roots", "critical_value", "hopf_point"}, out
+    for name, threads in out["seen"].items():
+        assert threads and set(threads) == {1}, (name, out)
+    assert out["after"] == out["before"], out

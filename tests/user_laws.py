@@ -259,9 +259,10 @@ def tandem_two_class(**values: float) -> fn.Model:
         q1' = N1 W1/R1 - C1,   q2' = N1 W1/R1 + N2 W2/R2 - C2      (queues projected at 0)
 
     (the second link sees class 1's sending rate, not the first queue's output: the usual
-    network simplification of [MGT] Sec. 3). Defaults (ours): ``N1 = 20``, ``N2 = 30``,
-    ``C1 = 2500``, ``C2 = 3750`` pkts/s, ``d1 = 0.15``, ``d2 = 0.1`` s, ``K1 = K2 = 1e-4``. At
-    equilibrium ``N1 W1/R1 = C1``, ``N2 W2/R2 = C2 - C1``.
+    network simplification of [MGT] Sec. 3). Defaults (ours): ``N1 = 40``, ``N2 = 20``,
+    ``C1 = 2000``, ``C2 = 3750`` pkts/s, ``d1 = 0.15``, ``d2 = 0.1`` s, ``K1 = K2 = 1e-4``: both
+    links congested, ``N1 W1/R1 = C1`` and ``N2 W2/R2 = C2 - C1`` (``q1 = 44``, ``q2 = 139``
+    pkts); with longer ``d1`` the first queue empties (``q1 = 2`` at ``d1 = 0.2``).
     """
     W1, W2, q1, q2 = fn.states("W1 W2 q1 q2")
     p1, p2 = fn.signals("p1 p2")
@@ -276,9 +277,9 @@ def tandem_two_class(**values: float) -> fn.Model:
             q2: N1 * W1(t) / R1 + N2 * W2(t) / R2 - C2,
         },
         params={
-            N1: fn.Param(20.0, "1", "flows of class 1", (0, None)),
-            N2: fn.Param(30.0, "1", "flows of class 2", (0, None)),
-            C1: fn.Param(2500.0, "pkts/s", "capacity of link 1", (0, None)),
+            N1: fn.Param(40.0, "1", "flows of class 1", (0, None)),
+            N2: fn.Param(20.0, "1", "flows of class 2", (0, None)),
+            C1: fn.Param(2000.0, "pkts/s", "capacity of link 1", (0, None)),
             C2: fn.Param(3750.0, "pkts/s", "capacity of link 2", (0, None)),
             d1: fn.Param(0.15, "s", "propagation RTT of class 1", (0, None)),
             d2: fn.Param(0.1, "s", "propagation RTT of class 2", (0, None)),
@@ -299,6 +300,7 @@ def kelly_network(
     *,
     delay_classes: int = 3,
     filtered: bool = False,
+    heterogeneous: bool = False,
     name: str = "user_kelly_network",
 ) -> fn.Model:
     """Kelly's primal algorithm ([KMT] eq. (5)) on any routing, power-law marking.
@@ -311,7 +313,9 @@ def kelly_network(
 
     Route ``r`` has the round-trip delay ``T (1 + (r mod delay_classes) / delay_classes)``, so
     the system has ``delay_classes`` distinct delays. ``filtered`` adds one low-pass (RED-like
-    averaging) state per link. Defaults (ours): ``kappa = 0.5``, ``w = 1``, ``C = 10``,
+    averaging) state per link. ``heterogeneous`` gives route ``r`` the willingness to pay
+    ``w (1 + ((3 r) mod 7)/7)`` (otherwise all routes are alike, and a ring's symmetry makes
+    many characteristic roots multiple). Defaults (ours): ``kappa = 0.5``, ``w = 1``, ``C = 10``,
     ``m = 4``, ``T = 0.1`` s, ``beta = 5`` /s.
     """
     R = len(routes)
@@ -331,7 +335,8 @@ def kelly_network(
         level = y
     for r, links in enumerate(routes):
         Tr = T * (1 + sympy.Rational(r % delay_classes, delay_classes))
-        rhs[x[r]] = kappa * (w - x[r](t - Tr) * sum(p[link](t - Tr) for link in links))
+        wr = w * (1 + sympy.Rational((3 * r) % 7, 7)) if heterogeneous else w
+        rhs[x[r]] = kappa * (wr - x[r](t - Tr) * sum(p[link](t - Tr) for link in links))
     if filtered:
         for link in range(n_links):
             rhs[u[link]] = beta * (y[link] - u[link](t))
@@ -362,8 +367,10 @@ def kelly_twenty(**values: float) -> fn.Model:
 
 def kelly_hundred(**values: float) -> fn.Model:
     """A 100-state network: 90 flows on a ring of 10 links (1 to 3 hops) and one load filter
-    per link, :func:`kelly_network` with ``filtered=True``."""
-    m = kelly_network(_ring_routes(90, 10, 3), 10, filtered=True, name="user_kelly_hundred")
+    per link, :func:`kelly_network` with ``filtered=True`` and unequal willingness to pay."""
+    m = kelly_network(
+        _ring_routes(90, 10, 3), 10, filtered=True, heterogeneous=True, name="user_kelly_hundred"
+    )
     return m.with_params(**values) if values else m
 
 
@@ -378,8 +385,7 @@ class UserLaw:
     plane: dict[str, tuple[float, float]]
     #: ``(parameter, (lo, hi))``: the 1-D range of critical_value
     sweep: tuple[str, tuple[float, float]]
-    #: the other parameter plotted against ``sweep`` by stability_boundary, ``(name, (lo, hi))``
-    boundary_over: tuple[str, tuple[float, float]]
+    #: the number of states
     states: int = field(default=0)
 
 
@@ -391,7 +397,6 @@ LAWS: dict[str, UserLaw] = {
             tcp_red_rtt,
             {"d": (0.05, 0.4), "K": (2e-5, 3e-4)},
             ("d", (0.01, 1.0)),
-            ("K", (2e-5, 3e-4)),
             2,
         ),
         UserLaw(
@@ -399,7 +404,6 @@ LAWS: dict[str, UserLaw] = {
             primal_dual,
             {"kappa": (0.5, 20.0), "Tb": (0.01, 0.5)},
             ("Tb", (0.01, 2.0)),
-            ("kappa", (0.5, 20.0)),
             2,
         ),
         UserLaw(
@@ -407,31 +411,27 @@ LAWS: dict[str, UserLaw] = {
             kelly_three_routes,
             {"kappa": (0.2, 5.0), "B": (4.0, 16.0)},
             ("kappa", (0.1, 20.0)),
-            ("B", (4.0, 16.0)),
             3,
         ),
         UserLaw(
             "pi_over_tcp",
             pi_over_tcp,
-            {"N": (30.0, 120.0), "Tp": (0.05, 0.4)},
+            {"N": (10.0, 120.0), "Tp": (0.05, 1.0)},
             ("Tp", (0.05, 1.0)),
-            ("N", (30.0, 120.0)),
             3,
         ),
         UserLaw(
             "sigmoid_rate",
             sigmoid_rate,
-            {"kappa": (0.5, 5.0), "T": (0.2, 3.0)},
-            ("T", (0.1, 10.0)),
-            ("kappa", (0.5, 5.0)),
+            {"kappa": (1.0, 20.0), "T": (0.5, 5.0)},
+            ("T", (0.1, 60.0)),
             1,
         ),
         UserLaw(
             "tandem_two_class",
             tandem_two_class,
-            {"d1": (0.05, 0.4), "K2": (2e-5, 3e-4)},
-            ("d1", (0.01, 1.0)),
-            ("K2", (2e-5, 3e-4)),
+            {"d1": (0.05, 1.0), "K2": (2e-5, 1e-3)},
+            ("d1", (0.01, 2.0)),
             4,
         ),
         UserLaw(
@@ -439,7 +439,6 @@ LAWS: dict[str, UserLaw] = {
             kelly_twenty,
             {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
             ("kappa", (0.05, 20.0)),
-            ("T", (0.02, 0.3)),
             20,
         ),
         UserLaw(
@@ -447,7 +446,6 @@ LAWS: dict[str, UserLaw] = {
             kelly_hundred,
             {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
             ("kappa", (0.05, 20.0)),
-            ("T", (0.02, 0.3)),
             100,
         ),
     )

@@ -27,6 +27,7 @@ import numpy as np
 from ..continuation import IterationController, Stop, follow, run
 from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint
 from ..errors import AnalysisError, OptionError, ParameterError
+from ..threads import blas_bound
 from ._system import orbit_system
 from .collocation import assemble
 from .newton import OrbitState, phase_row
@@ -254,6 +255,7 @@ class _FoldTracer(ArclengthStepper):
         return None
 
 
+@blas_bound
 def continue_cycle_folds(
     fold: FoldOfCycles,
     y: str,
@@ -298,6 +300,11 @@ def continue_cycle_folds(
         For bad options or names.
     AnalysisError
         When the fold cannot be corrected onto its defining system.
+
+    See Also
+    --------
+    continue_orbits : the branch of cycles in one parameter
+    continue_hopf : the Hopf curve it starts next to
     """
     from .continuation import FoldOfCycles
 

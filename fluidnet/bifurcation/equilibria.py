@@ -56,6 +56,7 @@ from ..continuation.arclength import (
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..overrides import merge_params
+from ..threads import blas_bound
 from . import codim2
 from .normalform import Mode, normal_form
 from .steady import steady_state
@@ -700,6 +701,7 @@ def _square(J, row, rhs):
     return np.linalg.solve(J, rhs[:-1])
 
 
+@blas_bound
 def continue_equilibria(
     model: Model,
     name: str,
@@ -757,6 +759,10 @@ def continue_equilibria(
         For unknown names or bad options.
     AnalysisError
         When no equilibrium is found at the start.
+
+    See Also
+    --------
+    continue_equilibrium_folds : the folds followed in a second parameter
 
     Examples
     --------
@@ -1040,6 +1046,7 @@ class _FoldTracer(ArclengthStepper):
         return None
 
 
+@blas_bound
 def continue_equilibrium_folds(
     start: EquilibriumFold | BogdanovTakensPoint | ZeroHopfPoint,
     y: str | None = None,
@@ -1081,6 +1088,10 @@ def continue_equilibrium_folds(
         For bad options or names.
     AnalysisError
         When the start does not solve the fold's defining system.
+
+    See Also
+    --------
+    continue_equilibria : the curve of equilibria in one parameter
     """
     if isinstance(start, EquilibriumFold):
         xn = start.x_name

@@ -44,6 +44,7 @@ from ..continuation.arclength import (
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..options import count_option, number_option
+from ..threads import blas_bound
 from . import codim2
 from .hopf import DEGENERATE_TOL, HopfPoint, _first_coefficient
 from .smoothness import NonSmoothError, check_equilibrium_smooth
@@ -557,6 +558,7 @@ def _range(r, name: str):
     return lo, hi
 
 
+@blas_bound
 def continue_hopf(
     hopf: HopfPoint,
     y: str,
@@ -604,6 +606,12 @@ def continue_hopf(
         For a bad option or ``y`` equal to the Hopf point's parameter.
     ParameterError
         For an unknown parameter.
+
+    See Also
+    --------
+    hopf_point : one point of the curve
+    continue_cycle_folds : the curve of folds of cycles from a Bautin point
+    stability_boundary : the boundary of the linearly stable region
 
     Examples
     --------

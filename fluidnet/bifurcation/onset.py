@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, OptionError
+from ..threads import blas_bound
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -99,6 +100,7 @@ class CriticalityTable:
         return ax
 
 
+@blas_bound
 def criticality_table(
     model: Model,
     name: str,
@@ -210,6 +212,7 @@ class OnsetMap:
         return ax
 
 
+@blas_bound
 def onset_map(
     hopf: HopfPoint,
     y: str,

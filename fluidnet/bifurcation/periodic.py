@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AnalysisError, OptionError
 from ..options import number_option
 from ..overrides import merge_params, parameter_value
+from ..threads import blas_bound
 from .collocation import Mesh
 from .continuation import continue_orbits
 from .orbit import PeriodicOrbit, collocated_orbit, direct_orbit
@@ -95,6 +96,7 @@ def _from_simulation_near(hp, value: float, params: dict, kw) -> PeriodicOrbit:
     )  # fmt: skip
 
 
+@blas_bound
 def periodic_orbit(
     start: HopfPoint | Solution | PeriodicOrbit,
     value: float | None = None,
@@ -155,6 +157,12 @@ def periodic_orbit(
         When Newton fails, or converges to the equilibrium.
     NonSmoothError
         When the orbit touches a non-smooth surface of the model.
+
+    See Also
+    --------
+    hopf_point : where the cycles are born
+    continue_orbits : the branch of cycles
+    oscillation : the cycle as a simulation shows it
 
     Examples
     --------

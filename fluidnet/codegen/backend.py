@@ -16,7 +16,7 @@ from .cache import cache_dir, read_index
 from .clib import MODEL_NAMES, CLibrary
 from .csource import Untranslatable, generate_c_jacobian_source, generate_c_source
 from .keys import form_key
-from .loading import c_library, load_generated
+from .loading import c_library, load_generated, note_fallback
 from .pysource import generate_jacobian_source
 
 __all__ = ["backend_request", "c_model_library", "forced_c_error", "jacobian_library"]
@@ -42,10 +42,10 @@ def backend_request(backend: str | None) -> str:
 
 def forced_c_error(form, exc: Exception) -> OptionError:
     """The error of a C backend that was asked for and cannot compile ``form``."""
+    remedy = getattr(exc, "remedy", CompilerUnavailable.remedy)
     return OptionError(
         f"the C backend was requested (FLUIDNET_BACKEND=c or backend='c') but model "
-        f"{form.name!r} cannot be compiled with it: {exc}. Set CC to a working C compiler, "
-        "or use FLUIDNET_BACKEND=numba"
+        f"{form.name!r} cannot be compiled with it: {exc}. {remedy}"
     )
 
 
@@ -76,6 +76,7 @@ def c_model_library(form, key: str, forced: bool) -> CLibrary | None:
     except CompilerUnavailable as exc:
         if forced:
             raise forced_c_error(form, exc) from None
+        note_fallback(exc)
         return None
     except Untranslatable:
         if forced:
@@ -112,6 +113,7 @@ def jacobian_library(form, key: str, backend: str) -> Any:
         except CompilerUnavailable as exc:
             if backend_request(None) == "c":
                 raise forced_c_error(form, exc) from None
+            note_fallback(exc)
     if lib is None:
         lib = load_generated(
             f"fluidnet_jac_{form_key(form, 'numba')}",

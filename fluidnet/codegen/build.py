@@ -20,7 +20,13 @@ from pathlib import Path
 from ..errors import ModelError
 from .cache import disk_errors
 
-__all__ = ["CompilerUnavailable", "compile_library", "compiler_command", "known_broken"]
+__all__ = [
+    "CompilerUnavailable",
+    "LibrariesNotLoadable",
+    "compile_library",
+    "compiler_command",
+    "known_broken",
+]
 
 #: Sources longer than this many bytes are compiled with ``-O1`` (``-O2`` costs several times
 #: more compile time on very large straight-line functions for little speed).
@@ -30,6 +36,20 @@ O1_ABOVE_BYTES = 200_000
 # ------------------------------------------------------------------------------- compiling
 class CompilerUnavailable(RuntimeError):  # noqa: N818 - a condition, not a failure of the model
     """The C compiler cannot be run or does not build a trivial shared library."""
+
+    #: What to do about it (for the error of a C backend that was asked for).
+    remedy = "Set CC to a working C compiler, or use FLUIDNET_BACKEND=numba"
+
+
+class LibrariesNotLoadable(CompilerUnavailable):
+    """Compiled libraries cannot be loaded from the cache directory (a file system mounted
+    ``noexec``, or a loader that refuses a library matching its recorded digest): not a damaged
+    file, and not the compiler's fault."""
+
+    remedy = (
+        "Set FLUIDNET_CACHE to a directory on a file system that allows running programs, or "
+        "use FLUIDNET_BACKEND=numba"
+    )
 
 
 _PROBE = b"double fluidnet_probe(double x) { return x + 1.0; }\n"

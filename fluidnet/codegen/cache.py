@@ -5,12 +5,15 @@ Generated model modules, compiled model libraries and the ahead-of-time integrat
 so it must be private (see :func:`cache_dir`), and a file is run only when its bytes match the
 digest recorded in the directory's index (``index.json``) when fluidnet wrote it — numba's
 machine code of the generated modules (``__pycache__/*.nbi``, ``*.nbc``: pickles) included (see
-:mod:`fluidnet.codegen.numbacache`). A disk that is full (or over quota, or read-only) when the
-cache is written is a :class:`~fluidnet.errors.CacheError` that says so; a file is never called
-corrupt, nor deleted, because it could not be copied. This module needs nothing beyond the
-standard library, so that loading compiled code imports neither sympy nor numba (and only what
-reading needs: ``tempfile`` and ``shutil``, for writing and the fallback directory, are imported
-where used).
+:mod:`fluidnet.codegen.numbacache`). A disk that is full (or over quota, or read-only) or a
+file-size limit (``ulimit -f``) when the cache is written is a
+:class:`~fluidnet.errors.CacheError` that says so and what to do; so is a directory where the
+cache keeps a file, or any other failure of the file system (naming the file). A file is never
+called corrupt, nor deleted, because it could not be copied or loaded here: a directory on a
+file system mounted ``noexec`` (:func:`noexec`) cannot run compiled libraries, which is said as
+such. This module needs nothing beyond the standard library, so that loading compiled code
+imports neither sympy nor numba (and only what reading needs: ``tempfile`` and ``shutil``, for
+writing and the fallback directory, are imported where used).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..diskfull import unwritable_reason
+from ..diskfull import unwritable_errno, unwritable_reason, unwritable_remedy
 from ..errors import CacheError
 
 try:
@@ -44,6 +47,7 @@ __all__ = [
     "disk_errors",
     "file_lock",
     "is_cache_dir",
+    "noexec",
     "private_copy",
     "read_index",
     "record",
@@ -63,18 +67,41 @@ def is_cache_dir(path: Path) -> bool:
 
 @contextmanager
 def disk_errors(directory: Path, what: str):
-    """Turn an ``OSError`` of a full (or over-quota, or read-only) disk while writing to the
-    cache ``directory`` into a :class:`~fluidnet.errors.CacheError` that says so."""
+    """Turn an ``OSError`` while writing to the cache ``directory`` into a
+    :class:`~fluidnet.errors.CacheError` that says what is wrong and what to do: a full (or
+    over-quota, or read-only) disk, a file-size limit, a directory where a file belongs, or
+    another failure of the file system (naming the file)."""
     try:
         yield
     except OSError as exc:
         reason = unwritable_reason(exc)
-        if reason is None:
-            raise
+        if reason is not None:
+            remedy = unwritable_remedy(unwritable_errno(exc), "set FLUIDNET_CACHE to")
+            raise CacheError(
+                f"fluidnet compile cache {directory}: cannot {what}: {reason}. {remedy}"
+            ) from exc
+        name = exc.filename2 if exc.errno == errno.EISDIR and exc.filename2 else exc.filename
+        if exc.errno == errno.EISDIR:
+            fix = f"a directory is where the cache keeps the file {name}: remove it"
+        elif exc.errno == errno.ENOTDIR:
+            fix = f"a file is in the way of {name}: remove it"
+        else:
+            fix = "set FLUIDNET_CACHE to a directory of your own where you can write"
+        code = errno.errorcode.get(exc.errno or 0, "?")
         raise CacheError(
-            f"fluidnet compile cache {directory}: cannot {what}: {reason}. Free space on that "
-            "device, or set FLUIDNET_CACHE to a directory on another one"
+            f"fluidnet compile cache {directory}: cannot {what} ({exc.strerror or exc}, {code}"
+            f"{f', at {name}' if name else ''}); {fix}"
         ) from exc
+
+
+def noexec(directory: Path) -> bool:
+    """Whether ``directory`` is on a file system mounted ``noexec`` (where the dynamic loader
+    refuses to map code: compiled libraries cannot be loaded from it)."""
+    flag = getattr(os, "ST_NOEXEC", 0)
+    try:
+        return bool(flag and os.statvfs(directory).f_flag & flag)
+    except OSError:
+        return False
 
 
 def _check_private(path: Path) -> None:
@@ -116,6 +143,13 @@ def _private_dir(path: Path) -> Path:
     except FileExistsError:
         pass
     _check_private(machine_code)
+    for name in (INDEX, INDEX + ".lock"):  # the index is what every file is checked against
+        if (path / name).exists() and not (path / name).is_file():
+            raise CacheError(
+                f"{path / name} is not a file (a directory is in its place), where the compile "
+                "cache keeps the digests of its files: remove it (nothing in the cache is "
+                "loaded without it; the files are compiled again)"
+            )
     probe = path / f".probe-{os.getpid()}-{threading.get_ident()}"
     try:
         probe.write_text("")
@@ -204,8 +238,15 @@ def digest(data: bytes) -> str:
 
 @contextmanager
 def file_lock(path: Path):
-    """An exclusive advisory lock on ``path`` held across processes (POSIX ``flock``)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    """An exclusive advisory lock on ``path`` held across processes (POSIX ``flock``).
+
+    Raises
+    ------
+    CacheError
+        When the lock file cannot be opened (a directory in its place, a full disk, ...).
+    """
+    with disk_errors(path.parent, f"open the lock file {path.name}"):
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -19,20 +19,27 @@ A saved model is machine code for this kind of machine (processor architecture a
 system, both recorded and checked on loading); it cannot be linearized or analysed (it has no
 symbolic form: use the :class:`~fluidnet.Model`). Only load files you made or trust, as you
 would only import modules you trust: loading runs the machine code inside (see
-:func:`load_compiled`). What is checked is the file's consistency, not its intent: every field
-of the metadata is validated against the counts the library itself reports (states,
-parameters, lags and the state each reads, switching surfaces), so that a damaged or edited
-file is refused with a :class:`~fluidnet.StoreError` naming the field, never run with arrays
-of the wrong length.
+:func:`load_compiled`). What is checked is the file's consistency, not its intent: the file
+records the SHA-256 of both libraries and a digest of its metadata (which names the model's
+cache key, a hash of its equations), and a library whose bytes do not match — another model's,
+or a truncated one, which would crash the interpreter when mapped — is refused *before* it is
+loaded; then every field of the metadata is validated against the counts the library itself
+reports (states, parameters, lags and the state each reads, switching surfaces), so that a
+damaged or edited file is refused with a :class:`~fluidnet.StoreError` naming the field, never
+run with arrays of the wrong length.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import errno
+import hashlib
 import json
 import math
 import os
 import platform
+import re
 import sys
 import threading
 import zipfile
@@ -45,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ModelError, OptionError, ParameterError
+from ..errors import FluidnetError, ModelError, OptionError, ParameterError, StoreError
 from ..overrides import merge_params, parameter_value
 from .clib import MODEL_NAMES, CLibrary, open_library
 from .savedcheck import check_against_library, check_meta, identifier
@@ -65,7 +72,8 @@ __all__ = [
 ]
 
 FORMAT = "fluidnet-compiled-model"
-VERSION = 1
+#: 2: the libraries' SHA-256 and a digest of the metadata ("seal") are recorded (issue 33).
+VERSION = 2
 _META, _MODEL_SO, _JAC_SO = "meta.json", "model.so", "jac.so"
 
 
@@ -82,6 +90,46 @@ def _verified_bytes(lib: Any) -> bytes:
     if data is None:
         raise ModelError(f"the cached library {lib.path} changed since it was loaded: not saved")
     return data
+
+
+def _seal(meta: Mapping[str, Any]) -> str:
+    """The SHA-256 of a saved model's metadata (canonical JSON) without its ``seal`` field."""
+    body = {k: v for k, v in meta.items() if k != "seal"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _save_target(path: str | os.PathLike, name: str) -> Path:
+    """The file ``save_compiled`` writes, checked before anything is compiled.
+
+    Raises
+    ------
+    OptionError
+        For a directory, a path below a file or below a directory that does not exist.
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise OptionError(f"path = {path!r}: give the name of the file to write (a str or Path)")
+    target = Path(path)
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "model"
+    if target.is_dir():
+        raise OptionError(
+            f"path {target} is a directory: give the name of the file to write, such as "
+            f"{target / (stem + '.fnc')}"
+        )
+    parent = target.parent
+    for up in (parent, *parent.parents):
+        if up.exists():
+            if not up.is_dir():
+                raise OptionError(
+                    f"path {target}: {up} is a file, not a directory; give a path in a directory"
+                )
+            break
+    if not parent.is_dir():
+        raise OptionError(
+            f"path {target}: the directory {parent} does not exist; create it first "
+            f"(mkdir -p {parent})"
+        )
+    return target
 
 
 def _lag_text(form, lag) -> dict[str, Any]:
@@ -117,9 +165,12 @@ def save_compiled(
     Raises
     ------
     OptionError
-        When the C compiler does not work (saved models are C libraries).
+        When the C compiler does not work (saved models are C libraries), or ``path`` is a
+        directory or lies below a file or a directory that does not exist.
     ModelError
         For a model that cannot be compiled for simulation.
+    StoreError
+        When the file cannot be written (a full disk, no permission, ...): says why.
 
     Examples
     --------
@@ -138,6 +189,7 @@ def save_compiled(
     """
     from ..errors import AnalysisError
 
+    target = _save_target(path, str(getattr(model, "name", "model")))
     cm = compile_model(model, backend="c")
     jacobian_address(cm)
     jac = _JACOBIANS[cm.key]
@@ -158,6 +210,7 @@ def save_compiled(
             "value": None if p.value is None else float(p.value),
             "bounds": [None if lo is None else float(lo), None if hi is None else float(hi)],
         }
+    model_so, jac_so = _verified_bytes(cm.module), _verified_bytes(jac)
     meta = {
         "format": FORMAT,
         "version": VERSION,
@@ -170,19 +223,43 @@ def save_compiled(
         "surfaces": list(cm.surface_labels),
         "equilibrium": eq,
         "sizes": [cm.n, cm.nlag, cm.nswitch, cm.nparam],
+        "sha256": {
+            _MODEL_SO: hashlib.sha256(model_so).hexdigest(),
+            _JAC_SO: hashlib.sha256(jac_so).hexdigest(),
+        },
         **_machine(),
     }
-    target = Path(path)
+    meta["seal"] = _seal(meta)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED) as z:
             z.writestr(_META, json.dumps(meta, indent=1))
-            z.writestr(_MODEL_SO, _verified_bytes(cm.module))
-            z.writestr(_JAC_SO, _verified_bytes(jac))
+            z.writestr(_MODEL_SO, model_so)
+            z.writestr(_JAC_SO, jac_so)
         os.replace(tmp, target)
+    except OSError as exc:
+        raise _write_error(target, exc) from exc
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return target
+
+
+def _write_error(target: Path, exc: OSError) -> FluidnetError:
+    """The error of a saved model that could not be written to ``target``."""
+    from ..diskfull import unwritable_errno, unwritable_reason, unwritable_remedy
+
+    reason = unwritable_reason(exc)
+    if reason is not None:
+        remedy = unwritable_remedy(unwritable_errno(exc), "give path=")
+        return StoreError(f"{target} cannot be written: {reason}. {remedy}")
+    code = errno.errorcode.get(exc.errno or 0, "?")
+    if exc.errno == errno.EISDIR:
+        return OptionError(f"path {target} is a directory: give the name of a file to write")
+    return StoreError(
+        f"{target} cannot be written ({exc.strerror or exc}, {code}); give a path in a "
+        "directory where you can write"
+    )
 
 
 # ------------------------------------------------------------------------------------- load
@@ -408,7 +485,8 @@ class SavedModel:
         ------
         ParameterError
             For an unknown name, a missing value, a value that is not a finite number or out of
-            its bounds.
+            its bounds, or values at which a delay that depends on parameters only is negative
+            or not finite (as a :class:`~fluidnet.Model` refuses them).
         ModelError
             For two spellings of one name.
         """
@@ -450,7 +528,37 @@ class SavedModel:
                     f"parameter {k!r}: value {v:g} is above its upper bound {hi:g}"
                 )
             out[k] = v
+        self._check_delays(out)
         return out
+
+    def _check_delays(self, values: Mapping[str, float]) -> None:
+        """The delays that depend on parameters only, evaluated by the compiled ``delay``
+        function, are finite and >= 0 (the integrator would refer to the future, or stall)."""
+        lags = [(k, lag) for k, lag in enumerate(self.form.lags) if lag.kind == "parameter"]
+        if not lags:
+            return
+        cm = self.compiled
+        dp = ctypes.POINTER(ctypes.c_double)
+        x, z = np.zeros(max(1, cm.n)), np.zeros(max(1, cm.nlag))
+        p = np.array([values[k] for k in self.param_names] or [0.0], dtype=np.float64)
+        w, aux, out = np.zeros(max(1, cm.nswitch)), np.zeros(1), np.zeros(1)
+        args = [a.ctypes.data_as(dp) for a in (x, z, p, w, aux, out)]
+        f = cm.module.delay.ctypes
+        for k, lag in lags:
+            aux[0] = k
+            f(0.0, *args)
+            tau = float(out[0])
+            if math.isfinite(tau) and tau >= 0:
+                continue
+            used = {
+                n: values[n]
+                for n in self.param_names
+                if re.search(rf"(?<!\w){re.escape(n)}(?!\w)", lag.delay)
+            }
+            raise ParameterError(
+                f"delay {lag.delay} of {lag.label} evaluates to {tau:g} with {used}; delays must "
+                "be real and >= 0"
+            )
 
     def equilibrium(
         self, *, params: Mapping[str, Any] | None = None, **overrides: Any
@@ -540,10 +648,16 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
         When ``path`` is not a saved model, or was saved on another kind of machine or by
         another version of fluidnet.
     StoreError
-        When a field of its metadata is missing, of the wrong type, or disagrees with the
-        library it describes (the number of states, parameters, lags, switching surfaces, the
-        state a lag reads, an index out of range, a key that is not a hash, ...): the message
-        names the field. A damaged or edited file is refused before anything is simulated.
+        When a library does not match the SHA-256 recorded when the model was saved (another
+        model's library, a damaged or truncated one: checked before it is loaded), the metadata
+        does not match its recorded digest, or a field of it is missing, of the wrong type, or
+        disagrees with the library it describes (the number of states, parameters, lags,
+        switching surfaces, the state a lag reads, an index out of range, a key that is not a
+        hash, ...): the message names the field. A damaged or edited file is refused before
+        anything is simulated.
+    CacheError
+        When the compile cache (where the libraries are loaded from private copies) is on a
+        file system mounted ``noexec``, or cannot be written.
 
     Warnings
     --------
@@ -555,9 +669,17 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
     ones. Only load files you made yourself or received from someone you trust, over a channel
     you trust.
     """
-    from .cache import cache_dir  # the standard library only
+    from ..errors import CacheError
+    from .cache import cache_dir, noexec  # the standard library only
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise OptionError(f"path = {path!r}: give the file a model was saved to (a str or Path)")
     path = Path(path)
+    if path.is_dir():
+        raise OptionError(
+            f"{path} is a directory, not a saved fluidnet model: give the file save_compiled "
+            "wrote (conventionally *.fnc)"
+        )
     try:
         with zipfile.ZipFile(path) as z:
             meta = json.loads(z.read(_META))
@@ -567,9 +689,14 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise OptionError(f"{path} is not a saved fluidnet model")
     if meta.get("version") != VERSION:
+        why = (
+            ", whose libraries carry no digests to check before they are loaded"
+            if meta.get("version") == 1
+            else ""
+        )
         raise OptionError(
-            f"{path} was saved by another version of fluidnet (format {meta.get('version')}, "
-            f"this one reads {VERSION}): save the model again"
+            f"{path} was saved by another version of fluidnet (format {meta.get('version')}"
+            f"{why}; this one reads {VERSION}): save the model again"
         )
     here = _machine()
     there = {k: meta.get(k) for k in here}
@@ -579,14 +706,34 @@ def load_compiled(path: str | os.PathLike) -> SavedModel:
             f"{here['machine']}/{here['platform']}: save the model again on this machine"
         )
     check_meta(path, meta)  # every field's type and shape, before the libraries are loaded
+    for member, data in ((_MODEL_SO, model_so), (_JAC_SO, jac_so)):
+        if hashlib.sha256(data).hexdigest() != meta["sha256"][member]:  # before it is mapped
+            raise StoreError(
+                f"{path}: its library {member} ({len(data)} bytes) does not match the SHA-256 "
+                f"recorded when model {meta['name']!r} was saved (another model's library, or "
+                "a damaged or truncated one): not loaded. Save the model again"
+            )
     directory = cache_dir()  # private: the libraries are loaded from copies there
+    if noexec(directory):
+        raise CacheError(
+            f"{path}: its machine code cannot be loaded from the compile cache {directory}, "
+            "which is on a file system mounted noexec (saved libraries are loaded from private "
+            "copies there). Set FLUIDNET_CACHE to a directory on a file system that allows "
+            "running programs"
+        )
     stem = f"saved_{meta['key']}"
     try:
         lib = open_library(model_so, directory / f"{stem}.so", MODEL_NAMES)
         jac = open_library(jac_so, directory / f"{stem}_jac.so", ("jac",))
     except OSError as exc:
         raise OptionError(f"{path}: its machine code cannot be loaded here ({exc})") from exc
-    return SavedModel(path, meta, lib, jac)  # checks the metadata against the libraries
+    saved = SavedModel(path, meta, lib, jac)  # checks the metadata against the libraries
+    if meta["seal"] != _seal(meta):  # what the checks above cannot see: a value, a bound, ...
+        raise StoreError(
+            f"{path}: its metadata does not match the digest recorded when model "
+            f"{meta['name']!r} was saved (edited or damaged): save the model again"
+        )
+    return saved
 
 
 # ---------------------------------------------------------------------------------- compile

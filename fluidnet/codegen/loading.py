@@ -4,7 +4,10 @@ r"""Loading generated code from the cache: run only what matches the digest reco
 numba caches next to it: :mod:`fluidnet.codegen.numbacache`), :func:`c_library` loads a C
 library (compiling its verified source again when the library is missing or altered). A file
 that does not match its recorded digest is never run: it is discarded and generated again, with
-one warning.
+one warning. A library that matches its digest but cannot be loaded here (a cache on a
+``noexec`` mount) is kept, and said so (:class:`~fluidnet.codegen.build.LibrariesNotLoadable`):
+the C backend gives way to numba with one warning (:func:`note_fallback`), or, when C was asked
+for, an error says what to do.
 """
 
 from __future__ import annotations
@@ -20,14 +23,56 @@ import numpy as np
 
 from ..errors import CacheError, ModelError
 from . import numbacache
-from .build import CompilerUnavailable, compile_library
-from .cache import INDEX, cache_dir, digest, discard, file_lock, read_index, record, write_atomic
+from .build import CompilerUnavailable, LibrariesNotLoadable, compile_library
+from .cache import (
+    INDEX,
+    cache_dir,
+    digest,
+    discard,
+    file_lock,
+    noexec,
+    read_index,
+    record,
+    write_atomic,
+)
 from .clib import open_library
 from .pysource import generate_source
 
-__all__ = ["c_library", "load_generated", "load_numba_model"]
+__all__ = ["c_library", "load_generated", "load_numba_model", "note_fallback", "not_loadable"]
 
 _WARNED: set[str] = set()  # keys of models already warned about
+_FELL_BACK: set[str] = set()  # why the C backend gave way to numba, said once each
+
+
+def not_loadable(directory: Path, what: str, exc: BaseException | None = None):
+    """The :class:`LibrariesNotLoadable` of ``what`` (a library) in ``directory``: a ``noexec``
+    mount said as such, else the loader's own message."""
+    if noexec(directory):
+        return LibrariesNotLoadable(
+            f"{what} cannot be loaded from {directory}: that directory is on a file system "
+            "mounted noexec, where compiled code cannot run (the file is sound and kept)"
+        )
+    return LibrariesNotLoadable(
+        f"{what} matches the digest recorded when it was compiled but the dynamic loader "
+        f"refuses it here ({exc}); the file is kept"
+    )
+
+
+def note_fallback(exc: CompilerUnavailable) -> None:
+    """Warn once (per reason) that C libraries cannot be loaded here and numba compiles
+    instead; a compiler that does not work is left unsaid, as before (numba is the default
+    without one)."""
+    if not isinstance(exc, LibrariesNotLoadable):
+        return
+    text = str(exc)
+    if text in _FELL_BACK:
+        return
+    _FELL_BACK.add(text)
+    warnings.warn(
+        f"fluidnet: {text}; compiling with numba instead (slower to compile). {exc.remedy}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
 
 
 def _warn_corrupt(key: str, name: str, path: Path, what: str) -> None:
@@ -165,10 +210,16 @@ def c_library(
     Raises
     ------
     CompilerUnavailable
-        When it has to be compiled and the C compiler does not work, or a library just compiled
-        cannot be loaded (e.g. a cache directory on a ``noexec`` file system).
+        When it has to be compiled and the C compiler does not work.
+    LibrariesNotLoadable
+        (a ``CompilerUnavailable``) When libraries cannot be loaded from the cache directory
+        (on a ``noexec`` file system, or refused by the dynamic loader although they match their
+        digest); the files are kept.
     ModelError
         When the compiler rejects the generated source.
+    CacheError
+        When the cache cannot be written (a full disk, a file-size limit, a directory where a
+        file belongs, ...).
     """
 
     def load(data: bytes, path: Path) -> Any:
@@ -177,6 +228,8 @@ def c_library(
         return opener(data, path)
 
     directory = cache_dir()
+    if noexec(directory):  # nothing compiled could run: keep what is there, compile nothing
+        raise not_loadable(directory, f"the library of {label}")
     so_path, c_path = directory / f"{stem}.so", directory / f"{stem}.c"
     with file_lock(directory / f"{stem}.lock"):
         index = read_index(directory)
@@ -185,8 +238,8 @@ def c_library(
         if data is not None and recorded is not None and digest(data) == recorded:
             try:
                 return load(data, so_path)
-            except OSError as exc:
-                _warn_corrupt(key, label, so_path, f"{so_path.name} cannot be loaded: {exc}")
+            except OSError as exc:  # sound bytes the loader refuses here: not corrupt
+                raise not_loadable(directory, f"{so_path.name} ({label})", exc) from exc
         elif data is not None and index is None:
             _warn_corrupt(key, label, so_path, f"its index {directory / INDEX} is unreadable")
         elif data is not None and recorded is not None:
@@ -200,6 +253,4 @@ def c_library(
         try:
             return load(data, so_path)
         except OSError as exc:
-            raise CompilerUnavailable(
-                f"the library compiled for {label} cannot be loaded from {directory} ({exc})"
-            ) from exc
+            raise not_loadable(directory, f"the library just compiled for {label}", exc) from exc

@@ -40,7 +40,7 @@ from .backend import backend_request
 from .build import CompilerUnavailable, known_broken
 from .cache import cache_dir, private_copy, read_index
 from .csource import _PRELUDE, Untranslatable
-from .loading import c_library, load_generated
+from .loading import c_library, load_generated, note_fallback
 from .printers import PY, CLang
 from .statements import code_lines
 
@@ -273,12 +273,14 @@ def map_loop(
                         opener=_open_map,
                     )
                 except (CompilerUnavailable, Untranslatable) as exc:
+                    remedy = getattr(exc, "remedy", CompilerUnavailable.remedy)
                     if request == "c":
                         raise OptionError(
                             f"the C backend was requested (FLUIDNET_BACKEND=c or backend='c') "
-                            f"but map {name!r} cannot be compiled with it: {exc}. Set CC to a "
-                            "working C compiler, or use FLUIDNET_BACKEND=numba"
+                            f"but map {name!r} cannot be compiled with it: {exc}. {remedy}"
                         ) from None
+                    if isinstance(exc, CompilerUnavailable):
+                        note_fallback(exc)
                     continue
             else:
                 module = load_generated(

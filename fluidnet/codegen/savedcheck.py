@@ -21,6 +21,7 @@ from .clib import CLibrary
 __all__ = ["check_against_library", "check_meta", "identifier"]
 
 _KEY = re.compile(r"[0-9a-f]{8,64}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 _LAG_FIELDS = {"state", "delay", "label", "kind"}
 _LAG_KINDS = ("constant", "parameter", "state")
 
@@ -69,6 +70,8 @@ def check_meta(path: Path, meta: Mapping[str, Any]) -> None:
         ("lags", list),
         ("surfaces", list),
         ("sizes", list),
+        ("sha256", dict),
+        ("seal", str),
     ):
         if field not in meta:
             raise _damaged(path, field, "is missing")
@@ -76,6 +79,13 @@ def check_meta(path: Path, meta: Mapping[str, Any]) -> None:
             raise _damaged(path, field, f"is a {type(meta[field]).__name__}, not a {kind.__name__}")
     if not _KEY.fullmatch(meta["key"]):
         raise _damaged(path, "key", f"is {meta['key'][:40]!r}, not a hexadecimal digest")
+    if not _SHA256.fullmatch(meta["seal"]):
+        raise _damaged(path, "seal", f"is {meta['seal'][:70]!r}, not a SHA-256")
+    digests = meta["sha256"]
+    if set(digests) != {"model.so", "jac.so"} or not all(
+        isinstance(v, str) and _SHA256.fullmatch(v) for v in digests.values()
+    ):
+        raise _damaged(path, "sha256", "is not {'model.so': sha256, 'jac.so': sha256}")
     states = meta["states"]
     for i, n in enumerate(states):
         if not _is_name(n):

@@ -34,6 +34,7 @@ import numpy as np
 from ..errors import FluidnetError
 from ..threads import single_threaded_blas
 from .certificate import LINE_OFFSETS, count_right_of
+from .large import DENSE_LIMIT
 from .roots import MERGE_RTOL, RESIDUAL_TOL, characteristic_roots
 from .stacked import Stack, balance_scales, singular_values
 
@@ -43,6 +44,9 @@ __all__ = ["RightmostRoots", "rightmost_roots", "grid_levels", "generator_matric
 N_SEEDS = 4
 #: Points of the coarse subgrid solved by the full method before continuation starts.
 COARSE_POINTS = 1
+#: Largest number of matrix entries of one stacked eigenvalue problem of the batched
+#: discretization (16 M doubles, 128 MB): larger batches are solved in parts.
+DISCRETIZED_ENTRIES = 16_000_000
 
 
 @dataclass
@@ -66,6 +70,10 @@ class RightmostRoots:
     stats : dict
         How many points were continued, solved by the batched discretization, and by the full
         per-point method.
+    fallback : numpy.ndarray of str
+        Why the batch did not settle a point that the full per-point method then solved
+        (``""`` for the points the batch settled, and for the starting points of the
+        continuation, which the full method solves by design).
     """
 
     root: np.ndarray
@@ -74,6 +82,7 @@ class RightmostRoots:
     reason: np.ndarray
     full: np.ndarray
     stats: dict
+    fallback: np.ndarray | None = None
 
     @property
     def abscissa(self) -> np.ndarray:
@@ -127,10 +136,29 @@ class _State:
         self.certified = np.zeros(K, dtype=bool)
         self.reason = np.full(K, "", dtype=object)
         self.full = np.zeros(K, dtype=bool)
+        self.fallback = np.full(K, "", dtype=object)
         self.seeds = np.full((K, N_SEEDS), np.nan + 0j)
         #: discretization size for the batched fallback: the largest the full method used
         self.n_nodes = 16
-        self.stats = {"continued": 0, "discretized": 0, "full": 0}
+        self.stats = {"continued": 0, "discretized": 0, "full": 0, "batch_errors": 0}
+
+
+#: Raw numerical errors of a batched step (over its stacked arrays), caught so that its points
+#: fall back to the full per-point method instead of failing the whole batch.
+BATCH_ERRORS = (np.linalg.LinAlgError, FloatingPointError, ValueError, ZeroDivisionError)
+
+
+def _guarded(state: _State, what: str, step: Callable[..., np.ndarray], *args: Any) -> np.ndarray:
+    """``step(state, stack, points, ...)`` (a batched step over ``points``, returning the mask
+    of its failures); every point failed where it raised a raw numerical error (recorded as
+    the points' fallback reason)."""
+    points = args[1]
+    try:
+        return step(state, *args)
+    except BATCH_ERRORS as exc:
+        state.stats["batch_errors"] += 1
+        state.fallback[points] = f"the batched {what} raised {type(exc).__name__}: {exc}"
+        return np.ones(points.size, dtype=bool)
 
 
 def rightmost_roots(
@@ -190,14 +218,29 @@ def rightmost_roots(
                 cont, par = points[~direct], parents[~direct]
                 if cont.size:
                     state.stats["continued"] += cont.size
-                    failed = _continue(state, bal, cont, par)
+                    failed = _guarded(state, "continuation", _continue, bal, cont, par)
                     cont = cont[failed]
                 if cont.size:
                     state.stats["discretized"] += cont.size
-                    cont = cont[_discretize(state, bal, cont, state.n_nodes)]
+                    failed = _guarded(
+                        state, "discretization", _discretize, bal, cont, state.n_nodes
+                    )
+                    cont = cont[failed]
+                if cont.size:
+                    unset = state.fallback[cont] == ""
+                    state.fallback[cont[unset]] = (
+                        "not certified by continuation from a neighbour nor by the batched "
+                        "discretization"
+                    )
                 _full(state, cont, system, opts)
     return RightmostRoots(
-        state.root, state.line, state.certified, state.reason, state.full, state.stats
+        state.root,
+        state.line,
+        state.certified,
+        state.reason,
+        state.full,
+        state.stats,
+        state.fallback.astype(str),
     )
 
 
@@ -263,8 +306,24 @@ def _discretize(state: _State, stack: Stack, points: np.ndarray, n_nodes: int) -
     size for all ``points`` at once (one stacked eigenvalue problem), its rightmost
     eigenvalues refined by Newton, then the certificate; returns the mask of failures."""
     P, R = points.size, N_SEEDS
+    M = stack.n * (n_nodes + 1)
+    if M > DENSE_LIMIT:
+        # a large system: no dense discretization (the full method counts boxes instead)
+        state.fallback[points] = (
+            f"not certified by continuation from a neighbour; {M} rows are too many for the "
+            "batched discretization"
+        )
+        return np.ones(P, dtype=bool)
     target = stack.take(points)
-    ev = np.linalg.eigvals(generator_matrices(target, n_nodes))  # (P, M)
+    per = max(1, DISCRETIZED_ENTRIES // (M * M))  # systems per stacked eigenvalue problem
+    ev = np.concatenate(
+        [
+            np.linalg.eigvals(
+                generator_matrices(target.take(np.arange(a, min(a + per, P))), n_nodes)
+            )
+            for a in range(0, P, per)
+        ]
+    )  # (P, M)
     ev = np.where(np.isfinite(ev) & (ev.imag >= 0), ev, np.nan)
     ev = np.where(np.abs(np.imag(ev)) <= 1e-12 * (1 + np.abs(ev)), np.real(ev) + 0j, ev)
     order = np.argsort(-np.where(np.isfinite(ev), np.real(ev), -np.inf), axis=1)[:, : 3 * R]
@@ -338,14 +397,15 @@ def _accept(
     gap = 0.1 / target.max_delay()
     re = np.where(np.isfinite(table), np.real(table), -np.inf)
     sigma = np.full(P, np.nan)
-    for t in LINE_OFFSETS[::-1]:
-        trial = re[:, 0] - gap * t
-        clear = np.all(np.abs(re - trial[:, None]) >= 0.25 * gap[:, None] * t, axis=1)
-        sigma = np.where(clear, trial, sigma)
-    moved = re[:, 0] - gap
-    for j in range(R):
-        close = np.abs(re[:, j] - moved) < 0.25 * gap
-        moved = np.where(close, re[:, j] - gap, moved)
+    with np.errstate(invalid="ignore"):  # a point without roots: -inf - -inf, no line
+        for t in LINE_OFFSETS[::-1]:
+            trial = re[:, 0] - gap * t
+            clear = np.all(np.abs(re - trial[:, None]) >= 0.25 * gap[:, None] * t, axis=1)
+            sigma = np.where(clear, trial, sigma)
+        moved = re[:, 0] - gap
+        for j in range(R):
+            close = np.abs(re[:, j] - moved) < 0.25 * gap
+            moved = np.where(close, re[:, j] - gap, moved)
     sigma = np.where(np.isnan(sigma), moved, sigma)
     # roots known right of the line: every root found there (a pair counts twice)
     weight = np.where(np.imag(lam) > 0, 2, 1)

@@ -241,13 +241,16 @@ class Stack:
             scale = (
                 np.abs(s) + n0 + np.sum(nk * np.abs(np.exp(-s[:, None] * self.tau[idx])), axis=1)
             )
-            return self.min_singular(s, idx) / np.maximum(scale, np.finfo(float).tiny)
+            res = self.min_singular(s, idx) / np.maximum(scale, np.finfo(float).tiny)
+        # far left, exp(-s tau) overflows: Delta(s) is not a finite matrix, s is no root
+        return np.where(np.isfinite(res), res, np.inf)
 
 
 def singular_values(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Largest and smallest singular values of a stack of square matrices ``(..., n, n)``
     (closed forms for ``n <= 2``: ``s_max^2 = (F + sqrt(F^2 - 4 |det|^2)) / 2`` with ``F`` the
-    squared Frobenius norm, and ``s_min = |det| / s_max``)."""
+    squared Frobenius norm, and ``s_min = |det| / s_max``); NaN for a matrix with an entry that
+    is not finite."""
     n = M.shape[-1]
     if M.size == 0:
         z = np.zeros(M.shape[:-2])
@@ -262,8 +265,16 @@ def singular_values(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             smax = np.sqrt(0.5 * (F + np.sqrt(np.maximum(F * F - 4.0 * det * det, 0.0))))
             smin = np.where(smax > 0, det / smax, 0.0)
         return smax, smin
-    sv = np.linalg.svd(M, compute_uv=False)
-    return sv[..., 0], sv[..., -1]
+    finite = np.all(np.isfinite(M), axis=(-2, -1))
+    if finite.all():
+        sv = np.linalg.svd(M, compute_uv=False)
+        return sv[..., 0], sv[..., -1]
+    # LAPACK's SVD does not converge on inf or NaN entries (a raw LinAlgError): NaN there
+    smax, smin = np.full(M.shape[:-2], np.nan), np.full(M.shape[:-2], np.nan)
+    if finite.any():
+        sv = np.linalg.svd(M[finite], compute_uv=False)
+        smax[finite], smin[finite] = sv[..., 0], sv[..., -1]
+    return smax, smin
 
 
 def _norm2(M: np.ndarray) -> np.ndarray:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .errors import NotInstalledError
 
-__all__ = ["MODULES", "available", "load", "components_source"]
+__all__ = ["MODULES", "SOURCES", "available", "load", "components_source"]
 
 #: The ns-3 modules the packet stage uses, in dependency order.
 MODULES = (
@@ -33,7 +33,8 @@ MODULES = (
 )
 
 _CXX = Path(__file__).with_name("cxx")
-_SOURCES = ("components.cc", "experiment.cc")
+#: The C++ sources compiled into the server, in order (``cxx/``).
+SOURCES = ("components.cc", "avq.cc", "utility_laws.cc", "experiment.cc")
 _loaded = None
 
 
@@ -53,7 +54,7 @@ def require() -> None:
 
 def components_source() -> str:
     """The C++ source of fluidnet's ns-3 components (queue discs, transports, experiment)."""
-    return "\n".join((_CXX / name).read_text() for name in _SOURCES)
+    return "\n".join((_CXX / name).read_text() for name in SOURCES)
 
 
 def _prefix() -> Path | None:

@@ -28,8 +28,11 @@ def _strings(values) -> tuple[list[str], list[str]]:
     return names, [str(values[k]) for k in names]
 
 
-def run_plan(plan: dict, t_end: float, seed: int, dt: float) -> dict[str, np.ndarray]:
-    """Run ``plan`` for ``t_end`` seconds, sampling every ``dt``; return the traces as arrays."""
+def run_plan(
+    plan: dict, t_end: float, seed: int, dt: float, n_points: int | None = None
+) -> dict[str, np.ndarray]:
+    """Run ``plan`` for ``t_end`` seconds, taking ``n_points`` samples every ``dt`` (default
+    ``t_end/dt + 1``, the last at ``t_end``); return the traces as arrays."""
     import cppyy
 
     from . import _ns3
@@ -66,9 +69,11 @@ def run_plan(plan: dict, t_end: float, seed: int, dt: float) -> dict[str, np.nda
             float(g["access_delay"]),
             Vd(g["starts"]),
             Vd(g["sizes"]),
+            float(g.get("loss", 0.0)),
         )
     build = time.process_time() - cpu0
-    exp.Run(float(t_end), float(dt))
+    samples = int(n_points) if n_points is not None else int(round(t_end / dt)) + 1
+    exp.Run(float(t_end), float(dt), samples)
     n_links = len(plan["links"])
     times = _array(exp.times)
     T = times.size
@@ -83,6 +88,8 @@ def run_plan(plan: dict, t_end: float, seed: int, dt: float) -> dict[str, np.nda
         "cwnd": _array(exp.cwnd, (T, n_traced)),
         "rtt": _array(exp.rtt, (T, n_traced)),
         "rx": _array(exp.rx, (T, n_traced)),
+        "ssthresh": _array(exp.ssthresh, (T, n_traced)),
+        "lost": _array(exp.lost, (T, n_traced)),
         "traced_flow": np.array([int(exp.tracedFlows[i]) for i in range(n_traced)], dtype=np.int64),
         "flow_start": _array(exp.flowStart),
         "flow_size": _array(exp.flowSize),
@@ -97,8 +104,9 @@ def run_plan(plan: dict, t_end: float, seed: int, dt: float) -> dict[str, np.nda
 
 
 def warm_scenario():
-    """A small scenario that goes through every component (TCP and RCP, long and short flows,
-    RED, PI, SBRM, CoDel and RCP queues): running it once makes cling compile their code."""
+    """A small scenario that goes through the components of the first packet stage (TCP and RCP,
+    long and short flows, RED, PI, SBRM, CoDel and RCP queues): running it once makes cling
+    compile their code."""
     from .aqm import PI, RCP, RED, SBRM, CoDel
     from .scenario import Flows, Link, ParkingLot, ShortFlows
 
@@ -127,6 +135,35 @@ def warm_scenario():
     return ParkingLot(links=links, routing=routing, flows=flows)
 
 
+def warm_scenario_laws():
+    """A small scenario through the components added for the seed papers' packet items (drop-front
+    and AVQ queues, the Kelly, sliding-mode and MRG laws, random losses)."""
+    from .aqm import AVQ, DropFront
+    from .scenario import Flows, Link, ParkingLot
+    from .transport import Transport
+
+    links = [
+        Link(10e6, 0.001, 50, DropFront()),
+        Link(10e6, 0.001, 50, AVQ(level=0.9, adaptive=True, update_every=10)),
+    ]
+    flows = [
+        Flows(n=1, rtt=0.01, transport="kelly", loss=0.05),
+        Flows(n=1, rtt=0.01, transport=Transport("mrg", theta=500, r_max=2)),
+        Flows(n=1, rtt=0.01, transport=Transport("kelly", ecn=True)),
+    ]
+    return ParkingLot(links=links, routing=[[1, 1, 0], [0, 0, 1]], flows=flows)
+
+
 def warm_up(t_end: float = 0.3) -> None:
-    """Run :func:`warm_scenario` in this process (the packet server, before it forks runs)."""
+    """Run :func:`warm_scenario_laws` and :func:`warm_scenario` in this process (the packet
+    server, before it forks runs).
+
+    ns-3 numbers the random streams of a process in the order they are made; the counter is
+    reset between the two, so the runs forked afterwards draw the same streams as when the
+    warm-up was :func:`warm_scenario` alone (their results do not depend on the components
+    added since)."""
+    import cppyy
+
+    run_plan(warm_scenario_laws().plan(t_end, 0), t_end, 0, 0.01)
+    cppyy.gbl.ns3.RngSeedManager.ResetNextStreamIndex()
     run_plan(warm_scenario().plan(t_end, 0), t_end, 0, 0.01)

@@ -19,6 +19,12 @@
 ``RCP``
     the Rate Control Protocol router of Dukkipati & McKeown (2004, eq (2)),
     ``fluidnet::RcpQueueDisc`` (use it with ``transport="rcp"`` flows)
+``DropFront``
+    a FIFO that drops the packet at its head when an arriving one does not fit (Kunniyur &
+    Srikant 2003, Sec VI-A), ``fluidnet::DropFrontQueueDisc``
+``AVQ``
+    Kunniyur & Srikant's marking level ``C~`` as a virtual queue (2003, Sec V and VI-B), fixed or
+    adapted every ``K`` arrivals by the law of Sec V-D, ``fluidnet::AvqQueueDisc``
 
 Every AQM is a frozen dataclass validated when built: a value ns-3 cannot run is a
 :class:`fluidnet.ParameterError` naming the field. Queue lengths are in packets, times in
@@ -33,7 +39,20 @@ from typing import Any, ClassVar
 
 from ..errors import ParameterError
 
-__all__ = ["AQM", "DropTail", "RED", "PIE", "CoDel", "PI", "SBRM", "RCP", "as_aqm", "AQM_NAMES"]
+__all__ = [
+    "AQM",
+    "DropTail",
+    "RED",
+    "PIE",
+    "CoDel",
+    "PI",
+    "SBRM",
+    "RCP",
+    "DropFront",
+    "AVQ",
+    "as_aqm",
+    "AQM_NAMES",
+]
 
 
 def _number(
@@ -619,9 +638,137 @@ class RCP(AQM):
         }
 
 
+@dataclass(frozen=True)
+class DropFront(AQM):
+    """A FIFO that drops the packet at its head when an arriving packet does not fit,
+    ``fluidnet::DropFrontQueueDisc``.
+
+    Kunniyur & Srikant (2003, Sec VI-A) use drop-front queues in all their ns-2 experiments: the
+    losses then fall on the flows in proportion to their rates, as the fluid penalty
+    ``(u - C)^+/u`` assumes, without the synchronization of drop-tail.
+    """
+
+    name: ClassVar[str] = "dropfront"
+
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
+        """``fluidnet::DropFrontQueueDisc`` holding ``buffer`` packets (the link's other values
+        are not used).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
+        return "fluidnet::DropFrontQueueDisc", {"MaxSize": f"{buffer}p"}
+
+
+@dataclass(frozen=True)
+class AVQ(AQM):
+    """Kunniyur & Srikant's marking level as a virtual queue, ``fluidnet::AvqQueueDisc``.
+
+    A virtual queue is served at the marking level ``C~`` and holds ``virtual_buffer`` packets;
+    an arriving packet that does not fit in it is ECN-marked and not added to it (Sec VI-B: "a
+    virtual queue whose capacity is C~ and marking packets in the real queue when the virtual
+    queue exceeds its buffer capacity", without marking on until it empties). The packet itself
+    joins the real queue, a drop-front FIFO of the link's buffer. With ``adaptive``, every
+    ``update_every`` arrivals ``C~ <- C~ + alpha (gamma C dt - K)``, ``dt`` the time those ``K``
+    packets took to arrive, kept in ``[0, gamma C]``: Sec V-D's law with the arrival rate
+    measured over ``K`` packets (Sec VI-C). Flows through it must negotiate ECN.
+
+    Parameters
+    ----------
+    level : float
+        ``C~ / C`` at the start (Experiment 2: 0.99).
+    virtual_buffer : float, optional
+        Packets the virtual queue holds (default: the link's buffer).
+    adaptive : bool
+        Adapt ``C~`` (Sec V-D) or keep it.
+    gamma : float
+        Target utilisation, in ``(0, 1]``.
+    alpha : float
+        Step size of the adaptive law (1/s).
+    update_every : int
+        Arrivals ``K`` between two updates (Experiment 3: 1000).
+    """
+
+    level: float = 0.99
+    virtual_buffer: float | None = None
+    adaptive: bool = False
+    gamma: float = 1.0
+    alpha: float = 0.05
+    update_every: int = 1000
+
+    name: ClassVar[str] = "avq"
+    marks: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _number("AVQ", "level", self.level, strict=False, high=1.0)
+        if self.virtual_buffer is not None:
+            _number("AVQ", "virtual_buffer", self.virtual_buffer)
+        _flag("AVQ", "adaptive", self.adaptive)
+        _number("AVQ", "gamma", self.gamma, high=1.0)
+        _number("AVQ", "alpha", self.alpha)
+        every = self.update_every
+        if isinstance(every, bool) or not float(every).is_integer() or every < 1:
+            raise ParameterError(f"AVQ.update_every = {every!r} must be a whole number >= 1")
+        if self.adaptive and self.level > self.gamma:
+            raise ParameterError(
+                f"AVQ.level = {self.level!r} must not exceed AVQ.gamma = {self.gamma!r} (the "
+                "adaptive level is kept in [0, gamma C])"
+            )
+
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
+        """``fluidnet::AvqQueueDisc``: the capacity ``C`` and the level in bytes/s of IP packets
+        (the link rate less the 2-byte PPP header of every packet), the virtual buffer in bytes.
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the real queue's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
+        capacity = rate / 8.0 * packet_size / (packet_size + 2)  # bytes/s of IP packets
+        vbuf = buffer if self.virtual_buffer is None else self.virtual_buffer
+        return "fluidnet::AvqQueueDisc", {
+            "MaxSize": f"{buffer}p",
+            "Capacity": _text(capacity),
+            "Level": _text(self.level * capacity),
+            "VirtualBuffer": _text(vbuf * packet_size),
+            "Adaptive": str(self.adaptive).lower(),
+            "Gamma": _text(self.gamma),
+            "Alpha": _text(self.alpha),
+            "UpdateEvery": str(int(self.update_every)),
+        }
+
+
 #: AQMs by name, for ``aqm="red"`` and friends (their defaults).
 AQM_NAMES: dict[str, type[AQM]] = {
-    cls.name: cls for cls in (DropTail, RED, PIE, CoDel, PI, SBRM, RCP)
+    cls.name: cls for cls in (DropTail, RED, PIE, CoDel, PI, SBRM, RCP, DropFront, AVQ)
 }
 
 

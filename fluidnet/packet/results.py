@@ -28,10 +28,16 @@ class PacketRun:
     queue, drops, marks, departed, aqm_state : ndarray, shape (T, links)
         Per bottleneck link: packets in the queue; cumulative drops and ECN marks; cumulative
         bytes sent on the link; the AQM's state (PI: ``p``; RCP: ``R/C``; SBRM: the marking
-        probability of the current backlog; NaN for the others).
+        probability of the current backlog; AVQ: the marking level ``C~/C``; NaN for the others).
     cwnd, rtt, received : ndarray, shape (T, flows)
         Per long-lived flow: congestion window (packets; NaN for RCP flows), last RTT sample
         (s), cumulative bytes received by its sink.
+    ssthresh : ndarray, shape (T, flows)
+        Per long-lived TCP flow: the slow-start threshold (packets; NaN for RCP flows and before
+        the connection sets it).
+    lost : ndarray, shape (T, flows)
+        Per long-lived TCP flow: cumulative data packets the network lost (queue drops and random
+        losses, retransmissions included).
     sender_rate : ndarray, shape (T, flows)
         RCP flows: the rate they send at (packets/s); TCP flows: ``cwnd / rtt``.
     flow_group : ndarray
@@ -42,7 +48,11 @@ class PacketRun:
     events : int
         ns-3 events executed.
     cpu_time, wall_time : float
-        CPU seconds of the worker's simulation and wall seconds of the whole call.
+        CPU seconds of the worker's simulation (when it ran, for a run read from a store) and
+        wall seconds of the whole call.
+    stored : str or None
+        The run store (:class:`fluidnet.packet.RunStore`) the run was read from; ``None`` when
+        it ran in this call.
 
     Other Parameters
     ----------------
@@ -51,8 +61,17 @@ class PacketRun:
         hand).
     """
 
-    def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]) -> None:
+    def __init__(
+        self,
+        *,
+        scenario,
+        t_end: float,
+        seed: int,
+        arrays: dict[str, np.ndarray],
+        stored: str | None = None,
+    ) -> None:
         self.scenario = scenario
+        self.stored = stored
         self.t_end = float(t_end)
         self.seed = int(seed)
         self.time = arrays["time"]
@@ -74,6 +93,10 @@ class PacketRun:
             tcp_rate = np.where(self.rtt > 0, raw / self.rtt, np.nan)
         self.sender_rate = np.where(is_rcp[None, :], raw, tcp_rate)
         self.received = arrays["rx"]
+        self.ssthresh = np.where(
+            is_rcp[None, :], np.nan, arrays.get("ssthresh", np.full(raw.shape, np.nan))
+        )
+        self.lost = arrays.get("lost", np.full(raw.shape, np.nan))
         self.flow_group = groups[traced]
         self.flow_kind = kinds
         finite = arrays["flow_size"] > 0
@@ -183,9 +206,10 @@ class PacketRun:
 
         Dimensions ``time``, ``link``, ``flow`` (long-lived flows) and ``short_flow``.
         Variables: ``queue``, ``drops``, ``marks`` (cumulative), ``throughput`` (packets/s),
-        ``aqm_state`` per link; ``cwnd``, ``rtt``, ``sender_rate``, ``rate`` (goodput,
-        packets/s), ``received`` per flow; ``start``, ``size``, ``completion_time`` per short
-        flow. The scenario's description, the seed and the cost are in ``attrs``.
+        ``aqm_state`` per link; ``cwnd``, ``ssthresh``, ``rtt``, ``sender_rate``, ``rate``
+        (goodput, packets/s), ``received``, ``lost`` per flow; ``start``, ``size``,
+        ``completion_time`` per short flow. The scenario's description, the seed and the cost
+        are in ``attrs``.
         """
         import xarray as xr
 
@@ -197,6 +221,8 @@ class PacketRun:
                 "throughput": (("time", "link"), self.throughput()),
                 "aqm_state": (("time", "link"), self.aqm_state),
                 "cwnd": (("time", "flow"), self.cwnd),
+                "ssthresh": (("time", "flow"), self.ssthresh),
+                "lost": (("time", "flow"), self.lost),
                 "rtt": (("time", "flow"), self.rtt),
                 "sender_rate": (("time", "flow"), self.sender_rate),
                 "rate": (("time", "flow"), self.flow_rate()),
@@ -224,6 +250,7 @@ class PacketRun:
         ds["queue"].attrs["units"] = "packets"
         ds["throughput"].attrs["units"] = "packets/s"
         ds["cwnd"].attrs["units"] = "packets"
+        ds["ssthresh"].attrs["units"] = "packets"
         ds["rtt"].attrs["units"] = "s"
         ds["rate"].attrs["units"] = "packets/s"
         ds["completion_time"].attrs["units"] = "s"

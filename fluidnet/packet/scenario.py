@@ -43,12 +43,15 @@ __all__ = [
     "Dumbbell",
     "ParkingLot",
     "FRAMING_BYTES",
+    "MAX_FLOWS",
 ]
 
 #: Bytes a point-to-point link adds to every IP packet (PPP header).
 FRAMING_BYTES = 2
 #: Access links run this many times faster than the fastest bottleneck (default).
 ACCESS_SPEEDUP = 10.0
+#: Most flows a group may start in one run (long-lived flows, or short flows' arrivals).
+MAX_FLOWS = 50_000
 
 
 def _positive(where: str, value: Any, *, strict: bool = True) -> float:
@@ -158,12 +161,16 @@ class Flows:
     start : float or (lo, hi)
         Start time of every flow (s), or a range from which each flow's start is drawn
         uniformly with the run's seed.
+    loss : float
+        Probability that a data packet of the group is lost at random (not by congestion) on
+        the access link into its sink, independently of the others; in ``[0, 1)``.
     """
 
     n: int = 1
     rtt: float = 0.1
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: Any = 0.0
+    loss: float = 0.0
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -173,13 +180,23 @@ class Flows:
             rtt: float = 0.1,
             transport: Transport | str = "newreno",
             start: float | tuple[float, float] = 0.0,
+            loss: float = 0.0,
         ) -> None: ...
 
     def __post_init__(self):
         object.__setattr__(self, "n", _count("Flows.n", self.n))
+        if self.n > MAX_FLOWS:  # refused before any array of n entries is made
+            raise ParameterError(
+                f"Flows.n = {self.n!r}: a group runs at most {MAX_FLOWS} flows in ns-3; use "
+                "fewer flows (a fluid model scales N without packets)"
+            )
         object.__setattr__(self, "rtt", _positive("Flows.rtt (s)", self.rtt))
         object.__setattr__(self, "transport", as_transport(self.transport, "Flows.transport"))
         object.__setattr__(self, "start", _start("Flows.start (s)", self.start))
+        loss = _positive("Flows.loss", self.loss, strict=False)
+        if loss >= 1:
+            raise ParameterError(f"Flows.loss = {self.loss!r} must be < 1 (a probability)")
+        object.__setattr__(self, "loss", loss)
 
     def starts(self, rng: np.random.Generator) -> np.ndarray:
         """Start time of every flow of the group (s).
@@ -220,6 +237,9 @@ class ShortFlows:
     transport : Transport or str
     start, stop : float
         Arrivals in ``[start, stop)`` (``stop`` default: the end of the run).
+    max_size : float, optional
+        Sizes above it are cut to it (packets): a truncated Pareto law, whose mean is then
+        below ``mean_size`` (Kunniyur & Srikant's short flows: mean 10, truncated at 20).
     """
 
     mean_size: float = 25.0
@@ -230,6 +250,7 @@ class ShortFlows:
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: float = 0.0
     stop: float | None = None
+    max_size: float | None = None
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -243,6 +264,7 @@ class ShortFlows:
             transport: Transport | str = "newreno",
             start: float = 0.0,
             stop: float | None = None,
+            max_size: float | None = None,
         ) -> None: ...
 
     def __post_init__(self):
@@ -270,6 +292,10 @@ class ShortFlows:
             if stop <= self.start:
                 raise ParameterError(f"ShortFlows.stop = {stop!r} must exceed start")
             object.__setattr__(self, "stop", stop)
+        if self.max_size is not None:
+            object.__setattr__(
+                self, "max_size", float(_count("ShortFlows.max_size", self.max_size))
+            )
 
     def rate(self, capacity: float) -> float:
         """Arrivals per second (from ``load`` and the first link's capacity in packets/s).
@@ -296,7 +322,8 @@ class ShortFlows:
         """Arrival times and sizes (whole packets) of one run.
 
         Arrivals are Poisson at :meth:`rate` from ``start`` until ``stop`` or ``t_end``, whichever
-        comes first; sizes are Pareto draws rounded up to whole packets (at most ``2**31``).
+        comes first; sizes are Pareto draws rounded up to whole packets (at most ``max_size``,
+        and ``2**31``).
 
         Parameters
         ----------
@@ -325,10 +352,17 @@ class ShortFlows:
             if t >= stop:
                 break
             times.append(t)
+            if len(times) > MAX_FLOWS:  # stopped here: the list never grows past the bound
+                raise ParameterError(
+                    f"ShortFlows: more than {MAX_FLOWS} flows arrive in [{self.start:g}, "
+                    f"{stop:g}) s at {lam:.6g} flows/s (about {lam * (stop - self.start):.3g} "
+                    "expected): lower the arrival rate or load, or the run's length"
+                )
         scale = pareto_scale(self.mean_size, self.shape)
         u = 1.0 - rng.random(len(times))  # in (0, 1]
         sizes = np.ceil(scale * u ** (-1.0 / self.shape))
-        return np.asarray(times, dtype=float), np.minimum(sizes, 2.0**31)
+        top = 2.0**31 if self.max_size is None else self.max_size
+        return np.asarray(times, dtype=float), np.minimum(sizes, top)
 
 
 _PATH = re.compile(r"([A-Za-z_]\w*)(?:\[(\d+)\])?$")
@@ -358,6 +392,10 @@ class Scenario:
         Bit/s of the access links (default: 10 times the fastest bottleneck).
     notes : tuple of str
         Modelling assumptions, for people reading the scenario (``scenario_for`` fills them).
+    fluid : tuple
+        The fluid model the scenario was mapped from, as ``scenario_for`` records it:
+        ``(model name, ((parameter, value), ...))`` with every parameter's value; empty for a
+        scenario built by hand. :func:`fluidnet.compare` checks it against the fluid side.
     """
 
     packet_size: int = 1000
@@ -366,6 +404,7 @@ class Scenario:
     initial_window: int = 10
     access_rate: float | None = None
     notes: tuple = ()
+    fluid: tuple = ()
 
     def _check_common(self) -> None:
         object.__setattr__(
@@ -381,6 +420,29 @@ class Scenario:
                 self, "access_rate", _positive("Scenario.access_rate", self.access_rate)
             )
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
+        if self.fluid:
+            try:
+                name, values = self.fluid
+                fluid = (str(name), tuple((str(k), float(v)) for k, v in values))
+            except (TypeError, ValueError):
+                raise ParameterError(
+                    f"Scenario.fluid = {self.fluid!r}: give (model name, ((parameter, value), "
+                    "...)), as scenario_for records it, or leave it empty"
+                ) from None
+            object.__setattr__(self, "fluid", fluid)
+
+    def fluid_model(self) -> tuple[str, dict[str, float]] | None:
+        """The fluid model the scenario was mapped from: ``(name, {parameter: value})``, or
+        ``None`` for a scenario built by hand.
+
+        Returns
+        -------
+        tuple of (str, dict) or None
+        """
+        if not self.fluid:
+            return None
+        name, values = self.fluid
+        return name, dict(values)
 
     # -- what subclasses provide
     @property
@@ -493,6 +555,11 @@ class Scenario:
             route = f"links {first}..{last}" if last > first else f"link {first}"
             if isinstance(g, Flows):
                 what = f"{g.n} long-lived {g.transport.name} flow(s), start {g.start}"
+                if g.transport.options or g.transport.ecn:
+                    opts = ", ".join(f"{k}={v:g}" for k, v in g.transport.options.items())
+                    what += f" ({opts}{', ' if opts else ''}ecn={g.transport.ecn})"
+                if g.loss:
+                    what += f", random loss {g.loss:g}"
             else:
                 what = (
                     f"short {g.transport.name} flows, "
@@ -503,6 +570,10 @@ class Scenario:
             f"  packets {self.packet_size} B, one ACK per {self.ack_every} segment(s), "
             f"min RTO {self.min_rto:g} s, initial window {self.initial_window}"
         )
+        if self.fluid:
+            name, values = self.fluid
+            shown = ", ".join(f"{k}={v:g}" for k, v in values)
+            lines.append(f"  mapped from the fluid model {name}: {shown}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -551,12 +622,10 @@ class Scenario:
                 starts = g.starts(rng)
                 sizes = np.zeros(g.n)
             else:
-                starts, sizes = g.draw(rng, links[first].capacity(self.packet_size), t_end)
-            if len(starts) > 50_000:
-                raise ParameterError(
-                    f"flows[{i}] would start {len(starts)} flows in {t_end:g} s (at most 50000 "
-                    "per group): lower the arrival rate or the run's length"
-                )
+                try:
+                    starts, sizes = g.draw(rng, links[first].capacity(self.packet_size), t_end)
+                except ParameterError as exc:
+                    raise ParameterError(f"flows[{i}]: {exc}") from None
             congestion, attrs, sink = g.transport.ns3()
             plan_groups.append(
                 {
@@ -570,6 +639,7 @@ class Scenario:
                     "access_delay": (g.rtt / 2 - one_way) / 2,
                     "starts": [float(x) for x in starts],
                     "sizes": [float(x) for x in sizes],
+                    "loss": float(g.loss) if isinstance(g, Flows) else 0.0,
                     "long_lived": isinstance(g, Flows),
                 }
             )
@@ -598,7 +668,7 @@ class Dumbbell(Scenario):
     link : Link
         The bottleneck.
     flows : sequence of Flows or ShortFlows
-    packet_size, ack_every, min_rto, initial_window, access_rate, notes
+    packet_size, ack_every, min_rto, initial_window, access_rate, notes, fluid
         See :class:`Scenario`.
 
     Examples
@@ -647,7 +717,7 @@ class ParkingLot(Scenario):
         0/1 routing matrix, as for :func:`fluidnet.models.sbrm_network`.
     flows : sequence of Flows or ShortFlows
         One per column of ``routing``.
-    packet_size, ack_every, min_rto, initial_window, access_rate, notes
+    packet_size, ack_every, min_rto, initial_window, access_rate, notes, fluid
         See :class:`Scenario`.
     """
 

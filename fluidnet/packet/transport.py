@@ -9,6 +9,15 @@
 ``sbrm``    ``fluidnet::TcpSbrm``: Zimmermann's Direct Window Update source (options ``w``,
             the willingness to pay in packets/s, and ``kappa``, the gain kappa-bar)
 ``rcp``     ``fluidnet::RcpSender``: sends at the rate the routers stamp into its packets
+``kelly``   ``fluidnet::TcpKelly``: Kunniyur & Srikant's window laws (12)/(13) (options
+            ``kappa``, ``w`` = w_r/beta_r, ``beta``, ``nu`` (0: log x, else -1/x^nu) and ``d``,
+            the law's round-trip delay in its time unit); it decreases on every loss, or with
+            ``ecn=True`` on every ECN mark only ((40)/(41), per-packet echo)
+``sliding`` ``fluidnet::TcpSlidingMode``: Ye et al.'s TCP law of the binary-feedback family
+            (options ``alpha``, ``mu``, ``beta``; ``x_s``, a fixed slow-start threshold in
+            packets/s, 0 for TCP's dynamic one)
+``mrg``     ``fluidnet::TcpMrg``: Ye et al.'s minimum-rate-guaranteed law (20)-(22), the
+            options of ``sliding`` and ``theta`` (target rate, packets/s) and ``r_max``
 =========== ==========================================================================
 
 Every TCP flow can also ask for ECN (``ecn=True``); an AQM that marks needs it.
@@ -36,10 +45,42 @@ TRANSPORTS: dict[str, tuple[str | None, dict[str, tuple[str, float]]]] = {
     "bbr": ("ns3::TcpBbr", {}),
     "sbrm": ("fluidnet::TcpSbrm", {"w": ("W", 20.0), "kappa": ("Kappa", 0.2)}),
     "rcp": (None, {}),
+    "kelly": (
+        "fluidnet::TcpKelly",
+        {
+            "kappa": ("Kappa", 1.0),
+            "w": ("Weight", 1.0),
+            "beta": ("Beta", 0.5),
+            "nu": ("Nu", 0.0),
+            "d": ("Delay", 1.0),
+        },
+    ),
+    "sliding": (
+        "fluidnet::TcpSlidingMode",
+        {
+            "alpha": ("Alpha", 1.0),
+            "mu": ("Mu", 1.0),
+            "beta": ("Beta", 0.5),
+            "x_s": ("FixedThreshold", 0.0),
+        },
+    ),
+    "mrg": (
+        "fluidnet::TcpMrg",
+        {
+            "alpha": ("Alpha", 1.0),
+            "mu": ("Mu", 1.0),
+            "beta": ("Beta", 0.5),
+            "x_s": ("FixedThreshold", 0.0),
+            "theta": ("Theta", 0.0),
+            "r_max": ("RMax", 1.0),
+        },
+    ),
 }
 
 #: transports whose receivers must echo every mark (RFC 8257's receiver, ns3::TcpDctcp)
 _PER_PACKET_ECHO = ("dctcp", "sbrm")
+#: (transport, option) pairs that may be 0 (an exponent, or a feature turned off)
+_MAY_BE_ZERO = {("kelly", "nu"), ("sliding", "x_s"), ("mrg", "x_s"), ("mrg", "theta")}
 
 
 @dataclass(frozen=True, init=False)
@@ -51,10 +92,11 @@ class Transport:
     name : str
         One of :data:`TRANSPORTS` (see the module table).
     ecn : bool
-        Negotiate ECN (always on for ``dctcp`` and ``sbrm``; not used by ``rcp``).
+        Negotiate ECN (always on for ``dctcp`` and ``sbrm``; not used by ``rcp``; for ``kelly``
+        it also means reacting to marks and not to losses).
     **options
         The transport's options (``g`` for DCTCP, ``alpha``/``beta``/``gamma`` for Vegas,
-        ``w``/``kappa`` for SBRM); others are an error.
+        ``w``/``kappa`` for SBRM, ...: see the module table); others are an error.
 
     Examples
     --------
@@ -86,11 +128,17 @@ class Transport:
                 v = float(v)
             except (TypeError, ValueError):
                 raise ParameterError(f"Transport({key!r}).{k} = {v!r} must be a number") from None
-            if not math.isfinite(v) or v <= 0:
-                raise ParameterError(f"Transport({key!r}).{k} = {v!r} must be a finite number > 0")
+            zero_ok = (key, k) in _MAY_BE_ZERO
+            if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+                rel = ">= 0" if zero_ok else "> 0"
+                raise ParameterError(
+                    f"Transport({key!r}).{k} = {v!r} must be a finite number {rel}"
+                )
             clean[k] = v
         if key == "dctcp" and clean.get("g", 0.0625) > 1:
             raise ParameterError(f"Transport('dctcp').g = {clean['g']!r} must lie in (0, 1]")
+        if key in ("sliding", "mrg") and clean.get("beta", 0.5) >= 1:
+            raise ParameterError(f"Transport({key!r}).beta = {clean['beta']!r} must lie in (0, 1)")
         object.__setattr__(self, "name", key)
         object.__setattr__(self, "ecn", ecn or key in _PER_PACKET_ECHO)
         object.__setattr__(self, "options", clean)
@@ -128,7 +176,11 @@ class Transport:
         """(congestion-control TypeId, its attributes as text, the receivers' socket TypeId)."""
         type_id, known = TRANSPORTS[self.name]
         attrs = {known[k][0]: repr(v) for k, v in self.options.items()}
-        sink = "ns3::TcpDctcp" if self.name in _PER_PACKET_ECHO else "ns3::TcpNewReno"
+        echo = self.name in _PER_PACKET_ECHO
+        if self.name == "kelly":  # marks only, each echoed, or losses only
+            attrs["ReactToMarks"] = str(self.ecn).lower()
+            echo = self.ecn
+        sink = "ns3::TcpDctcp" if echo else "ns3::TcpNewReno"
         return type_id or "", attrs, sink
 
 

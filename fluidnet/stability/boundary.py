@@ -15,9 +15,17 @@ Two methods:
     solved exactly for ``(x, y)`` at each ``omega`` of an adaptive grid: every D-curve in the box
     is found, with no seeds and no iteration.
 ``"continuation"``
-    For any dependence: boundary points are bracketed on a coarse stability chart and located
-    by Brent's method, then each curve ``f(omega; x, y) = 0`` is followed in ``(x, y, omega)``
-    by pseudo-arclength continuation (Newton corrector) until it leaves the box.
+    For any dependence: boundary points are bracketed on a coarse stability chart (one batch),
+    located on the chart's edges by Newton's method in ``(t, omega)`` for all edges at once,
+    chained through the chart's cells into curves and refined on the perpendicular bisectors of
+    their chords until the points are ``resolution`` apart, every gap at once
+    (:mod:`fluidnet.stability.boundarybatch`; a model's equilibria continued from the chart's,
+    not searched again). Where that does not settle the curves (two crossings in one cell,
+    a corner between a Hopf and a zero curve), each curve ``f(omega; x, y) = 0`` is followed
+    instead from Brent-located seeds in ``(x, y, omega)`` by pseudo-arclength continuation
+    (Newton corrector) until it leaves the box. The batched method finds the curves that bound
+    the stable region; the traced ones also go on past the corners where they stop bounding
+    it.
 
 Both mark a curve point ``on_boundary`` when no characteristic root lies in the open right
 half-plane there (checked with :func:`~fluidnet.linear.roots.characteristic_roots`; the
@@ -42,7 +50,9 @@ from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
 from ..options import count_option, number_option
 from ..overrides import merge_params, parameter_value
-from .system import SystemFactory
+from ..threads import blas_bound
+from .boundarybatch import boundary_curves
+from .system import ContinuedSystems, SystemFactory
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -226,10 +236,12 @@ class StabilityBoundary:
 
 # ---------------------------------------------------------------------- helpers
 class _Plane:
-    """``det Delta(s)`` at points of the (x, y) plane, with a small cache of linear systems."""
+    """``det Delta(s)`` at points of the (x, y) plane, with a small cache of linear systems (a
+    model's equilibria continued from point to point: :class:`~.system.ContinuedSystems`)."""
 
     def __init__(self, factory: SystemFactory, x: str, y: str):
         self.factory = factory
+        self.systems = ContinuedSystems(factory)
         self.xn, self.yn = x, y
         self._cache: dict[tuple[float, float], LinearDDE] = {}
 
@@ -238,7 +250,7 @@ class _Plane:
         if key not in self._cache:
             if len(self._cache) > 64:
                 self._cache.clear()
-            self._cache[key] = self.factory(**{self.xn: key[0], self.yn: key[1]})
+            self._cache[key] = self.systems(**{self.xn: key[0], self.yn: key[1]})
         return self._cache[key]
 
     def det(self, x: float, y: float, s) -> np.ndarray:
@@ -622,20 +634,23 @@ class _OnBoundary:
 
     def __init__(self, factory: SystemFactory, xn: str, yn: str):
         self.factory, self.xn, self.yn = factory, xn, yn
+        self.systems = ContinuedSystems(factory)
 
     def __call__(self, point):
         x, y, _ = point
         try:
-            lin = self.factory(**{self.xn: x, self.yn: y})
+            lin = self.systems(**{self.xn: x, self.yn: y})
             roots = characteristic_roots(lin, k=2)
             top = roots.require_certified("the rightmost root")[0]
         except FluidnetError:
             return False
         return bool(top.real <= 1e-8 * (1.0 + abs(top.value)))
 
-    def batch(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
-        """The flag at many points at once (points in curve order continue each other)."""
-        systems = self.factory.batch({self.xn: xs, self.yn: ys})
+    def batch(self, xs: np.ndarray, ys: np.ndarray, near: np.ndarray | None = None) -> np.ndarray:
+        """The flag at many points at once (points in curve order continue each other;
+        ``near``: the equilibria found there, continued, see
+        :meth:`~.system.SystemFactory.batch`)."""
+        systems = self.factory.batch({self.xn: xs, self.yn: ys}, near=near)
         skip = np.zeros(xs.size, dtype=bool)
         skip[list(systems.errors)] = True
         skip[list(systems.separate)] = True
@@ -647,13 +662,16 @@ class _OnBoundary:
         return flags
 
 
-def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> list[np.ndarray]:
+def _mark(
+    marker: _OnBoundary, raw, executor, progress, samples: int = 64, equilibria=None
+) -> list[np.ndarray]:
     """``on_boundary`` flags of every curve point.
 
     The flag can only change where another D-curve crosses, so it is evaluated at about
     ``samples`` points per curve — all samples of all curves as one batch
     (:func:`~fluidnet.linear.batch.rightmost_roots`, continued along each curve) — and located
-    by bisection between samples that differ.
+    by bisection between samples that differ. ``equilibria``: a model's equilibria at every
+    point of every curve (continued there, not searched again), or ``None``.
     """
     picks = []
     for cx, _, _, _ in raw:
@@ -665,7 +683,10 @@ def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> li
     ys = np.array(
         [float(cy[i]) for (_, cy, _, _), idx in zip(raw, picks, strict=True) for i in idx]
     )
-    done = marker.batch(xs, ys) if xs.size else np.zeros(0, dtype=bool)
+    near = None
+    if equilibria is not None and all(e is not None for e in equilibria):
+        near = np.concatenate([e[idx] for e, idx in zip(equilibria, picks, strict=True)])
+    done = marker.batch(xs, ys, near) if xs.size else np.zeros(0, dtype=bool)
     out, k = [], 0
     for (cx, cy, cw, _), idx in zip(raw, picks, strict=True):
         known = dict(zip(idx.tolist(), done[k : k + idx.size].tolist(), strict=True))
@@ -692,6 +713,7 @@ def _mark(marker: _OnBoundary, raw, executor, progress, samples: int = 64) -> li
     return out
 
 
+@blas_bound
 def stability_boundary(
     model_or_factory: Model | Callable[..., Any],
     x: str,
@@ -731,8 +753,9 @@ def stability_boundary(
         Continuation: the coarse chart that brackets boundary points is ``n_seed x n_seed``;
         boundary pieces that cross no chart cell edge are missed.
     executor, progress
-        For the coarse chart of the continuation method (see :mod:`fluidnet.sweep`); the
-        boundary marking is one batched computation in this process.
+        For the coarse chart of the point-by-point continuation, when the batched one does not
+        settle the curves (see :mod:`fluidnet.sweep`); the batched method and the boundary
+        marking are batched computations in this process.
     params : dict, optional
         Values of the other parameters ``{name: value}``.
     **fixed
@@ -754,6 +777,12 @@ def stability_boundary(
     ParameterError
         For an end of a range or a fixed value that is not a real number (see
         :mod:`fluidnet.overrides`), or an unknown parameter name (models).
+
+    See Also
+    --------
+    stability_chart : the verdict at grid points
+    critical_value : one point of the boundary, along one parameter
+    continue_hopf : the boundary as a curve of Hopf points, with criticality
 
     Examples
     --------
@@ -789,6 +818,7 @@ def stability_boundary(
             f"{bound:g}: give omega_max"
         )
     raw = None
+    equilibria = None
     used = method
     if method in ("auto", "dsubdivision"):
         raw = _dsubdivision(plane, xr, yr, w_max, resolution)
@@ -800,12 +830,19 @@ def stability_boundary(
     if raw is None:
         lin = plane.lin(0.5 * (xr[0] + xr[1]), 0.5 * (yr[0] + yr[1]))
         w_scale = 1.0 / lin.max_delay if lin.delays else max(bound, 1.0)
-        raw = _continuation(plane, factory, xr, yr, n_seed, executor, progress, w_scale, resolution)
+        batched = boundary_curves(factory, x, y, xr, yr, n_seed, resolution, w_scale)
+        if batched is not None:
+            raw = [c[:4] for c in batched]
+            equilibria = [c[4] for c in batched]
+        else:  # not settled in batches: traced one point at a time
+            raw = _continuation(
+                plane, factory, xr, yr, n_seed, executor, progress, w_scale, resolution
+            )
         used = "continuation"
     # edge points found by root finding may overshoot the box by rounding: clip them
     raw = [(np.clip(cx, *xr), np.clip(cy, *yr), cw, kind) for cx, cy, cw, kind in raw]
     marker = _OnBoundary(factory, x, y)
-    flags = _mark(marker, raw, executor, progress)
+    flags = _mark(marker, raw, executor, progress, equilibria=equilibria)
     curves = [
         BoundaryCurve(
             x=np.asarray(cx, float),

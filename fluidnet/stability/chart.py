@@ -55,7 +55,7 @@ class _ChartPoint:
         self.on_error = on_error
         self.root_kw = dict(root_kw)
 
-    def __call__(self, point: Mapping[str, float]) -> tuple[float, float, float, str]:
+    def __call__(self, point: Mapping[str, float]) -> tuple[float, float, float, str, str]:
         try:
             lin = self.factory(**point)
             roots = characteristic_roots(lin, k=2, **self.root_kw)
@@ -64,9 +64,9 @@ class _ChartPoint:
             if self.on_error == "raise":
                 where = ", ".join(f"{k}={v:g}" for k, v in point.items())
                 raise type(exc)(f"stability chart at {where}: {exc}") from exc
-            return math.nan, math.nan, math.nan, str(exc)
+            return math.nan, math.nan, math.nan, str(exc), ""
         top = roots[0]
-        return top.real, abs(top.imag), roots.certificate, ""
+        return top.real, abs(top.imag), roots.certificate, "", ""
 
 
 class _ChartChunk:
@@ -90,6 +90,11 @@ class _ChartChunk:
             batch.stack, shape, system=batch.system, root_options=self.root_kw, skip=skip
         )
         root, line, reason = found.root.copy(), found.certificate.copy(), found.reason.copy()
+        fallback = np.full(K, "", dtype=object)
+        if found.fallback is not None:
+            fallback[:] = found.fallback
+        for k, why in batch.fallback.items():
+            fallback[k] = why
         for k, lin in batch.separate.items():
             try:
                 r = characteristic_roots(lin, k=2, **self.root_kw)
@@ -112,6 +117,7 @@ class _ChartChunk:
             np.abs(np.imag(root)),
             line,
             np.array([str(r) for r in reason], dtype=str),
+            np.array([str(r) for r in fallback], dtype=str),
         )
 
 
@@ -190,9 +196,12 @@ def stability_chart(
         ``abscissa`` (largest real part of the roots, 1/s), ``stable`` (``abscissa < 0``; a
         root at exactly 0 is not stable) and ``omega`` (``|Im|`` of the rightmost root, rad/s:
         the frequency of the oscillation that grows or decays slowest), ``certificate`` (the
-        abscissa of the line right of which no other root exists, 1/s), plus ``error`` (str)
-        with ``on_error="nan"``. A point whose rightmost root cannot be certified has NaN
-        there and the reason in ``error`` (with ``on_error="raise"``: an AnalysisError).
+        abscissa of the line right of which no other root exists, 1/s), ``fallback`` (str:
+        why the batch did not settle a point that the pointwise method then computed -- its
+        equilibrium or its rightmost root; ``""`` elsewhere and with ``method="pointwise"``),
+        plus ``error`` (str) with ``on_error="nan"``. A point whose rightmost root cannot be
+        certified has NaN there and the reason in ``error`` (with ``on_error="raise"``: an
+        AnalysisError).
         ``ds.stability.plot()`` draws the region.
 
     Raises
@@ -204,6 +213,12 @@ def stability_chart(
         For a bad ``method``, ``on_error``, ``root_options`` or ``executor``.
     StoreError
         When ``store`` was made by a different call (the message says what differs).
+
+    See Also
+    --------
+    stability_boundary : the exact boundary of the stable region in the same plane
+    critical_value : where stability is lost along one parameter
+    nonlinear_chart : the nonlinear model's behaviour over a plane
 
     Examples
     --------
@@ -241,12 +256,17 @@ def stability_chart(
             res = run.map(task, points, progress=progress, desc=desc, store=store)
             absc, omega, line = (np.array([r[i] for r in res], dtype=float) for i in range(3))
             error = np.array([r[3] for r in res], dtype=object)
+            fallback = np.full(error.shape, "", dtype=object)
         else:
             blocks = [(names, b) for b in _blocks([coords[n] for n in names])]
             task = _ChartChunk(factory, on_error, root_kw)
             res = run.map(task, blocks, progress=progress, desc=desc, store=store)
             absc, omega, line = (np.concatenate([r[i] for r in res]) for i in range(3))
             error = np.concatenate([r[3] for r in res]).astype(object)
+            # (a checkpoint store written before the fallback column has four)
+            fallback = np.concatenate(
+                [r[4] if len(r) > 4 else np.full(len(r[0]), "") for r in res]
+            ).astype(object)
     absc, omega, line = absc.reshape(shape), omega.reshape(shape), line.reshape(shape)
     data = {
         "abscissa": (names, absc, {"long_name": "spectral abscissa", "units": "1/s"}),
@@ -263,6 +283,11 @@ def stability_chart(
     }
     if on_error == "nan":
         data["error"] = (names, error.reshape(shape))
+    data["fallback"] = (
+        names,
+        fallback.reshape(shape),
+        {"long_name": "why the batch did not settle the point (solved pointwise instead)"},
+    )
     attrs = {"model": factory.name, **{f"fixed_{k}": v for k, v in fixed.items()}}
     return xr.Dataset(data, coords=coords, attrs=attrs)
 

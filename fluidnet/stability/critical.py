@@ -71,6 +71,7 @@ import numpy as np
 from ..errors import AnalysisError, FluidnetError, OptionError, ParameterError
 from ..options import root_options as check_root_options
 from ..overrides import merge_params, parameter_value, parameter_values
+from ..threads import blas_bound
 from .critical_results import CriticalValue, CriticalValues
 from .crossing import Count, Crossing, Sweep, local_scale
 from .delaysweep import delay_crossings, delay_family
@@ -380,6 +381,13 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
     sweep = Sweep(factory, name, root_options)
     crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=True)
     switch = next((c for c in crossings if c.is_switch), None)
+    at = switch.value if switch is not None else hi
+    if not sweep.same_branch(at):
+        # the equilibria continued along the range left the branch the full search ranks
+        # first: every value again with the full search, as one would one by one
+        sweep = Sweep(factory, name, root_options, continued=False)
+        crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=True)
+        switch = next((c for c in crossings if c.is_switch), None)
     if switch is None:
         raise AnalysisError(_no_switch_message(name, lo, hi, crossings, checks, used, count_lo))
     before = max((c.value for c in checks if c.value < switch.value), default=lo)
@@ -398,6 +406,7 @@ def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
     )
 
 
+@blas_bound
 def critical_value(
     model_or_factory: Model | Callable[..., Any],
     name: str,
@@ -478,6 +487,12 @@ def critical_value(
         For an unknown parameter name (models), a parameter value, ``lo`` or ``hi`` that is
         not a real number (see :mod:`fluidnet.overrides`), or an array in ``params`` (arrays
         go in ``grid``).
+
+    See Also
+    --------
+    stability_switches : every crossing in an interval, for delays
+    hopf_point : the same crossing with its first Lyapunov coefficient
+    margins : the margins of a loop gain at one parameter value
 
     Examples
     --------
@@ -669,6 +684,7 @@ def _critical_grid(
     return CriticalValues(name, names, arrays, results, attrs=attrs, intervals=intervals)
 
 
+@blas_bound
 def stability_switches(
     model_or_factory: Model | Callable[..., Any],
     name: str,
@@ -704,6 +720,10 @@ def stability_switches(
     ParameterError
         As in :func:`critical_value` (an array value included).
 
+    See Also
+    --------
+    critical_value : the first crossing only
+
     Examples
     --------
     The delayed oscillator ``x'' + 2 zeta x' + x = -K x(t - tau)`` (Cooke and Grossman 1982)
@@ -725,6 +745,11 @@ def stability_switches(
     factory.check_names([name])
     sweep = Sweep(factory, name, root_kw)
     crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=False)
+    ends = {crossings[0].value, hi} if crossings else {hi}
+    if not all(sweep.same_branch(v) for v in sorted(ends)):
+        # continued off the branch the full search ranks first: without continuation
+        sweep = Sweep(factory, name, root_kw, continued=False)
+        crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=False)
     return StabilitySwitches(
         name=name,
         lo=lo,

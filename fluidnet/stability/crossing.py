@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
-from ..linear.roots import CharacteristicRoot, Roots, characteristic_roots
+from ..linear.roots import CharacteristicRoot, Roots, certified_roots, characteristic_roots
 
 __all__ = ["Crossing", "Sweep", "local_scale", "newton_roots", "on_axis", "rate_scale", "size_unit"]
 
@@ -146,22 +146,31 @@ class Sweep:
         The swept parameter.
     root_options : dict
         Keyword arguments for :func:`~fluidnet.linear.roots.characteristic_roots`.
+    continued : bool, default True
+        A model's equilibrium at each new value is continued from the nearest value solved
+        (:class:`~fluidnet.stability.system.ContinuedSystems`): the full equilibrium search
+        runs at the first value only (and where the continuation cannot settle a value).
+        :meth:`same_branch` checks a result's value against the full search.
     """
 
-    def __init__(self, factory, name: str, root_options: dict[str, Any]):
+    def __init__(self, factory, name: str, root_options: dict[str, Any], continued: bool = True):
+        from .system import ContinuedSystems
+
         self.factory = factory
         self.name = name
         self.root_options = dict(root_options)
         self._lins: dict[float, LinearDDE] = {}
         self.n_systems = 0
         self.n_counts = 0
+        self.continued = continued and bool(getattr(factory, "is_model", False))
+        self._systems = ContinuedSystems(factory) if self.continued else factory
 
     def lin(self, p: float) -> LinearDDE:
         p = float(p)
         lin = self._lins.get(p)
         if lin is None:
             try:
-                lin = self.factory(**{self.name: p})
+                lin = self._systems(**{self.name: p})
             except (AnalysisError, ParameterError) as exc:
                 raise type(exc)(f"at {self.name}={p:.12g}: {exc}") from exc
             self.n_systems += 1
@@ -169,6 +178,23 @@ class Sweep:
                 self._lins.clear()
             self._lins[p] = lin
         return lin
+
+    def same_branch(self, p: float) -> bool:
+        """Whether the system used at ``p`` is the one the full equilibrium search gives there
+        (what a per-value :meth:`Model.linearize` returns): the continuation followed the
+        branch the full search ranks first. Compared by the characteristic function at a few
+        points (relative ``1e-7``). Always true without continuation."""
+        if not self.continued:
+            return True
+        ours = self.lin(p)
+        try:
+            full = self.factory(**{self.name: float(p)})
+        except (AnalysisError, ParameterError):
+            return False
+        scale = 1.0 / ours.max_delay if ours.delays else 1.0
+        s = scale * np.array([0.5, 1.0 + 1.0j, 0.3 + 3.0j, 10.0j])
+        a, b = ours.characteristic(s), full.characteristic(s)
+        return bool(np.all(np.abs(a - b) <= 1e-7 * np.maximum(np.abs(a), np.abs(b))))
 
     @property
     def real(self) -> bool:
@@ -186,12 +212,12 @@ class Sweep:
         lin = self.lin(p)
         if rhp_only:
             self.n_counts += 1
-            roots = unit_time_roots(lin, region=0.0, **self.root_options)
+            roots = certified_roots(lin, region=0.0, solve=unit_time_roots, **self.root_options)
             return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
         k = max(k or 0, 6, 2 * lin.n)
         while True:
             self.n_counts += 1
-            roots = unit_time_roots(lin, k=k, **self.root_options)
+            roots = certified_roots(lin, k, solve=unit_time_roots, **self.root_options)
             if len(roots) < k or roots[-1].real < 0 or k >= 512:
                 break
             k *= 2
@@ -203,12 +229,24 @@ class Sweep:
         with np.errstate(over="ignore", invalid="ignore"):
             certified = roots.certified
         if certified is False:
+            fixed = self.root_options.get("n_nodes")
+            if fixed is not None:
+                advice = (
+                    f"root_options fixes n_nodes={fixed}: pass a larger one, e.g. "
+                    f"{{'n_nodes': {2 * int(fixed)}}}, or leave it out (the discretization then "
+                    "grows until the count is certified)"
+                )
+            else:
+                top = self.root_options.get("max_nodes", 400)
+                advice = (
+                    f"the discretization grew to {roots.n_nodes} nodes (max_nodes={top}) without "
+                    f"it: pass root_options={{'max_nodes': {2 * int(top)}}}, or split the "
+                    "interval at this value"
+                )
             raise AnalysisError(
                 f"the number of right-half-plane roots at {self.name}={p:.12g} is not "
                 f"certified: the argument principle on Re s = {roots.certificate:.6g} does not "
-                "confirm the roots found right of that line (the discretization may have "
-                "missed a root); pass root_options={'max_nodes': ...} larger than "
-                f"{roots.n_nodes}"
+                f"confirm the roots found right of that line; {advice}"
             )
         return roots
 

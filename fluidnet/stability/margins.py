@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF
+from ..threads import blas_bound
 from .frequency_grid import as_loop, frequency_grid, gain_crossovers, phase_crossovers
 from .nyquist import NyquistResponse, nyquist
 
@@ -423,6 +424,7 @@ def _stability_margin(L: DelayTF, w: np.ndarray) -> tuple[float, float]:
     return best, best_w
 
 
+@blas_bound
 def margins(L: Any, *, w_range: tuple[float, float] | None = None) -> Margins:
     """Gain, phase and delay margins of ``L`` with exact delays.
 
@@ -443,6 +445,12 @@ def margins(L: Any, *, w_range: tuple[float, float] | None = None) -> Margins:
     Margins
         With the closed loop's stability (:attr:`Margins.closed_loop_stable`): the margins
         measure robustness only when it is stable (see :class:`Margins`).
+
+    See Also
+    --------
+    bode, nyquist, nichols : the curves the margins are read from
+    critical_value : how far a parameter may move (not a delay margin: see Concepts)
+    root_locus : the gain margin as the first crossing gain
 
     Examples
     --------

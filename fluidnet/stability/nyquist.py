@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import AnalysisError
 from ..linear.delaytf import DelayTF
 from ..options import number_option, numbers_option
+from ..threads import blas_bound
 from .frequency_grid import as_loop, check_supported, frequency_grid, max_delay, tail_radius
 
 if TYPE_CHECKING:
@@ -245,6 +246,7 @@ class NyquistResponse:
         return ax
 
 
+@blas_bound
 def nyquist(L: Any, w: ArrayLike | None = None, *, axis_tol: float = 1e-9) -> NyquistResponse:
     """Nyquist analysis of ``L`` with exact delays.
 
@@ -274,6 +276,12 @@ def nyquist(L: Any, w: ArrayLike | None = None, *, axis_tol: float = 1e-9) -> Ny
     ------
     AnalysisError
         When ``|L|`` does not decay at high frequency or the denominator is not retarded.
+
+    See Also
+    --------
+    bode : gain and phase against frequency
+    margins : the distances to -1 read off this curve
+    root_locus : the closed loop's roots as the loop gain grows
 
     Examples
     --------

@@ -38,8 +38,9 @@ from ..linear.quasipoly import QuasiPolynomial
 from ..linear.stacked import Stack
 from ..symbolic.linearize import linearize_batch
 from ..symbolic.model import Model
+from ..symbolic.nearby import linearize_near
 
-__all__ = ["SystemFactory", "SystemBatch", "as_linear"]
+__all__ = ["SystemFactory", "SystemBatch", "ContinuedSystems", "as_linear"]
 
 # Models already unpickled in this (worker) process, by a digest of their definition: their
 # compiled pieces are built (or received) once per process, not once per chunk or per chart.
@@ -162,40 +163,63 @@ class SystemFactory:
             raise
         return as_linear(made, where)
 
-    def batch(self, values: Mapping[str, Any]) -> SystemBatch:
+    def batch(self, values: Mapping[str, Any], near: np.ndarray | None = None) -> SystemBatch:
         """The linear systems at many points at once.
 
         Parameters
         ----------
         values : dict
             ``{name: 1-D array}``, all of one length ``K`` (the fixed values are added).
+        near : numpy.ndarray, optional
+            Models only: ``(K, n)`` equilibria of nearby points on the branch to follow (a
+            continuation's previous step): each point's equilibrium is continued from its
+            row by Newton's method (:func:`~fluidnet.symbolic.nearby.linearize_near`) instead
+            of the batched equilibrium search.
 
         Returns
         -------
         SystemBatch
             For a model, the linearizations are computed vectorized
-            (:func:`~fluidnet.symbolic.linearize.linearize_batch`); points it cannot settle,
-            and every point of a user factory, are made one by one. A point whose system cannot
-            be made keeps its error.
+            (:func:`~fluidnet.symbolic.linearize.linearize_batch`, or
+            :func:`~fluidnet.symbolic.nearby.linearize_near` from ``near``); points it cannot
+            settle, and every point of a user factory, are made one by one. A point whose
+            system cannot be made keeps its error.
         """
         arrays = {k: np.asarray(v, dtype=float).reshape(-1) for k, v in values.items()}
         K = max((a.size for a in arrays.values()), default=1)
         names = list(arrays)
         made: dict[int, LinearDDE] = {}
         errors: dict[int, FluidnetError] = {}
+        fallback: dict[int, str] = {}
+        equilibria = None
         stack = None
         todo = range(K)
         if self.is_model:
             params = {**{k: np.full(K, float(v)) for k, v in self.fixed.items()}, **arrays}
-            lb = linearize_batch(self.source, params)
+            if near is None:
+                lb = linearize_batch(self.source, params)
+            else:
+                lb = linearize_near(self.source, params, near)
             stack = lb.stack
+            equilibria = np.where(lb.ok[:, None], lb.equilibrium, np.nan)
             todo = np.flatnonzero(~lb.ok)
+            why = getattr(lb, "reasons", None) or [""] * K
+            for k in todo:
+                fallback[int(k)] = "equilibrium or linearization not settled by the batch" + (
+                    f" ({why[k]})" if why[k] else ""
+                )
         for k in todo:
             point = {n: float(arrays[n][k]) for n in names}
             try:
                 made[int(k)] = self(**point)
             except FluidnetError as exc:
                 errors[int(k)] = exc
+        if equilibria is not None and isinstance(self.source, Model):
+            names_x = self.source.state_names
+            for k, lin in made.items():
+                eq = getattr(lin, "equilibrium", None) or {}
+                if all(n in eq for n in names_x):
+                    equilibria[k] = [eq[n] for n in names_x]
         if stack is None:
             sizes = [lin.n for lin in made.values()]
             n = max(set(sizes), key=sizes.count) if sizes else 1
@@ -206,7 +230,17 @@ class SystemFactory:
             made = {k: lin for k, lin in made.items() if lin.n != n}
         else:
             made = _fill(stack, made)
-        return SystemBatch(stack=stack, errors=errors, separate=made, names=names, values=arrays)
+        for k in errors:
+            fallback.pop(k, None)  # its error says what went wrong
+        return SystemBatch(
+            stack=stack,
+            errors=errors,
+            separate=made,
+            names=names,
+            values=arrays,
+            fallback=fallback,
+            equilibria=equilibria,
+        )
 
     def prepare(self, point: Mapping[str, float]) -> None:
         """Build the model's pieces here, at one parameter point (a model's plans do not depend
@@ -337,6 +371,11 @@ class SystemBatch:
     names : list of str
     values : dict
         ``{name: (K,) array}`` the point coordinates.
+    fallback : dict
+        ``{point index: reason}`` for points of a model that the batched linearization did
+        not settle, made one by one instead (with the full equilibrium search).
+    equilibria : numpy.ndarray or None
+        Models: ``(K, n)`` the equilibrium of every point (NaN where none), else ``None``.
     """
 
     stack: Stack
@@ -344,6 +383,8 @@ class SystemBatch:
     separate: dict[int, LinearDDE] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
     values: dict[str, np.ndarray] = field(default_factory=dict)
+    fallback: dict[int, str] = field(default_factory=dict)
+    equilibria: np.ndarray | None = None
 
     def where(self, k: int) -> str:
         """``"alpha=0.4, beta=0.2"`` for point ``k``."""
@@ -354,3 +395,78 @@ class SystemBatch:
             return self.separate[k]
         st = self.stack
         return LinearDDE(st.A0[k], [(t, a) for t, a in zip(st.tau[k], st.A[k], strict=True)])
+
+
+class ContinuedSystems:
+    """``systems(**values) -> LinearDDE`` along a path (a root followed in a parameter, a
+    curve traced in a plane): a model's equilibrium at each new point is continued by Newton's
+    method from the nearest point solved so far (:meth:`SystemFactory.batch` with ``near``);
+    the first point, and any point the continuation cannot settle, get the full search. A
+    user factory is called as it is.
+
+    Parameters
+    ----------
+    factory : SystemFactory
+    keep : int
+        How many solved points are remembered as starts.
+    """
+
+    def __init__(self, factory: SystemFactory, keep: int = 64):
+        self.factory = factory
+        self.keep = keep
+        self._points: list[tuple[dict[str, float], np.ndarray]] = []
+        #: points continued, and points solved by the full search
+        self.stats = {"continued": 0, "full": 0}
+
+    def _nearest(self, values: Mapping[str, float]) -> np.ndarray | None:
+        best, start = np.inf, None
+        for known, x in self._points:
+            d = 0.0
+            for k, v in values.items():
+                ref = known.get(k, self.factory.fixed.get(k))
+                if ref is None:
+                    d = np.inf
+                    break
+                d += abs(v - ref) / max(abs(ref), abs(v), 1e-300)
+            if d < best:
+                best, start = d, x
+        return start
+
+    def _remember(self, values: Mapping[str, float], x: np.ndarray | None) -> None:
+        if x is None or not np.all(np.isfinite(x)):
+            return
+        self._points.append((dict(values), x))
+        if len(self._points) > self.keep:
+            del self._points[0]
+
+    def __call__(self, **values: float) -> LinearDDE:
+        factory = self.factory
+        if not isinstance(factory.source, Model):
+            return factory(**values)
+        start = self._nearest(values)
+        if start is not None:
+            made = factory.batch({k: np.array([float(v)]) for k, v in values.items()}, start[None])
+            if 0 in made.errors:
+                raise made.errors[0]
+            self.stats["full" if 0 in made.fallback else "continued"] += 1
+            if made.equilibria is not None:
+                self._remember(values, made.equilibria[0])
+            return made.system(0)
+        lin = factory(**values)
+        self.stats["full"] += 1
+        eq = getattr(lin, "equilibrium", None) or {}
+        names = factory.source.state_names
+        if all(n in eq for n in names):
+            self._remember(values, np.array([eq[n] for n in names], dtype=float))
+        return lin
+
+    def full(self, **values: float) -> LinearDDE:
+        """The system at ``values`` with the full equilibrium search (what
+        :meth:`Model.linearize` returns), remembered as a start."""
+        lin = self.factory(**values)
+        if isinstance(self.factory.source, Model):
+            eq = getattr(lin, "equilibrium", None) or {}
+            names = self.factory.source.state_names
+            if all(n in eq for n in names):
+                self._remember(values, np.array([eq[n] for n in names], dtype=float))
+        return lin

@@ -18,7 +18,9 @@ or any :class:`concurrent.futures.Executor`.
 
 Wherever a function takes ``store=``, it accepts a directory path or a :class:`Store`: finished
 work is written there as it completes, and the same call with the same store computes only
-what is missing (see :mod:`fluidnet.sweep.store`).
+what is missing (see :mod:`fluidnet.sweep.store`); the call includes the function's code and
+what it reads (:mod:`fluidnet.sweep.signature`). Ctrl-C, SIGTERM and SIGHUP stop a sweep after
+writing what finished (:mod:`fluidnet.sweep.signals`).
 
 :func:`sweep` builds an :class:`xarray.Dataset` from a function of the grid parameters.
 

@@ -10,4 +10,5 @@ from .executors import SerialExecutor as SerialExecutor
 from .executors import resolve_executor as resolve_executor
 from .grid import grid_points as grid_points
 from .grid import sweep as sweep
+from .signals import Terminated as Terminated
 from .store import Store as Store

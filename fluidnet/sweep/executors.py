@@ -12,6 +12,9 @@ result and little more.
 
 Interrupting a sweep (Ctrl-C) stops its worker processes or cancels its Dask tasks, writes
 what finished to the store, and raises :class:`KeyboardInterrupt` saying how much was kept.
+SIGTERM (sent by ``timeout``, ``kill`` and batch schedulers) and SIGHUP (a closed terminal) do
+the same while a sweep runs, raising :class:`~fluidnet.sweep.signals.Terminated` (a
+``KeyboardInterrupt``; see :mod:`fluidnet.sweep.signals`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import itertools
 import math
 import os
 import pickle
+import signal
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
@@ -30,6 +34,7 @@ import numpy as np
 from ..errors import OptionError, StoreError
 from ..progress import progress_bar
 from ..threads import single_threaded_blas
+from .signals import Terminated, stop_signals
 from .store import Checkpoint, Store, as_store
 from .workers import init_worker
 
@@ -308,14 +313,24 @@ class Executor:
         OptionError
             When ``fn`` cannot run on this executor (e.g. not picklable for processes).
         StoreError
-            When the store was made by a different call, or the disk under it is full.
+            When the store was made by a different call, the disk under it is full, or it
+            cannot be written and items are missing from it.
         KeyboardInterrupt
-            On Ctrl-C, after stopping the workers and saving the finished items to the store.
+            On Ctrl-C, after stopping the workers and saving the finished items to the store;
+            :class:`~fluidnet.sweep.signals.Terminated` (a ``KeyboardInterrupt``) on SIGTERM
+            or SIGHUP, likewise.
         """
         if not isinstance(items, Sequence):
             items = list(items)
-        n = len(items)
         self._check(fn)
+        with stop_signals() as handler:
+            self._map_chunks(fn, items, receive, handler, progress, desc, store, progress_options)
+
+    def _map_chunks(
+        self, fn, items, receive, handler, progress, desc, store, progress_options
+    ) -> None:
+        """:meth:`map_chunks` with SIGTERM and SIGHUP raising ``Terminated`` (``handler``)."""
+        n = len(items)
         target = as_store(store)
         ckpt = Checkpoint(target, fn, items) if target is not None else None
         try:
@@ -330,7 +345,9 @@ class Executor:
                     if indices.size:
                         receive(indices, out)
                         done_mask[indices] = True
+                ckpt.require_writable(int(done_mask.sum()))
             done = 0 if done_mask is None else int(done_mask.sum())
+            loaded = done
             size = [self.chunk_size(n - done, ckpt is not None)]
             spans: dict[int, range] = {}
 
@@ -350,21 +367,28 @@ class Executor:
                         if ckpt is None:  # with a store, chunks keep their size
                             size[0] = self.next_chunk_size(len(span), now - last)
                         last = now
+                        if ckpt is not None:  # queued first: a stop inside receive keeps it
+                            ckpt.add(span, out)
                         receive(span, out)
                         done += len(out)
-                        if ckpt is not None:
-                            ckpt.add(span, out)
                         bar.update(len(out))
-                except KeyboardInterrupt:
+                except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (Terminated)
+                    if handler is not None:
+                        handler.saving = True  # a second SIGTERM does not cut the write short
                     running.close()
                     kept = ""
                     if ckpt is not None:
                         assert target is not None  # the checkpoint's store
                         ckpt.flush()
+                        done = loaded + ckpt.written  # what the store holds
                         kept = f"; they are kept in {target.path}: run the same call to resume"
-                    raise KeyboardInterrupt(
-                        f"sweep interrupted with {done} of {n} items done{kept}"
-                    ) from None
+                    how = "interrupted"
+                    if isinstance(exc, Terminated):
+                        how = f"stopped by {signal.Signals(exc.signum).name}"
+                    message = f"sweep {how} with {done} of {n} items done{kept}"
+                    if isinstance(exc, Terminated):
+                        raise Terminated(exc.signum, message) from None
+                    raise KeyboardInterrupt(message) from None
                 except BaseException:
                     running.close()
                     if ckpt is not None:  # keep what finished, unless writing is what failed
@@ -488,9 +512,9 @@ class FuturesExecutor(Executor):
 class ProcessExecutor(Executor):
     """A process pool, created per :meth:`map` call (nothing lingers between sweeps).
 
-    Its workers use one BLAS thread, ignore Ctrl-C (the parent stops them), and exit when the
-    parent dies, even by SIGKILL (see :mod:`fluidnet.sweep.workers`). An interrupted or failed
-    sweep terminates them at once.
+    Its workers use one BLAS thread, ignore Ctrl-C, SIGTERM and SIGHUP (the parent handles them
+    and stops the workers), and exit when the parent dies, even by SIGKILL (see
+    :mod:`fluidnet.sweep.workers`). An interrupted or failed sweep kills them at once.
 
     Parameters
     ----------
@@ -549,17 +573,15 @@ class ProcessExecutor(Executor):
 
 
 def _terminate(pool: cf.ProcessPoolExecutor) -> None:
-    """Stop a process pool without waiting for its running tasks."""
+    """Stop a process pool without waiting for its running tasks (SIGKILL: the workers ignore
+    SIGINT, SIGTERM and SIGHUP, which the parent handles)."""
     processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for p in processes:
         if p.is_alive():
-            p.terminate()
-    for p in processes:
-        p.join(timeout=5)
-        if p.is_alive():  # pragma: no cover - SIGTERM is not ignored by the workers
             p.kill()
-            p.join(timeout=5)
+    for p in processes:
+        p.join(timeout=10)
 
 
 def _is_dask_client(obj: Any) -> TypeGuard[Client]:
@@ -670,7 +692,7 @@ class DaskExecutor(Executor):
         numbered = enumerate(chunks)
         index: dict[Any, int] = {}  # by the futures' keys
         pending: dict[Any, Any] = {}
-        running = as_completed()
+        running = as_completed(loop=client.loop)  # this client: there may be no default one
 
         def submit(k: int, chunk: list[Any]) -> None:
             fut = client.submit(_run_chunk_one_blas_thread, fn, chunk, pure=False)

@@ -2,8 +2,9 @@
 
 A store is a directory holding a Zarr group (format 3)::
 
-    <store>/zarr.json        the call that made it: {"fluidnet_store": 1, "signature": {...},
-                             "n_items": N, "items_sha256": ...}  (written last on creation)
+    <store>/zarr.json        the call that made it: {"fluidnet_store": 2, "signature": {...},
+                             "n_items": N, "items_sha256": ..., "store_id": ...,
+                             "call_sha256": ...}  (written last on creation)
     <store>/items/           one 64-bit digest per item of the sweep (uint64, N)
     <store>/parts/<name>/    one group per batch of finished items: their indices and results
     <store>/.lock            held (flock) while a sweep uses the store
@@ -26,10 +27,24 @@ and its items are computed again. A rerun therefore returns exactly what an unin
 returns. The digests detect damage; they are not a signature: whoever can write the store can
 write a consistent part (keep stores where only you can write).
 
+**Ownership.** Every part records, under its digests, the id of its store and the digest of the
+call that computed it (``call_sha256``: the task's description, which covers the code and what
+it reads — see :mod:`fluidnet.sweep.signature` — and the items). A part of another store
+(copied in, even from a sweep with as many items) is moved aside (``.foreign-<name>``) with a
+warning and its items computed again. A store that lost its ``zarr.json`` is rebuilt from its
+parts by the same call: the parts that record this call are kept (with a warning), the others
+moved aside (``.orphan-<name>``), none deleted.
+
+**Reading without writing.** A finished store is read where it cannot be written (a read-only
+file system or directory): no lock file is created, nothing is moved. An unfinished one there is
+a :class:`~fluidnet.errors.StoreError` saying how many items it holds and how to finish it.
+
 Opening a store checks that it was made by the same call (the same task — model, fixed values,
-options — and the same items); otherwise :class:`~fluidnet.errors.StoreError` says what
-differs. A disk that is full (or over quota, or read-only) is a
-:class:`~fluidnet.errors.StoreError` saying so, and what was written before is kept. Results
+options, the code and what it reads — and the same items); otherwise
+:class:`~fluidnet.errors.StoreError` says what differs. A disk that is full (or over quota, or
+read-only, or a file-size limit) is a :class:`~fluidnet.errors.StoreError` saying so and what
+to do, and what was written before is kept; so is a path that cannot hold a store (``/proc``, a
+file in the way, no permission). Results
 are stored as arrays: numbers, booleans, strings, ``None``, numpy scalars and arrays, nested in
 tuples, lists and dicts with string keys; they come back with the same types and bit for bit.
 """
@@ -37,6 +52,7 @@ tuples, lists and dicts with string keys; they come back with the same types and
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -45,13 +61,14 @@ import shutil
 import time
 import uuid
 import warnings
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..diskfull import unwritable_reason
+from ..diskfull import unwritable_errno, unwritable_reason, unwritable_remedy
 from ..errors import OptionError, StoreError
 from .signature import describe, differences, item_digests
 
@@ -67,8 +84,11 @@ MAX_PART_ITEMS = 16384
 ITEM_BLOCK = 1 << 18
 #: ... computed from this many items at a time (the items of a lazy sequence are made then).
 ITEMS_AT_ONCE = 1 << 13
-_FORMAT = 1
+_FORMAT = 2
 _OURS = {"zarr.json", "items", "parts", ".lock"}
+_ASIDE = (".tmp-", ".corrupt-", ".foreign-", ".orphan-")
+#: errno values that mean "this process may not write here" (a store there can still be read)
+_NOT_WRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS}
 #: ``<first index>-<last index>-<digest of the part's attributes>-<random id>``
 _PART_NAME = re.compile(r"(\d{9,})-(\d{9,})-([0-9a-f]{32})-([0-9a-f]{8})")
 
@@ -117,15 +137,27 @@ class Store:
             attrs = dict(zarr.open_group(str(self.path), mode="r").attrs)
         except Exception as exc:  # noqa: BLE001 - zarr raises many types on bad metadata
             raise StoreError(
-                f"{self.path / 'zarr.json'} cannot be read as a Zarr group ({exc}): "
-                "not a fluidnet store"
+                f"{self.path / 'zarr.json'} cannot be read as a Zarr group ({exc}): not a "
+                "fluidnet store. If it is one whose zarr.json was damaged, delete that file: "
+                "its parts record the call that computed them, and the same call recovers them"
             ) from exc
-        if attrs.get("fluidnet_store") != _FORMAT:
+        made = attrs.get("fluidnet_store")
+        if made == 1:
+            raise StoreError(
+                f"store {self.path} was made by an older fluidnet (store format 1), whose parts "
+                "do not record which store and call computed them: its results cannot be "
+                "checked. Delete it (or use another path) to compute them again"
+            )
+        if made != _FORMAT:
             raise StoreError(
                 f"{self.path} is a Zarr group but not a fluidnet store (no 'fluidnet_store' "
                 f"= {_FORMAT} attribute); use another path"
             )
         return attrs
+
+    def _owner(self, attrs: Mapping[str, Any] | None = None) -> dict[str, str]:
+        attrs = self._root_attrs() if attrs is None else attrs
+        return {"id": str(attrs.get("store_id")), "call": str(attrs.get("call_sha256"))}
 
     def signature(self) -> dict[str, str]:
         """The description of the call that made the store (``{path: text}``)."""
@@ -134,11 +166,12 @@ class Store:
     def progress(self) -> tuple[int, int]:
         """``(items done, items in the sweep)``: items of the parts that pass their digests
         (a damaged part counts as not done; the next run computes its items again)."""
-        total = int(self._root_attrs()["n_items"])
+        attrs = self._root_attrs()
+        total, owner = int(attrs["n_items"]), self._owner(attrs)
         done = np.zeros(total, dtype=bool)
         for part in _parts(self.path):
             with contextlib.suppress(StoreError):
-                indices, _ = _read_part(part)
+                indices, _ = _read_part(part, owner)
                 done[indices[(indices >= 0) & (indices < total)]] = True
         return int(done.sum()), total
 
@@ -165,6 +198,14 @@ class Checkpoint:
         The function mapped over the items (described by :func:`~.signature.describe`).
     items : sequence
         The sweep's items (any sequence; read in blocks, never copied whole).
+
+    Attributes
+    ----------
+    writable : bool
+        False for a store read where this process may not write (a read-only file system or
+        directory): it can serve a finished sweep, not keep new results.
+    written : int
+        Items written to the store by this checkpoint (not counting those it held).
     """
 
     def __init__(self, store: Store, task: Any, items: Sequence[Any]):
@@ -173,9 +214,13 @@ class Checkpoint:
         self.n = len(items)
         self._signature = describe(task)
         self._items = items
-        self._lock = None
+        self._lock: _Lock | None = None
         self._pending: dict[int, Any] = {}
         self._interval = FLUSH_SECONDS
+        self.writable = True
+        self.written = 0  # items written to new parts by this checkpoint
+        self._not_writable = ""
+        self._owner: dict[str, str] = {}
         try:
             with _disk_errors(self.path, "create or open the store", kept=False):
                 self._open()
@@ -188,25 +233,51 @@ class Checkpoint:
     def _open(self) -> None:
         path = self.path
         if path.exists() and not path.is_dir():
-            raise StoreError(f"store path {path} exists and is not a directory")
-        path.mkdir(parents=True, exist_ok=True)
+            raise StoreError(
+                f"store path {path} exists and is not a directory; give store= a directory"
+            )
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if unwritable_errno(exc) is not None:
+                raise
+            raise StoreError(
+                f"store path {path} cannot be made a directory ({_os_reason(exc)}); give "
+                "store= a path in a directory where you can write"
+            ) from exc
+        root = path / "zarr.json"
+        if root.exists() and not root.is_file():
+            raise StoreError(
+                f"{root} is not a file (a directory is in its place), where the store keeps the "
+                f"record of the call that made it: remove it (rmdir {root}) and run the same "
+                "call again (the parts are recovered from their own records)"
+            )
         if not self.store.exists:
             foreign = [
                 p.name
                 for p in path.iterdir()
-                if p.name not in _OURS and not p.name.startswith((".tmp-", ".corrupt-"))
+                if p.name not in _OURS and not p.name.startswith(_ASIDE)
             ]
             if foreign:
                 raise StoreError(
                     f"store path {path} is a non-empty directory that is not a fluidnet store "
                     f"(it holds {', '.join(sorted(foreign)[:5])}); use a new or empty directory"
                 )
-        self._lock = _lock(path)
-        _remove_temporaries(path)
+        self._lock, self._not_writable = _lock(path)
+        self.writable = not self._not_writable
         if self.store.exists:
             self._check()
+        elif not self.writable:
+            raise StoreError(
+                f"store path {path} holds no finished store and cannot be written "
+                f"({self._not_writable}); give store= a directory where you can write"
+            )
         else:
+            _remove_temporaries(path)
             self._create()
+            return
+        if self.writable:
+            _remove_temporaries(path)
 
     def _digest_blocks(self) -> Iterator[tuple[int, np.ndarray]]:
         """``(start, digests of items[start:start + ITEM_BLOCK])`` for every block."""
@@ -218,11 +289,22 @@ class Checkpoint:
                 block[a - start : b - start] = item_digests(self._items[a:b])
             yield start, block
 
+    def _call_digest(self, items_sha256: str) -> str:
+        """The digest of the call: the task's description and the items."""
+        text = json.dumps(
+            [self._signature, self.n, items_sha256],
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=True,
+        )
+        return hashlib.sha256(text.encode()).hexdigest()
+
     def _create(self) -> None:
+        """A new store; parts left by a store that lost its ``zarr.json`` are recovered when
+        they record this call, moved aside otherwise (never deleted)."""
         import zarr
 
-        for name in ("items", "parts"):
-            shutil.rmtree(self.path / name, ignore_errors=True)
+        shutil.rmtree(self.path / "items", ignore_errors=True)
         items = zarr.create_array(
             str(self.path / "items"),
             shape=(self.n,),
@@ -233,7 +315,11 @@ class Checkpoint:
         for start, block in self._digest_blocks():
             items[start : start + block.size] = block
             total.update(block.astype("<u8").tobytes())
-        zarr.open_group(str(self.path / "parts"), mode="w")
+        call = self._call_digest(total.hexdigest())
+        store_id = self._recover(call)
+        self._owner = {"id": store_id, "call": call}
+        if not (self.path / "parts" / "zarr.json").is_file():
+            zarr.open_group(str(self.path / "parts"), mode="w")
         zarr.open_group(  # written last: a store without it is an unfinished creation
             str(self.path),
             mode="a",
@@ -242,9 +328,56 @@ class Checkpoint:
                 "signature": self._signature,
                 "n_items": self.n,
                 "items_sha256": total.hexdigest(),
+                "store_id": store_id,
+                "call_sha256": call,
                 "created": time.strftime("%Y-%m-%d %H:%M:%S"),
             },
         )
+
+    def _recover(self, call: str) -> str:
+        """The store id of the parts already in ``parts/`` that record ``call`` (a store whose
+        ``zarr.json`` was lost), or a new one; the other parts are moved aside, with a warning."""
+        found = _parts(self.path)
+        if not found:
+            return uuid.uuid4().hex
+        owners: dict[Path, Any] = {}
+        sizes: dict[Path, int] = {}
+        for part in found:
+            try:
+                attrs, arrays = _verified_arrays(part)
+                owners[part], sizes[part] = attrs.get("store"), int(arrays["indices"].size)
+            except StoreError:
+                owners[part] = None
+        ids = Counter(
+            o["id"] for o in owners.values() if isinstance(o, Mapping) and o.get("call") == call
+        )
+        store_id = min(ids, key=lambda k: (-ids[k], k)) if ids else uuid.uuid4().hex
+        mine = {"id": store_id, "call": call}
+        kept = [p for p in found if owners[p] == mine]
+        aside = []
+        for part in found:
+            if owners[part] != mine:
+                target = part.parent.parent / f".orphan-{part.name}"
+                with contextlib.suppress(OSError):
+                    part.rename(target)
+                aside.append(target.name)
+        lines = []
+        if kept:
+            n_items = sum(sizes[p] for p in kept)
+            lines.append(f"{len(kept)} parts ({n_items} items) record this very call and are kept")
+        if aside:
+            lines.append(
+                f"{len(aside)} parts made by another call, by another store or damaged were "
+                f"moved aside ({', '.join(aside[:3])}{', ...' if len(aside) > 3 else ''}): "
+                "delete them when you no longer need them"
+            )
+        warnings.warn(
+            f"store {self.path} had lost its zarr.json (the record of the call that made it); "
+            "rebuilt it for this call: " + "; ".join(lines),
+            RuntimeWarning,
+            stacklevel=5,
+        )
+        return store_id
 
     def _check(self) -> None:
         attrs = self.store._root_attrs()
@@ -261,11 +394,14 @@ class Checkpoint:
                 total.update(block.astype("<u8").tobytes())
             if attrs.get("items_sha256") != total.hexdigest():
                 lines.extend(self._item_differences(attrs.get("items_sha256")))
+            elif not lines and attrs.get("call_sha256") != self._call_digest(total.hexdigest()):
+                lines.append("the store's record of the call does not match its description")
         if lines:
             raise StoreError(
                 f"store {self.path} was made by a different call; refusing to mix results "
                 "(use another path, or delete the store to start over):\n  " + "\n  ".join(lines)
             )
+        self._owner = self.store._owner(attrs)
 
     def _item_differences(self, recorded: str | None) -> list[str]:
         """How the items differ from the store's (a second pass, on refusal only)."""
@@ -295,25 +431,48 @@ class Checkpoint:
 
     # ---------------------------------------------------------------- reading
     def parts(self) -> Iterator[tuple[np.ndarray, list[Any]]]:
-        """``(item indices, results)`` of every stored part that passes its digests, one part
-        at a time; a damaged part is moved aside with a warning (its items are not done)."""
+        """``(item indices, results)`` of every stored part that passes its digests and belongs
+        to this store, one part at a time; another is moved aside with a warning (its items are
+        not done)."""
         for part in _parts(self.path):
             try:
-                indices, results = _read_part(part)
+                indices, results = _read_part(part, self._owner)
                 if indices.size and (indices.min() < 0 or indices.max() >= self.n):
                     raise StoreError(f"item index out of range 0..{self.n - 1}")
             except StoreError as exc:
-                aside = part.parent.parent / f".corrupt-{part.name}"
-                with contextlib.suppress(OSError):
-                    part.rename(aside)
+                foreign = isinstance(exc, _ForeignPart)
+                aside = part.parent.parent / f".{'foreign' if foreign else 'corrupt'}-{part.name}"
+                what = "belongs to another store" if foreign else "is damaged or unreadable"
+                moved = False
+                if self.writable:
+                    with contextlib.suppress(OSError):
+                        part.rename(aside)
+                        moved = True
+                where = f"moved aside to {aside.name}" if moved else "left in place, not read"
                 warnings.warn(
-                    f"store {self.path}: part {part.name} is damaged or unreadable ({exc}); "
-                    f"moved aside to {aside.name}, its items are computed again",
+                    f"store {self.path}: part {part.name} {what} ({exc}); {where}, its items "
+                    "are computed again",
                     RuntimeWarning,
                     stacklevel=4,
                 )
                 continue
             yield indices, results
+
+    def require_writable(self, done: int) -> None:
+        """Raise when items remain to be computed and this store cannot keep them.
+
+        Raises
+        ------
+        StoreError
+            For a store that cannot be written holding ``done`` of its items (fewer than all).
+        """
+        if self.writable or done >= self.n:
+            return
+        raise StoreError(
+            f"store {self.path} cannot be written ({self._not_writable}) and holds {done} of "
+            f"{self.n} items: the other {self.n - done} could not be kept. Make it writable, or "
+            f"copy it (cp -r {self.path} <new path>) and give store= the copy"
+        )
 
     # ---------------------------------------------------------------- writing
     def add(self, indices: Sequence[int], results: Sequence[Any]) -> None:
@@ -340,7 +499,8 @@ class Checkpoint:
         start = time.monotonic()
         results = [self._pending[i] for i in indices]
         with _disk_errors(self.path, f"write the results of {len(indices)} items"):
-            _write_part(self.path, indices, results)
+            _write_part(self.path, indices, results, self._owner)
+        self.written += len(indices)
         self._pending.clear()
         self._last_flush = time.monotonic()
         self._interval = max(FLUSH_SECONDS, WRITE_SHARE * (self._last_flush - start))
@@ -358,21 +518,37 @@ class Checkpoint:
 
 
 # -------------------------------------------------------------------- files
+def _os_reason(exc: OSError) -> str:
+    """``"Permission denied, EACCES, at /x/y"``: an OSError in a few words."""
+    code = errno.errorcode.get(exc.errno or 0, "")
+    where = f", at {exc.filename}" if exc.filename else ""
+    return f"{exc.strerror or exc}{', ' + code if code else ''}{where}"
+
+
 @contextlib.contextmanager
 def _disk_errors(path: Path, what: str, kept: bool = True):
-    """Turn a write that failed for want of disk space (or of a writable disk) into a
-    StoreError that says so."""
+    """Turn a write that failed for want of disk space (or of a writable disk, or of a
+    file-size limit) into a StoreError that says so; and any other failure of the file system
+    into a StoreError naming the file and the reason."""
     try:
         yield
     except OSError as exc:
-        reason = unwritable_reason(exc)
-        if reason is None:
-            raise
         then = ": the parts written before are kept" if kept else ""
-        raise StoreError(
-            f"store {path}: cannot {what}: {reason}. Free space on that device (or give "
-            f"store= a directory on another one) and run the same call again{then}"
-        ) from exc
+        reason = unwritable_reason(exc)
+        if reason is not None:
+            remedy = unwritable_remedy(unwritable_errno(exc), "give store=")
+            raise StoreError(
+                f"store {path}: cannot {what}: {reason}. {remedy}, and run the same call "
+                f"again{then}"
+            ) from exc
+        if exc.errno == errno.EISDIR and exc.filename:
+            name = exc.filename2 or exc.filename
+            fix = f"a directory is where the store keeps a file ({name}): remove it"
+        elif exc.errno == errno.ENOTDIR:
+            fix = "a file is where the store keeps a directory: remove it"
+        else:
+            fix = "give store= a directory where you can write"
+        raise StoreError(f"store {path}: cannot {what} ({_os_reason(exc)}); {fix}{then}") from exc
 
 
 #: Descriptors of the store locks this process holds. A forked process (a worker of a process
@@ -410,21 +586,33 @@ class _Lock:
             self._fh.close()
 
 
-def _lock(path: Path) -> _Lock:
-    fh = open(path / ".lock", "a+")  # noqa: SIM115 - held for the sweep
+def _lock(path: Path) -> tuple[_Lock | None, str]:
+    """``(lock, "")``: the store's lock file, locked exclusively for a sweep that writes; or,
+    where this process may not write (a read-only file system or directory), ``(lock or None,
+    why)``: an existing lock file locked shared (so that no sweep writes while it is read)."""
+    import fcntl
+
+    why = ""
+    mode = fcntl.LOCK_EX
     try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not POSIX: no locking
-        return _Lock(fh)
+        fh = open(path / ".lock", "a+")  # noqa: SIM115 - held for the sweep
+    except OSError as exc:
+        if exc.errno not in _NOT_WRITABLE:
+            raise
+        why, mode = _os_reason(exc), fcntl.LOCK_SH
+        try:
+            fh = open(path / ".lock")  # noqa: SIM115 - held for the sweep
+        except FileNotFoundError:
+            return None, why
     try:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fh.fileno(), mode | fcntl.LOCK_NB)
     except BlockingIOError as exc:
         fh.close()
         raise StoreError(
             f"store {path} is in use by another running sweep; wait for it to finish, or use "
             "another path"
         ) from exc
-    return _Lock(fh)
+    return _Lock(fh), why
 
 
 def _remove_temporaries(path: Path) -> None:
@@ -649,9 +837,12 @@ def _attrs_digest(attrs: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _write_part(path: Path, indices: list[int], results: list[Any]) -> None:
-    """Write one part: arrays and their digests in a temporary directory, renamed into
-    ``parts/`` under a name carrying the digest of its attributes."""
+def _write_part(
+    path: Path, indices: list[int], results: list[Any], owner: Mapping[str, str]
+) -> None:
+    """Write one part: arrays and their digests, and ``owner`` (the store's id and the digest
+    of the call), in a temporary directory, renamed into ``parts/`` under a name carrying the
+    digest of its attributes."""
     import zarr
 
     attrs, arrays = _encode_part(results)
@@ -667,6 +858,7 @@ def _write_part(path: Path, indices: list[int], results: list[Any]) -> None:
             stored[f"{name}.lengths"] = lengths
     attrs = {
         **attrs,
+        "store": dict(owner),
         "arrays": meta,
         "sha256": {name: _array_digest(data) for name, data in stored.items()},
     }
@@ -754,16 +946,36 @@ def _verified_arrays(part: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]
     return attrs, arrays
 
 
-def _read_part(part: Path) -> tuple[np.ndarray, list[Any]]:
-    """``(indices, results)`` of a part that passes its digests.
+class _ForeignPart(StoreError):
+    """A sound part of another store (or of another call)."""
+
+
+def _read_part(part: Path, owner: Mapping[str, str]) -> tuple[np.ndarray, list[Any]]:
+    """``(indices, results)`` of a part that passes its digests and was written by the store
+    and call ``owner`` (``{"id": ..., "call": ...}``).
 
     Raises
     ------
     StoreError
-        When the part is damaged, incomplete or written without digests (says what is wrong).
+        When the part is damaged, incomplete or written without digests (says what is wrong);
+        a ``_ForeignPart`` when it belongs to another store or call.
     """
     try:
         attrs, arrays = _verified_arrays(part)
+        theirs = attrs.get("store")
+        if theirs != dict(owner):
+            if not isinstance(theirs, Mapping):
+                raise StoreError("it does not record the store and call that wrote it")
+            if theirs.get("call") != owner.get("call"):
+                raise _ForeignPart(
+                    "it was computed by another call (another function, code, global value or "
+                    "items), in store "
+                    f"{str(theirs.get('id'))[:8]}, not this store {str(owner.get('id'))[:8]}"
+                )
+            raise _ForeignPart(
+                f"it was written by store {str(theirs.get('id'))[:8]}, not by this store "
+                f"{str(owner.get('id'))[:8]} (copied from another store?)"
+            )
         meta = attrs["arrays"]
 
         def read(name: str) -> np.ndarray:

@@ -1,4 +1,6 @@
-"""Worker processes of a process pool: one BLAS thread, Ctrl-C left to the parent, and no
+"""Worker processes of a process pool: one BLAS thread, Ctrl-C, SIGTERM and SIGHUP left to the
+parent (sent to the whole process group by a terminal or a batch scheduler, they would kill a
+worker before the parent could save its results; the parent stops its workers itself), and no
 orphans — a worker exits as soon as the process that started it is gone.
 
 A worker blocked on its task pipe does not notice its parent's death by itself (SIGKILL or
@@ -62,7 +64,9 @@ def _watch(parent: int, direct: bool) -> None:
 
 def init_worker(parent: int) -> None:
     """Process-pool initializer (``parent``: the pid of the process that owns the pool)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and stops us
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):  # the parent handles them and stops us
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     one_blas_thread()
     direct = os.getppid() == parent  # False for workers started by a fork server
     if direct:

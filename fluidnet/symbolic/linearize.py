@@ -133,6 +133,14 @@ class _Plan:
         at_rest = {lag.symbol: form.x[lag.state] for lag in form.lags}
         self.delays = to_numpy(args, [lag.delay.xreplace(at_rest) for lag in form.lags])
         self.lag_states = np.array([lag.state for lag in form.lags], dtype=int)
+        # lags with the same delay expression share one matrix in a batch (a network model
+        # has a lag per flow and link, and a few distinct round-trip times)
+        exprs: dict[sympy.Expr, int] = {}
+        self.delay_group = np.array(
+            [exprs.setdefault(lag.delay.xreplace(at_rest), len(exprs)) for lag in form.lags],
+            dtype=int,
+        )
+        self.n_groups = len(exprs)
 
     def label(self, e: int) -> str:
         """The formula of entry ``e`` and what it differentiates."""
@@ -229,8 +237,8 @@ def linearize(
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"
 
+    _off_switching_surfaces(plan, x, p, where)  # first: it names the kink or jump
     vals = _finite_entries(plan, plan.entries(x, p), where)
-    _off_switching_surfaces(plan, x, p, where)
     if equilibrium is not None:
         check_equilibrium(model, eq, values)  # a point given by the caller must be one
     n = len(form.states)
@@ -386,8 +394,9 @@ class LinearizedBatch:
     Attributes
     ----------
     stack : fluidnet.linear.stacked.Stack
-        ``A0`` ``(K, n, n)``, ``A`` ``(K, L, n, n)`` (one matrix per lag of the model, not
-        merged: the characteristic function is the same) and ``tau`` ``(K, L)``.
+        ``A0`` ``(K, n, n)``, ``A`` ``(K, G, n, n)`` (one matrix per distinct delay expression
+        of the model's lags, e.g. one per round-trip time of a network) and ``tau``
+        ``(K, G)``.
     equilibrium : numpy.ndarray
         ``(K, n)`` equilibrium states, in ``state_names`` order.
     ok : numpy.ndarray of bool
@@ -464,6 +473,37 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any], guess=None):
     from .equilibrium import _plan as _equilibrium_plan
     from .steadycode import steady_code
 
+    P, ok, why = _parameter_table(model, values)
+    K = P.shape[1]
+    X = np.zeros((K, len(model.state_names)))
+    eq_plan = _equilibrium_plan(model)
+    todo = ok.copy()
+    if eq_plan.closed and guess is None:
+        X, found = _closed_form_equilibria(eq_plan, P)
+        todo &= ~found  # singular there, or none admissible: continued like a numeric law
+    if not todo.any():
+        return P, X, ok, why
+    code = eq_plan.code
+    if code is None and eq_plan.large and len(model.state_names) <= BATCH_MAX_STATES:
+        code = model.cached("batch steady code", lambda: steady_code(model))
+    if code is None:
+        for j in np.flatnonzero(todo):
+            why[j] = (
+                "an expression numpy cannot write, or too many states for dense batches: "
+                "solved one point at a time"
+            )
+        return P, X, ok & ~todo, why
+    found = equilibria_at_points(model, eq_plan, code, P, todo, guess=guess)
+    for j in np.flatnonzero(todo & ~found.ok):
+        why[j] = found.reasons[j]
+    X[todo] = np.where(found.ok[todo, None], found.x[todo], 0.0)
+    return P, X, ok & (~todo | found.ok), why
+
+
+def _parameter_table(model, values: Mapping[str, Any]):
+    """Parameter table ``P`` ``(params, K)`` of ``values`` (the model's defaults for the
+    others), the points whose values are finite and within bounds, and why the others are
+    not."""
     names = model.param_names
     for k in values:
         if k not in names:
@@ -490,29 +530,7 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any], guess=None):
         for j in np.flatnonzero(bad & ok):
             why[j] = f"parameter {k!r} = {P[i, j]:g} is not finite or out of its bounds"
         ok &= ~bad
-    X = np.zeros((K, len(model.state_names)))
-    eq_plan = _equilibrium_plan(model)
-    todo = ok.copy()
-    if eq_plan.closed and guess is None:
-        X, found = _closed_form_equilibria(eq_plan, P)
-        todo &= ~found  # singular there, or none admissible: continued like a numeric law
-    if not todo.any():
-        return P, X, ok, why
-    code = eq_plan.code
-    if code is None and eq_plan.large and len(model.state_names) <= BATCH_MAX_STATES:
-        code = model.cached("batch steady code", lambda: steady_code(model))
-    if code is None:
-        for j in np.flatnonzero(todo):
-            why[j] = (
-                "an expression numpy cannot write, or too many states for dense batches: "
-                "solved one point at a time"
-            )
-        return P, X, ok & ~todo, why
-    found = equilibria_at_points(model, eq_plan, code, P, todo, guess=guess)
-    for j in np.flatnonzero(todo & ~found.ok):
-        why[j] = found.reasons[j]
-    X[todo] = np.where(found.ok[todo, None], found.x[todo], 0.0)
-    return P, X, ok & (~todo | found.ok), why
+    return P, ok, why
 
 
 def linearize_batch(
@@ -551,18 +569,25 @@ def linearize_batch(
     ((2, 2, 2), [True, True])
     """
     plan = _plan(model)
-    form = plan.form
     if plan.time_error:
         raise ModelError(plan.time_error)
     P, X, ok, why = _parameters_and_equilibria(model, values, guess)
+    return _linearized_at(plan, P, X, ok, why)
+
+
+def _linearized_at(plan: _Plan, P: np.ndarray, X: np.ndarray, ok, why) -> LinearizedBatch:
+    """The batch of linearizations at the steady states ``X`` ``(K, n)`` of the parameter
+    points ``P`` ``(params, K)`` where ``ok``; ``why`` ``(K,)`` says why the others are not
+    settled (completed here for points whose Jacobians or delays fail)."""
+    form = plan.form
     K, n = X.shape
-    L = len(form.lags)
+    L, G = len(form.lags), plan.n_groups
     A0 = np.zeros((K, n, n))
-    A = np.zeros((K, L, n, n))
-    tau = np.zeros((K, L))
-    if ok.any() and K * L * n * n > BATCH_ENTRIES:
-        ok[:] = False  # too many lags for dense stacked matrices: one point at a time
-        why = [w or "too many lags for dense stacked matrices: one point at a time" for w in why]
+    A = np.zeros((K, G, n, n))
+    tau = np.zeros((K, G))
+    if ok.any() and K * G * n * n > BATCH_ENTRIES:
+        ok[:] = False  # too many delays for dense stacked matrices: one point at a time
+        why = [w or "too many delays for dense stacked matrices: one point at a time" for w in why]
     if ok.any():
         Xt, Pt = X.T, P
         vals = plan.entries.batch(Xt, Pt)  # (K, nnz)
@@ -578,8 +603,17 @@ def linearize_batch(
         n0 = plan.n0
         A0[:, plan.rows[:n0], plan.cols[:n0]] = vals[:, :n0]
         lag_k = plan.cols[n0:]
-        A[:, lag_k, plan.rows[n0:], plan.lag_states[lag_k]] = vals[:, n0:]
-        tau = np.where(ok[:, None], taus, 0.0)
+        # entries of lags with one delay expression add up in that delay's matrix
+        at = (
+            np.arange(K)[:, None],
+            plan.delay_group[lag_k][None, :],
+            plan.rows[n0:][None, :],
+            plan.lag_states[lag_k][None, :],
+        )
+        np.add.at(A, at, vals[:, n0:])
+        if L:
+            first = np.unique(plan.delay_group, return_index=True)[1]
+            tau = np.where(ok[:, None], taus[:, first], 0.0)
         ok &= ~_on_switching_surfaces_batch(plan, X, P)  # those raise one by one
     for j in np.flatnonzero(~ok):
         why[j] = why[j] or (

@@ -931,9 +931,22 @@ class RcpReceiver : public Application
 };
 
 // -------------------------------------------------------------------------------- TCP sender
+// What a congestion control object implements to hear of its flow's feedback packet by packet
+// (fluidnet::TcpKelly): every ACK segment the socket receives (whether it echoes an ECN mark), and
+// every data packet of the flow the network lost (told by the network, fluidnet::Experiment, as
+// the negative acknowledgments of Kunniyur & Srikant's window laws).
+class SignalListener
+{
+  public:
+    virtual ~SignalListener() = default;
+    virtual void AckReceived(bool echo) = 0;
+    virtual void PacketLost() = 0;
+};
+
 // A TCP sender whose congestion control object is made here (so every flow group can have its
-// own law and parameters), which sends `bytes` (0: without end) and follows its socket's window
-// and RTT samples for the traces.
+// own law and parameters), which sends `bytes` (0: without end) and follows its socket's window,
+// slow-start threshold and RTT samples for the traces; a congestion control object that is a
+// SignalListener hears of every ACK and of every loss of the flow.
 class TcpSender : public Application
 {
   public:
@@ -965,10 +978,25 @@ class TcpSender : public Application
         return m_rtt;
     }
 
+    double GetSsThresh() const
+    {
+        return m_ssthresh;
+    }
+
+    // The network lost one of this flow's data packets (a negative acknowledgment).
+    void PacketLost()
+    {
+        if (m_listener != nullptr)
+        {
+            m_listener->PacketLost();
+        }
+    }
+
   protected:
     void DoDispose() override
     {
         m_socket = nullptr;
+        m_listener = nullptr;
         Application::DoDispose();
     }
 
@@ -981,9 +1009,17 @@ class TcpSender : public Application
         {
             tcp->SetUseEcn(TcpSocketState::On);
         }
-        tcp->SetCongestionControlAlgorithm(m_congestion.Create<TcpCongestionOps>());
+        Ptr<TcpCongestionOps> ops = m_congestion.Create<TcpCongestionOps>();
+        tcp->SetCongestionControlAlgorithm(ops);
+        m_listener = dynamic_cast<SignalListener*>(PeekPointer(ops));
+        if (m_listener != nullptr)
+        {
+            m_socket->TraceConnectWithoutContext("Rx", MakeCallback(&TcpSender::OnRx, this));
+        }
         m_socket->TraceConnectWithoutContext("CongestionWindow",
                                              MakeCallback(&TcpSender::OnCwnd, this));
+        m_socket->TraceConnectWithoutContext("SlowStartThreshold",
+                                             MakeCallback(&TcpSender::OnSsThresh, this));
         m_socket->TraceConnectWithoutContext("RTT", MakeCallback(&TcpSender::OnRtt, this));
         m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_localPort));
         m_socket->SetConnectCallback(MakeCallback(&TcpSender::Connected, this),
@@ -1008,6 +1044,20 @@ class TcpSender : public Application
     void OnRtt(Time, Time now)
     {
         m_rtt = now.GetSeconds();
+    }
+
+    void OnSsThresh(uint32_t, uint32_t now)
+    {
+        m_ssthresh = now;
+    }
+
+    void OnRx(Ptr<const Packet>, const TcpHeader& header, Ptr<const TcpSocketBase>)
+    {
+        uint8_t flags = header.GetFlags();
+        if ((flags & TcpHeader::ACK) && !(flags & TcpHeader::SYN))
+        {
+            m_listener->AckReceived(flags & TcpHeader::ECE);
+        }
     }
 
     void Connected(Ptr<Socket>)
@@ -1062,8 +1112,10 @@ class TcpSender : public Application
     bool m_closed{false};
     bool m_ecn{false};
     ObjectFactory m_congestion;
+    SignalListener* m_listener{nullptr};
     double m_cwnd{0.0};
     double m_rtt{0.0};
+    double m_ssthresh{std::numeric_limits<double>::quiet_NaN()};
 };
 
 } // namespace fluidnet

@@ -8,14 +8,89 @@
 // is the queue disc's); every other interface has a FIFO much larger than any queue that forms.
 //
 // Traces are sampled every dt: per link the packets in the queue disc, and its cumulative
-// drops, marks, departed bytes and AQM state (PI: p; RCP: R/C); per long-lived flow its window
-// (packets), last RTT sample (s) and received bytes. Short flows record start and completion.
+// drops, marks, departed bytes and AQM state (PI: p; RCP: R/C; SBRM: m(b); AVQ: C~/C); per
+// long-lived flow its window and slow-start threshold (packets), last RTT sample (s), received
+// bytes and lost data packets. Short flows record start and completion. A group's random losses drop its data packets
+// on the access link into its sink. Every TCP data packet lost (in a queue or at random) is
+// reported to its sender (TcpSender::PacketLost), one propagation delay of its path later.
 
 namespace fluidnet
 {
 using namespace ns3;
 
-class Experiment : public FlowLedger
+// Where the network reports the TCP data packets it loses (fluidnet::Experiment).
+class LossSink
+{
+  public:
+    virtual ~LossSink() = default;
+    virtual void DataPacketLost(Ipv4Address source, uint16_t port) = 0;
+};
+
+// Random (non-congestion) loss of a flow group: its sink's access link drops every received data
+// packet (at least MinSize bytes on the wire, so not the handshake's or the ACKs' small packets)
+// with probability Rate, independently, and reports it.
+class DataLossModel : public ErrorModel
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("fluidnet::DataLossModel")
+                                .SetParent<ErrorModel>()
+                                .SetGroupName("Fluidnet")
+                                .AddConstructor<DataLossModel>();
+        return tid;
+    }
+
+    DataLossModel()
+    {
+        m_uv = CreateObject<UniformRandomVariable>();
+    }
+
+    void Setup(double rate, uint32_t minSize, LossSink* sink)
+    {
+        m_rate = rate;
+        m_minSize = minSize;
+        m_sink = sink;
+    }
+
+  protected:
+    void DoDispose() override
+    {
+        m_uv = nullptr;
+        ErrorModel::DoDispose();
+    }
+
+  private:
+    bool DoCorrupt(Ptr<Packet> p) override
+    {
+        if (p->GetSize() < m_minSize || m_uv->GetValue() >= m_rate)
+        {
+            return false;
+        }
+        Ptr<Packet> copy = p->Copy();
+        PppHeader ppp;
+        Ipv4Header ip;
+        TcpHeader tcp;
+        copy->RemoveHeader(ppp);
+        copy->RemoveHeader(ip);
+        copy->PeekHeader(tcp);
+        m_sink->DataPacketLost(ip.GetSource(), tcp.GetSourcePort());
+        return true;
+    }
+
+    void DoReset() override
+    {
+    }
+
+    double m_rate{0.0};
+    uint32_t m_minSize{0};
+    LossSink* m_sink{nullptr};
+    Ptr<UniformRandomVariable> m_uv;
+};
+
+NS_OBJECT_ENSURE_REGISTERED(DataLossModel);
+
+class Experiment : public FlowLedger, public LossSink
 {
   public:
     Experiment(uint32_t seed, uint32_t packetSize, uint32_t ackEvery, double minRto,
@@ -57,12 +132,13 @@ class Experiment : public FlowLedger
 
     // A group of flows from S_g to D_g over links first..last. kind is "tcp" or "rcp";
     // congestion is the TcpCongestionOps TypeId (tcp) with attributes as text; sizes[i] the
-    // packets of flow i (0: long-lived, traced); starts[i] its start time.
+    // packets of flow i (0: long-lived, traced); starts[i] its start time; loss the probability
+    // that a data packet is lost at random on its way to the sink.
     void AddGroup(const std::string& kind, const std::string& congestion,
                   const std::vector<std::string>& names, const std::vector<std::string>& values,
                   bool ecn, const std::string& sinkSocket, uint32_t first, uint32_t last,
                   double accessDelay, const std::vector<double>& starts,
-                  const std::vector<double>& sizes)
+                  const std::vector<double>& sizes, double loss)
     {
         Group g;
         g.kind = kind;
@@ -76,13 +152,17 @@ class Experiment : public FlowLedger
         g.accessDelay = accessDelay;
         g.starts = starts;
         g.sizes = sizes;
+        g.loss = loss;
         m_groups.push_back(g);
     }
 
-    void Run(double tEnd, double dt)
+    // nSamples samples at i dt, i = 0 .. nSamples - 1 (the last at tEnd): sampling stops
+    // there, whatever the stop's slack lets run after tEnd
+    void Run(double tEnd, double dt, uint64_t nSamples)
     {
         Build();
         m_dt = dt;
+        m_maxSamples = nSamples;
         Simulator::Schedule(Seconds(0.0), &Experiment::Sample, this);
         Simulator::Stop(Seconds(tEnd) + MicroSeconds(1));
         Simulator::Run();
@@ -98,6 +178,36 @@ class Experiment : public FlowLedger
         if (complete && std::isnan(m_done[flow]))
         {
             m_done[flow] = Simulator::Now().GetSeconds();
+        }
+    }
+
+    // LossSink: the sender of a lost data packet hears of it (the paper's negative acknowledgment)
+    // when it would see the loss, the one-way propagation delay of its path later.
+    void DataPacketLost(Ipv4Address source, uint16_t port) override
+    {
+        auto it = m_senders.find(std::make_pair(source.Get(), port));
+        if (it != m_senders.end())
+        {
+            const Sender& s = it->second;
+            m_lost[s.flow] += 1;
+            Simulator::Schedule(Seconds(s.oneWay), &TcpSender::PacketLost, s.app);
+        }
+    }
+
+    // A bottleneck queue disc dropped a packet: report it if it carries TCP data.
+    static void QueueDrop(Experiment* self, Ptr<const QueueDiscItem> item)
+    {
+        Ptr<const Ipv4QueueDiscItem> ipItem = DynamicCast<const Ipv4QueueDiscItem>(item);
+        if (!ipItem || ipItem->GetHeader().GetProtocol() != TcpL4Protocol::PROT_NUMBER)
+        {
+            return;
+        }
+        TcpHeader tcp;
+        Ptr<Packet> p = ipItem->GetPacket()->Copy();
+        uint32_t headerBytes = p->PeekHeader(tcp);
+        if (p->GetSize() > headerBytes)
+        {
+            self->DataPacketLost(ipItem->GetHeader().GetSource(), tcp.GetSourcePort());
         }
     }
 
@@ -120,10 +230,12 @@ class Experiment : public FlowLedger
     std::vector<double> drops;      // [time, link] cumulative drops
     std::vector<double> marks;      // [time, link] cumulative ECN marks
     std::vector<double> departed;   // [time, link] cumulative bytes sent on the link
-    std::vector<double> aqmState;   // [time, link] p (PI), R/C (RCP), m(b) (SBRM), else NaN
+    std::vector<double> aqmState;   // [time, link] p (PI), R/C (RCP), m(b) (SBRM), C~/C (AVQ), else NaN
     std::vector<double> cwnd;       // [time, traced flow] window (packets) or RCP rate (pkts/s)
     std::vector<double> rtt;        // [time, traced flow] last RTT sample (s)
     std::vector<double> rx;         // [time, traced flow] cumulative received bytes
+    std::vector<double> ssthresh;   // [time, traced flow] slow-start threshold (packets)
+    std::vector<double> lost;       // [time, traced flow] cumulative data packets lost (TCP)
     std::vector<double> flowStart;  // per flow
     std::vector<double> flowSize;   // per flow (packets; 0 = long-lived)
     std::vector<double> flowDone;   // per flow completion time (NaN: not finished)
@@ -158,6 +270,7 @@ class Experiment : public FlowLedger
         uint32_t first, last;
         double accessDelay;
         std::vector<double> starts, sizes;
+        double loss{0.0};
         uint32_t offset{0};
         Ptr<Node> src, dst;
     };
@@ -188,6 +301,8 @@ class Experiment : public FlowLedger
             {
                 link->disc->SetAttribute(link->names[i], StringValue(link->values[i]));
             }
+            link->disc->TraceConnectWithoutContext("Drop",
+                                                   MakeBoundCallback(&Experiment::QueueDrop, this));
         }
         else
         {
@@ -216,6 +331,7 @@ class Experiment : public FlowLedger
             flows += g.sizes.size();
         }
         m_rxBytes.assign(flows, 0.0);
+        m_lost.assign(flows, 0.0);
         m_done.assign(flows, std::numeric_limits<double>::quiet_NaN());
         m_target.assign(flows, 0.0);
         for (uint32_t gi = 0; gi < m_groups.size(); ++gi)
@@ -246,6 +362,18 @@ class Experiment : public FlowLedger
         Connect(g.src, m_routers.Get(g.first), m_accessRate, g.accessDelay, nullptr);
         Ipv4Address sinkAddress =
             Connect(m_routers.Get(g.last + 1), g.dst, m_accessRate, g.accessDelay, nullptr);
+        if (g.loss > 0)
+        {
+            Ptr<DataLossModel> em = CreateObject<DataLossModel>();
+            em->Setup(g.loss, m_packetSize, this); // data packets: packetSize bytes and PPP's
+            DynamicCast<PointToPointNetDevice>(g.dst->GetDevice(1))->SetReceiveErrorModel(em);
+        }
+        Ipv4Address sourceAddress = g.src->GetObject<Ipv4>()->GetAddress(1, 0).GetLocal();
+        double oneWay = 2 * g.accessDelay;
+        for (uint32_t k = g.first; k <= g.last; ++k)
+        {
+            oneWay += m_links[k].delay;
+        }
 
         Address remote = InetSocketAddress(sinkAddress, kSinkPort);
         if (g.kind == "tcp")
@@ -286,6 +414,7 @@ class Experiment : public FlowLedger
                 Ptr<TcpSender> s = CreateObject<TcpSender>();
                 uint64_t bytes = uint64_t(size) * m_segment;
                 s->Setup(remote, port, bytes, congestion, g.ecn);
+                m_senders[std::make_pair(sourceAddress.Get(), port)] = Sender{s, oneWay, flow};
                 m_target[flow] = double(bytes);
                 if (size == 0)
                 {
@@ -334,18 +463,25 @@ class Experiment : public FlowLedger
         {
             cwnd.push_back(s->GetCwnd() / m_segment);
             rtt.push_back(s->GetRtt());
+            ssthresh.push_back(s->GetSsThresh() / m_segment);
         }
         for (auto& s : m_rcpTraced)
         {
             cwnd.push_back(s->GetRate() / (8.0 * m_packetSize));
             rtt.push_back(s->GetRtt());
+            ssthresh.push_back(std::numeric_limits<double>::quiet_NaN());
         }
         for (uint32_t f : tracedFlows)
         {
             rx.push_back(m_rxBytes[f]);
+            lost.push_back(m_lost[f]);
         }
         ++m_samples;
-        Simulator::Schedule(Seconds(m_dt * m_samples) - Simulator::Now(), &Experiment::Sample, this);
+        if (m_samples < m_maxSamples)
+        {
+            Simulator::Schedule(Seconds(m_dt * m_samples) - Simulator::Now(), &Experiment::Sample,
+                                this);
+        }
     }
 
     static double AqmState(Ptr<QueueDisc> disc)
@@ -362,6 +498,10 @@ class Experiment : public FlowLedger
         {
             return sbrm->GetMarkProbability();
         }
+        if (auto avq = DynamicCast<AvqQueueDisc>(disc))
+        {
+            return avq->GetNormalizedLevel();
+        }
         return std::numeric_limits<double>::quiet_NaN();
     }
 
@@ -370,6 +510,7 @@ class Experiment : public FlowLedger
     double m_accessRate;
     double m_dt{0.01};
     uint64_t m_samples{0};
+    uint64_t m_maxSamples{0};
     NodeContainer m_routers;
     Ipv4AddressHelper m_addresses;
     std::vector<Link> m_links;
@@ -381,6 +522,16 @@ class Experiment : public FlowLedger
     std::vector<double> m_rxBytes;
     std::vector<double> m_done;
     std::vector<double> m_target;
+    // (source address, port) of every TCP flow -> its sender, the one-way delay of its path, its
+    // flow index
+    struct Sender
+    {
+        Ptr<TcpSender> app;
+        double oneWay;
+        uint32_t flow;
+    };
+    std::map<std::pair<uint32_t, uint16_t>, Sender> m_senders;
+    std::vector<double> m_lost;
 };
 
 } // namespace fluidnet

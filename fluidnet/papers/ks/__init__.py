@@ -23,6 +23,11 @@ The submodules, in the order their items run:
 ``experiment3``        Sec V-D / VI-C: the adaptive marking level, Figs 4/5 (fluid analogue), units
 ``delay``              the delayed extension: kappa beta T = pi/2, price-only 2.170, the boundary
 ``bifurcation``        its Hopf bifurcation: degenerate for (9), supercritical for Kelly's (y/c)^B
+``proved_delay``       its region kappa beta T < pi/2 proved in interval arithmetic
+``packet_windows``     Sec VI-A in ns-3: the window laws (12)/(13) of three utilities (Fig 2)
+``packet_ecn``         Sec VI-B in ns-3: ECN against loss reaction with random losses (Fig 3)
+``packet_marking``     Sec VI-C/D in ns-3: adaptive marking level (AVQ), Figs 4-6; short flows (8)
+``packet_scenarios``   the ns-2 experiments as ns-3 scenarios
 ``data``               the paper's networks, printed numbers and equations typed from the paper
 ``targets``            the target table: every number checked, per item
 =====================  ============================================================================
@@ -57,6 +62,10 @@ from . import experiment3  # noqa: E402, F401
 from . import delay  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
 from . import onset  # noqa: E402, F401
+from . import proved_delay  # noqa: E402, F401
+from . import packet_windows  # noqa: E402, F401
+from . import packet_ecn  # noqa: E402, F401
+from . import packet_marking  # noqa: E402, F401
 
 # isort: on
 from .data import exp1_network, exp2_network, exp3_network, sec4_network  # noqa: E402

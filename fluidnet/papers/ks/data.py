@@ -138,18 +138,32 @@ def level_27(C: float, n_log: float, n_inv: float, beta: float = BETA) -> float:
     return brentq(lhs, 0.0, C * (1 - 1e-12), xtol=1e-10, rtol=1e-15)
 
 
-def steady_levels(C) -> tuple[np.ndarray, np.ndarray]:
-    """Experiment 3: the marks ``p`` that make both loads equal ``C`` and the levels
-    ``C (1 - p)`` (plain scipy)."""
+def _class_rates(p) -> list[tuple[float, float]]:
+    """Experiment 3: the (log, -1/x) rate of one user of each class at link marks ``p`` (unit
+    weights: ``1/(beta q)`` and ``(1/(beta q))^(1/2)``, ``q`` the path's sum)."""
+    q = (p[0] + p[1], p[0], p[1])  # path sums of classes 1, 2, 3
+    return [(1 / (BETA * v), (1 / (BETA * v)) ** 0.5) for v in q]
+
+
+def steady_levels(C, xi=(0.0, 0.0)) -> tuple[np.ndarray, np.ndarray]:
+    """Experiment 3: the marks ``p`` that make both loads, with the unresponsive rates ``xi``,
+    equal ``C`` and the levels ``C (1 - p)`` (plain scipy)."""
 
     def loads(p):
-        q = (p[0] + p[1], p[0], p[1])  # path sums of classes 1, 2, 3
-        r = [(1 / (BETA * v), (1 / (BETA * v)) ** 0.5) for v in q]  # log and -1/x users
+        r = _class_rates(p)
         return np.array([50 * (sum(r[0]) + sum(r[1])), 50 * (sum(r[0]) + sum(r[2]))])
 
-    lp = fsolve(lambda z: loads(np.exp(z)) / C - 1, np.log([0.02, 0.05]), xtol=1e-14)
+    C, xi = np.asarray(C, dtype=float), np.asarray(xi, dtype=float)
+    lp = fsolve(lambda z: (loads(np.exp(z)) + xi) / C - 1, np.log([0.02, 0.05]), xtol=1e-12)
     p = np.exp(lp)
     return p, C * (1 - p)
+
+
+def steady_rates(C, xi=(0.0, 0.0)) -> np.ndarray:
+    """Experiment 3: the rate (per unit of the law) of one log and one ``-1/x`` user of each class
+    at :func:`steady_levels`, shape (3, 2)."""
+    p, _ = steady_levels(C, xi)
+    return np.array(_class_rates(p))
 
 
 def price_only_closed_form(p: float = 1 / 6) -> float:
@@ -157,6 +171,50 @@ def price_only_closed_form(p: float = 1 / 6) -> float:
     ``b = 1 - p`` (per kappa beta): ``arccos(-a/b)/sqrt(b^2 - a^2)``."""
     a, b = p, 1 - p
     return math.acos(-a / b) / math.sqrt(b * b - a * a)
+
+
+# --- the packet items (ns-3): the paper's scenarios in packets (papers/ks/README.md, "Fluid
+# against packets"); every expected value below is computed before the runs
+#: Bytes of an ns-3 data packet (the paper's 32 cannot carry TCP/IP headers): the capacities
+#: stay in packets per second, the link rates in bit/s follow.
+PACKET_SIZE = 1000
+#: One-way propagation delay of each core link (s), and of every access link (0.005 ms).
+LINK_DELAY = 0.010
+ACCESS_DELAY = 0.005e-3
+#: Round-trip propagation delays (s) over one and over both core links.
+RTT_ONE = 2 * (LINK_DELAY + 2 * ACCESS_DELAY)
+RTT_TWO = 2 * (2 * LINK_DELAY + 2 * ACCESS_DELAY)
+#: Experiment 1: the fluid equilibrium of (5) at beta = 0.5 (pkts per 0.02 s; the target of the
+#: fluid item ``experiment1``, maximum of (5) solved independently with scipy).
+EXP1_FLUID = (16.712, 141.773, 61.454)
+#: Experiment 2: the fluid rates per user (pkts per 0.02 s): loss reaction 1/x^2 = beta (1 -
+#: alpha) and ECN reaction 1/x^2 = beta alpha p(3x; 0.99 C) (targets of ``experiment2``).
+EXP2_FLUID_LOSS = 1.0 / math.sqrt(BETA * 0.05)
+EXP2_FLUID_ECN = 25.863
+#: Experiment 2 as printed: ECN throughput "about five times" the loss-based one.
+EXP2_PRINTED_RATIO = 5.0
+#: Experiment 3 in packets: the step size of the adaptive law per 0.02 s (the fluid item's
+#: eta = 0.05 per second for rates in pkt/s; see ``packet_marking``) and the paper's K.
+EXP3_ETA = 0.05
+EXP3_K = 1000
+#: Experiment 4 substitute (Fig 7 is lost): short flows on every route of Fig 1, Poisson at one
+#: flow per time unit of the law (0.02 s), Pareto sizes of mean 10 truncated at 20 packets
+#: (printed), shape 1.5 (ns-2's Pareto default; not printed).
+SHORT_RATE = 1 / TIME_UNIT
+SHORT_MEAN, SHORT_MAX, SHORT_SHAPE = 10.0, 20, 1.5
+
+
+def truncated_pareto_mean(mean: float, shape: float, top: int) -> float:
+    """Mean of ``min(ceil(X), top)`` for a Pareto ``X`` of mean ``mean`` and shape ``shape``:
+    ``sum_{k=0}^{top-1} P(X > k)``."""
+    scale = mean * (shape - 1) / shape
+    return float(sum(min(1.0, (scale / k) ** shape) if k > 0 else 1.0 for k in range(top)))
+
+
+def short_flow_load() -> np.ndarray:
+    """Packets/s the short flows bring to each core link (two routes each)."""
+    per_route = SHORT_RATE * truncated_pareto_mean(SHORT_MEAN, SHORT_SHAPE, SHORT_MAX)
+    return np.array([2 * per_route, 2 * per_route])
 
 
 # --- the sizes of the items: full runs, and the reduced ones of a quick run
@@ -168,3 +226,7 @@ LYAPUNOV_STARTS = ((1.0, 1.0, 1.0), (60.0, 5.0, 150.0), (5.0, 300.0, 2.0))
 #: kappa of the collocated Kelly cycles checked against simulations; quick: two.
 KELLY_KAPPAS = (0.35, 0.4, 0.45, 0.5, 0.55)
 KELLY_KAPPAS_QUICK = (0.4, 0.5)
+#: ns-3 runs (simulated seconds) of the packet items, full and quick; the tail measured starts
+#: at half the run.
+PACKET_T = {"experiment1": 40.0, "experiment2": 30.0, "experiment3": 30.0}
+PACKET_T_QUICK = {"experiment1": 6.0, "experiment2": 8.0, "experiment3": 10.0}

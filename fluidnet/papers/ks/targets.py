@@ -17,8 +17,12 @@ from ..targets import DERIVED, RUN, claim, equal, identity, near
 from .data import (
     BETA,
     CORE_PKTS_PER_S,
+    EXP1_FLUID,
     EXP1_NS2,
     EXP1_PRINTED,
+    EXP2_FLUID_ECN,
+    EXP2_FLUID_LOSS,
+    EXP2_PRINTED_RATIO,
     KELLY_KAPPAS,
     KELLY_KAPPAS_QUICK,
     LYAPUNOV_STARTS,
@@ -29,12 +33,55 @@ from .data import (
     level_27,
     paper_window_forms,
     price_only_closed_form,
+    short_flow_load,
     steady_levels,
 )
 
 # fmt: off
 XI, XJ, LAM = closed_form_b()
-_, STEADY = steady_levels(np.array(CORE_PKTS_PER_S))
+STEADY_MARKS, STEADY = steady_levels(np.array(CORE_PKTS_PER_S))
+P_STEADY_SHORT, STEADY_SHORT = steady_levels(np.array(CORE_PKTS_PER_S), short_flow_load())
+#: Packet items: relative tolerance of the ns-3 marking levels against the fluid steady state,
+#: per link (the queues' delays may raise them by up to 0.7 % and 2.7 %: rates are W/(d + q)).
+LEVEL_TOL = (0.01, 0.03)
+#: Experiment 1 in ns-3: relative tolerance of each user's rate against the fluid equilibrium
+#: (user 0's round trip can grow by 38 ms of queueing over d = 40 ms: -16 % estimated).
+EXP1_TOL = (0.25, 0.05, 0.10)
+EXP1_NOTE = (
+    "ns-3 run, seed 1, 40 s, second half; predicted before the run: the full 100-packet "
+    "drop-front buffers add up to 12.8 and 25.6 ms to round trips of 20 and 40 ms, and the law "
+    "sets the window W, so x = W/(d + q): user 0 about 16 % below the fluid rate, users 1 and 2 "
+    "pinned by the capacities (within 3 % and 8 %)"
+)
+PACKET_NOTE = "ns-3 run, seed 1, 30 s, second half"
+#: Packet rows whose criterion, fixed before the run, failed in it: documented mismatches
+#: declared after the run, each with what was measured (see the README and CHANGELOG).
+AFTER = "declared after the run, whose criterion fixed before it failed: "
+EXP1_RTT_MISMATCH = AFTER + (
+    "the correction assumes that every user loses the fraction (y - C)/y of the links of its "
+    "path; measured, user 0 loses 0.71 % of its packets where the drop-front queues drop 0.84 % "
+    "and 0.04 % (the packet at the head is not a user's in proportion to its rate), which raises "
+    "its rate about as much as the longer round trip (66 ms for d = 40 ms) lowers it: the plain "
+    "fluid equilibrium is met within 0.1 %"
+)
+EXP2_COLLAPSE = (
+    "a -1/x user halves its window at every mark ((13), nu = 1), and the virtual queue, once "
+    "full, marks its packets for as long as the windows overshoot: the windows collapse by "
+    "several halvings within a round trip (from 80 to 3 packets), the link idles (63 % busy "
+    "over 5-10 s of a 10-s run) and the peaks overflow the real 40-packet queue, where the fluid "
+    "model marks a smooth 0.3 % of the packets"
+)
+EXP2_MISMATCH = AFTER + "predicted 5-10 % below the fluid rate; " + EXP2_COLLAPSE
+EXP2_RATIO_MISMATCH = AFTER + (
+    "the ECN users lose a third of the fluid rate to the collapses (" + EXP2_COLLAPSE + "), "
+    "the loss-reacting users keep theirs (6.3 against the fluid 6.325 pkts per 0.02 s)"
+)
+SHORT_MISMATCH = AFTER + (
+    "the short flows arrive as bursts of up to 10 packets (their initial window), the fluid "
+    "model's load is constant; with them link 1's level falls by 1.6 % of C (fluid: 0.16 %), "
+    "with 124 drops in 30 s and a shorter mean queue (45 against 61 packets); the mechanism is "
+    "not isolated further"
+)
 PRICE_ONLY = price_only_closed_form()
 #: Experiment 2's link (pkts per 0.02 s), random-loss fraction 5 %, marking level 0.99 C.
 C2, A2 = CORE_PKTS_PER_S[1] * TIME_UNIT, 0.95
@@ -305,6 +352,90 @@ TARGETS = {
              "of cycles (kappa = {}), coarse by the branch's step"),
         claim("fold sim", "delayed extension", "Kelly primal at T = 1.5: a simulation settles on "
               "a cycle at 0.97 x the fold's kappa and blows up at 1.03 x", source=DERIVED),
+    ],
+    "proved_delay_region": [
+        claim("proved", "delayed extension", "at least 95 % of the plane 0.2 <= kappa <= 4, "
+              "0.2 <= T <= 3 proved stable or unstable in interval arithmetic (depth 7)",
+              source=DERIVED, quick=False),
+        equal("contradictions", "delayed extension", "proved cells contradicting "
+              "kappa beta T < pi/2", 0, source=DERIVED,
+              note="closed form of the delayed primal law (Johari & Tan 2001), p + y p' = 1"),
+        claim("counts", "delayed extension", "every proved-unstable cell has 2 roots in the "
+              "right half-plane (the pair +-j kappa beta crossed)", source=DERIVED),
+        claim("rechecked", "delayed extension", "the saved certificate re-checks from its "
+              "file, with no more evaluations than finding it took", source=DERIVED, note="{}"),
+    ],
+    "packet_experiment1": [
+        *(near(("rate", i), "Sec VI-A (Fig 2)", f"ns-3: mean sending rate of user {i} [pkts per "
+               "0.02 s] against the fluid equilibrium of (5), beta = 0.5", e, rel=EXP1_TOL[i],
+               source=DERIVED, note=EXP1_NOTE, quick=False)
+          for i, e in enumerate(EXP1_FLUID)),
+        *(near(("rtt", i), "Sec III (12)/(13)", f"ns-3: mean sending rate of user {i} against "
+               "the equilibrium of the packet law: (5) with the weights w d/RTT (log) and w "
+               "(d/RTT)^(nu+1) (-1/x^nu), RTT the measured mean round trip", RUN, rel=0.10,
+               source=DERIVED, note="second method: the window law's equilibrium when the "
+               "window W is spread over the measured round trip (x = W/RTT), solved by the fluid "
+               "model (utility_primal)", quick=False,
+               mismatch=EXP1_RTT_MISMATCH if i == 0 else "")
+          for i in range(3)),
+        claim("busy", "Sec VI-A", "ns-3: both core links busy, utilisation >= 0.97 over the "
+              "second half (the fluid equilibrium overloads both)", source=DERIVED,
+              quick=False),
+        claim("transient", "Fig 2", "ns-3: after a very short initial transient the rates stay "
+              "near their averages: every user's mean rate over [T/4, T/2] within 10 % of its "
+              "mean over [T/2, T]", quick=False),
+    ],
+    "packet_experiment2": [
+        near("ecn", "Sec VI-B (Fig 3)", "ns-3, reaction to marks only: mean sending rate per "
+             "user [pkts per 0.02 s] against the fluid rate", EXP2_FLUID_ECN, rel=0.15,
+             source=DERIVED, quick=False, note=PACKET_NOTE, mismatch=EXP2_MISMATCH),
+        claim("loss", "Sec VI-B (Fig 3)", f"ns-3, reaction to losses: mean sending rate per user "
+              f"at most the fluid rate {EXP2_FLUID_LOSS:.3f} pkts per 0.02 s (+5 %)",
+              source=DERIVED, quick=False, note="timeouts (at least 0.2 s) and the randomness of "
+              "the sawtooth (a mean window below the fluid one, as Mathis et al.'s 1.22/sqrt(p) "
+              "against the fluid 1.41/sqrt(p)) only take rate away"),
+        near("five", "Sec VI-B (Fig 3)", "ns-3: ECN/loss throughput ratio, 'about five times'",
+             EXP2_PRINTED_RATIO, tol=1.0, quick=False, note=PACKET_NOTE,
+             mismatch=EXP2_RATIO_MISMATCH),
+        claim("above fluid", "Sec VI-B", "ns-3: the ECN/loss ratio is at least the fluid 4.09",
+              source=DERIVED, quick=False, mismatch=EXP2_RATIO_MISMATCH),
+        claim("no congestion loss", "Sec VI-B", "ns-3, marks at 0.99 C: the queue drops fewer "
+              "than 0.1 % of the packets in the second half (the losses are the random ones)",
+              quick=False, mismatch=AFTER + "2.3 % of the packets dropped at the queue; "
+              + EXP2_COLLAPSE),
+    ],
+    "packet_experiment3": [
+        *(near(("level", ll), f"Fig {4 + ll}", f"ns-3: mean marking level C~_{ll + 1} over the "
+               "second half [pkt/s] against the fluid steady state", STEADY[ll],
+               rel=LEVEL_TOL[ll], source=DERIVED, quick=False, note=PACKET_NOTE + "; each ns-3 "
+               "user stands for the paper's 50 users of its class and utility (same fluid "
+               "equilibrium); queueing delays may raise the level by up to 0.7 % / 2.7 %")
+          for ll in range(2)),
+        claim("converge", "Figs 4/5", "ns-3: C~_1 and C~_2 converge quickly: the mean over the "
+              "last quarter of the run within 1 % of C_l of the mean over the third", quick=False),
+        claim("no drops", "Sec VI-C", "ns-3: no user sees a packet drop after a short initial "
+              "transient (none in the second half)", quick=False),
+        claim("order", "Fig 6", "ns-3: in every utility class 1 (two links, twice the round trip) "
+              "gets less than class 3 and class 3 less than class 2; log users more than -1/x "
+              "users in every class", source=DERIVED, note="the fluid steady state: log 28.45 < "
+              "38.16 < 111.88, -1/x 5.33 < 6.18 < 10.58 pkts per 0.02 s"),
+    ],
+    "packet_short_flows": [
+        *(near(("level", ll), "Fig 8 (substitute)", f"ns-3 with short flows: mean C~_{ll + 1} "
+               "over the second half [pkt/s] against the fluid steady state with their mean "
+               "load", STEADY_SHORT[ll], rel=LEVEL_TOL[ll], source=DERIVED, quick=False,
+               note=PACKET_NOTE + f"; short flows {short_flow_load()[ll]:.0f} pkts/s on each "
+               "link (Poisson, one per 0.02 s per route, Pareto mean 10 truncated at 20, shape "
+               "1.5), unresponsive in the fluid model ((31), Prop 5)",
+               mismatch=SHORT_MISMATCH if ll == 0 else "")
+          for ll in range(2)),
+        claim("converge", "Fig 8", "ns-3: with the short flows the levels converge: the mean over "
+              "the last quarter within 1 % of C_l of the mean over the third", quick=False),
+        claim("marks", "Prop 5 (38)", "ns-3: the short flows' load is paid by the long users: the "
+              f"marked fraction of link 2 rises (fluid {STEADY_MARKS[1]:.4f} -> "
+              f"{P_STEADY_SHORT[1]:.4f})", source=DERIVED, quick=False),
+        claim("complete", "Sec VI-D", "ns-3: every short flow that arrives before the last 2 s "
+              "completes", source=DERIVED),
     ],
 }
 # fmt: on

@@ -16,6 +16,7 @@ The submodules, in the order their items run:
 ``transients``             flow steps (Figs 37-39) and mixed RTPDs (Fig 19)
 ``invariance``             the region does not change with C, d0 and N (Sec IV-F)
 ``bifurcation``            the Hopf boundary continued (derived); q* = 0 makes the cycle non-smooth
+``proved_region``          Fig 33 proved cell by cell in interval arithmetic (fn.certified_chart)
 ``packet_fct``             RCP in ns-3: flow completion times against processor sharing
 ``data``                   the paper's printed values, derived values, grids
 ``targets``                the target table: every number checked, per item
@@ -51,6 +52,7 @@ from . import operating_point  # noqa: E402, F401
 from . import transients  # noqa: E402, F401
 from . import invariance  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
+from . import proved_region  # noqa: E402, F401
 from . import packet_fct  # noqa: E402, F401
 
 # isort: on

@@ -336,6 +336,20 @@ TARGETS = {
         claim("refused", "Fig 43", "the limit cycle at (1.4, 0.8) touches q = 0: collocation of "
               "the smooth equations refuses it", source=DERIVED),
     ],
+    "proved_region": [
+        claim("proved", "Fig 33", "at least 95 % of the plane 0 <= alpha <= 2, 0 <= beta <= 1 "
+              "proved stable or unstable in interval arithmetic (quadtree depth 7)",
+              source=DERIVED, quick=False),
+        equal("contradictions", "Fig 33", "proved cells that contradict the exact region",
+              0, source=DERIVED, note="exact region 0 < beta < w^2 cos w, w sin w = alpha, "
+              "0 < alpha < pi/2 (scipy, independently of fluidnet)"),
+        claim("counts", "eq (15)", "every proved-unstable cell has 2 roots in the right "
+              "half-plane (a pair crossed the Hopf curve)", source=DERIVED),
+        equal("points", "Secs IV-E/F, App. III", "the paper's sample points lying in proved "
+              "cells with the paper's verdict", len(LINEAR_VERDICTS)),
+        claim("rechecked", "Fig 33", "the saved certificate re-checks from its file, with no "
+              "more evaluations than finding it took", source=DERIVED, note="{}"),
+    ],
     "packet_fct": [
         claim("within", "Figs 11-18", "RCP's mean FCT lies within 30 % of processor sharing's "
               "(eq (3)) in every size bin of >= 10 flows (at least 3 such bins)",

@@ -28,6 +28,9 @@ the item modules
 bifurcation
     Derived: the Hopf bifurcation at the critical delay (criticality, normal form, the smooth
     orbit branch and where it meets the marking threshold or the empty queue).
+proved_critical
+    Table 6.6.2 proved: each critical delay bracketed by delays proved stable and unstable in
+    interval arithmetic (:func:`fluidnet.certify_region`).
 criticality
     Derived: the criticality of the Hopf bifurcation at every critical delay of a grid of
     Table 6.6.2, the Hopf delays of Reno/RED against the printed loop gain's continuous
@@ -58,6 +61,7 @@ PAPER = paper(
 from . import steady_state as steady_state  # noqa: E402
 from . import loop_gains as loop_gains  # noqa: E402
 from . import critical_table as critical_table  # noqa: E402
+from . import proved_critical as proved_critical  # noqa: E402
 from . import regions as regions  # noqa: E402
 from . import nyquist_bode as nyquist_bode  # noqa: E402
 from . import gain_margins as gain_margins  # noqa: E402

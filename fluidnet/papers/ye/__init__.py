@@ -25,6 +25,12 @@ sliding
     smoothed indicator, the linearization of the sliding motion, and the stability claims.
 mrg
     Sec V: the MRG law (20)-(22), the critical r_max and the guarantee against r (fluid).
+packet_topology_one
+    Sec III in ns-3: the TCP law over RED on topology I, x4 : x (Figs 4-6) and Fig 3's utility.
+packet_mrg
+    Sec V in ns-3: the MRG law against TCP on topology II (reconstructed), Figs 13-15.
+packet_scenarios
+    The ns-2 topologies as ns-3 scenarios.
 data
     Printed values, the printed formulas, and references computed from the printed equations
     with numpy/scipy.
@@ -53,7 +59,19 @@ from . import rate_allocation as rate_allocation  # noqa: E402
 from . import slow_start as slow_start  # noqa: E402
 from . import sliding as sliding  # noqa: E402
 from . import mrg as mrg  # noqa: E402
+from . import packet_topology_one as packet_topology_one  # noqa: E402
+from . import packet_mrg as packet_mrg  # noqa: E402
 
 # isort: on
 
-__all__ = ["PAPER", "derivations", "utility", "rate_allocation", "slow_start", "sliding", "mrg"]
+__all__ = [
+    "PAPER",
+    "derivations",
+    "utility",
+    "rate_allocation",
+    "slow_start",
+    "sliding",
+    "mrg",
+    "packet_topology_one",
+    "packet_mrg",
+]

@@ -217,7 +217,119 @@ def numeric_jacobian(x12: np.ndarray, h: float = 1e-6) -> np.ndarray:
 #: 0.25, 0.667).
 RANDOM_TOL = 0.03
 
+# --- the packet items (ns-3); every expected value below is computed before the runs
+#: Packets of 1000 bytes (w = 8000 bits, printed); a rate in Mb/s is packets/s x 8000e-6.
+PACKET_SIZE = 1000
+#: Bottleneck capacity of topology I in ns-3 (Mb/s of 1000-byte packets): the paper's 100 Mb/s
+#: scaled to 20 to keep the runs to seconds of CPU; (16)'s ratio moves by 0.005 (0.1938 against
+#: 0.1987 in Case I).
+PACKET_B = 20.0
+#: Link delays t_1 (s) of the bottlenecks (Table I): 5 ms in every case.
+T1 = 0.005
+#: RED of every router (ns-2's defaults: the paper gives none) and buffer (packets).
+RED_PACKET = {"min_th": 5.0, "max_th": 15.0, "p_max": 0.1, "weight": 0.002}
+RED_BUFFER = 100
+#: Topology II (Fig 12 is lost), reconstructed: three 20 Mb/s links in a chain (5 sources, 5
+#: sinks, 4 routers: the 14 nodes of Fig 12), flows 1-3 on one link each, flows 4 and 5 over all
+#: three; RTTs as printed (12, 14, 50, 22, 80 ms) but those of flows 4 and 5 swapped: with the
+#: printed order flow 4 (22 ms) would get more than flow 5 (80 ms) on the same path, against
+#: Fig 13; swapped, the square-root law gives 13.2, 13.2, 13.2, 1.5, 5.4 Mb/s (Fig 13: about 12,
+#: 12, 12, below 2, about 5).
+TOPOLOGY_TWO_RTTS = (0.012, 0.014, 0.050, 0.080, 0.022)
+B_TOPOLOGY_TWO = 20.0
+#: Fig 13 (all TCP-Reno), printed: flows 1-3 about 12 Mb/s, flow 5 about 5, flow 4 below 2.
+FIG13 = {"flows 1-3": 12.0, "flow 5": 5.0, "flow 4 below": 2.0}
+#: Sec V: the MRG target of flow 4 (Mb/s) and the r_max of the runs (1: all TCP; 1.25 < 2;
+#: Figs 14 and 15).
+MRG_THETA = 3.0
+MRG_R_PACKET = (1.0, 1.25, 2.0, 3.0)
+
+
+def mbps(pkts_per_s):
+    """Packets/s of 1000-byte packets in Mb/s."""
+    return np.asarray(pkts_per_s, dtype=float) * W_MB
+
+
+def square_root_rate(rtt: float, loss: float) -> float:
+    """Mathis et al.'s TCP rate ``sqrt(3/2) / (RTT sqrt(p))`` in packets/s (independent losses
+    at rate ``p`` per packet, one halving per loss)."""
+    return math.sqrt(1.5 / loss) / rtt
+
+
+def topology_two_fluid(
+    r: float = 1.0, theta: float = MRG_THETA, x4=None
+) -> tuple[np.ndarray, float]:
+    """The averaged binary-feedback law on the reconstructed topology II (rates in Mb/s, time in
+    RTTs, congestion avoidance): flows 1-3 at ``U'(x_l) = lambda_l``, flow 5 at ``U'(x_5) =
+    lambda_1 + lambda_2 + lambda_3``, flow 4 at ``U'(x_4) + log(r) [x_4 < theta] = sum lambda``
+    (the MRG law (20) averaged), or held at ``x4``; ``U' = log(1 + mu/(beta x))``. Returns the
+    rates of flows 1-5 and the path price (plain scipy)."""
+    from scipy.optimize import fsolve
+
+    m = [mu(t) for t in TOPOLOGY_TWO_RTTS]
+
+    def up(x, mu_):
+        return math.log(1 + mu_ / (BETA * x))
+
+    def held(v):
+        """The other flows' equilibrium with flow 4 at ``v``: rates and path price."""
+
+        def eqs(z):
+            lam = np.exp(z)
+            x = [mu_ / (BETA * math.expm1(p)) for mu_, p in zip(m[:3], lam, strict=False)]
+            x5 = m[4] / (BETA * math.expm1(lam.sum()))
+            return [x[k] + v + x5 - B_TOPOLOGY_TWO for k in range(3)]
+
+        lam = np.exp(fsolve(eqs, np.log([0.05, 0.05, 0.02]), xtol=1e-13))
+        S = float(lam.sum())
+        x = [m[k] / (BETA * math.expm1(lam[k])) for k in range(3)]
+        return np.array([*x, v, m[4] / (BETA * math.expm1(S))]), S
+
+    if x4 is not None:
+        return held(x4)
+
+    def gap(v, bonus):
+        return up(v, m[3]) + bonus - held(v)[1]
+
+    bonus = math.log(r)
+    if gap(theta, bonus) < 0:  # below theta, even with the bonus
+        return held(brentq(gap, 1e-6, theta, args=(bonus,), xtol=1e-12))
+    if gap(theta, 0.0) > 0:  # above theta, without it
+        return held(brentq(gap, theta, B_TOPOLOGY_TWO * (1 - 1e-9), args=(0.0,), xtol=1e-12))
+    return held(theta)  # held at theta: the sliding mode on x_4 = theta
+
+
+def topology_two_r_crit(theta: float = MRG_THETA) -> float:
+    """The r_max above which the averaged law holds flow 4 at ``theta``: ``exp(lambda(theta) -
+    U'_4(theta))``, ``lambda(theta)`` the path price with flow 4 held there."""
+    _, S = topology_two_fluid(theta=theta, x4=theta)
+    return math.exp(S - math.log(1 + mu(TOPOLOGY_TWO_RTTS[3]) / (BETA * theta)))
+
+
+def utility_optimum(B: float, mus, thresholds) -> tuple[float, float]:
+    """Fig 3's theoretical maximum: the largest ``sum_l U(B - x4; mu_l, xs_l) + U(x4; mu_4,
+    xs_4)`` over ``x4`` (each link full), ``U`` the TCP utility (8)/(12)/(14) of each flow's
+    measured threshold; returns (the maximum, the maximiser x4)."""
+    mus, xs = list(mus), list(thresholds)
+
+    def total(x4):
+        return sum(float(u_tcp(B - x4, mus[k], xs[k])) for k in range(3)) + float(
+            u_tcp(x4, mus[3], xs[3])
+        )
+
+    res = minimize_scalar(
+        lambda v: -total(v), bounds=(1e-9, B - 1e-9), method="bounded", options={"xatol": 1e-10}
+    )
+    # the utility has kinks at the thresholds: compare the search with them
+    cands = [float(res.x)] + [v for v in (xs[3], *(B - x for x in xs[:3])) if 0 < v < B]
+    best = max(cands, key=total)
+    return total(best), best
+
+
 # --- the sizes of the items: full runs, and the reduced ones of a quick run
 #: Length (RTTs) of the discrete-time runs of Table II and of the random-marking cross-checks.
 T_DISCRETE = 3000.0
 T_DISCRETE_QUICK = 1500.0
+#: ns-3 runs of the packet items (simulated seconds), full and quick; rates over the second half.
+PACKET_T = 40.0
+PACKET_T_QUICK = 10.0

@@ -1,0 +1,108 @@
+"""The batched stability boundary (continuation method) on laws written from scratch: against a
+closed form, and every point against the per-point linearization and root finder."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from user_laws import LAWS, sigmoid_rate, tcp_red_rtt
+
+import fluidnet as fn
+from fluidnet.stability import boundary
+
+
+def _sigmoid_slope() -> float:
+    """f'(x*) for the equilibrium the sigmoidal law's equilibrium() returns (the smallest root
+    of f(x) = U'(x) - g x, U'(x) = a s (1 - s), s = 1/(1 + exp(-a (x - b)))), by Brent's
+    method and the derivative written out: f' = a^2 s (1 - s)(1 - 2 s) - g."""
+    a, b, g = 2.0, 5.0, 0.05
+
+    def s(x):
+        return 1.0 / (1.0 + math.exp(-a * (x - b)))
+
+    x = brentq(lambda x: a * s(x) * (1 - s(x)) - g * x, 1e-9, 1.0, xtol=1e-15)
+    return a * a * s(x) * (1 - s(x)) * (1 - 2 * s(x)) - g
+
+
+@pytest.fixture
+def no_point_by_point(monkeypatch):
+    """Fail if the point-by-point trace (the fallback) runs."""
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the batched boundary fell back to the point-by-point trace")
+
+    monkeypatch.setattr(boundary, "_continuation", fail)
+
+
+def test_sigmoid_boundary_is_the_closed_form(no_point_by_point):
+    """Linearized at x*, the law is s = kappa f'(x*) e^{-s T} with f' < 0: a root j omega
+    needs omega = kappa |f'| and omega T = pi/2 (the first crossing), so the boundary is
+    kappa T = pi / (2 |f'(x*)|)."""
+    c = abs(_sigmoid_slope())
+    b = fn.stability_boundary(
+        sigmoid_rate(), "kappa", "T", x_range=(1.0, 20.0), y_range=(0.5, 5.0), progress=False
+    )
+    assert b.method == "continuation"
+    segs = b.segments()
+    assert len(segs) == 1 and segs[0].kind == "hopf" and len(segs[0]) > 100
+    seg = segs[0]
+    np.testing.assert_allclose(seg.x * seg.y, math.pi / (2 * c), rtol=1e-9)
+    np.testing.assert_allclose(seg.omega, seg.x * c, rtol=1e-9)
+    # it spans the box: from T = 5 (kappa = 7.36) to kappa = 20
+    assert seg.x.min() == pytest.approx(math.pi / (2 * c) / 5.0, rel=1e-9)
+    assert seg.x.max() == pytest.approx(20.0, rel=1e-12)
+    gaps = np.hypot(np.diff(seg.x) / 19.0, np.diff(seg.y) / 4.5)
+    assert gaps.max() <= 0.005
+
+
+def test_window_queue_boundary_points_are_crossings_of_the_per_point_system(no_point_by_point):
+    """Issue 34's law: at every boundary point the per-point linearization (its own
+    equilibrium search) has a root on the imaginary axis at the reported frequency
+    (characteristic-matrix residual) and no root right of it (the per-point root finder)."""
+    law = LAWS["tcp_red_rtt"]
+    m = tcp_red_rtt()
+    (xn, xr), (yn, yr) = law.plane.items()
+    b = fn.stability_boundary(m, xn, yn, x_range=xr, y_range=yr, progress=False)
+    segs = b.segments()
+    assert segs and sum(len(s) for s in segs) > 100
+    seg = segs[0]
+    for i in np.linspace(0, len(seg) - 1, 12).round().astype(int):
+        lin = m.linearize(params={xn: seg.x[i], yn: seg.y[i]})
+        s = 1j * seg.omega[i]
+        D = lin.characteristic_matrix(np.array([s]))[0]
+        scale = abs(s) + np.linalg.norm(lin.A0, 2) + sum(np.linalg.norm(a, 2) for a in lin.A)
+        assert np.linalg.svd(D, compute_uv=False)[-1] <= 1e-9 * scale
+        top = lin.roots(k=2)[0]
+        assert abs(top.real) <= 1e-7 * (1 + abs(top.value))
+        assert abs(abs(top.imag) - seg.omega[i]) <= 1e-7 * seg.omega[i]
+
+
+def test_two_curves_meeting_at_a_corner(no_point_by_point):
+    """The tandem law's boundary in (d1, K2) is two Hopf curves (omega about 8 and 1) that
+    meet at a corner: located where both pairs are on the axis at once, each curve ends there.
+    Checked with the per-point linearization: two root pairs on the axis at the corner, one at
+    the sampled points."""
+    law = LAWS["tandem_two_class"]
+    m = law.build()
+    (xn, xr), (yn, yr) = law.plane.items()
+    b = fn.stability_boundary(m, xn, yn, x_range=xr, y_range=yr, progress=False)
+    segs = b.segments()
+    assert len(segs) == 2 and all(s.kind == "hopf" for s in segs)
+    ends = [(s.x[k], s.y[k], s.omega[k]) for s in segs for k in (0, -1)]
+    shared = [(p, q) for i, p in enumerate(ends) for q in ends[i + 1 :] if p[:2] == q[:2]]
+    assert len(shared) == 1  # the corner, with both frequencies
+    (x, y, w1), (_, _, w2) = shared[0]
+    assert abs(w1 - w2) > 0.5 * max(w1, w2)
+    roots = m.linearize(params={xn: x, yn: y}).roots(k=6)
+    on_axis = [r for r in roots if abs(r.real) <= 1e-8 * abs(r.value) and r.imag > 0]
+    np.testing.assert_allclose(sorted(r.imag for r in on_axis), sorted([w1, w2]), rtol=1e-7)
+    assert roots[0].real <= 1e-8 * abs(roots[0].value)  # nothing right of the axis
+    for seg in segs:
+        for i in np.linspace(0, len(seg) - 1, 4).round().astype(int):
+            roots = m.linearize(params={xn: seg.x[i], yn: seg.y[i]}).roots(k=4)
+            assert roots[0].real <= 1e-8 * abs(roots[0].value)
+            assert any(
+                abs(r.real) <= 1e-8 * abs(r.value) and abs(r.imag - seg.omega[i]) <= 1e-7 * r.imag
+                for r in roots
+            )

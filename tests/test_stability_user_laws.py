@@ -1,0 +1,133 @@
+"""Charts and critical values on laws written from scratch (tests/user_laws.py, issue 34): the
+batch path against the pointwise path, points the batch cannot settle computed pointwise and
+reported, critical values against closed forms and the per-point root finder."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from user_laws import LAWS, kelly_three_routes, sigmoid_rate, tcp_red_rtt
+
+import fluidnet as fn
+from fluidnet.linear import batch as linear_batch
+from fluidnet.stability import system as stability_system
+
+SMALL = ("tcp_red_rtt", "primal_dual", "kelly_three_routes", "pi_over_tcp", "sigmoid_rate")
+
+
+def _chart_pair(m, grid):
+    batch = fn.stability_chart(m, grid, method="batch", on_error="nan", progress=False)
+    point = fn.stability_chart(m, grid, method="pointwise", on_error="nan", progress=False)
+    return batch, point
+
+
+def _assert_same(batch, point):
+    assert (batch["error"].values == "").all() and (point["error"].values == "").all()
+    np.testing.assert_array_equal(batch["stable"].values, point["stable"].values)
+    a, b = batch["abscissa"].values, point["abscissa"].values
+    np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9 * np.max(np.abs(b)))
+    np.testing.assert_allclose(batch["omega"].values, point["omega"].values, rtol=1e-7, atol=1e-9)
+    assert np.all(batch["certificate"].values < batch["abscissa"].values)
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_batch_chart_verdicts_equal_the_pointwise_ones(name):
+    law = LAWS[name]
+    m = law.build()
+    n = 4 if name == "kelly_three_routes" else 6  # (its pointwise equilibria cost the most)
+    grid = {k: np.linspace(lo, hi, n) for k, (lo, hi) in law.plane.items()}
+    batch, point = _chart_pair(m, grid)
+    _assert_same(batch, point)
+    assert 0 < batch["stable"].values.mean() < 1  # the plane holds both verdicts
+    assert (point["fallback"].values == "").all()
+
+
+def test_tandem_chart_verdicts_equal_the_pointwise_ones():
+    """The 4-state law whose equilibrium() never returned in issue 34."""
+    law = LAWS["tandem_two_class"]
+    grid = {k: np.linspace(lo, hi, 5) for k, (lo, hi) in law.plane.items()}
+    _assert_same(*_chart_pair(law.build(), grid))
+
+
+def test_kelly_exponential_marking_chart_at_b_12():
+    """Issue 34: on the three-route Kelly law with B = 12 the batch path died with numpy's
+    LinAlgError where the pointwise path worked (the cause, a Newton candidate run to Re s =
+    -1784, is checked in test_linear_batch.py). Batch and pointwise agree over the plane."""
+    grid = {"kappa": np.geomspace(0.1, 30.0, 5), "B": np.array([8.0, 12.0, 16.0])}
+    batch, point = _chart_pair(kelly_three_routes(), grid)
+    _assert_same(batch, point)
+    assert batch["stable"].values.any() and not batch["stable"].values.all()
+
+
+def test_points_the_batch_cannot_settle_are_computed_pointwise_and_reported(monkeypatch):
+    m = tcp_red_rtt()
+    grid = {"d": np.linspace(0.05, 0.4, 4), "K": np.linspace(2e-5, 3e-4, 4)}
+    reference = fn.stability_chart(m, grid, method="pointwise", progress=False)
+    real_batch = stability_system.linearize_batch
+
+    def partly(model, values, **kw):
+        lb = real_batch(model, values, **kw)
+        lb.ok[[3, 7]] = False  # the equilibrium search would decide these
+        for k in (3, 7):
+            lb.reasons[k] = "planted by the test"
+        return lb
+
+    def broken(*args, **kwargs):
+        raise np.linalg.LinAlgError("SVD did not converge")
+
+    monkeypatch.setattr(stability_system, "linearize_batch", partly)
+    monkeypatch.setattr(linear_batch, "_continue", broken)
+    ds = fn.stability_chart(m, grid, method="batch", progress=False)
+    np.testing.assert_array_equal(ds["stable"].values, reference["stable"].values)
+    np.testing.assert_allclose(ds["abscissa"].values, reference["abscissa"].values, rtol=1e-7)
+    why = ds["fallback"].values.ravel()
+    assert "planted by the test" in why[3] and "planted by the test" in why[7]
+    continued = [k for k in range(16) if k not in (0, 3, 7)]  # 0: the start, solved in full
+    assert all("LinAlgError" in why[k] for k in continued), why
+    assert why[0] == ""
+
+
+def _sigmoid_rates() -> tuple[float, float]:
+    """|f'| at the smallest and the largest root of f(x) = U'(x) - g x (tests/user_laws
+    sigmoid_rate), by Brent's method and f' written out."""
+    a, b, g = 2.0, 5.0, 0.05
+
+    def s(x):
+        return 1.0 / (1.0 + math.exp(-a * (x - b)))
+
+    def f(x):
+        return a * s(x) * (1 - s(x)) - g * x
+
+    def slope(x):
+        return abs(a * a * s(x) * (1 - s(x)) * (1 - 2 * s(x)) - g)
+
+    return slope(brentq(f, 1e-9, 1.0, xtol=1e-15)), slope(brentq(f, 5.0, 8.0, xtol=1e-15))
+
+
+def test_critical_gain_is_the_closed_form_even_from_another_branch(monkeypatch):
+    """s = -kappa c e^{-s T}: the first crossing at kappa c T = pi/2. Continued from the upper
+    equilibrium (planted as the only start), the sweep would cross at pi/(2 c_upper T) = 3.7;
+    the answer is checked against the full search and the sweep redone: pi/(2 c_lower T)."""
+    c_low, c_up = _sigmoid_rates()
+    m = sigmoid_rate()
+    cv = fn.critical_value(m, "kappa", 1.0, 50.0, T=1.0)
+    assert cv.value == pytest.approx(math.pi / (2 * c_low), rel=1e-9)
+    assert cv.omega == pytest.approx(math.pi / 2, rel=1e-9)
+    upper = np.array([5.775263595503103])
+    monkeypatch.setattr(stability_system.ContinuedSystems, "_nearest", lambda self, v: upper)
+    cv = fn.critical_value(m, "kappa", 1.0, 50.0, T=1.0)
+    assert math.pi / (2 * c_up) < 4.0  # what following the upper branch would give
+    assert cv.value == pytest.approx(math.pi / (2 * c_low), rel=1e-9)
+
+
+def test_critical_delay_of_the_window_queue_law_is_a_crossing_of_the_per_point_system():
+    m = tcp_red_rtt()
+    cv = fn.critical_value(m, "d", 0.01, 1.0)
+    lin = m.linearize(d=cv.value)
+    top = lin.roots(k=2)[0]
+    assert abs(top.real) <= 1e-7 * abs(top.value)
+    assert abs(top.imag) == pytest.approx(cv.omega, rel=1e-7)
+    before = m.linearize(d=cv.value * (1 - 1e-4)).roots(k=2)[0].real
+    after = m.linearize(d=cv.value * (1 + 1e-4)).roots(k=2)[0].real
+    assert (before < 0) != (after < 0)

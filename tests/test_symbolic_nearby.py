@@ -1,0 +1,75 @@
+"""linearize_near: equilibria continued from a nearby point, against closed forms and the full
+search; lags of one delay expression in one matrix."""
+
+import numpy as np
+import pytest
+from user_laws import primal_dual, sigmoid_rate, tcp_red_rtt
+
+import fluidnet as fn
+from fluidnet.symbolic.linearize import linearize_batch
+from fluidnet.symbolic.nearby import linearize_near
+
+
+def _cubic_queue(N, C, d, K):
+    """The queue of tests/user_laws.tcp_red_rtt at equilibrium, from its cubic: W = R C / N
+    and W^2 p = 2 with p = K q, R = d + q / C give (d + q/C)^2 C^2 K q = 2 N^2; the one
+    positive real root (the cubic is increasing for q > 0)."""
+    coeffs = np.polynomial.polynomial.polymul([d, 1 / C], [d, 1 / C])  # (d + q/C)^2
+    coeffs = np.polynomial.polynomial.polymul(coeffs, [0.0, C**2 * K])
+    coeffs[0] -= 2 * N**2
+    roots = np.polynomial.polynomial.polyroots(coeffs)
+    real = roots[np.abs(roots.imag) < 1e-9 * np.abs(roots)].real
+    return float(real[real > 0][0])
+
+
+def test_continued_equilibria_equal_the_cubic_and_the_full_linearization():
+    m = tcp_red_rtt()
+    eq = m.equilibrium()
+    x0 = np.array([eq["W"], eq["q"]])
+    d = np.linspace(0.15, 0.25, 7)  # around the default d = 0.2
+    lb = linearize_near(m, {"d": d}, x0)
+    assert lb.ok.all()
+    for k, dk in enumerate(d):
+        q = _cubic_queue(50.0, 3750.0, dk, 1e-4)
+        R = dk + q / 3750.0
+        assert lb.equilibrium[k, 1] == pytest.approx(q, rel=1e-10)
+        assert lb.equilibrium[k, 0] == pytest.approx(R * 3750.0 / 50.0, rel=1e-10)
+        full = m.linearize(d=dk)
+        s = np.array([0.3, 1.0 + 2.0j, 5.0j])
+        ours = fn.LinearDDE(
+            lb.stack.A0[k], list(zip(lb.stack.tau[k], lb.stack.A[k], strict=True))
+        ).characteristic(s)
+        np.testing.assert_allclose(ours, full.characteristic(s), rtol=1e-9)
+
+
+def test_lags_of_one_delay_expression_share_one_matrix():
+    # W(t - R), W(t - R) p(t - R) and q(t - R): one delay expression R = d + q/C
+    lb = linearize_batch(tcp_red_rtt(), {"K": np.array([1e-4, 2e-4])})
+    assert lb.stack.m == 1 and lb.ok.all()
+    lb = linearize_batch(primal_dual(), {"Tf": np.array([0.05, 0.05])})
+    assert lb.stack.m == 2  # Tf and Tb: two expressions, even where equal
+
+
+def test_a_start_on_another_branch_is_continued_not_switched():
+    """The sigmoidal law has three equilibria (roots of U'(x) = g x, independent of kappa and
+    T); continuation stays on the branch it starts from, which the full search does not rank
+    first: that is the caller's to check (ContinuedSystems / Sweep.same_branch)."""
+    m = sigmoid_rate()
+    upper = 5.775263595503103  # the largest root of 2 s (1 - s) = 0.05 x, s = 1/(1+e^{-2(x-5)})
+    lb = linearize_near(m, {"T": np.array([1.0, 1.1])}, np.array([upper]))
+    assert lb.ok.all()
+    np.testing.assert_allclose(lb.equilibrium[:, 0], upper, rtol=1e-12)
+    assert m.equilibrium(T=1.1)["x"] == pytest.approx(0.0018224623540224404, rel=1e-9)
+
+
+def test_points_it_cannot_settle_are_flagged_with_a_reason():
+    m = tcp_red_rtt()
+    start = np.array([16.47, 73.69])
+    # C = 0: R = d + q/C is not finite, no steady state to converge to
+    lb = linearize_near(m, {"C": np.array([3750.0, 0.0])}, start)
+    assert lb.ok.tolist() == [True, False]
+    assert "Newton" in lb.reasons[1] and "full search" in lb.reasons[1]
+    lb = linearize_near(m, {"d": np.array([-1.0, 0.2])}, np.array([start, [np.nan, 1.0]]))
+    assert not lb.ok.any()
+    assert "'d'" in lb.reasons[0]  # out of its bounds
+    assert "not finite" in lb.reasons[1]
