@@ -118,3 +118,35 @@ def test_points_whose_continuation_fails_are_searched_on_their_own():
         np.sqrt(values[values >= 0]), rel=1e-14, abs=1e-15
     )
     assert all("no equilibrium found" in found.reasons[k] for k in np.flatnonzero(values < 0))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tcp_red_rtt",
+        "primal_dual",
+        "kelly_three_routes",
+        "pi_over_tcp",
+        "sigmoid_rate",
+        "tandem_two_class",
+        "kelly_twenty",
+    ],
+)
+def test_user_laws_batch_equals_the_per_point_search(name):
+    """The laws written from scratch for issue 34 (tests/user_laws.py), over 3 x 3 points of
+    their chart planes: every point settled by the batch is the equilibrium the per-point search
+    returns there (the law with three equilibria included)."""
+    import warnings
+
+    import user_laws
+
+    law = user_laws.LAWS[name]
+    m = law.build()
+    grid = _grid(**user_laws.plane_axes(law, 3))
+    X, ok = equilibria_batch(m, grid)
+    assert ok.all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", fn.EquilibriumWarning)
+        for k in range(9):
+            eq = m.equilibrium(**{a: grid[a][k] for a in grid})
+            assert X[k] == pytest.approx(list(eq.values()), rel=1e-9, abs=1e-12)

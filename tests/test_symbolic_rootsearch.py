@@ -147,3 +147,21 @@ def test_starts_are_deterministic_and_spread():
     positive = S[9:17]
     assert np.all(positive >= 1e-2) and np.all(positive <= 1e4)
     assert np.any(S < 0)
+
+
+def test_a_continuum_is_represented_where_it_meets_the_boundary(tmp_path, monkeypatch):
+    # RCP with no gain on the queue (beta = 0): every q >= 0 is an equilibrium with R = C/N; the
+    # search finds points anywhere on that line, and returns the one where the queue is empty
+    # (as RCP's closed form gives, and as the papers linearize), flagged not isolated; the batch
+    # leaves such points to the per-point search
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # no closed forms kept by other tests
+    m = fn.models.rcp()
+    with pytest.warns(fn.EquilibriumWarning, match="not isolated"):
+        eq = m.equilibrium(beta=0.0)
+    assert eq == pytest.approx({"R": 1875.0, "q": 0.0}, rel=1e-14, abs=0) and not eq.isolated
+    from fluidnet.symbolic.linearize import equilibria_batch
+
+    X, ok, why = equilibria_batch(m, {"beta": np.array([0.2, 0.0, 0.1])}, reasons=True)
+    assert ok.tolist() == [True, False, True]
+    assert "not isolated" in why[1]
+    assert X[[0, 2]] == pytest.approx(np.array([[1875.0, 0.0], [1875.0, 0.0]]), rel=1e-14)

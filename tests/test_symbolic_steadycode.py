@@ -185,12 +185,37 @@ def test_the_compile_cache_provides_the_store():
 def test_closed_forms_only_when_cheap_or_asked_for(tmp_path, monkeypatch):
     monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing kept from other tests
     x = fn.states("x")
+    w, T = fn.params("w T")
+    # one state, a binomial: exact roots (x^4 = w), solved before the search
+    binomial = fn.Model({x: w - x(t) * x(t - T) ** 3}, {w: 8.0, T: 1.0})
+    assert cheap_to_solve(binomial.form)
+    binomial.equilibrium(all=True)
+    assert closed_forms(binomial, solve=False).status == "found"
+    # a quadratic with parameters: searched numerically (sympy's solve would cost more)
     a, b = fn.params("a b")
     quadratic = fn.Model({x: a * x(t) ** 2 + b * x(t) - 1}, {a: 1.0, b: 1.0})
-    assert cheap_to_solve(quadratic.form)
-    quadratic.equilibrium(all=True)
-    assert closed_forms(quadratic, solve=False).status == "found"
-    # a cubic in two states is not cheap: the search is numeric, sympy is not run...
+    assert not cheap_to_solve(quadratic.form)
+    assert [e["x"] for e in quadratic.equilibrium(all=True)] == pytest.approx(
+        [(-1 + 5**0.5) / 2, (-1 - 5**0.5) / 2], rel=1e-15
+    )
+    # two states, linear: not solved before the search (sympy's first solve in a process costs
+    # more than the search), nor after it ...
+    y = fn.states("y")
+    linear = fn.Model({x: a - x(t) - y(t), y: x(t) - 2 * y(t)}, {a: 3.0})
+    assert not cheap_to_solve(linear.form)
+    assert linear.equilibrium() == pytest.approx({"x": 2.0, "y": 1.0}, rel=1e-15)
+    assert closed_forms(linear, solve=False).status == "skipped"
+    # ... until the exact Jacobians ask for the closed form: solved, then kept in the record
+    from fluidnet.symbolic.equilibrium import symbolic_equilibria
+
+    (sol,) = symbolic_equilibria(linear)
+    assert sol["x"] == 2 * sympy.Symbol("a", real=True) / 3
+    assert closed_forms(linear, solve=False).status == "found"
+    assert "found" in record(linear)["closed"]
+    # sympy within its budget of CPU time: spent, the outcome is kept too (not solved again)
+    from fluidnet.symbolic import closedforms
+
+    monkeypatch.setattr(closedforms, "SYMBOLIC_CPU_SECONDS", 0.05)
     W, q = fn.states("W q")
     N, C, d, K = fn.params("N C d K")
     R = d + q(t) / C
@@ -199,17 +224,8 @@ def test_closed_forms_only_when_cheap_or_asked_for(tmp_path, monkeypatch):
         {N: 50, C: 3750.0, d: 0.2, K: 1e-4},
         nonnegative=[q],
     )
-    assert not cheap_to_solve(cubic.form)
-    cubic.equilibrium()
-    assert closed_forms(cubic, solve=False).status == "skipped"
-    # ... until the exact Jacobians ask for the closed form (time-boxed, then kept)
-    assert "closed forms" not in cubic._cache
-    from fluidnet.symbolic.equilibrium import symbolic_equilibria
-
-    sols = symbolic_equilibria(cubic)
-    assert closed_forms(cubic, solve=False).status in {"found", "expired"}
-    assert sols is None or any(set(s) >= {"W", "q"} for s in sols)
-    assert record(cubic)["closed"]
+    assert symbolic_equilibria(cubic) is None
+    assert closed_forms(cubic, solve=False).status == "expired"
 
 
 def test_time_box_stops_a_computation_and_restores_sympy():
@@ -229,3 +245,20 @@ def test_time_box_stops_a_computation_and_restores_sympy():
     assert within_cpu_time(lambda: 42, 1.0) == 42
     with pytest.raises(ZeroDivisionError):
         within_cpu_time(lambda: 1 / 0, 1.0)
+
+
+def test_closed_forms_are_solved_once_the_searches_cost_enough(tmp_path, monkeypatch):
+    # searched point by point, a rational law gets its closed forms once the searches have cost
+    # SOLVE_AFTER of CPU, and evaluates them from then on (x = 2a/3, y = a/3)
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+    from fluidnet.symbolic import equilibrium
+
+    monkeypatch.setattr(equilibrium, "SOLVE_AFTER", 1e-9)
+    x, y = fn.states("x y")
+    a = fn.params("a")
+    m = fn.Model({x: a - x(t) - y(t), y: x(t) - 2 * y(t)}, {a: 3.0})
+    assert m.equilibrium() == pytest.approx({"x": 2.0, "y": 1.0}, rel=1e-15)
+    assert not equilibrium._plan(m).closed  # the first search is numeric
+    assert m.equilibrium(a=6.0) == pytest.approx({"x": 4.0, "y": 2.0}, rel=1e-15)
+    assert len(equilibrium._plan(m).closed) == 1
+    assert closed_forms(m, solve=False).status == "found"

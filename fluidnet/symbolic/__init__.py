@@ -5,12 +5,17 @@
 * :mod:`~fluidnet.symbolic.model` — :class:`Model` and :class:`Param`;
 * :mod:`~fluidnet.symbolic.canonical` — the canonical form every back end consumes (signals
   expanded, every delayed value a *lag* symbol);
-* :mod:`~fluidnet.symbolic.equilibrium` (:mod:`~fluidnet.symbolic.newton` for large models),
-  :mod:`~fluidnet.symbolic.linearize`,
+* :mod:`~fluidnet.symbolic.equilibrium` (the numeric search: :mod:`~fluidnet.symbolic.rootsearch`,
+  :mod:`~fluidnet.symbolic.densenewton` on the generated code of
+  :mod:`~fluidnet.symbolic.steadycode` and :mod:`~fluidnet.symbolic.npsource`; closed forms:
+  :mod:`~fluidnet.symbolic.closedforms`, :mod:`~fluidnet.symbolic.timebox`; many parameter
+  points: :mod:`~fluidnet.symbolic.batchequilibria`; :mod:`~fluidnet.symbolic.newton` for large
+  models), :mod:`~fluidnet.symbolic.linearize`,
   :mod:`~fluidnet.symbolic.loopgain` — from the model to a :class:`fluidnet.LinearDDE` and to
   :class:`fluidnet.DelayTF` loop gains.
 
-This stage builds on :mod:`fluidnet.linear` only.
+This stage builds on :mod:`fluidnet.linear` only (and keeps what it builds through
+:mod:`fluidnet.stores`, which the compile cache of :mod:`fluidnet.codegen` provides).
 """
 
 from __future__ import annotations

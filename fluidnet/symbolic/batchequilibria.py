@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -43,10 +44,14 @@ from .steadycode import SteadyCode
 
 __all__ = ["PointEquilibria", "equilibria_at_points"]
 
-#: Seeds: points searched in full before continuation.
-SEEDS = 5
+#: Seeds: points searched in full before continuation (fewer for a model of more than
+#: :data:`~fluidnet.symbolic.equilibrium.DENSE_MAX_STATES` states, whose full search, sparse, costs
+#: a few hundred milliseconds).
+SEEDS = 3
+SEEDS_LARGE = 2
 #: Points settled by continuation where the full search runs as a check.
-CHECKS = 4
+CHECKS = 2
+CHECKS_LARGE = 1
 #: Points searched in full, one by one, when continuation did not settle them.
 POINTWISE_MAX = 32
 #: Largest number of (unsettled, settled) pairs compared at once to find nearest neighbours.
@@ -137,7 +142,41 @@ def _settled(
     z = x[:, code.lag_states] if code.lag_states.size else np.zeros((len(x), 0))
     raw = code.raw(Xt, z.T, Pt)
     ok &= np.all(np.isfinite(raw), axis=0)
+    ok &= ~_singular(code, x, Pt, held, ok)
     return ok, x
+
+
+#: A point whose scaled Jacobian has singular values spread wider than this is left to the
+#: full search (a continuum of equilibria, which it represents by a chosen point and flags, or
+#: a fold).
+SINGULAR_RATIO = 1e-10
+#: Models of more states are not checked for singular Jacobians (an SVD of every point).
+SINGULAR_CHECK_MAX = 40
+
+
+def _singular(code: SteadyCode, x: np.ndarray, P: np.ndarray, held: np.ndarray, ok: np.ndarray):
+    """``(k,)``: the points (among ``ok``) where the Jacobian of the active system, rows scaled
+    by their sizes and columns by the states' magnitudes, is singular to rounding."""
+    out = np.zeros(len(x), dtype=bool)
+    idx = np.flatnonzero(ok)
+    if not idx.size or code.n > SINGULAR_CHECK_MAX:
+        return out
+    J = code.jacobian(x[idx].T, P[:, idx])  # (k, n, n)
+    h = held[idx]
+    hk, hi = np.nonzero(h)
+    J[hk, hi, :] = 0.0
+    J[hk, hi, hi] = 1.0
+    cols = np.where(x[idx] != 0, np.abs(x[idx]), 1.0)
+    with np.errstate(all="ignore"):
+        A = J * cols[:, None, :]
+        rows = np.sum(np.abs(A), axis=2)
+        A = A / np.where(rows > 0, rows, 1.0)[:, :, None]
+    finite = np.all(np.isfinite(A), axis=(1, 2))
+    sv = np.zeros((len(idx), code.n))
+    if finite.any():
+        sv[finite] = np.linalg.svd(A[finite], compute_uv=False)
+    out[idx] = ~finite | (sv[:, -1] <= SINGULAR_RATIO * sv[:, 0])
+    return out
 
 
 def equilibria_at_points(
@@ -185,7 +224,7 @@ def equilibria_at_points(
 
     def full_search(k: int) -> bool:
         """The full search at point ``k``: True when it settles the point unambiguously."""
-        point = {nm: float(P[i, k]) for i, nm in enumerate(names)}
+        point: dict[str, Any] = {nm: float(P[i, k]) for i, nm in enumerate(names)}
         try:
             found = equilibria(model, guess=guess, **point)
         except FluidnetError as exc:
@@ -209,7 +248,8 @@ def equilibria_at_points(
         ok[k] = True
         return True
 
-    seeds = np.unique(todo[np.linspace(0, todo.size - 1, min(SEEDS, todo.size)).astype(int)])
+    n_seeds, n_checks = (SEEDS_LARGE, CHECKS_LARGE) if plan.large else (SEEDS, CHECKS)
+    seeds = np.unique(todo[np.linspace(0, todo.size - 1, min(n_seeds, todo.size)).astype(int)])
     settled_seeds = [int(k) for k in seeds if full_search(int(k))]
     if tied or not settled_seeds:
         # several equilibria tied for first, or none found: every point to the full search
@@ -222,7 +262,7 @@ def equilibria_at_points(
     rest = np.setdiff1d(todo, seeds)
     if rest.size:
         src = _nearest(P, unit, rest, np.array(settled_seeds))
-        _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, path=False)
+        _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, False, plan.active)
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any() and len(code.subsets) > 1:
         src = _nearest(P, unit, left, np.flatnonzero(ok))
@@ -230,12 +270,12 @@ def equilibria_at_points(
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any():
         src = _nearest(P, unit, left, np.flatnonzero(ok))
-        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, path=True)
+        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, True, plan.active)
     # the check: the full search at a few points settled by continuation
     continued = np.setdiff1d(np.flatnonzero(ok), seeds)
     if continued.size:
         picks = continued[
-            np.linspace(0, continued.size - 1, min(CHECKS, continued.size)).astype(int)
+            np.linspace(0, continued.size - 1, min(n_checks, continued.size)).astype(int)
         ]
         for k in np.unique(picks):
             mine = X[k].copy()
@@ -262,15 +302,20 @@ def equilibria_at_points(
     return PointEquilibria(X, ok, reasons)
 
 
-def _continue_rows(code, X, ok, held_of, kind_of, P, targets, sources, nonneg, *, path: bool):
-    """Settle ``targets`` from the equilibria at ``sources`` (warm starts, or paths)."""
+def _continue_rows(
+    code, X, ok, held_of, kind_of, P, targets, sources, nonneg, path: bool, active=None
+):
+    """Settle ``targets`` from the equilibria at ``sources`` (warm starts, or paths in the
+    parameters); with an ``active`` set the held states may change on the way."""
     H = held_of[sources]
     if path:
         rows = track(code, X[sources], P[:, sources].T, P[:, targets].T, H)
         start = np.where(rows.converged[:, None], rows.x, X[sources])
     else:
         start = X[sources]
-    rows = newton(code, start, P[:, targets].T, H)
+    rows = newton(code, start, P[:, targets].T, H, active=active)
+    if active is not None and rows.held is not None:
+        H = rows.held
     good, x = _settled(code, P[:, targets], H, rows, nonneg, kind_of[sources])
     good &= rows.residual <= FLOOR
     k = targets[good]

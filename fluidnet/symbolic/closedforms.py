@@ -10,12 +10,11 @@ budget of CPU time (:func:`~fluidnet.symbolic.timebox.within_cpu_time`). Whateve
 neither the solving nor the printing.
 
 The equilibrium search (:mod:`fluidnet.symbolic.equilibrium`) uses the closed forms when they
-are known already, or when they are cheap by structure (:func:`cheap_to_solve`: a product of
-the equations' degrees of at most 2 — linear equations and one quadratic —, or one polynomial in
-one state that is a binomial or has numbers for coefficients); otherwise it searches
-numerically and closed forms are solved only where an exact expression is asked for (the
-Jacobians with symbolic parameters of :func:`fluidnet.symbolic.linearize.linearize`, loop-gain
-expressions).
+are known already, or when they are trivial (:func:`cheap_to_solve`: one polynomial in one
+state that is a binomial or has numbers for coefficients); otherwise it searches numerically
+and closed forms are solved only where an exact expression is asked for (the Jacobians with
+symbolic parameters of :func:`fluidnet.symbolic.linearize.linearize`, loop-gain expressions),
+and kept, so that later searches of the model use them.
 """
 
 from __future__ import annotations
@@ -102,13 +101,13 @@ def _numerators(form, eqs, subset) -> tuple[list, list]:
 
 
 def cheap_to_solve(form) -> bool:
-    """Whether sympy solves the steady state of ``form`` cheaply, by structure: rational
-    equations in at most :data:`SYMBOLIC_MAX_STATES` states such that, in every boundary
-    configuration, the numerators' total degrees multiply to at most 2 (Bezout's bound on the
-    number of solutions: linear equations and at most one quadratic), or a single polynomial in
-    one state of degree at most :data:`SYMBOLIC_MAX_DEGREE` that is a binomial (``a x^k + b``)
-    or has numbers for coefficients."""
-    if len(form.x) > SYMBOLIC_MAX_STATES:
+    """Whether the search solves the steady state of ``form`` symbolically before searching:
+    in every boundary configuration, at most one rational equation in one state, a polynomial
+    of degree at most :data:`SYMBOLIC_MAX_DEGREE` that is a binomial (``a x^k + b``) or has
+    numbers for coefficients. (Its roots are then exact: ``x' = -x^3`` has the triple root
+    ``0``, which Newton's method only approaches. Anything more is searched numerically first:
+    even a linear system costs sympy's ``solve`` 70 ms of imports in a new process.)"""
+    if len(form.x) != 1:
         return False
     eqs = steady_state_equations(form)
     if not _is_rational(eqs, form.x):
@@ -116,17 +115,10 @@ def cheap_to_solve(form) -> bool:
     for subset in boundary_subsets(form):
         free, nums = _numerators(form, eqs, subset)
         polys = [sympy.Poly(e, *free) for e in nums if e != 0] if free else []
-        bound = 1
         for poly in polys:
-            bound *= max(poly.total_degree(), 1)
-        if bound <= 2:
-            continue
-        if len(free) == 1 and len(polys) == 1:
-            poly = polys[0]
             numbers = all(c.is_number for c in poly.coeffs())
-            if poly.degree() <= SYMBOLIC_MAX_DEGREE and (len(poly.terms()) <= 2 or numbers):
-                continue
-        return False
+            if poly.degree() > SYMBOLIC_MAX_DEGREE or not (len(poly.terms()) <= 2 or numbers):
+                return False
     return True
 
 
@@ -192,9 +184,10 @@ def _from_namespace(ns: dict) -> ClosedForms:
     return ClosedForms(str(ns["STATUS"]), texts, [ns[f"closed_{k}"] for k in range(ns["PRINTED"])])
 
 
-def closed_forms(model, *, solve: bool = True) -> ClosedForms | None:
+def closed_forms(model, *, solve: bool = True, budget: float | None = None) -> ClosedForms | None:
     """The closed-form equilibria of ``model``: known in this process, kept in the store, or
-    (with ``solve``) solved now within :data:`SYMBOLIC_CPU_SECONDS` and kept.
+    (with ``solve``) solved now within ``budget`` seconds of CPU (default
+    :data:`SYMBOLIC_CPU_SECONDS`) and kept.
 
     Returns
     -------
@@ -219,7 +212,8 @@ def closed_forms(model, *, solve: bool = True) -> ClosedForms | None:
     if not solve:
         return None
     try:
-        sols = within_cpu_time(lambda: _solve(form), SYMBOLIC_CPU_SECONDS)
+        limit = SYMBOLIC_CPU_SECONDS if budget is None else min(budget, SYMBOLIC_CPU_SECONDS)
+        sols = within_cpu_time(lambda: _solve(form), limit)
         status = "none" if sols is None else "found"
     except TimeBoxExpired:
         sols, status = None, "expired"

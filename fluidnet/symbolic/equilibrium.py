@@ -6,9 +6,11 @@ At an equilibrium every delayed value equals the current one, so the steady-stat
 states at the boundary are tried.
 
 Closed forms (sympy) are used when they are known already (solved earlier in this process, or
-kept in the compile cache by an earlier one) or cheap by structure (linear equations and at most
-one quadratic: :func:`~fluidnet.symbolic.closedforms.cheap_to_solve`); sympy never runs before
-the numeric search, and never without a budget of CPU time (:mod:`fluidnet.symbolic.closedforms`).
+kept in the compile cache by an earlier one) or trivial (one polynomial in one state, a
+binomial or with numbers for coefficients: :func:`~fluidnet.symbolic.closedforms.cheap_to_solve`);
+sympy never runs before the numeric search otherwise (its first ``solve`` in a process costs 70
+ms of imports alone), and never without a budget of CPU time
+(:mod:`fluidnet.symbolic.closedforms`).
 Otherwise, and wherever a closed form is singular at the given parameter values (e.g. 0/0) or
 yields nothing admissible, the search is numeric (:mod:`fluidnet.symbolic.rootsearch`): damped
 Newton's method on generated numpy code of the residuals and their Jacobian
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import time
 import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -188,6 +191,33 @@ class _OnDemand:
         return item
 
 
+#: CPU seconds of numeric searches of one model in a process after which its closed forms are
+#: solved (within as many seconds again, at most
+#: :data:`~fluidnet.symbolic.closedforms.SYMBOLIC_CPU_SECONDS`): a model searched at many
+#: parameter points one by one (a critical value, a continuation) then evaluates closed forms
+#: (0.3 ms a point) instead of searching (5-10 ms).
+SOLVE_AFTER = 0.2
+
+
+def _solving_pays(model, plan: _Plan) -> bool:
+    """Solve the closed forms now when the numeric searches of this model have cost
+    :data:`SOLVE_AFTER` already (once per model and process); True when the plan uses them
+    from now on."""
+    spent = model.cached("numeric search time", lambda: [0.0])
+    if spent[0] < SOLVE_AFTER or plan.large or plan.code is None:
+        return False
+    if model._cache.get("closed forms tried"):
+        return False
+    model._cache["closed forms tried"] = True
+    known = closed_forms(model, solve=False)
+    if known is None or known.status == "skipped":
+        known = closed_forms(model, budget=max(spent[0], 0.5))
+    if known is None or known.status != "found" or len(known.functions) != len(known.texts):
+        return False
+    plan.closed, plan.symbolic = known.functions, True
+    return True
+
+
 def _plan_closed_forms(model) -> list | None:
     """The numpy functions of the closed-form equilibria the search uses, or ``None`` when it
     is numeric: closed forms are used when known already (this process, or the compile cache)
@@ -224,6 +254,7 @@ class _Plan:
         self.nonneg = tuple(form.nonnegative)
         self.large = form.n > DENSE_MAX_STATES
         self.code = None
+        self.active = None
         if self.large:
             self._plan_sparse(form)
             return
@@ -244,6 +275,8 @@ class _Plan:
         self.symbolic = closed is not None
         self.closed = closed or []
         self.subsets = list(boundary_subsets(form))
+        # too many projected states to try every configuration: an active set holds them
+        self.active = np.array(self.nonneg, dtype=np.intp) if self.subsets == [()] else None
 
     def _plan_lambdified(self, form, eqs, args) -> None:
         """Functions by :func:`~fluidnet.symbolic.numeric.to_numpy` (an expression numpy cannot
@@ -407,6 +440,7 @@ def equilibria(
     ModelError
         When the model depends explicitly on time, or ``guess`` names an unknown state.
     """
+    started = time.process_time()
     values = model.resolve_params(params)
     plan = _plan(model)
     p = np.array([values[k] for k in model.param_names], dtype=float)
@@ -421,6 +455,8 @@ def equilibria(
             numeric = True  # a closed form singular at these values (e.g. 0/0): search too
         elif np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c)))):
             candidates.append(np.real(c))
+    if numeric and not plan.closed and _solving_pays(model, plan):
+        return equilibria(model, guess=guess, isolated=isolated, **params)
     attempts = Attempts()
     accepted = []
     recalled = _recalled(model, plan, p, guess) if numeric else None
@@ -441,6 +477,9 @@ def equilibria(
         accepted = _admissible(plan, attempts.candidates, p)
     if accepted and numeric and recalled is None and plan.code is not None:
         _memorize(model, plan, p, guess, attempts.candidates)
+    if numeric and recalled is None:
+        spent = model.cached("numeric search time", lambda: [0.0])
+        spent[0] += time.process_time() - started
     if not accepted:
         where = ""
         if plan.surfaces:
@@ -472,13 +511,17 @@ def equilibria(
     if plan.code is not None:
         _remember(model, p, accepted)
     loose: dict[int, str] = {}
+    directions: dict[int, np.ndarray] = {}
     for x, held, _ in accepted:
         direction = _not_isolated(plan, x, held, p)
         if direction is None:
             continue
         loose[id(x)] = reason = _continuum(plan, model, values, x, held, p, direction)
+        directions[id(x)] = direction
         if isolated:
             raise AnalysisError(reason)
+    if len(directions) > 1:
+        accepted = _continuum_ends(plan, accepted, directions)
     if guess is not None:
         accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
@@ -492,6 +535,37 @@ def equilibria(
         eq._continuum = loose.get(id(x))
         out.append(eq)
     return out
+
+
+def _continuum_ends(plan: _Plan, accepted: list, directions: dict[int, np.ndarray]) -> list:
+    """Points found on one straight continuum of equilibria (their difference along its
+    direction) are represented by the one with the most projected states at 0, where the
+    continuum meets the boundary (an RCP queue at 0 when its gain on the queue vanishes, as its
+    closed form gives; a point anywhere on the line would be linearized with another delay)."""
+    loose = [a for a in accepted if id(a[0]) in directions]
+    nonneg = list(plan.nonneg)
+
+    def zeros(a) -> int:
+        return int(np.sum(a[0][nonneg] == 0)) if nonneg else 0
+
+    dropped: set[int] = set()
+    for a in loose:
+        if id(a[0]) in dropped:
+            continue
+        v = directions[id(a[0])]
+        line = [b for b in loose if id(b[0]) not in dropped and _along(b[0] - a[0], v)]
+        best = max(line, key=zeros)
+        if zeros(best) > 0:
+            dropped.update(id(b[0]) for b in line if b is not best)
+    return [a for a in accepted if id(a[0]) not in dropped]
+
+
+def _along(d: np.ndarray, v: np.ndarray) -> bool:
+    """Whether ``d`` is 0 or parallel to ``v`` (to 1e-6 in angle)."""
+    nd, nv = float(np.linalg.norm(d)), float(np.linalg.norm(v))
+    if nd == 0.0:
+        return True
+    return nv > 0 and abs(float(d @ v)) >= (1.0 - 1e-6) * nd * nv
 
 
 def _continuum(plan: _Plan, model, values, x, held, p, direction) -> str:
@@ -969,7 +1043,7 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> Attempts:
         g = None
         if guess is not None:
             g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
-        return search(plan.code, p, plan.subsets, plan.states, g)
+        return search(plan.code, p, plan.subsets, plan.states, g, active=plan.active)
     starts = _starts(plan, guess)
     out = Attempts()
     if plan.large:
@@ -1071,7 +1145,7 @@ def _continued(plan: _Plan, model, p: np.ndarray, guess, attempts: Attempts) -> 
     if not known and all(v is not None for v in defaults):
         p0 = np.array(defaults, dtype=float)
         if not np.array_equal(p0, p):
-            found = search(code, p0, plan.subsets, plan.states)
+            found = search(code, p0, plan.subsets, plan.states, active=plan.active)
             for x, held, _ in _admissible(plan, found.candidates, p0)[:4]:
                 known.append((p0, x, _held_mask(n, held)))
     if known:  # the nearest first, in parameters relative to their size
@@ -1081,4 +1155,4 @@ def _continued(plan: _Plan, model, p: np.ndarray, guess, attempts: Attempts) -> 
     g = None
     if guess is not None:
         g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
-    return homotopy(code, p, plan.subsets, known, attempts, g)
+    return homotopy(code, p, plan.subsets, known, attempts, g, active=plan.active)

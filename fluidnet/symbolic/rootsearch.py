@@ -28,6 +28,11 @@ MAGNITUDES = (1.0, 10.0, 0.1, 100.0, 1e3, 1e4, 0.01, 1e5)
 #: Spread starts ``10^(-2 .. 4)`` per state, and spread starts of mixed signs.
 RANDOM_STARTS = 8
 SIGNED_STARTS = 4
+#: Constant starts at the magnitudes of parameter values outside :data:`MAGNITUDES`.
+PARAMETER_STARTS = 4
+#: A pass of the search ends when no row has halved its residual for this many rounds (see
+#: :func:`~fluidnet.symbolic.densenewton.newton`).
+QUIET_ROUNDS = 8
 #: Rounds of deflation after the first pass.
 DEFLATION_ROUNDS = 2
 #: Starts of the global Newton homotopy (the first constant and random ones).
@@ -98,13 +103,21 @@ def _halton(count: int, dims: int, skip: int = 1) -> np.ndarray:
     return out
 
 
-def starts(n: int, guess: np.ndarray | None = None) -> np.ndarray:
-    """The starts ``(S, n)``: the guess, constant vectors of :data:`MAGNITUDES`, vectors of
+def starts(n: int, guess: np.ndarray | None = None, p: np.ndarray | None = None) -> np.ndarray:
+    """The starts ``(S, n)``: the guess, constant vectors of :data:`MAGNITUDES` and of the
+    magnitudes of the parameter values ``p`` outside them (at most :data:`PARAMETER_STARTS`,
+    the largest first: an equilibrium often scales with a capacity or a price), vectors of
     magnitudes spread over ``10^-2 .. 10^4`` per state (a Halton sequence), the constants
     ``-1, -10, -0.1`` and spread vectors of mixed signs (equilibria with negative states exist:
     they are found, and ranked after the others)."""
     rows = [] if guess is None else [np.asarray(guess, dtype=float)]
     rows += [np.full(n, m) for m in MAGNITUDES]
+    if p is not None:
+        mags = np.abs(np.asarray(p, dtype=float))
+        outside = (mags < 0.5 * MAGNITUDES[6]) | (mags > 2 * MAGNITUDES[-1])
+        mags = mags[np.isfinite(mags) & (mags > 0) & outside]
+        decades = sorted({float(10.0 ** np.round(np.log10(v))) for v in mags}, reverse=True)
+        rows += [np.full(n, m) for m in decades[:PARAMETER_STARTS]]
     u = _halton(RANDOM_STARTS + SIGNED_STARTS, 2 * n)
     rows += list(10.0 ** (-2.0 + 6.0 * u[:RANDOM_STARTS, :n]))
     rows += [np.full(n, -m) for m in (1.0, 10.0, 0.1)]
@@ -128,7 +141,14 @@ def _describe_subsets(states, subsets) -> str:
     )
 
 
-def search(code, p: np.ndarray, subsets, states, guess: np.ndarray | None = None) -> Attempts:
+def search(
+    code,
+    p: np.ndarray,
+    subsets,
+    states,
+    guess: np.ndarray | None = None,
+    active: np.ndarray | None = None,
+) -> Attempts:
     """Damped Newton from :func:`starts` in every boundary configuration, then deflated.
 
     Parameters
@@ -142,25 +162,33 @@ def search(code, p: np.ndarray, subsets, states, guess: np.ndarray | None = None
         State names (for the record).
     guess : numpy.ndarray, optional
         ``(n,)``, tried first.
+    active : numpy.ndarray of int, optional
+        Projected states held by an active set (too many for every configuration: ``subsets``
+        is then only the empty one): every start is also tried with them at 0.
 
     Returns
     -------
     Attempts
     """
     n = code.n
-    S = starts(n, guess)
+    S = starts(n, guess, p)
+    if active is not None and len(active):
+        low = S.copy()
+        low[:, active] = 0.0
+        S = np.concatenate([S, low])
     masks = _held_masks(n, subsets)
     X0 = np.repeat(S[None], len(subsets), axis=0).reshape(-1, n)
     held = np.repeat(masks, len(S), axis=0)
     X0 = np.where(held, 0.0, X0)
     group = np.repeat(np.arange(len(subsets)), len(S))
     out = Attempts()
-    rows = newton(code, X0, p, held)
+    rows = newton(code, X0, p, held, active=active, quiet=QUIET_ROUNDS)
     what = "the guess, " if guess is not None else ""
     out.note(
         rows,
-        f"damped Newton from {len(S)} starts ({what}constant vectors of 1e-2 to 1e5 and -0.1 to "
-        f"-10, {RANDOM_STARTS + SIGNED_STARTS} spread over 1e-2 to 1e4 in each state)"
+        f"damped Newton from {len(S)} starts ({what}constant vectors of 1e-2 to 1e5, of the "
+        f"parameters' magnitudes and of -0.1 to -10, {RANDOM_STARTS + SIGNED_STARTS} spread over "
+        "1e-2 to 1e4 in each state)"
         f"{_describe_subsets(states, subsets)}",
     )
     roots: list[list[np.ndarray]] = [[] for _ in subsets]
@@ -182,11 +210,19 @@ def search(code, p: np.ndarray, subsets, states, guess: np.ndarray | None = None
                     R[g] = rs[j]
             known.append(R[group])
         # the rows that converged (to a root now deflated) in a configuration with roots
-        active = np.array([bool(roots[g]) for g in group]) & converged
-        ks = np.flatnonzero(active)
+        again = np.array([bool(roots[g]) for g in group]) & converged
+        ks = np.flatnonzero(again)
         if not ks.size:
             break
-        rows = newton(code, X0[ks], p, held[ks], roots=[R[ks] for R in known])
+        rows = newton(
+            code,
+            X0[ks],
+            p,
+            held[ks],
+            roots=[R[ks] for R in known],
+            active=active,
+            quiet=QUIET_ROUNDS,
+        )
         new = 0
         for i in np.flatnonzero(rows.converged):
             g, x = group[ks[i]], rows.x[i]
@@ -208,6 +244,7 @@ def homotopy(
     known: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
     attempts: Attempts,
     guess: np.ndarray | None = None,
+    active: np.ndarray | None = None,
 ) -> Attempts:
     """Paths to ``p``: in the parameters from every ``(p0, x0, held)`` of ``known``, and the
     global Newton homotopy from starts in every boundary configuration; the end points that
@@ -225,6 +262,8 @@ def homotopy(
         Extended in place and returned.
     guess : numpy.ndarray, optional
         A start for the Newton homotopy.
+    active : numpy.ndarray of int, optional
+        Projected states held by an active set in the final Newton steps (see :func:`search`).
     """
     n = code.n
     if known:
@@ -235,7 +274,7 @@ def homotopy(
         rows = track(code, X0, P0, P1, H)
         ends = rows.x[rows.converged]
         if ends.size:
-            polished = newton(code, ends, p, H[rows.converged])
+            polished = newton(code, ends, p, H[rows.converged], active=active)
             attempts.add(polished.x[polished.converged])
         attempts.note(
             rows,
@@ -258,7 +297,7 @@ def homotopy(
         rows = track(code, X0[ok], P, P, held[ok], f0=F0[ok])
         ends = rows.x[rows.converged]
         if ends.size:
-            polished = newton(code, ends, p, held[ok][rows.converged])
+            polished = newton(code, ends, p, held[ok][rows.converged], active=active)
             attempts.add(polished.x[polished.converged])
         attempts.note(
             rows,
