@@ -31,12 +31,18 @@ $(STAMP)-integrator: $(INTEGRATOR_SRC) | $(STAMP)-core
 	$(PIP) install --no-deps -e .
 	touch $@
 
+# `make reproduce` runs every registered item, the ns-3 packet items included, so its environment
+# has the packet extra (ns-3): typed first on a fresh machine, it installs what every item needs.
+$(STAMP)-reproduce: pyproject.toml setup.py | $(BIN)/python
+	$(PIP) install -e ".[packet]"
+	touch $@ $(STAMP)-core $(STAMP)-integrator
+
 # The tests compare the integrator with jitcdde, so the test environment has the bench extra;
 # they run sweeps on a local Dask cluster, so it has the dask extra too; they compare fluid models
 # with ns-3 packet simulations, so it has the packet extra.
 $(STAMP)-dev: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e ".[dev,notebooks,bench,dask,packet]"
-	touch $@ $(STAMP)-core $(STAMP)-integrator
+	touch $@ $(STAMP)-core $(STAMP)-integrator $(STAMP)-reproduce
 
 venv: $(STAMP)-dev $(STAMP)-integrator
 
@@ -45,8 +51,12 @@ test: $(STAMP)-dev $(STAMP)-integrator
 	$(BIN)/python -m pytest -n 2 --doctest-modules fluidnet tests --nbmake notebooks
 
 ## make reproduce: regenerate every reproduced figure and table, print the target report
-reproduce: $(STAMP)-core $(STAMP)-integrator
-	$(BIN)/fluidnet reproduce --all --out papers
+# Items run JOBS at a time (default: one per core); an item whose code, environment and files
+# are unchanged since the last run is read back from papers/.cache, and so is every ns-3 run
+# already made (RERUN=1: run everything again).
+JOBS ?= auto
+reproduce: $(STAMP)-reproduce $(STAMP)-integrator
+	$(BIN)/fluidnet reproduce --all -j $(JOBS) --out papers $(if $(RERUN),--rerun)
 
 ## make bench: side-by-side comparisons with peer tools (jitcdde, ddeint)
 bench: $(STAMP)-dev $(STAMP)-integrator

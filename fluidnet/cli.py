@@ -30,7 +30,50 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--out", default="papers", help="output root (default: ./papers)")
     r.add_argument("--quick", action="store_true", help="reduced grids (fast, for smoke tests)")
     r.add_argument("--list", action="store_true", help="list papers and items, then exit")
+    r.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="run N items at a time, each in a worker process ('auto': one per core; "
+        "default 1). The targets, report and figures do not depend on it",
+    )
+    r.add_argument(
+        "--scheduler",
+        default=None,
+        metavar="ADDRESS",
+        help="Dask scheduler (tcp://host:8786) for the items' ns-3 runs and agreement maps, "
+        "one task per run (default: $FLUIDNET_SCHEDULER, else none)",
+    )
+    r.add_argument(
+        "--rerun",
+        action="store_true",
+        help="run every item and every ns-3 run again instead of reading back what the "
+        "stores under --store hold (their records are written again)",
+    )
+    r.add_argument(
+        "--store",
+        default=None,
+        metavar="DIR",
+        help="directory of the stores of item records and ns-3 runs (default: OUT/.cache; "
+        "$FLUIDNET_PACKET_STORE, if set, holds the ns-3 runs)",
+    )
     return p
+
+
+def _jobs(text: str) -> int:
+    from .papers.parallel import default_jobs
+
+    if text == "auto":
+        return default_jobs()
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of jobs (or 'auto')") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give at least 1 job (or 'auto')")
+    return n
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,7 +94,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         names = [] if args.all else args.names
         try:
-            report = reproduce(*names, out=args.out, quick=args.quick)
+            report = reproduce(
+                *names,
+                out=args.out,
+                quick=args.quick,
+                jobs=args.jobs,
+                reuse=not args.rerun,
+                store=args.store,
+                scheduler=args.scheduler,
+            )
         except KeyError as exc:
             print(f"fluidnet reproduce: {exc.args[0]}", file=sys.stderr)
             return 2

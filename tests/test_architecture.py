@@ -32,10 +32,6 @@ ALLOWED = {
         "the package's own machinery that puts ds.stability on every xarray Dataset at import "
         "fluidnet (not part of the API)"
     ),
-    ("fluidnet.papers", "fluidnet.packet._ns3"): (
-        "the three packet items refuse early without ns-3 (_ns3.require()); the packet "
-        "stage has no public way to ask yet"
-    ),
 }
 
 

@@ -71,3 +71,44 @@ def test_the_gallery_has_at_least_fifteen_examples_each_with_a_title():
         lines = text[3:].lstrip("\n").split("\n")
         title, underline = lines[0].strip(), lines[1].strip()
         assert title and set(underline) == {"="} and len(underline) >= len(title), path.name
+
+
+def test_a_paper_page_shows_its_figure_pairs_side_by_side(tmp_path, monkeypatch):
+    # issue 35: the paper pages show each packet figure beside its fluid prediction; a figure
+    # not generated yet is named, not left as a broken image (the site builds with -W)
+    from fluidnet.papers import readme
+
+    spec = importlib.util.spec_from_file_location("paperpages", DOCS / "_ext" / "paperpages.py")
+    pages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pages)
+    assert (pages.PAIRS_BEGIN, pages.PAIRS_END) == (readme.PAIRS_BEGIN, readme.PAIRS_END)
+    paper = tmp_path / "zz"
+    (paper / "figures").mkdir(parents=True)
+    (paper / "figures" / "packet_q.png").write_bytes(b"png")
+    (paper / "README.md").write_text(
+        "# zz\n\ntext\n\n"
+        + "\n".join(
+            [
+                readme.PAIRS_BEGIN,
+                "**caption**",
+                "",
+                "| ns-3 | fluid |",
+                "|---|---|",
+                "| ![ns-3: packet_q](figures/packet_q.png) "
+                "| ![fluid: fluid_q](figures/fluid_q.png) |",
+                readme.PAIRS_END,
+                "## Targets",
+            ]
+        )
+    )
+    monkeypatch.setattr(pages, "PAPERS", tmp_path)
+    page = pages._page("zz")
+    assert f":end-before: {readme.PAIRS_BEGIN}" in page
+    assert f":start-after: {readme.PAIRS_END}" in page
+    assert (
+        "| ![packet_q](../../papers/zz/figures/packet_q.png) | "
+        "(`fluid_q.png` appears after `fluidnet reproduce zz`) |"
+    ) in page
+    assert "**caption**" in page
+    (paper / "README.md").write_text("# zz\n\nno pairs\n")
+    assert ":end-before:" not in pages._page("zz")

@@ -12,7 +12,7 @@ import fluidnet as fn
 from fluidnet.packet.comparison import METRICS, Comparison
 
 needs_ns3 = pytest.mark.skipif(
-    not fn.packet._ns3.available(), reason="needs ns-3 (pip install 'fluidnet[packet]')"
+    not fn.packet.ns3_available(), reason="needs ns-3 (pip install 'fluidnet[packet]')"
 )
 
 # MGT/RED on 10 Mb/s of 1000-byte packets, 10 flows, RTT 100 ms: fluid-stable, with the

@@ -14,7 +14,7 @@ from fluidnet.packet.analysis import summary
 from fluidnet.packet.batch import sweep
 
 pytestmark = pytest.mark.skipif(
-    not fn.packet._ns3.available(), reason="needs ns-3 (pip install 'fluidnet[packet]')"
+    not fn.packet.ns3_available(), reason="needs ns-3 (pip install 'fluidnet[packet]')"
 )
 
 C = 1250.0  # packets/s: 10 Mb/s of 1000-byte packets

@@ -373,3 +373,59 @@ def test_a_foreign_targets_file_is_refused(tmp_path):
     theirs.unlink()
     assert fn.reproduce("zz_selftest:good", out=tmp_path, progress=False).ok
     assert "other" not in (tmp_path / "REPORT.md").read_text()
+
+
+def test_figure_pairs_are_checked_and_shown_side_by_side(tmp_path, selftest_paper):
+    # issue 35: a packet figure is shown beside its fluid prediction
+    from fluidnet.papers.registry import figure_pair
+
+    table = {
+        "fluid_side": [equal("n", "eq (8)", "n", 1)],
+        "packet_side": [equal("n", "eq (9)", "n", 1)],
+        "forgetful": [equal("n", "eq (10)", "n", 1)],
+    }
+    p = paper("zz_pairs", title="pairs", citation="none", targets=table)
+
+    def fluid_side(ctx):
+        fig, ax = ctx.new_figure()
+        ax.plot([0, 1], [1, 0])
+        ctx.figure("fluid_queue", fig)
+        return {"n": 1}
+
+    def packet_side(ctx):
+        fig, ax = ctx.new_figure()
+        ax.plot([0, 1], [0, 1])
+        ctx.figure("packet_queue", fig)
+        return {"n": 1}
+
+    def forgetful(ctx):
+        return {"n": 1}
+
+    pair = figure_pair("packet_queue", "fluid_queue", "queues", fluid_item="fluid_side")
+    try:
+        p.item(title="fluid")(fluid_side)
+        p.item(title="packets", pairs=[pair])(packet_side)
+        p.item(title="no figure", pairs=[figure_pair("nothing", "fluid_queue", "x")])(forgetful)
+        other = paper("zz_pairs_bad", title="bad", citation="none", targets={"bad": []})
+        with pytest.raises(fn.OptionError, match="not an item of paper"):
+            other.item(title="bad", pairs=[figure_pair("a", "b", "c", fluid_item="zz")])(bad)
+        registry._REGISTRY.pop("zz_pairs_bad", None)
+        with pytest.raises(fn.OptionError, match="figure name"):
+            figure_pair("a.png", "b", "c")
+        report = fn.reproduce("zz_pairs", out=tmp_path, progress=False)
+        # an item that does not write its pair's figures is an error naming them
+        assert report.errors == [
+            "zz_pairs:forgetful raised OptionError: zz_pairs:forgetful did not write the "
+            "figure(s) ['nothing', 'fluid_queue'] of its figure pair 'nothing'"
+        ]
+        block = readme.block(p)
+        assert readme.PAIRS_BEGIN in block and readme.PAIRS_END in block
+        assert "**queues**" in block
+        assert (
+            "| ![ns-3: packet_queue](figures/packet_queue.png) | "
+            "![fluid: fluid_queue](figures/fluid_queue.png) |"
+        ) in block
+        assert readme.block(selftest_paper).count(readme.PAIRS_BEGIN) == 0  # no pairs: none
+    finally:
+        registry._REGISTRY.pop("zz_pairs", None)
+        registry._REGISTRY.pop("zz_pairs_bad", None)

@@ -9,6 +9,7 @@ generated at build time into ``docs/papers/`` and never committed.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,17 +52,56 @@ def _targets_table(path: Path) -> list[str]:
     return lines
 
 
-def _page(key: str) -> str:
-    readme = PAPERS / key / "README.md"
-    lines = [
+#: The markers of a README's figure pairs (fluidnet.papers.readme.PAIRS_BEGIN / PAIRS_END).
+PAIRS_BEGIN = "<!-- figure pairs -->"
+PAIRS_END = "<!-- end of figure pairs -->"
+
+
+def _include(key: str, *options: str) -> list[str]:
+    return [
         f"```{{include}} ../../papers/{key}/README.md",
         ":relative-docs: ../",
         ":relative-images:",
+        *options,
         "```",
         "",
-        "## Figures of the last run",
-        "",
     ]
+
+
+def _figure_cell(key: str, name: str) -> str:
+    if (PAPERS / key / "figures" / f"{name}.png").exists():
+        return f"![{name}](../../papers/{key}/figures/{name}.png)"
+    return f"(`{name}.png` appears after `fluidnet reproduce {key}`)"
+
+
+def _pairs(key: str, text: str) -> list[str]:
+    """The README's figure pairs, each packet figure beside its fluid one (a figure that is not
+    there yet is named instead: the site builds before every item has run)."""
+    section = text.split(PAIRS_BEGIN, 1)[1].split(PAIRS_END, 1)[0]
+    lines = []
+    for line in section.splitlines():
+        found = re.findall(r"!\[[^\]]*\]\(figures/([^)]+)\.png\)", line)
+        if len(found) == 2:
+            line = "| " + " | ".join(_figure_cell(key, name) for name in found) + " |"
+        lines.append(line)
+    return [*lines, ""]
+
+
+def _readme(key: str) -> list[str]:
+    """The README, its figure pairs rendered by :func:`_pairs`."""
+    text = (PAPERS / key / "README.md").read_text()
+    if PAIRS_BEGIN not in text or PAIRS_END not in text:
+        return _include(key)
+    return [
+        *_include(key, f":end-before: {PAIRS_BEGIN}"),
+        *_pairs(key, text),
+        *_include(key, f":start-after: {PAIRS_END}"),
+    ]
+
+
+def _page(key: str) -> str:
+    readme = PAPERS / key / "README.md"
+    lines = [*_readme(key), "## Figures of the last run", ""]
     figures = sorted((PAPERS / key / "figures").glob("*.png"))
     if figures:
         for fig in figures:

@@ -16,19 +16,26 @@ delay of MGT/RED):
 Every point also keeps what was measured: the packet mean queue, swing and period, the fluid
 model's equilibrium queue and, from a nonlinear fluid run from the same start, its swing and
 limit-cycle period.
+
+Each point's run length and measured tail come from the fluid time constants at the point
+(:mod:`fluidnet.packet.timescales`) unless the call fixes them: a point near the boundary, whose
+slowest mode decays slowly, runs longer than one far from it, and a fluid-unstable point's tail
+holds whole periods of its fluid cycle. The charts, the fluid points and the ns-3 runs are
+tasks of one executor (a Dask cluster: one task per point and per run), and the runs go
+through the content-keyed run store (:mod:`fluidnet.packet.store`).
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import OptionError, ParameterError
-from .analysis import queue_oscillation, summary
-from .batch import sweep
+from .analysis import queue_oscillation
 from .mapping import fluid_view, scenario_for
 
 if TYPE_CHECKING:
@@ -38,8 +45,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..sweep.executors import ExecutorSpec
-    from ..sweep.store import Store
     from ..symbolic.model import Model
+    from .store import RunStore
 
 __all__ = ["agreement_map", "AgreementMap", "ModelScenario"]
 
@@ -63,9 +70,11 @@ class AgreementMap:
     data : xarray.Dataset
         Dimensions ``(x, y)`` named after the two parameters: ``fluid_stable``,
         ``fluid_omega`` (rad/s), ``fluid_queue`` (equilibrium), ``fluid_swing``,
-        ``fluid_period`` (nonlinear run), ``packet_oscillating`` (fraction of seeds),
-        ``packet_swing``, ``packet_period``, ``packet_queue``, ``agree``, ``error``; and the
-        per-seed packet measurements with a ``seed`` dimension (``runs_*``).
+        ``fluid_period`` (nonlinear run), ``fluid_cycle`` (the fluid cycle's period that set
+        the tail, unstable points), ``t_end`` and ``after`` (each point's run and tail),
+        ``packet_oscillating`` (fraction of seeds), ``packet_swing``, ``packet_period``,
+        ``packet_queue``, ``agree``; and the per-seed packet measurements with a ``seed``
+        dimension (``runs_*``, ``runs_error``: why a run or its point failed, empty if not).
     boundary : xarray.Dataset
         The finer fluid chart the boundary is drawn from.
     x_name, y_name : str
@@ -162,24 +171,74 @@ class AgreementMap:
         )
 
 
-def _fluid_point(model, params, t_end: float, after: float):
-    from ..dde.simulation import simulate
+class _FluidPoint:
+    """Picklable: the fluid side of one grid point, and its tail (one task per point).
 
-    view = fluid_view(model, params)
-    sol = simulate(model, t_end, params=dict(params), history=view["history"])
-    t = np.linspace(0.0, t_end, int(round(t_end * 100)) + 1)
-    q = sol(t, view["queue"])
-    osc = queue_oscillation(t, q, rtt=view["rtt"], after=after)
-    from ..dde.oscillation import oscillation
+    ``(point, abscissa, omega)`` -> ``{queue, swing, period, after, t_end, cycle, error}``:
+    the equilibrium queue, the tail from the fluid time constants
+    (:mod:`fluidnet.packet.timescales`) unless the call fixed it, and the nonlinear fluid run's
+    swing and cycle period over that tail.
+    """
 
-    cyc = oscillation(sol, view["queue"], after=after)
-    return osc.swing, (cyc.period if cyc.sustained else math.nan)
+    def __init__(self, model, t_end: float | None, after: float | None, start: float) -> None:
+        self.model = model
+        self.t_end = t_end
+        self.after = after
+        self.start = start
+
+    def __call__(self, item: tuple[dict, float, float]) -> dict[str, Any]:
+        from ..dde.oscillation import oscillation
+        from ..dde.simulation import simulate
+        from .timescales import averaging_time, fluid_cycle, transient_rule
+
+        point, abscissa, omega = item
+        out: dict[str, Any] = dict.fromkeys(("queue", "swing", "period", "cycle"), math.nan)
+        out["error"] = ""
+        m = self.model
+        try:
+            view = fluid_view(m, point)
+            q_eq = float(m.equilibrium(params=point)[view["queue"]])
+            out["queue"] = q_eq
+            if self.t_end is not None and self.after is not None:
+                length, begin = float(self.t_end), float(self.after)
+            else:
+                cycle = math.nan
+                if abscissa > 0 and omega > 0:
+                    cycle = fluid_cycle(m, point, 2 * math.pi / omega)
+                rule = transient_rule(
+                    abscissa,
+                    omega,
+                    rtt=view["rtt"] + q_eq / view["capacity"],
+                    start=self.start,
+                    averaging=averaging_time(m, point),
+                    cycle=cycle,
+                )
+                out["cycle"] = rule.cycle
+                length = float(self.t_end) if self.t_end is not None else rule.t_end
+                begin = float(self.after) if self.after is not None else rule.after
+                if not begin < length:
+                    raise ParameterError(
+                        f"t_end = {length:g} s is too short: the tail starts at {begin:g} s "
+                        f"({rule.describe()})"
+                    )
+            out["t_end"], out["after"] = length, begin
+            sol = simulate(m, length, params=dict(point), history=view["history"])
+            t = np.linspace(0.0, length, int(round(length * 100)) + 1)
+            osc = queue_oscillation(t, sol(t, view["queue"]), rtt=view["rtt"], after=begin)
+            cyc = oscillation(sol, view["queue"], after=begin)
+            out["swing"] = osc.swing
+            out["period"] = cyc.period if cyc.sustained else math.nan
+        except Exception as exc:  # noqa: BLE001 - kept with the point, the others go on
+            out["error"] = f"{type(exc).__name__}: {exc}"
+            out.setdefault("t_end", math.nan)
+            out.setdefault("after", math.nan)
+        return out
 
 
 def agreement_map(
     model: Model,
     grid: Mapping[str, Sequence[float]],
-    t_end: float,
+    t_end: float | None = None,
     *,
     seeds: Sequence[int] = (1,),
     after: float | None = None,
@@ -187,7 +246,7 @@ def agreement_map(
     scenario_options: Mapping[str, Any] | None = None,
     boundary_points: int = 24,
     executor: ExecutorSpec = None,
-    store: Store | str | os.PathLike | None = None,
+    store: RunStore | str | os.PathLike | bool | None = None,
     progress: bool | None = None,
     timeout: float | None = None,
 ) -> AgreementMap:
@@ -199,12 +258,17 @@ def agreement_map(
         A library model with a packet counterpart (``fn.packet.scenario_for``).
     grid : dict
         ``{x: values, y: values}``: the two parameters, the first on the plot's x axis.
-    t_end : float
-        Simulated seconds of every packet (and fluid) run.
+    t_end : float, optional
+        Simulated seconds of every packet (and fluid) run; default, at every point, from the
+        fluid time constants (:func:`fluidnet.packet.transient`).
     seeds : sequence of int
         Packet runs per point.
     after : float, optional
-        Start of the measured tail (default: half the run).
+        Start of the measured tail; default, at every point, from the fluid time constants
+        (after the flows' start-up, five time constants of the slowest mode and of the AQM's
+        averaging at a fluid-stable point, three periods of the fluid cycle at an unstable
+        one), so that a still-settling queue is not called oscillating and the tail holds
+        whole cycles.
     params : dict, optional
         Other parameter values of the model.
     scenario_options : dict, optional
@@ -212,9 +276,14 @@ def agreement_map(
     boundary_points : int
         Points per axis of the chart the fluid boundary is drawn from (a chart of MGT/RED,
         whose delay depends on the queue, costs about 0.08 s of CPU per point).
-    executor, store, progress
-        For the packet runs, as in every sweep (:mod:`fluidnet.sweep`): a Dask cluster, local
-        processes, a checkpoint directory to resume from.
+    executor : executor specification, optional
+        Where the charts, the fluid points and the packet runs go, one task per point and per
+        run (default: the Dask scheduler of ``$FLUIDNET_SCHEDULER`` when set, else serial;
+        :func:`fluidnet.packet.batch.packet_executor`).
+    store : RunStore, path or bool, optional
+        The content-keyed store of the packet runs (:mod:`fluidnet.packet.store`; default
+        ``$FLUIDNET_PACKET_STORE``): a rerun, or a kill and rerun, runs only what is missing.
+    progress : bool, optional
     timeout : float, optional
         Wall seconds per packet run.
 
@@ -231,6 +300,8 @@ def agreement_map(
     import xarray as xr
 
     from ..stability.chart import stability_chart
+    from .analysis import summary
+    from .batch import packet_executor, simulate_many
 
     if not isinstance(grid, Mapping) or len(grid) != 2:
         raise ParameterError("grid must name exactly two parameters: {x: values, y: values}")
@@ -243,9 +314,10 @@ def agreement_map(
         )
     if boundary_points < 4:
         raise OptionError(f"boundary_points = {boundary_points!r} must be at least 4")
+    run = packet_executor(executor)
     m = model.with_params(**base) if base else model
-    start = 0.5 * t_end if after is None else float(after)
-    chart = stability_chart(m, {x_name: xs, y_name: ys}, on_error="nan")
+    options = dict(scenario_options or {})
+    chart = stability_chart(m, {x_name: xs, y_name: ys}, on_error="nan", executor=run)
     fine = stability_chart(
         m,
         {
@@ -253,34 +325,69 @@ def agreement_map(
             y_name: np.linspace(ys.min(), ys.max(), boundary_points),
         },
         on_error="nan",
-    )
-    runs = sweep(
-        ModelScenario(m, scenario_options),
-        t_end,
-        grid={x_name: xs, y_name: ys},
-        seeds=seeds,
-        measure=_measure_after(start),
-        executor=executor,
-        store=store,
-        progress=progress,
-        timeout=timeout,
+        executor=run,
     )
     shape = (xs.size, ys.size)
-    fluid_queue = np.full(shape, math.nan)
-    fluid_swing = np.full(shape, math.nan)
-    fluid_period = np.full(shape, math.nan)
-    for i, xv in enumerate(xs):
-        for j, yv in enumerate(ys):
-            point = {x_name: float(xv), y_name: float(yv)}
-            try:
-                view = fluid_view(m, point)
-                fluid_queue[i, j] = m.equilibrium(params=point)[view["queue"]]
-                fluid_swing[i, j], fluid_period[i, j] = _fluid_point(m, point, t_end, start)
-            except Exception:  # noqa: BLE001 - no equilibrium or a failed run: left NaN
-                pass
+    points = [{x_name: float(xv), y_name: float(yv)} for xv in xs for yv in ys]
+    absc = chart["abscissa"].values.ravel()
+    omega = chart["omega"].values.ravel()
+    task = _FluidPoint(m, t_end, after, float(options.get("start", 1.0)))
+    fluid = run.map(
+        task,
+        [(p, float(a), float(w)) for p, a, w in zip(points, absc, omega, strict=True)],
+        progress=progress,
+        desc="fluid points",
+    )
+    ok = [k for k, f in enumerate(fluid) if not f["error"]]
+    batch = simulate_many(
+        [scenario_for(m, params=points[k], **options) for k in ok],
+        [fluid[k]["t_end"] for k in ok],
+        seeds=seeds,
+        timeout=timeout,
+        executor=run,
+        store=store,
+        on_error="return",
+        progress=progress,
+    )
+    seeds = [int(s) for s in seeds]
+    measured = [[{} for _ in seeds] for _ in points]
+    errors = [["" for _ in seeds] for _ in points]
+    for k, runs in zip(ok, batch, strict=True):
+        for j, r in enumerate(runs):
+            if isinstance(r, Exception):
+                errors[k][j] = str(r)
+            else:
+                measured[k][j] = summary(r, after=fluid[k]["after"])
+    for k, f in enumerate(fluid):
+        if f["error"]:
+            errors[k] = [f"fluid side: {f['error']}"] * len(seeds)
+    names = next((list(d) for row in measured for d in row if d), list(_SUMMARY_KEYS))
+    runs_vars = {
+        f"runs_{name}": (
+            (x_name, y_name, "seed"),
+            np.array(
+                [[d.get(name, math.nan) for d in row] for row in measured], dtype=float
+            ).reshape(*shape, len(seeds)),
+        )
+        for name in names
+    }
+    runs_vars["runs_error"] = (
+        (x_name, y_name, "seed"),
+        np.array(errors, dtype=object).reshape(*shape, len(seeds)),
+    )
+
+    def grid_of(key: str) -> np.ndarray:
+        return np.array([f[key] for f in fluid], dtype=float).reshape(shape)
+
+    def over_seeds(name: str) -> np.ndarray:
+        vals = runs_vars[f"runs_{name}"][1]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a point whose runs all failed
+            return np.nanmean(vals, axis=-1)
+
     stable = chart["stable"].values.astype(float)
     stable[~np.isfinite(chart["abscissa"].values)] = math.nan
-    osc = runs["oscillating"].mean("seed").values
+    osc = over_seeds("oscillating")
     agree = np.where(
         np.isfinite(stable) & np.isfinite(osc),
         ((stable < 0.5) == (osc >= 0.5)).astype(float),
@@ -290,39 +397,33 @@ def agreement_map(
         {
             "fluid_stable": ((x_name, y_name), stable),
             "fluid_omega": ((x_name, y_name), chart["omega"].values),
-            "fluid_queue": ((x_name, y_name), fluid_queue),
-            "fluid_swing": ((x_name, y_name), fluid_swing),
-            "fluid_period": ((x_name, y_name), fluid_period),
+            "fluid_queue": ((x_name, y_name), grid_of("queue")),
+            "fluid_swing": ((x_name, y_name), grid_of("swing")),
+            "fluid_period": ((x_name, y_name), grid_of("period")),
+            "fluid_cycle": ((x_name, y_name), grid_of("cycle")),
+            "t_end": ((x_name, y_name), grid_of("t_end")),
+            "after": ((x_name, y_name), grid_of("after")),
             "packet_oscillating": ((x_name, y_name), osc),
-            "packet_swing": ((x_name, y_name), runs["swing"].mean("seed").values),
-            "packet_period": ((x_name, y_name), runs["period"].mean("seed").values),
-            "packet_queue": ((x_name, y_name), runs["mean_queue"].mean("seed").values),
+            "packet_swing": ((x_name, y_name), over_seeds("swing")),
+            "packet_period": ((x_name, y_name), over_seeds("period")),
+            "packet_queue": ((x_name, y_name), over_seeds("mean_queue")),
             "agree": ((x_name, y_name), agree),
+            **runs_vars,
         },
-        coords={x_name: xs, y_name: ys},
+        coords={x_name: xs, y_name: ys, "seed": seeds},
         attrs={
             "model": m.name,
-            "t_end": float(t_end),
-            "after": start,
-            "seeds": list(map(int, seeds)),
+            "tail": "given (t_end, after)"
+            if t_end is not None and after is not None
+            else "from the fluid time constants at every point (fluidnet.packet.transient)",
+            "seeds": seeds,
             "criterion": "packet queue averaged over one RTT swings over its mean "
             "((q95 - q5)/mean >= 1) in the tail",
         },
     )
-    for var in runs.data_vars:
-        data[f"runs_{var}"] = runs[var]
     return AgreementMap(data, fine, x_name, y_name)
 
 
-class _Measure:
-    """Picklable ``summary(run, after=after)``."""
-
-    def __init__(self, after: float):
-        self.after = float(after)
-
-    def __call__(self, run):
-        return summary(run, after=self.after)
-
-
-def _measure_after(after: float) -> _Measure:
-    return _Measure(after)
+#: What :func:`fluidnet.packet.analysis.summary` measures (the variables of a map whose every
+#: run failed).
+_SUMMARY_KEYS = ("mean_queue", "swing", "period", "oscillating")

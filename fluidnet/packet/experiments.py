@@ -78,10 +78,35 @@ def _axes(ax, n: int = 1):
     return ax
 
 
-def _runs(scenarios: list, t_end: float, seeds: Sequence[int], n_points=None) -> list:
-    from .runner import simulate
+def _runs(scenarios: list, t_end, seeds: Sequence[int], n_points=None) -> list:
+    """All runs of an experiment as one batch (stored runs read back; a Dask cluster when
+    ``$FLUIDNET_SCHEDULER`` names one): ``out[i][k]`` for scenario ``i``, seed ``k``."""
+    from .batch import simulate_many
 
-    return [[simulate(sc, t_end, seed=s, n_points=n_points) for s in seeds] for sc in scenarios]
+    return simulate_many(scenarios, t_end, seeds=seeds, n_points=n_points)
+
+
+def _tails(model, points: list[dict], t_end, after, start: float = 1.0) -> list[tuple]:
+    """``(t_end, after)`` of every point: as given, or from the fluid time constants
+    (:func:`fluidnet.packet.transient`) where not given."""
+    from .timescales import transient
+
+    out = []
+    for point in points:
+        if t_end is not None and after is not None:
+            out.append((float(t_end), float(after)))
+            continue
+        rule = transient(model, point, start=start)
+        length = float(t_end) if t_end is not None else rule.t_end
+        begin = float(after) if after is not None else rule.after
+        if not begin < length:
+            raise ParameterError(
+                f"t_end = {length:g} s is too short at {point}: the fluid time constants put "
+                f"the measured tail after {begin:g} s ({rule.describe()}); give a longer t_end, "
+                "or t_end=None to take the rule's"
+            )
+        out.append((length, begin))
+    return out
 
 
 def mgt_red_onset(
@@ -90,8 +115,8 @@ def mgt_red_onset(
     *,
     model=None,
     params: Mapping[str, float] | None = None,
-    t_end: float = 40.0,
-    after: float = 10.0,
+    t_end: float | None = None,
+    after: float | None = None,
     seeds: Sequence[int] = (1,),
 ) -> Experiment:
     """MGT/RED's mean queue and oscillation against one parameter, fluid and packets.
@@ -106,8 +131,9 @@ def mgt_red_onset(
         0.001 per packet).
     params : dict, optional
         The other parameters (default ``{"N": 10}`` or ``{"Tp": 0.1}``).
-    t_end, after : float
-        Length of every run and start of the measured tail (s).
+    t_end, after : float, optional
+        Length of every run and start of the measured tail (s); default, at each value, from
+        the fluid time constants (:func:`fluidnet.packet.transient`).
     seeds : sequence of int
 
     Returns
@@ -115,8 +141,8 @@ def mgt_red_onset(
     Experiment
         ``data``: per value, the fluid equilibrium queue, stability, nonlinear fluid mean
         queue, swing and period, the packet mean queue, swing, period and verdict (mean over
-        seeds), and the attribute ``fluid_critical`` (the value where the fluid model loses
-        stability, NaN if it does not in the range).
+        seeds), the run's ``t_end`` and ``after``, and the attribute ``fluid_critical`` (the
+        value where the fluid model loses stability, NaN if it does not in the range).
     """
     import xarray as xr
 
@@ -131,16 +157,19 @@ def mgt_red_onset(
     base = dict(params or ({"N": 10} if over == "Tp" else {"Tp": 0.1}))
     xs = np.asarray(values, dtype=float)
     cols: dict[str, list] = {k: [] for k in _ONSET_VARS}
-    for x in xs:
-        point = {**base, over: float(x)}
+    points = [{**base, over: float(x)} for x in xs]
+    tails = _tails(m, points, t_end, after)
+    batch = _runs([scenario_for(m, params=point) for point in points], [t for t, _ in tails], seeds)
+    for point, (length, begin), runs in zip(points, tails, batch, strict=True):
         view = fluid_view(m, point)
         eq = m.equilibrium(params=point)
-        sol = fluid_simulate(m, t_end, params=point, history=view["history"])
-        t = np.linspace(0, t_end, int(t_end * 100) + 1)
-        fq = queue_oscillation(t, sol(t, "q"), rtt=view["rtt"], after=after)
-        cyc = oscillation(sol, "q", after=after)
-        runs = _runs([scenario_for(m, params=point)], t_end, seeds)[0]
-        pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=view["rtt"], after=after) for r in runs]
+        sol = fluid_simulate(m, length, params=point, history=view["history"])
+        t = np.linspace(0, length, int(length * 100) + 1)
+        fq = queue_oscillation(t, sol(t, "q"), rtt=view["rtt"], after=begin)
+        cyc = oscillation(sol, "q", after=begin)
+        pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=view["rtt"], after=begin) for r in runs]
+        cols["t_end"].append(length)
+        cols["after"].append(begin)
         cols["fluid_equilibrium"].append(eq["q"])
         cols["fluid_stable"].append(float(m.linearize(params=point).is_stable()))
         cols["fluid_queue"].append(fq.mean)
@@ -157,7 +186,7 @@ def mgt_red_onset(
     data = xr.Dataset(
         {k: (over, np.asarray(v, dtype=float)) for k, v in cols.items()},
         coords={over: xs},
-        attrs={"fluid_critical": crit, "t_end": t_end, "after": after, "seeds": list(seeds)}
+        attrs={"fluid_critical": crit, "seeds": list(seeds)}
         | {f"param_{k}": v for k, v in base.items()},
     )
     return Experiment(
@@ -170,6 +199,8 @@ def mgt_red_onset(
 
 
 _ONSET_VARS = (
+    "t_end",
+    "after",
     "fluid_equilibrium",
     "fluid_stable",
     "fluid_queue",
@@ -209,7 +240,7 @@ def critical_delay_runs(
     factors: Sequence[float] = (0.5, 0.8, 1.25, 2.0),
     *,
     params: Mapping[str, float] | None = None,
-    t_end: float = 30.0,
+    t_end: float | None = None,
     after: float | None = None,
     seeds: Sequence[int] = (1,),
 ) -> Experiment:
@@ -229,13 +260,14 @@ def critical_delay_runs(
         Model parameters (default: the model's, Zimmermann's example: 30 flows on 10 000
         packets/s).
     t_end, after, seeds
-        Run length, start of the measured tail (default ``t_end / 3``), seeds.
+        Run length and start of the measured tail (default, at each delay, from the fluid
+        time constants: :func:`fluidnet.packet.transient`), seeds.
 
     Returns
     -------
     Experiment
-        ``data``: per factor, the delay, the fluid verdict, packet swing, mean queue and
-        verdict; attribute ``critical_delay``.
+        ``data``: per factor, the delay, the run's ``t_end`` and ``after``, the fluid verdict,
+        packet swing, mean queue and verdict; attribute ``critical_delay``.
     """
     import xarray as xr
 
@@ -248,15 +280,18 @@ def critical_delay_runs(
     base = dict(params or {})
     d0 = float({**m.values, **base}["d"])
     crit = float(critical_value(m, "d", 0.05 * d0, 20 * d0, params=base).value)
-    start = t_end / 3 if after is None else float(after)
     fs = np.asarray(factors, dtype=float)
-    cols: dict[str, list] = {k: [] for k in ("d", "fluid_stable", "packet_swing", "packet_queue")}
+    names = ("d", "t_end", "after", "fluid_stable", "packet_swing", "packet_queue")
+    cols: dict[str, list] = {k: [] for k in names}
     cols["packet_oscillating"] = []
-    for f in fs:
-        point = {**base, "d": float(f * crit)}
-        runs = _runs([scenario_for(m, params=point)], t_end, seeds)[0]
-        pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=point["d"], after=start) for r in runs]
+    points = [{**base, "d": float(f * crit)} for f in fs]
+    tails = _tails(m, points, t_end, after)
+    batch = _runs([scenario_for(m, params=point) for point in points], [t for t, _ in tails], seeds)
+    for point, (length, begin), runs in zip(points, tails, batch, strict=True):
+        pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=point["d"], after=begin) for r in runs]
         cols["d"].append(point["d"])
+        cols["t_end"].append(length)
+        cols["after"].append(begin)
         cols["fluid_stable"].append(float(m.linearize(params=point).is_stable()))
         cols["packet_swing"].append(np.mean([p.swing for p in pk]))
         cols["packet_queue"].append(np.mean([p.mean for p in pk]))
@@ -264,7 +299,7 @@ def critical_delay_runs(
     data = xr.Dataset(
         {k: ("factor", np.asarray(v, dtype=float)) for k, v in cols.items()},
         coords={"factor": fs},
-        attrs={"law": law, "critical_delay": crit, "t_end": t_end, "after": start},
+        attrs={"law": law, "critical_delay": crit},
     )
     return Experiment(
         f"critical_delay_runs({law})",
@@ -340,28 +375,32 @@ def dctcp_oscillation(
     names = ("fluid_amplitude", "fluid_span", "fluid_queue", "fluid_period")
     names += ("packet_amplitude", "packet_span", "packet_queue", "packet_period", "packet_cpu")
     out = {k: np.full((Ks.size, gs.size), math.nan) for k in names}
-    for i, K in enumerate(Ks):
-        for j, g in enumerate(gs):
-            point = {**base, "K": float(K), "g": float(g)}
-            view = fluid_view(m, point)
-            rtt = view["rtt"]
-            spread = 20 * rtt if start is None else float(start)
-            sol = fluid_simulate(m, t_end, params=point, history=view["history"])
-            cyc = oscillation(sol, "q", after=after)
-            n_points = int(round(t_end / (rtt / 10))) + 1  # ten samples per RTT
-            t = np.linspace(0.0, t_end, n_points)
-            fq = queue_oscillation(t, sol(t, "q"), rtt=rtt, after=after)
-            runs = _runs([scenario_for(m, params=point, start=spread)], t_end, seeds, n_points)[0]
-            pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=rtt, after=after) for r in runs]
-            out["fluid_amplitude"][i, j] = cyc.amplitude
-            out["fluid_span"][i, j] = fq.swing * fq.mean
-            out["fluid_queue"][i, j] = cyc.mean
-            out["fluid_period"][i, j] = cyc.period if cyc.sustained else math.nan
-            out["packet_amplitude"][i, j] = np.mean([p.amplitude for p in pk])
-            out["packet_span"][i, j] = np.mean([p.swing * p.mean for p in pk])
-            out["packet_queue"][i, j] = np.mean([p.mean for p in pk])
-            out["packet_period"][i, j] = np.nanmean([p.period for p in pk])
-            out["packet_cpu"][i, j] = np.mean([r.cpu_time for r in runs])
+    pairs = [
+        (i, j, {**base, "K": float(K), "g": float(g)})
+        for i, K in enumerate(Ks)
+        for j, g in enumerate(gs)
+    ]
+    rtt = fluid_view(m, base)["rtt"]  # d: the same at every (K, g)
+    spread = 20 * rtt if start is None else float(start)
+    n_points = int(round(t_end / (rtt / 10))) + 1  # ten samples per RTT
+    scenarios = [scenario_for(m, params=point, start=spread) for _, _, point in pairs]
+    batch = _runs(scenarios, t_end, seeds, n_points)
+    for (i, j, point), runs in zip(pairs, batch, strict=True):
+        view = fluid_view(m, point)
+        sol = fluid_simulate(m, t_end, params=point, history=view["history"])
+        cyc = oscillation(sol, "q", after=after)
+        t = np.linspace(0.0, t_end, n_points)
+        fq = queue_oscillation(t, sol(t, "q"), rtt=rtt, after=after)
+        pk = [queue_oscillation(r.time, r.queue[:, 0], rtt=rtt, after=after) for r in runs]
+        out["fluid_amplitude"][i, j] = cyc.amplitude
+        out["fluid_span"][i, j] = fq.swing * fq.mean
+        out["fluid_queue"][i, j] = cyc.mean
+        out["fluid_period"][i, j] = cyc.period if cyc.sustained else math.nan
+        out["packet_amplitude"][i, j] = np.mean([p.amplitude for p in pk])
+        out["packet_span"][i, j] = np.mean([p.swing * p.mean for p in pk])
+        out["packet_queue"][i, j] = np.mean([p.mean for p in pk])
+        out["packet_period"][i, j] = np.nanmean([p.period for p in pk])
+        out["packet_cpu"][i, j] = np.mean([r.cpu_time for r in runs])
     data = xr.Dataset(
         {k: (("K", "g"), v) for k, v in out.items()},
         coords={"K": Ks, "g": gs},
@@ -415,7 +454,6 @@ def rcp_completion_times(
 
     from ..models.flow_level import ps_fct
     from .aqm import RCP
-    from .runner import simulate
     from .scenario import Dumbbell, Link, ShortFlows
 
     if not 0 < load < 1:
@@ -434,8 +472,7 @@ def rcp_completion_times(
         ],
     )
     sizes, fcts, unfinished = [], [], 0
-    for s in seeds:
-        run = simulate(sc, t_end, seed=s)
+    for run in _runs([sc], t_end, seeds)[0]:
         fct = run.completion_times()
         unfinished += int(np.sum(~np.isfinite(fct)))
         ok = np.isfinite(fct)

@@ -42,7 +42,11 @@ class PacketRun:
     events : int
         ns-3 events executed.
     cpu_time, wall_time : float
-        CPU seconds of the worker's simulation and wall seconds of the whole call.
+        CPU seconds of the worker's simulation (when it ran, for a run read from a store) and
+        wall seconds of the whole call.
+    stored : str or None
+        The run store (:class:`fluidnet.packet.RunStore`) the run was read from; ``None`` when
+        it ran in this call.
 
     Other Parameters
     ----------------
@@ -51,8 +55,17 @@ class PacketRun:
         hand).
     """
 
-    def __init__(self, *, scenario, t_end: float, seed: int, arrays: dict[str, np.ndarray]) -> None:
+    def __init__(
+        self,
+        *,
+        scenario,
+        t_end: float,
+        seed: int,
+        arrays: dict[str, np.ndarray],
+        stored: str | None = None,
+    ) -> None:
         self.scenario = scenario
+        self.stored = stored
         self.t_end = float(t_end)
         self.seed = int(seed)
         self.time = arrays["time"]

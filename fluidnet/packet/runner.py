@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +29,16 @@ from ._server import read_message, write_message
 from .errors import PacketRunError
 from .results import PacketRun
 from .scenario import Scenario
+from .store import RunStore, resolve_store, run_key
 
-__all__ = ["simulate", "server_info", "shutdown_server", "SAMPLE_INTERVAL", "MAX_POINTS"]
+__all__ = [
+    "simulate",
+    "RunRequest",
+    "server_info",
+    "shutdown_server",
+    "SAMPLE_INTERVAL",
+    "MAX_POINTS",
+]
 
 #: Default interval between trace samples (s).
 SAMPLE_INTERVAL = 0.01
@@ -137,9 +146,19 @@ class _Server:
         with self.lock:
             self._stop()
 
+    def forget(self) -> None:
+        """In a forked child: drop the parent's server (its pipes are the parent's; the child
+        starts its own on its first run)."""
+        self.proc = None
+        self.dir = None
+        self.info = {}
+        self.lock = threading.Lock()
+
 
 _SERVER = _Server()
 atexit.register(_SERVER.close)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SERVER.forget)
 
 
 def server_info() -> dict:
@@ -177,6 +196,7 @@ def simulate(
     seed: int = 0,
     n_points: int | None = None,
     timeout: float | None = None,
+    store: RunStore | str | os.PathLike | bool | None = None,
 ) -> PacketRun:
     """Run a scenario in ns-3 for ``t_end`` seconds.
 
@@ -193,13 +213,19 @@ def simulate(
         most 20001).
     timeout : float, optional
         Wall-clock seconds after which the run is killed (a :class:`PacketRunError`).
+    store : RunStore, path or bool, optional
+        A content-keyed store of runs (:mod:`fluidnet.packet.store`): a run already there (the
+        same plan, length, seed, samples, ns-3 and components) is read back instead of run,
+        a new one is written. Default: the directory in ``$FLUIDNET_PACKET_STORE`` if set
+        (``fluidnet reproduce`` sets it), else none; ``False``: none.
 
     Returns
     -------
     PacketRun
         Traces (queue, drops, marks, departures and AQM state per link; window, RTT and
         received bytes per long-lived flow; start, size and completion of every flow) with
-        ``.to_xarray()`` and ``.plot()``.
+        ``.to_xarray()`` and ``.plot()``; ``stored`` names the store entry it was read from
+        (``None`` when it ran now).
 
     Raises
     ------
@@ -220,40 +246,114 @@ def simulate(
     >>> run = fn.packet.simulate(sc, 10.0, seed=1)  # doctest: +SKIP
     >>> run.to_xarray()["queue"].mean()  # doctest: +SKIP
     """
-    if not isinstance(scenario, Scenario):
-        raise ParameterError(
-            f"scenario = {scenario!r} must be a fn.packet.Dumbbell or fn.packet.ParkingLot"
-        )
-    try:
-        t_end = float(t_end)
-    except (TypeError, ValueError):
-        raise ParameterError(f"t_end = {t_end!r} must be a number of seconds") from None
-    if not math.isfinite(t_end) or t_end <= 0:
-        raise ParameterError(f"t_end = {t_end!r} must be a finite number of seconds > 0")
-    seed = _seed(seed)
-    n_points, dt = sample_times(t_end, n_points)
-    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
-        raise OptionError(f"timeout = {timeout!r} must be a number of seconds > 0")
-    _ns3.require()
-    plan = scenario.plan(t_end, seed)
-    with tempfile.TemporaryDirectory(prefix="fluidnet-run-") as tmp:
-        request = {
-            "plan": plan,
-            "t_end": t_end,
-            "seed": seed,
-            "dt": dt,
-            "out": os.path.join(tmp, "run.npz"),
-            "log": os.path.join(tmp, "run.log"),
-            "timeout": None if timeout is None else float(timeout),
-        }
+    request = RunRequest.checked(scenario, t_end, seed, n_points, timeout)
+    runs = resolve_store(store)
+    if runs is not None:
+        found = request.read(runs)
+        if found is not None:
+            return found
+    started = time.perf_counter()
+    arrays = request.arrays()
+    if runs is not None:
+        runs.put(request.key(), arrays)
+    return request.result(arrays, time.perf_counter() - started)
+
+
+@dataclass
+class RunRequest:
+    """One run, checked and planned: what :func:`simulate` sends to the packet server (made by
+    :meth:`checked`; shared with :func:`fluidnet.packet.simulate_many`)."""
+
+    scenario: Scenario
+    t_end: float
+    seed: int
+    n_points: int
+    dt: float
+    timeout: float | None
+    plan: dict = field(repr=False)
+
+    @classmethod
+    def checked(
+        cls,
+        scenario: Any,
+        t_end: Any,
+        seed: Any = 0,
+        n_points: Any = None,
+        timeout: Any = None,
+    ) -> RunRequest:
+        """The request of ``simulate(scenario, t_end, seed=, n_points=, timeout=)``.
+
+        Raises
+        ------
+        ParameterError, OptionError
+            As :func:`simulate` does, before anything runs.
+        """
+        if not isinstance(scenario, Scenario):
+            raise ParameterError(
+                f"scenario = {scenario!r} must be a fn.packet.Dumbbell or fn.packet.ParkingLot"
+            )
+        try:
+            t_end = float(t_end)
+        except (TypeError, ValueError):
+            raise ParameterError(f"t_end = {t_end!r} must be a number of seconds") from None
+        if not math.isfinite(t_end) or t_end <= 0:
+            raise ParameterError(f"t_end = {t_end!r} must be a finite number of seconds > 0")
+        seed = _seed(seed)
+        n_points, dt = sample_times(t_end, n_points)
+        if timeout is not None and not (
+            isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0
+        ):
+            raise OptionError(f"timeout = {timeout!r} must be a number of seconds > 0")
+        plan = scenario.plan(t_end, seed)
+        return cls(scenario, t_end, seed, n_points, dt, timeout, plan)
+
+    def key(self) -> dict[str, Any]:
+        """The run's key in a store (:func:`fluidnet.packet.store.run_key`)."""
+        return run_key(self.plan, self.t_end, self.seed, self.n_points)
+
+    def read(self, runs: RunStore) -> PacketRun | None:
+        """The run from ``runs``, or ``None`` when it is not stored there."""
         started = time.perf_counter()
-        reply = _SERVER.run(request)
-        if reply["status"] != "ok":
-            raise PacketRunError(_failure(scenario, seed, t_end, reply))
-        with np.load(request["out"]) as data:
-            arrays = {k: data[k] for k in data.files}
-    arrays["wall_time"] = np.float64(time.perf_counter() - started)
-    return PacketRun(scenario=scenario, t_end=t_end, seed=seed, arrays=arrays)
+        found = runs.get(self.key())
+        if found is None:
+            return None
+        return self.result(found, time.perf_counter() - started, stored=str(runs.path))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Run it in ns-3 now (through this process's packet server): the traces as the
+        worker wrote them.
+
+        Raises
+        ------
+        NotInstalledError, PacketRunError
+            As :func:`simulate`.
+        """
+        _ns3.require()
+        with tempfile.TemporaryDirectory(prefix="fluidnet-run-") as tmp:
+            request = {
+                "plan": self.plan,
+                "t_end": self.t_end,
+                "seed": self.seed,
+                "dt": self.dt,
+                "n_points": self.n_points,
+                "out": os.path.join(tmp, "run.npz"),
+                "log": os.path.join(tmp, "run.log"),
+                "timeout": None if self.timeout is None else float(self.timeout),
+            }
+            reply = _SERVER.run(request)
+            if reply["status"] != "ok":
+                raise PacketRunError(_failure(self.scenario, self.seed, self.t_end, reply))
+            with np.load(request["out"], allow_pickle=False) as data:
+                return {k: data[k] for k in data.files}
+
+    def result(
+        self, arrays: dict[str, np.ndarray], wall_time: float, stored: str | None = None
+    ) -> PacketRun:
+        """The :class:`PacketRun` of the traces ``arrays`` (``wall_time``: of the call)."""
+        arrays = {**arrays, "wall_time": np.asarray(wall_time, dtype=np.float64)}
+        return PacketRun(
+            scenario=self.scenario, t_end=self.t_end, seed=self.seed, arrays=arrays, stored=stored
+        )
 
 
 def _failure(scenario: Scenario, seed: int, t_end: float, reply: dict) -> str:

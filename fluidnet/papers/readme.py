@@ -17,14 +17,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from .registry import Paper, papers
+from .registry import FigurePair, Paper, papers
 from .report import fmt, markdown_row, tolerance
 from .targets import RUN, TargetRow
 
-__all__ = ["BEGIN", "END", "block", "updated"]
+__all__ = ["BEGIN", "END", "PAIRS_BEGIN", "PAIRS_END", "block", "pairs", "pairs_section", "updated"]
 
 BEGIN = "<!-- targets: generated from fluidnet/papers/{key}/targets.py; do not edit -->"
 END = "<!-- end of generated targets -->"
+#: The figure pairs' section inside the block (the documentation renders it on its own).
+PAIRS_BEGIN = "<!-- figure pairs -->"
+PAIRS_END = "<!-- end of figure pairs -->"
 
 
 def _expected(row: TargetRow) -> str:
@@ -45,6 +48,49 @@ def _note(row: TargetRow) -> str:
     return row.note.replace("{}", "…")
 
 
+def pairs(p: Paper) -> list[tuple[str, FigurePair]]:
+    """``(item, pair)`` for every figure pair of paper ``p``'s items, in the items' order."""
+    return [(name, pair) for name, it in p.items.items() for pair in it.pairs]
+
+
+def pairs_section(p: Paper) -> list[str]:
+    """The Markdown of the paper's figure pairs (empty without pairs): per pair its caption
+    and a two-column table, the packet figure beside the fluid one (``figures/<name>.png``,
+    written by ``fluidnet reproduce``)."""
+    found = pairs(p)
+    if not found:
+        return []
+    lines = [
+        PAIRS_BEGIN,
+        "## Packet figures beside their fluid predictions",
+        "",
+        "Each ns-3 figure next to the fluid model's prediction it tests (the images are the "
+        f"`figures/` of `fluidnet reproduce {p.key}`).",
+        "",
+    ]
+    for item, pair in found:
+        fluid_item = pair.fluid_item or item
+        lines += [
+            f"**{pair.caption}**",
+            "",
+            markdown_row(
+                [
+                    f"ns-3: `{pair.packet}.png` (item `{item}`)",
+                    f"fluid: `{pair.fluid}.png` (item `{fluid_item}`)",
+                ]
+            ),
+            "|---|---|",
+            markdown_row(
+                [
+                    f"![ns-3: {pair.packet}](figures/{pair.packet}.png)",
+                    f"![fluid: {pair.fluid}](figures/{pair.fluid}.png)",
+                ]
+            ),
+            "",
+        ]
+    return [*lines, PAIRS_END, ""]
+
+
 def block(p: Paper) -> str:
     """The generated Markdown block of paper ``p`` (markers included)."""
     rows = [(item, r) for item in p.items for r in p.targets[item]]
@@ -59,6 +105,7 @@ def block(p: Paper) -> str:
     )
     lines = [
         BEGIN.format(key=p.key),
+        *pairs_section(p),
         "## Targets",
         "",
         f"`fluidnet reproduce {p.key}` checks {len(rows)} targets ({printed} printed in the "

@@ -59,6 +59,30 @@ README table (a test fails while it is stale). A new paper is a new package with
 paper(key, title=, citation=, targets=TARGETS)`` in its ``__init__.py``, which imports its item
 modules; it is found automatically.
 
+Packet items
+------------
+An item that runs ns-3 calls :func:`fluidnet.packet.require_ns3` first, runs its scenarios as
+one batch (:func:`fluidnet.packet.simulate_many`, or the experiments of
+:mod:`fluidnet.packet.experiments`: a Dask cluster when ``fluidnet reproduce --scheduler`` names
+one, and the content-keyed run store, so a rerun reads unchanged runs back), takes its
+measured tail from the fluid time constants (:func:`fluidnet.packet.transient`), and shows each
+packet figure beside the fluid figure it tests::
+
+    @PAPER.item(
+        title="...",
+        pairs=[figure_pair("packet_queue", "fluid_queue", "what the reader compares",
+                           fluid_item="the_fluid_item")],
+    )
+
+The paper's README and documentation page then show the two figures side by side
+(:func:`figure_pair`); the run fails the item if it did not write its packet figure.
+
+Runs of many items
+------------------
+``reproduce(jobs=N)`` (``fluidnet reproduce -j N``) runs items in worker processes
+(:mod:`fluidnet.papers.parallel`); an item whose code, environment and files are unchanged since
+its last run is read back from ``<out>/.cache`` (:mod:`fluidnet.papers.itemstore`).
+
 Example
 -------
 >>> import fluidnet as fn
@@ -69,12 +93,13 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
+import os
 import pkgutil
 import sys
 import time
-import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -85,21 +110,85 @@ from .output import Context
 from .report import Report, check_targets_files, counts, write_report, write_targets
 from .targets import Target, TargetRow, check
 
-__all__ = ["Context", "Paper", "Report", "Target", "paper", "papers", "reproduce"]
+__all__ = [
+    "Context",
+    "FigurePair",
+    "Paper",
+    "Report",
+    "Target",
+    "figure_pair",
+    "paper",
+    "papers",
+    "reproduce",
+]
 
 
 _REGISTRY: dict[str, Paper] = {}
 
 
+@dataclass(frozen=True)
+class FigurePair:
+    """A packet figure and the fluid prediction it is read against (see :func:`figure_pair`).
+
+    Attributes
+    ----------
+    packet : str
+        Name of the packet (ns-3) figure the item writes (``ctx.figure(packet, fig)``).
+    fluid : str
+        Name of the fluid figure of the same paper.
+    caption : str
+        What the pair shows, in a sentence.
+    fluid_item : str
+        The item that writes the fluid figure (empty: the same item).
+    """
+
+    packet: str
+    fluid: str
+    caption: str
+    fluid_item: str = ""
+
+
+def figure_pair(packet: str, fluid: str, caption: str, *, fluid_item: str = "") -> FigurePair:
+    """A packet figure shown beside its fluid prediction (``pairs=`` of :meth:`Paper.item`).
+
+    The paper's README (``python -m fluidnet.papers.readme``) and its page of the documentation
+    show the two figures side by side under ``caption``. After the item runs, the registry
+    checks that it wrote the packet figure (and the fluid one, when no ``fluid_item`` writes
+    it).
+
+    Parameters
+    ----------
+    packet : str
+        Name of the packet figure (as given to ``ctx.figure``, without ``.png``).
+    fluid : str
+        Name of the fluid figure.
+    caption : str
+        One sentence: what the reader compares.
+    fluid_item : str, optional
+        The item of the same paper that writes the fluid figure (default: the packet item).
+
+    Returns
+    -------
+    FigurePair
+    """
+    for what, name in (("packet", packet), ("fluid", fluid)):
+        if not name or "/" in name or name.endswith(".png"):
+            raise OptionError(f"figure_pair: {what} = {name!r} must be a figure name (no .png)")
+    if not caption:
+        raise OptionError("figure_pair: give a caption (what the two figures show)")
+    return FigurePair(packet, fluid, caption, fluid_item)
+
+
 @dataclass
 class Item:
-    """A registered item: the function and the sizes of a quick run."""
+    """A registered item: the function, the sizes of a quick run and its figure pairs."""
 
     paper: str
     name: str
     title: str
     func: Callable[..., Mapping[Any, Any] | None]
     quick: dict[str, Any]
+    pairs: tuple[FigurePair, ...] = ()
 
 
 @dataclass
@@ -112,11 +201,18 @@ class Paper:
     targets: dict[str, list[TargetRow]] = field(default_factory=dict)
     items: dict[str, Item] = field(default_factory=dict)
 
-    def item(self, *, title: str, quick: Mapping[str, Any] | None = None) -> Callable:
+    def item(
+        self,
+        *,
+        title: str,
+        quick: Mapping[str, Any] | None = None,
+        pairs: Sequence[FigurePair] = (),
+    ) -> Callable:
         """Decorator registering ``func(ctx, **sizes)`` as the item named like the function.
 
         ``quick`` gives the keyword arguments (sizes) of a quick run; the function's defaults
-        are the full sizes.
+        are the full sizes. ``pairs`` (:func:`figure_pair`) are the item's packet figures
+        with the fluid figures they are read against.
         """
 
         def deco(func: Callable):
@@ -134,7 +230,15 @@ class Paper:
                 raise OptionError(
                     f"item {name!r}: quick sizes {unknown} are not keyword arguments of it"
                 )
-            self.items[name] = Item(self.key, name, title, func, dict(quick or {}))
+            for pair in pairs:
+                if not isinstance(pair, FigurePair):
+                    raise OptionError(f"item {name!r}: pairs holds {pair!r}, not a figure_pair")
+                if pair.fluid_item and pair.fluid_item not in self.targets:
+                    raise OptionError(
+                        f"item {name!r}: figure pair {pair.packet!r} names fluid_item "
+                        f"{pair.fluid_item!r}, which is not an item of paper {self.key!r}"
+                    )
+            self.items[name] = Item(self.key, name, title, func, dict(quick or {}), tuple(pairs))
             return func
 
         return deco
@@ -196,13 +300,29 @@ def run_item(it: Item, ctx: Context, quick: bool = False) -> list[Target]:
     values = it.func(ctx, **(it.quick if quick else {}))
     rows = _REGISTRY[it.paper].targets[it.name]
     targets, problems = check(it.paper, it.name, rows, values, quick)
+    written = {p.stem for p in ctx.files if p.suffix == ".png"}
+    for pair in it.pairs:
+        own = [pair.packet] + ([] if pair.fluid_item else [pair.fluid])
+        missing = [name for name in own if name not in written]
+        if missing:
+            problems.append(
+                f"{it.paper}:{it.name} did not write the figure(s) {missing} of its figure pair "
+                f"{pair.packet!r}"
+            )
     if problems:
         raise OptionError("; ".join(problems))
     return targets
 
 
 def reproduce(
-    *names: str, out: str | Path = "papers", quick: bool = False, progress: bool = True
+    *names: str,
+    out: str | Path = "papers",
+    quick: bool = False,
+    progress: bool = True,
+    jobs: int = 1,
+    reuse: bool = True,
+    store: str | Path | None = None,
+    scheduler: str | None = None,
 ) -> Report:
     """Regenerate papers' figures and tables and check their targets.
 
@@ -218,46 +338,134 @@ def reproduce(
         Run each item with its declared quick sizes (used by the tests); the targets that need
         the full sizes are not checked.
     progress : bool
-        Print one line per item.
+        Print one line per item (and, with ``jobs > 1``, what the item printed, after it).
+    jobs : int
+        Items run at the same time, each in a worker process (:mod:`fluidnet.papers.parallel`);
+        1 runs them here, one after the other. The targets, report and figures do not depend
+        on it.
+    reuse : bool
+        Read back what the stores hold: an item whose code, environment and files are as
+        when it last ran is not run again (:mod:`fluidnet.papers.itemstore`), and an ns-3 run
+        already made is read back (:mod:`fluidnet.packet.store`). ``False`` runs everything
+        (the records are written again).
+    store : path, optional
+        Directory of both stores (default ``<out>/.cache``): item records in ``items/``, ns-3
+        runs in ``packet-runs/`` (unless ``$FLUIDNET_PACKET_STORE`` names another directory).
+    scheduler : str, optional
+        Address of a Dask scheduler (``tcp://host:8786``; default ``$FLUIDNET_SCHEDULER``):
+        the items' ns-3 runs and agreement maps run there, one task per run
+        (:func:`fluidnet.packet.batch.packet_executor`).
 
     Returns
     -------
     Report
+
+    Raises
+    ------
+    KeyError
+        For an unknown paper or item.
+    OptionError
+        For a bad ``jobs``.
+    StoreError
+        For a ``targets.json`` under ``out`` that cannot be read, before any work.
     """
+    from .itemstore import ItemStore, item_key
+    from .parallel import Outcome, attempt, run_items
+
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise OptionError(f"jobs = {jobs!r} must be a whole number >= 1")
     t0 = time.perf_counter()
     items = _select(names)
     out = Path(out)
+    check_targets_files(out, {it.paper for it in items})
+    root = Path(store) if store is not None else out / ".cache"
+    records = ItemStore(root, out)
+    environ = {"FLUIDNET_PACKET_STORE": str(root / "packet-runs") if reuse else ""}
+    if os.environ.get("FLUIDNET_PACKET_STORE") and reuse:
+        environ.pop("FLUIDNET_PACKET_STORE")  # the user's own store
+    if scheduler is not None:
+        environ["FLUIDNET_SCHEDULER"] = str(scheduler)
+    results: dict[int, Outcome] = {}
+    ran = False
+
+    def finish(index: int, outcome: Outcome, reused: str = "") -> None:
+        nonlocal ran
+        it = items[index]
+        ran = True
+        results[index] = outcome
+        order = list(_REGISTRY[it.paper].items)
+        # written as each item finishes (atomically): an interrupted run keeps what finished
+        write_targets(out, it.paper, it.name, outcome.targets, order)
+        if progress:
+            how = reused or f"{outcome.seconds:.1f} s"
+            print(
+                f"[{it.paper}:{it.name}] {counts(outcome.targets)}, {len(outcome.files)} "
+                f"files, {how}",
+                flush=True,
+            )
+            if outcome.log.strip():
+                print(outcome.log.rstrip("\n"), flush=True)
+        if not reused and outcome.error is None and all(t.ok for t in outcome.targets):
+            records.put(it, quick, keys[index], outcome.targets, outcome.files, outcome.seconds)
+
+    keys = [item_key(it, quick) for it in items]
+    with _environment(environ):
+        try:
+            todo = []
+            for index, it in enumerate(items):
+                found = records.get(it, quick, keys[index]) if reuse else None
+                if found is None:
+                    todo.append(index)
+                    continue
+                outcome = Outcome(found.targets, found.files, seconds=0.0)
+                finish(
+                    index,
+                    outcome,
+                    f"reused (unchanged since {found.created}, took {found.seconds:.1f} s)",
+                )
+            if jobs == 1 or len(todo) <= 1:
+                for index in todo:
+                    outcome = attempt(items[index], out, quick, run_item)
+                    if outcome.traceback and progress:
+                        sys.stderr.write(outcome.traceback)
+                    finish(index, outcome)
+            else:
+                run_items(
+                    [items[i] for i in todo],
+                    out,
+                    quick,
+                    min(jobs, len(todo)),
+                    lambda k, outcome: finish(todo[k], outcome),
+                    run_item,
+                )
+        finally:
+            if ran:
+                write_report(out, papers())
     targets: list[Target] = []
     files: list[Path] = []
     errors: list[str] = []
-    check_targets_files(out, {it.paper for it in items})
-    ran = False
-    try:
-        for it in items:
-            t1 = time.perf_counter()
-            ctx = Context(it.paper, it.name, out)
-            done: list[Target] = []
-            try:
-                done = run_item(it, ctx, quick)
-            except Exception as exc:  # noqa: BLE001 - reported, not swallowed
-                errors.append(f"{it.paper}:{it.name} raised {type(exc).__name__}: {exc}")
-                if progress:
-                    traceback.print_exc(file=sys.stderr)
-            ran = True
-            targets += done
-            files += ctx.files
-            # written as each item finishes (atomically): an interrupted run keeps what finished
-            write_targets(out, it.paper, it.name, done, set(_REGISTRY[it.paper].items))
-            if progress:
-                print(
-                    f"[{it.paper}:{it.name}] {counts(done)}, {len(ctx.files)} files, "
-                    f"{time.perf_counter() - t1:.1f} s",
-                    flush=True,
-                )
-    finally:
-        if ran:
-            write_report(out, papers())
+    for index in sorted(results):
+        targets += results[index].targets
+        files += results[index].files
+        if results[index].error:
+            errors.append(results[index].error or "")
     report = Report(targets, files, errors, time.perf_counter() - t0)
     if progress:
         print(report.summary(), flush=True)
     return report
+
+
+@contextlib.contextmanager
+def _environment(values: Mapping[str, str]):
+    """Environment variables set inside the block (the workers forked in it inherit them)."""
+    saved = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            os.environ[k] = v
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -12,6 +12,7 @@ import json
 import math
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -106,12 +107,17 @@ def _jsonable(v: Any) -> Any:
 _ROW_FIELDS = {f.name for f in fields(Target)}
 
 
-def write_targets(out: Path, key: str, item: str, targets: list[Target], items: set[str]) -> None:
+def write_targets(
+    out: Path, key: str, item: str, targets: list[Target], items: Sequence[str]
+) -> None:
     """Put the ``targets`` of ``item`` into ``<out>/<paper>/targets.json`` in place of its old
-    rows (the rows of the paper's other registered ``items`` are kept)."""
+    rows (the rows of the paper's other registered ``items`` are kept), the rows in the order
+    of ``items`` (the registry's): the file does not depend on the order items finish in."""
     path = output_dir(out, key) / "targets.json"
-    old = [r for r in stored_targets(path, key) if r["item"] != item and r["item"] in items]
+    order = {name: i for i, name in enumerate(items)}
+    old = [r for r in stored_targets(path, key) if r["item"] != item and r["item"] in order]
     rows = old + [{k: _jsonable(v) for k, v in t.row().items()} for t in targets]
+    rows.sort(key=lambda r: order.get(r["item"], len(order)))  # stable: rows keep their order
     data = {"updated": time.strftime("%Y-%m-%d %H:%M:%S"), "targets": rows}
     write_file(path, json.dumps(data, indent=1).encode())
 

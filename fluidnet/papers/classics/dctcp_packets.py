@@ -19,8 +19,8 @@ table), and fell relative to K as K grew on both sides (the claim).
 
 from __future__ import annotations
 
-from ...packet import _ns3
-from ..registry import Context
+from ...packet import require_ns3
+from ..registry import Context, figure_pair
 from ..targets import Value
 from . import PAPER
 from .data import DCTCP_PACKET_K, DCTCP_PACKET_QUICK
@@ -33,6 +33,15 @@ G = 1 / 16
     title="DCTCP in ns-3: queue oscillation against K, fluid cycle against packets (Alizadeh "
     "et al. 2011)",
     quick={"K_values": DCTCP_PACKET_QUICK, "t_end": 0.015, "after": 0.006},
+    pairs=[
+        figure_pair(
+            "dctcp_packets",
+            "dctcp_cycle",
+            "DCTCP's queue span against K in ns-3 and in the fluid model, beside the fluid limit "
+            "cycle and its amplitude against K (Alizadeh et al. 2011)",
+            fluid_item="dctcp",
+        )
+    ],
 )
 def dctcp_packets(
     ctx: Context,
@@ -43,7 +52,7 @@ def dctcp_packets(
     """ns-3 and the fluid model at each marking threshold of ``K_values`` (g = 1/16)."""
     from ...packet.experiments import dctcp_oscillation
 
-    _ns3.require()
+    require_ns3()
     exp = dctcp_oscillation(K_values, (G,), t_end=t_end, after=after, seeds=(1,))
     d = exp.data.sel(g=G)
     names = list(d.data_vars)

@@ -46,6 +46,15 @@ DCTCP_SPAN_MISMATCH = (
     "window decreases at the rate W alpha/(2R) while marks arrive"
 )
 
+MGT_CYCLE_MISMATCH = (
+    "measured over the tail the fluid time constants give (fluidnet.packet.transient: "
+    "[23.3, 48.9] s, the start-up to 4.2 s, then three periods of the fluid cycle, 6.39 s; "
+    "seed 1): the ns-3 queue averages 15.1 pkts against the fluid cycle's 12.3 (+23 %), while "
+    "its period, 5.83 s, is within 9 % of the fluid cycle's. Over the tail from 10 s of a 40 s "
+    "run the two were 14.0 and 13.1: the fluid mean there still held the end of its own "
+    "start-up"
+)
+
 # fmt: off
 N, C = HOLLOT_NETWORK["N"], HOLLOT_NETWORK["C"]
 OP = operating_point()
@@ -220,20 +229,22 @@ TARGETS = {
     "mgt_red_packets": [
         near("queue stable", "MGT Figs 1-5", "ns-3 mean queue at Tp = 0.1 s (10 flows, fluid "
              "stable) against the fluid equilibrium [pkts]", RUN, rel=0.10, source=DERIVED,
-             note="ns-3 run, seed 1, 40 s (15 s in a quick run); the fluid equilibrium is the "
-             "second method"),
+             note="ns-3 run, seed 1, run length and tail from the fluid time constants "
+             "(fluidnet.packet.transient; 15 s, tail from 5 s in a quick run); the fluid "
+             "equilibrium is the second method"),
         claim("fluid verdicts", "Hollot et al. 2001", "the fluid model is stable at Tp = 0.1 s "
               "and unstable at Tp = 0.3 s", source=DERIVED, quick=False),
         near("queue cycle", "MGT Figs 1-5", "ns-3 mean queue at Tp = 0.3 s (fluid limit cycle) "
              "against the fluid run's mean [pkts]", RUN, rel=0.15, source=DERIVED,
-             note="ns-3 run, seed 1, 40 s", quick=False),
+             note="ns-3 run, seed 1, tail from the fluid time constants", quick=False,
+             mismatch=MGT_CYCLE_MISMATCH),
         claim("swing", "Hollot et al. 2001", "beyond the fluid critical delay the packet queue "
               "oscillates: its swing (q95 - q5)/mean at Tp = 0.3 s is at least twice that at "
               "Tp = 0.1 s", note="ns-3 run; the packet queue is never still (swing ~1 at 0.1 s)",
               quick=False),
         near("period", "Hollot et al. 2001", "period of the ns-3 queue oscillation at Tp = 0.3 s "
              "against the fluid limit cycle's [s]", RUN, rel=0.25, source=DERIVED,
-             note="ns-3 run, seed 1, 40 s", quick=False),
+             note="ns-3 run, seed 1, tail from the fluid time constants", quick=False),
     ],
     "dctcp_packets": [
         *(row for K in DCTCP_PACKET_K for row in (

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...packet import _ns3
-from ..registry import Context
+from ...packet import require_ns3
+from ..registry import Context, figure_pair
 from ..targets import Value
 from . import PAPER
 
@@ -30,12 +30,21 @@ MIN_FLOWS = 10
 @PAPER.item(
     title="RCP in ns-3: flow completion times against processor sharing (Figs 11-18)",
     quick={"t_end": 12.0},
+    pairs=[
+        figure_pair(
+            "packet_fct",
+            "fig07_08_ps_slowstart",
+            "RCP's mean flow completion times in ns-3 (load 0.5) against processor sharing, "
+            "eq (3), the fluid-level prediction of Figs 7-8",
+            fluid_item="processor_sharing",
+        )
+    ],
 )
 def packet_fct(ctx: Context, t_end: float = 40.0) -> dict:
     """One ns-3 run of ``t_end`` seconds; mean FCT per log-spaced size bin against eq (3)."""
     from ...packet.experiments import rcp_completion_times
 
-    _ns3.require()
+    require_ns3()
     exp = rcp_completion_times(load=0.5, t_end=t_end, seeds=(1,))
     d = exp.data
     ratio = d["packet_fct"].values / d["ps_fct"].values
