@@ -33,7 +33,7 @@ MODULES = (
 )
 
 _CXX = Path(__file__).with_name("cxx")
-_SOURCES = ("components.cc", "experiment.cc")
+_SOURCES = ("components.cc", "assured.cc", "ecn_laws.cc", "xcp.cc", "experiment.cc")
 _loaded = None
 
 

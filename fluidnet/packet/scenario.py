@@ -158,12 +158,20 @@ class Flows:
     start : float or (lo, hi)
         Start time of every flow (s), or a range from which each flow's start is drawn
         uniformly with the run's seed.
+    assured_rate : float
+        The Assured Service profile of every flow (bit/s of IP packets; 0: none): a token
+        bucket of this rate and ``bucket`` packets at the source tags the packets within it
+        *in*, the others *out* (what :class:`~fluidnet.packet.ORED` marks).
+    bucket : float
+        Depth of that token bucket (packets; Misra, Baras & Ott: 20).
     """
 
     n: int = 1
     rtt: float = 0.1
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: Any = 0.0
+    assured_rate: float = 0.0
+    bucket: float = 20.0
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -173,6 +181,8 @@ class Flows:
             rtt: float = 0.1,
             transport: Transport | str = "newreno",
             start: float | tuple[float, float] = 0.0,
+            assured_rate: float = 0.0,
+            bucket: float = 20.0,
         ) -> None: ...
 
     def __post_init__(self):
@@ -180,6 +190,12 @@ class Flows:
         object.__setattr__(self, "rtt", _positive("Flows.rtt (s)", self.rtt))
         object.__setattr__(self, "transport", as_transport(self.transport, "Flows.transport"))
         object.__setattr__(self, "start", _start("Flows.start (s)", self.start))
+        object.__setattr__(
+            self,
+            "assured_rate",
+            _positive("Flows.assured_rate (bit/s)", self.assured_rate, strict=False),
+        )
+        object.__setattr__(self, "bucket", _positive("Flows.bucket (packets)", self.bucket))
 
     def starts(self, rng: np.random.Generator) -> np.ndarray:
         """Start time of every flow of the group (s).
@@ -427,6 +443,12 @@ class Scenario:
                     f"flows[{i}] ({g.transport.name}) crosses an RCP router: only "
                     "transport='rcp' flows understand its rate field"
                 )
+            on_xcp = [links[k].aqm.name == "xcp" for k in range(first, last + 1)]
+            if g.transport.is_xcp and not all(on_xcp):
+                raise ParameterError(
+                    f"flows[{i}] uses transport 'xcp' over a link without the XCP router "
+                    "(give those links aqm=fn.packet.XCP(...)): its window would never grow"
+                )
             if links[first].aqm.marks and not g.transport.ecn:
                 raise ParameterError(
                     f"flows[{i}] ({g.transport.name}) crosses a marking-only AQM "
@@ -493,6 +515,11 @@ class Scenario:
             route = f"links {first}..{last}" if last > first else f"link {first}"
             if isinstance(g, Flows):
                 what = f"{g.n} long-lived {g.transport.name} flow(s), start {g.start}"
+                if g.transport.options:
+                    what += " (" + ", ".join(f"{k}={v:g}" for k, v in g.transport.options.items())
+                    what += ")"
+                if g.assured_rate:
+                    what += f", assured {g.assured_rate / 1e6:g} Mb/s (bucket {g.bucket:g} pkts)"
             else:
                 what = (
                     f"short {g.transport.name} flows, "
@@ -522,7 +549,8 @@ class Scenario:
         dict
             Packet size, ACK and RTO settings, access rate, socket buffer, ``ecn_endpoints``,
             ``links`` (rate, delay, queue disc and its attributes) and ``groups`` (transport,
-            route, access delay, start times and sizes).
+            route, access delay, start times and sizes, and ``options``: an edge meter's rate
+            and depth, XCP receivers).
 
         Raises
         ------
@@ -558,6 +586,11 @@ class Scenario:
                     "per group): lower the arrival rate or the run's length"
                 )
             congestion, attrs, sink = g.transport.ns3()
+            options: dict[str, float] = {}
+            if isinstance(g, Flows) and g.assured_rate > 0:
+                options.update(profile_rate=g.assured_rate, profile_depth=g.bucket)
+            if g.transport.is_xcp:
+                options["xcp_sink"] = 1.0
             plan_groups.append(
                 {
                     "kind": "rcp" if g.transport.is_rcp else "tcp",
@@ -571,6 +604,7 @@ class Scenario:
                     "starts": [float(x) for x in starts],
                     "sizes": [float(x) for x in sizes],
                     "long_lived": isinstance(g, Flows),
+                    **({"options": options} if options else {}),
                 }
             )
             longest = max(longest, g.rtt)

@@ -931,6 +931,16 @@ class RcpReceiver : public Application
 };
 
 // -------------------------------------------------------------------------------- TCP sender
+// What a congestion control object implements to see its flow's packets (fluidnet::TcpXcp writes
+// its congestion header into every data packet and reads the echoed feedback from every ACK): the
+// sender hands it the socket when the flow starts, to connect to the socket's Tx and Rx traces.
+class SocketObserver
+{
+  public:
+    virtual ~SocketObserver() = default;
+    virtual void Attach(Ptr<TcpSocketBase> socket) = 0;
+};
+
 // A TCP sender whose congestion control object is made here (so every flow group can have its
 // own law and parameters), which sends `bytes` (0: without end) and follows its socket's window
 // and RTT samples for the traces.
@@ -981,7 +991,12 @@ class TcpSender : public Application
         {
             tcp->SetUseEcn(TcpSocketState::On);
         }
-        tcp->SetCongestionControlAlgorithm(m_congestion.Create<TcpCongestionOps>());
+        Ptr<TcpCongestionOps> ops = m_congestion.Create<TcpCongestionOps>();
+        tcp->SetCongestionControlAlgorithm(ops);
+        if (auto* observer = dynamic_cast<SocketObserver*>(PeekPointer(ops)))
+        {
+            observer->Attach(tcp);
+        }
         m_socket->TraceConnectWithoutContext("CongestionWindow",
                                              MakeCallback(&TcpSender::OnCwnd, this));
         m_socket->TraceConnectWithoutContext("RTT", MakeCallback(&TcpSender::OnRtt, this));

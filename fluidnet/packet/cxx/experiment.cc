@@ -10,6 +10,11 @@
 // Traces are sampled every dt: per link the packets in the queue disc, and its cumulative
 // drops, marks, departed bytes and AQM state (PI: p; RCP: R/C); per long-lived flow its window
 // (packets), last RTT sample (s) and received bytes. Short flows record start and completion.
+//
+// Options of a flow group (SetGroupOption): "profile_rate" and "profile_depth", an edge meter on
+// its source's access link that tags the packets within a token bucket of that rate (bit/s) and
+// depth (packets) "in" (fluidnet::ProfileMeterQueueDisc, for ORED); "xcp_sink", receivers that echo
+// XCP's feedback (fluidnet::XcpSink).
 
 namespace fluidnet
 {
@@ -79,6 +84,12 @@ class Experiment : public FlowLedger
         m_groups.push_back(g);
     }
 
+    // An option of group `group` (see the top of this file).
+    void SetGroupOption(uint32_t group, const std::string& key, double value)
+    {
+        m_groups.at(group).options[key] = value;
+    }
+
     void Run(double tEnd, double dt)
     {
         Build();
@@ -120,7 +131,8 @@ class Experiment : public FlowLedger
     std::vector<double> drops;      // [time, link] cumulative drops
     std::vector<double> marks;      // [time, link] cumulative ECN marks
     std::vector<double> departed;   // [time, link] cumulative bytes sent on the link
-    std::vector<double> aqmState;   // [time, link] p (PI), R/C (RCP), m(b) (SBRM), else NaN
+    std::vector<double> aqmState;   // [time, link] p (PI), R/C (RCP), m(b) (SBRM), average
+                                    // queue (ORED), y/C of the last interval (XCP), else NaN
     std::vector<double> cwnd;       // [time, traced flow] window (packets) or RCP rate (pkts/s)
     std::vector<double> rtt;        // [time, traced flow] last RTT sample (s)
     std::vector<double> rx;         // [time, traced flow] cumulative received bytes
@@ -158,6 +170,7 @@ class Experiment : public FlowLedger
         uint32_t first, last;
         double accessDelay;
         std::vector<double> starts, sizes;
+        std::map<std::string, double> options;
         uint32_t offset{0};
         Ptr<Node> src, dst;
     };
@@ -244,19 +257,33 @@ class Experiment : public FlowLedger
                 TypeIdValue(TypeId::LookupByName(g.sinkSocket)));
         }
         Connect(g.src, m_routers.Get(g.first), m_accessRate, g.accessDelay, nullptr);
+        if (g.options.count("profile_rate"))
+        {
+            InstallProfileMeter(g);
+        }
         Ipv4Address sinkAddress =
             Connect(m_routers.Get(g.last + 1), g.dst, m_accessRate, g.accessDelay, nullptr);
 
         Address remote = InetSocketAddress(sinkAddress, kSinkPort);
         if (g.kind == "tcp")
         {
-            PacketSinkHelper sink("ns3::TcpSocketFactory",
-                                  InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
-            ApplicationContainer app = sink.Install(g.dst);
-            app.Start(Seconds(0.0));
-            app.Get(0)->TraceConnectWithoutContext(
-                "RxWithAddresses",
-                MakeBoundCallback(&Experiment::SinkRx, this, gi));
+            Ptr<Application> app;
+            if (g.options.count("xcp_sink"))
+            {
+                Ptr<XcpSink> xcp = CreateObject<XcpSink>();
+                xcp->Setup(kSinkPort);
+                g.dst->AddApplication(xcp);
+                app = xcp;
+            }
+            else
+            {
+                PacketSinkHelper sink("ns3::TcpSocketFactory",
+                                      InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
+                app = sink.Install(g.dst).Get(0);
+            }
+            app->SetStartTime(Seconds(0.0));
+            app->TraceConnectWithoutContext("RxWithAddresses",
+                                            MakeBoundCallback(&Experiment::SinkRx, this, gi));
         }
         else
         {
@@ -313,6 +340,27 @@ class Experiment : public FlowLedger
         }
     }
 
+    // The edge meter of a group with an assured rate: replaces the FIFO of its source's access
+    // link (the source's only device besides the loopback).
+    void InstallProfileMeter(Group& g)
+    {
+        Ptr<NetDevice> dev = g.src->GetDevice(1);
+        g.src->GetObject<TrafficControlLayer>()->DeleteRootQueueDiscOnDevice(dev);
+        TrafficControlHelper tch;
+        tch.SetRootQueueDisc("fluidnet::ProfileMeterQueueDisc",
+                             "Rate",
+                             DoubleValue(g.options["profile_rate"]),
+                             "Depth",
+                             DoubleValue(g.options.count("profile_depth")
+                                             ? g.options["profile_depth"]
+                                             : 20.0),
+                             "PacketSize",
+                             UintegerValue(m_packetSize),
+                             "MaxSize",
+                             QueueSizeValue(QueueSize("1000000p")));
+        tch.Install(dev);
+    }
+
     uint32_t Payload() const
     {
         return m_packetSize - 28; // IP and UDP headers
@@ -361,6 +409,14 @@ class Experiment : public FlowLedger
         if (auto sbrm = DynamicCast<SbrmQueueDisc>(disc))
         {
             return sbrm->GetMarkProbability();
+        }
+        if (auto ored = DynamicCast<OredQueueDisc>(disc))
+        {
+            return ored->GetAverage();
+        }
+        if (auto xcp = DynamicCast<XcpQueueDisc>(disc))
+        {
+            return xcp->GetLoad();
         }
         return std::numeric_limits<double>::quiet_NaN();
     }
