@@ -20,9 +20,10 @@
     the Rate Control Protocol router of Dukkipati & McKeown (2004, eq (2)),
     ``fluidnet::RcpQueueDisc`` (use it with ``transport="rcp"`` flows)
 ``ORED``
-    RED on out-of-profile packets only (Misra, Baras & Ott 2000, Sec II), ``fluidnet::OredQueueDisc``:
-    packets beyond their flow's assured rate (``Flows(assured_rate=...)``) are ECN-marked with the
-    RED profile of the average queue, packets within it never
+    RED on out-of-profile packets only (Misra, Baras & Ott 2000, Sec II),
+    ``fluidnet::OredQueueDisc``: packets beyond their flow's assured rate
+    (``Flows(assured_rate=...)``) are ECN-marked with the RED profile of the average queue,
+    packets within it never
 ``XCP``
     the eXplicit Control Protocol router of Katabi, Handley & Rohrs (2002),
     ``fluidnet::XcpQueueDisc`` (use it with ``transport="xcp"`` flows)
