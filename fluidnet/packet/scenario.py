@@ -164,6 +164,8 @@ class Flows:
         *in*, the others *out* (what :class:`~fluidnet.packet.ORED` marks).
     bucket : float
         Depth of that token bucket (packets; Misra, Baras & Ott: 20).
+    stop : float, optional
+        Time (s) at which every flow of the group stops sending (default: the end of the run).
     """
 
     n: int = 1
@@ -172,6 +174,7 @@ class Flows:
     start: Any = 0.0
     assured_rate: float = 0.0
     bucket: float = 20.0
+    stop: float | None = None
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -183,6 +186,7 @@ class Flows:
             start: float | tuple[float, float] = 0.0,
             assured_rate: float = 0.0,
             bucket: float = 20.0,
+            stop: float | None = None,
         ) -> None: ...
 
     def __post_init__(self):
@@ -196,6 +200,13 @@ class Flows:
             _positive("Flows.assured_rate (bit/s)", self.assured_rate, strict=False),
         )
         object.__setattr__(self, "bucket", _positive("Flows.bucket (packets)", self.bucket))
+        if self.stop is not None:
+            stop = _positive("Flows.stop (s)", self.stop)
+            if stop <= self.start[1]:
+                raise ParameterError(
+                    f"Flows.stop = {stop!r} must be after the flows' start {self.start!r}"
+                )
+            object.__setattr__(self, "stop", stop)
 
     def starts(self, rng: np.random.Generator) -> np.ndarray:
         """Start time of every flow of the group (s).
@@ -520,6 +531,8 @@ class Scenario:
                     what += ")"
                 if g.assured_rate:
                     what += f", assured {g.assured_rate / 1e6:g} Mb/s (bucket {g.bucket:g} pkts)"
+                if g.stop is not None:
+                    what += f", stop {g.stop:g} s"
             else:
                 what = (
                     f"short {g.transport.name} flows, "
@@ -589,6 +602,8 @@ class Scenario:
             options: dict[str, float] = {}
             if isinstance(g, Flows) and g.assured_rate > 0:
                 options.update(profile_rate=g.assured_rate, profile_depth=g.bucket)
+            if isinstance(g, Flows) and g.stop is not None:
+                options["stop"] = g.stop
             if g.transport.is_xcp:
                 options["xcp_sink"] = 1.0
             plan_groups.append(

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..diskfull import unwritable_reason
 from ..errors import OptionError
+from ._ns3 import _SOURCES
 
 __all__ = ["RunStore", "run_key", "key_digest", "resolve_store", "ENV", "FORMAT"]
 
@@ -63,7 +64,9 @@ FORMAT = 1
 #: The distributions whose versions are part of every key.
 DISTRIBUTIONS = ("ns3", "cppyy", "cppyy-cling", "cppyy-backend", "CPyCppyy")
 #: fluidnet's files that run inside the packet server (their digests are part of every key).
-COMPONENTS = ("cxx/components.cc", "cxx/experiment.cc", "_worker.py", "_server.py", "_ns3.py")
+#: Every file that determines what a run does: the C++ sources the packet server compiles (all of
+#: them, in its order) and the Python that loads ns-3 and runs a plan.
+COMPONENTS = (*(f"cxx/{name}" for name in _SOURCES), "_worker.py", "_server.py", "_ns3.py")
 _KEY_ARRAY = "__fluidnet_run_key__"
 _HERE = Path(__file__).resolve().parent
 

@@ -14,7 +14,7 @@
 // Options of a flow group (SetGroupOption): "profile_rate" and "profile_depth", an edge meter on
 // its source's access link that tags the packets within a token bucket of that rate (bit/s) and
 // depth (packets) "in" (fluidnet::ProfileMeterQueueDisc, for ORED); "xcp_sink", receivers that echo
-// XCP's feedback (fluidnet::XcpSink).
+// XCP's feedback (fluidnet::XcpSink); "stop", the time its flows stop sending.
 
 namespace fluidnet
 {
@@ -334,6 +334,10 @@ class Experiment : public FlowLedger
             }
             g.src->AddApplication(app);
             app->SetStartTime(Seconds(g.starts[i]));
+            if (g.options.count("stop"))
+            {
+                app->SetStopTime(Seconds(g.options["stop"]));
+            }
             flowStart.push_back(g.starts[i]);
             flowSize.push_back(size);
             flowGroup.push_back(int(gi));
