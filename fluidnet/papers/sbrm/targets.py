@@ -43,6 +43,10 @@ INDEPENDENT = "independent numpy/scipy evaluation of the printed loop gain"
 FP = "Table 5.5.1 solved independently as a fixed point"
 KKT = "KKT point of the proportionally fair problem on the parking lot"
 D_FAR = GRID_MS[-1]  # the largest delay of the grid, past both critical delays
+STEADY_NOTE = ("ns-3 run: 12 SBRM sources, w = 25/50/100 pkts/s, delays 20/80 ms, c = 3000 "
+               "pkts/s, gamma 0.006, b0 50, 60 s, seed 1; tolerance fixed before the run")
+RM_NOTE = ("ns-3 run: 3 x 10 flows, RTT 20/36/56 ms, 50 Mb/s of 1500-byte packets, 30 s, seed 1; "
+           "the printed value is Ptolemy's; tolerance fixed before the run")
 
 
 def _agreement(proto: str) -> list:
@@ -404,6 +408,53 @@ TARGETS = {
               "(fluid unstable): the queue oscillates, swing at least 1",
               note="ns-3 run, seed 1, tail from the fluid time constants (three periods of "
               "the fluid cycle after the start-up)", quick=False),
+    ],
+    "packet_fcrit": [
+        *(near(("f", law, N, c), "Table 6.6.2, Fig 6.6.14", f"{'SBRM' if law == 'sbrm' else 'RED'}"
+               f" N = {N}, c = {c} pkts/ms at the printed d_crit: ns-3 queue's spectral peak "
+               "against the printed f_crit [Hz]", RUN, rel=0.25,
+               note="ns-3 run, seed 1; tolerance fixed before the run: Fig 6.6.14's scatter "
+               "around the identity", quick=(law, N, c) == ("sbrm", 30, 10))
+          for law, N, c in (("sbrm", 40, 9), ("sbrm", 30, 10), ("sbrm", 60, 12),
+                            ("reno_red", 30, 10), ("reno_red", 40, 13))),
+        claim("amplitude", "Sec 6.6.3, Figs 6.6.12/6.6.13", "at N = 30, c = 10 pkts/ms the "
+              "queue oscillates with a larger amplitude under RED than under SBRM (standard "
+              "deviation over the tail, each at its critical delay)", quick=False),
+    ],
+    "packet_steady_state": [
+        near("w 2:1", "Table 5.5.1, (5.5.5)", "SBRM in ns-3: rate of the w = 50 sources over the "
+             "w = 25 ones (x* proportional to w)", RUN, rel=0.15, note=STEADY_NOTE),
+        near("w 4:1", "Table 5.5.1, (5.5.5)", "SBRM in ns-3: rate of the w = 100 sources over the "
+             "w = 25 ones", RUN, rel=0.15, note=STEADY_NOTE),
+        near("delays", "Table 5.5.1, (5.5.5)", "SBRM in ns-3: rate at 20 ms over rate at 80 ms, "
+             "equal w (x* does not depend on the delay; the ratio furthest from 1 of the three "
+             "classes: {})", RUN, rel=0.15, note=STEADY_NOTE),
+        near("p*", "Table 5.5.1, (5.5.6)", "SBRM in ns-3: fraction of the packets marked, p* = "
+             "sum(w)/c", RUN, rel=0.1, note=STEADY_NOTE),
+        near("b*", "Table 5.5.1", "SBRM in ns-3: mean queue, b* = b0 - ln(1 - p*)/gamma [pkts]",
+             RUN, rel=0.15, note=STEADY_NOTE),
+        claim("utilisation", "(5.5.2)", "SBRM in ns-3: the link is full, y* = c (utilisation at "
+              "least 0.97)"),
+        near("reno", "Table 5.5.1", "NewReno over RED in ns-3: rate at 20 ms over rate at 80 ms "
+             "against the inverse ratio of the round-trip times (x* proportional to 1/RTT*, "
+             "RTT* with the measured queue, {} pkts)", RUN, rel=0.3, note="ns-3 run, seed 1; "
+             "tolerance fixed before the run"),
+    ],
+    "packet_tcp_rm": [
+        *(row for q, table in (("SBRM", "Table 5.6.1"), ("RED", "Table 5.6.2"))
+          for t, label in (("newreno", "NewReno-ECN"), ("tcp_rm", "TCP/RM")) for row in (
+              near(("util", q, t), table, f"{label} over {q} queues in ns-3: link utilisation",
+                   RUN, tol=0.05, note=RM_NOTE, quick=q == "SBRM"),
+              near(("buffer", q, t), table, f"{label} over {q} queues in ns-3: mean buffer "
+                   "occupancy [pkts]", RUN, rel=0.3, note=RM_NOTE, quick=q == "SBRM"))),
+        claim(("higher", "SBRM"), "Table 5.6.1", "over SBRM queues TCP/RM uses the link more "
+              "than NewReno-ECN (94 % against 90 %)"),
+        claim(("buffer order", "SBRM"), "Table 5.6.1", "over SBRM queues TCP/RM's mean buffer is "
+              "below NewReno-ECN's (27.7 against 30.0 pkts)"),
+        claim(("higher", "RED"), "Table 5.6.2", "over RED queues TCP/RM uses the link more than "
+              "NewReno-ECN (92 % against 89 %)", quick=False),
+        claim(("buffer order", "RED"), "Table 5.6.2", "over RED queues TCP/RM's mean buffer is "
+              "above NewReno-ECN's (35.8 against 28.8 pkts)", quick=False),
     ],
 }
 # fmt: on
