@@ -6,8 +6,10 @@
 //   fluidnet::ProfileMeterQueueDisc the edge conditioner: a FIFO on a source's access link that
 //                                   meters every TCP flow (told apart by its source port) with a
 //                                   token bucket of Rate bit/s and Depth packets and tags the
-//                                   packets that find a packet's worth of tokens "in" (the paper's
-//                                   leaky-bucket tagging, bucket 20 packets).
+//                                   packets that find their size in tokens "in" (the paper's
+//                                   leaky-bucket tagging, bucket 20 packets). Every packet of the
+//                                   flow is metered, its handshake and pure ACKs too (with ECN
+//                                   as DCTCP uses it, those are ECN-capable and could be marked).
 //   fluidnet::OredQueueDisc         ORED, RED on "out" packets only: an arriving "out" packet is
 //                                   ECN-marked with probability f_mark(avg), the linear profile
 //                                   0 below MinTh, MaxP (avg - MinTh)/(MaxTh - MinTh) up to MaxTh,
@@ -112,7 +114,7 @@ class ProfileMeterQueueDisc : public FifoQueueDisc
         Ptr<Packet> p = item->GetPacket();
         TcpHeader tcp;
         if (ip && ip->GetHeader().GetProtocol() == TcpL4Protocol::PROT_NUMBER &&
-            p->PeekHeader(tcp) > 0 && p->GetSize() > tcp.GetSerializedSize())
+            p->PeekHeader(tcp) > 0)
         {
             double now = Simulator::Now().GetSeconds();
             double depth = m_depth * m_packetSize;
