@@ -714,6 +714,9 @@ class RcpSender : public Application
                     {
                         m_done = true;
                         Simulator::Cancel(m_sendEvent);
+                        // free the socket's endpoint: ns-3 looks endpoints up one by one, and a
+                        // run of thousands of finished flows would slow down every packet
+                        Simulator::ScheduleNow(&RcpSender::CloseSocket, this);
                     }
                 }
                 else if (m_size == 0)
@@ -726,6 +729,14 @@ class RcpSender : public Application
                     }
                 }
             }
+        }
+    }
+
+    void CloseSocket()
+    {
+        if (m_socket)
+        {
+            m_socket->Close();
         }
     }
 
