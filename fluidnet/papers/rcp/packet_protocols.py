@@ -242,8 +242,10 @@ def packet_fct_protocols(ctx: Context, t_end: float = 50.0, arrivals: float = 35
     rho = first.short_size.sum() / (arrivals * C)
     sizes = first.short_size
     ps = ps_fct(sizes, C=C, rtpd=rtpd, rho=rho)
+    nominal = ps_fct(sizes, C=C, rtpd=rtpd, rho=0.9)
     small = sizes < SPLIT
     ps_group = {"<500": float(ps[small].mean()), ">=500": float(ps[~small].mean())}
+    ps_nominal = {"<500": float(nominal[small].mean()), ">=500": float(nominal[~small].mean())}
     stats = {p: _afct(r, t_end) for p, r in runs.items()}
     queues = {p: float(np.mean(r.queue[:, 0]) / (C * rtpd)) for p, r in runs.items()}
     ctx.table(
@@ -255,6 +257,8 @@ def packet_fct_protocols(ctx: Context, t_end: float = 50.0, arrivals: float = 35
                 "AFCT >= 500 [s]": stats[p][">=500"],
                 "PS < 500": ps_group["<500"],
                 "PS >= 500": ps_group[">=500"],
+                "PS < 500, load 0.9": ps_nominal["<500"],
+                "PS >= 500, load 0.9": ps_nominal[">=500"],
                 "flows >= 500": stats[p]["n>=500"],
                 "unfinished": stats[p]["unfinished"],
                 "queue / (C RTPD)": queues[p],
@@ -268,7 +272,7 @@ def packet_fct_protocols(ctx: Context, t_end: float = 50.0, arrivals: float = 35
     for ax, group in zip(axes, ("<500", ">=500"), strict=True):
         xs = np.arange(len(PROTOCOLS))
         ax.bar(xs, [stats[p][group] for p in PROTOCOLS], color=("C3", "C2", "C0"))
-        ax.axhline(ps_group[group], color="k", ls="--", label="PS, eq (3)")
+        ax.axhline(ps_nominal[group], color="k", ls="--", label="PS, eq (3), load 0.9")
         ax.set_xticks(xs, ["RCP", "XCP", "TCP"])
         ax.set_yscale("log")
         ax.set(ylabel="mean FCT [s]", title=f"flows {group} packets (20 Mb/s, load {rho:.2f})")
@@ -278,6 +282,7 @@ def packet_fct_protocols(ctx: Context, t_end: float = 50.0, arrivals: float = 35
     values: dict = {}
     for group in ("<500", ">=500"):
         values["rcp/ps", group] = Value(rcp[group], expected=ps_group[group])
+        values["rcp/ps nominal", group] = Value(rcp[group], expected=ps_nominal[group])
         others = [stats[p][group] for p in ("xcp", "newreno")]
         values["lowest", group] = Value(
             bool(rcp[group] < min(others)),
@@ -361,12 +366,23 @@ def packet_convergence(ctx: Context, protocols: tuple = ("rcp", "xcp")) -> dict:
             busy = (t >= lo + 5.0) & (t < hi)
             util = float(thr[busy].mean() * (PACKET_SIZE + 2) * 8 / run.scenario.link.rate)
             gamma = float(np.mean(run.aqm_state[tail, 0])) if p == "rcp" else math.nan
+            active = np.array([run.scenario.groups[g].start[0] < hi - 5.0 and (
+                run.scenario.groups[g].stop or END) >= hi for g in run.flow_group])  # fmt: skip
+            rtt = float(np.mean(run.rtt[tail][:, active]))
+            q_tail = float(run.queue[tail, 0].mean())
+            tail_util = float(thr[tail].mean() * (PACKET_SIZE + 2) * 8 / run.scenario.link.rate)
             rows.append({"protocol": p, "phase": f"{lo:g}-{hi:g} s", "flows": n,
                          "R/C (last 5 s)": gamma, "1/N": 1.0 / n, "utilisation": util,
                          "queue": float(run.queue[busy, 0].mean())})  # fmt: skip
             if p == "rcp":
                 values["gamma", n, lo] = Value(gamma, expected=1.0 / n)
                 values["util", lo] = Value(bool(util >= 0.95), shown=f"{util:.3f}")
+                predicted = 1.0 - (1.0 / 0.1) * q_tail / (C * rtt)  # beta/alpha = 1.0/0.1
+                values["queue term", lo] = Value(
+                    tail_util,
+                    expected=predicted,
+                    note=f"E[q] = {q_tail:.2f} pkts, E[d] = {rtt:.4f} s",
+                )
         ax_u.plot(t, _smooth(t, thr / C, 0.5), lw=0.8, label=p.upper())
         if p == "rcp":
             ax_g.plot(t, run.aqm_state[:, 0], lw=0.8, color="C0", label="RCP R/C")
