@@ -71,9 +71,13 @@ $(STAMP)-docs: pyproject.toml | $(BIN)/python
 papers/REPORT.md:
 	$(MAKE) reproduce
 
-## make docs: the documentation site in docs/_build/html (warnings are errors)
+## make docs: the documentation site in docs/_build/html (warnings are errors), then the test of
+## the built pages (tests/test_docs_html.py). Notebooks run only when their code changed (their
+## outputs are cached in docs/_build/.jupyter_cache; FLUIDNET_DOCS_EXECUTE=force runs them all);
+## MathJax is installed from npm into docs/_build/mathjax and served with the site.
 docs: $(STAMP)-dev $(STAMP)-docs $(STAMP)-integrator papers/REPORT.md
 	$(BIN)/sphinx-build -W --keep-going -n -b html docs docs/_build/html
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/test_docs_html.py
 
 ## make lint: ruff's checks and formatting over the code, tests, benchmarks, examples and docs,
 ## and the import contracts of pyproject.toml (stages, no cycles) with import-linter

@@ -14,9 +14,21 @@
    :mod:`fluidnet.packet.analysis`) agree, and the points where they do not. The figure is
    written to ``benchmarks/results/packet_agreement.png``.
 
+3. **The cost of the packet items** (issue 35): every registered item that runs ns-3 (found by
+   ``require_ns3`` in its module), each in a fresh ``fluidnet reproduce <item> --rerun``
+   process: CPU seconds of the process and everything it started (the ns-3 server and its
+   forked runs: ``getrusage(RUSAGE_CHILDREN)`` around it) and wall seconds; then the same
+   item again with its stores (the second run reads it back). Then all of them on a Dask
+   ``LocalCluster`` of 1 and of 2 worker processes (``--scheduler``: each ns-3 run one task),
+   wall seconds and CPU seconds (the client's, and the cluster's processes' own and their
+   reaped children's, from psutil, before the cluster closes).
+
 ``FLUIDNET_BENCH_PACKET_T_END`` (default 100), ``FLUIDNET_BENCH_PACKET_MAP_T_END`` (default 40)
-and ``FLUIDNET_BENCH_PACKET_MAP`` (``0`` skips part 2) change the sizes. Needs
-``fluidnet[packet]``.
+and ``FLUIDNET_BENCH_PACKET_MAP`` (``0`` skips part 2), ``FLUIDNET_BENCH_PACKET_ITEMS`` (``0``
+skips part 3; a comma-separated list of items runs those) and ``FLUIDNET_BENCH_PACKET_DASK``
+(``0`` skips the Dask comparison) change the sizes. Needs ``fluidnet[packet]`` (and
+``fluidnet[dask]`` for the cluster). CPU times are the honest measure on a shared machine;
+wall times depend on its load.
 """
 
 from __future__ import annotations
@@ -33,6 +45,8 @@ import fluidnet as fn
 T_END = float(os.environ.get("FLUIDNET_BENCH_PACKET_T_END", "100"))
 MAP_T_END = float(os.environ.get("FLUIDNET_BENCH_PACKET_MAP_T_END", "40"))
 RUN_MAP = os.environ.get("FLUIDNET_BENCH_PACKET_MAP", "1") != "0"
+ITEMS = os.environ.get("FLUIDNET_BENCH_PACKET_ITEMS", "")
+RUN_DASK = os.environ.get("FLUIDNET_BENCH_PACKET_DASK", "1") != "0"
 MAP_GRID = {"N": [5, 10, 20, 40], "Tp": [0.05, 0.1, 0.15, 0.2, 0.3]}
 
 
@@ -77,7 +91,7 @@ def agreement() -> dict:
     m = fn.models.mgt_red(C=1250, weight=0.001, delta=1 / 1250, min_th=20, max_th=200)
     t0 = time.perf_counter()
     amap = fn.packet.agreement_map(
-        m, MAP_GRID, MAP_T_END, seeds=(1,), after=MAP_T_END / 4, boundary_points=20
+        m, MAP_GRID, MAP_T_END, seeds=(1,), after=MAP_T_END / 4, boundary_points=20, store=False
     )
     wall = time.perf_counter() - t0
     d = amap.data
@@ -107,13 +121,132 @@ def agreement() -> dict:
     }
 
 
+def packet_items() -> list[str]:
+    """``paper:item`` of every registered item whose module asks for ns-3."""
+    import inspect
+
+    from fluidnet.papers.registry import papers
+
+    if ITEMS and ITEMS != "1":
+        return [name.strip() for name in ITEMS.split(",") if name.strip()]
+    found = []
+    for key, p in papers().items():
+        for name, item in p.items.items():
+            if "require_ns3" in inspect.getsource(inspect.getmodule(item.func)):
+                found.append(f"{key}:{name}")
+    return found
+
+
+def _reproduce(args: list[str], env: dict | None = None) -> dict:
+    """``fluidnet reproduce ARGS`` in a fresh process: CPU (with everything it started) and
+    wall seconds, and its last line."""
+    import resource
+    import subprocess
+    import sys
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-m", "fluidnet", "reproduce", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = out.stdout.strip().splitlines()
+    return {
+        "cpu_s": cpu,
+        "wall_s": wall,
+        "status": out.returncode,
+        "summary": lines[-1] if lines else out.stderr[-500:],
+    }
+
+
+def _cluster_cpu() -> float:
+    """CPU seconds of this process's live descendants (a LocalCluster's processes, their ns-3
+    servers) and of the children they reaped (the forked runs)."""
+    import psutil
+
+    total = 0.0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            t = proc.cpu_times()
+        except psutil.Error:
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def item_costs() -> dict:
+    import tempfile
+
+    items = packet_items()
+    root = Path(tempfile.mkdtemp(prefix="fluidnet-bench-items-"))
+    out: dict = {"items": {}}
+    for name in items:
+        store = ["--store", str(root / name.replace(":", "-"))]
+        first = _reproduce([name, "--out", str(root / "out"), *store])  # a new store: computed
+        first_store = _reproduce([name, "--out", str(root / "fresh"), *store])  # runs stored
+        again = _reproduce([name, "--out", str(root / "fresh"), *store])  # all read back
+        out["items"][name] = {"first": first, "runs_stored": first_store, "second": again}
+        print(
+            f"{name}: {first['cpu_s']:.1f} CPU s ({first['wall_s']:.1f} s wall) computed; "
+            f"{first_store['cpu_s']:.1f} CPU s with its ns-3 runs stored; "
+            f"{again['cpu_s']:.1f} CPU s read back -- {first['summary']}",
+            flush=True,
+        )
+    total = sum(v["first"]["cpu_s"] for v in out["items"].values())
+    print(f"packet items: {total:.1f} CPU s in all", flush=True)
+    out["total_cpu_s"] = total
+    if RUN_DASK:
+        out["dask"] = dask_workers(items, root)
+    import shutil
+
+    shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def dask_workers(items: list[str], root: Path) -> dict:
+    """The packet items on a LocalCluster of 1 and of 2 workers (each ns-3 run one task)."""
+    try:
+        from dask.distributed import LocalCluster
+    except ImportError:
+        print("dask.distributed not installed: Dask comparison skipped", flush=True)
+        return {"skipped": "dask not installed"}
+    res = {}
+    for workers in (1, 2):
+        with LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster:
+            cpu0 = _cluster_cpu()
+            run = _reproduce(
+                [*items, "--rerun", "--out", str(root / f"dask{workers}"),
+                 "--scheduler", cluster.scheduler_address]
+            )  # fmt: skip
+            run["cluster_cpu_s"] = _cluster_cpu() - cpu0
+        res[workers] = run
+        print(
+            f"Dask LocalCluster, {workers} worker(s): {run['wall_s']:.1f} s wall, "
+            f"{run['cpu_s']:.1f} CPU s client + {run['cluster_cpu_s']:.1f} CPU s cluster -- "
+            f"{run['summary']}",
+            flush=True,
+        )
+    return res
+
+
 def main() -> dict:
-    if not fn.packet._ns3.available():
+    if not fn.packet.ns3_available():
         print("ns-3 not installed (pip install 'fluidnet[packet]'): skipped")
         return {"skipped": "ns-3 not installed"}
-    res = {"machine": f"{platform.machine()}, {os.cpu_count()} cores", "default": default_network()}
+    res: dict = {"machine": f"{platform.machine()}, {os.cpu_count()} cores"}
+    if T_END > 0:
+        res["default"] = default_network()
     if RUN_MAP:
         res["agreement"] = agreement()
+    if ITEMS != "0":
+        res["items"] = item_costs()
     return res
 
 

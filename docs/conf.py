@@ -38,6 +38,7 @@ extensions = [
     "paperpages",
     "notebookpages",
     "xrefs",
+    "offlinemath",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
@@ -73,8 +74,16 @@ nitpick_ignore_regex = [
 # -- autodoc and numpydoc --------------------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": False, "inherited-members": False}
+#: No default options: a default ``members`` (even ``False``) replaces the ``:members:`` of the
+#: class template (docs/_templates/autosummary/class.rst), which then listed no method or
+#: property.
+autodoc_default_options: dict[str, object] = {}
 autodoc_typehints = "none"  # numpydoc's Parameters sections carry the types
+#: The class template lists each class's methods and properties; a dataclass's fields are in its
+#: Attributes section, so they are left out of the members (apiref.dataclass_fields).
+from apiref import dataclass_fields  # noqa: E402
+
+autosummary_context = {"dataclass_fields": dataclass_fields()}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 numpydoc_xref_param_type = True
@@ -87,7 +96,12 @@ numpydoc_xref_aliases = {word: word for word in DEFAULT_LINKS}
 numpydoc_validation_checks: set[str] = set()
 
 # -- notebooks and tutorials (MyST-NB) -------------------------------------------------------
-nb_execution_mode = os.environ.get("FLUIDNET_DOCS_EXECUTE", "force")
+#: Notebooks and text notebooks run only when their code changed since the last build: their
+#: outputs are kept by jupyter-cache in docs/_build/.jupyter_cache (``make clean`` removes it).
+#: A change of the library alone does not re-run them: ``FLUIDNET_DOCS_EXECUTE=force make docs``
+#: runs every one (a fresh checkout, as in CI, runs them all anyway).
+nb_execution_mode = os.environ.get("FLUIDNET_DOCS_EXECUTE", "cache")
+nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
 nb_execution_timeout = 900
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
@@ -110,6 +124,11 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib",),
     "show_memory": False,
 }
+
+# -- math ------------------------------------------------------------------------------------
+#: MathJax is served with the site (docs/_ext/offlinemath.py installs and copies it), so the
+#: pages render their mathematics offline; the path is relative to ``_static``.
+mathjax_path = "mathjax/tex-mml-chtml.js"
 
 # -- HTML ------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"

@@ -12,8 +12,6 @@ critical values, phase plane), :mod:`fluidnet.bifurcation` (Hopf normal forms, p
 Floquet multipliers, continuation), then :mod:`fluidnet.models` and :mod:`fluidnet.papers`.
 """
 
-from __future__ import annotations
-
 import os as _os
 import sys as _sys
 
@@ -26,7 +24,7 @@ if "numpy" not in _sys.modules:
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from . import _accessors  # noqa: E402
-from ._lazy import attach_stub  # noqa: E402
+from ._lazy import attach_stub as _attach_stub  # noqa: E402
 from .errors import AnalysisError as AnalysisError
 from .errors import CacheError as CacheError
 from .errors import FluidnetError as FluidnetError
@@ -42,7 +40,7 @@ __version__ = "0.1.0"
 # Public names: the stub __init__.pyi lists them once (for type checkers too); each is
 # imported from its module on first access (see fluidnet._lazy).
 # ``fn.sympy`` is a convenience for notebooks (``fn.sympy.exp``), not a public name.
-__getattr__, __dir__, __all__ = attach_stub(globals(), {"sympy": "sympy"})
+__getattr__, __dir__, __all__ = _attach_stub(globals(), {"sympy": "sympy"})
 
 # ``ds.stability`` on every xarray Dataset, without importing xarray here (fluidnet._accessors)
 _accessors.install()

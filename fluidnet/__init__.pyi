@@ -18,6 +18,9 @@ from .linear.delaytf import DelayTF as DelayTF
 from .linear.delaytf import as_delay_tf as as_delay_tf
 from .linear.lineardde import LinearDDE as LinearDDE
 from .linear.quasipoly import QuasiPolynomial as QuasiPolynomial
+from .linear.realization import ImproperSystemError as ImproperSystemError
+from .linear.realization import NeutralSystemError as NeutralSystemError
+from .linear.timeresponse import TimeResponse as TimeResponse
 
 # models
 from .symbolic.equilibrium import EquilibriumWarning as EquilibriumWarning
@@ -50,6 +53,12 @@ from .codegen.compiled import SavedModel as SavedModel
 from .stability.bode import bode as bode
 from .stability.nyquist import nyquist as nyquist
 from .stability.margins import margins as margins
+from .stability.nichols import nichols as nichols
+from .stability.nichols import NicholsResponse as NicholsResponse
+from .stability.responses import step_response as step_response
+from .stability.responses import impulse_response as impulse_response
+from .stability.rootlocus import root_locus as root_locus
+from .stability.rootlocus import RootLocus as RootLocus
 from .stability.chart import stability_chart as stability_chart
 from .stability.boundary import stability_boundary as stability_boundary
 from .stability.critical import critical_value as critical_value
@@ -85,6 +94,7 @@ from .bifurcation.equilibria import EquilibriumFoldCurve as EquilibriumFoldCurve
 from .bifurcation.onset import criticality_table as criticality_table
 from .bifurcation.onset import onset_map as onset_map
 from .bifurcation.smoothness import NonSmoothError as NonSmoothError
+from .bifurcation.smoothness import NonSmoothWarning as NonSmoothWarning
 
 # stationary laws of window chains
 from .stochastic.chain import WindowChain as WindowChain

@@ -10,7 +10,8 @@ Type checkers and IDEs read this file in place of ``__init__.py``. At run time
 :func:`attach_stub` reads the same file (with :mod:`ast`, importing nothing) and gives the
 package a module-level ``__getattr__`` that imports the defining module on the first access of
 a name (and binds the value in the package, so the next access is a plain attribute lookup), a
-``__dir__`` listing every public name, and ``__all__``: the names the stub imports, in its order.
+``__dir__`` listing the public names (and the module's dunders, nothing else: tab completion
+offers what a user may use), and ``__all__``: the names the stub imports, in its order.
 ``import fluidnet`` thereby imports nothing that a given use does not need: sympy only to write
 a model, numba only to compile one, scipy, xarray or matplotlib only in the analyses and plots
 that use them.
@@ -165,6 +166,10 @@ def attach_stub(
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(table) | set(modules))
+        # what a user may reach: the public names and the module's dunders; not the helpers
+        # its ``__init__`` binds (``annotations``, ``attach_stub``), private names, nor the
+        # non-public ``extra`` names (``fn.sympy`` works, but is not offered)
+        dunders = {k for k in namespace if k.startswith("__") and k.endswith("__")}
+        return sorted(dunders | {k for k in table if not k.startswith("_")})
 
     return __getattr__, __dir__, [name for name in table if not name.startswith("_")]

@@ -42,6 +42,7 @@ __all__ = [
     "option_dict",
     "range_option",
     "root_options",
+    "seed_option",
 ]
 
 #: The options of :func:`~fluidnet.linear.roots.characteristic_roots` that an analysis passes
@@ -69,6 +70,20 @@ def count_option(name: str, value: Any, *, minimum: int = 1, where: str = "") ->
     if got < minimum:
         raise OptionError(f"{_at(where)}{name} = {value!r} must be at least {minimum}")
     return got
+
+
+def seed_option(value: Any, *, where: str = "", none: bool = True) -> int | None:
+    """A seed of :func:`numpy.random.default_rng`: a whole number ``>= 0`` (an int or numpy
+    integer, not ``bool``), or ``None`` (fresh entropy) when ``none``; else an
+    :class:`OptionError` naming it (numpy's own errors name neither the seed nor the call)."""
+    if value is None and none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        also = " or None (fresh entropy)" if none else ""
+        raise OptionError(f"{_at(where)}seed = {value!r} must be a whole number >= 0{also}")
+    if value < 0:
+        raise OptionError(f"{_at(where)}seed = {value!r} must be >= 0")
+    return int(value)
 
 
 def index_option(name: str, value: Any, size: int, *, where: str = "") -> int:

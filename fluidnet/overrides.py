@@ -39,7 +39,7 @@ uses them (through :func:`merge_params`, :meth:`fluidnet.Model.resolve_params`, 
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -176,10 +176,13 @@ def _checked(name: str, value: Any, where: str) -> float:
     return parameter_value(label, value)
 
 
-def reject_keywords(keywords: Mapping[str, Any], where: str, model=None) -> None:
+def reject_keywords(
+    keywords: Mapping[str, Any], where: str, model=None, valid: Iterable[str] = ()
+) -> None:
     """Raise a clear :class:`OptionError` for unexpected keywords of ``where``.
 
-    Names that are parameters of ``model`` get the pointer to ``params={...}``.
+    Names that are parameters of ``model`` get the pointer to ``params={...}``; ``valid``, when
+    given, is listed as the options ``where`` takes.
     """
     if not keywords:
         return
@@ -192,7 +195,8 @@ def reject_keywords(keywords: Mapping[str, Any], where: str, model=None) -> None
             f"{where}() takes parameter overrides as params={{...}}, not as keywords: write "
             f"params={{{example}}}"
         )
+    listed = f" (its options: {', '.join(sorted(valid))})" if valid else ""
     raise OptionError(
-        f"{where}() got unknown option(s) {', '.join(map(repr, names))}; parameter overrides go "
-        "in params={...}"
+        f"{where}() got unknown option(s) {', '.join(map(repr, names))}{listed}; parameter "
+        "overrides go in params={...}"
     )

@@ -108,3 +108,50 @@ def test_a_branch_failing_next_to_a_kink_says_where():
     # the delayed window's range is the window's: its lowest point sits just above the kink
     gap = w_min - vals["bdp"] - vals["min_th"]
     assert 0 < gap < 1e-2 * (w_min + vals["bdp"] + vals["min_th"])
+
+
+def test_an_orbit_start_goes_the_direction_asked():
+    """direction=-1 from an orbit of Wright's branch goes back towards the Hopf point at
+    a = pi/2 (main ignored it: the tangent was flipped twice)."""
+    br = fn.continue_orbits(fn.hopf_point(wright(), "a", 1.0, 2.0), n_orbits=4, max_step=0.1)
+    start = br.orbits[-1]
+    down = fn.continue_orbits(start, "a", direction=-1, n_orbits=3, max_step=0.05)
+    up = fn.continue_orbits(start, "a", direction=1, n_orbits=3, max_step=0.05)
+    assert np.all(np.diff(down.x) < 0) and np.all(np.diff(up.x) > 0)
+    assert down.x[-1] > math.pi / 2
+
+
+def test_a_branch_to_a_homoclinic_orbit_stops_with_its_orbits_and_a_remedy():
+    """Issue 33: DDE-BIFTOOL's neuron demo, whose branch from the Hopf point at a21 = 0.8 ends
+    in a homoclinic orbit near a21 = 2.346 (the period grows without bound, the multipliers
+    like exp(lambda T)). main raised numpy's LinAlgError from the Floquet solve and lost the
+    branch. Now the branch stops with its orbits and says how to go on; both remedies work."""
+    from bifurcation_models import neuron
+
+    from fluidnet.bifurcation.continuation import MAX_DEFECT
+    from fluidnet.bifurcation.floquet import MonodromyError
+
+    hp = fn.hopf_point(neuron(), "a21", 0.3, 1.2, equilibrium={"x1": 0.0, "x2": 0.0})
+    br = fn.continue_orbits(hp, n_orbits=100, intervals=40, degree=4, max_step=1.0, hi=2.5)
+    assert len(br) >= 30 and br.periods.max() > 100.0
+    assert "Floquet multipliers" in br.stop_reason and "cannot be computed" in br.stop_reason
+    assert "continue_orbits(branch, floquet=False)" in br.stop_reason
+    assert all(o.defect <= MAX_DEFECT for o in br.orbits)
+    # the orbit repr claims no stability its multipliers do not certify
+    assert br.orbits[0].certified and repr(br.orbits[0]).endswith(", stable)")
+    last = br.orbits[-1]
+    assert not last.certified and "stability not certified" in repr(last)
+    assert "stable)" not in repr(last)
+    # remedy 1: without multipliers, the branch goes on to longer periods until the mesh of 40
+    # intervals no longer resolves the orbits (a stop reason again, with its own remedy)
+    br2 = fn.continue_orbits(br, floquet=False, n_orbits=100, max_step=1.0, hi=2.5)
+    assert br2.periods[-1] > br.periods.max()
+    assert "no longer resolves" in br2.stop_reason
+    assert "continue_orbits(branch, intervals=160)" in br2.stop_reason
+    # remedy 2: a finer mesh goes further, each orbit resolved
+    br3 = fn.continue_orbits(br2, floquet=False, intervals=160, n_orbits=4, max_step=1.0, hi=2.5)
+    assert br3.periods[-1] > br2.periods[-1] and max(o.defect for o in br3.orbits) < 1e-3
+    # one such orbit alone: a named error whose remedy works
+    with pytest.raises(MonodromyError, match="floquet=False"):
+        fn.periodic_orbit(br2.orbits[-1])
+    assert fn.periodic_orbit(br2.orbits[-1], floquet=False).multipliers is None

@@ -229,3 +229,34 @@ def test_hopf_point_takes_params_like_every_entry_point():
         fn.hopf_point(m, "a", 0.5, 1.0, params={"b": 2.0}, b=2.0)
     with pytest.raises(fn.ParameterError, match="'b'"):
         fn.hopf_point(m, "a", 0.5, 1.0, params={"b": "2"})
+
+
+def test_a_prediction_past_the_projection_says_so():
+    """Issue 33: the PI AQM over TCP (hollot_pi) with a reference queue of 40 packets, Hopf in
+    the propagation delay. At Tp = 0.57 the normal form predicts a queue of 882 packets
+    peak-to-peak around 40 (it would reach -401), silently on main. The simulation (a second
+    method) shows the model's cycle held at q = 0, about 135 packets peak-to-peak."""
+    import warnings
+
+    from fluidnet.bifurcation.smoothness import NonSmoothWarning
+
+    m = fn.models.hollot_pi(q_ref=40.0)
+    hp = fn.hopf_point(m, "Tp", 0.2, 0.6)
+    with pytest.warns(NonSmoothWarning, match="crosses q = 0"):
+        pr = hp.predict(0.57)
+    q0 = hp.equilibrium["q"]
+    assert q0 == pytest.approx(40.0)
+    assert pr["amplitude"]["q"] > 2 * q0  # peak-to-peak: the lower peak q0 - amp/2 < 0
+    assert pr["smooth"] is False and "q = 0" in pr["crosses"]
+    eq = m.equilibrium(Tp=0.57)
+    hist = {"W": 1.1 * eq["W"], "q": eq["q"], "p": eq["p"]}
+    sol = fn.simulate(m, 600.0, params={"Tp": 0.57}, history=hist)
+    osc = fn.oscillation(sol, "q", after=400.0)
+    assert osc.sustained and float(np.min(sol["q"][sol.t > 400.0])) == 0.0
+    assert osc.amplitude < 0.2 * pr["amplitude"]["q"]
+    # close enough to onset the predicted orbit stays clear of q = 0: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NonSmoothWarning)
+        near = hp.predict(hp.value + 1e-6)
+    assert near["smooth"] is True and near["crosses"] == []
+    assert near["amplitude"]["q"] < q0

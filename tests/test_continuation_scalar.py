@@ -58,3 +58,18 @@ def test_tolerance_is_honoured():
     loose = illinois(lambda x: x**3 - 2.0, 0.0, 2.0, -2.0, 6.0, rtol=1e-4)
     assert abs(loose - 2.0 ** (1 / 3)) < 1e-3
     assert RTOL == 1e-13
+
+
+def test_a_zero_at_zero_ends_on_the_absolute_floor():
+    """sinh x on [-1, 0.5]: no relative tolerance is met near a zero at 0 itself (the estimates
+    would shrink towards underflow); atol ends the search there (issue 33: a gain crossing at
+    b = 0)."""
+    calls = []
+
+    def counted(x):
+        calls.append(x)
+        return math.sinh(x)
+
+    x = illinois(counted, -1.0, 0.5, math.sinh(-1.0), math.sinh(0.5), atol=1e-15)
+    assert abs(x) <= 1e-15
+    assert len(calls) < 40 and min(abs(c) for c in calls) > 1e-300

@@ -134,3 +134,11 @@ def test_xarray_and_plot():
     assert ds.attrs["mean_x"] == pytest.approx(run.x[0, 7:].mean(), rel=1e-15)
     axes = run.plot()
     assert len(axes) == 1 and axes[0].get_ylabel() == "x"
+
+
+@pytest.mark.parametrize("seed", ["abc", -1, 1.5, False])
+def test_a_bad_seed_is_a_named_error(seed):
+    m = DiscreteMap({"x": "u"}, random="u")
+    with pytest.raises(fn.OptionError, match=r"iterate_map: seed = .*(whole number|>= 0)"):
+        iterate_map(m, [0.0], 3, seed=seed)
+    assert iterate_map(m, [0.0], 3, seed=None).x.shape == (1, 4)

@@ -24,7 +24,10 @@ def test_dense_output_history_and_mesh():
     with pytest.raises(fn.ParameterError, match=r"before the history of 'x' \(defined from t = -1"):
         sol(-1.5)
     assert sol.t[0] == 0.0 and sol.t[-1] == 6.0
-    np.testing.assert_array_equal(sol.t, sol.mesh)
+    # the default output: every step point, at least 3 points inside each step, none more
+    # than 1/1000 of the run apart
+    assert np.all(np.isin(sol.mesh, sol.t)) and np.all(np.diff(sol.t) <= 6.0 / 1000 + 1e-12)
+    assert np.all(np.diff(np.searchsorted(sol.t, sol.mesh)) >= 4)
     np.testing.assert_allclose(sol.y[:, -1], sol(6.0), rtol=1e-14)
     np.testing.assert_allclose(sol.y, sol(sol.t), rtol=1e-12, atol=1e-14)
     assert sol(3.0, "y") == pytest.approx(sol(3.0)[1])
@@ -135,3 +138,39 @@ def test_history_and_output_take_either_spelling_of_a_state():
         fn.simulate(m, 1.0, history={lig: 1.0, "fi": 1.0})
     with pytest.raises(fn.ModelError, match=r"history given for 'ℌ', which is not a state"):
         fn.simulate(m, 1.0, history={"ℌ": 1.0})
+
+
+def _steps_solution(tq):
+    """x' = -x(t - 1), x = 1 before 0, by the method of steps on [0, 3] (closed form)."""
+    tq = np.asarray(tq, dtype=float)
+    return np.select(
+        [tq <= 1.0, tq <= 2.0],
+        [1.0 - tq, 1.0 - tq + (tq - 1.0) ** 2 / 2],
+        1.0 - tq + (tq - 1.0) ** 2 / 2 - (tq - 2.0) ** 3 / 6,
+    )
+
+
+def test_n_points_and_a_default_output_smooth_to_draw():
+    """Issue 33: simulate(m, t_end, n_points=...) was an unknown option although the README
+    says n_points counts output samples; the default output (the step points only) drew
+    visibly broken lines. Against the method of steps' closed form of x' = -x(t - 1)."""
+    x = fn.states("x")
+    m = fn.Model({x: -x(t - 1)}, {}, name="steps")
+    sol = fn.simulate(m, 3.0, history={"x": 1.0}, n_points=301, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(sol.t, np.linspace(0.0, 3.0, 301))
+    np.testing.assert_allclose(sol["x"], _steps_solution(sol.t), atol=1e-9)
+    default = fn.simulate(m, 3.0, history={"x": 1.0})
+    fine = np.linspace(0.0, 3.0, 30001)
+    drawn = np.interp(fine, default.t, default["x"])  # what a plot draws between samples
+    exact = _steps_solution(fine)
+    assert np.max(np.abs(drawn - exact)) < 2e-3 * np.ptp(exact)
+    steps_only = np.interp(fine, default.mesh, default(default.mesh)[0])
+    assert np.max(np.abs(steps_only - exact)) > 3 * np.max(np.abs(drawn - exact))
+    with pytest.raises(fn.OptionError, match="not both"):
+        fn.simulate(m, 3.0, n_points=11, t_eval=[0.0, 1.0])
+    with pytest.raises(fn.OptionError, match="n_points"):
+        fn.simulate(m, 3.0, n_points=1)
+    with pytest.raises(fn.OptionError, match="GB"):
+        fn.simulate(m, 3.0, n_points=10**9)
+    with pytest.raises(fn.ModelError, match="needs a fluidnet.Model.*NoneType"):
+        fn.simulate(None, 3.0)

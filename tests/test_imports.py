@@ -126,7 +126,7 @@ def test_top_level_names_are_the_subpackages_objects():
     assert fluidnet.models is importlib.import_module("fluidnet.models")
     assert fluidnet.flowlevel is importlib.import_module("fluidnet.models.flow_level")
     assert fluidnet.sympy is importlib.import_module("sympy")
-    assert "sympy" in dir(fluidnet) and "sympy" not in fluidnet.__all__
+    assert "sympy" not in dir(fluidnet) and "sympy" not in fluidnet.__all__
 
 
 def test_subpackages_are_attributes_on_first_access():
@@ -205,7 +205,18 @@ def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="module 'fluidnet' has no attribute 'no_such_name'"):
         fluidnet.no_such_name  # noqa: B018
     assert not hasattr(fluidnet.models, "no_such_model")
-    assert "simulate" in dir(fluidnet) and "sympy" in dir(fluidnet)
+    assert "simulate" in dir(fluidnet) and "sympy" not in dir(fluidnet)
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_dir_offers_the_public_names_only(package):
+    """``dir()`` (and so tab completion) lists the public names and the dunders: not the
+    helpers an ``__init__`` binds (``annotations``, ``attach_stub``), nor ``fn.sympy``."""
+    mod = importlib.import_module(package)
+    listed = set(dir(mod))
+    extra = {n for n in listed - set(mod.__all__) if not (n.startswith("__") and n.endswith("__"))}
+    assert not extra, sorted(extra)
+    assert {"__version__", "__name__"} <= set(dir(fluidnet))
 
 
 def _env() -> dict[str, str]:

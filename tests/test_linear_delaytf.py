@@ -99,3 +99,52 @@ def test_from_expr_refuses_a_non_expression():
     s = fn.s
     with pytest.raises(fn.ModelError, match="is not an expression"):
         fn.DelayTF.from_expr(fn.sympy.Eq(s, 1))
+
+
+# ------------------------------------------------------------------- closed loops (issue 36)
+#: Points of the complex plane, left and right half-plane, off the poles of the loops below.
+S_POINTS = np.array(
+    [complex(a, b) for a in (-0.7, -0.05, 0.0, 0.3, 2.0) for b in (-9.0, -1.3, 0.4, 2.2, 30.0)]
+)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "exp(-0.2*s)*(0.08*s + 0.2)/(0.2*s)**2",  # RCP's loop, eq (9)
+        "0.2*s*exp(-0.2*s)/(0.04*s**2 + 0.3*exp(-0.2*s))",  # a delay in the denominator
+        "3*exp(-0.5*s)/((s + 1)*(0.1*s + 1))",
+    ],
+)
+def test_feedback_is_l_over_one_plus_l(expr):
+    L = DelayTF.from_expr(expr)
+    T, S = L.feedback(), L.sensitivity()
+    Ls = L(S_POINTS)
+    np.testing.assert_allclose(T(S_POINTS), Ls / (1 + Ls), rtol=1e-13)
+    np.testing.assert_allclose(S(S_POINTS), 1 / (1 + Ls), rtol=1e-13)
+    np.testing.assert_allclose(L.complementary_sensitivity()(S_POINTS), T(S_POINTS), rtol=0)
+    # the denominator is the closed loop's characteristic function D + N, not reduced
+    assert T.den == L.den + L.num
+
+
+def test_feedback_with_a_controller_and_positive_feedback():
+    G = DelayTF.from_expr("exp(-0.3*s)/(s + 1)")
+    K = DelayTF.from_expr("(2*s + 1)/(0.5*s + 1)")
+    Gs, Ks = G(S_POINTS), K(S_POINTS)
+    np.testing.assert_allclose(G.feedback(K)(S_POINTS), Gs / (1 + Gs * Ks), rtol=1e-13)
+    np.testing.assert_allclose(G.feedback(K, sign=1)(S_POINTS), Gs / (1 - Gs * Ks), rtol=1e-13)
+    np.testing.assert_allclose(G.feedback(0.5)(S_POINTS), Gs / (1 + 0.5 * Gs), rtol=1e-13)
+    # python-control's feedback of the same rational parts agrees where there is no delay
+    H = DelayTF.from_expr("1/(s + 1)")
+    ref = control.feedback(H.to_control(), K.to_control())
+    np.testing.assert_allclose(
+        H.feedback(K)(S_POINTS), [complex(ref(x)) for x in S_POINTS], rtol=1e-12
+    )
+
+
+def test_feedback_refuses_a_bad_sign():
+    G = DelayTF.from_expr("1/(s + 1)")
+    with pytest.raises(fn.OptionError, match="sign"):
+        G.feedback(1, sign=2)
+    with pytest.raises(fn.ModelError, match="cannot interpret"):
+        G.feedback(object())

@@ -56,3 +56,23 @@ def test_invalid_input(A0, delayed, match):
 def test_state_names_length():
     with pytest.raises(ValueError, match="state names"):
         fn.LinearDDE(np.eye(2), state_names=["a"])
+
+
+def test_options_that_are_not_numbers_and_roots_that_are_not_there():
+    """Issue 33: is_stable(margin=nan) returned False (NaN compares False); roots(k=10**6)
+    returned 82 roots without a word. x' = -x(t - 1) is stable with abscissa -0.3181
+    (Lambert W: W_0(-1))."""
+    import warnings
+
+    lin = fn.LinearDDE(0.0, [(1.0, -1.0)])
+    for bad in (float("nan"), float("inf"), "0.1"):
+        with pytest.raises(fn.OptionError, match="margin"):
+            lin.is_stable(margin=bad)
+    assert lin.is_stable(margin=0.3) and not lin.is_stable(margin=0.32)
+    with pytest.warns(RuntimeWarning, match=r"roots\(k=1000000\).*only \d+ roots returned"):
+        many = lin.roots(k=10**6)
+    assert 10 < len(many) < 10**6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(lin.roots(k=20)) == 20  # found: no warning
+        assert len(fn.LinearDDE(-np.eye(2)).roots(k=6)) == 1  # an ODE has its n roots: no warning

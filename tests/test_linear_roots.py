@@ -282,3 +282,68 @@ def test_inclusion_discs_hold_the_exact_roots():
         assert r.multiplicity == 1 and abs(r.value - exact) <= r.error <= 1e-11 * abs(exact)
     top = fn.LinearDDE(0.0, [(1.0, -1.0 / math.e)]).roots(k=1)[0]
     assert top.multiplicity == 2 and abs(top.value + 1.0) <= top.error <= 1e-6
+
+
+#: A PI controller over TCP (fn.models.hollot_pi) where main listed one root twice (issue 33).
+PI_TCP = {
+    "N": 300.3389312633782,
+    "Tp": 0.47661413691627375,
+    "q_ref": 8.261160380386503,
+    "K_pi": 1.071014629338844e-09,
+    "z": 0.049543634017343796,
+}
+
+
+def _pi_over_tcp(C=106260.831072):
+    return fn.models.hollot_pi().linearize(params={**PI_TCP, "C": C})
+
+
+def test_a_root_newton_left_next_to_another_is_listed_once():
+    """main's roots(k=8) listed -0.2036217556 and -0.2036217559 (a candidate Newton left 1e-9
+    from the root, whose wider inclusion disc still wound once around it), so the certificate
+    counted 3 roots right of Re s = -0.27 where there are 2. The real roots against brentq on
+    det Delta(lambda) for real lambda (a second method)."""
+    from scipy.optimize import brentq
+
+    lin = _pi_over_tcp()
+    (tau,) = lin.delays
+
+    def det(x):
+        return np.linalg.det(x * np.eye(3) - lin.A0 - lin.A[0] * math.exp(-x * tau))
+
+    grid = np.linspace(-3.0, 0.0, 3001)
+    vals = np.array([det(x) for x in grid])
+    cross = np.flatnonzero(np.sign(vals[:-1]) != np.sign(vals[1:]))
+    exact = sorted(brentq(det, grid[i], grid[i + 1], xtol=1e-15) for i in cross)[::-1]
+    roots = lin.roots(k=8)
+    assert roots.certified
+    real = [r.real for r in roots if r.imag == 0.0]
+    assert real == pytest.approx(exact, rel=1e-9)
+    v = roots.values
+    assert min(abs(a - b) for i, a in enumerate(v) for b in v[:i]) > 1e-6
+
+
+def test_certified_roots_grow_the_discretization_until_certified():
+    """A first size whose roots fail the certificate (here a duplicate of the rightmost root,
+    the defect above, put back) is refined (n_nodes grows 1.5x) until they pass; a fixed
+    n_nodes is kept."""
+    from fluidnet.linear.roots import _certify, certified_roots
+    from fluidnet.linear.rootset import CharacteristicRoot, Roots
+
+    lin = fn.LinearDDE(0.0, [(1.0, -1.0)])  # x' = -x(t - 1): roots W_k(-1)
+    sizes = []
+
+    def flawed(lin, k, region, *, max_nodes, n_nodes):
+        sizes.append(n_nodes)
+        got = characteristic_roots(lin, k, region, max_nodes=max_nodes, n_nodes=n_nodes)
+        if n_nodes is None:  # the defect: the rightmost pair listed twice
+            extra = [CharacteristicRoot(value=r.value * (1 + 1e-9), residual=0.0) for r in got[:2]]
+            listed = sorted([*got, *extra], key=lambda r: (-r.real, -r.imag))
+            got = _certify(lin, Roots(listed, got.n_nodes), None)  # the real certificate
+        return got
+
+    roots = certified_roots(lin, k=4, solve=flawed)
+    assert roots.certified and len(sizes) >= 2 and sizes[1] > 0
+    assert roots[0].value == pytest.approx(complex(lambertw(-1.0, 0)), abs=1e-12)
+    sizes.clear()
+    assert certified_roots(lin, k=4, n_nodes=20, solve=flawed).certified and sizes == [20]

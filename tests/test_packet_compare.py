@@ -69,3 +69,59 @@ def test_compare_refuses_bad_input():
         fn.compare(m, [])
     with pytest.raises(fn.ModelError, match="no packet counterpart"):
         fn.packet.mapping.fluid_view(fn.models.fast_tcp())
+
+
+def _fake_run(scenario, t_end: float = 4.0, seed: int = 1):
+    """A PacketRun of ``scenario`` without ns-3: a queue at 30 packets, windows of 15."""
+    from fluidnet.packet.results import PacketRun
+
+    t = np.linspace(0.0, t_end, 401)
+    n = scenario.flows[0].n
+    zeros = np.zeros((t.size, 1))
+    arrays = {
+        "time": t,
+        "queue": zeros + 30.0,
+        "drops": zeros,
+        "marks": zeros,
+        "departed": np.cumsum(zeros + 10.0, axis=0),
+        "aqm_state": zeros,
+        "cwnd": np.full((t.size, n), 15.0),
+        "rtt": np.full((t.size, n), 0.12),
+        "rx": np.zeros((t.size, n)),
+        "traced_flow": np.arange(n),
+        "flow_start": np.zeros(n),
+        "flow_size": np.zeros(n),
+        "flow_done": np.full(n, np.nan),
+        "flow_group": np.zeros(n, dtype=np.int64),
+        "events": np.int64(1),
+        "cpu_time": np.float64(0.0),
+    }
+    return PacketRun(scenario=scenario, t_end=t_end, seed=seed, arrays=arrays)
+
+
+def test_compare_refuses_runs_of_another_point():
+    # issue 33: without params= the fluid model was compared at its defaults (60 flows,
+    # Tp = 0.2 s) with runs made at 10 flows and Tp = 0.1 s, silently
+    m = fn.models.mgt_red(**MODEL)
+    run = _fake_run(fn.packet.scenario_for(m, params=POINT))
+    assert run.scenario.fluid_model() == ("mgt_red", {**m.values, "N": 10.0, "Tp": 0.1})
+    with pytest.raises(fn.ParameterError) as info:
+        fn.compare(m, run)
+    message = str(info.value)
+    assert "N: fluid 60.0, runs 10.0" in message and "Tp: fluid 0.2, runs 0.1" in message
+    assert "params={'N': 10.0, 'Tp': 0.1}" in message  # the remedy, which works:
+    c = fn.compare(m, run, params={"N": 10.0, "Tp": 0.1})
+    assert c.packets["mean_queue"][0] == pytest.approx(30.0)
+    # a solution at another point, another model, a hand-built scenario at another capacity
+    sol = fn.simulate(m, 4.0, params={"N": 20, "Tp": 0.1}, history={"W": 1.0, "q": 0.0, "x": 0})
+    with pytest.raises(fn.ParameterError, match="N: fluid 20.0, runs 10.0"):
+        fn.compare(sol, run)
+    with pytest.raises(fn.ParameterError, match="mapped from the fluid model 'mgt_red'"):
+        fn.compare(fn.models.mgt_red(**MODEL, gentle=True), run, params=POINT)
+    hand = fn.packet.Dumbbell(
+        link=fn.packet.Link.from_packets(2500, buffer=800, aqm=fn.packet.RED()),
+        flows=[fn.packet.Flows(n=10, rtt=0.1)],
+    )
+    assert hand.fluid_model() is None
+    with pytest.raises(fn.ParameterError, match=r"capacity \(pkts/s\): fluid 1250.0, runs 2500"):
+        fn.compare(m, _fake_run(hand), params=POINT)

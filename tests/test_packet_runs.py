@@ -144,3 +144,23 @@ def test_short_flows_complete_and_are_timed():
     assert fct.size > 30 and np.all(np.isfinite(fct))
     # no flow finishes before the handshake, half a round trip and its own transmission time
     assert np.all(fct >= fn.flowlevel.fct_lower_bound(run.short_size, C=C, rtpd=0.05) - 1e-3)
+
+
+def test_samples_stop_at_t_end():
+    # issue 33: with samples closer than the stop's 1 us of slack, samples past t_end came back
+    # (0.05 s in 100001 samples gave 100002, the last at 0.0500005 s)
+    run = fn.packet.simulate(small(n=2), 0.05, n_points=100_001, store=False)
+    assert run.time.size == 100_001 and run.queue.shape == (100_001, 1)
+    assert run.time[-1] == pytest.approx(0.05, abs=1e-9) and run.time.max() <= 0.05 + 1e-12
+    np.testing.assert_allclose(np.diff(run.time), 0.05 / 100_000, rtol=1e-6)
+
+
+def test_sweeps_of_simulate_many_keep_their_other_runs(tmp_path):
+    bad = Broken(link=Link.from_packets(C, buffer=100, aqm=fn.packet.RED()), flows=[Flows()])
+    good = small(n=2)
+    out = fn.packet.simulate_many([good, bad], 1.0, seeds=(1,), store=tmp_path, on_error="return")
+    assert isinstance(out[0][0], fn.packet.PacketRun)
+    assert isinstance(out[1][0], fn.packet.PacketRunError)
+    with pytest.raises(fn.packet.PacketRunError, match="not properly formatted"):
+        fn.packet.simulate_many([good, bad], 1.0, seeds=(1,), store=tmp_path)
+    assert fn.packet.simulate_many([good], 1.0, seeds=(1,), store=tmp_path)[0][0].stored

@@ -195,3 +195,36 @@ def test_scenarios_pickle_and_compare_by_value():
     assert pickle.loads(pickle.dumps(sc)) == sc
     assert sc == red_dumbbell(notes=("one ACK per segment",))
     assert "RED(min_th=50" in sc.describe() and "note: one ACK per segment" in sc.describe()
+
+
+def test_sizes_that_cannot_run_are_refused_before_memory_is_taken():
+    # issue 33: simulate(..., n_points=10**9) took 8 GB and hung; Flows(n=10**9) took 7.8 GB
+    # (its start times) before the plan refused it
+    import tracemalloc
+
+    link = fn.packet.Link.from_packets(1250, buffer=100)
+    sc = fn.packet.Dumbbell(link=link, flows=[fn.packet.Flows(n=2, rtt=0.05)])
+    tracemalloc.start()
+    try:
+        with pytest.raises(fn.OptionError, match=r"n_points = 1000000000: .* GiB.*n_points <="):
+            fn.packet.simulate(sc, 10.0, n_points=10**9)
+        with pytest.raises(fn.OptionError, match="closer than ns-3's resolution"):
+            fn.packet.simulate(sc, 1e-3, n_points=10**7)
+        with pytest.raises(fn.ParameterError, match="Flows.n = 1000000000: .* at most 50000"):
+            fn.packet.Flows(n=10**9)
+        short = fn.packet.ShortFlows(arrival_rate=1e9, rtt=0.05)
+        with pytest.raises(fn.ParameterError, match="flows\\[0\\]: ShortFlows: more than 50000"):
+            fn.packet.Dumbbell(link=link, flows=[short]).plan(10.0, 1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 50 * 2**20, peak  # measured: about 4 MB
+    # the largest allowed n_points is what the message says, and is accepted
+    most = int(str(_refusal(sc)).rsplit("<= ", 1)[1])
+    fn.packet.runner.RunRequest.checked(sc, 10.0, 0, most)
+
+
+def _refusal(sc):
+    with pytest.raises(fn.OptionError) as info:
+        fn.packet.runner.RunRequest.checked(sc, 10.0, 0, 10**9)
+    return info.value

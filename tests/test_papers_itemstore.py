@@ -142,3 +142,28 @@ def test_the_key_covers_the_package_without_the_other_papers(tmp_path):
     assert key["item"] == "rcp:linearization" and key["outside"] is None
     assert "numpy" in key["environment"]["packages"]
     assert itemstore.item_key(item, quick=True) != key
+
+
+def test_a_numpy_float_is_recorded_as_the_report_shows_it(tmp_path):
+    # tolerances from the run are numpy floats (a float subclass): the report writes them as
+    # floats, and so does the record, so the item is read back
+    import numpy as np
+
+    from fluidnet.papers.targets import RUN, Value
+
+    table = {"numpyish": [near("x", "eq (1)", "x", 1.0, tol=RUN)]}
+    p = paper("zz_numpyish", title="numpy", citation="none", targets=table)
+
+    def numpyish(ctx):
+        return {"x": Value(np.float64(1.0), tol=np.float64(0.25))}
+
+    try:
+        p.item(title="numpy floats")(numpyish)
+        first = fn.reproduce("zz_numpyish", out=tmp_path, progress=False)
+        record = tmp_path / ".cache" / "items" / "zz_numpyish" / "numpyish.json"
+        assert record.is_file()
+        second = fn.reproduce("zz_numpyish", out=tmp_path, progress=False)
+        assert [t.row() for t in second.targets] == [t.row() for t in first.targets]
+        assert type(second.targets[0].tol) is float
+    finally:
+        registry._REGISTRY.pop("zz_numpyish", None)

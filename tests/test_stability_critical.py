@@ -4,6 +4,7 @@ a delayed oscillator, the Hayes equation, certificates and clear errors.
 Every reference value is derived here from a closed form, not from fluidnet."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -174,6 +175,38 @@ def test_hayes_boundary_in_b():
     assert [c.change for c in sw.crossings] == [-2, 1]
     assert sw.crossings[1].omega == pytest.approx(0.0, abs=1e-12)
     assert sw.stable_intervals() == [(pytest.approx(b_low), pytest.approx(-a))]
+
+
+def test_a_gain_that_vanishes_crosses_at_zero():
+    """x' = b x(t - 1) (Hayes with a = 0; issue 33): lambda = W_k(b), Lambert W. Stable for
+    -pi/2 < b < 0; the real root W_0(b) ~ b crosses 0 transversally at b = 0 while the second
+    real root W_-1(b) leaves for -infinity. From b = -1.5 the first switch is b = 0 (omega 0,
+    0 -> 1 roots); main failed there with 'a real root reaches 0 and stays there'."""
+    from scipy.special import lambertw
+
+    x = fn.states("x")
+    b = fn.params("b")
+    m = fn.Model({x: b * x(fn.t - 1)}, {b: -0.5}, name="scalar")
+    with warnings.catch_warnings():  # b = 0 itself: every x is an equilibrium (true, warned)
+        warnings.simplefilter("ignore", fn.EquilibriumWarning)
+        cv = fn.critical_value(m, "b", -1.5, 1.5)
+        sw = fn.stability_switches(m, "b", -3.0, 1.5)
+        at_end = fn.stability_switches(m, "b", -1.5, 0.0)
+    assert cv.value == pytest.approx(0.0, abs=1e-12) and cv.omega == pytest.approx(0.0, abs=1e-12)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("destabilizing", 0, 1)
+    # W_k(b) is on the imaginary axis at b = -pi/2 (lambda = +- j pi/2) and at b = 0 (lambda = 0)
+    assert lambertw(-math.pi / 2, 0) == pytest.approx(1j * math.pi / 2, abs=1e-14)
+    assert [c.value for c in sw.crossings] == pytest.approx([-math.pi / 2, 0.0], abs=1e-12)
+    assert [c.change for c in sw.crossings] == [-2, 1]
+    ((lo, hi),) = sw.stable_intervals()
+    assert sw.count_lo == 2 and (lo, hi) == (
+        pytest.approx(-math.pi / 2),
+        pytest.approx(0, abs=1e-12),
+    )
+    assert [c.value for c in at_end.crossings] == [0.0]  # a range ending on the crossing
+    # the unstable root past the switch is W_0(b) > 0
+    r = m.linearize(params={"b": 0.5}).roots(k=1)
+    assert r[0].value == pytest.approx(complex(lambertw(0.5, 0)), abs=1e-12)
 
 
 def test_two_delays_scaled_by_one_parameter():
@@ -364,3 +397,60 @@ def test_a_badly_scaled_delay_family_is_not_called_singular():
     cv = fn.critical_value(scaled, "tau", 0.1, 10.0)
     assert cv.method == "delay" and cv.value == pytest.approx(ref[0][0], rel=1e-12)
     assert cv.omega == pytest.approx(ref[0][1], rel=1e-12)
+
+
+PI_TCP = {
+    "N": 300.3389312633782,
+    "Tp": 0.47661413691627375,
+    "q_ref": 8.261160380386503,
+    "K_pi": 1.071014629338844e-09,
+    "z": 0.049543634017343796,
+}
+
+
+def test_pi_over_tcp_critical_capacity_agrees_with_nyquist():
+    """Issue 33: main failed 'not certified ... pass max_nodes larger than 13' at C = 106261 (a
+    root listed twice) and max_nodes=60 did not help. The critical capacity against a second
+    method: the Nyquist count of the loop broken at p, stable just below, 2 roots just above."""
+    m = fn.models.hollot_pi()
+    cv = fn.critical_value(m, "C", 42131.969460442684, 421319.69460442686, params=PI_TCP)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("destabilizing", 0, 2)
+    for factor, stable, rhp in ((1 - 1e-6, True, 0), (1 + 1e-6, False, 2)):
+        ny = fn.nyquist(m.loop_gain("p", params={**PI_TCP, "C": cv.value * factor}))
+        assert (ny.stable, ny.closed_loop_rhp_roots) == (stable, rhp)
+    again = fn.critical_value(
+        m, "C", 42131.969460442684, 421319.69460442686, params=PI_TCP,
+        root_options={"max_nodes": 60},
+    )  # fmt: skip
+    assert again.value == pytest.approx(cv.value, rel=1e-10)
+
+
+def test_uncertified_counts_advise_what_works(monkeypatch):
+    """A count that fails its certificate below 26 nodes (a duplicated root, put back by a
+    flawed root finder) is refined automatically; a fixed n_nodes or a low max_nodes that
+    stops it gets an error whose advice, followed, gives the answer."""
+    import fluidnet.stability.crossing as crossing
+    from fluidnet.linear.roots import _certify
+    from fluidnet.linear.rootset import CharacteristicRoot, Roots
+
+    real = crossing.unit_time_roots
+
+    def flawed(lin, k=6, region=None, **options):
+        got = real(lin, k, region, **options)
+        if got.n_nodes >= 26 or not len(got):
+            return got
+        twin = [CharacteristicRoot(value=got[0].value * (1 + 1e-9), residual=0.0)]
+        listed = sorted([*got, *twin], key=lambda r: (-r.real, -r.imag))
+        return _certify(lin, Roots(listed, got.n_nodes), None)
+
+    monkeypatch.setattr(crossing, "unit_time_roots", flawed)
+    a = 0.9
+    w = brentq(lambda v: v / math.tan(v) - a, 1e-6, math.pi - 1e-6)
+    b_low = -w / math.sin(w)
+    assert fn.critical_value(hayes(a), "b", -4.0, 0.6).value == pytest.approx(b_low, rel=1e-12)
+    for given, fix in (({"n_nodes": 13}, {"n_nodes": 26}), ({"max_nodes": 14}, {"max_nodes": 28})):
+        with pytest.raises(fn.AnalysisError, match="not certified") as err:
+            fn.critical_value(hayes(a), "b", -4.0, 0.6, root_options=given)
+        assert repr(fix) in str(err.value)
+        cv = fn.critical_value(hayes(a), "b", -4.0, 0.6, root_options=fix)
+        assert cv.value == pytest.approx(b_low, rel=1e-12)

@@ -137,3 +137,16 @@ def test_nonlinear_chart_batches_give_the_same_verdicts(monkeypatch):
     batched = fn.nonlinear_chart(m, grid, **kw)
     assert whole.equals(batched)
     assert not bool(whole["stable"].sel(alpha=1.4, beta=0.8))
+
+
+def test_an_unknown_option_names_phase_portrait():
+    """Issue 33: phase_portrait(foo=1) blamed simulate_ensemble()."""
+    x, y = fn.states("x y")
+    a = fn.params("a")
+    m = fn.Model({x: y(fn.t), y: -a * x(fn.t - 1) - y(fn.t)}, {a: 0.5}, name="osc")
+    with pytest.raises(fn.OptionError, match=r"phase_portrait\(\) got unknown option.*'foo'.*rtol"):
+        fn.phase_portrait(m, [{"x": 1.0}], x="x", y="y", t_end=2.0, foo=1)
+    with pytest.raises(fn.OptionError, match=r"phase_portrait\(\) takes parameter overrides"):
+        fn.phase_portrait(m, [{"x": 1.0}], x="x", y="y", t_end=2.0, a=0.3)
+    pp = fn.phase_portrait(m, [{"x": 1.0}], x="x", y="y", t_end=2.0, rtol=1e-8)
+    assert pp.x.shape == (1, 2001)

@@ -92,3 +92,11 @@ def test_errors():
 def test_solvers_refuse_what_is_not_a_window_chain(solver, bad):
     with pytest.raises(ModelError, match=f"expected a WindowChain, got {type(bad).__name__}"):
         getattr(fn, solver)(bad)
+
+
+@pytest.mark.parametrize("seed", ["abc", -1, 1.5, True, object()])
+def test_a_bad_seed_is_a_named_error(seed):
+    """Issue 33: numpy's own TypeError/ValueError (naming neither the seed nor the call)."""
+    chain = fn.WindowChain(1 / w, w / 2, 0.01, window=w, ack_rate=w)
+    with pytest.raises(OptionError, match=r"monte_carlo: seed = .*(whole number|>= 0)"):
+        fn.monte_carlo(chain, n_chains=4, n_steps=10, seed=seed)

@@ -101,3 +101,26 @@ def test_a_worker_killed_mid_sweep_loses_nothing(client):
     assert killed_at and killed_at[0] < ended  # the worker died while the sweep ran
     assert on_dask.identical(serial)
     assert victim not in client.run(os.getpid).values()  # a new worker took its place
+
+
+def test_a_scheduler_address_alone_is_enough(client, tmp_path):
+    # a process with no Dask client of its own (fluidnet reproduce --scheduler ADDRESS): the
+    # executor connects to the address (it asked for the default client, and found none)
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "from fluidnet.sweep import sweep\n"
+        "def size(x):\n"
+        "    return abs(x)\n"
+        f"ds = sweep(size, {{'x': [-1.0, 2.0, -3.0]}}, executor={client.scheduler.address!r})\n"
+        "print(ds[next(iter(ds.data_vars))].values.tolist())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "1.0, 2.0, 3.0" in out.stdout

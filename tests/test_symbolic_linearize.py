@@ -86,7 +86,8 @@ def test_negative_delay_at_equilibrium():
 def test_not_differentiable_at_equilibrium():
     x = fn.states("x")
     m = fn.Model({x: -sympy.sqrt(sympy.Abs(x(t))) * sympy.sign(x(t))}, {})
-    with pytest.raises(AnalysisError, match=r"df/dx\[0,0\].*not differentiable"):
+    # the kink of Abs at 0 is named first (the surface check comes before the entries)
+    with pytest.raises(AnalysisError, match=r"x = 0 of Abs\(x\).*not differentiable"):
         m.linearize(equilibrium={"x": 0.0})
 
 
@@ -215,3 +216,21 @@ def test_batched_equilibria_and_linearizations_equal_the_per_point_ones():
         assert f == pytest.approx(lin.characteristic(s), rel=1e-13)
     # a parameter out of its bounds is left to the per-point path (which raises)
     assert not linearize_batch(rcp, {"alpha": [-1.0, 0.4]}).ok[0]
+
+
+def test_abs_is_differentiated_and_its_kink_is_named():
+    """Issue 33: Abs in a model made linearize fail with sympy's PrintMethodNotImplementedError
+    (Derivative_im). d|u|/du = sign(u) off the kink: x' = -a |x(t - 1)| - x + 1 has x* = 1/(1 + a)
+    and A1 = -a sign(x*) = -a; on the kink (x* = 0, or |x(t-1) - 1| at x* = 1) the
+    linearization refuses with the surface named, like Max and Min."""
+    x = fn.states("x")
+    a = fn.params("a")
+    m = fn.Model({x: -a * sympy.Abs(x(t - 1)) - x(t) + 1}, {a: 0.5})
+    lin = m.linearize()
+    assert m.equilibrium()["x"] == pytest.approx(1 / 1.5, rel=1e-14)
+    assert lin.A0.tolist() == [[-1.0]] and lin.A[0].tolist() == [[-0.5]]
+    below = fn.Model({x: -a * sympy.Abs(x(t - 1)) - x(t) - 1}, {a: 0.5})  # x* = -1/(1 - a)
+    assert below.linearize().A[0].tolist() == [[0.5]]
+    for rhs in (-a * sympy.Abs(x(t - 1)) - x(t), -a * sympy.Abs(x(t - 1) - 1) - x(t) + 1):
+        with pytest.raises(AnalysisError, match=r"switching surface .* of Abs"):
+            fn.Model({x: rhs}, {a: 0.5}).linearize()

@@ -216,3 +216,19 @@ def test_pickle_round_trip_after_analysis():
     assert m2.values == m.values and m2.state_names == m.state_names
     np_A = m2.linearize().A[0]
     assert np_A[0, 0] == pytest.approx(-0.7 / 0.2)
+
+
+def test_a_neutral_term_is_refused_at_construction():
+    """Issue 33: Derivative(x(t - 1), t) was accepted, then called 'time-varying' by linearize.
+    The remedy the error gives (a delayed derivative of a state whose own right-hand side has
+    none is that right-hand side delayed) works: y' = -y + x'(t - 1) with x' = -x is
+    y' = -y - x(t - 1)."""
+    x, y = fn.states("x y")
+    with pytest.raises(ModelError, match=r"Derivative\(x\(t - 1\), t\).*neutral.*not supported"):
+        fn.Model({x: -x(t), y: -y(t) + sympy.Derivative(x(t - 1), t)}, {})
+    with pytest.raises(ModelError, match="neutral"):
+        fn.Model({x: -x(t) + sympy.Rational(1, 2) * sympy.Derivative(x(t - 1), t)}, {})
+    lin = fn.Model({x: -x(t), y: -y(t) - x(t - 1)}, {}).linearize()
+    assert lin.delays == (1.0,)
+    assert lin.A0.tolist() == [[-1.0, 0.0], [0.0, -1.0]]
+    assert lin.A[0].tolist() == [[0.0, 0.0], [-1.0, 0.0]]

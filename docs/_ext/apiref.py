@@ -9,6 +9,7 @@ reference without anyone editing the docs. :func:`sections` is what the test of 
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import sys
 from pathlib import Path
@@ -70,6 +71,28 @@ def sections() -> dict[str, list[str]]:
                 where = "fluidnet.errors"
             out[_stage(where)].append(f"{namespace}.{name}")
     return {k: v for k, v in out.items() if v}
+
+
+def dataclass_fields() -> dict[str, str]:
+    """``{public class: "field, field, ..."}`` for every public dataclass: the fields its class
+    page leaves out of the members (the class's Attributes section documents them, with their
+    units), so that the members listed are its methods and properties."""
+    import dataclasses
+
+    out: dict[str, str] = {}
+    for names in sections().values():
+        for name in names:
+            module, _, attr = name.rpartition(".")
+            obj = getattr(importlib.import_module(module), attr)
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+                fields = [
+                    f.name
+                    for f in dataclasses.fields(obj)
+                    if not isinstance(inspect.getattr_static(obj, f.name, None), property)
+                ]
+                if fields:
+                    out[name] = ", ".join(fields)
+    return out
 
 
 def modules() -> list[str]:
@@ -143,6 +166,60 @@ def _replace(path: Path, text: str) -> None:
         path.write_text(text)
 
 
+def data_comment(name: str, obj) -> tuple[str, list[str]] | None:
+    """The ``#:`` comment above the definition of the public data ``name`` (``fluidnet.t``):
+    ``(defining module, lines)``, or None when no module defining it has one."""
+    from sphinx.errors import PycodeError
+    from sphinx.pycode import ModuleAnalyzer
+
+    short = name.rsplit(".", 1)[1]
+    for mod_name, mod in sorted(sys.modules.items()):
+        if not mod_name.startswith("fluidnet") or vars(mod).get(short, _NOTHING) is not obj:
+            continue
+        try:
+            docs = ModuleAnalyzer.for_module(mod_name).find_attr_docs()
+        except PycodeError:
+            continue
+        lines = docs.get(("", short))
+        if lines:
+            return mod_name, list(lines)
+    return None
+
+
+_NOTHING = object()
+
+
+def _data_docstring(app, what, name, obj, options, lines) -> None:
+    """Public data (``fluidnet.t``, ``fluidnet.s``, ``fluidnet.models.RATE``, ...) are
+    instances of other libraries' classes, whose docstring (sympy's ``Symbol``) autodoc would
+    show: they get the ``#:`` comment written above their definition instead."""
+    if what != "data" or not name.startswith("fluidnet."):
+        return
+    if isinstance(obj, type) or inspect.isroutine(obj) or inspect.ismodule(obj):
+        return
+    own = getattr(obj, "__doc__", None)
+    if own is not None and own != getattr(type(obj), "__doc__", None):
+        return  # an object with a docstring of its own
+    found = data_comment(name, obj)
+    if found is None:
+        from sphinx.errors import ExtensionError
+
+        raise ExtensionError(
+            f"{name} has no documentation of its own (autodoc would show the docstring of "
+            f"{type(obj).__name__}): write a '#:' comment above its definition"
+        )
+    module, comment = found
+    lines[:] = [*comment, "", f"Defined in :mod:`{module}`; a :class:`{_qualified(obj)}`."]
+
+
+def _qualified(obj) -> str:
+    cls = type(obj)
+    module = cls.__module__.split(".")[0]
+    return f"{module}.{cls.__qualname__}" if module != "builtins" else cls.__qualname__
+
+
 def setup(app):
     app.connect("config-inited", lambda app, config: _write(app))
+    # before numpydoc's handler (priority 500), which would parse the other class's docstring
+    app.connect("autodoc-process-docstring", _data_docstring, priority=400)
     return {"parallel_read_safe": True, "version": "1"}

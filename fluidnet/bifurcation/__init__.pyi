@@ -11,6 +11,7 @@ from .hopf_curve import continue_hopf as continue_hopf
 from .orbit import PeriodicOrbit as PeriodicOrbit
 from .periodic import periodic_orbit as periodic_orbit
 from .smoothness import NonSmoothError as NonSmoothError
+from .smoothness import NonSmoothWarning as NonSmoothWarning
 from .cycle_folds import continue_cycle_folds as continue_cycle_folds
 from .cycle_folds import CycleFoldCurve as CycleFoldCurve
 from .continuation import CycleBifurcation as CycleBifurcation

@@ -39,6 +39,7 @@ from ..errors import AnalysisError, OptionError
 from ..options import count_option, number_option
 from ._system import orbit_system
 from .collocation import Mesh
+from .floquet import MonodromyError
 from .hopf import HopfPoint
 from .newton import OrbitState, correct_full
 from .orbit import (
@@ -70,6 +71,9 @@ __all__ = [
 CERTIFIED = 1e-8
 #: A branch whose Newton iteration fails this close (relative) to a non-smooth surface says so.
 NEAR_SURFACE = 1e-2
+#: A branch stops at an orbit whose collocation defect (:attr:`PeriodicOrbit.defect`, relative
+#: to ``max |x'|``) exceeds this: its mesh no longer resolves the orbit.
+MAX_DEFECT = 1e-2
 
 
 # ------------------------------------------------------------------------------ results
@@ -205,7 +209,8 @@ class OrbitBranch:
         Changes of stability the multipliers were not accurate enough to certify.
     stop_reason : str
         Why the continuation stopped (count reached, bound reached, a non-smooth surface
-        touched, Newton failed at the smallest step).
+        touched, Newton failed at the smallest step, the mesh no longer resolves the orbits,
+        their Floquet multipliers cannot be computed), and how to go on where it can.
     hopf : HopfPoint or None
         The Hopf point the branch started from.
     """
@@ -238,12 +243,19 @@ class OrbitBranch:
         )
 
     def to_xarray(self) -> xr.Dataset:
-        """The branch as an :class:`xarray.Dataset` along ``orbit``."""
+        """The branch as an :class:`xarray.Dataset` along ``orbit``.
+
+        Returns
+        -------
+        xarray.Dataset
+            The parameter, ``period`` and ``amplitude_<state>`` (peak-to-peak) of each orbit,
+            and ``stable`` when the multipliers were computed.
+        """
         import xarray as xr
 
-        data = {self.x_name: ("orbit", self.x), "period": ("orbit", self.periods)}
+        data: dict[str, Any] = {self.x_name: ("orbit", self.x), "period": ("orbit", self.periods)}
         for s, a in self.amplitude.items():
-            data[f"amplitude_{s}"] = ("orbit", a)
+            data[f"amplitude_{s}"] = ("orbit", a, {"long_name": f"peak-to-peak amplitude of {s}"})
         if self.stable is not None:
             data["stable"] = ("orbit", self.stable)
         return xr.Dataset(
@@ -353,8 +365,16 @@ class _Branch:
             )  # fmt: skip
         except NonSmoothError as exc:
             return f"non-smooth: {exc}"
+        except MonodromyError as exc:
+            return f"floquet: {exc}"
         except AnalysisError as exc:
             return str(exc)
+        if self.orbit.defect > MAX_DEFECT:
+            return (
+                f"mesh: the collocation mesh of {self.mesh.intervals} intervals no longer "
+                f"resolves the orbit of period T = {self.orbit.period:.6g} (defect "
+                f"{self.orbit.defect:.2g} of max |x'|, above {MAX_DEFECT:g})"
+            )
         return ""
 
     def _same_row(self, prev: np.ndarray) -> bool:
@@ -405,6 +425,22 @@ class _Tracer(ArclengthStepper):
         why = att.data.get("why", "")
         if not att.ok and why.startswith("non-smooth") and h <= self.opts["step"] / 64:
             self.stop_reason = why
+            return Stop(None)
+        if not att.ok and why.startswith(("floquet", "mesh")):
+            # a shorter step does not help: the next orbit is as long or as sharp
+            last = self.orbits[-1] if self.orbits else None
+            where = (
+                f" after {len(self.orbits)} orbits (the last at {self.name}="
+                f"{last.params[self.name]:.8g}, T = {last.period:.6g})"
+                if last is not None
+                else ""
+            )
+            if why.startswith("floquet"):
+                remedy = "continue_orbits(branch, floquet=False) goes on without multipliers"
+            else:
+                intervals = 4 * self.branch.mesh.intervals
+                remedy = f"continue_orbits(branch, intervals={intervals}) goes on on a finer mesh"
+            self.stop_reason = f"{why.split(': ', 1)[1]}; stopped{where}: {remedy}"
             return Stop(None)
         return att
 
@@ -674,8 +710,37 @@ def _first_orbits(hopf, first_offset, step, intervals, degree, floquet, check_sm
     raise AssertionError  # pragma: no cover
 
 
+def _remeshed(orbit: PeriodicOrbit, name: str, mesh: Mesh, floquet: bool, check_smooth: bool,
+              tol: float) -> PeriodicOrbit:  # fmt: skip
+    """``orbit`` solved again on ``mesh`` at its own period, ``name`` free: near a homoclinic
+    orbit the period is a steep function of the parameter, the parameter a flat one of the
+    period, so the period is the quantity to hold."""
+    from .collocation import profile_values
+
+    model = orbit.model
+    system = orbit_system(model)
+    free = model.param_names.index(name)
+    P = np.array([orbit.params[k] for k in model.param_names], dtype=float)
+    Y = profile_values(orbit.mesh, orbit.nodes, mesh.nodes[:-1])
+    guess = OrbitState(np.asarray(Y, dtype=float), float(orbit.period), P)
+    ends = np.array([abs(orbit.period), max(abs(float(P[free])), 1e-12)])
+    scales = np.concatenate([np.tile(_state_scales(guess.Y), guess.Y.shape[0]), ends])
+    row = np.zeros(scales.size)
+    row[-2] = 1.0
+    try:
+        out = correct_full(
+            system, mesh, guess, guess, free=free, constraint=(row, 1.0), scales=scales, tol=tol
+        )
+    except AnalysisError as exc:
+        raise AnalysisError(
+            f"the orbit of period T = {orbit.period:.6g} at {name}={orbit.params[name]:.8g} "
+            f"cannot be solved again on {mesh.intervals} intervals of degree {mesh.degree}: {exc}"
+        ) from exc
+    return finish(model, mesh, out.state, out.iterations, floquet=floquet, smooth=check_smooth)
+
+
 def continue_orbits(
-    start: HopfPoint | PeriodicOrbit | PeriodDoubling,
+    start: HopfPoint | PeriodicOrbit | PeriodDoubling | OrbitBranch,
     name: str | None = None,
     lo: float | None = None,
     hi: float | None = None,
@@ -697,9 +762,12 @@ def continue_orbits(
 
     Parameters
     ----------
-    start : HopfPoint, PeriodicOrbit or PeriodDoubling
-        A Hopf point (the branch born there, in its parameter), an orbit to continue, or a
-        period-doubling point of another branch (the branch of doubled orbits born there).
+    start : HopfPoint, PeriodicOrbit, PeriodDoubling or OrbitBranch
+        A Hopf point (the branch born there, in its parameter), an orbit to continue, a
+        period-doubling point of another branch (the branch of doubled orbits born there), or
+        a branch to go on with, the way it went (its last two orbits solved again on the mesh
+        given, each at its own period; the options may differ from the branch's, e.g. more
+        ``intervals`` or ``floquet=False`` where it stopped).
     name : str, optional
         The continuation parameter (default: the Hopf point's or the bifurcation's).
     lo, hi : float, optional
@@ -740,6 +808,11 @@ def continue_orbits(
         When not even the first orbits can be computed.
     NonSmoothError
         When the first orbit already touches a non-smooth surface.
+
+    See Also
+    --------
+    periodic_orbit : one cycle
+    continue_cycle_folds : the folds of cycles followed in a second parameter
 
     Examples
     --------
@@ -786,6 +859,13 @@ def continue_orbits(
         doubled, direction_nodes = doubled_start(doubling)
         first = [doubled]
         mesh = doubled.mesh
+    elif isinstance(start, OrbitBranch):
+        name = name or start.x_name
+        if name != start.x_name:
+            raise OptionError(f"the branch is continued in {start.x_name!r}, not {name!r}")
+        if len(start) < 2:
+            raise OptionError("a branch with fewer than two orbits has no direction to go on in")
+        first = [_remeshed(o, name, mesh, floquet, check_smooth, tol) for o in start.orbits[-2:]]
     elif isinstance(start, PeriodicOrbit):
         if name is None:
             raise OptionError("give the continuation parameter name")
@@ -800,7 +880,7 @@ def continue_orbits(
         ]
     else:
         raise OptionError(
-            "start must be a HopfPoint, a PeriodicOrbit or a PeriodDoubling, got "
+            "start must be a HopfPoint, a PeriodicOrbit, a PeriodDoubling or an OrbitBranch, got "
             f"{type(start).__name__}"
         )
     model = first[0].model
@@ -857,9 +937,7 @@ def continue_orbits(
             branch.correct(u, None, np.eye(u.size)[-1], u[-1])  # the Jacobian there
         except CorrectionFailed as exc:
             raise AnalysisError(f"the starting orbit does not solve the branch: {exc}") from exc
-        t = branch.tangent(prev_t, sign=float(direction))
-        if prev_t is None and direction < 0:
-            t = -t
+        t = branch.tangent(prev_t, sign=float(direction))  # (oriented by direction)
         tracer.add(orb, t)
         prev_t = t
     branch.ref = states[-1]

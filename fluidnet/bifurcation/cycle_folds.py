@@ -298,6 +298,11 @@ def continue_cycle_folds(
         For bad options or names.
     AnalysisError
         When the fold cannot be corrected onto its defining system.
+
+    See Also
+    --------
+    continue_orbits : the branch of cycles in one parameter
+    continue_hopf : the Hopf curve it starts next to
     """
     from .continuation import FoldOfCycles
 

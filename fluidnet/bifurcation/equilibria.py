@@ -758,6 +758,10 @@ def continue_equilibria(
     AnalysisError
         When no equilibrium is found at the start.
 
+    See Also
+    --------
+    continue_equilibrium_folds : the folds followed in a second parameter
+
     Examples
     --------
     >>> import fluidnet as fn
@@ -1081,6 +1085,10 @@ def continue_equilibrium_folds(
         For bad options or names.
     AnalysisError
         When the start does not solve the fold's defining system.
+
+    See Also
+    --------
+    continue_equilibria : the curve of equilibria in one parameter
     """
     if isinstance(start, EquilibriumFold):
         xn = start.x_name

@@ -17,12 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import AnalysisError
 from .collocation import Mesh, assemble, history_periods
 
-__all__ = ["monodromy", "multipliers"]
+__all__ = ["MonodromyError", "monodromy", "multipliers"]
 
 #: Reduced operators larger than this are reduced to their leading eigenvalues by Arnoldi.
 DENSE_LIMIT = 900
+#: The period map is singular to working precision below this reciprocal condition number.
+RCOND_LIMIT = 1e-15
+
+
+class MonodromyError(AnalysisError):
+    """The discretized period map of an orbit cannot be inverted to working precision: its
+    Floquet multipliers cannot be computed (the orbit itself may be fine)."""
 
 
 def _operator(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray, taus=None):
@@ -42,7 +50,21 @@ def _operator(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray, taus=N
     used = np.flatnonzero(np.any(J_old != 0, axis=0))
     nodes = np.union1d(used // n, [H * N])  # the history's last node continues the profile
     cols = (nodes[:, None] * n + np.arange(n)).reshape(-1)
-    S = -scipy.linalg.solve(J_new, J_old[:, cols])
+    lu = scipy.linalg.lu_factor(J_new, check_finite=False)
+    anorm = float(np.linalg.norm(J_new, 1))
+    (gecon,) = scipy.linalg.get_lapack_funcs(("gecon",), (lu[0],))
+    rcond, _ = gecon(lu[0], anorm, norm="1")
+    if not np.all(np.isfinite(lu[0])) or not rcond >= RCOND_LIMIT:
+        raise MonodromyError(
+            f"the Floquet multipliers of the orbit of period T = {T:.6g} cannot be computed: its "
+            f"collocated period map ({mesh.intervals} intervals of degree {mesh.degree}) is "
+            f"singular to working precision (reciprocal condition {rcond:.2g}); the solutions "
+            "of the variational equation grow or decay by more than the floating-point range "
+            "over one period, as near a homoclinic orbit, whose period grows without bound and "
+            "whose multipliers are like exp(lambda T). floquet=False computes the orbit "
+            "without them"
+        )
+    S = -scipy.linalg.lu_solve(lu, J_old[:, cols], check_finite=False)
     return S, H, nodes, cols
 
 

@@ -31,6 +31,7 @@ the history (:mod:`fluidnet.bifurcation.jets`). The root's speed is
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,13 @@ from ..errors import AnalysisError, OptionError, ParameterError
 from ..options import option_dict
 from ..overrides import merge_params
 from .jets import multilinear_terms
-from .smoothness import NonSmoothError, check_equilibrium_smooth
+from .smoothness import (
+    NonSmoothError,
+    NonSmoothWarning,
+    _switches,
+    check_equilibrium_smooth,
+    crossed_surfaces,
+)
 from .steady import EquilibriumBranch
 
 if TYPE_CHECKING:
@@ -185,15 +192,33 @@ class HopfPoint:
         Returns
         -------
         dict
-            ``{"amplitude": {state: peak-to-peak}, "period": T, "z": |z|}``.
+            ``{"amplitude": {state: peak-to-peak}, "period": T, "z": |z|, "smooth": bool,
+            "crosses": [surface, ...]}``. The amplitude of a state is its **peak-to-peak**
+            excursion ``4 |z| |q_j|`` (twice the distance from the equilibrium to a peak).
+            ``smooth`` is False when the predicted orbit ``x* + 2 Re(z q e^{i theta})``
+            leaves the region where the model is smooth: a projected state below 0 (a queue
+            that would have to go negative) or a switching surface crossed, each named in
+            ``crosses``. The prediction is then not the model's orbit (the projected model
+            clips it), and a :class:`~fluidnet.bifurcation.smoothness.NonSmoothWarning`
+            says so.
 
         Raises
         ------
         AnalysisError
             When no small orbit exists on that side of ``p0``, or the Hopf point is degenerate.
         NonSmoothError
-            When the smooth theory does not apply.
+            When the smooth theory does not apply (a projected state at 0 at the equilibrium).
+
+        Warns
+        -----
+        NonSmoothWarning
+            When the predicted orbit leaves the smooth region (``smooth`` False).
         """
+        return self._predict(value, check=True)
+
+    def _predict(self, value: float, check: bool) -> dict[str, Any]:
+        """:meth:`predict`; without ``check``, the smoothness of the predicted orbit is not
+        examined (a starting guess, which the orbit solver checks itself)."""
         c1, mu = self.c1, self.root_speed
         self._require_nondegenerate()
         dp = float(value) - self.value
@@ -207,7 +232,55 @@ class HopfPoint:
         z = math.sqrt(z2)
         w = self.omega + mu.imag * dp + c1.imag * z2
         amp = {s: 4.0 * z * abs(self.eigenvector[i]) for i, s in enumerate(self.model.state_names)}
-        return {"amplitude": amp, "period": 2.0 * math.pi / w, "z": z}
+        crosses = self._crossed(float(value), z, w) if check else []
+        if crosses:
+            names = self.model.state_names
+            x0 = [self.equilibrium[n] for n in names]
+            spans = ", ".join(
+                f"{n} {x0[i] - amp[n] / 2:.4g} to {x0[i] + amp[n] / 2:.4g}"
+                for i, n in enumerate(names)
+            )
+            warnings.warn(
+                NonSmoothWarning(
+                    f"the normal form's orbit at {self.name}={float(value):g} ({spans}, "
+                    f"peak-to-peak amplitudes {', '.join(f'{n} {amp[n]:.4g}' for n in names)}) "
+                    f"crosses {' and '.join(crosses)}, where the model is not smooth: it is "
+                    "not the model's orbit there (the prediction holds only closer to "
+                    f"{self.name}={self.value:.6g}); simulate, or compute the orbit with "
+                    "fn.periodic_orbit(sol) from a simulation"
+                ),
+                stacklevel=3,
+            )
+        return {
+            "amplitude": amp,
+            "period": 2.0 * math.pi / w,
+            "z": z,
+            "smooth": not crosses if check else None,
+            "crosses": crosses,
+        }
+
+    def _crossed(self, value: float, z: float, w: float) -> list[str]:
+        """The non-smooth surfaces the predicted orbit ``x* + 2 Re(z q e^{i theta})`` reaches
+        (its delayed values turned back by ``w tau``), sampled at 256 phases."""
+        model = self.model
+        if not model.nonnegative and _switches(model) is None:
+            return []
+        from ._system import orbit_system
+
+        system = orbit_system(model)
+        values = model.resolve_params({**self.params, self.name: value})
+        P = np.array([values[k] for k in model.param_names], dtype=float)
+        x0 = np.array([self.equilibrium[n] for n in model.state_names], dtype=float)
+        q = np.asarray(self.eigenvector, dtype=complex)
+        theta = np.linspace(0.0, 2.0 * math.pi, 256, endpoint=False)
+        X = x0[None, :] + 2.0 * np.real(z * q[None, :] * np.exp(1j * theta)[:, None])
+
+        def profile(k, tau):
+            j = system.lag_state[k]
+            return x0[j] + 2.0 * np.real(z * q[j] * np.exp(1j * (theta - w * np.asarray(tau))))
+
+        _, Z = system.lags_at(X, P, profile)
+        return crossed_surfaces(model, X, Z, P)
 
     def guess(self, value: float, s: np.ndarray) -> tuple[np.ndarray, float]:
         """Profile ``x(s T)`` at scaled times ``s`` and period predicted at ``value``.
@@ -234,7 +307,7 @@ class HopfPoint:
         AnalysisError, NonSmoothError
             As :meth:`predict`.
         """
-        pr = self.predict(value)
+        pr = self._predict(value, check=False)
         x0 = np.array([self.equilibrium[n] for n in self.model.state_names])
         ph = np.exp(2j * math.pi * np.asarray(s))[:, None]
         return x0 + 2.0 * np.real(pr["z"] * self.eigenvector * ph), pr["period"]
@@ -366,6 +439,10 @@ def hopf_at(
         by every entry point.
     **fixed
         Other parameter values, as keywords (each name given once, here or in ``params``).
+
+    See Also
+    --------
+    hopf_point : the crossing located in an interval
     """
     if not omega > 0:
         raise AnalysisError(
@@ -501,6 +578,14 @@ def hopf_point(
     NonSmoothError
         Not here: a Hopf point whose equilibrium has a projected state at 0 is returned with
         :attr:`HopfPoint.nonsmooth` set, and its normal-form properties raise.
+
+    See Also
+    --------
+    hopf_at : the normal form at a known crossing
+    periodic_orbit : the cycle born there, at a parameter value
+    continue_orbits : the branch of cycles from it
+    continue_hopf : the Hopf point followed in a second parameter
+    critical_value : the crossing alone
 
     Examples
     --------

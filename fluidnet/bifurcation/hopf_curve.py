@@ -605,6 +605,12 @@ def continue_hopf(
     ParameterError
         For an unknown parameter.
 
+    See Also
+    --------
+    hopf_point : one point of the curve
+    continue_cycle_folds : the curve of folds of cycles from a Bautin point
+    stability_boundary : the boundary of the linearly stable region
+
     Examples
     --------
     >>> import math, fluidnet as fn

@@ -183,7 +183,8 @@ class PeriodicOrbit:
 
     @property
     def stable(self) -> bool:
-        """True when every nontrivial multiplier lies inside the unit circle."""
+        """True when every nontrivial multiplier lies inside the unit circle (a verdict only
+        as good as the multipliers: see :attr:`certified`)."""
         return bool(np.all(np.abs(self.nontrivial_multipliers) < 1.0))
 
     @property
@@ -201,8 +202,11 @@ class PeriodicOrbit:
     def __repr__(self) -> str:
         amp = ", ".join(f"{k}: {v:.6g}" for k, v in self.amplitude.items())
         stab = ""
-        if self.multipliers is not None:
+        if self.multipliers is not None and self.certified:
             stab = ", stable" if self.stable else f", unstable ({self.unstable_count})"
+        elif self.multipliers is not None:  # no verdict the multipliers cannot back
+            off = self.multiplier_error
+            stab = f", stability not certified (trivial multiplier off by {off:.2g})"
         return f"PeriodicOrbit(period={self.period:.10g}, peak-to-peak {{{amp}}}{stab})"
 
     def to_xarray(self, n_points: int | None = None) -> Any:

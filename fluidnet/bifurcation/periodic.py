@@ -156,6 +156,12 @@ def periodic_orbit(
     NonSmoothError
         When the orbit touches a non-smooth surface of the model.
 
+    See Also
+    --------
+    hopf_point : where the cycles are born
+    continue_orbits : the branch of cycles
+    oscillation : the cycle as a simulation shows it
+
     Examples
     --------
     >>> import math, fluidnet as fn

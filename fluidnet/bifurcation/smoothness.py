@@ -18,7 +18,13 @@ from ..errors import AnalysisError
 from ..symbolic.switches import extract_switches
 from ._system import _vectorized
 
-__all__ = ["NonSmoothError", "check_equilibrium_smooth", "check_orbit_smooth"]
+__all__ = [
+    "NonSmoothError",
+    "NonSmoothWarning",
+    "check_equilibrium_smooth",
+    "check_orbit_smooth",
+    "crossed_surfaces",
+]
 
 _SWITCH_TYPES = (sympy.Heaviside, sympy.Max, sympy.Min, sympy.Abs, sympy.sign, sympy.Piecewise)
 
@@ -42,6 +48,12 @@ class NonSmoothError(AnalysisError):
         super().__init__(message)
         self.surface = surface
         self.where = where
+
+
+class NonSmoothWarning(UserWarning):
+    """A result of the smooth theory (a normal-form prediction) reaches beyond the region where
+    the model is smooth: past a projected state's 0 or across a switching surface. The result
+    says so too (see :meth:`fluidnet.HopfPoint.predict`)."""
 
 
 class _Switches:
@@ -171,3 +183,20 @@ def nearest_surface(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray) -> tuple
         for state, _, label, _, rel in _surfaces(model, X, Z, P)
     ]
     return min(near) if near else None
+
+
+def crossed_surfaces(model, X: np.ndarray, Z: np.ndarray, P: np.ndarray) -> list[str]:
+    """The non-smooth surfaces that sampled orbit points reach or cross (as
+    :func:`check_orbit_smooth` judges them): a projected state at or below 0 (``"q = 0"``), a
+    switching function that changes sign or touches 0; empty for a smooth model or an orbit
+    that stays clear of them."""
+    out = []
+    for state, _, label, _, rel in _surfaces(model, X, Z, P):
+        if state:
+            if float(np.min(rel)) <= TOUCH_TOL:
+                out.append(label)
+        elif (np.any(rel > TOUCH_TOL) and np.any(rel < -TOUCH_TOL)) or np.any(
+            np.abs(rel) <= TOUCH_TOL
+        ):
+            out.append(label)
+    return out

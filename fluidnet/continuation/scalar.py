@@ -12,13 +12,14 @@ __all__ = ["illinois_steps", "illinois"]
 RTOL = 1e-13
 
 
-def illinois_steps(a: float, b: float, fa: float, fb: float, rtol: float = RTOL):
+def illinois_steps(a: float, b: float, fa: float, fb: float, rtol: float = RTOL, atol: float = 0.0):
     """A zero of ``f`` in ``[a, b]`` (``fa fb < 0``) by the Illinois variant of regula falsi, as
     a generator: yields each point where ``f`` is wanted, receives ``f`` there, returns the zero.
 
-    Iterates until two successive estimates agree to ``rtol`` (the convergence is superlinear:
-    the last one is then accurate to rounding); the sign change is kept at every step, so the
-    zero is never lost.
+    Iterates until two successive estimates agree to ``rtol`` relative, or to ``atol`` (a zero
+    at ``0`` itself, which no relative tolerance reaches before the estimates underflow; the
+    convergence is superlinear: the last one is then accurate to rounding); the sign change is
+    kept at every step, so the zero is never lost.
     """
     side = 0
     previous = math.nan
@@ -26,9 +27,9 @@ def illinois_steps(a: float, b: float, fa: float, fb: float, rtol: float = RTOL)
         c = b - fb * (b - a) / (fb - fa)
         if not (min(a, b) < c < max(a, b)):
             c = 0.5 * (a + b)
-        if abs(b - a) <= rtol * max(abs(a), abs(b), 1e-300):
+        if abs(b - a) <= max(rtol * max(abs(a), abs(b), 1e-300), atol):
             break
-        if abs(c - previous) <= rtol * max(abs(c), 1e-300):
+        if abs(c - previous) <= max(rtol * max(abs(c), 1e-300), atol):
             return c  # the secant iterates agree to a few ulps
         previous = c
         fc = yield c
@@ -47,6 +48,8 @@ def illinois_steps(a: float, b: float, fa: float, fb: float, rtol: float = RTOL)
     return a if abs(fa) < abs(fb) else b
 
 
-def illinois(f, a: float, b: float, fa: float, fb: float, rtol: float = RTOL) -> float:
+def illinois(
+    f, a: float, b: float, fa: float, fb: float, rtol: float = RTOL, atol: float = 0.0
+) -> float:
     """:func:`illinois_steps` with ``f`` called directly."""
-    return run(illinois_steps(a, b, fa, fb, rtol), f)
+    return run(illinois_steps(a, b, fa, fb, rtol, atol), f)

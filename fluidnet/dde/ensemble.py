@@ -146,6 +146,12 @@ def simulate_ensemble(
         strings when every member succeeded). To get a grid back, e.g.
         ``ds.set_index(member=["alpha", "beta", "history"]).unstack("member")``.
 
+    See Also
+    --------
+    simulate : one run
+    nonlinear_chart : the nonlinear verdict over a plane of parameters
+    fluidnet.sweep.sweep : any function over a grid, with executors and stores
+
     Examples
     --------
     >>> import numpy as np, fluidnet as fn

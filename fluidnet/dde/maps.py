@@ -38,6 +38,7 @@ import sympy
 from ..codegen.backend import backend_request
 from ..codegen.maploop import map_loop
 from ..errors import IntegrationError, ModelError, OptionError, ParameterError
+from ..options import seed_option
 from ..overrides import parameter_value
 from ..parsing import as_expression
 
@@ -468,6 +469,7 @@ def iterate_map(
         raise ParameterError(f"{where}: x0 of {', '.join(bad)} is not finite")
     steps = _integer("steps", steps, 1)
     record_every = _integer("record_every", record_every, 1)
+    seed = seed_option(seed, where="iterate_map")
     average = float(average)
     if not (0.0 < average <= 1.0):
         raise ParameterError(f"average must be in (0, 1], got {average!r}")

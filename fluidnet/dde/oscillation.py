@@ -91,7 +91,8 @@ class Oscillation:
         Returns
         -------
         xarray.Dataset
-            Scalars ``amplitude``, ``period``, ``frequency``, ``mean``, ``decay_ratio``,
+            Scalars ``amplitude`` (peak-to-peak), ``period``, ``frequency``, ``mean``,
+            ``decay_ratio``,
             ``n_cycles``, ``status``; ``peak_times`` along ``peak``; attributes ``state`` and
             the classified ``window``.
         """
@@ -99,6 +100,7 @@ class Oscillation:
 
         scalars = ("amplitude", "period", "frequency", "mean", "decay_ratio", "n_cycles", "status")
         data: dict[str, Any] = {k: ((), getattr(self, k)) for k in scalars}
+        data["amplitude"] = ((), self.amplitude, {"long_name": "peak-to-peak amplitude"})
         data["peak_times"] = ("peak", np.asarray(self.peak_times, dtype=float))
         return xr.Dataset(
             data,
@@ -252,6 +254,8 @@ def oscillation(
     Returns
     -------
     Oscillation
+        Its ``status``, and the ``amplitude`` (peak-to-peak: maximum minus minimum over the
+        last full cycle), ``period`` and ``mean`` of the tail.
 
     Raises
     ------
@@ -260,6 +264,11 @@ def oscillation(
         ``decay_tol`` that is not a real number (``tol`` and ``decay_tol`` positive).
     AnalysisError
         For samples that are not finite.
+
+    See Also
+    --------
+    simulate : the run it classifies
+    periodic_orbit : the limit cycle itself, by collocation, with its stability
 
     Examples
     --------

@@ -73,7 +73,9 @@ class Solution:
     Attributes
     ----------
     t : ndarray
-        Output times: ``t_eval`` if given, else the accepted step points (``t0`` first).
+        Output times: ``t_eval`` (or ``n_points`` equally spaced) if given, else the accepted
+        step points with at least ``REFINE - 1 = 3`` equally spaced times inside each step,
+        spaced at most 1/1000 of the run (``t0`` first; :attr:`mesh` has the step points).
     y : ndarray, shape (n_states, len(t))
         State values at ``t``.
     state_names : tuple of str

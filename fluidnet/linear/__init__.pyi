@@ -8,6 +8,10 @@ from .lineardde import LinearDDE as LinearDDE
 from .quasipoly import LAPLACE as LAPLACE
 from .quasipoly import QuasiPolynomial as QuasiPolynomial
 from .quasipoly import as_quasipolynomial as as_quasipolynomial
+from .realization import DelaySystem as DelaySystem
+from .realization import ImproperSystemError as ImproperSystemError
+from .realization import NeutralSystemError as NeutralSystemError
+from .timeresponse import TimeResponse as TimeResponse
 from .rootset import CharacteristicRoot as CharacteristicRoot
 from .rootset import Roots as Roots
 from .roots import characteristic_roots as characteristic_roots

@@ -9,7 +9,7 @@ import numpy as np
 import sympy
 from numpy.typing import ArrayLike
 
-from ..errors import ModelError
+from ..errors import ModelError, OptionError
 from ..options import root_options as check_root_options
 from .quasipoly import (
     LAPLACE,
@@ -316,15 +316,133 @@ class DelayTF:
     def __rsub__(self, other) -> DelayTF:
         return as_delay_tf(other) - self
 
+    # ------------------------------------------------------------------ closed loops
+    def feedback(self, other: Any = 1.0, sign: int = -1) -> DelayTF:
+        """The closed loop of this transfer function with ``other`` in its feedback path.
+
+        ``G / (1 - sign G K)`` with ``G = self`` and ``K = other``: with the defaults (unity
+        negative feedback) ``L / (1 + L)``, the complementary sensitivity of the loop ``L``, as
+        python-control's ``feedback(sys1, sys2=1, sign=-1)``. Exact: for ``G = N_G/D_G`` and
+        ``K = N_K/D_K`` the result is ``N_G D_K / (D_G D_K - sign N_G N_K)``, delays included,
+        not reduced (its denominator is the closed loop's characteristic function).
+
+        Parameters
+        ----------
+        other : DelayTF, number, sympy expression, str or control.TransferFunction, default 1
+            The feedback path ``K``.
+        sign : {-1, 1}, default -1
+            ``-1`` for negative feedback, ``+1`` for positive feedback.
+
+        Returns
+        -------
+        DelayTF
+
+        Raises
+        ------
+        OptionError
+            When ``sign`` is not ``-1`` or ``+1``.
+        ModelError
+            When ``other`` is not a transfer function.
+
+        See Also
+        --------
+        sensitivity : ``1 / (1 + L)``.
+        complementary_sensitivity : ``L / (1 + L)``.
+        fluidnet.step_response : the closed loop's step response, with exact delays.
+
+        Examples
+        --------
+        >>> import fluidnet as fn
+        >>> L = fn.DelayTF.from_expr("exp(-0.2*s)*(0.08*s + 0.2)/(0.2*s)**2")
+        >>> T = L.feedback()
+        >>> s = 0.3 + 2.0j
+        >>> bool(abs(T(s) - L(s) / (1 + L(s))) < 1e-14 * abs(T(s)))
+        True
+        """
+        if sign not in (-1, 1) or isinstance(sign, bool):
+            raise OptionError(f"sign must be -1 (negative feedback) or +1, got {sign!r}")
+        K = as_delay_tf(other)
+        return DelayTF(self.num * K.den, self.den * K.den - sign * (self.num * K.num))
+
+    def sensitivity(self) -> DelayTF:
+        """The sensitivity ``S = 1 / (1 + L)`` of the unity negative-feedback loop ``L``.
+
+        Exact (``D / (D + N)`` for ``L = N/D``, not reduced). ``S + T = 1`` with
+        :meth:`complementary_sensitivity`; ``max |S(jw)|`` is the inverse of the stability
+        margin of :func:`fluidnet.margins`.
+
+        Returns
+        -------
+        DelayTF
+
+        See Also
+        --------
+        complementary_sensitivity, feedback
+
+        Examples
+        --------
+        >>> import fluidnet as fn
+        >>> L = fn.DelayTF.from_expr("2*exp(-s)/(s + 1)")
+        >>> S, T = L.sensitivity(), L.complementary_sensitivity()
+        >>> bool(abs(S(1j) + T(1j) - 1) < 1e-15)
+        True
+        """
+        return DelayTF(self.den, self.den + self.num)
+
+    def complementary_sensitivity(self) -> DelayTF:
+        """The complementary sensitivity ``T = L / (1 + L)`` of the unity negative-feedback
+        loop ``L``: the closed loop from reference to output, :meth:`feedback` with its
+        defaults.
+
+        Returns
+        -------
+        DelayTF
+
+        See Also
+        --------
+        sensitivity, feedback
+        """
+        return self.feedback()
+
     # ------------------------------------------------------------------ interop
     def to_control(self, pade: int | None = None) -> control.TransferFunction:
-        """Convert to a :class:`control.TransferFunction`.
+        """Convert to a :class:`control.TransferFunction`, each delay replaced by a Padé
+        approximation.
+
+        python-control has no exact delay: ``e^{-s tau}`` becomes the rational function of
+        :func:`control.pade` of order ``pade``, which matches the delay's phase only up to a
+        frequency of about ``pade / tau``. Every analysis of fluidnet keeps the delays exact;
+        use this to hand a loop to python-control's other tools, checking the approximation
+        against :meth:`freqresp` over the frequencies that matter.
 
         Parameters
         ----------
         pade : int, optional
             Order of the Padé approximation used for every ``exp(-s tau)``. Required when
             the transfer function has delays.
+
+        Returns
+        -------
+        control.TransferFunction
+
+        Raises
+        ------
+        ModelError
+            When the transfer function has delays and ``pade`` is not given.
+
+        See Also
+        --------
+        frd : the exact frequency response as python-control data.
+        from_control : the way back.
+
+        Examples
+        --------
+        >>> import numpy as np, fluidnet as fn
+        >>> L = fn.DelayTF.from_expr("exp(-0.2*s)/(s + 1)")
+        >>> G = L.to_control(pade=6)
+        >>> w = 2.0
+        >>> bool(abs(complex(G(1j * w)) - complex(L(1j * w))) < 1e-8)
+        True
         """
         import control
 

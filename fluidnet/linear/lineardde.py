@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -9,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..errors import ModelError
+from ..options import number_option
 from .delays import merge_delays
 from .roots import Roots, characteristic_roots, spectral_abscissa
 
@@ -215,11 +217,29 @@ class LinearDDE:
         ------
         OptionError
             For an unknown option, or an invalid ``k``, ``region`` or discretization size.
+
+        Warns
+        -----
+        RuntimeWarning
+            When fewer than ``k`` roots of a delayed system are returned: the others lie in
+            chains far to the left that the discretization (grown to about 96 nodes to find
+            them, no further) does not resolve; the warning says how many were found.
         """
         from ..options import ROOT_OPTIONS, option_dict
 
         kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="roots")
-        return characteristic_roots(self, k=k, region=region, **kwargs)
+        with np.errstate(over="ignore", invalid="ignore"):  # far-left candidates: exp overflows
+            got = characteristic_roots(self, k=k, region=region, **kwargs)
+        if region is None and self.delays and len(got) < k:
+            warnings.warn(
+                f"roots(k={k}) of {self!r}: only {len(got)} roots returned (discretization of "
+                f"{got.n_nodes} nodes); the others lie far left, in chains it does not resolve "
+                "(a retarded system has infinitely many roots, their real parts going to "
+                "-infinity): ask for fewer, or for a region (roots(region=...))",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        return got
 
     def spectral_abscissa(self, **kwargs: Any) -> float:
         """The largest real part of the characteristic roots.
@@ -260,7 +280,11 @@ class LinearDDE:
         ------
         AnalysisError
             When the rightmost root is not certified (no verdict is given rather than a wrong one).
+        OptionError
+            For a ``margin`` that is not a finite real number (NaN compared False with every
+            abscissa: every system was "not stable").
         """
+        margin = number_option("margin", margin, where="is_stable")
         return self.spectral_abscissa(**kwargs) < -margin
 
     def __repr__(self) -> str:

@@ -130,11 +130,21 @@ def verified_roots(lin: LinearDDE, vals: np.ndarray, res: np.ndarray, norms, sys
     inc.radius[zero] += np.abs(inc.value[zero])
     inc.value[zero] = 0.0
     keep = np.flatnonzero(inc.verified)
-    # candidates enclosed by the disc of a root already kept are that root
+    # candidates enclosed by the disc of a root already kept are that root; so is a candidate
+    # whose own disc (as many zeros, or fewer) holds a kept disc whole: its zeros are the kept
+    # one's (a candidate Newton left 1e-9 from a root, whose wider disc still winds once
+    # around it, listed the root twice and failed the certificate)
     order = keep[np.lexsort((inc.radius[keep], -inc.multiplicity[keep], ~zero[keep]))]
     chosen: list[int] = []
     for i in order:
-        if any(abs(vals[i] - inc.value[j]) <= inc.radius[j] for j in chosen):
+        if any(
+            abs(vals[i] - inc.value[j]) <= inc.radius[j]
+            or (
+                inc.multiplicity[i] <= inc.multiplicity[j]
+                and abs(inc.value[i] - inc.value[j]) + inc.radius[j] <= inc.radius[i]
+            )
+            for j in chosen
+        ):
             continue
         chosen.append(int(i))
     idx = np.array(sorted(chosen), dtype=int)

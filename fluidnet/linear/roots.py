@@ -106,6 +106,7 @@ __all__ = [
     "CharacteristicRoot",
     "Roots",
     "characteristic_roots",
+    "certified_roots",
     "spectral_abscissa",
     "count_rhp_roots",
     "generator_matrix",
@@ -697,6 +698,53 @@ def _same_roots(a: Roots, b: Roots, scale: float = 1.0) -> bool:
     return bool(np.all(np.abs(va - vb) <= 1e-7 * (scale + np.abs(va))))
 
 
+def certified_roots(
+    lin: LinearDDE,
+    k: int = 6,
+    region: ArrayLike | None = None,
+    *,
+    max_nodes: int = 400,
+    n_nodes: int | None = None,
+    solve: Any = None,
+) -> Roots:
+    """:func:`characteristic_roots`, computed again on finer discretizations while the
+    certificate fails.
+
+    The size ``N`` that :func:`characteristic_roots` settles on is the first at which the
+    rightmost roots stop changing; a root it missed right of the certificate line (or a
+    spurious one it kept) makes the certificate fail although ``N`` is below ``max_nodes``,
+    where a larger ``max_nodes`` changes nothing. Here ``N`` then grows by 1.5x, each size
+    solved outright (``n_nodes``), until the certificate holds or ``N`` reaches
+    ``max_nodes``. A fixed ``n_nodes`` is kept as given. ``solve`` replaces
+    :func:`characteristic_roots` (same signature; e.g. one that rescales time).
+
+    Parameters
+    ----------
+    lin : LinearDDE
+    k, region, max_nodes, n_nodes
+        As :func:`characteristic_roots`.
+    solve : callable, optional
+        ``solve(lin, k, region, max_nodes=..., n_nodes=...)`` in place of
+        :func:`characteristic_roots`.
+
+    Returns
+    -------
+    Roots
+        Certified, or the last computed (at ``max_nodes``, or at the fixed ``n_nodes``) with
+        ``certified`` False.
+    """
+    solve = characteristic_roots if solve is None else solve
+    roots = solve(lin, k, region, max_nodes=max_nodes, n_nodes=n_nodes)
+    if n_nodes is not None:
+        return roots
+    N = roots.n_nodes
+    with np.errstate(over="ignore", invalid="ignore"):
+        while roots.certified is False and 0 < N < max_nodes:
+            N = min(max(int(math.ceil(1.5 * N)), N + 1), max_nodes)
+            roots = solve(lin, k, region, max_nodes=max_nodes, n_nodes=N)
+    return roots
+
+
 def spectral_abscissa(lin: LinearDDE, **kwargs: Any) -> float:
     """The largest real part of the characteristic roots of ``lin``.
 
@@ -716,7 +764,7 @@ def spectral_abscissa(lin: LinearDDE, **kwargs: Any) -> float:
     -0.318132
     """
     kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="spectral_abscissa")
-    roots = characteristic_roots(lin, k=2, **kwargs)
+    roots = certified_roots(lin, k=2, **kwargs)
     roots.require_certified(f"the spectral abscissa of {lin!r}")
     if not roots:
         raise AnalysisError(f"the spectral abscissa of {lin!r}: no characteristic root found")
@@ -735,6 +783,6 @@ def count_rhp_roots(lin: LinearDDE, *, axis_tol: float = 1e-9, **kwargs) -> int:
         When the roots found right of the imaginary axis are not certified complete.
     """
     kwargs = option_dict("options", kwargs, ROOT_OPTIONS, where="count_rhp_roots")
-    roots = characteristic_roots(lin, region=0.0, **kwargs)
+    roots = certified_roots(lin, region=0.0, **kwargs)
     roots.require_certified(f"the count of unstable roots of {lin!r}")
     return int(sum(r.multiplicity for r in roots if r.real > axis_tol * max(1.0, abs(r.value))))

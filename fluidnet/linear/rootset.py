@@ -143,7 +143,9 @@ class Roots(tuple):
             raise AnalysisError(
                 f"{what} is not certified: the argument principle on Re s = "
                 f"{self.certificate:.6g} does not confirm the roots found right of that line "
-                "(the discretization may have missed a root); try a larger max_nodes"
+                f"(the discretization of {self.n_nodes} nodes may have missed a root); "
+                f"compute them on a finer one: n_nodes={max(2 * self.n_nodes, 24)} (in an "
+                f"analysis, root_options={{'n_nodes': {max(2 * self.n_nodes, 24)}}})"
             )
         return self
 

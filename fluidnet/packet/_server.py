@@ -117,7 +117,11 @@ def _child(request: dict) -> None:
 
         # dict[str, Any]: savez's stub types **kwds apart from its allow_pickle keyword
         arrays: dict[str, Any] = run_plan(
-            request["plan"], request["t_end"], request["seed"], request["dt"]
+            request["plan"],
+            request["t_end"],
+            request["seed"],
+            request["dt"],
+            request.get("n_points"),
         )
         tmp = request["out"] + ".part"
         with open(tmp, "wb") as f:

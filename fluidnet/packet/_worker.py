@@ -28,8 +28,11 @@ def _strings(values) -> tuple[list[str], list[str]]:
     return names, [str(values[k]) for k in names]
 
 
-def run_plan(plan: dict, t_end: float, seed: int, dt: float) -> dict[str, np.ndarray]:
-    """Run ``plan`` for ``t_end`` seconds, sampling every ``dt``; return the traces as arrays."""
+def run_plan(
+    plan: dict, t_end: float, seed: int, dt: float, n_points: int | None = None
+) -> dict[str, np.ndarray]:
+    """Run ``plan`` for ``t_end`` seconds, taking ``n_points`` samples every ``dt`` (default
+    ``t_end/dt + 1``, the last at ``t_end``); return the traces as arrays."""
     import cppyy
 
     from . import _ns3
@@ -70,7 +73,8 @@ def run_plan(plan: dict, t_end: float, seed: int, dt: float) -> dict[str, np.nda
         for key, value in g.get("options", {}).items():
             exp.SetGroupOption(index, key, float(value))
     build = time.process_time() - cpu0
-    exp.Run(float(t_end), float(dt))
+    samples = int(n_points) if n_points is not None else int(round(t_end / dt)) + 1
+    exp.Run(float(t_end), float(dt), samples)
     n_links = len(plan["links"])
     times = _array(exp.times)
     T = times.size

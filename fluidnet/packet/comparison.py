@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import ModelError, OptionError, ParameterError
 from .analysis import convergence_time, queue_oscillation
-from .mapping import fluid_view
+from .mapping import _values, fluid_view
 from .results import PacketRun
 
 if TYPE_CHECKING:
@@ -302,6 +302,74 @@ def _packet_metrics(run: PacketRun, view: dict, after: float, smooth: float, lin
     }
 
 
+#: Relative difference below which a fluid and a packet value of a parameter are the same.
+SAME = 1e-9
+
+
+def _check_same_point(model: Model, params: Mapping[str, float] | None, runs) -> None:
+    """Refuse to compare the fluid model at one point with runs made at another (issue 33:
+    without ``params=`` the model was compared at its defaults, silently).
+
+    A run whose scenario records the fluid model it was mapped from (``scenario_for``:
+    ``Scenario.fluid``) is checked parameter by parameter; a scenario built by hand is
+    checked on what the mapping sets: the capacity, the number of long-lived flows and the
+    round-trip propagation delay.
+    """
+    from .scenario import Flows
+
+    values = _values(model, params)
+    for k, run in enumerate(runs):
+        sc = run.scenario
+        recorded = sc.fluid_model()
+        where = f"packet run {k} (seed {run.seed})"
+        if recorded is not None:
+            name, theirs = recorded
+            if name != model.name:
+                raise ParameterError(
+                    f"{where} was mapped from the fluid model {name!r}, not {model.name!r}: "
+                    f"compare it with fn.models.{name}(...)"
+                )
+            differ = {
+                p: (values.get(p), v)
+                for p, v in theirs.items()
+                if p not in values or not _same(values[p], v)
+            }
+        else:
+            view = fluid_view(model, params)
+            long_lived = [g for g in sc.groups if isinstance(g, Flows)]
+            observed = {
+                "capacity (pkts/s)": (view["capacity"], sc.capacity(0)),
+                "round-trip propagation delay (s)": (
+                    view["rtt"],
+                    long_lived[0].rtt if long_lived else math.nan,
+                ),
+            }
+            if "N" in values:
+                observed["N (long-lived flows)"] = (values["N"], sum(g.n for g in long_lived))
+            differ = {p: (a, b) for p, (a, b) in observed.items() if not _same(a, b)}
+        if differ:
+            listed = ", ".join(f"{p}: fluid {a!r}, runs {b!r}" for p, (a, b) in differ.items())
+            remedy = (
+                f"pass params={ {p: b for p, (_, b) in differ.items()} } (the values the runs "
+                "were made from), or runs of this point (fn.packet.scenario_for(model, "
+                "params=...))"
+                if recorded is not None
+                else "pass the params= the scenario was built for, or compare runs of "
+                "fn.packet.scenario_for(model, params=...)"
+            )
+            raise ParameterError(
+                f"the fluid model and {where} are at different points ({listed}): {remedy}"
+            )
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        return a == b
+    return abs(a - b) <= SAME * max(abs(a), abs(b), 1e-300)
+
+
 def compare(
     fluid: Model | Solution,
     packets: PacketRun | Sequence[PacketRun],
@@ -341,7 +409,11 @@ def compare(
     Raises
     ------
     ParameterError
-        For no runs, runs of different lengths, or a bad ``confidence``.
+        For no runs, runs of different lengths, or a bad ``confidence``; and for runs made at
+        another point than the fluid side's: a run of ``scenario_for`` records the model and
+        every parameter value it was made from, and those must be the fluid side's (a
+        scenario built by hand: its capacity, flows and round-trip delay), the message naming
+        the parameters that differ and the ``params=`` that compares the runs' point.
     ModelError
         For a model without a packet counterpart.
 
@@ -379,8 +451,11 @@ def compare(
         params = {**sol.params, **dict(params or {})}
     else:
         model = fluid
+        _check_same_point(model, params, runs)  # before the fluid run
         view0 = fluid_view(model, params)
         sol = fluid_simulate(model, t_end, params=dict(params or {}), history=view0["history"])
+    if isinstance(fluid, Solution):
+        _check_same_point(model, params, runs)
     view = fluid_view(model, params)
     start = 0.5 * t_end if after is None else float(after)
     if not 0 <= start < min(t_end, sol.t_end):

@@ -159,7 +159,8 @@ def scenario_for(
     Returns
     -------
     Dumbbell
-        With the mapping's assumptions in ``notes``.
+        With the mapping's assumptions in ``notes``, and the model's name and every parameter
+        value in ``fluid`` (what :func:`fluidnet.compare` checks the fluid side against).
 
     Raises
     ------
@@ -251,7 +252,10 @@ def scenario_for(
         link = Link.from_packets(v["C"], size, buffer=buffer or 1000, aqm=aqm)
         transport = Transport("rcp")
         flows = [Flows(n=_count("N", v["N"]), rtt=v["d0"], transport=transport, start=spread)]
-    return Dumbbell(link=link, flows=flows, packet_size=size, notes=tuple(notes), **common)
+    fluid = (name, tuple(sorted(v.items())))
+    return Dumbbell(
+        link=link, flows=flows, packet_size=size, notes=tuple(notes), fluid=fluid, **common
+    )
 
 
 def fluid_view(model: Model, params: Mapping[str, float] | None = None) -> dict[str, Any]:

@@ -38,12 +38,18 @@ __all__ = [
     "shutdown_server",
     "SAMPLE_INTERVAL",
     "MAX_POINTS",
+    "MAX_TRACE_BYTES",
 ]
 
 #: Default interval between trace samples (s).
 SAMPLE_INTERVAL = 0.01
 #: Most samples a run keeps by default.
 MAX_POINTS = 20001
+#: Most bytes a run's traces may take (one copy; the worker holds about three while it
+#: writes them): ``n_points`` beyond it is refused before the run.
+MAX_TRACE_BYTES = 1 << 30
+#: ns-3's time resolution (s): samples closer than this would coincide.
+TIME_RESOLUTION = 1e-9
 #: Seconds a new server may take to load ns-3 (it takes about 5 s of CPU; far longer on a
 #: crowded machine).
 LOAD_TIMEOUT = 900.0
@@ -189,6 +195,29 @@ def sample_times(t_end: float, n_points: int | None) -> tuple[int, float]:
     return int(n_points), t_end / (int(n_points) - 1)
 
 
+def _check_trace_size(scenario: Scenario, t_end: float, n_points: int, dt: float) -> None:
+    """Refuse, before anything is allocated, traces that would not fit (issue 33:
+    ``n_points=10**9`` took 8 GB and hung) or samples closer than ns-3 can time."""
+    from .scenario import Flows
+
+    columns = 1 + 5 * len(scenario.link_list)
+    columns += 3 * sum(g.n for g in scenario.groups if isinstance(g, Flows))
+    size = n_points * columns * 8
+    if size > MAX_TRACE_BYTES:
+        most = MAX_TRACE_BYTES // (columns * 8)
+        raise OptionError(
+            f"n_points = {n_points}: the traces ({columns} values per sample) would take "
+            f"{size / 2**30:.3g} GiB, over the {MAX_TRACE_BYTES / 2**30:g} GiB a run may hold; "
+            f"give n_points <= {most}"
+        )
+    if dt < TIME_RESOLUTION:
+        most = int(t_end / TIME_RESOLUTION) + 1
+        raise OptionError(
+            f"n_points = {n_points}: samples {dt:.3g} s apart, closer than ns-3's resolution "
+            f"of {TIME_RESOLUTION:g} s; give n_points <= {most}"
+        )
+
+
 def simulate(
     scenario: Scenario,
     t_end: float,
@@ -209,8 +238,8 @@ def simulate(
         Seed of the run (ns-3's run number, and of the random start times and short flows):
         the same scenario and seed give the same traces.
     n_points : int, optional
-        Samples of the traces, equally spaced over ``[0, t_end]`` (default: every 10 ms, at
-        most 20001).
+        Samples of the traces, equally spaced over ``[0, t_end]``, the last at ``t_end``
+        (default: every 10 ms, at most 20001; at most what :data:`MAX_TRACE_BYTES` holds).
     timeout : float, optional
         Wall-clock seconds after which the run is killed (a :class:`PacketRunError`).
     store : RunStore, path or bool, optional
@@ -233,6 +262,9 @@ def simulate(
         When ns-3's Python bindings are not installed (``pip install 'fluidnet[packet]'``).
     ParameterError
         For a bad ``t_end`` or ``seed`` (the scenario validated itself when built).
+    OptionError
+        For ``n_points`` whose traces would exceed :data:`MAX_TRACE_BYTES`, or samples closer
+        than ns-3's nanosecond, before anything runs.
     PacketRunError
         When the run crashed, was killed or timed out inside ns-3 (with what it reported).
 
@@ -300,6 +332,7 @@ class RunRequest:
             raise ParameterError(f"t_end = {t_end!r} must be a finite number of seconds > 0")
         seed = _seed(seed)
         n_points, dt = sample_times(t_end, n_points)
+        _check_trace_size(scenario, t_end, n_points, dt)
         if timeout is not None and not (
             isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout > 0
         ):

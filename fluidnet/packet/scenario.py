@@ -43,12 +43,15 @@ __all__ = [
     "Dumbbell",
     "ParkingLot",
     "FRAMING_BYTES",
+    "MAX_FLOWS",
 ]
 
 #: Bytes a point-to-point link adds to every IP packet (PPP header).
 FRAMING_BYTES = 2
 #: Access links run this many times faster than the fastest bottleneck (default).
 ACCESS_SPEEDUP = 10.0
+#: Most flows a group may start in one run (long-lived flows, or short flows' arrivals).
+MAX_FLOWS = 50_000
 
 
 def _positive(where: str, value: Any, *, strict: bool = True) -> float:
@@ -191,6 +194,11 @@ class Flows:
 
     def __post_init__(self):
         object.__setattr__(self, "n", _count("Flows.n", self.n))
+        if self.n > MAX_FLOWS:  # refused before any array of n entries is made
+            raise ParameterError(
+                f"Flows.n = {self.n!r}: a group runs at most {MAX_FLOWS} flows in ns-3; use "
+                "fewer flows (a fluid model scales N without packets)"
+            )
         object.__setattr__(self, "rtt", _positive("Flows.rtt (s)", self.rtt))
         object.__setattr__(self, "transport", as_transport(self.transport, "Flows.transport"))
         object.__setattr__(self, "start", _start("Flows.start (s)", self.start))
@@ -352,6 +360,12 @@ class ShortFlows:
             if t >= stop:
                 break
             times.append(t)
+            if len(times) > MAX_FLOWS:  # stopped here: the list never grows past the bound
+                raise ParameterError(
+                    f"ShortFlows: more than {MAX_FLOWS} flows arrive in [{self.start:g}, "
+                    f"{stop:g}) s at {lam:.6g} flows/s (about {lam * (stop - self.start):.3g} "
+                    "expected): lower the arrival rate or load, or the run's length"
+                )
         scale = pareto_scale(self.mean_size, self.shape)
         u = 1.0 - rng.random(len(times))  # in (0, 1]
         sizes = np.ceil(scale * u ** (-1.0 / self.shape))
@@ -385,6 +399,10 @@ class Scenario:
         Bit/s of the access links (default: 10 times the fastest bottleneck).
     notes : tuple of str
         Modelling assumptions, for people reading the scenario (``scenario_for`` fills them).
+    fluid : tuple
+        The fluid model the scenario was mapped from, as ``scenario_for`` records it:
+        ``(model name, ((parameter, value), ...))`` with every parameter's value; empty for a
+        scenario built by hand. :func:`fluidnet.compare` checks it against the fluid side.
     """
 
     packet_size: int = 1000
@@ -393,6 +411,7 @@ class Scenario:
     initial_window: int = 10
     access_rate: float | None = None
     notes: tuple = ()
+    fluid: tuple = ()
 
     def _check_common(self) -> None:
         object.__setattr__(
@@ -408,6 +427,29 @@ class Scenario:
                 self, "access_rate", _positive("Scenario.access_rate", self.access_rate)
             )
         object.__setattr__(self, "notes", tuple(str(n) for n in self.notes))
+        if self.fluid:
+            try:
+                name, values = self.fluid
+                fluid = (str(name), tuple((str(k), float(v)) for k, v in values))
+            except (TypeError, ValueError):
+                raise ParameterError(
+                    f"Scenario.fluid = {self.fluid!r}: give (model name, ((parameter, value), "
+                    "...)), as scenario_for records it, or leave it empty"
+                ) from None
+            object.__setattr__(self, "fluid", fluid)
+
+    def fluid_model(self) -> tuple[str, dict[str, float]] | None:
+        """The fluid model the scenario was mapped from: ``(name, {parameter: value})``, or
+        ``None`` for a scenario built by hand.
+
+        Returns
+        -------
+        tuple of (str, dict) or None
+        """
+        if not self.fluid:
+            return None
+        name, values = self.fluid
+        return name, dict(values)
 
     # -- what subclasses provide
     @property
@@ -543,6 +585,10 @@ class Scenario:
             f"  packets {self.packet_size} B, one ACK per {self.ack_every} segment(s), "
             f"min RTO {self.min_rto:g} s, initial window {self.initial_window}"
         )
+        if self.fluid:
+            name, values = self.fluid
+            shown = ", ".join(f"{k}={v:g}" for k, v in values)
+            lines.append(f"  mapped from the fluid model {name}: {shown}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -592,12 +638,10 @@ class Scenario:
                 starts = g.starts(rng)
                 sizes = np.zeros(g.n)
             else:
-                starts, sizes = g.draw(rng, links[first].capacity(self.packet_size), t_end)
-            if len(starts) > 50_000:
-                raise ParameterError(
-                    f"flows[{i}] would start {len(starts)} flows in {t_end:g} s (at most 50000 "
-                    "per group): lower the arrival rate or the run's length"
-                )
+                try:
+                    starts, sizes = g.draw(rng, links[first].capacity(self.packet_size), t_end)
+                except ParameterError as exc:
+                    raise ParameterError(f"flows[{i}]: {exc}") from None
             congestion, attrs, sink = g.transport.ns3()
             options: dict[str, float] = {}
             if isinstance(g, Flows) and g.assured_rate > 0:
@@ -647,7 +691,7 @@ class Dumbbell(Scenario):
     link : Link
         The bottleneck.
     flows : sequence of Flows or ShortFlows
-    packet_size, ack_every, min_rto, initial_window, access_rate, notes
+    packet_size, ack_every, min_rto, initial_window, access_rate, notes, fluid
         See :class:`Scenario`.
 
     Examples
@@ -696,7 +740,7 @@ class ParkingLot(Scenario):
         0/1 routing matrix, as for :func:`fluidnet.models.sbrm_network`.
     flows : sequence of Flows or ShortFlows
         One per column of ``routing``.
-    packet_size, ack_every, min_rto, initial_window, access_rate, notes
+    packet_size, ack_every, min_rto, initial_window, access_rate, notes, fluid
         See :class:`Scenario`.
     """
 

@@ -42,6 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..sweep.signature import describe
 from .output import write_file
 from .targets import Target
 
@@ -127,7 +128,7 @@ def item_key(item: Any, quick: bool) -> dict[str, Any]:
         "format": FORMAT,
         "item": f"{item.paper}:{item.name}",
         "quick": bool(quick),
-        "sizes": json.loads(_canonical(item.quick if quick else {})),
+        "sizes": describe(item.quick if quick else {}, "sizes"),  # arrays and tuples too
         "package": _package_digest(paper if (_PACKAGE / "papers" / paper).is_dir() else None),
         "outside": outside,
         "environment": _environment(),
@@ -143,6 +144,16 @@ class Reused:
     files: list[Path]
     seconds: float
     created: str
+
+
+def _plain(value: Any) -> bool:
+    """Whether JSON gives ``value`` back as the report shows and writes it: Python's scalars,
+    and numpy's float64 (a float: the report formats and writes it as one)."""
+    return type(value) in (bool, int, float, str, type(None)) or isinstance(value, float)
+
+
+def _value(value: Any) -> Any:
+    return float(value) if isinstance(value, float) else value
 
 
 class ItemStore:
@@ -208,9 +219,8 @@ class ItemStore:
         seconds: float,
     ) -> None:
         """Record a run of the item that raised nothing and whose targets are all ok."""
-        plain = (bool, int, float, str, type(None))
-        if not all(type(getattr(t, name)) in plain for t in targets for name in _TARGET_FIELDS):
-            return  # a value JSON would not give back as it is (a numpy scalar): not recorded
+        if not all(_plain(getattr(t, name)) for t in targets for name in _TARGET_FIELDS):
+            return  # a value JSON would not give back as it is (numpy's int): not recorded
         digests = {}
         for f in files:
             with contextlib.suppress(OSError):
@@ -219,7 +229,7 @@ class ItemStore:
             return  # a file is gone or outside the output root: nothing to vouch for
         body = {
             "key": key,
-            "targets": [[getattr(t, name) for name in _TARGET_FIELDS] for t in targets],
+            "targets": [[_value(getattr(t, name)) for name in _TARGET_FIELDS] for t in targets],
             "files": digests,
             "seconds": float(seconds),
             "created": time.strftime("%Y-%m-%d %H:%M:%S"),

@@ -2,7 +2,8 @@
 
 * characteristic roots: :func:`fluidnet.linear.roots.characteristic_roots` (also
   ``LinearDDE.roots``, ``LinearDDE.spectral_abscissa``, ``LinearDDE.is_stable``);
-* frequency domain: :func:`bode`, :func:`nyquist`, :func:`margins`;
+* frequency domain: :func:`bode`, :func:`nyquist`, :func:`margins`, :func:`nichols`;
+* time domain and gains: :func:`step_response`, :func:`impulse_response`, :func:`root_locus`;
 * parameter planes: :func:`stability_chart`, :func:`stability_boundary`;
 * one parameter: :func:`critical_value`, :func:`stability_switches`;
 * the nonlinear picture: :func:`phase_portrait`, :func:`nonlinear_chart`.
@@ -13,6 +14,10 @@ from .bode import BodeResponse as BodeResponse  # a submodule named like its fun
 from .bode import bode as bode
 from .margins import Margins as Margins  # a submodule named like its function: bound eagerly
 from .margins import margins as margins
+from .nichols import (  # a submodule named like its function: bound eagerly
+    NicholsResponse as NicholsResponse,
+)
+from .nichols import nichols as nichols
 from .nyquist import (  # a submodule named like its function: bound eagerly
     NyquistResponse as NyquistResponse,
 )

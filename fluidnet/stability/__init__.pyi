@@ -8,6 +8,8 @@ from .margins import margins as margins
 from .bode import BodeResponse as BodeResponse
 from .nyquist import NyquistResponse as NyquistResponse
 from .margins import Margins as Margins
+from .nichols import nichols as nichols
+from .nichols import NicholsResponse as NicholsResponse
 
 from .boundary import BoundaryCurve as BoundaryCurve
 from .boundary import StabilityBoundary as StabilityBoundary
@@ -23,3 +25,7 @@ from .critical import stability_switches as stability_switches
 from .phaseplane import PhasePortrait as PhasePortrait
 from .phaseplane import nonlinear_chart as nonlinear_chart
 from .phaseplane import phase_portrait as phase_portrait
+from .responses import impulse_response as impulse_response
+from .responses import step_response as step_response
+from .rootlocus import RootLocus as RootLocus
+from .rootlocus import root_locus as root_locus

@@ -10,13 +10,13 @@ import numpy as np
 from ..errors import OptionError
 from ..linear.delaytf import DelayTF
 from ..options import numbers_option
-from .frequency_grid import as_loop, frequency_grid, refine_grid, unwrapped_phase
+from .frequency_grid import as_loop, continuous_phase, frequency_grid
 from .margins import margins_from_grid
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-__all__ = ["BodeResponse", "bode"]
+__all__ = ["BodeResponse", "bode", "bode_axes"]
 
 
 @dataclass(kw_only=True)
@@ -30,9 +30,10 @@ class BodeResponse:
     response : numpy.ndarray
         ``L(j omega)``.
     phase : numpy.ndarray
-        Continuously unwrapped phase (rad); at low frequency it starts on the branch of the
-        asymptote ``arg(K) - m pi / 2`` of ``L ~ K s^-m`` (e.g. ``-pi`` for a double
-        integrator with positive gain, as in RCP's eq (10)).
+        Continuous phase (rad): followed from a frequency low enough that it lies on the branch
+        of the asymptote ``arg(K) - m pi / 2`` of ``L ~ K s^-m`` (e.g. ``-pi`` for a double
+        integrator with positive gain, as in RCP's eq (10)), so that it does not depend on
+        where ``omega`` starts.
     """
 
     omega: np.ndarray
@@ -96,18 +97,29 @@ class BodeResponse:
 
         Parameters
         ----------
-        ax : (ax_mag, ax_phase), optional
-            The two axes to draw on (default: a new figure with two rows).
+        ax : (ax_mag, ax_phase), matplotlib.axes.Axes or matplotlib.figure.Figure, optional
+            Where to draw: the two axes for magnitude and phase; or one axes of a grid of
+            subplots, whose place is split into the two (so ``fig, axes = plt.subplots(1, 2)``
+            then ``.plot(ax=axes[1])`` draws the Bode plot in the right panel); or a figure,
+            filled with two rows. Default: a new figure with two rows.
         db, deg, hz : bool
             Magnitude in dB, phase in degrees, frequency in Hz.
         margins : bool, default True
             Mark the gain and phase crossovers and the margins.
         **kwargs
             Line properties of the magnitude curve.
-        """
-        import matplotlib.pyplot as plt
 
-        axes = plt.subplots(2, 1, sharex=True)[1] if ax is None else ax
+        Returns
+        -------
+        (matplotlib.axes.Axes, matplotlib.axes.Axes)
+            The magnitude and phase axes.
+
+        Raises
+        ------
+        OptionError
+            For an ``ax`` that is none of these (or an axes outside a grid of subplots).
+        """
+        axes = bode_axes(ax)
         ax_m, ax_p = axes
         f = self.omega / (2 * np.pi) if hz else self.omega
         mag = self.magnitude_db if db else self.magnitude
@@ -142,6 +154,43 @@ class BodeResponse:
         return axes
 
 
+def bode_axes(ax: Any) -> tuple[Any, Any]:
+    """The magnitude and phase axes of a Bode plot for the ``ax`` given to
+    :meth:`BodeResponse.plot` (see there)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    if ax is None:
+        top, bottom = plt.subplots(2, 1, sharex=True)[1]
+        return top, bottom
+    if isinstance(ax, Figure):
+        top, bottom = ax.subplots(2, 1, sharex=True)
+        return top, bottom
+    if isinstance(ax, Axes):
+        spec = ax.get_subplotspec()
+        if spec is None:
+            raise OptionError(
+                "ax: a single axes is split into magnitude and phase only when it is a subplot "
+                "of a grid (plt.subplots); pass (ax_mag, ax_phase) instead"
+            )
+        fig = ax.get_figure()
+        assert isinstance(fig, Figure)
+        ax.remove()
+        rows = spec.subgridspec(2, 1, hspace=0.1)
+        top = fig.add_subplot(rows[0])
+        bottom = fig.add_subplot(rows[1], sharex=top)
+        top.tick_params(labelbottom=False)
+        return top, bottom
+    try:
+        top, bottom = ax
+    except (TypeError, ValueError) as exc:
+        raise OptionError(
+            f"ax must be (ax_mag, ax_phase), one axes of a grid or a figure, got {ax!r}"
+        ) from exc
+    return top, bottom
+
+
 def bode(
     L: Any, w: ArrayLike | None = None, *, w_range: tuple[float, float] | None = None
 ) -> BodeResponse:
@@ -160,6 +209,12 @@ def bode(
     BodeResponse
         With ``magnitude`` (ratio), ``phase`` (continuously unwrapped, rad) and ``.plot()``.
 
+    See Also
+    --------
+    nyquist : the same response in the complex plane, with the encirclement count
+    margins : gain, phase and delay margins, and the closed loop's verdict
+    nichols : gain against phase
+
     Examples
     --------
     >>> import fluidnet as fn
@@ -170,17 +225,15 @@ def bode(
     """
     L = as_loop(L)
     if w is None:
-        w = frequency_grid(L, w_range)  # already fine enough to follow the phase
-        fine = w
+        w = frequency_grid(L, w_range)
     else:
         w = np.unique(numbers_option("w", w, where="bode").ravel())
         if w.size == 0 or w[0] < 0:
             raise OptionError("w must hold finite, non-negative frequencies")
-        # a given grid may step over whole turns of a delay's phase: the phase is unwrapped on
-        # a grid fine enough to follow it, then read at the given frequencies
-        fine = refine_grid(lambda x: L(1j * x), w, max_points=200_000)
     with np.errstate(all="ignore"):
         resp = L(1j * w)
-        fine_resp = resp if fine is w else L(1j * fine)
-        phase = unwrapped_phase(L, fine, fine_resp)[np.searchsorted(fine, w)]
+    # the phase is followed from a frequency low enough for the low-frequency asymptote to
+    # fix its branch, on a grid fine enough for the delays' rotation, then read at w: it does
+    # not depend on where w (or w_range) starts
+    phase = continuous_phase(L, w)
     return BodeResponse(omega=w, response=resp, phase=phase, L=L)

@@ -755,6 +755,12 @@ def stability_boundary(
         For an end of a range or a fixed value that is not a real number (see
         :mod:`fluidnet.overrides`), or an unknown parameter name (models).
 
+    See Also
+    --------
+    stability_chart : the verdict at grid points
+    critical_value : one point of the boundary, along one parameter
+    continue_hopf : the boundary as a curve of Hopf points, with criticality
+
     Examples
     --------
     >>> import numpy as np, fluidnet as fn

@@ -205,6 +205,12 @@ def stability_chart(
     StoreError
         When ``store`` was made by a different call (the message says what differs).
 
+    See Also
+    --------
+    stability_boundary : the exact boundary of the stable region in the same plane
+    critical_value : where stability is lost along one parameter
+    nonlinear_chart : the nonlinear model's behaviour over a plane
+
     Examples
     --------
     >>> import numpy as np, fluidnet as fn

@@ -479,6 +479,12 @@ def critical_value(
         not a real number (see :mod:`fluidnet.overrides`), or an array in ``params`` (arrays
         go in ``grid``).
 
+    See Also
+    --------
+    stability_switches : every crossing in an interval, for delays
+    hopf_point : the same crossing with its first Lyapunov coefficient
+    margins : the margins of a loop gain at one parameter value
+
     Examples
     --------
     >>> import math, fluidnet as fn
@@ -703,6 +709,10 @@ def stability_switches(
         For a bad interval, method or option.
     ParameterError
         As in :func:`critical_value` (an array value included).
+
+    See Also
+    --------
+    critical_value : the first crossing only
 
     Examples
     --------

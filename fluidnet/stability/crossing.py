@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
-from ..linear.roots import CharacteristicRoot, Roots, characteristic_roots
+from ..linear.roots import CharacteristicRoot, Roots, certified_roots, characteristic_roots
 
 __all__ = ["Crossing", "Sweep", "local_scale", "newton_roots", "on_axis", "rate_scale", "size_unit"]
 
@@ -186,12 +186,12 @@ class Sweep:
         lin = self.lin(p)
         if rhp_only:
             self.n_counts += 1
-            roots = unit_time_roots(lin, region=0.0, **self.root_options)
+            roots = certified_roots(lin, region=0.0, solve=unit_time_roots, **self.root_options)
             return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
         k = max(k or 0, 6, 2 * lin.n)
         while True:
             self.n_counts += 1
-            roots = unit_time_roots(lin, k=k, **self.root_options)
+            roots = certified_roots(lin, k, solve=unit_time_roots, **self.root_options)
             if len(roots) < k or roots[-1].real < 0 or k >= 512:
                 break
             k *= 2
@@ -203,12 +203,24 @@ class Sweep:
         with np.errstate(over="ignore", invalid="ignore"):
             certified = roots.certified
         if certified is False:
+            fixed = self.root_options.get("n_nodes")
+            if fixed is not None:
+                advice = (
+                    f"root_options fixes n_nodes={fixed}: pass a larger one, e.g. "
+                    f"{{'n_nodes': {2 * int(fixed)}}}, or leave it out (the discretization then "
+                    "grows until the count is certified)"
+                )
+            else:
+                top = self.root_options.get("max_nodes", 400)
+                advice = (
+                    f"the discretization grew to {roots.n_nodes} nodes (max_nodes={top}) without "
+                    f"it: pass root_options={{'max_nodes': {2 * int(top)}}}, or split the "
+                    "interval at this value"
+                )
             raise AnalysisError(
                 f"the number of right-half-plane roots at {self.name}={p:.12g} is not "
                 f"certified: the argument principle on Re s = {roots.certificate:.6g} does not "
-                "confirm the roots found right of that line (the discretization may have "
-                "missed a root); pass root_options={'max_nodes': ...} larger than "
-                f"{roots.n_nodes}"
+                f"confirm the roots found right of that line; {advice}"
             )
         return roots
 

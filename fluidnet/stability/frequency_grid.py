@@ -36,6 +36,7 @@ from ..options import range_option
 __all__ = [
     "as_loop",
     "check_supported",
+    "continuous_phase",
     "frequency_grid",
     "gain_crossovers",
     "max_delay",
@@ -243,16 +244,98 @@ def max_delay(L: DelayTF) -> float:
     return max(L.delays, default=0.0)
 
 
-def unwrapped_phase(L: DelayTF, w: np.ndarray, resp: np.ndarray) -> np.ndarray:
-    """The phase of ``resp = L(jw)``, unwrapped from the branch of the low-frequency asymptote."""
+def _asymptote_phase(L: DelayTF) -> float | None:
+    """The phase ``arg(K) + m pi / 2`` of the low-frequency asymptote ``L(s) ~ K s^m`` (from the
+    first non-zero Taylor coefficients of numerator and denominator at ``s = 0``), or ``None``
+    when a Taylor expansion is zero to the order examined."""
     jn, kn = _order_at_zero(L.num)
     jd, kd = _order_at_zero(L.den)
     if kn == 0 or kd == 0:
+        return None
+    return float(np.angle(kn / kd)) + (jn - jd) * np.pi / 2
+
+
+def unwrapped_phase(L: DelayTF, w: np.ndarray, resp: np.ndarray) -> np.ndarray:
+    """The phase of ``resp = L(jw)``, unwrapped from the branch of the low-frequency asymptote
+    nearest ``resp[0]``: right only when ``w[0]`` is low enough for the asymptote to hold there
+    (see :func:`continuous_phase` for any frequencies)."""
+    start = _asymptote_phase(L)
+    if start is None:
         start = float(np.angle(resp[0]))
     else:
-        start = float(np.angle(kn / kd)) + (jn - jd) * np.pi / 2
         start += float(np.angle(resp[0] * np.exp(-1j * start)))
     with np.errstate(all="ignore"):
         inc = np.angle(resp[1:] / resp[:-1])
     inc = np.where(np.isfinite(inc), inc, 0.0)
     return start + np.concatenate([[0.0], np.cumsum(inc)])
+
+
+#: Largest distance (rad) of the phase from its low-frequency asymptote where unwrapping starts.
+ANCHOR_TOL = 0.05
+#: Largest turn (rad) of the fastest delay term between neighbouring points of the phase grid.
+DELAY_STEP = 0.5
+#: Largest number of points of the grid the phase is followed on.
+MAX_PHASE_POINTS = 4_000_000
+
+
+def continuous_phase(L: DelayTF, w: np.ndarray) -> np.ndarray:
+    """The continuous phase of ``L(jw)`` (rad) at the ascending, non-negative frequencies ``w``,
+    whatever frequency ``w`` starts at.
+
+    The phase is followed from an *anchor* frequency below ``w[0]`` and every characteristic
+    frequency of ``L``, where it lies within ``ANCHOR_TOL`` of the asymptote ``arg(K) + m pi/2``
+    of ``L(s) ~ K s^m`` at ``s -> 0`` (the anchor is lowered by decades until it does), up to
+    ``w[-1]``: on a grid with steps that turn the fastest delay term ``e^{-s tau}`` by at most
+    ``DELAY_STEP`` rad and twenty points per decade, refined until neighbouring values of ``L``
+    turn by less than 0.15 rad (:func:`refine_grid`). The phase at ``w = 0`` is the asymptote's.
+
+    Raises
+    ------
+    AnalysisError
+        When no anchor is found (``L`` does not approach its asymptote down to 1e-30 of the
+        first frequency) or the phase would need more than ``MAX_PHASE_POINTS`` points (a
+        delay turning by millions of radians up to ``w[-1]``).
+    """
+    w = np.asarray(w, dtype=float)
+    out = np.empty(w.shape)
+    start = _asymptote_phase(L)
+    pos = w > 0
+    if start is None:  # no asymptote to start from: unwrap from the first frequency given
+        with np.errstate(all="ignore"):
+            resp = L(1j * w)
+        return unwrapped_phase(L, w, resp)
+    out[~pos] = start
+    if not pos.any():
+        return out
+    wp = w[pos]
+    char = _characteristic_frequencies(L)
+    low = min(float(wp[0]), float(char.min()) / 100 if char.size else 1e-2)
+    for _ in range(30):
+        with np.errstate(all="ignore"):
+            v = complex(L(1j * np.array([low]))[0])
+        if np.isfinite(v) and v != 0 and abs(np.angle(v * np.exp(-1j * start))) <= ANCHOR_TOL:
+            break
+        low /= 10.0
+    else:
+        raise AnalysisError(
+            f"the phase of L(jw) does not approach its low-frequency asymptote {start:.6g} rad "
+            f"down to w = {10 * low:.3g} rad/s: no frequency to unwrap it from"
+        )
+    tau = sum((max(map(abs, qp.delays), default=0.0) for qp in (L.num, L.den)), 0.0)
+    top = float(wp[-1])
+    n_lin = int(math.ceil(top * tau / DELAY_STEP)) + 1 if tau > 0 else 0
+    n_log = int(20 * math.log10(top / low)) + 2
+    if n_lin + n_log + wp.size > MAX_PHASE_POINTS:
+        raise AnalysisError(
+            f"the phase of L(jw) up to w = {top:.6g} rad/s turns by about {top * tau:.3g} rad "
+            f"(delays {tau:g} s): more than {MAX_PHASE_POINTS} points would be needed to follow "
+            "it; ask for lower frequencies"
+        )
+    grid = np.unique(
+        np.concatenate([np.geomspace(low, top, n_log), np.linspace(low, top, max(n_lin, 2)), wp])
+    )
+    fine = refine_grid(lambda x: L(1j * x), grid, max_points=grid.size + 200_000)
+    with np.errstate(all="ignore"):
+        phase = unwrapped_phase(L, fine, L(1j * fine))
+    out[pos] = phase[np.searchsorted(fine, wp)]
+    return out

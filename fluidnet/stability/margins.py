@@ -444,6 +444,12 @@ def margins(L: Any, *, w_range: tuple[float, float] | None = None) -> Margins:
         With the closed loop's stability (:attr:`Margins.closed_loop_stable`): the margins
         measure robustness only when it is stable (see :class:`Margins`).
 
+    See Also
+    --------
+    bode, nyquist, nichols : the curves the margins are read from
+    critical_value : how far a parameter may move (not a delay margin: see Concepts)
+    root_locus : the gain margin as the first crossing gain
+
     Examples
     --------
     >>> import fluidnet as fn

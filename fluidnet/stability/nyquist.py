@@ -275,6 +275,12 @@ def nyquist(L: Any, w: ArrayLike | None = None, *, axis_tol: float = 1e-9) -> Ny
     AnalysisError
         When ``|L|`` does not decay at high frequency or the denominator is not retarded.
 
+    See Also
+    --------
+    bode : gain and phase against frequency
+    margins : the distances to -1 read off this curve
+    root_locus : the closed loop's roots as the loop gain grows
+
     Examples
     --------
     >>> import fluidnet as fn

@@ -8,6 +8,7 @@ Initial conditions are constant histories ``{state: value}`` (or any history spe
 
 from __future__ import annotations
 
+import inspect
 import math
 import warnings
 from collections.abc import Callable, Mapping
@@ -18,7 +19,7 @@ import numpy as np
 
 from ..errors import AnalysisError, FluidnetError, ModelError, OptionError, ParameterError
 from ..options import count_option, number_option
-from ..overrides import merge_params
+from ..overrides import merge_params, reject_keywords
 from ..progress import progress_bar
 from ..sweep import grid_points
 
@@ -221,9 +222,22 @@ def phase_portrait(
         For an unknown parameter or a value that is not a real number.
     OptionError
         For a bad ``n_points`` (or another option of :func:`fluidnet.simulate_ensemble`).
+
+    See Also
+    --------
+    simulate : one run
+    nonlinear_chart : the nonlinear verdict over a plane of parameters
     """
     from ..dde import simulate_ensemble
 
+    # the integration options phase_portrait passes on (it sets params, history, n_points)
+    passed = {
+        k
+        for k, p in inspect.signature(simulate_ensemble).parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY
+    } - {"params", "history", "n_points"}
+    reject_keywords({k: v for k, v in options.items() if k not in passed}, "phase_portrait",
+                    model, valid=passed)  # fmt: skip
     _check_state(model, x, "x")
     _check_state(model, y, "y")
     ics = _as_ics(ics)
@@ -357,6 +371,11 @@ def nonlinear_chart(
     OptionError
         For a name both in the grid and in ``params``, or a bad ``n_points``,
         ``equilibrium_rtol`` or ``after``.
+
+    See Also
+    --------
+    stability_chart : the linear verdict over the same plane
+    phase_portrait : runs in a plane of two states
 
     Examples
     --------

@@ -171,6 +171,15 @@ class RootPath:
         if verdict is not None and verdict[0] == "axis" and q == self.hi:
             new, verdict = _axis_at_end(path, new, ok, h, unit, local_scale(q, self.span))
         if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
+            # a root that Newton loses while it moves away from the axis on the left (a chain
+            # root leaving for -infinity as a gain vanishes: the second real root of
+            # x' = b x(t - 1) as b -> 0-) is no longer followed: it cannot cross in this step,
+            # and the next checkpoint's full count catches any root that does
+            gone = _lost(path, new, ok, h, unit)
+            leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0)
+            if gone.any() and not gone.all() and np.all(leaving[gone]):
+                keep = ~gone
+                return Attempt(ok=False, h=h, restart=_Path(path.p, path.lam[keep], path.v[keep]))
             # a root that Newton loses (two roots meeting off the axis, a root leaving for
             # -infinity): start afresh from the certified roots at q, if the count allows it
             lost = ~ok | _collided(new, unit)
@@ -239,7 +248,20 @@ class RootPath:
             memo[t] = complex(r[0])
             return memo[t]
 
-        search = illinois_steps(a, b, la.real, lb.real, RTOL)
+        if abs(lb.real) == np.finfo(float).tiny:
+            # placed by _axis_at_end: the root is on the axis at the end of the range itself
+            return Crossing(
+                value=float(b),
+                omega=abs(lb.imag),
+                change=count_change(lb, lb.real - la.real, self.real_system, self.unit(b)),
+                count_before=0,
+                count_after=0,
+                root=complex(0.0, lb.imag),
+            )
+        # the absolute floor ends the search of a crossing at a parameter value of 0 (a gain
+        # that vanishes there) before the estimates underflow
+        atol = 1e-15 * local_scale(0.5 * (a + b), self.span)
+        search = illinois_steps(a, b, la.real, lb.real, RTOL, atol)
         try:
             t = next(search)
             while True:
@@ -415,6 +437,23 @@ def _axis_at_end(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: f
         if abs(new[i].real / speed) <= 1e-12 * local:
             new[i] = complex(math.copysign(np.finfo(float).tiny, speed), new[i].imag)
     return new, _judge(path, new, ok, h, unit, axis=False)
+
+
+def _lost(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float) -> np.ndarray:
+    """The followed roots Newton's method lost in a step: those that did not converge, and of
+    roots that converged to one root, all but the one that landed nearest its prediction."""
+    lost = ~ok
+    same = _collided(new, unit) & ok
+    if same.any():
+        pred = path.lam + path.v * h
+        miss = np.abs(new - pred) / (unit + np.abs(pred))
+        idx = np.flatnonzero(same)
+        for i in idx:
+            for j in idx:
+                if j != i and abs(new[i] - new[j]) <= 1e-7 * (unit + abs(new[i])):
+                    if (miss[j], j) < (miss[i], i):
+                        lost[i] = True
+    return lost
 
 
 def _collided(new: np.ndarray, unit: float = 1.0) -> np.ndarray:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import OptionError, ParameterError
+from ..options import seed_option
 from .checks import require_chain
 from .distribution import QUANTILES, WindowDistribution, quantile_label
 
@@ -128,6 +129,7 @@ def monte_carlo(
     n_chains = _int("n_chains", n_chains, 2)
     n_steps = _int("n_steps", n_steps, 1)
     burn_in = _int("burn_in", burn_in, 0)
+    seed = seed_option(seed, where="monte_carlo")
     bins = _int("bins", bins, 4)
     groups = min(_int("groups", groups, 2), n_chains)
     if not (isinstance(level, (int, float)) and 0 < level < 1):

@@ -692,7 +692,7 @@ class DaskExecutor(Executor):
         numbered = enumerate(chunks)
         index: dict[Any, int] = {}  # by the futures' keys
         pending: dict[Any, Any] = {}
-        running = as_completed()
+        running = as_completed(loop=client.loop)  # this client: there may be no default one
 
         def submit(k: int, chunk: list[Any]) -> None:
             fut = client.submit(_run_chunk_one_blas_thread, fn, chunk, pure=False)

@@ -105,6 +105,11 @@ def _partial(e, u):
     """``de/du`` for one operation ``e`` of :func:`_single_assignment` (its arguments are
     symbols or constants), without sympy's general machinery for sums and products."""
     args = e.args
+    if isinstance(e, (sympy.Abs, sympy.sign)) and args[0] == u:
+        # the model's quantities are real: |u|' = sign(u), sign(u)' = 0 off u = 0 (sympy's
+        # derivative of Abs for a symbol not declared real is re/im terms nothing can print);
+        # on the kink u = 0 the linearization refuses (a switching surface)
+        return sympy.sign(u) if isinstance(e, sympy.Abs) else sympy.S.Zero
     if e.is_Add and args.count(u) == 1:
         return sympy.S.One
     if e.is_Mul and args.count(u) == 1:

@@ -229,8 +229,8 @@ def linearize(
     p = np.array([values[k] for k in model.param_names], dtype=float)
     where = f"the equilibrium {eq} with {values}"
 
+    _off_switching_surfaces(plan, x, p, where)  # first: it names the kink or jump
     vals = _finite_entries(plan, plan.entries(x, p), where)
-    _off_switching_surfaces(plan, x, p, where)
     if equilibrium is not None:
         check_equilibrium(model, eq, values)  # a point given by the caller must be one
     n = len(form.states)

@@ -259,6 +259,13 @@ class Model:
                 )
         if sym_rep:
             expr = expr.xreplace(sym_rep)
+        for d in expr.atoms(sympy.Derivative):
+            raise ModelError(
+                f"{where}: {d} is a derivative: a right-hand side reading derivatives of the "
+                "states (a neutral delay equation, x'(t) = f(x, x'(t - tau))) is not supported; "
+                "a derivative of a delayed state whose own right-hand side has none is that "
+                "right-hand side delayed: write it out (x'(t - tau) = f(x(t - tau), ...))"
+            )
         for app in expr.atoms(AppliedUndef):
             fname = identifier(app.func.__name__)
             if fname not in canon:

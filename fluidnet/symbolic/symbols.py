@@ -32,10 +32,12 @@ __all__ = [
     "param_subs",
 ]
 
-#: The time symbol used in every model.
+#: The time symbol of every model, ``sympy.Symbol("t", real=True)``: a state ``x`` is written
+#: ``x(t)`` at the current time and ``x(t - T)`` delayed by ``T``.
 t = sympy.Symbol("t", real=True)
 
-#: The Laplace variable used by transfer functions.
+#: The Laplace variable ``s`` of every transfer function and characteristic function, e.g.
+#: ``fn.DelayTF.from_expr(fn.sympy.exp(-0.2 * fn.s) / (fn.s + 1))``.
 s = LAPLACE
 
 

@@ -90,10 +90,13 @@ class Experiment : public FlowLedger
         m_groups.at(group).options[key] = value;
     }
 
-    void Run(double tEnd, double dt)
+    // nSamples samples at i dt, i = 0 .. nSamples - 1 (the last at tEnd): sampling stops
+    // there, whatever the stop's slack lets run after tEnd
+    void Run(double tEnd, double dt, uint64_t nSamples)
     {
         Build();
         m_dt = dt;
+        m_maxSamples = nSamples;
         Simulator::Schedule(Seconds(0.0), &Experiment::Sample, this);
         Simulator::Stop(Seconds(tEnd) + MicroSeconds(1));
         Simulator::Run();
@@ -397,7 +400,11 @@ class Experiment : public FlowLedger
             rx.push_back(m_rxBytes[f]);
         }
         ++m_samples;
-        Simulator::Schedule(Seconds(m_dt * m_samples) - Simulator::Now(), &Experiment::Sample, this);
+        if (m_samples < m_maxSamples)
+        {
+            Simulator::Schedule(Seconds(m_dt * m_samples) - Simulator::Now(), &Experiment::Sample,
+                                this);
+        }
     }
 
     static double AqmState(Ptr<QueueDisc> disc)
@@ -430,6 +437,7 @@ class Experiment : public FlowLedger
     double m_accessRate;
     double m_dt{0.01};
     uint64_t m_samples{0};
+    uint64_t m_maxSamples{0};
     NodeContainer m_routers;
     Ipv4AddressHelper m_addresses;
     std::vector<Link> m_links;
