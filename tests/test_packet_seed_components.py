@@ -110,6 +110,29 @@ HARNESS = textwrap.dedent(
         return out;
     }
 
+    // TcpSbrm (kappa 0.2, w 20, srtt 0.1 s) from 20 segments: a marked ACK, a fast retransmit,
+    // 5 duplicate ACKs in recovery (unmarked), then an unmarked ACK after it; the window after
+    // each.
+    std::vector<double> Sbrm() {
+        Ptr<fluidnet::TcpSbrm> cc = CreateObject<fluidnet::TcpSbrm>();
+        Ptr<TcpSocketState> tcb = Tcb(20);
+        tcb->m_srtt = Seconds(0.1);
+        std::vector<double> out;
+        tcb->m_ecnState = TcpSocketState::ECN_ECE_RCVD;
+        cc->PktsAcked(tcb, 1, Seconds(0.1));
+        out.push_back(tcb->m_cWnd.Get() / 1000.0);
+        tcb->m_ecnState = TcpSocketState::ECN_IDLE;
+        cc->CongestionStateSet(tcb, TcpSocketState::CA_RECOVERY);
+        tcb->m_congState = TcpSocketState::CA_RECOVERY;
+        out.push_back(tcb->m_cWnd.Get() / 1000.0);
+        for (int i = 0; i < 5; ++i) cc->PktsAcked(tcb, 1, Seconds(0.1));
+        out.push_back(tcb->m_cWnd.Get() / 1000.0);
+        tcb->m_congState = TcpSocketState::CA_OPEN;
+        cc->PktsAcked(tcb, 1, Seconds(0.1));
+        out.push_back(tcb->m_cWnd.Get() / 1000.0);
+        return out;
+    }
+
     Ptr<Ipv4QueueDiscItem> Item(bool tagged, double cwnd, double rtt) {
         Ptr<Packet> p = Create<Packet>(1000 - 20);
         if (tagged) {
@@ -241,6 +264,7 @@ HARNESS = textwrap.dedent(
         "reno": list(g.Generalized(1.0, 0.5, -1.0, 1.0, "m" + "u" * 30 + "m" + "u" * 5)),
         "beta": list(g.Generalized(2.0, 0.1, -1.0, 0.5, "m" + "u" * 10 + "m")),
         "rm": list(g.Rm(20.0, 0.1, 50)),
+        "sbrm": list(g.Sbrm()),
         "xcp": list(g.Xcp()),
         "ored": list(g.Ored()),
         "meter": g.Meter(),
@@ -302,6 +326,17 @@ def test_generalized_tcp_follows_equations_1_and_2(harness, name, law, events):
     # the first mark ends slow start: 10 -> 10 - c2 10^beta
     c1, c2, alpha, beta = law
     assert got[0] == pytest.approx(10 - c2 * 10**beta, abs=1e-3)
+
+
+def test_sbrm_source_halves_on_a_loss_and_holds_through_the_recovery(harness):
+    # (4.2.3) per ACK: kappa (w RTT / cwnd - mark); a marked ACK ends slow start. Before the fix
+    # the fast retransmit left the window alone and every duplicate ACK grew it
+    marked, recovery, after_dupacks, after = harness["sbrm"]
+    w1 = 20 + 0.2 * (20 * 0.1 / 20 - 1)
+    assert marked == pytest.approx(w1, abs=1e-3)
+    assert recovery == pytest.approx(w1 / 2, abs=1e-3)
+    assert after_dupacks == recovery
+    assert after == pytest.approx(w1 / 2 + 0.2 * (20 * 0.1 / (w1 / 2)), abs=1e-3)
 
 
 def test_tcp_rm_follows_5_6_1_and_5_6_2(harness):
