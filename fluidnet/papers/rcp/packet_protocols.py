@@ -241,7 +241,9 @@ def packet_fct_protocols(ctx: Context, t_end: float = 50.0, arrivals: float = 35
     first = runs["rcp"]
     rho = first.short_size.sum() / (arrivals * C)
     sizes = first.short_size
-    ps = ps_fct(sizes, C=C, rtpd=rtpd, rho=rho)
+    # a sample's realised load can reach 1 (a heavy tail): processor sharing is then unstable,
+    # and eq (3) gives no reference (NaN)
+    ps = ps_fct(sizes, C=C, rtpd=rtpd, rho=rho) if rho < 1 else np.full(sizes.shape, math.nan)
     nominal = ps_fct(sizes, C=C, rtpd=rtpd, rho=0.9)
     small = sizes < SPLIT
     ps_group = {"<500": float(ps[small].mean()), ">=500": float(ps[~small].mean())}
