@@ -229,14 +229,17 @@ def _afct(run, t_end: float) -> dict[str, float]:
     ],
 )
 def packet_fct_protocols(ctx: Context, t_end: float = 50.0, arrivals: float = 35.0) -> dict:
-    """One ns-3 run per protocol (seed 1): arrivals until ``arrivals``, the run until ``t_end``."""
+    """One ns-3 run per protocol (seed 0): arrivals until ``arrivals``, the run until ``t_end``."""
     import fluidnet as fn
 
     from ...models.flow_level import ps_fct
 
     require_ns3()
     scs = [fct_scenario(p, arrivals) for p in PROTOCOLS]
-    runs = {p: r for p, (r,) in zip(PROTOCOLS, fn.packet.simulate_many(scs, t_end), strict=True)}
+    runs = {
+        p: r
+        for p, (r,) in zip(PROTOCOLS, fn.packet.simulate_many(scs, t_end, seeds=(0,)), strict=True)
+    }
     C, rtpd = scs[0].capacity(), 0.1
     first = runs["rcp"]
     rho = first.short_size.sum() / (arrivals * C)
@@ -349,12 +352,14 @@ def _rise_time(run, t: np.ndarray, fair: float) -> float:
     ],
 )
 def packet_convergence(ctx: Context, protocols: tuple = ("rcp", "xcp")) -> dict:
-    """One ns-3 run of 45 s per protocol (seed 1)."""
+    """One ns-3 run of 45 s per protocol (seed 0)."""
     import fluidnet as fn
 
     require_ns3()
     scs = [convergence_scenario(p) for p in protocols]
-    runs = dict(zip(protocols, (r for (r,) in fn.packet.simulate_many(scs, END)), strict=True))
+    runs = dict(
+        zip(protocols, (r for (r,) in fn.packet.simulate_many(scs, END, seeds=(0,))), strict=True)
+    )
     C = scs[0].capacity()
     phases = ((0.0, ARRIVE, 20), (ARRIVE, LEAVE, 40), (LEAVE, END, 20))
     values: dict = {}

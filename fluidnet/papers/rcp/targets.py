@@ -39,7 +39,7 @@ alpha, beta, N, d0 = sympy.symbols("alpha beta N d0", real=True)
 FLOW_NOTE = ("ns-3 run: Fig 2's 10 Mb/s, RTPD 50 ms, Pareto mean 25, 40 flows/s (the printed 400 "
              "would be a load of 8), RCP (0.1, 1.0), 200 s, seed 1")
 FCT_NOTE = ("ns-3 run: 20 Mb/s, RTPD 0.1 s, load 0.9, Pareto mean 25 (Fig 20 scaled to a fifth "
-            "of its smallest capacity), arrivals for 35 s, 50 s in all, seed 1")
+            "of its smallest capacity), arrivals for 35 s, 50 s in all, seed 0")
 RCP_QUEUE = ("eq (2) settles where alpha (C - y) = beta q/d0: a queue of q packets costs "
              "(beta/alpha) q/(C d0) of the link, and with the paper's beta/alpha = 10 the one or "
              "two packets that paced flows queue at random cost 10 % of a 15 Mb/s link "
