@@ -79,7 +79,7 @@ def _scenario(law: str, N: int, c: int):
 
 @PAPER.item(
     title="SBRM and Reno/RED in ns-3 at Table 6.6.2's critical delays: f_crit (Figs 6.6.12-14)",
-    quick={"pairs": (("sbrm", 30, 10),), "lengths": {"sbrm": (10.0, 3.0)}},
+    quick={"pairs": (("sbrm", 30, 10),), "lengths": {"sbrm": (4.0, 2.0)}},
     pairs=[
         figure_pair(
             "packet_fcrit",
