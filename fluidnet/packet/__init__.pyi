@@ -11,6 +11,8 @@ from .aqm import SBRM as SBRM
 from .aqm import RCP as RCP
 from .aqm import DropFront as DropFront
 from .aqm import AVQ as AVQ
+from .aqm import ORED as ORED
+from .aqm import XCP as XCP
 from .transport import Transport as Transport
 from .scenario import Link as Link
 from .scenario import Flows as Flows

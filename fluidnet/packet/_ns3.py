@@ -34,7 +34,15 @@ MODULES = (
 
 _CXX = Path(__file__).with_name("cxx")
 #: The C++ sources compiled into the server, in order (``cxx/``).
-SOURCES = ("components.cc", "avq.cc", "utility_laws.cc", "experiment.cc")
+SOURCES = (
+    "components.cc",
+    "avq.cc",
+    "utility_laws.cc",
+    "assured.cc",
+    "ecn_laws.cc",
+    "xcp.cc",
+    "experiment.cc",
+)
 _loaded = None
 
 

@@ -55,7 +55,7 @@ def run_plan(
     for link in plan["links"]:
         names, values = _strings(link["attrs"])
         exp.AddLink(float(link["rate"]), float(link["delay"]), link["qdisc"], Vs(names), Vs(values))
-    for g in plan["groups"]:
+    for index, g in enumerate(plan["groups"]):
         names, values = _strings(g["attrs"])
         exp.AddGroup(
             g["kind"],
@@ -71,6 +71,8 @@ def run_plan(
             Vd(g["sizes"]),
             float(g.get("loss", 0.0)),
         )
+        for key, value in g.get("options", {}).items():
+            exp.SetGroupOption(index, key, float(value))
     build = time.process_time() - cpu0
     samples = int(n_points) if n_points is not None else int(round(t_end / dt)) + 1
     exp.Run(float(t_end), float(dt), samples)
@@ -154,16 +156,40 @@ def warm_scenario_laws():
     return ParkingLot(links=links, routing=[[1, 1, 0], [0, 0, 1]], flows=flows)
 
 
+def warm_scenario_seeds():
+    """A small scenario through the components added for the packet halves of Misra, Baras & Ott,
+    Dukkipati & McKeown and Zimmermann (edge meters and ORED, the generalized TCP, TCP/RM, XCP's
+    router, sender and receivers)."""
+    from .aqm import ORED, SBRM, XCP
+    from .scenario import Flows, Link, ParkingLot, ShortFlows
+    from .transport import Transport
+
+    links = [
+        Link(10e6, 0.001, 50, ORED(min_th=2, max_th=10, p_max=0.5)),
+        Link(10e6, 0.001, 50, SBRM(gamma=0.1, b0=5)),
+        Link(10e6, 0.001, 50, XCP()),
+    ]
+    flows = [
+        Flows(n=2, rtt=0.01, transport=Transport("generalized", alpha=0.0), assured_rate=1e6),
+        Flows(n=2, rtt=0.01, transport="tcp_rm"),
+        Flows(n=2, rtt=0.01, transport="xcp"),
+        ShortFlows(arrival_rate=50, mean_size=5, rtt=0.01, transport="xcp"),
+    ]
+    return ParkingLot(links=links, routing=[[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 1]], flows=flows)
+
+
 def warm_up(t_end: float = 0.3) -> None:
-    """Run :func:`warm_scenario_laws` and :func:`warm_scenario` in this process (the packet
-    server, before it forks runs).
+    """Run :func:`warm_scenario_laws`, :func:`warm_scenario_seeds` and :func:`warm_scenario` in
+    this process (the packet server, before it forks runs).
 
     ns-3 numbers the random streams of a process in the order they are made; the counter is
-    reset between the two, so the runs forked afterwards draw the same streams as when the
-    warm-up was :func:`warm_scenario` alone (their results do not depend on the components
-    added since)."""
+    reset after each of the first two, so the runs forked afterwards draw the same streams as
+    when the warm-up was :func:`warm_scenario` alone (their results do not depend on the
+    components added since)."""
     import cppyy
 
     run_plan(warm_scenario_laws().plan(t_end, 0), t_end, 0, 0.01)
+    cppyy.gbl.ns3.RngSeedManager.ResetNextStreamIndex()
+    run_plan(warm_scenario_seeds().plan(t_end, 0), t_end, 0, 0.01)
     cppyy.gbl.ns3.RngSeedManager.ResetNextStreamIndex()
     run_plan(warm_scenario().plan(t_end, 0), t_end, 0, 0.01)

@@ -25,6 +25,14 @@
 ``AVQ``
     Kunniyur & Srikant's marking level ``C~`` as a virtual queue (2003, Sec V and VI-B), fixed or
     adapted every ``K`` arrivals by the law of Sec V-D, ``fluidnet::AvqQueueDisc``
+``ORED``
+    RED on out-of-profile packets only (Misra, Baras & Ott 2000, Sec II),
+    ``fluidnet::OredQueueDisc``: packets beyond their flow's assured rate
+    (``Flows(assured_rate=...)``) are ECN-marked with the RED profile of the average queue,
+    packets within it never
+``XCP``
+    the eXplicit Control Protocol router of Katabi, Handley & Rohrs (2002),
+    ``fluidnet::XcpQueueDisc`` (use it with ``transport="xcp"`` flows)
 
 Every AQM is a frozen dataclass validated when built: a value ns-3 cannot run is a
 :class:`fluidnet.ParameterError` naming the field. Queue lengths are in packets, times in
@@ -50,6 +58,8 @@ __all__ = [
     "RCP",
     "DropFront",
     "AVQ",
+    "ORED",
+    "XCP",
     "as_aqm",
     "AQM_NAMES",
 ]
@@ -766,9 +776,165 @@ class AVQ(AQM):
         }
 
 
+@dataclass(frozen=True)
+class ORED(AQM):
+    """RED on out-of-profile packets (Misra, Baras & Ott 2000, Sec II), ``fluidnet::OredQueueDisc``.
+
+    Each flow of a group with an assured rate (``Flows(assured_rate=R)``) is metered at its
+    source by a token bucket of rate ``R`` and depth ``bucket`` packets; a packet that finds a
+    packet's worth of tokens is *in*, the others are *out*. At the link an arriving *out* packet
+    is ECN-marked with probability ``f_mark(avg)``: 0 below ``min_th``, ``p_max (avg - min_th) /
+    (max_th - min_th)`` up to ``max_th``, ``p_max`` above; *in* packets are never marked; both are
+    dropped only when the buffer is full. ``avg`` is the EWMA of the queue (``weight`` per
+    arriving packet, decaying over idle periods as RED's; ``weight=1``: the queue itself). Each
+    packet is marked independently (no count spacing): the paper's marking probability.
+
+    Parameters
+    ----------
+    min_th, max_th : float
+        Thresholds on the average queue (packets).
+    p_max : float
+        Marking probability at and above ``max_th``, in (0, 1].
+    weight : float
+        EWMA weight per arriving packet, in (0, 1].
+    """
+
+    min_th: float = 20.0
+    max_th: float = 100.0
+    p_max: float = 0.01
+    weight: float = 0.002
+
+    name: ClassVar[str] = "ored"
+    marks: ClassVar[bool] = True
+
+    def __post_init__(self):
+        _number("ORED", "min_th", self.min_th, strict=False)
+        _number("ORED", "max_th", self.max_th)
+        if self.max_th <= self.min_th:
+            raise ParameterError(
+                f"ORED.max_th = {self.max_th!r} must exceed ORED.min_th = {self.min_th!r}"
+            )
+        _number("ORED", "p_max", self.p_max, high=1.0)
+        _number("ORED", "weight", self.weight, high=1.0)
+
+    def profile(self, avg: float) -> float:
+        """The marking probability ``f_mark`` of *out* packets at average queue ``avg``.
+
+        Parameters
+        ----------
+        avg : float
+            Average queue (packets).
+
+        Returns
+        -------
+        float
+        """
+        if avg < self.min_th:
+            return 0.0
+        if avg < self.max_th:
+            return self.p_max * (avg - self.min_th) / (self.max_th - self.min_th)
+        return self.p_max
+
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
+        """``fluidnet::OredQueueDisc`` with this ORED's thresholds, ``p_max`` and weight; the
+        link rate and packet size set the decay of the average over idle periods.
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
+        return "fluidnet::OredQueueDisc", {
+            "MaxSize": f"{buffer}p",
+            "MinTh": _text(self.min_th),
+            "MaxTh": _text(self.max_th),
+            "MaxP": _text(self.p_max),
+            "QW": _text(self.weight),
+            "LinkRate": _text(rate),
+            "MeanPktSize": str(int(packet_size)),
+        }
+
+
+@dataclass(frozen=True)
+class XCP(AQM):
+    """The XCP router of Katabi, Handley & Rohrs (SIGCOMM 2002), ``fluidnet::XcpQueueDisc``.
+
+    Every control interval ``d`` (the mean RTT of the flows, from their congestion headers) the
+    efficiency controller computes the aggregate feedback ``phi = alpha d (C - y) - beta Q`` (``y``
+    the input rate, ``Q`` the persistent queue) and the fairness controller spreads it, with
+    ``gamma y d`` of shuffled traffic, as per-packet window changes ``xi_p rtt^2/cwnd - xi_n rtt``
+    (packets) written into the packets' headers. Use it with ``transport="xcp"`` flows.
+
+    Parameters
+    ----------
+    alpha, beta, gamma : float
+        Gains (Katabi et al.: 0.4, 0.226 and 0.1).
+    initial_interval : float
+        The control interval before any packet has carried an RTT (s).
+    """
+
+    alpha: float = 0.4
+    beta: float = 0.226
+    gamma: float = 0.1
+    initial_interval: float = 0.1
+
+    name: ClassVar[str] = "xcp"
+
+    def __post_init__(self):
+        _number("XCP", "alpha", self.alpha)
+        _number("XCP", "beta", self.beta, strict=False)
+        _number("XCP", "gamma", self.gamma, strict=False, high=1.0)
+        _number("XCP", "initial_interval", self.initial_interval)
+
+    def ns3(self, *, rate: float, delay: float, buffer: int, packet_size: int) -> tuple[str, dict]:
+        """``fluidnet::XcpQueueDisc`` with this router's gains; its capacity is the link rate
+        less the 2-byte PPP header of every packet (IP bit/s).
+
+        Parameters
+        ----------
+        rate : float
+            Link rate in bit/s.
+        delay : float
+            One-way propagation delay of the link in seconds.
+        buffer : int
+            Buffer size in packets (the queue disc's ``MaxSize``).
+        packet_size : int
+            Packet size in bytes (IP packets).
+
+        Returns
+        -------
+        type_id : str
+            The ns-3 TypeId of the queue disc.
+        attributes : dict
+            ``{attribute name: value as text}``, as ns-3 reads them.
+        """
+        ip_capacity = rate * packet_size / (packet_size + 2)  # bit/s of IP packets (PPP framing)
+        return "fluidnet::XcpQueueDisc", {
+            "MaxSize": f"{buffer}p",
+            "Capacity": _text(ip_capacity),
+            "Alpha": _text(self.alpha),
+            "Beta": _text(self.beta),
+            "Gamma": _text(self.gamma),
+            "InitialInterval": f"{self.initial_interval!r}s",
+        }
+
+
 #: AQMs by name, for ``aqm="red"`` and friends (their defaults).
 AQM_NAMES: dict[str, type[AQM]] = {
-    cls.name: cls for cls in (DropTail, RED, PIE, CoDel, PI, SBRM, RCP, DropFront, AVQ)
+    cls.name: cls for cls in (DropTail, RED, PIE, CoDel, PI, SBRM, RCP, DropFront, AVQ, ORED, XCP)
 }
 
 

@@ -164,6 +164,14 @@ class Flows:
     loss : float
         Probability that a data packet of the group is lost at random (not by congestion) on
         the access link into its sink, independently of the others; in ``[0, 1)``.
+    assured_rate : float
+        The Assured Service profile of every flow (bit/s of IP packets; 0: none): a token
+        bucket of this rate and ``bucket`` packets at the source tags the packets within it
+        *in*, the others *out* (what :class:`~fluidnet.packet.ORED` marks).
+    bucket : float
+        Depth of that token bucket (packets; Misra, Baras & Ott: 20).
+    stop : float, optional
+        Time (s) at which every flow of the group stops sending (default: the end of the run).
     """
 
     n: int = 1
@@ -171,6 +179,9 @@ class Flows:
     transport: Transport = field(default="newreno")  # type: ignore[assignment]
     start: Any = 0.0
     loss: float = 0.0
+    assured_rate: float = 0.0
+    bucket: float = 20.0
+    stop: float | None = None
 
     if TYPE_CHECKING:  # the constructor takes a transport's name too (made a Transport below)
 
@@ -181,6 +192,9 @@ class Flows:
             transport: Transport | str = "newreno",
             start: float | tuple[float, float] = 0.0,
             loss: float = 0.0,
+            assured_rate: float = 0.0,
+            bucket: float = 20.0,
+            stop: float | None = None,
         ) -> None: ...
 
     def __post_init__(self):
@@ -197,6 +211,19 @@ class Flows:
         if loss >= 1:
             raise ParameterError(f"Flows.loss = {self.loss!r} must be < 1 (a probability)")
         object.__setattr__(self, "loss", loss)
+        object.__setattr__(
+            self,
+            "assured_rate",
+            _positive("Flows.assured_rate (bit/s)", self.assured_rate, strict=False),
+        )
+        object.__setattr__(self, "bucket", _positive("Flows.bucket (packets)", self.bucket))
+        if self.stop is not None:
+            stop = _positive("Flows.stop (s)", self.stop)
+            if stop <= self.start[1]:
+                raise ParameterError(
+                    f"Flows.stop = {stop!r} must be after the flows' start {self.start!r}"
+                )
+            object.__setattr__(self, "stop", stop)
 
     def starts(self, rng: np.random.Generator) -> np.ndarray:
         """Start time of every flow of the group (s).
@@ -489,6 +516,12 @@ class Scenario:
                     f"flows[{i}] ({g.transport.name}) crosses an RCP router: only "
                     "transport='rcp' flows understand its rate field"
                 )
+            on_xcp = [links[k].aqm.name == "xcp" for k in range(first, last + 1)]
+            if g.transport.is_xcp and not all(on_xcp):
+                raise ParameterError(
+                    f"flows[{i}] uses transport 'xcp' over a link without the XCP router "
+                    "(give those links aqm=fn.packet.XCP(...)): its window would never grow"
+                )
             if links[first].aqm.marks and not g.transport.ecn:
                 raise ParameterError(
                     f"flows[{i}] ({g.transport.name}) crosses a marking-only AQM "
@@ -560,6 +593,10 @@ class Scenario:
                     what += f" ({opts}{', ' if opts else ''}ecn={g.transport.ecn})"
                 if g.loss:
                     what += f", random loss {g.loss:g}"
+                if g.assured_rate:
+                    what += f", assured {g.assured_rate / 1e6:g} Mb/s (bucket {g.bucket:g} pkts)"
+                if g.stop is not None:
+                    what += f", stop {g.stop:g} s"
             else:
                 what = (
                     f"short {g.transport.name} flows, "
@@ -593,7 +630,8 @@ class Scenario:
         dict
             Packet size, ACK and RTO settings, access rate, socket buffer, ``ecn_endpoints``,
             ``links`` (rate, delay, queue disc and its attributes) and ``groups`` (transport,
-            route, access delay, start times and sizes).
+            route, access delay, start times and sizes, random loss, and ``options``: an edge
+            meter's rate and depth, a stop time, XCP receivers).
 
         Raises
         ------
@@ -627,6 +665,13 @@ class Scenario:
                 except ParameterError as exc:
                     raise ParameterError(f"flows[{i}]: {exc}") from None
             congestion, attrs, sink = g.transport.ns3()
+            options: dict[str, float] = {}
+            if isinstance(g, Flows) and g.assured_rate > 0:
+                options.update(profile_rate=g.assured_rate, profile_depth=g.bucket)
+            if isinstance(g, Flows) and g.stop is not None:
+                options["stop"] = g.stop
+            if g.transport.is_xcp:
+                options["xcp_sink"] = 1.0
             plan_groups.append(
                 {
                     "kind": "rcp" if g.transport.is_rcp else "tcp",
@@ -641,6 +686,7 @@ class Scenario:
                     "sizes": [float(x) for x in sizes],
                     "loss": float(g.loss) if isinstance(g, Flows) else 0.0,
                     "long_lived": isinstance(g, Flows),
+                    **({"options": options} if options else {}),
                 }
             )
             longest = max(longest, g.rtt)

@@ -18,6 +18,15 @@
             packets/s, 0 for TCP's dynamic one)
 ``mrg``     ``fluidnet::TcpMrg``: Ye et al.'s minimum-rate-guaranteed law (20)-(22), the
             options of ``sliding`` and ``theta`` (target rate, packets/s) and ``r_max``
+``generalized``
+            ``fluidnet::TcpGeneralized``: Misra, Baras & Ott's generalized TCP (1)-(2), per
+            unmarked ACK ``W += c1 W^alpha``, per marked ACK ``W -= c2 W^beta`` (options ``c1``,
+            ``c2``, ``alpha``, ``beta``; ECN with every mark echoed)
+``tcp_rm``  ``fluidnet::TcpRm``: Zimmermann's TCP/RM (5.6.1)-(5.6.2), NewReno-ECN whose
+            congestion avoidance adds ``kappa RTT w / cwnd`` per ACK and whose ECN reaction takes
+            ``kappa cwnd`` away (options ``w``, ``kappa``)
+``xcp``     ``fluidnet::TcpXcp``: Katabi et al.'s XCP sender, its window driven by the routers'
+            feedback (use it over ``aqm=fn.packet.XCP()`` links)
 =========== ==========================================================================
 
 Every TCP flow can also ask for ECN (``ecn=True``); an AQM that marks needs it.
@@ -75,12 +84,22 @@ TRANSPORTS: dict[str, tuple[str | None, dict[str, tuple[str, float]]]] = {
             "r_max": ("RMax", 1.0),
         },
     ),
+    "generalized": (
+        "fluidnet::TcpGeneralized",
+        {"c1": ("C1", 1.0), "c2": ("C2", 0.5), "alpha": ("Alpha", -1.0), "beta": ("Beta", 1.0)},
+    ),
+    "tcp_rm": ("fluidnet::TcpRm", {"w": ("W", 20.0), "kappa": ("Kappa", 0.1)}),
+    "xcp": ("fluidnet::TcpXcp", {}),
 }
 
 #: transports whose receivers must echo every mark (RFC 8257's receiver, ns3::TcpDctcp)
-_PER_PACKET_ECHO = ("dctcp", "sbrm")
+_PER_PACKET_ECHO = ("dctcp", "sbrm", "generalized")
+#: transports that always negotiate ECN
+_ALWAYS_ECN = _PER_PACKET_ECHO + ("tcp_rm",)
 #: (transport, option) pairs that may be 0 (an exponent, or a feature turned off)
 _MAY_BE_ZERO = {("kelly", "nu"), ("sliding", "x_s"), ("mrg", "x_s"), ("mrg", "theta")}
+#: (transport, option) pairs that may be any finite number (exponents)
+_SIGNED = {("generalized", "alpha"), ("generalized", "beta")}
 
 
 @dataclass(frozen=True, init=False)
@@ -92,11 +111,12 @@ class Transport:
     name : str
         One of :data:`TRANSPORTS` (see the module table).
     ecn : bool
-        Negotiate ECN (always on for ``dctcp`` and ``sbrm``; not used by ``rcp``; for ``kelly``
-        it also means reacting to marks and not to losses).
+        Negotiate ECN (always on for ``dctcp``, ``sbrm``, ``generalized`` and ``tcp_rm``; not
+        used by ``rcp``; for ``kelly`` it also means reacting to marks and not to losses).
     **options
         The transport's options (``g`` for DCTCP, ``alpha``/``beta``/``gamma`` for Vegas,
-        ``w``/``kappa`` for SBRM, ...: see the module table); others are an error.
+        ``w``/``kappa`` for SBRM and TCP/RM, ``c1``/``c2``/``alpha``/``beta`` for the generalized
+        TCP, ...: see the module table); others are an error.
 
     Examples
     --------
@@ -128,19 +148,27 @@ class Transport:
                 v = float(v)
             except (TypeError, ValueError):
                 raise ParameterError(f"Transport({key!r}).{k} = {v!r} must be a number") from None
-            zero_ok = (key, k) in _MAY_BE_ZERO
-            if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
-                rel = ">= 0" if zero_ok else "> 0"
-                raise ParameterError(
-                    f"Transport({key!r}).{k} = {v!r} must be a finite number {rel}"
-                )
+            if (key, k) in _SIGNED:
+                if not math.isfinite(v):
+                    raise ParameterError(f"Transport({key!r}).{k} = {v!r} must be a finite number")
+            else:
+                zero_ok = (key, k) in _MAY_BE_ZERO
+                if not math.isfinite(v) or v < 0 or (v == 0 and not zero_ok):
+                    rel = ">= 0" if zero_ok else "> 0"
+                    raise ParameterError(
+                        f"Transport({key!r}).{k} = {v!r} must be a finite number {rel}"
+                    )
             clean[k] = v
         if key == "dctcp" and clean.get("g", 0.0625) > 1:
             raise ParameterError(f"Transport('dctcp').g = {clean['g']!r} must lie in (0, 1]")
         if key in ("sliding", "mrg") and clean.get("beta", 0.5) >= 1:
             raise ParameterError(f"Transport({key!r}).beta = {clean['beta']!r} must lie in (0, 1)")
+        if key == "generalized":
+            _check_generalized(clean)
+        if key == "tcp_rm" and clean.get("kappa", 0.1) >= 1:
+            raise ParameterError(f"Transport('tcp_rm').kappa = {clean['kappa']!r} must be < 1")
         object.__setattr__(self, "name", key)
-        object.__setattr__(self, "ecn", ecn or key in _PER_PACKET_ECHO)
+        object.__setattr__(self, "ecn", ecn or key in _ALWAYS_ECN)
         object.__setattr__(self, "options", clean)
 
     def __hash__(self) -> int:
@@ -152,6 +180,10 @@ class Transport:
     @property
     def is_rcp(self) -> bool:
         return self.name == "rcp"
+
+    @property
+    def is_xcp(self) -> bool:
+        return self.name == "xcp"
 
     def option(self, key: str) -> float:
         """An option's value (its default when not given).
@@ -182,6 +214,22 @@ class Transport:
             echo = self.ecn
         sink = "ns3::TcpDctcp" if echo else "ns3::TcpNewReno"
         return type_id or "", attrs, sink
+
+
+def _check_generalized(options: dict) -> None:
+    """Misra, Baras & Ott's conditions on (c1, c2, alpha, beta): alpha < beta keeps the window
+    bounded, and with beta = 1 the decrease c2 W must leave a positive window (c2 < 1)."""
+    alpha, beta = options.get("alpha", -1.0), options.get("beta", 1.0)
+    if not alpha < beta:
+        raise ParameterError(
+            f"Transport('generalized'): alpha = {alpha!r} must be below beta = {beta!r} (a "
+            "bounded window, Misra, Baras & Ott Sec I)"
+        )
+    if beta == 1.0 and options.get("c2", 0.5) >= 1:
+        raise ParameterError(
+            f"Transport('generalized').c2 = {options['c2']!r} must be < 1 with beta = 1 (a "
+            "marked ACK takes c2 W away)"
+        )
 
 
 def _rebuild(name: str, ecn: bool, options: dict) -> Transport:

@@ -278,8 +278,12 @@ NS_OBJECT_ENSURE_REGISTERED(SbrmQueueDisc);
 // kappa (w RTT / cwnd - p), p = 1 for an ACK that echoes a mark. TcpDctcp provides the
 // per-packet ECN echo of the receiver (RFC 8257 state machine) and DctcpEcn mode; this class
 // takes the window over entirely (HasCongControl), so TCP's own ECN and recovery reductions do
-// not apply. After a loss (fast retransmit) the window is halved, after a timeout it restarts
-// from one packet (TcpSocketBase), as Zimmermann's ns-2 source (5.4.2) reacts to losses like TCP.
+// not apply. Losses as TCP, as Zimmermann's ns-2 source (5.4.2) reacts to them: a fast
+// retransmit halves the window, which then stays put until the recovery ends (the duplicate
+// ACKs of a recovery neither grow it nor carry marks); a timeout restarts it from one packet
+// (TcpSocketBase) with slow start up to half the window before it. (With HasCongControl, ns-3
+// itself changes the window on neither: before, the window grew through every recovery, by one
+// packet per duplicate ACK in slow start.)
 class TcpSbrm : public TcpDctcp
 {
   public:
@@ -336,14 +340,31 @@ class TcpSbrm : public TcpDctcp
         return std::max(2 * tcb->m_segmentSize, tcb->m_cWnd.Get() / 2);
     }
 
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t newState) override
+    {
+        if (newState == TcpSocketState::CA_RECOVERY && m_written != 0)
+        {
+            m_cw = std::max(m_cw / 2, 1.0);
+            m_slowStart = false;
+            m_written = static_cast<uint32_t>(m_cw * tcb->m_segmentSize);
+            tcb->m_cWnd = m_written;
+        }
+        else if (newState == TcpSocketState::CA_LOSS)
+        {
+            m_ssthresh = std::max(m_cw / 2, 2.0);
+            m_slowStart = true;
+        }
+    }
+
     void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
     {
         double seg = tcb->m_segmentSize;
         if (tcb->m_cWnd.Get() != m_written)
         {
-            m_cw = tcb->m_cWnd.Get() / seg; // set by TCP itself (loss recovery, timeout, start)
+            m_cw = tcb->m_cWnd.Get() / seg; // set by TCP itself (timeout, start)
         }
-        if (segmentsAcked == 0)
+        if (segmentsAcked == 0 || tcb->m_congState == TcpSocketState::CA_RECOVERY)
         {
             return;
         }
@@ -355,6 +376,7 @@ class TcpSbrm : public TcpDctcp
         if (m_slowStart)
         {
             m_cw += segmentsAcked;
+            m_slowStart = m_cw < m_ssthresh;
         }
         else
         {
@@ -376,6 +398,7 @@ class TcpSbrm : public TcpDctcp
     double m_cw{1.0};
     uint32_t m_written{0};
     bool m_slowStart{true};
+    double m_ssthresh{std::numeric_limits<double>::infinity()};
 };
 
 NS_OBJECT_ENSURE_REGISTERED(TcpSbrm);
@@ -714,6 +737,9 @@ class RcpSender : public Application
                     {
                         m_done = true;
                         Simulator::Cancel(m_sendEvent);
+                        // free the socket's endpoint: ns-3 looks endpoints up one by one, and a
+                        // run of thousands of finished flows would slow down every packet
+                        Simulator::ScheduleNow(&RcpSender::CloseSocket, this);
                     }
                 }
                 else if (m_size == 0)
@@ -726,6 +752,14 @@ class RcpSender : public Application
                     }
                 }
             }
+        }
+    }
+
+    void CloseSocket()
+    {
+        if (m_socket)
+        {
+            m_socket->Close();
         }
     }
 
@@ -943,10 +977,21 @@ class SignalListener
     virtual void PacketLost() = 0;
 };
 
+// What a congestion control object implements to see its flow's packets (fluidnet::TcpXcp writes
+// its congestion header into every data packet and reads the echoed feedback from every ACK): the
+// sender hands it the socket when the flow starts, to connect to the socket's Tx and Rx traces.
+class SocketObserver
+{
+  public:
+    virtual ~SocketObserver() = default;
+    virtual void Attach(Ptr<TcpSocketBase> socket) = 0;
+};
+
 // A TCP sender whose congestion control object is made here (so every flow group can have its
 // own law and parameters), which sends `bytes` (0: without end) and follows its socket's window,
 // slow-start threshold and RTT samples for the traces; a congestion control object that is a
-// SignalListener hears of every ACK and of every loss of the flow.
+// SignalListener hears of every ACK and of every loss of the flow, one that is a SocketObserver
+// is handed the socket.
 class TcpSender : public Application
 {
   public:
@@ -1015,6 +1060,10 @@ class TcpSender : public Application
         if (m_listener != nullptr)
         {
             m_socket->TraceConnectWithoutContext("Rx", MakeCallback(&TcpSender::OnRx, this));
+        }
+        if (auto* observer = dynamic_cast<SocketObserver*>(PeekPointer(ops)))
+        {
+            observer->Attach(tcp);
         }
         m_socket->TraceConnectWithoutContext("CongestionWindow",
                                              MakeCallback(&TcpSender::OnCwnd, this));

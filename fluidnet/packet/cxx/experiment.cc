@@ -8,11 +8,17 @@
 // is the queue disc's); every other interface has a FIFO much larger than any queue that forms.
 //
 // Traces are sampled every dt: per link the packets in the queue disc, and its cumulative
-// drops, marks, departed bytes and AQM state (PI: p; RCP: R/C; SBRM: m(b); AVQ: C~/C); per
-// long-lived flow its window and slow-start threshold (packets), last RTT sample (s), received
-// bytes and lost data packets. Short flows record start and completion. A group's random losses drop its data packets
-// on the access link into its sink. Every TCP data packet lost (in a queue or at random) is
-// reported to its sender (TcpSender::PacketLost), one propagation delay of its path later.
+// drops, marks, departed bytes and AQM state (PI: p; RCP: R/C; SBRM: m(b); AVQ: C~/C; ORED: the
+// average queue; XCP: y/C of the last control interval); per long-lived flow its window and
+// slow-start threshold (packets), last RTT sample (s), received bytes and lost data packets.
+// Short flows record start and completion. A group's random losses drop its data packets on the
+// access link into its sink. Every TCP data packet lost (in a queue or at random) is reported to
+// its sender (TcpSender::PacketLost), one propagation delay of its path later.
+//
+// Options of a flow group (SetGroupOption): "profile_rate" and "profile_depth", an edge meter on
+// its source's access link that tags the packets within a token bucket of that rate (bit/s) and
+// depth (packets) "in" (fluidnet::ProfileMeterQueueDisc, for ORED); "xcp_sink", receivers that echo
+// XCP's feedback (fluidnet::XcpSink); "stop", the time its flows stop sending.
 
 namespace fluidnet
 {
@@ -156,6 +162,12 @@ class Experiment : public FlowLedger, public LossSink
         m_groups.push_back(g);
     }
 
+    // An option of group `group` (see the top of this file).
+    void SetGroupOption(uint32_t group, const std::string& key, double value)
+    {
+        m_groups.at(group).options[key] = value;
+    }
+
     // nSamples samples at i dt, i = 0 .. nSamples - 1 (the last at tEnd): sampling stops
     // there, whatever the stop's slack lets run after tEnd
     void Run(double tEnd, double dt, uint64_t nSamples)
@@ -230,7 +242,9 @@ class Experiment : public FlowLedger, public LossSink
     std::vector<double> drops;      // [time, link] cumulative drops
     std::vector<double> marks;      // [time, link] cumulative ECN marks
     std::vector<double> departed;   // [time, link] cumulative bytes sent on the link
-    std::vector<double> aqmState;   // [time, link] p (PI), R/C (RCP), m(b) (SBRM), C~/C (AVQ), else NaN
+    std::vector<double> aqmState;   // [time, link] p (PI), R/C (RCP), m(b) (SBRM), C~/C (AVQ),
+                                    // average queue (ORED), y/C of the last interval (XCP),
+                                    // else NaN
     std::vector<double> cwnd;       // [time, traced flow] window (packets) or RCP rate (pkts/s)
     std::vector<double> rtt;        // [time, traced flow] last RTT sample (s)
     std::vector<double> rx;         // [time, traced flow] cumulative received bytes
@@ -271,6 +285,7 @@ class Experiment : public FlowLedger, public LossSink
         double accessDelay;
         std::vector<double> starts, sizes;
         double loss{0.0};
+        std::map<std::string, double> options;
         uint32_t offset{0};
         Ptr<Node> src, dst;
     };
@@ -360,6 +375,10 @@ class Experiment : public FlowLedger, public LossSink
                 TypeIdValue(TypeId::LookupByName(g.sinkSocket)));
         }
         Connect(g.src, m_routers.Get(g.first), m_accessRate, g.accessDelay, nullptr);
+        if (g.options.count("profile_rate"))
+        {
+            InstallProfileMeter(g);
+        }
         Ipv4Address sinkAddress =
             Connect(m_routers.Get(g.last + 1), g.dst, m_accessRate, g.accessDelay, nullptr);
         if (g.loss > 0)
@@ -378,13 +397,23 @@ class Experiment : public FlowLedger, public LossSink
         Address remote = InetSocketAddress(sinkAddress, kSinkPort);
         if (g.kind == "tcp")
         {
-            PacketSinkHelper sink("ns3::TcpSocketFactory",
-                                  InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
-            ApplicationContainer app = sink.Install(g.dst);
-            app.Start(Seconds(0.0));
-            app.Get(0)->TraceConnectWithoutContext(
-                "RxWithAddresses",
-                MakeBoundCallback(&Experiment::SinkRx, this, gi));
+            Ptr<Application> app;
+            if (g.options.count("xcp_sink"))
+            {
+                Ptr<XcpSink> xcp = CreateObject<XcpSink>();
+                xcp->Setup(kSinkPort);
+                g.dst->AddApplication(xcp);
+                app = xcp;
+            }
+            else
+            {
+                PacketSinkHelper sink("ns3::TcpSocketFactory",
+                                      InetSocketAddress(Ipv4Address::GetAny(), kSinkPort));
+                app = sink.Install(g.dst).Get(0);
+            }
+            app->SetStartTime(Seconds(0.0));
+            app->TraceConnectWithoutContext("RxWithAddresses",
+                                            MakeBoundCallback(&Experiment::SinkRx, this, gi));
         }
         else
         {
@@ -436,10 +465,35 @@ class Experiment : public FlowLedger, public LossSink
             }
             g.src->AddApplication(app);
             app->SetStartTime(Seconds(g.starts[i]));
+            if (g.options.count("stop"))
+            {
+                app->SetStopTime(Seconds(g.options["stop"]));
+            }
             flowStart.push_back(g.starts[i]);
             flowSize.push_back(size);
             flowGroup.push_back(int(gi));
         }
+    }
+
+    // The edge meter of a group with an assured rate: replaces the FIFO of its source's access
+    // link (the source's only device besides the loopback).
+    void InstallProfileMeter(Group& g)
+    {
+        Ptr<NetDevice> dev = g.src->GetDevice(1);
+        g.src->GetObject<TrafficControlLayer>()->DeleteRootQueueDiscOnDevice(dev);
+        TrafficControlHelper tch;
+        tch.SetRootQueueDisc("fluidnet::ProfileMeterQueueDisc",
+                             "Rate",
+                             DoubleValue(g.options["profile_rate"]),
+                             "Depth",
+                             DoubleValue(g.options.count("profile_depth")
+                                             ? g.options["profile_depth"]
+                                             : 20.0),
+                             "PacketSize",
+                             UintegerValue(m_packetSize),
+                             "MaxSize",
+                             QueueSizeValue(QueueSize("1000000p")));
+        tch.Install(dev);
     }
 
     uint32_t Payload() const
@@ -501,6 +555,14 @@ class Experiment : public FlowLedger, public LossSink
         if (auto avq = DynamicCast<AvqQueueDisc>(disc))
         {
             return avq->GetNormalizedLevel();
+        }
+        if (auto ored = DynamicCast<OredQueueDisc>(disc))
+        {
+            return ored->GetAverage();
+        }
+        if (auto xcp = DynamicCast<XcpQueueDisc>(disc))
+        {
+            return xcp->GetLoad();
         }
         return std::numeric_limits<double>::quiet_NaN();
     }

@@ -12,6 +12,8 @@ The submodules, in the order their items run:
 ``window_distribution``  Sec IV: the stationary window law (Figs 6-7), constant-p oracle,
                          the three readings of the bandwidth-delay product
 ``variability``          mean-field DDE against the stochastic chain
+``packet_sharing``       Sec III in ns-3: Experiments B and A (simulation halves of Figs 1-5)
+``packet_window``        Sec IV in ns-3: the window distribution against the PDMP (Figs 6-7)
 ``data``                 the paper's parameters, the derived values checked against, the sizes
 ``targets``              the target table: every number checked, per item
 =======================  ============================================================
@@ -36,6 +38,8 @@ from . import mean_field  # noqa: E402, F401
 from . import criticality  # noqa: E402, F401
 from . import window_distribution  # noqa: E402, F401
 from . import variability  # noqa: E402, F401
+from . import packet_sharing  # noqa: E402, F401
+from . import packet_window  # noqa: E402, F401
 
 # isort: on
 from .fixed_point import fixed_point as sec3_fixed_point  # noqa: E402

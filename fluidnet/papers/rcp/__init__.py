@@ -18,6 +18,7 @@ The submodules, in the order their items run:
 ``bifurcation``            the Hopf boundary continued (derived); q* = 0 makes the cycle non-smooth
 ``proved_region``          Fig 33 proved cell by cell in interval arithmetic (fn.certified_chart)
 ``packet_fct``             RCP in ns-3: flow completion times against processor sharing
+``packet_protocols``       RCP, XCP and TCP in ns-3: Figs 2, 5, 19 and 20
 ``data``                   the paper's printed values, derived values, grids
 ``targets``                the target table: every number checked, per item
 =========================  ==========================================================
@@ -54,6 +55,7 @@ from . import invariance  # noqa: E402, F401
 from . import bifurcation  # noqa: E402, F401
 from . import proved_region  # noqa: E402, F401
 from . import packet_fct  # noqa: E402, F401
+from . import packet_protocols  # noqa: E402, F401
 
 # isort: on
 # the helpers the tests and the notebook use

@@ -39,6 +39,12 @@ packet_critical_delay
     SBRM (item ``packet_critical_delay``) and Reno/RED (item ``packet_critical_delay_red``) in
     ns-3 at half and twice the fluid critical delay: the queue settles below it and oscillates
     above it (the packet half of Sec 6.7).
+packet_fcrit
+    SBRM and Reno/RED in ns-3 at Table 6.6.2's critical delays: the queue's spectral peak against
+    the printed f_crit (Figs 6.6.12-6.6.14).
+packet_tables
+    Table 5.5.1's SBRM column (weighted proportional fairness on one link) and Tables 5.6.1/5.6.2
+    (TCP/RM against NewReno-ECN) in ns-3.
 """
 
 from __future__ import annotations
@@ -72,6 +78,8 @@ from . import validation as validation  # noqa: E402
 from . import bifurcation as bifurcation  # noqa: E402
 from . import criticality as criticality  # noqa: E402
 from . import packet_critical_delay as packet_critical_delay  # noqa: E402
+from . import packet_fcrit as packet_fcrit  # noqa: E402
+from . import packet_tables as packet_tables  # noqa: E402
 
 # isort: on
 # the helpers and values the tests, the notebook and the benchmarks use
