@@ -306,19 +306,21 @@ def boundary_curves(
             for i, f in enumerate(found)
             if f is None and hopf[corners[i][1]] == hopf[corners[i][2]]
         ]
-        if any(f is None for i, f in enumerate(found) if i not in one):
+        rest = [f for i, f in enumerate(found) if i not in one]
+        settled = [f for f in rest if f is not None]
+        if len(settled) < len(rest):
             return None
         pairs += [(corners[i][1], corners[i][2]) for i in one]
         corners = [c for i, c in enumerate(corners) if i not in one]
-        found = [f for i, f in enumerate(found) if i not in one]
         # each corner ends both curves: a node of its own for each (its position, their omega)
-        for (_, a, b), (pc, wa, wb, xc) in zip(corners, found, strict=True):
+        for (_, a, b), (pc, wa, wb, xc) in zip(corners, settled, strict=True):
             for e, wc in ((a, wa), (b, wb)):
                 P = np.vstack([P, pc])
                 W = np.append(W, wc if hopf[e] else 0.0)
                 hopf = np.append(hopf, hopf[e])
                 if Xe is not None:
-                    Xe = np.vstack([Xe, xc])
+                    # no equilibrium at the corner: the curves' points go without theirs
+                    Xe = None if xc is None else np.vstack([Xe, xc])
                 pairs.append((e, len(P) - 1))
         E = len(P)
     chains = _chains(pairs, E)
