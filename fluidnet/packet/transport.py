@@ -1,33 +1,32 @@
 """The senders of a flow group: ns-3's TCPs, fluidnet's SBRM source, and RCP's rate-based senders.
 
-=========== ==========================================================================
-``newreno`` ``ns3::TcpNewReno``
-``cubic``   ``ns3::TcpCubic``
-``dctcp``   ``ns3::TcpDctcp`` (ECN-capable, per-packet echo; option ``g``, the alpha gain)
-``vegas``   ``ns3::TcpVegas`` (options ``alpha``, ``beta``, ``gamma`` in packets)
-``bbr``     ``ns3::TcpBbr``
-``sbrm``    ``fluidnet::TcpSbrm``: Zimmermann's Direct Window Update source (options ``w``,
-            the willingness to pay in packets/s, and ``kappa``, the gain kappa-bar)
-``rcp``     ``fluidnet::RcpSender``: sends at the rate the routers stamp into its packets
-``kelly``   ``fluidnet::TcpKelly``: Kunniyur & Srikant's window laws (12)/(13) (options
-            ``kappa``, ``w`` = w_r/beta_r, ``beta``, ``nu`` (0: log x, else -1/x^nu) and ``d``,
-            the law's round-trip delay in its time unit); it decreases on every loss, or with
-            ``ecn=True`` on every ECN mark only ((40)/(41), per-packet echo)
-``sliding`` ``fluidnet::TcpSlidingMode``: Ye et al.'s TCP law of the binary-feedback family
-            (options ``alpha``, ``mu``, ``beta``; ``x_s``, a fixed slow-start threshold in
-            packets/s, 0 for TCP's dynamic one)
-``mrg``     ``fluidnet::TcpMrg``: Ye et al.'s minimum-rate-guaranteed law (20)-(22), the
-            options of ``sliding`` and ``theta`` (target rate, packets/s) and ``r_max``
-``generalized``
-            ``fluidnet::TcpGeneralized``: Misra, Baras & Ott's generalized TCP (1)-(2), per
-            unmarked ACK ``W += c1 W^alpha``, per marked ACK ``W -= c2 W^beta`` (options ``c1``,
-            ``c2``, ``alpha``, ``beta``; ECN with every mark echoed)
-``tcp_rm``  ``fluidnet::TcpRm``: Zimmermann's TCP/RM (5.6.1)-(5.6.2), NewReno-ECN whose
-            congestion avoidance adds ``kappa RTT w / cwnd`` per ACK and whose ECN reaction takes
-            ``kappa cwnd`` away (options ``w``, ``kappa``)
-``xcp``     ``fluidnet::TcpXcp``: Katabi et al.'s XCP sender, its window driven by the routers'
-            feedback (use it over ``aqm=fn.packet.XCP()`` links)
-=========== ==========================================================================
+=============== ==========================================================================
+``newreno``     ``ns3::TcpNewReno``
+``cubic``       ``ns3::TcpCubic``
+``dctcp``       ``ns3::TcpDctcp`` (ECN-capable, per-packet echo; option ``g``, the alpha gain)
+``vegas``       ``ns3::TcpVegas`` (options ``alpha``, ``beta``, ``gamma`` in packets)
+``bbr``         ``ns3::TcpBbr``
+``sbrm``        ``fluidnet::TcpSbrm``: Zimmermann's Direct Window Update source (options ``w``,
+                the willingness to pay in packets/s, and ``kappa``, the gain kappa-bar)
+``rcp``         ``fluidnet::RcpSender``: sends at the rate the routers stamp into its packets
+``kelly``       ``fluidnet::TcpKelly``: Kunniyur & Srikant's window laws (12)/(13) (options
+                ``kappa``, ``w`` = w_r/beta_r, ``beta``, ``nu`` (0: log x, else -1/x^nu) and ``d``,
+                the law's round-trip delay in its time unit); it decreases on every loss, or with
+                ``ecn=True`` on every ECN mark only ((40)/(41), per-packet echo)
+``sliding``     ``fluidnet::TcpSlidingMode``: Ye et al.'s TCP law of the binary-feedback family
+                (options ``alpha``, ``mu``, ``beta``; ``x_s``, a fixed slow-start threshold in
+                packets/s, 0 for TCP's dynamic one)
+``mrg``         ``fluidnet::TcpMrg``: Ye et al.'s minimum-rate-guaranteed law (20)-(22), the
+                options of ``sliding`` and ``theta`` (target rate, packets/s) and ``r_max``
+``generalized`` ``fluidnet::TcpGeneralized``: Misra, Baras & Ott's generalized TCP (1)-(2), per
+                unmarked ACK ``W += c1 W^alpha``, per marked ACK ``W -= c2 W^beta`` (options ``c1``,
+                ``c2``, ``alpha``, ``beta``; ECN with every mark echoed)
+``tcp_rm``      ``fluidnet::TcpRm``: Zimmermann's TCP/RM (5.6.1)-(5.6.2), NewReno-ECN whose
+                congestion avoidance adds ``kappa RTT w / cwnd`` per ACK and whose ECN reaction
+                takes ``kappa cwnd`` away (options ``w``, ``kappa``)
+``xcp``         ``fluidnet::TcpXcp``: Katabi et al.'s XCP sender, its window driven by the routers'
+                feedback (use it over ``aqm=fn.packet.XCP()`` links)
+=============== ==========================================================================
 
 Every TCP flow can also ask for ECN (``ecn=True``); an AQM that marks needs it.
 """
