@@ -48,6 +48,29 @@ def test_queues_that_empty_across_the_plane_settle_in_their_configuration():
     assert 0 < held < 24  # both configurations are on the plane
 
 
+def test_a_change_of_configuration_is_continued_not_searched_point_by_point(monkeypatch):
+    # on a finer plane every point whose queue empties between it and its neighbour is settled
+    # by Newton's method in the other configuration; the full search runs only at the seeds and
+    # the checks (it ran at 32 of them, one by one, and left the others unsettled: the
+    # configurations were read from the generated code, which has one function for all)
+    import fluidnet.symbolic.batchequilibria as be
+
+    calls = []
+    full = be.equilibria
+    monkeypatch.setattr(be, "equilibria", lambda *a, **k: calls.append(k) or full(*a, **k))
+    m = tandem()
+    grid = _grid(C1=np.linspace(900.0, 2600.0, 20), d1=np.linspace(0.05, 0.3, 20))
+    X, ok, why = equilibria_batch(m, grid, reasons=True)
+    assert ok.all() and why == [""] * 400
+    assert len(calls) <= be.SEEDS + be.CHECKS
+    held = 0
+    for k in range(0, 400, 7):
+        want = tandem_reference(grid["C1"][k], d1=grid["d1"][k])
+        held += want["q1"] == 0
+        assert X[k] == pytest.approx(list(want.values()), rel=1e-10, abs=1e-12)
+    assert 0 < held < len(range(0, 400, 7))
+
+
 def test_kelly_exponential_marking_over_a_plane():
     m = kelly3()
     Bs = np.array([6.0, 9.0, 12.0, 15.0])

@@ -264,9 +264,9 @@ def equilibria_at_points(
         src = _nearest(P, unit, rest, np.array(settled_seeds))
         _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, False, plan.active)
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
-    if left.size and ok.any() and len(code.subsets) > 1:
+    if left.size and ok.any() and len(plan.subsets) > 1:
         src = _nearest(P, unit, left, np.flatnonzero(ok))
-        _other_configurations(code, X, ok, held_of, kind_of, P, left, src, nonneg)
+        _other_configurations(code, plan.subsets, X, ok, held_of, kind_of, P, left, src, nonneg)
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any():
         src = _nearest(P, unit, left, np.flatnonzero(ok))
@@ -325,13 +325,15 @@ def _continue_rows(
     kind_of[k] = kind_of[sources][good]
 
 
-def _other_configurations(code, X, ok, held_of, kind_of, P, targets, sources, nonneg) -> None:
+def _other_configurations(
+    code, subsets, X, ok, held_of, kind_of, P, targets, sources, nonneg
+) -> None:
     """Settle ``targets`` where the boundary configuration changes (a queue that empties or
     fills between points): Newton's method from the neighbour's equilibrium in every
     configuration, and of the equilibria that pass, the one the full search ranks first (no
     state held first, then no negative state, then fewer zeros); a tie is left unsettled."""
-    masks = np.zeros((len(code.subsets), code.n), dtype=bool)
-    for c, sub in enumerate(code.subsets):
+    masks = np.zeros((len(subsets), code.n), dtype=bool)
+    for c, sub in enumerate(subsets):
         masks[c, list(sub)] = True
     C = len(masks)
     rows_t = np.repeat(targets, C)
