@@ -131,3 +131,19 @@ def test_critical_delay_of_the_window_queue_law_is_a_crossing_of_the_per_point_s
     before = m.linearize(d=cv.value * (1 - 1e-4)).roots(k=2)[0].real
     after = m.linearize(d=cv.value * (1 + 1e-4)).roots(k=2)[0].real
     assert (before < 0) != (after < 0)
+
+
+def test_twenty_flows_a_point_whose_first_discretization_misses_a_root_is_refined():
+    # the ring's symmetric routes make roots multiple; at this point the discretization the
+    # root finder settles on (13 nodes) fails its certificate, and the chart raised "compute
+    # them on a finer one"; it now refines as certified_roots does. Second method: the
+    # roots on a fixed, much finer discretization, certified by the argument principle.
+    from user_laws import kelly_twenty
+
+    m = kelly_twenty()
+    grid = {"kappa": np.array([1.05]), "T": np.array([0.02])}
+    point = fn.stability_chart(m, grid, method="pointwise", progress=False)
+    ref = m.linearize(kappa=1.05, T=0.02).roots(k=2, n_nodes=60)
+    assert ref.certified
+    assert point["abscissa"].values[0, 0] == pytest.approx(ref[0].real, rel=1e-9)
+    assert bool(point["stable"].values[0, 0]) == (ref[0].real < 0)

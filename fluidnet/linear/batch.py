@@ -36,7 +36,7 @@ from ..errors import FluidnetError
 from ..threads import single_threaded_blas
 from .certificate import LINE_OFFSETS, count_right_of
 from .large import DENSE_LIMIT
-from .roots import MERGE_RTOL, RESIDUAL_TOL, characteristic_roots
+from .roots import MERGE_RTOL, RESIDUAL_TOL, certified_roots
 from .stacked import Stack, balance_scales, singular_values
 
 __all__ = ["RightmostRoots", "rightmost_roots", "grid_levels", "generator_matrices"]
@@ -263,7 +263,7 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
         k = int(k)
         state.full[k] = True
         try:
-            roots = characteristic_roots(system(k), k=2 * N_SEEDS, **opts)
+            roots = certified_roots(system(k), k=2 * N_SEEDS, **opts)
         except FluidnetError as exc:
             state.reason[k] = str(exc)
             continue
