@@ -52,10 +52,10 @@ SEEDS_LARGE = 2
 #: Points settled by continuation where the full search runs as a check.
 CHECKS = 2
 CHECKS_LARGE = 1
+#: Rounds of warm starts from the nearest settled point after the seeds' round.
+WAVES = 4
 #: Points searched in full, one by one, when continuation did not settle them.
 POINTWISE_MAX = 32
-#: Largest number of (unsettled, settled) pairs compared at once to find nearest neighbours.
-PAIRS_MAX = 4_000_000
 
 
 @dataclass
@@ -91,19 +91,15 @@ def _spread(P: np.ndarray) -> np.ndarray:
 def _nearest(
     P: np.ndarray, unit: np.ndarray, targets: np.ndarray, sources: np.ndarray
 ) -> np.ndarray:
-    """For every target column index, the nearest source column index (scaled max-norm)."""
+    """For every target column index, the nearest source column index (scaled max-norm; a
+    k-d tree: comparing every pair cost 0.3 s at 10 000 points, and the subsample of the
+    sources it took beyond 4 million pairs missed the nearest)."""
+    from scipy.spatial import cKDTree
+
     Pt = (P[:, targets] / unit[:, None]).T
-    out = np.empty(len(targets), dtype=np.intp)
-    src = sources
-    if len(targets) * len(src) > PAIRS_MAX:  # a spread subsample of the sources
-        step = -(-len(targets) * len(src) // PAIRS_MAX)
-        src = src[::step]
-    Ps = (P[:, src] / unit[:, None]).T
-    chunk = max(1, PAIRS_MAX // max(len(src), 1))
-    for a in range(0, len(targets), chunk):
-        d = np.max(np.abs(Pt[a : a + chunk, None, :] - Ps[None, :, :]), axis=2)
-        out[a : a + chunk] = src[np.argmin(d, axis=1)]
-    return out
+    Ps = (P[:, sources] / unit[:, None]).T
+    _, j = cKDTree(Ps).query(Pt, p=np.inf)
+    return sources[np.asarray(j, dtype=np.intp)]
 
 
 def _settled(
@@ -263,6 +259,17 @@ def equilibria_at_points(
     if rest.size:
         src = _nearest(P, unit, rest, np.array(settled_seeds))
         _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, False, plan.active)
+    # outwards from what is settled: warm starts from the nearest settled point, in waves
+    # while they settle points (cheaper than every configuration at every point left)
+    for _ in range(WAVES):
+        left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
+        if not left.size or not ok.any():
+            break
+        before = int(ok.sum())
+        src = _nearest(P, unit, left, np.flatnonzero(ok))
+        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, False, plan.active)
+        if int(ok.sum()) == before:
+            break
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any() and len(plan.subsets) > 1:
         src = _nearest(P, unit, left, np.flatnonzero(ok))

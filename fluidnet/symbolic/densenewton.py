@@ -103,12 +103,28 @@ def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     try:
         out[idx] = np.linalg.solve(As, bs[:, :, None])[..., 0]
     except np.linalg.LinAlgError:
-        for k in idx:
-            try:
-                out[k] = np.linalg.solve(A[k], b[k])
-            except np.linalg.LinAlgError:
-                out[k] = np.linalg.lstsq(A[k], b[k], rcond=None)[0]
+        out[idx] = _solve_with_singular(As, bs)
     return out
+
+
+def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`solve_rows` of a stack where some systems are singular, still as stacks: a
+    system whose LU factorization has a zero pivot (``slogdet``'s sign 0: exactly where
+    ``numpy.linalg.solve`` refuses it) by least squares (its pseudo-inverse, with
+    ``numpy.linalg.lstsq``'s cut ``n eps`` of the largest singular value), the others by LU.
+    One row at a time cost 1.3 s per Newton step of a 10 000-point chart whose boundary
+    configurations make many systems singular."""
+    n = A.shape[1]
+    sign, _ = np.linalg.slogdet(A)
+    singular = sign == 0
+    y = np.empty(b.shape)
+    regular = ~singular
+    if regular.any():
+        y[regular] = np.linalg.solve(A[regular], b[regular][:, :, None])[..., 0]
+    if singular.any():
+        pinv = np.linalg.pinv(A[singular], rcond=n * np.finfo(float).eps)
+        y[singular] = (pinv @ b[singular][:, :, None])[..., 0]
+    return y
 
 
 def _sparse_blocks(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
