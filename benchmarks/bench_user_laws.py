@@ -9,7 +9,7 @@ measured in CPU seconds of the process (``time.process_time``, all its threads):
   (symbolic and code-generation work included), and in a second new process with the cache
   the first one left (``cached``);
 * **chart**: ``fn.stability_chart`` on the law's parameter plane, 100 x 100 points (20 x 20
-  for 100 states), the first chart of the process after the first equilibrium, and a second
+  for more than 10 states), the first chart of the process after the first equilibrium, and a second
   chart of other values (``repeat``);
 * **boundary**: ``fn.stability_boundary`` on the same plane;
 * **critical**: ``fn.critical_value`` of the law's sweep, first call and repeat;
@@ -174,7 +174,7 @@ def _run(code: str, cache: str) -> dict:
 
 def measure(setup: str, states: int) -> dict:
     """The measurements of one law (see the module docstring)."""
-    n = 20 if states > 20 else 100
+    n = 20 if states > 10 else 100
     tests = str(ROOT / "tests")
     with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
         head = _PRELUDE.format(tests=tests) + setup.replace("{n}", str(n))
