@@ -23,8 +23,12 @@ __all__ = ["TimeBoxExpired", "within_cpu_time"]
 T = TypeVar("T")
 
 
-class TimeBoxExpired(Exception):
-    """Raised in a computation that used up its CPU time."""
+class TimeBoxExpired(BaseException):
+    """Raised in a computation that used up its CPU time.
+
+    A ``BaseException`` (like ``KeyboardInterrupt``): sympy catches ``Exception`` in places and
+    goes on along another path, which swallowed the interruption and let a solve finish past
+    its budget, its result possibly incomplete."""
 
 
 def _cpu_clock(ident: int) -> Callable[[], float]:
@@ -84,12 +88,13 @@ def within_cpu_time(fn: Callable[[], T], seconds: float) -> T:
             if clock() - start < seconds:
                 continue
             with lock:
-                if state["inside"]:
-                    state["fired"] = True
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                        ctypes.c_ulong(ident), ctypes.py_object(TimeBoxExpired)
-                    )
-            return
+                if not state["inside"]:
+                    return
+                # again at every poll: code that catches every exception may swallow one
+                state["fired"] = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(ident), ctypes.py_object(TimeBoxExpired)
+                )
 
     watcher = threading.Thread(target=watch, name="fluidnet-time-box", daemon=True)
     try:
@@ -106,5 +111,8 @@ def within_cpu_time(fn: Callable[[], T], seconds: float) -> T:
         restore()
         raise
     if state["fired"]:
+        # the budget ran out and fn returned all the same: it caught the interruption and went
+        # on, so what it returned was made past the budget along a path it did not mean to take
         restore()
+        raise TimeBoxExpired
     return result
