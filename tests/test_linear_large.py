@@ -116,3 +116,29 @@ def test_a_budget_exhausted_refuses_with_its_reason(monkeypatch):
     lin = _parking_lot(99)
     with pytest.raises(fn.AnalysisError, match="not certified: .*evaluations of det Delta"):
         lin.spectral_abscissa()
+
+
+def test_a_real_root_is_never_counted_as_a_conjugate_pair():
+    # 20 flows on a ring (tests/user_laws.py) at kappa = 0.1, T = 0.18: two real roots 7.5e-4
+    # apart lead. The box holding both located them from its power sums, Newton took both
+    # candidates to -0.05387 with an imaginary part of 2e-30, and that root, counted as a
+    # conjugate pair, accounted for the box's count of 2: -0.05312 was missed under a passing
+    # certificate. Second methods: the argument principle on lines between and around the two
+    # roots, and the dense spectral discretization refined by Newton.
+    from user_laws import kelly_twenty
+
+    from fluidnet.linear.certificate import count_right_of
+    from fluidnet.linear.roots import certified_roots
+    from fluidnet.linear.stacked import Stack
+
+    lin = kelly_twenty().linearize(kappa=0.1, T=0.18)
+    st = Stack.from_systems([lin])
+    counts = [int(count_right_of(st, np.array([s]))[0][0]) for s in (-0.053, -0.0535, -0.054)]
+    assert counts == [0, 1, 2]
+    fine = lin.roots(k=4, n_nodes=40)
+    roots = certified_roots(lin, k=4)
+    assert roots.certified
+    assert roots[0].value == pytest.approx(-0.05312344620391804, rel=1e-9)
+    assert roots[0].value == pytest.approx(fine[0].value, rel=1e-9)
+    assert roots[1].value == pytest.approx(-0.0538746224226501, rel=1e-9)
+    assert all(r.imag == 0 for r in roots[:2])

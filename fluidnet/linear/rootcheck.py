@@ -129,6 +129,15 @@ def verified_roots(lin: LinearDDE, vals: np.ndarray, res: np.ndarray, norms, sys
     zero = (vals == 0) & inc.verified
     inc.radius[zero] += np.abs(inc.value[zero])
     inc.value[zero] = 0.0
+    if is_real_system(lin):
+        # a root of a real system whose disc holds its own mirror image is real: its zeros
+        # are counted by its multiplicity, never twice as a conjugate pair (a real root left
+        # with an imaginary part of 2e-30 by Newton's method counted as a pair, and stood in
+        # for a second real root that was never found, under a passing certificate)
+        im = np.abs(np.imag(inc.value))
+        straddle = inc.verified & (im > 0) & (im <= inc.radius)
+        inc.radius[straddle] += im[straddle]
+        inc.value[straddle] = np.real(inc.value[straddle])
     keep = np.flatnonzero(inc.verified)
     # candidates enclosed by the disc of a root already kept are that root; so is a candidate
     # whose own disc (as many zeros, or fewer) holds a kept disc whole: its zeros are the kept
