@@ -139,3 +139,72 @@ def test_max_delay_ignores_zero_matrices_and_norm_bound_is_frobenius():
     assert stack.max_delay()[0] == 0.5
     # ||A0||_F + ||A1||_F e^{-sigma 0.5}
     assert stack.norm_bound(np.array([1.0]))[0] == pytest.approx(np.sqrt(5.0) + np.exp(-0.5))
+
+
+def _star_system(rng, leaves=24, hubs=6, m=3, K=2):
+    """A network-like stack: leaves act on each other only through the hubs (each leaf on
+    its own and on two hubs, with delays), the hubs on every leaf without delay."""
+    n = leaves + hubs
+    A0 = np.zeros((K, n, n))
+    A = np.zeros((K, m, n, n))
+    for k in range(K):
+        for i in range(leaves):
+            j = i % m
+            A[k, j, i, i] = -rng.uniform(0.5, 2.0)
+            for h in rng.choice(hubs, 2, replace=False):
+                A[k, j, i, leaves + h] = rng.normal()
+        for h in range(hubs):
+            A0[k, leaves + h, leaves + h] = -rng.uniform(1, 3)
+            A0[k, leaves + h, :leaves] = rng.normal(size=leaves) / leaves
+    tau = np.tile(np.array([0.1, 0.2, 0.35])[:m], (K, 1))
+    return Stack(A0, A, tau)
+
+
+def test_schur_complement_det_equals_the_dense_determinant():
+    # second method: the dense LU determinant of the whole characteristic matrix, and the
+    # log-derivative trace(Delta^-1 Delta') from dense solves
+    rng = np.random.default_rng(7)
+    st = _star_system(rng)
+    S, T = st.split
+    assert S.tolist() == list(range(24)) and T.tolist() == list(range(24, 30))
+    s = rng.normal(size=40) * 3 + 1j * rng.normal(size=40) * 10
+    idx = rng.integers(0, st.K, size=40)
+    f, g = st.det_logderiv(s, idx)
+    D, dD = st.delta(s, idx, derivative=True)
+    f_ref = np.linalg.det(D)
+    g_ref = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
+    np.testing.assert_allclose(f, f_ref, rtol=1e-10)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-10)
+    # the split is handed on to parts and rescaled copies, where it still holds
+    part = st.take(np.array([1]))
+    assert part.given_split is not None and part.split[0].size == 24
+    fp, _ = part.det_logderiv(s[:3], np.zeros(3, dtype=int))
+    ref = np.linalg.det(st.delta(s[:3], np.ones(3, dtype=int)))
+    np.testing.assert_allclose(fp, ref, rtol=1e-10)
+
+
+def test_schur_complement_is_not_used_where_it_does_not_pay():
+    rng = np.random.default_rng(3)
+    n = 20
+    A0 = rng.normal(size=(1, n, n))  # every state acts on every other one
+    st = Stack(A0, rng.normal(size=(1, 1, n, n)), np.array([[0.5]]))
+    assert st.split[0].size == 0
+    small = _star_system(rng, leaves=8, hubs=2)  # 10 states: below SCHUR_MIN_STATES
+    assert small.split[0].size == 0
+
+
+def test_sparse_system_phase_through_the_schur_complement():
+    from fluidnet.linear.sparse import SparseSystem
+
+    rng = np.random.default_rng(11)
+    st = _star_system(rng, K=1)
+    lin = fn.LinearDDE(st.A0[0], [(t, a) for t, a in zip(st.tau[0], st.A[0], strict=True)])
+    sp = SparseSystem.from_lineardde(lin)
+    assert sp.schur is not None
+    s = rng.normal(size=25) + 1j * rng.normal(size=25) * 8
+    f, g = sp.det_logderiv(s)
+    D, dD = st.delta(s, np.zeros(25, dtype=int), derivative=True)
+    det = np.linalg.det(D)
+    np.testing.assert_allclose(f, det / np.abs(det), rtol=1e-10)
+    np.testing.assert_allclose(np.abs(f), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(g, np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1), rtol=1e-10)

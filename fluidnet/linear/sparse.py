@@ -228,10 +228,45 @@ class SparseSystem:
             return None
         return solve, float(np.sum(np.log(a))), complex(np.prod(u / a) * sign)
 
+    @property
+    def schur(self):
+        """The system as a one-system :class:`~fluidnet.linear.stacked.Stack` when its
+        structure allows the Schur complement of :meth:`~fluidnet.linear.stacked.Stack.split`
+        (a network whose flows act on each other only through a few links): ``det Delta``
+        then costs that of a matrix of the links' size, for all samples at once. ``None``
+        otherwise."""
+        if not hasattr(self, "_schur"):
+            from .stacked import SCHUR_MIN_STATES, Stack
+
+            stack = None
+            if SCHUR_MIN_STATES <= self.n <= DENSE_STATES:
+                m = self.tau.size
+                A = np.zeros((1, m + 1, self.n, self.n), dtype=self.values.dtype)
+                np.add.at(A[0], (self.which + 1, self.rows, self.cols), self.values)
+                trial = Stack(A[:, 0], A[:, 1:], self.tau[None, :])
+                if trial.split[0].size:
+                    stack = trial
+            self._schur = stack
+        return self._schur
+
+    def _schur_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        assert self.schur is not None
+        f = np.zeros(s.size, dtype=complex)
+        g = np.full(s.size, np.inf, dtype=complex)
+        ok = np.isfinite(s)
+        if ok.any():
+            f[ok], g[ok] = self.schur._det_logderiv_schur(s[ok], np.zeros(int(ok.sum()), int), True)
+        bad = ~np.isfinite(g) | ~np.isfinite(f)
+        f[bad] = 0.0
+        g[bad] = np.inf
+        return f, g
+
     def det_logderiv(self, s: np.ndarray, idx=None) -> tuple[np.ndarray, np.ndarray]:
         """The phase ``det / |det|`` of ``det Delta(s_q)`` (0 where singular) and
         ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')`` (``inf`` where singular)."""
         s = np.asarray(s, dtype=complex).ravel()
+        if self.schur is not None:
+            return self._schur_det_logderiv(s)
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         for q, sq in enumerate(s):
@@ -255,8 +290,11 @@ class SparseSystem:
         ``log det Delta`` between ``s`` and ``s + eps``, ``eps = 1e-7 (1 + |s|)`` (one more
         factorization instead of ``n`` solves; its relative error is about ``eps / d``, ``d``
         the distance to the nearest root): for sampling contours, where ``|f'/f|`` only
-        sizes the steps and seeds the power sums."""
+        sizes the steps and seeds the power sums. (Through the Schur complement, where the
+        structure allows, it is exact and as cheap.)"""
         s = np.asarray(s, dtype=complex).ravel()
+        if self.schur is not None:
+            return self._schur_det_logderiv(s)
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         for q, sq in enumerate(s):
