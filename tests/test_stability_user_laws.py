@@ -147,3 +147,19 @@ def test_twenty_flows_a_point_whose_first_discretization_misses_a_root_is_refine
     assert ref.certified
     assert point["abscissa"].values[0, 0] == pytest.approx(ref[0].real, rel=1e-9)
     assert bool(point["stable"].values[0, 0]) == (ref[0].real < 0)
+
+
+def test_twenty_flows_slow_cluster_is_certified_by_the_batch():
+    # at small gains the 20 flows' slow roots cluster within the certificate line's offset of
+    # the rightmost one; a continued point carries only a few of them, so the first line
+    # counted more roots than were known and 45 of these 64 points fell back to the full
+    # per-point method. The second line (between the rightmost roots and the next ones,
+    # clusters resolved by winding numbers on small circles) certifies them in the batch.
+    # Second method: the pointwise root finder at every point.
+    from user_laws import kelly_twenty
+
+    m = kelly_twenty()
+    grid = {"kappa": np.linspace(0.1, 0.5, 8), "T": np.linspace(0.02, 0.3, 8)}
+    batch, point = _chart_pair(m, grid)
+    _assert_same(batch, point)
+    assert (batch["fallback"].values == "").all()

@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import FluidnetError
 from ..threads import single_threaded_blas
 from .certificate import LINE_OFFSETS, count_right_of
+from .inclusion import winding_numbers
 from .large import DENSE_LIMIT
 from .roots import MERGE_RTOL, RESIDUAL_TOL, certified_roots
 from .stacked import Stack, balance_scales, singular_values
@@ -209,31 +210,43 @@ def rightmost_roots(
             live = np.any(bal.A != 0, axis=(0, 2, 3))  # delays with a matrix somewhere
             bal = Stack(bal.A0, bal.A[:, live], bal.tau[:, live])
             delay_free = bal.max_delay() == 0.0
+            coords = np.indices(shape).reshape(len(shape), -1).T
+            deferred: list[np.ndarray] = []
             for points, parents in grid_levels(shape, COARSE_POINTS):
                 if skip is not None:
                     points, parents = points[~skip[points]], parents[~skip[points]]
                 direct = delay_free[points] | (parents < 0)
-                if parents.size:
-                    direct |= ~np.isfinite(state.seeds[np.maximum(parents, 0), 0])
+                # a point whose parent was not certified starts from the nearest point that was
+                orphan = ~direct & ~np.isfinite(state.seeds[np.maximum(parents, 0), 0])
+                if orphan.any():
+                    parents = parents.copy()
+                    parents[orphan] = _nearest_certified(state, coords, points[orphan])
+                    lost = orphan & (parents < 0)
+                    deferred.append(points[lost])
+                    direct &= ~lost
+                    points, parents = points[~lost], parents[~lost]
                 _full(state, points[direct], system, opts)
                 cont, par = points[~direct], parents[~direct]
-                if cont.size:
-                    state.stats["continued"] += cont.size
-                    failed = _guarded(state, "continuation", _continue, bal, cont, par)
-                    cont = cont[failed]
-                if cont.size:
-                    state.stats["discretized"] += cont.size
-                    failed = _guarded(
-                        state, "discretization", _discretize, bal, cont, state.n_nodes
-                    )
-                    cont = cont[failed]
-                if cont.size:
-                    unset = state.fallback[cont] == ""
-                    state.fallback[cont[unset]] = (
-                        "not certified by continuation from a neighbour nor by the batched "
-                        "discretization"
-                    )
-                _full(state, cont, system, opts)
+                deferred.append(_continue_or_discretize(state, bal, cont, par))
+            # what failed: again from the nearest certified points while that certifies more,
+            # then the full per-point method
+            todo = np.concatenate([np.zeros(0, dtype=int), *deferred]).astype(int)
+            while todo.size:
+                par = _nearest_certified(state, coords, todo)
+                go = par >= 0
+                if not go.any():
+                    break
+                left = _continue_or_discretize(state, bal, todo[go], par[go], discretize=False)
+                if left.size == int(go.sum()):
+                    break
+                todo = np.concatenate([todo[~go], left])
+            if todo.size:
+                unset = state.fallback[todo] == ""
+                state.fallback[todo[unset]] = (
+                    "not certified by continuation from a neighbour nor by the batched "
+                    "discretization"
+                )
+            _full(state, todo, system, opts)
     return RightmostRoots(
         state.root,
         state.line,
@@ -243,6 +256,34 @@ def rightmost_roots(
         state.stats,
         state.fallback.astype(str),
     )
+
+
+def _continue_or_discretize(
+    state: _State, bal: Stack, cont: np.ndarray, par: np.ndarray, discretize: bool = True
+) -> np.ndarray:
+    """Continuation from the parents, then (``discretize``) the batched discretization for
+    the points it did not certify; returns the points neither certified."""
+    if cont.size:
+        state.stats["continued"] += cont.size
+        failed = _guarded(state, "continuation", _continue, bal, cont, par)
+        cont = cont[failed]
+    if cont.size and discretize:
+        state.stats["discretized"] += cont.size
+        failed = _guarded(state, "discretization", _discretize, bal, cont, state.n_nodes)
+        cont = cont[failed]
+    return cont
+
+
+def _nearest_certified(state: _State, coords: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """For each of ``points``, the nearest grid point (in index steps) with certified roots
+    to start from (``-1`` where there is none)."""
+    solved = np.flatnonzero(state.certified & np.isfinite(state.seeds[:, 0]))
+    if solved.size == 0 or points.size == 0:
+        return np.full(points.size, -1)
+    from scipy.spatial import KDTree
+
+    _, near = KDTree(coords[solved]).query(coords[points])
+    return solved[np.asarray(near, dtype=int)]
 
 
 def _system_from(stack: Stack) -> Callable[[int], Any]:
@@ -415,12 +456,165 @@ def _accept(
     count = np.full(P, -1)
     count[has], _ = count_right_of(target.take(has), sigma[has])
     ok = has & (count == known)
+    again = has & (count > known)
+    if again.any():
+        took, line, roots = _second_line(target, table, again, gap)
+        sigma[took] = line[took]
+        table[took] = roots[took]
+        ok[took] = True
     k_ok = points[ok]
     state.root[k_ok] = table[ok, 0]
     state.line[k_ok] = sigma[ok]
     state.certified[k_ok] = True
     state.seeds[k_ok] = table[ok]
     return ~ok
+
+
+def _second_line(
+    target: Stack, table: np.ndarray, again: np.ndarray, gap: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Certify the points ``again`` whose first line counted more roots than were carried.
+
+    A network's slow roots (one per flow) cluster within the first line's offset of the
+    rightmost root, and a continued point may carry only one of them. First, a circle around
+    each root found (apart from the others, within a fiftieth of the line offset) counts the
+    zeros of ``det Delta`` it encloses (the winding number, :mod:`.inclusion`); the zeros of a
+    circle that holds more than one (a cluster, or a multiple root of a ring's symmetric
+    routes) are computed from the moments of ``f'/f`` on it (:func:`_cluster_roots`). Then a
+    second line is drawn halfway between the rightmost real part now known and the next one
+    below it (at a hundredth of the first offset where there is none); the point is certified
+    when the argument principle on that line counts exactly the roots known right of it.
+
+    Returns ``(points, lines, roots)``: the indices (into ``table``) of the certified points,
+    the lines (``(P,)``), and the certified points' roots, rightmost first (``(P, N_SEEDS)``,
+    meaningful at those indices).
+    """
+    P, R = table.shape
+    out = table.copy()
+    line = np.full(P, np.nan)
+    pts = np.flatnonzero(again)
+    sub = table[pts]
+    right = np.isfinite(sub)
+    j = np.nonzero(right)[0]
+    z = sub[right]
+    radius = np.minimum(0.02 * gap[pts[j]], np.where(np.imag(z) > 0, 0.5 * np.imag(z), np.inf))
+    others = np.abs(sub[j] - z[:, None])  # distances to the point's other roots
+    others = np.where(np.isfinite(others) & (others > 0), others, np.inf)
+    radius = np.minimum(radius, 0.4 * np.min(others, axis=1))
+    zeros: list[np.ndarray | None] = [None] * z.size
+    todo = np.flatnonzero(radius > 0)
+    for samples in (64, 256, 1024):
+        if todo.size == 0:
+            break
+        sys_of = pts[j[todo]]
+
+        def det_logderiv(s, sys_of=sys_of, samples=samples):
+            return target.det_logderiv(s, np.repeat(sys_of, samples))
+
+        wound, resolved, h, g = winding_numbers(det_logderiv, z[todo], radius[todo], samples)
+        for q in np.flatnonzero(resolved):
+            c = todo[q]
+            if wound[q] == 1:
+                zeros[c] = z[c : c + 1]
+            elif wound[q] > 1:
+                zeros[c] = _cluster_roots(
+                    target, int(pts[j[c]]), complex(z[c]), float(radius[c]), h[q], g[q]
+                )
+        todo = todo[~resolved]
+    good = np.zeros(pts.size, dtype=bool)
+    known = np.zeros(pts.size, dtype=int)
+    for q in range(pts.size):
+        mine = np.flatnonzero(j == q)
+        if any(zeros[c] is None for c in mine):
+            continue
+        roots = np.concatenate([zeros[c] for c in mine])  # type: ignore[misc]
+        roots = roots[np.lexsort((-np.imag(roots), -np.real(roots)))]
+        re = np.real(roots)
+        lower = re[re < re[0] - 1e-9 * (1.0 + abs(re[0]))]
+        offset = 0.5 * (re[0] - lower[0]) if lower.size else 0.01 * gap[pts[q]]
+        line[pts[q]] = re[0] - offset
+        known[q] = np.sum(np.where(np.imag(roots) > 0, 2, 1)[re > line[pts[q]]])
+        good[q] = True
+        out[pts[q]] = np.nan
+        unique = roots[np.r_[True, np.abs(np.diff(roots)) > 0]][:R]
+        out[pts[q], : unique.size] = unique
+    use = np.flatnonzero(good)
+    if use.size:
+        counted, _ = count_right_of(target.take(pts[use]), line[pts[use]])
+        good[use] = counted == known[use]
+    return pts[good], line, out
+
+
+#: Zeros of a cluster closer than this (relative to the circle) are one multiple root.
+CLUSTER_MERGE = 1e-5
+
+
+def _cluster_roots(
+    target: Stack, k: int, center: complex, radius: float, h: np.ndarray, g: np.ndarray
+) -> np.ndarray | None:
+    """The ``m`` zeros of ``det Delta`` (system ``k``) inside a resolved circle, with
+    multiplicity (``None`` where they cannot be told apart reliably).
+
+    The power sums of the zeros' offsets from the centre, in units of the radius, are the
+    moments ``mean(u^(p+1) f'/f) r`` of the samples on the circle (``u = h / r``; trapezoidal
+    rule, exponentially accurate for a resolved circle); Newton's identities turn them into
+    the polynomial whose roots they are. Each distinct zero is then refined by Newton's method
+    and must pass the residual test and stay in its place (move by less than a quarter of its
+    distance to the other zeros); zeros closer than :data:`CLUSTER_MERGE` are one multiple
+    root, reported at their mean (which, unlike each member, is well conditioned).
+    """
+    u = h / radius
+    m = int(np.rint(np.real(np.mean(u * g) * radius)))
+    if m < 2 or m > 8:
+        return None
+    power = [np.mean(u ** (p + 1) * g) * radius for p in range(1, m + 1)]
+    # Newton's identities: e_0 = 1, p e_p = sum_{i=1..p} (-1)^(i-1) e_{p-i} S_i
+    e = [1.0 + 0j]
+    for p in range(1, m + 1):
+        e.append(sum((-1) ** (i - 1) * e[p - i] * power[i - 1] for i in range(1, p + 1)) / p)
+    coeffs = np.array([(-1) ** p * e[p] for p in range(m + 1)])
+    w = np.roots(coeffs)
+    if w.size != m or not np.all(np.isfinite(w)) or np.any(np.abs(w) >= 1.0):
+        return None
+    # groups of (numerically) equal zeros
+    groups: list[list[int]] = []
+    for i in np.argsort(np.real(w)):
+        for grp in groups:
+            if abs(w[grp[0]] - w[i]) <= CLUSTER_MERGE:
+                grp.append(int(i))
+                break
+        else:
+            groups.append([int(i)])
+    means = np.array([np.mean(w[grp]) for grp in groups])
+    sizes = np.array([len(grp) for grp in groups])
+    est = center + radius * means
+    simple = sizes == 1
+    refined = est.copy()
+    if simple.any():
+        idx = np.full(int(simple.sum()), k)
+        new, active = target.newton(est[simple], idx, tol=1e-13, stall_tol=1e-10, maxiter=20)
+        if active.any() or np.any(target.residual(new, idx) > RESIDUAL_TOL):
+            return None
+        if means.size > 1:
+            sep = np.abs(means[:, None] - means[None, :]) + np.diag(np.full(means.size, np.inf))
+            apart = 0.25 * radius * np.min(sep, axis=1)[simple]
+            if np.any(np.abs(new - est[simple]) > apart):
+                return None
+        if np.any(np.abs(new - center) >= radius):
+            return None
+        refined[simple] = new
+    zeros = np.repeat(refined, sizes)
+    if np.imag(center) == 0.0:
+        # a real system's circle about a real point: zeros come in conjugate pairs; keep the
+        # upper representatives (each standing for its pair) and the real zeros
+        tiny = 1e-10 * (1.0 + np.abs(zeros))
+        real = np.abs(np.imag(zeros)) <= tiny
+        zeros = np.where(real, np.real(zeros) + 0j, zeros)
+        upper, lower = zeros[~real & (np.imag(zeros) > 0)], zeros[~real & (np.imag(zeros) < 0)]
+        if upper.size != lower.size:
+            return None
+        zeros = np.concatenate([zeros[real], upper])
+    return zeros
 
 
 def _snap_zero(stack: Stack, lam: np.ndarray, idx: np.ndarray) -> np.ndarray:
