@@ -386,7 +386,7 @@ class NearbyPoint:
         taus = plan.delays(x, p) if self.L else np.zeros(0)
         for M in (vals, taus):
             if np.iscomplexobj(M):
-                if not np.all(np.abs(M.imag) <= 1e-12 * np.maximum(1.0, np.abs(M.real))):
+                if not np.all(np.abs(np.imag(M)) <= 1e-12 * np.maximum(1.0, np.abs(np.real(M)))):
                     return None, bad
         vals, taus = np.real(vals), np.real(taus)
         if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(taus) & (taus >= 0))):
