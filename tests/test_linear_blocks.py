@@ -50,3 +50,24 @@ def test_block_triangular_roots_are_the_blocks_lambert_roots():
     np.testing.assert_allclose(roots.values, exact, rtol=1e-11)
     assert all(abs(r.value - e) <= r.error for r, e in zip(roots, exact, strict=True))
     assert roots.certified is True
+
+
+def test_small_systems_blocks_are_scipys_strong_components():
+    # the blocks of small systems come from a transitive closure in numpy (no scipy import):
+    # the same partition as scipy's strongly connected components on random coupling graphs
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from fluidnet.linear.blocks import CLOSURE_MAX_STATES
+
+    rng = np.random.default_rng(34)
+    for n in (2, 3, 7, 40, CLOSURE_MAX_STATES):
+        for density in (0.02, 0.1, 0.3):
+            A0 = np.where(rng.random((n, n)) < density, rng.normal(size=(n, n)), 0.0)
+            A1 = np.where(rng.random((n, n)) < density / 2, 1.0, 0.0)
+            lin = fn.LinearDDE(A0, [(1.0, A1)])
+            count, label = connected_components(
+                csr_matrix((A0 != 0) | (A1 != 0)), directed=True, connection="strong"
+            )
+            expected = sorted(tuple(np.flatnonzero(label == b)) for b in range(count))
+            assert sorted(tuple(b) for b in diagonal_blocks(lin)) == expected

@@ -454,3 +454,64 @@ def test_uncertified_counts_advise_what_works(monkeypatch):
         assert repr(fix) in str(err.value)
         cv = fn.critical_value(hayes(a), "b", -4.0, 0.6, root_options=fix)
         assert cv.value == pytest.approx(b_low, rel=1e-12)
+
+
+def _oscillator(K, tau, zeta=0.1):
+    """``x'' + 2 zeta x' + x = -K x(t - tau)`` (Cooke and Grossman 1982)."""
+    A0 = np.array([[0.0, 1.0], [-1.0, -2.0 * zeta]])
+    return fn.LinearDDE(A0, [(tau, np.array([[0.0, 0.0], [-K, 0.0]]))])
+
+
+def _oscillator_window(K, zeta=0.1):
+    """The first unstable window ``(tau+, tau-)`` of :func:`_oscillator` and its frequencies:
+    ``w^2 = 1 - 2 zeta^2 +- sqrt((1 - 2 zeta^2)^2 - 1 + K^2)``, the delay from the phase of
+    ``e^{-j w tau} = -(1 - w^2 + 2 j zeta w) / K``."""
+    b = 1.0 - 2.0 * zeta**2
+    out = []
+    for sign in (1.0, -1.0):
+        w = math.sqrt(b + sign * math.sqrt(b * b - 1.0 + K * K))
+        theta = (-np.angle(-(1.0 - w * w + 2j * zeta * w) / K)) % (2.0 * math.pi)
+        out.append((theta / w, w))
+    return out
+
+
+@pytest.mark.parametrize("K", [0.1989976, 0.199, 0.25])
+def test_one_path_does_not_step_over_a_narrow_unstable_window(K):
+    # the serial root path (its step controller looks one step ahead): the unstable window
+    # (tau+, tau-) is 2.5e-3 wide at K = 0.1989976; both crossings against the closed form
+    (t_up, w_up), (t_down, w_down) = _oscillator_window(K)
+    sw = fn.stability_switches(_oscillator, "tau", 0.5, 3.0, K=K, method="continuation")
+    assert sw.method == "continuation"
+    first, second = sw.crossings[:2]
+    assert first.value == pytest.approx(t_up, rel=1e-12)
+    assert first.omega == pytest.approx(w_up, rel=1e-9)
+    assert (first.count_before, first.count_after) == (0, 2)
+    assert second.value == pytest.approx(t_down, rel=1e-12)
+    assert second.omega == pytest.approx(w_down, rel=1e-9)
+    assert (second.count_before, second.count_after) == (2, 0)
+    cv = fn.critical_value(_oscillator, "tau", 0.5, 3.0, K=K, method="continuation")
+    assert cv.value == pytest.approx(t_up, rel=1e-12) and cv.bracket[1] < t_down
+
+
+def test_newton_roots_are_the_lambert_roots_and_size_unit_follows_rate_scale():
+    # x' = -a x - b x(t - tau): roots -a + W_k(-b tau e^{a tau}) / tau (Lambert W branches)
+    from scipy.special import lambertw
+
+    from fluidnet.stability.crossing import SLOW_RATES, newton_roots, rate_scale, size_unit
+
+    for scale in (1.0, 1e-6, 1e-12):
+        a, b, tau = 0.5 * scale, 2.0 * scale, 1.0 / scale
+        lin = fn.LinearDDE(-a, [(tau, -b)])
+        exact = -a + lambertw(-b * tau * np.exp(a * tau), np.arange(0, 4)) / tau
+        got, ok = newton_roots(lin, exact * (1 + 1e-4))
+        assert ok.all()
+        np.testing.assert_allclose(got, exact, rtol=1e-12)
+        # the size floor: the system's rate scale when it is slow, else 1
+        r = rate_scale(lin)
+        assert size_unit(lin) == (r if r < SLOW_RATES else 1.0)
+    # two states (a matrix Newton step) against the discretized roots
+    lin = _oscillator(0.25, 1.3)
+    ref = lin.roots(k=4).values
+    got, ok = newton_roots(lin, ref * (1 + 1e-5))
+    assert ok.all()
+    np.testing.assert_allclose(got, ref, rtol=1e-11)

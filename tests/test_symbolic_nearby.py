@@ -3,11 +3,11 @@ search; lags of one delay expression in one matrix."""
 
 import numpy as np
 import pytest
-from user_laws import primal_dual, sigmoid_rate, tcp_red_rtt
+from user_laws import primal_dual, sigmoid_rate, tandem_two_class, tcp_red_rtt
 
 import fluidnet as fn
 from fluidnet.symbolic.linearize import linearize_batch
-from fluidnet.symbolic.nearby import linearize_near
+from fluidnet.symbolic.nearby import NearbyPoint, linearize_near
 
 
 def _cubic_queue(N, C, d, K):
@@ -73,3 +73,91 @@ def test_points_it_cannot_settle_are_flagged_with_a_reason():
     assert not lb.ok.any()
     assert "'d'" in lb.reasons[0]  # out of its bounds
     assert "not finite" in lb.reasons[1]
+
+
+# ---------------------------------------------------------------- NearbyPoint (one point)
+def _system_at(lb, k):
+    st = lb.stack
+    return fn.LinearDDE(st.A0[k], list(zip(st.tau[k], st.A[k], strict=True)))
+
+
+def test_one_point_continuation_equals_the_cubic_and_the_full_linearization():
+    m = tcp_red_rtt()
+    eq = m.equilibrium()
+    start = np.array([eq["W"], eq["q"]])
+    point = NearbyPoint(m, {})
+    s = np.array([0.3, 1.0 + 2.0j, 5.0j])
+    for dk in (0.15, 0.19, 0.2, 0.23, 0.3):
+        lin, x, why = point({"d": dk}, start)
+        assert why == "" and lin is not None and x is not None
+        q = _cubic_queue(50.0, 3750.0, dk, 1e-4)
+        assert x[1] == pytest.approx(q, rel=1e-10)
+        assert x[0] == pytest.approx((dk + q / 3750.0) * 3750.0 / 50.0, rel=1e-10)
+        full = m.linearize(d=dk)
+        np.testing.assert_allclose(lin.characteristic(s), full.characteristic(s), rtol=1e-9)
+
+
+def _tandem_empty_first_queue(d1, N1=40.0, N2=20.0, C2=3750.0, d2=0.1, K2=1e-4):
+    """q2 of tests/user_laws.tandem_two_class with the first queue empty (q1 = 0, p1 = 0):
+    W1 = W2 = sqrt(2 / (K2 q2)) (each window's equation with p = K2 q2) and the second link
+    full, N1 W/R1 + N2 W/R2 = C2 with R1 = d1 + q2/C2, R2 = d2 + q2/C2: a scalar root by
+    bisection (scipy's brentq), the rate decreasing in q2."""
+    from scipy.optimize import brentq
+
+    def excess(q2):
+        w = np.sqrt(2.0 / (K2 * q2))
+        return N1 * w / (d1 + q2 / C2) + N2 * w / (d2 + q2 / C2) - C2
+
+    return brentq(excess, 1e-6, 1e6, xtol=1e-14, rtol=1e-15)
+
+
+@pytest.mark.filterwarnings("ignore:.*equilibria held at the boundary")
+def test_one_point_holds_an_empty_queue_at_zero():
+    m = tandem_two_class()
+    eq = m.equilibrium(d1=0.6)
+    start = np.array([eq[s] for s in m.state_names])
+    assert start[2] == 0.0  # the first queue is empty there
+    point = NearbyPoint(m, {})
+    for d1 in (0.5, 0.6, 0.8):
+        lin, x, why = point({"d1": d1}, start)
+        assert why == "" and lin is not None and x is not None
+        q2 = _tandem_empty_first_queue(d1)
+        w = np.sqrt(2.0 / (1e-4 * q2))
+        assert x[2] == 0.0
+        np.testing.assert_allclose(x[[0, 1, 3]], [w, w, q2], rtol=1e-10)
+
+
+@pytest.mark.filterwarnings("ignore:.*equilibria held at the boundary")
+def test_one_point_decides_as_the_batch_of_one():
+    """NearbyPoint against linearize_near (K = 1) on points each path settles or leaves to
+    the full search for a different reason: the same decisions, equilibria and systems."""
+    tandem = tandem_two_class()
+    filled = np.array([tandem.equilibrium(d1=0.19)[s] for s in tandem.state_names])
+    empty = np.array([tandem.equilibrium(d1=0.25)[s] for s in tandem.state_names])
+    tcp = tcp_red_rtt()
+    tcp_start = np.array([16.47, 73.69])
+    sig = sigmoid_rate()
+    cases = [
+        (tandem, {"d1": 0.21}, filled),  # the first queue empties on the way
+        (tandem, {"d1": 0.19}, empty),  # it fills
+        (tandem, {"d1": 0.195}, filled),
+        (tandem, {"d1": 0.3}, empty),
+        (tcp, {"C": 0.0}, tcp_start),  # R not finite
+        (tcp, {"d": -1.0}, tcp_start),  # out of bounds
+        (tcp, {"d": 0.2}, np.array([np.nan, 1.0])),  # no start
+        (tcp, {"d": 0.21}, tcp_start),
+        (sig, {"T": 1.0}, np.array([5.775263595503103])),  # the upper branch
+        (sig, {"T": 1.0}, np.array([2.0])),  # far from every root
+    ]
+    s = np.array([0.3, 1.0 + 2.0j, 5.0j])
+    for m, values, start in cases:
+        lb = linearize_near(m, {k: np.array([v]) for k, v in values.items()}, start)
+        lin, x, why = NearbyPoint(m, {})(values, start)
+        assert (lin is not None) == bool(lb.ok[0]), (m.name, values)
+        if lin is None:
+            assert why and lb.reasons[0]
+            continue
+        np.testing.assert_allclose(x, lb.equilibrium[0], rtol=1e-12)
+        want = _system_at(lb, 0)
+        assert lin.delays == pytest.approx(want.delays, rel=1e-12)
+        np.testing.assert_allclose(lin.characteristic(s), want.characteristic(s), rtol=1e-10)

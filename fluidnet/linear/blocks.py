@@ -27,22 +27,45 @@ if TYPE_CHECKING:
 __all__ = ["diagonal_blocks", "subsystem"]
 
 
+#: Systems of at most this many states have their blocks found by a transitive closure in numpy
+#: (no scipy import); larger ones by scipy's strongly connected components.
+CLOSURE_MAX_STATES = 128
+
+
 def diagonal_blocks(lin: LinearDDE) -> list[np.ndarray]:
     """The states of each diagonal block: the strongly connected components of the coupling
     graph (some order of them makes the system block upper triangular)."""
-    from scipy.sparse import csr_matrix
-    from scipy.sparse.csgraph import connected_components
-
     n = lin.n
     if n == 1:
         return [np.arange(1)]
     pattern = lin.A0 != 0
     for a in lin.A:
         pattern = pattern | (a != 0)
+    if n <= CLOSURE_MAX_STATES:
+        return _closure_blocks(pattern)
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import connected_components
+
     count, label = connected_components(csr_matrix(pattern), directed=True, connection="strong")
     if count == 1:
         return [np.arange(n)]
     return [np.flatnonzero(label == b) for b in range(count)]
+
+
+def _closure_blocks(pattern: np.ndarray) -> list[np.ndarray]:
+    """Strongly connected components of a small graph (``pattern[i, j]``: an edge between
+    ``i`` and ``j``): states that reach each other, from the transitive closure by repeated
+    squaring; blocks in the order of their first state."""
+    n = pattern.shape[0]
+    reach = (pattern | np.eye(n, dtype=bool)).astype(np.int64)
+    for _ in range(max(1, int(n - 1).bit_length())):
+        reach = np.minimum(reach @ reach, 1)
+    mutual = (reach > 0) & (reach > 0).T
+    first = np.argmax(mutual, axis=1)  # each state's block, named by its first state
+    heads = np.unique(first)
+    if heads.size == 1:
+        return [np.arange(n)]
+    return [np.flatnonzero(first == h) for h in heads]
 
 
 def subsystem(lin: LinearDDE, states: np.ndarray) -> LinearDDE:

@@ -76,6 +76,8 @@ def size_unit(lin: LinearDDE) -> float:
     is slow (:func:`rate_scale` below :data:`SLOW_RATES`, about 1e-3), whose tolerances are
     then relative to its own rate scale. (Systems that are not slow keep the arithmetic they
     always had.)"""
+    if not lin.delays or 1.0 / lin.max_delay >= SLOW_RATES:
+        return 1.0  # rate_scale(lin) >= 1 / tau_max: not slow, without balancing the system
     scale = rate_scale(lin)
     return scale if scale < SLOW_RATES else 1.0
 
@@ -382,6 +384,40 @@ def relative_residual(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     return out
 
 
+# a system's matrices stacked for Newton's method: ``(eye, A0, taus, A_k flattened)``
+_STACKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _stacked(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    got = _STACKED.get(lin)
+    if got is None:
+        n = lin.n
+        flat = np.array([a.reshape(n * n) for a in lin.A]).reshape(len(lin.A), n * n)
+        got = _STACKED[lin] = (np.eye(n), lin.A0, np.array(lin.delays, dtype=float), flat)
+    return got
+
+
+def _newton_steps(lin: LinearDDE, x: np.ndarray) -> np.ndarray:
+    """``1 / trace(Delta(x)^{-1} Delta'(x))`` at each point of ``x`` (the Newton step on
+    ``det Delta``), the delayed terms of all points as one matrix product."""
+    eye, A0, taus, flat = _stacked(lin)
+    n = eye.shape[0]
+    D = x[:, None, None] * eye - A0
+    dD = np.broadcast_to(eye, D.shape).astype(complex)
+    if taus.size:
+        E = np.exp(-np.multiply.outer(x, taus))
+        D = D - (E @ flat).reshape(D.shape)
+        dD = dD + ((E * taus) @ flat).reshape(D.shape)
+    if n == 1:
+        g = dD[:, 0, 0] / D[:, 0, 0]
+    else:
+        try:
+            g = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
+        except np.linalg.LinAlgError:
+            g = np.array([_trace_solve(Di, dDi) for Di, dDi in zip(D, dD, strict=True)])
+    return 1.0 / g
+
+
 def newton_roots(
     lin: LinearDDE, lam, *, maxiter: int = 40, residual_tol: float = 1e-8
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -393,26 +429,16 @@ def newton_roots(
     a root within ``1e-9 (unit + |lambda|)`` of the real axis is snapped onto it.
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
-    n = lin.n
     unit = size_unit(lin)
-    eye = np.eye(n)
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
+    idx = np.arange(lam.size)
     for _ in range(maxiter):
-        idx = np.flatnonzero(active)
         if idx.size == 0:
             break
         x = lam[idx]
         with np.errstate(all="ignore"):
-            D = lin.characteristic_matrix(x)
-            dD = np.broadcast_to(eye, x.shape + (n, n)).astype(complex)
-            for tau, Ak in zip(lin.delays, lin.A, strict=True):
-                dD = dD + (tau * np.exp(-x * tau))[:, None, None] * Ak
-            try:
-                g = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
-            except np.linalg.LinAlgError:
-                g = np.array([_trace_solve(Di, dDi) for Di, dDi in zip(D, dD, strict=True)])
-            step = 1.0 / g
+            step = _newton_steps(lin, x)
         step[~np.isfinite(step)] = 0.0
         lam[idx] = x - step
         size = np.abs(step)
@@ -421,6 +447,7 @@ def newton_roots(
         done |= ~np.isfinite(lam[idx])
         prev[idx] = size
         active[idx[done]] = False
+        idx = idx[~done]
     ok = np.isfinite(lam)
     if is_real(lin):
         near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))

@@ -118,6 +118,10 @@ class RootPath:
     """
 
     real_system = True
+    #: The step-size controller's tolerance is that of the next step, of the same length, when
+    #: the roots move on at the same speed (:func:`_ahead`), not that of the step just taken:
+    #: a root nearing the axis then shortens the next step before it is rejected.
+    look_ahead = False
 
     def __init__(self, lo: float, hi: float, first_switch: bool):
         self.lo, self.hi, self.span = lo, hi, hi - lo
@@ -129,7 +133,8 @@ class RootPath:
     def controller(self) -> ErrorController:
         """The path's step-size controller: the step times ``0.8 sqrt(tol / err)`` within
         ``[0.5, 2]`` after an accepted step (``tol`` a quarter of each root's distance to the
-        axis), halved after a rejected one (times 0.7 for a root on the axis)."""
+        axis, or with :attr:`look_ahead` what the next step's test allows), halved after a
+        rejected one (times 0.7 for a root on the axis)."""
         return _PathController(self.span)
 
     # -- what the subclasses decide
@@ -192,7 +197,8 @@ class RootPath:
         if verdict is not None:
             return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict, "p": path.p})
         err = np.abs(np.real(new) - (np.real(path.lam) + np.real(path.v) * h))
-        tol = 0.25 * np.maximum(np.abs(np.real(new)), 1e-12 * unit)
+        reach = _ahead(np.real(path.lam), np.real(new)) if self.look_ahead else np.real(new)
+        tol = 0.25 * np.maximum(np.abs(reach), 1e-12 * unit)
         with np.errstate(divide="ignore"):
             ratio = np.min(tol / np.maximum(err, 1e-300)) if err.size else np.inf
         return Attempt(ok=True, point=(q, new), h=h, error_ratio=float(ratio))
@@ -279,6 +285,15 @@ class RootPath:
         )
 
 
+def _ahead(re0: np.ndarray, re1: np.ndarray) -> np.ndarray:
+    """What the next step's test allows each root's predictor to miss by, times 4, if that
+    step is as long as the last and the real parts move on at the same speed: the smaller
+    distance to the axis at its ends, or its real displacement when the root crosses in it."""
+    re2 = 2.0 * re1 - re0
+    cross = (re1 > 0) != (re2 > 0)
+    return np.where(cross, np.abs(re2 - re1), np.minimum(np.abs(re1), np.abs(re2)))
+
+
 class _PathController(ErrorController):
     """:class:`~fluidnet.continuation.ErrorController` of a root path, whose smallest step is
     relative to the parameter's local scale (:func:`~.crossing.local_scale`) where the step
@@ -300,6 +315,8 @@ class _PathController(ErrorController):
 
 class _SerialPath(RootPath):
     """One path, certified by full root computations at its checkpoints."""
+
+    look_ahead = True
 
     def __init__(self, sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: bool):
         super().__init__(lo, hi, first_switch)

@@ -38,7 +38,7 @@ from ..linear.quasipoly import QuasiPolynomial
 from ..linear.stacked import Stack
 from ..symbolic.linearize import linearize_batch
 from ..symbolic.model import Model
-from ..symbolic.nearby import linearize_near
+from ..symbolic.nearby import NearbyPoint, linearize_near
 
 __all__ = ["SystemFactory", "SystemBatch", "ContinuedSystems", "as_linear"]
 
@@ -417,6 +417,7 @@ class ContinuedSystems:
         self._points: list[tuple[dict[str, float], np.ndarray]] = []
         #: points continued, and points solved by the full search
         self.stats = {"continued": 0, "full": 0}
+        self._point: NearbyPoint | None = None
 
     def _nearest(self, values: Mapping[str, float]) -> np.ndarray | None:
         best, start = np.inf, None
@@ -445,13 +446,15 @@ class ContinuedSystems:
             return factory(**values)
         start = self._nearest(values)
         if start is not None:
-            made = factory.batch({k: np.array([float(v)]) for k, v in values.items()}, start[None])
-            if 0 in made.errors:
-                raise made.errors[0]
-            self.stats["full" if 0 in made.fallback else "continued"] += 1
-            if made.equilibria is not None:
-                self._remember(values, made.equilibria[0])
-            return made.system(0)
+            # linearize_near for one point (the same iteration and tests, without the array
+            # overhead of a batch of one)
+            if self._point is None:
+                self._point = NearbyPoint(factory.source, factory.fixed)
+            lin, x, _ = self._point(values, start)
+            if lin is not None:
+                self.stats["continued"] += 1
+                self._remember(values, x)
+                return lin
         lin = factory(**values)
         self.stats["full"] += 1
         eq = getattr(lin, "equilibrium", None) or {}

@@ -19,19 +19,21 @@ folds, ends, or a queue empties or starts to fill, the point is left to the full
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from ..errors import ModelError
+from ..linear.lineardde import LinearDDE
 from .batchequilibria import _settled
 from .densenewton import FLOOR, TOL, _Rows, _step, newton
 from .equilibrium import _plan as _equilibrium_plan
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
 from .steadycode import steady_code
 
-__all__ = ["linearize_near"]
+__all__ = ["NearbyPoint", "linearize_near"]
 
 
 def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> LinearizedBatch:
@@ -160,3 +162,298 @@ def _plain_newton(code, X0: np.ndarray, P: np.ndarray, held: np.ndarray):
         active, dX = active[go], dX[go]
         X[active] -= dX
     return NewtonRows(best_x, best, best <= FLOOR)
+
+
+class NearbyPoint:
+    """:func:`linearize_near` at one parameter point at a time, for a continuation that asks
+    for one point per step (a root followed along a parameter).
+
+    The same iteration and the same acceptance tests as :func:`linearize_near` with ``K = 1``
+    (every state free first, then the start's boundary configuration; plain Newton, the damped
+    iteration where it fails; the tests of the full search: converged, projected states not
+    negative, no negative state where the start had none, relative residuals of the free
+    equations below ``RESIDUAL_TOL``, held equations pushing down by more than rounding, no free
+    projected state at 0 pushed down, the right-hand sides as written finite, the scaled
+    Jacobian not singular; Jacobian entries and delays finite and real, the point off every
+    switching surface), written for one point: the generated code evaluated on scalars, the
+    parameter table built once, the residuals of the last Newton round reused by the tests.
+    A single point through :func:`linearize_near` costs about ten times more in array
+    overhead.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    fixed : dict
+        Parameter values of every point (the model's values for the others).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import fluidnet as fn
+    >>> from fluidnet.symbolic.nearby import NearbyPoint
+    >>> m = fn.models.rcp()
+    >>> x0 = np.array([m.equilibrium()[s] for s in m.state_names])
+    >>> lin, x, why = NearbyPoint(m, {})({"N": 10.5}, x0)
+    >>> round(float(x[0]), 3), why
+    (1785.714, '')
+    """
+
+    def __init__(self, model, fixed: Mapping[str, float]):
+        from .batchequilibria import SINGULAR_CHECK_MAX
+        from .equilibrium import RESIDUAL_TOL
+        from .linearize import BATCH_ENTRIES
+
+        self.model = model
+        plan = self.plan = _plan(model)
+        if plan.time_error:
+            raise ModelError(plan.time_error)
+        P, ok, why = _parameter_table(model, {k: float(v) for k, v in fixed.items()})
+        self.base = P[:, 0].copy()
+        self.base_why = "" if ok[0] else why[0]
+        self.index = {k: i for i, k in enumerate(model.param_names)}
+        self.bounds = {k: model.params[k].bounds for k in model.param_names}
+        code = _equilibrium_plan(model).code
+        if code is None:
+            code = model.cached("batch steady code", lambda: steady_code(model))
+        self.code = code
+        n = self.n = len(model.state_names)
+        self.nonneg = [int(i) for i in model.form.nonnegative]
+        self.residual_tol = RESIDUAL_TOL
+        self.check_singular = n <= SINGULAR_CHECK_MAX
+        form = plan.form
+        self.L, self.G = len(form.lags), plan.n_groups
+        self.too_big = self.G * n * n > BATCH_ENTRIES
+        self.first = np.unique(plan.delay_group, return_index=True)[1] if self.L else None
+        n0 = plan.n0
+        lag_k = plan.cols[n0:]
+        self.at = (plan.delay_group[lag_k], plan.rows[n0:], plan.lag_states[lag_k])
+        if code is not None:
+            self.rows, self.cols = code.sparsity(())
+            self.one_config = len(code.subsets) == 1
+
+    def parameters(self, values: Mapping[str, float]) -> tuple[np.ndarray, str]:
+        """The parameter vector of a point, and why it is not valid (``""`` when it is)."""
+        p = self.base.copy()
+        why = self.base_why
+        for k, v in values.items():
+            i = self.index.get(k)
+            if i is None:
+                self.model.resolve_params({k: 0.0})  # raises the unknown-parameter error
+                raise ModelError(f"unknown parameter {k!r}")  # pragma: no cover
+            v = float(v)
+            p[i] = v
+            lo, hi = self.bounds[k]
+            if not math.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi):
+                why = why or f"parameter {k!r} = {v:g} is not finite or out of its bounds"
+        return p, why
+
+    def __call__(
+        self, values: Mapping[str, float], start: np.ndarray
+    ) -> tuple[LinearDDE | None, np.ndarray | None, str]:
+        """``(system, equilibrium, "")`` at ``values``, the equilibrium continued from
+        ``start`` (``(n,)``), or ``(None, None, reason)`` where :func:`linearize_near` would
+        leave the point to the full search."""
+        p, why = self.parameters(values)
+        if why:
+            return None, None, why
+        if self.code is None:
+            return None, None, "an expression numpy cannot write: solved one point at a time"
+        x0 = np.array(start, dtype=float).reshape(self.n)
+        if not np.all(np.isfinite(x0)):
+            return None, None, "no start (its state is not finite): the full search decides"
+        kind = not bool(np.any(x0 < 0))
+        free = np.zeros(self.n, dtype=bool)
+        at_zero = np.zeros(self.n, dtype=bool)
+        for i in self.nonneg:
+            at_zero[i] = x0[i] == 0.0
+        for held in (free, at_zero):
+            if held is at_zero and not held.any():
+                break
+            x = self._settle(x0, p, held, kind)
+            if x is not None:
+                lin, why = self._linearized(x, p)
+                if lin is None:
+                    return None, None, why
+                return lin, x, ""
+        return (
+            None,
+            None,
+            (
+                "Newton's method from the nearby equilibrium did not settle (a fold, the end of "
+                "the branch, or a projected state changing): the full search decides"
+            ),
+        )
+
+    # -- the steady state
+    def _evaluate(self, x: np.ndarray, p: np.ndarray, sub: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """The residuals and dense Jacobian of configuration ``sub`` at ``x`` (raw: the held
+        states' equations as written)."""
+        code = self.code
+        F, E = code.values_and_entries(x, p, sub)
+        rows, cols = code.sparsity(sub)
+        J = np.zeros((self.n, self.n))
+        J[rows, cols] = E
+        return np.asarray(F, dtype=float), J
+
+    def _settle(self, x0: np.ndarray, p: np.ndarray, held: np.ndarray, kind: bool):
+        """The equilibrium from ``x0`` with ``held`` at 0, if it passes the tests, else None."""
+        code = self.code
+        sub = tuple(int(i) for i in np.flatnonzero(held))
+        x = x0.copy()
+        x[held] = 0.0
+        best, best_x, best_FJ = math.inf, x.copy(), None
+        last = math.inf
+        for _ in range(PLAIN_STEPS):
+            F, J = self._evaluate(x, p, sub)
+            Fh, Jh = F, J
+            if sub:
+                Fh = np.where(held, x, F)
+                Jh = J.copy()
+                Jh[sub, :] = 0.0
+                Jh[sub, sub] = 1.0
+            finite = bool(np.all(np.isfinite(Fh)) and np.all(np.isfinite(Jh)))
+            if not finite:
+                break
+            dx, err = _point_step(Fh, Jh, x)
+            if err < best:
+                best, best_x, best_FJ = err, x.copy(), (F, J)
+            if not (err > TOL and err < 0.5 * last and np.all(np.isfinite(dx))):
+                break
+            last = err
+            x = x - dx
+        converged = best <= FLOOR
+        if not converged:  # the damped iteration of the full search where the plain one fails
+            damped = newton(
+                code,
+                x0[None],
+                p[None],
+                held[None],
+                nonnegative=np.array(self.nonneg, dtype=int),
+            )
+            best_x, converged, best_FJ = damped.x[0].copy(), bool(damped.converged[0]), None
+        if not converged:
+            return None
+        return self._tested(best_x, p, held, kind, best_FJ, sub)
+
+    def _tested(self, x, p, held, kind: bool, FJ, sub: tuple):
+        """``x`` (projected states within rounding of 0 set to 0) when it passes the tests of
+        the full search (those of ``batchequilibria._settled``), else None."""
+        code = self.code
+        if not np.all(np.isfinite(x)):
+            return None
+        big = max(1.0, float(np.max(np.abs(x))))
+        snapped = False
+        for i in self.nonneg:
+            if x[i] < -1e-12 * big:
+                return None
+            if abs(x[i]) <= 1e-12 * big and x[i] != 0.0:
+                x[i] = 0.0
+                snapped = True
+        if kind and np.any(x < 0):
+            return None
+        # the raw residuals and Jacobian of the full equations at x (those of the last Newton
+        # round when x is where they were evaluated, with the same function)
+        if FJ is None or snapped or (sub and not self.one_config):
+            FJ = self._evaluate(x, p, ())
+        F, J = FJ
+        scale = code.scales(x, p)
+        with np.errstate(all="ignore"):
+            rel = np.where(F == 0, 0.0, np.abs(F) / scale)
+        tol = self.residual_tol
+        free_ok = np.where(held, True, rel <= tol)
+        held_ok = np.where(held, (x == 0) & (F < 0), True)
+        held_ok &= np.where(held, np.abs(F) > tol * np.maximum(1.0, scale), True)
+        if not np.all(free_ok & held_ok):
+            return None
+        for i in self.nonneg:
+            if not held[i] and x[i] == 0 and F[i] < 0:
+                return None
+        z = x[code.lag_states] if code.lag_states.size else np.zeros(0)
+        if not np.all(np.isfinite(code.raw(x, z, p))):
+            return None
+        if self.check_singular and _singular_point(J, x, held):
+            return None
+        return x
+
+    # -- the linearization
+    def _linearized(self, x: np.ndarray, p: np.ndarray) -> tuple[LinearDDE | None, str]:
+        plan = self.plan
+        n, G = self.n, self.G
+        if self.too_big:
+            return None, "too many delays for dense stacked matrices: one point at a time"
+        bad = "a Jacobian entry or delay not finite and real, or the point on a switching surface"
+        vals = plan.entries(x, p)
+        taus = plan.delays(x, p) if self.L else np.zeros(0)
+        for M in (vals, taus):
+            if np.iscomplexobj(M):
+                if not np.all(np.abs(np.imag(M)) <= 1e-12 * np.maximum(1.0, np.abs(np.real(M)))):
+                    return None, bad
+        vals, taus = np.real(vals), np.real(taus)
+        if not (np.all(np.isfinite(vals)) and np.all(np.isfinite(taus) & (taus >= 0))):
+            return None, bad
+        if _on_switching_surface(plan, x, p):
+            return None, bad
+        n0 = plan.n0
+        A0 = np.zeros((n, n))
+        A0[plan.rows[:n0], plan.cols[:n0]] = vals[:n0]
+        A = np.zeros((G, n, n))
+        np.add.at(A, self.at, vals[n0:])
+        tau = taus[self.first] if self.L else np.zeros(0)
+        return LinearDDE(A0, list(zip(tau, A, strict=True))), ""
+
+
+def _point_step(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float]:
+    """The Newton step of one point and its largest scaled residual, scaled as
+    ``densenewton._step`` scales them (rows by size, columns by the states' magnitudes)."""
+    with np.errstate(all="ignore"):
+        s = np.abs(J) @ np.abs(x)
+        rows = np.where((s > 0) & np.isfinite(s), s, 1.0)
+        cols = np.where(np.abs(x) > 0, np.maximum(np.abs(x), 1e-300), 1.0)
+        A = J * cols[None, :] / rows[:, None]
+        r = F / rows
+    err = float(np.max(np.abs(r)))
+    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(r))):
+        return np.full(x.shape, np.nan), err
+    try:
+        y = np.linalg.solve(A, r)
+    except np.linalg.LinAlgError:  # singular: the step of least norm, as solve_rows takes it
+        y = np.linalg.pinv(A, rcond=A.shape[0] * np.finfo(float).eps) @ r
+    return y * cols, err
+
+
+def _singular_point(J: np.ndarray, x: np.ndarray, held: np.ndarray) -> bool:
+    """Whether the Jacobian of the active system at one point, rows scaled by their sizes and
+    columns by the states' magnitudes, is singular to rounding (``batchequilibria._singular``
+    for one point)."""
+    from .batchequilibria import SINGULAR_RATIO
+
+    J = J.copy()
+    for i in np.flatnonzero(held):
+        J[i, :] = 0.0
+        J[i, i] = 1.0
+    cols = np.where(x != 0, np.abs(x), 1.0)
+    with np.errstate(all="ignore"):
+        A = J * cols[None, :]
+        rows = np.sum(np.abs(A), axis=1)
+        A = A / np.where(rows > 0, rows, 1.0)[:, None]
+    if not np.all(np.isfinite(A)):
+        return True
+    sv = np.linalg.svd(A, compute_uv=False)
+    return bool(sv[-1] <= SINGULAR_RATIO * sv[0])
+
+
+def _on_switching_surface(plan, x: np.ndarray, p: np.ndarray) -> bool:
+    """Whether the steady state lies on a switching surface (the test of
+    ``linearize._on_switching_surfaces_batch`` for one point)."""
+    from .linearize import SURFACE_TOL
+
+    switches, values, scales = plan.switch_check()
+    if not switches:
+        return False
+    w = np.zeros(len(switches))
+    s = w
+    for _ in range(len(switches)):  # nested switches: inner weights first
+        s = values(x, p, w)
+        w = (s > 0).astype(float)
+    scale = scales(x, p, w)
+    return bool(np.any(np.abs(s) <= SURFACE_TOL * np.maximum(1.0, np.abs(scale))))
