@@ -223,8 +223,7 @@ def rightmost_roots(
                     parents[orphan] = _nearest_certified(state, coords, points[orphan])
                     lost = orphan & (parents < 0)
                     deferred.append(points[lost])
-                    direct &= ~lost
-                    points, parents = points[~lost], parents[~lost]
+                    points, parents, direct = points[~lost], parents[~lost], direct[~lost]
                 _full(state, points[direct], system, opts)
                 cont, par = points[~direct], parents[~direct]
                 deferred.append(_continue_or_discretize(state, bal, cont, par))
