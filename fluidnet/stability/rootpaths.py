@@ -20,11 +20,13 @@ The path is a stepper (:class:`RootPath`) of the continuation engine
 (:func:`fluidnet.continuation.follow`) with its :class:`~fluidnet.continuation.ErrorController`;
 :mod:`fluidnet.stability.pathbatch` drives the same stepper for many parameter sets at once.
 
-The full computation at every checkpoint certifies the result: the number of right-half-plane
-roots there must equal the number at the previous checkpoint plus the changes of the crossings
-found in between. When it does not (a root from further left than the followed ones crossed),
-the stretch is redone with twice as many followed roots. Checkpoints are at the start, after
-every crossing, every ``CHECK_EVERY`` steps and at the end.
+The count at every checkpoint certifies the result: the number of right-half-plane roots there
+must equal the number at the previous checkpoint plus the changes of the crossings found in
+between. It is the count of the followed roots when the argument principle confirms that they
+are every root right of a line left of them and of the window (:func:`_followed_count`), else
+that of a full computation. When it does not match (a root from further left than the followed
+ones crossed), the stretch is redone with twice as many followed roots. Checkpoints are at the
+start, after every crossing, every ``CHECK_EVERY`` steps and at the end.
 """
 
 from __future__ import annotations
