@@ -515,3 +515,67 @@ def test_newton_roots_are_the_lambert_roots_and_size_unit_follows_rate_scale():
     got, ok = newton_roots(lin, ref * (1 + 1e-5))
     assert ok.all()
     np.testing.assert_allclose(got, ref, rtol=1e-11)
+
+
+def test_counts_from_followed_roots_match_the_closed_form_counts(monkeypatch):
+    # checkpoints whose count comes from the followed roots (confirmed by the argument
+    # principle) carry the closed-form count of Cooke and Grossman's oscillator
+    import fluidnet.stability.rootpaths as rootpaths
+
+    used = []
+    original = rootpaths._followed_count
+
+    def spy(*args, **kwargs):
+        got = original(*args, **kwargs)
+        used.append(got is not None)
+        return got
+
+    monkeypatch.setattr(rootpaths, "_followed_count", spy)
+    ref = cooke_grossman_crossings(0.1, 0.25, 20.0)
+    sw = fn.stability_switches(cooke_grossman(), "tau", 0.0, 20.0, method="continuation")
+    # (as the delay grows, roots from further left enter the window: those checkpoints are
+    # computed in full)
+    assert sum(used) >= 2 and not all(used)
+    assert len(sw.checks) >= 8
+    for value, n in sw.checks:
+        assert n == sum(change for tau, _, change in ref if tau < value)
+
+
+def test_a_followed_count_needs_every_root_right_of_its_line():
+    import functools
+
+    from fluidnet.stability.crossing import Sweep
+    from fluidnet.stability.rootpaths import _followed_count, _upper
+
+    sweep = Sweep(functools.partial(_oscillator, 0.25), "tau", {})
+    lin = sweep.lin(2.0)
+    full = fn.linear.characteristic_roots(lin, 24)
+    lam = _upper(full, True, lin)  # the roots right of -4 / tau_max, upper half-plane
+    # the closed form: at tau = 2 the first pair has crossed (0.957) and not come back (2.56)
+    n_ref = sum(change for tau, _, change in cooke_grossman_crossings(0.1, 0.25, 2.0))
+    assert n_ref == 2
+    got = _followed_count(sweep, 2.0, lam, True)
+    assert got is not None and got.count == n_ref
+    assert got.roots.certified and got.roots.certificate < -4.0 / 2.0
+    np.testing.assert_allclose(
+        np.sort_complex(_upper(got.roots, True, lin)), np.sort_complex(lam), rtol=1e-12
+    )
+    # a root of the window left out (a root from further left not followed): no count
+    assert _followed_count(sweep, 2.0, np.delete(lam, 1), True) is None
+    # the right-half-plane count alone: the rightmost pair suffices
+    top = lam[np.argsort(-lam.real)][:1]
+    last = _followed_count(sweep, 2.0, top, True, rhp_only=True)
+    assert last is not None and last.count == n_ref
+    assert _followed_count(sweep, 2.0, lam[np.argsort(-lam.real)][1:], True, rhp_only=True) is None
+
+
+def test_mgt_red_checkpoint_counts_are_the_full_counts():
+    # every checkpoint of the root path (several counted from the followed roots) against the
+    # roots computed in full by the spectral discretization at that value
+    m = fn.models.mgt_red()
+    cv = fn.critical_value(m, "Tp", 0.05, 1.0)
+    assert len(cv.checks) >= 4
+    for value, n in cv.checks:
+        roots = m.linearize(Tp=value).roots(k=12)
+        assert roots.certified
+        assert n == sum(r.multiplicity for r in roots if r.real > 1e-9)

@@ -20,11 +20,13 @@ The path is a stepper (:class:`RootPath`) of the continuation engine
 (:func:`fluidnet.continuation.follow`) with its :class:`~fluidnet.continuation.ErrorController`;
 :mod:`fluidnet.stability.pathbatch` drives the same stepper for many parameter sets at once.
 
-The full computation at every checkpoint certifies the result: the number of right-half-plane
-roots there must equal the number at the previous checkpoint plus the changes of the crossings
-found in between. When it does not (a root from further left than the followed ones crossed),
-the stretch is redone with twice as many followed roots. Checkpoints are at the start, after
-every crossing, every ``CHECK_EVERY`` steps and at the end.
+The count at every checkpoint certifies the result: the number of right-half-plane roots there
+must equal the number at the previous checkpoint plus the changes of the crossings found in
+between. It is the count of the followed roots when the argument principle confirms that they
+are every root right of a line left of them and of the window (:func:`_followed_count`), else
+that of a full computation. When it does not match (a root from further left than the followed
+ones crossed), the stretch is redone with twice as many followed roots. Checkpoints are at the
+start, after every crossing, every ``CHECK_EVERY`` steps and at the end.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ from ..continuation import Attempt, ErrorController, Stop, call, follow, run
 from ..continuation.controller import StepSizeError
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError
+from ..linear.certificate import certificate_line, count_right_of
+from ..linear.rootset import CharacteristicRoot, Roots
+from ..linear.stacked import Stack
 from .crossing import (
     Count,
     Crossing,
@@ -46,6 +51,7 @@ from .crossing import (
     local_scale,
     newton_roots,
     on_axis,
+    relative_residual,
     size_unit,
 )
 
@@ -363,7 +369,9 @@ class _SerialPath(RootPath):
         if q == self.hi:  # a root may lie within AXIS_TOL of the axis there
             check = self.sweep.count_edge(q, self.span, end=True, k=self.k)
         else:
-            check = self.sweep.count(q, self.k, rhp_only=last_one)
+            check = _followed_count(self.sweep, q, path.lam, self.real_system, last_one)
+            if check is None:  # the roots there are not all followed: computed in full
+                check = self.sweep.count(q, self.k, rhp_only=last_one)
         if check.count != self.count:
             return Stop(("failed", self.confirmed, self.checks, self.last))
         if last_one or q == self.hi:
@@ -381,6 +389,64 @@ class _SerialPath(RootPath):
         return AnalysisError(
             f"the root near {guess:.6g} could not be followed at {self.sweep.name}={t:.12g}"
         )
+
+
+def _followed_count(
+    sweep: Sweep, q: float, lam: np.ndarray, real_system: bool, rhp_only: bool = False
+) -> Count | None:
+    """The count at ``q`` from the followed roots ``lam`` (converged at ``q``), when the
+    argument principle confirms that they are every root right of a line ``Re s = sigma``;
+    ``None`` otherwise (the count is then computed in full).
+
+    The line is left of all of them and of the window (``-WINDOW / tau_max``): the roots
+    right of it are then exactly the followed ones, so the window's roots and the two
+    rightmost (when at least two are followed) are among them -- the roots :func:`_upper`
+    takes from a full computation there to go on with -- and the right-half-plane count is
+    theirs. With ``rhp_only`` (the last checkpoint, where only the count is needed) the line
+    is just left of the imaginary axis, and the count that of the followed roots right of it.
+    The line is placed, and the count made, as for a full computation's certificate
+    (:func:`~fluidnet.linear.certificate.certificate_line`,
+    :func:`~fluidnet.linear.certificate.count_right_of`). Systems without delays and slow
+    systems (:func:`~.crossing.size_unit` not 1) are left to the full computation.
+    """
+    lin = sweep.lin(q)
+    if not lin.delays or lam.size < (1 if rhp_only else 2) or size_unit(lin) != 1.0:
+        return None
+    if not np.all(np.isfinite(lam)) or (real_system and np.any(np.imag(lam) < 0)):
+        return None
+    tau = lin.max_delay
+    re = np.real(lam)
+    if rhp_only:
+        sigma = certificate_line(re, tau, start=0.0)
+    else:
+        window = -WINDOW / tau
+        sigma = certificate_line(np.r_[re, window], tau, start=min(window, float(np.min(re))))
+        if not np.all(re > sigma):
+            return None
+    if not sigma < 0.0:
+        return None
+    right = lam[re > sigma]
+    weight = np.where(np.imag(right) > 0, 2, 1) if real_system else np.ones(right.size, dtype=int)
+    counted, _ = count_right_of(Stack.from_systems([lin]), np.array([sigma]))
+    if int(counted[0]) != int(weight.sum()):
+        return None
+    sweep.n_counts += 1
+    vals = right[np.argsort(-np.real(right), kind="stable")]
+    if real_system:
+        vals = np.concatenate([vals, np.conj(vals[np.imag(vals) > 0])])
+        vals = vals[np.argsort(-np.real(vals), kind="stable")]
+    res = relative_residual(lin, vals)
+    roots = Roots(
+        [
+            CharacteristicRoot(value=complex(v), residual=float(r))
+            for v, r in zip(vals, res, strict=True)
+        ],
+        certified=True,
+        certificate=float(sigma),
+    )
+    unit = size_unit(lin)
+    rhp = int(sum(1 for v in vals if v.real > 0 and not on_axis(complex(v), unit)))
+    return Count(float(q), rhp, roots)
 
 
 def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: bool):
