@@ -357,3 +357,33 @@ def test_projected_states_of_a_large_model_settle_on_their_boundary():
     assert [eq[f"x_{i}"] for i in range(n)] == pytest.approx(np.minimum(w, 1.0), rel=1e-14)
     assert [eq[f"q_{i}"] for i in range(n)] == pytest.approx(np.maximum(w - 1, 0.0), abs=1e-14)
     assert eq.boundary == tuple(f"q_{i}" for i in range(1, n, 2))
+
+
+def test_a_search_is_kept_in_the_process_and_checked_again(monkeypatch, tmp_path):
+    # an analysis that returns to parameter values solved before (critical_value after a
+    # chart, a repeated call) used to run the numeric search again: only the first search of
+    # a process was kept (on disk). The tandem law of tests/user_laws.py has no closed form.
+    from user_laws import tandem_two_class
+
+    import fluidnet.symbolic.equilibrium as E
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing recalled from earlier runs
+    m = tandem_two_class()
+    calls = []
+    search = E._numeric_candidates
+    monkeypatch.setattr(
+        E, "_numeric_candidates", lambda *a, **k: calls.append(a) or search(*a, **k)
+    )
+    first = [m.equilibrium(d1=d) for d in (0.37, 0.52)]
+    searched = len(calls)
+    assert searched >= 2
+    checked = []
+    admissible = E._admissible
+    monkeypatch.setattr(E, "_admissible", lambda *a: checked.append(a) or admissible(*a))
+    again = [m.equilibrium(d1=d) for d in (0.37, 0.52)]
+    assert len(calls) == searched  # no new search
+    assert len(checked) == 2  # the kept points are checked again like any candidate
+    for a, b in zip(first, again, strict=True):
+        assert a == b
+    m.equilibrium(d1=0.61)
+    assert len(calls) > searched  # other values are searched

@@ -1088,6 +1088,8 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> Attempts:
 
 #: Parameter points whose search results a model's record in the store keeps.
 RECALLED = 32
+#: Parameter sets whose search results a process keeps in memory (see :func:`_memorize`).
+SEARCHED_HERE = 64
 
 
 def _memo_entry(p: np.ndarray, guess, states) -> list:
@@ -1102,6 +1104,9 @@ def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | No
     if plan.code is None:
         return None
     want = _memo_entry(p, guess, plan.states)
+    seen = model.cached("searched here", dict).get(repr(want))
+    if seen is not None:
+        return [x.copy() for x in seen]
     for entry in record(model).get("recalled", ()):
         if list(entry[:2]) == want:
             return [np.array(x, dtype=float) for x in entry[2]]
@@ -1110,7 +1115,16 @@ def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | No
 
 def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]) -> None:
     """Keep the numeric search's points at ``p`` in the model's record (the first search of a
-    model in a process only: a sweep point by point does not rewrite the record every time)."""
+    model in a process only: a sweep point by point does not rewrite the record every time).
+    Every search's points are also kept in this process (the last :data:`SEARCHED_HERE`
+    parameter sets): an analysis that returns to values it solved before (a critical value
+    after a chart, each call of a repeated analysis) checks them again instead of searching."""
+    here = model.cached("searched here", dict)
+    key = repr(_memo_entry(p, guess, plan.states))
+    here.pop(key, None)
+    here[key] = [np.array(x, dtype=float) for x in points]
+    while len(here) > SEARCHED_HERE:
+        here.pop(next(iter(here)))
     if model._cache.get("recalled written"):
         return
     model._cache["recalled written"] = True
