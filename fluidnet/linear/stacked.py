@@ -196,22 +196,19 @@ class Stack:
         return f, g
 
     @cached_property
-    def _schur_blocks(self):
+    def _schur_blocks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(base, per)``: minus the entries of ``A0`` ``(K, L)`` and of each ``A_k``
+        ``(K, m, L)`` that the Schur complement reads, laid out as the diagonal on ``S``, then
+        the blocks ``ST``, ``TS`` and ``TT`` flattened (one matrix product combines them all)."""
         S, T = self.split
         A0, A = self.A0, self.A
-        ST = np.ix_(S, T)
-        TS = np.ix_(T, S)
-        TT = np.ix_(T, T)
-        return (
-            -A0[:, S, S],  # (K, |S|): minus the diagonal of A0 on S
-            -A[:, :, S, S],  # (K, m, |S|)
-            -A0[:, ST[0], ST[1]],
-            -A[:, :, ST[0], ST[1]],
-            -A0[:, TS[0], TS[1]],
-            -A[:, :, TS[0], TS[1]],
-            -A0[:, TT[0], TT[1]],
-            -A[:, :, TT[0], TT[1]],
-        )
+        K, m = self.K, self.m
+        blocks0 = [A0[:, S, S], A0[:, S][:, :, T], A0[:, T][:, :, S], A0[:, T][:, :, T]]
+        blocks = [A[:, :, S, S], A[:, :, S][:, :, :, T], A[:, :, T][:, :, :, S]]
+        blocks.append(A[:, :, T][:, :, :, T])
+        base = -np.concatenate([b.reshape(K, -1) for b in blocks0], axis=1)
+        per = -np.concatenate([b.reshape(K, m, -1) for b in blocks], axis=2)
+        return base, per
 
     def _det_logderiv_schur(
         self, s: np.ndarray, idx: np.ndarray, phase: bool = False
@@ -233,34 +230,28 @@ class Stack:
     def _schur_part(
         self, s: np.ndarray, idx: np.ndarray, phase: bool = False
     ) -> tuple[np.ndarray, np.ndarray]:
-        d0, dk, st0, stk, ts0, tsk, tt0, ttk = self._schur_blocks
-        Q, m, one = s.size, self.m, self.K == 1
+        base, per = self._schur_blocks
+        S, T = self.split
+        nS, nT = S.size, T.size
+        Q, m = s.size, self.m
+        tau = self.tau[idx]
         with np.errstate(over="ignore", invalid="ignore"):
-            E = np.exp(-s[:, None] * self.tau[idx]) if m else np.zeros((Q, 0))  # (Q, m)
-        Et = -E * self.tau[idx] if m else E  # d/ds of exp(-s tau)
-
-        def combine(base, per, weights, constant=True):
-            # base[idx] + sum_k weights[:, k] per[idx, k] (no gather for one system)
-            shape = base.shape[1:]
-            if one:
-                out = (weights @ per[0].reshape(m, -1)).reshape((Q, *shape)) if m else None
-                if constant:
-                    whole = np.broadcast_to(base[0], (Q, *shape))
-                    out = base[0] + out if out is not None else whole
-            else:
-                out = np.einsum("qk,qk...->q...", weights, per[idx]) if m else None
-                if constant:
-                    out = base[idx] + out if out is not None else base[idx]
-            if out is None:
-                out = np.zeros((Q, *shape), dtype=complex)
-            return np.asarray(out, dtype=complex)
-
-        d = combine(d0, dk, E) + s[:, None]
-        dd = combine(d0, dk, Et, constant=False) + 1.0
-        ST, dST = combine(st0, stk, E), combine(st0, stk, Et, constant=False)
-        TS, dTS = combine(ts0, tsk, E), combine(ts0, tsk, Et, constant=False)
-        TT, dTT = combine(tt0, ttk, E).copy(), combine(tt0, ttk, Et, constant=False).copy()
-        eye = np.arange(tt0.shape[1])
+            E = np.exp(-s[:, None] * tau)  # (Q, m)
+        Et = -E * tau  # d/ds of exp(-s tau)
+        if self.K == 1:
+            V = base[0] + E @ per[0] if m else np.broadcast_to(base[0], (Q, base.shape[1]))
+            dV = Et @ per[0] if m else np.zeros((Q, base.shape[1]))
+        else:
+            V = base[idx] + np.einsum("qk,qkl->ql", E, per[idx]) if m else base[idx]
+            dV = np.einsum("qk,qkl->ql", Et, per[idx]) if m else np.zeros_like(base[idx])
+        V = np.asarray(V, dtype=complex)
+        dV = np.asarray(dV, dtype=complex)
+        a, b, c = nS, nS + nS * nT, nS + 2 * nS * nT
+        d, dd = V[:, :a] + s[:, None], dV[:, :a] + 1.0
+        ST, dST = V[:, a:b].reshape(Q, nS, nT), dV[:, a:b].reshape(Q, nS, nT)
+        TS, dTS = V[:, b:c].reshape(Q, nT, nS), dV[:, b:c].reshape(Q, nT, nS)
+        TT, dTT = V[:, c:].reshape(Q, nT, nT).copy(), dV[:, c:].reshape(Q, nT, nT).copy()
+        eye = np.arange(nT)
         TT[:, eye, eye] += s[:, None]
         dTT[:, eye, eye] += 1.0
         with np.errstate(all="ignore"):
