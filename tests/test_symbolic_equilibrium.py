@@ -387,3 +387,24 @@ def test_a_search_is_kept_in_the_process_and_checked_again(monkeypatch, tmp_path
         assert a == b
     m.equilibrium(d1=0.61)
     assert len(calls) > searched  # other values are searched
+
+
+def test_hundred_state_network_equilibrium_without_numpy_warnings():
+    # the sparse Newton search of a 100-state network (tests/user_laws.py) printed numpy's
+    # "overflow encountered in dot" about thirty times: a trial step whose residual norm is
+    # beyond the doubles is simply no decrease. Second method for the point: every flow's
+    # rate equals w_r / (sum of its links' prices), the link filters their loads.
+    from user_laws import kelly_hundred
+
+    m = kelly_hundred()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        eq = m.equilibrium()
+    x = np.array([eq[f"x{r}"] for r in range(90)])
+    u = np.array([eq[f"u{link}"] for link in range(10)])
+    routes = [tuple((r + j) % 10 for j in range(1 + r % 3)) for r in range(90)]
+    load = np.array([sum(x[r] for r in range(90) if link in routes[r]) for link in range(10)])
+    np.testing.assert_allclose(u, load, rtol=1e-9)
+    price = (u / 10.0) ** 4
+    w = np.array([1.0 + ((3 * r) % 7) / 7 for r in range(90)])
+    np.testing.assert_allclose(x * np.array([price[list(rt)].sum() for rt in routes]), w, rtol=1e-9)

@@ -198,7 +198,9 @@ class SparseSteadyState:
             if not np.all(np.isfinite(step)):
                 running[k] = False
                 return
-            steps[k], phi[k], lam[k], halvings[k] = step, float(np.linalg.norm(r)), 1.0, 0
+            with np.errstate(over="ignore"):
+                phi_k = float(np.linalg.norm(r))
+            steps[k], phi[k], lam[k], halvings[k] = step, phi_k, 1.0, 0
             iterations[k] += 1
 
         A = self._real(self.evaluate.batch(X.T, p))  # values and Jacobian entries
@@ -216,7 +218,8 @@ class SparseSteadyState:
                 F = At[i, :n]
                 merit = np.inf
                 if np.all(np.isfinite(F)):
-                    merit = float(np.linalg.norm(np.where(held[k], trial[i], F) / scale[k]))
+                    with np.errstate(over="ignore"):  # a norm beyond the doubles: no decrease
+                        merit = float(np.linalg.norm(np.where(held[k], trial[i], F) / scale[k]))
                 if merit <= (1.0 - 1e-4 * lam[k]) * phi[k]:
                     X[k] = trial[i]
                     newton_step(int(k), X[k], At[i])
