@@ -44,6 +44,9 @@ __all__ = ["RightmostRoots", "rightmost_roots", "grid_levels", "generator_matric
 
 #: Roots carried from a solved point to its neighbours (upper half-plane representatives).
 N_SEEDS = 4
+#: Rounds of continuation from certified neighbours for the points that failed, before the
+#: full per-point method (each round costs a batch of them; a round that certifies none ends).
+RETRY_ROUNDS = 4
 #: Points of the coarse subgrid solved by the full method before continuation starts.
 COARSE_POINTS = 1
 #: Largest number of matrix entries of one stacked eigenvalue problem of the batched
@@ -230,7 +233,9 @@ def rightmost_roots(
             # what failed: again from the nearest certified points while that certifies more,
             # then the full per-point method
             todo = np.concatenate([np.zeros(0, dtype=int), *deferred]).astype(int)
-            while todo.size:
+            for _ in range(RETRY_ROUNDS):
+                if not todo.size:
+                    break
                 par = _nearest_certified(state, coords, todo)
                 go = par >= 0
                 if not go.any():
