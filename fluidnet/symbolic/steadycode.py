@@ -26,9 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import marshal
-import sys
-import types
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
@@ -126,45 +123,12 @@ def save_piece(name: str, data: bytes) -> None:
         pass
 
 
-def run_source(source: str, label: str, *, keep_code: bool = True) -> dict[str, Any]:
+def run_source(source: str, label: str) -> dict[str, Any]:
     """The namespace after running generated ``source`` (our own code, from this process or
-    from the verified store) over :func:`~fluidnet.symbolic.npsource.namespace`; its code
-    object kept (:func:`compiled`) unless ``keep_code`` is False (a source that changes as
-    it is used, whose every version would be kept)."""
+    from the verified store) over :func:`~fluidnet.symbolic.npsource.namespace`."""
     ns = namespace()
-    code = compiled(source, label) if keep_code else compile(source, f"<fluidnet {label}>", "exec")
-    exec(code, ns)  # noqa: S102 - generated here
+    exec(compile(source, f"<fluidnet {label}>", "exec"), ns)  # noqa: S102 - generated here
     return ns
-
-
-#: Code objects compiled or read in this process, by the name of their piece.
-_CODE: dict[str, types.CodeType] = {}
-
-
-def compiled(source: str, label: str) -> types.CodeType:
-    """The code object of generated ``source``, kept marshalled in the store of model pieces.
-
-    Compiling a record and its functions costs a new process 2-3 ms, half of what a cached
-    equilibrium costs in all: the code object is kept (as Python keeps ``.pyc`` files) under a
-    digest of the source and the interpreter's cache tag, verified by the store as any piece,
-    and read back by ``marshal``. A piece that does not read back is compiled again.
-    """
-    key = hashlib.sha256(source.encode()).hexdigest()[:32]
-    name = f"fluidnet_code_{key}.{sys.implementation.cache_tag}.marshal"
-    code = _CODE.get(name)
-    if code is not None:
-        return code
-    data = load_piece(name)
-    if data is not None:
-        try:
-            code = marshal.loads(data)
-        except (ValueError, EOFError, TypeError):
-            code = None
-    if not isinstance(code, types.CodeType):
-        code = compile(source, f"<fluidnet {label}>", "exec")
-        save_piece(name, marshal.dumps(code))
-    _CODE[name] = code
-    return code
 
 
 #: The modules whose source decides what a model's record holds (part of its key): the
@@ -197,8 +161,7 @@ def record(model) -> dict[str, Any]:
         if data is None:
             return {}
         try:
-            # (the record changes as parameter values are searched: its code is not kept)
-            ns = run_source(data.decode(), f"record of {model.form.name}", keep_code=False)
+            ns = run_source(data.decode(), f"record of {model.form.name}")
         except Exception:  # noqa: BLE001 - a stale or foreign record: rebuilt
             return {}
         return {k: ns[k.upper()] for k in SECTIONS if k.upper() in ns}
@@ -339,7 +302,7 @@ class SteadyCode:
         """The generated function ``name``, compiled on first use."""
         fn = self._ns.get(name)
         if fn is None:
-            exec(compiled(self._sources[name], self._label), self._ns)  # noqa: S102
+            exec(compile(self._sources[name], f"<fluidnet {self._label}>", "exec"), self._ns)  # noqa: S102
             fn = self._ns[name]
         return fn
 
