@@ -142,3 +142,26 @@ def test_a_real_root_is_never_counted_as_a_conjugate_pair():
     assert roots[0].value == pytest.approx(fine[0].value, rel=1e-9)
     assert roots[1].value == pytest.approx(-0.0538746224226501, rel=1e-9)
     assert all(r.imag == 0 for r in roots[:2])
+
+
+def test_a_box_far_right_of_every_root_is_not_sampled_to_death():
+    # 90 flows and 10 load filters (tests/user_laws.py) at kappa = 0.1, T = 0.18: the first
+    # box, right of every root, was 3.3 wide and 7e-6 tall (the imaginary bound shrinks far
+    # right), sampled at its height's spacing along its width: 60000 evaluations, "not
+    # certified" at 20 of the 64 points of an 8 x 8 chart. Second method: the argument
+    # principle on lines either side of the rightmost (double) root, on the dense matrices.
+    from user_laws import kelly_hundred
+
+    from fluidnet.linear.certificate import count_right_of
+    from fluidnet.linear.roots import certified_roots
+    from fluidnet.linear.stacked import Stack
+
+    lin = kelly_hundred().linearize(kappa=0.1, T=0.18)
+    st = Stack.from_systems([lin])
+    dense = Stack(st.A0, st.A, st.tau, (np.zeros(0, dtype=int), np.arange(st.n)))
+    counts = [int(count_right_of(dense, np.array([s]))[0][0]) for s in (-0.1183, -0.1185)]
+    assert counts == [0, 2]
+    roots = certified_roots(lin, k=2)
+    assert roots.certified
+    assert roots[0].value == pytest.approx(-0.11838355728837954, rel=1e-9)
+    assert roots[0].multiplicity == 2

@@ -405,7 +405,10 @@ def _large_roots(lin: LinearDDE, k: int, box, system: SparseSystem) -> Roots:
         width = 1.0 / tau
         while True:
             lo = hi - width
-            Y = im_bound(lo)
+            # a box at least a quarter as tall as it is wide (it still holds every root right
+            # of lo): far right, where no root is, the bound shrinks to 1e-6 and a box of
+            # 3.3 x 7e-6 was sampled at its height's spacing along its width, past the budget
+            Y = max(im_bound(lo), 0.25 * (hi - lo))
             region = _Box(lo, hi, -Y, Y, True) if loc.real else _Box(lo, hi, -Y, Y, False)
             line = loc.solve(region, k)
             if line is None:
