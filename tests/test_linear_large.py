@@ -165,3 +165,24 @@ def test_a_box_far_right_of_every_root_is_not_sampled_to_death():
     assert roots.certified
     assert roots[0].value == pytest.approx(-0.11838355728837954, rel=1e-9)
     assert roots[0].multiplicity == 2
+
+
+def test_the_search_widens_step_by_step_to_the_rightmost_roots():
+    # the same network at kappa = 0.914, T = 0.18 (unstable): after three empty boxes the width
+    # doubled from [1.7, 15] x 93 to [-11.6, 15] x 919, a box of thousands of roots that ran out
+    # of its budget ("not certified"). It now widens by 1 / tau at a time. Second method: the
+    # argument principle on the dense matrices on lines either side of the rightmost pair.
+    from user_laws import kelly_hundred
+
+    from fluidnet.linear.certificate import count_right_of
+    from fluidnet.linear.roots import certified_roots
+    from fluidnet.linear.stacked import Stack
+
+    lin = kelly_hundred().linearize(kappa=0.914, T=0.18)
+    st = Stack.from_systems([lin])
+    dense = Stack(st.A0, st.A, st.tau, (np.zeros(0, dtype=int), np.arange(st.n)))
+    counts = [int(count_right_of(dense, np.array([s]))[0][0]) for s in (1.39, 1.41)]
+    assert counts == [2, 0]
+    roots = certified_roots(lin, k=2)
+    assert roots.certified
+    assert roots[0].value == pytest.approx(1.3974843092696034 + 5.129544618771081j, rel=1e-9)

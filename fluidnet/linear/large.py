@@ -416,7 +416,10 @@ def _large_roots(lin: LinearDDE, k: int, box, system: SparseSystem) -> Roots:
             total = sum(loc._weight(v, m) for v, _, m, _ in loc.roots)
             if line > lo or total >= k or width >= MAX_WIDTH / tau or loc.used >= MAX_SAMPLES:
                 break
-            width *= 2.0
+            # widen by at most 1 / tau at a time: the bound on |Im| grows like exp(-lo tau)
+            # as lo moves left, and one doubling from an empty box could reach a box of
+            # thousands of roots (100 states: from [1.7, 15] x 93 to [-11.6, 15] x 919)
+            width = min(2.0 * width, width + 1.0 / tau)
     else:
         lo = box[0] - 0.02 / tau  # roots on the line Re = box[0] are inside
         Y = min(max(abs(box[2]), abs(box[3])) * (1 + 1e-9), im_bound(lo))
