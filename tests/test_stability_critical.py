@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from delay_oscillator import oscillator, oscillator_crossings
 from scipy.optimize import brentq
 
 import fluidnet as fn
@@ -456,31 +457,12 @@ def test_uncertified_counts_advise_what_works(monkeypatch):
         assert cv.value == pytest.approx(b_low, rel=1e-12)
 
 
-def _oscillator(K, tau, zeta=0.1):
-    """``x'' + 2 zeta x' + x = -K x(t - tau)`` (Cooke and Grossman 1982)."""
-    A0 = np.array([[0.0, 1.0], [-1.0, -2.0 * zeta]])
-    return fn.LinearDDE(A0, [(tau, np.array([[0.0, 0.0], [-K, 0.0]]))])
-
-
-def _oscillator_window(K, zeta=0.1):
-    """The first unstable window ``(tau+, tau-)`` of :func:`_oscillator` and its frequencies:
-    ``w^2 = 1 - 2 zeta^2 +- sqrt((1 - 2 zeta^2)^2 - 1 + K^2)``, the delay from the phase of
-    ``e^{-j w tau} = -(1 - w^2 + 2 j zeta w) / K``."""
-    b = 1.0 - 2.0 * zeta**2
-    out = []
-    for sign in (1.0, -1.0):
-        w = math.sqrt(b + sign * math.sqrt(b * b - 1.0 + K * K))
-        theta = (-np.angle(-(1.0 - w * w + 2j * zeta * w) / K)) % (2.0 * math.pi)
-        out.append((theta / w, w))
-    return out
-
-
 @pytest.mark.parametrize("K", [0.1989976, 0.199, 0.25])
 def test_one_path_does_not_step_over_a_narrow_unstable_window(K):
     # the serial root path (its step controller looks one step ahead): the unstable window
     # (tau+, tau-) is 2.5e-3 wide at K = 0.1989976; both crossings against the closed form
-    (t_up, w_up), (t_down, w_down) = _oscillator_window(K)
-    sw = fn.stability_switches(_oscillator, "tau", 0.5, 3.0, K=K, method="continuation")
+    (t_up, w_up), (t_down, w_down) = oscillator_crossings(K)
+    sw = fn.stability_switches(oscillator, "tau", 0.5, 3.0, K=K, method="continuation")
     assert sw.method == "continuation"
     first, second = sw.crossings[:2]
     assert first.value == pytest.approx(t_up, rel=1e-12)
@@ -489,7 +471,7 @@ def test_one_path_does_not_step_over_a_narrow_unstable_window(K):
     assert second.value == pytest.approx(t_down, rel=1e-12)
     assert second.omega == pytest.approx(w_down, rel=1e-9)
     assert (second.count_before, second.count_after) == (2, 0)
-    cv = fn.critical_value(_oscillator, "tau", 0.5, 3.0, K=K, method="continuation")
+    cv = fn.critical_value(oscillator, "tau", 0.5, 3.0, K=K, method="continuation")
     assert cv.value == pytest.approx(t_up, rel=1e-12) and cv.bracket[1] < t_down
 
 
@@ -510,7 +492,7 @@ def test_newton_roots_are_the_lambert_roots_and_size_unit_follows_rate_scale():
         r = rate_scale(lin)
         assert size_unit(lin) == (r if r < SLOW_RATES else 1.0)
     # two states (a matrix Newton step) against the discretized roots
-    lin = _oscillator(0.25, 1.3)
+    lin = oscillator(0.25, 1.3)
     ref = lin.roots(k=4).values
     got, ok = newton_roots(lin, ref * (1 + 1e-5))
     assert ok.all()
@@ -547,7 +529,7 @@ def test_a_followed_count_needs_every_root_right_of_its_line():
     from fluidnet.stability.crossing import Sweep
     from fluidnet.stability.rootpaths import _followed_count, _upper
 
-    sweep = Sweep(functools.partial(_oscillator, 0.25), "tau", {})
+    sweep = Sweep(functools.partial(oscillator, 0.25), "tau", {})
     lin = sweep.lin(2.0)
     full = fn.linear.characteristic_roots(lin, 24)
     lam = _upper(full, True, lin)  # the roots right of -4 / tau_max, upper half-plane

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from delay_oscillator import oscillator, oscillator_crossings
 from scipy.optimize import brentq
 
 import fluidnet as fn
@@ -205,25 +206,6 @@ def test_vectorized_factory_wrong_later_is_caught_at_a_checkpoint():
     assert any("vectorized factory differs" in r for r in reasons)
     ds = fn.critical_value(f, "tau", 0.05, 1.5, grid={"k0": k0})
     np.testing.assert_allclose(ds["value"].values, [tau_star(k) for k in k0], rtol=1e-12)
-
-
-def oscillator(K, tau, zeta=0.1):
-    """``x'' + 2 zeta x' + x = -K x(t - tau)`` (Cooke and Grossman 1982)."""
-    A0 = np.array([[0.0, 1.0], [-1.0, -2.0 * zeta]])
-    return fn.LinearDDE(A0, [(tau, np.array([[0.0, 0.0], [-K, 0.0]]))])
-
-
-def oscillator_crossings(K, zeta=0.1):
-    """First destabilizing and stabilizing delays: ``|1 - w^2 + 2 j zeta w| = K`` gives
-    ``w^2 = 1 - 2 zeta^2 +- sqrt((1 - 2 zeta^2)^2 - 1 + K^2)``, and the phase
-    ``e^{-j w tau} = -(1 - w^2 + 2 j zeta w) / K`` the delays."""
-    b = 1.0 - 2.0 * zeta**2
-    out = []
-    for sign in (1.0, -1.0):
-        w = math.sqrt(b + sign * math.sqrt(b * b - 1.0 + K * K))
-        theta = (-np.angle(-(1.0 - w * w + 2j * zeta * w) / K)) % (2.0 * math.pi)
-        out.append((theta / w, w))
-    return out
 
 
 def test_an_unstable_window_a_fraction_of_a_percent_wide_is_not_skipped():
