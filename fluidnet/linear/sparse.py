@@ -19,12 +19,14 @@ It offers the methods of :class:`~fluidnet.linear.stacked.Stack` that the certif
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
+    from .stacked import Stack
 
 __all__ = ["SparseSystem"]
 
@@ -228,26 +230,22 @@ class SparseSystem:
             return None
         return solve, float(np.sum(np.log(a))), complex(np.prod(u / a) * sign)
 
-    @property
-    def schur(self):
+    @cached_property
+    def schur(self) -> Stack | None:
         """The system as a one-system :class:`~fluidnet.linear.stacked.Stack` when its
         structure allows the Schur complement of :meth:`~fluidnet.linear.stacked.Stack.split`
         (a network whose flows act on each other only through a few links): ``det Delta``
         then costs that of a matrix of the links' size, for all samples at once. ``None``
         otherwise."""
-        if not hasattr(self, "_schur"):
-            from .stacked import SCHUR_MIN_STATES, Stack
+        from .stacked import SCHUR_MIN_STATES, Stack
 
-            stack = None
-            if SCHUR_MIN_STATES <= self.n <= DENSE_STATES:
-                m = self.tau.size
-                A = np.zeros((1, m + 1, self.n, self.n), dtype=self.values.dtype)
-                np.add.at(A[0], (self.which + 1, self.rows, self.cols), self.values)
-                trial = Stack(A[:, 0], A[:, 1:], self.tau[None, :])
-                if trial.split[0].size:
-                    stack = trial
-            self._schur = stack
-        return self._schur
+        if not SCHUR_MIN_STATES <= self.n <= DENSE_STATES:
+            return None
+        m = self.tau.size
+        A = np.zeros((1, m + 1, self.n, self.n), dtype=self.values.dtype)
+        np.add.at(A[0], (self.which + 1, self.rows, self.cols), self.values)
+        stack = Stack(A[:, 0], A[:, 1:], self.tau[None, :])
+        return stack if stack.split[0].size else None
 
     def _schur_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         assert self.schur is not None

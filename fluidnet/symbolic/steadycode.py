@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -356,19 +356,14 @@ class SteadyCode:
             out[has] = np.maximum.reduceat(mags[order], starts[has], axis=0)
         return out
 
-    @property
+    @cached_property
     def _owners(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(order, starts, has)``: the terms sorted by their equation, where each equation's
         terms start in that order, and which equations have terms."""
-        got = getattr(self, "_owners_cache", None)
-        if got is None:
-            owner = np.asarray(self.owner, dtype=np.intp)
-            order = np.argsort(owner, kind="stable")
-            counts = np.bincount(owner, minlength=self.n)
-            starts = np.cumsum(counts) - counts
-            got = (order, starts, counts > 0)
-            self._owners_cache = got
-        return got
+        order = np.argsort(self.owner, kind="stable")
+        counts = np.bincount(self.owner, minlength=self.n)
+        starts = np.cumsum(counts) - counts
+        return order, starts, counts > 0
 
     def raw(self, x, z, p) -> np.ndarray:
         """The right-hand sides as written, with the delayed values ``z`` (one per lag)."""
