@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import FluidnetError
 from ..threads import single_threaded_blas
 from .certificate import LINE_OFFSETS, count_right_of
+from .contour import zeros_from_power_sums
 from .inclusion import winding_numbers
 from .large import DENSE_LIMIT
 from .roots import MERGE_RTOL, RESIDUAL_TOL, certified_roots
@@ -571,13 +572,8 @@ def _cluster_roots(
     m = int(np.rint(np.real(np.mean(u * g) * radius)))
     if m < 2 or m > 8:
         return None
-    power = [np.mean(u ** (p + 1) * g) * radius for p in range(1, m + 1)]
-    # Newton's identities: e_0 = 1, p e_p = sum_{i=1..p} (-1)^(i-1) e_{p-i} S_i
-    e = [1.0 + 0j]
-    for p in range(1, m + 1):
-        e.append(sum((-1) ** (i - 1) * e[p - i] * power[i - 1] for i in range(1, p + 1)) / p)
-    coeffs = np.array([(-1) ** p * e[p] for p in range(m + 1)])
-    w = np.roots(coeffs)
+    power = np.array([np.mean(u ** (p + 1) * g) * radius for p in range(1, m + 1)])
+    w = zeros_from_power_sums(power, m)
     if w.size != m or not np.all(np.isfinite(w)) or np.any(np.abs(w) >= 1.0):
         return None
     # groups of (numerically) equal zeros
