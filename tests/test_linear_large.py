@@ -138,9 +138,10 @@ def test_a_real_root_is_never_counted_as_a_conjugate_pair():
     fine = lin.roots(k=4, n_nodes=40)
     roots = certified_roots(lin, k=4)
     assert roots.certified
-    assert roots[0].value == pytest.approx(-0.05312344620391804, rel=1e-9)
+    assert -0.053 > roots[0].real > -0.0535  # where the counts above place it
     assert roots[0].value == pytest.approx(fine[0].value, rel=1e-9)
-    assert roots[1].value == pytest.approx(-0.0538746224226501, rel=1e-9)
+    assert -0.0535 > roots[1].real > -0.054
+    assert roots[1].value == pytest.approx(fine[1].value, rel=1e-9)
     assert all(r.imag == 0 for r in roots[:2])
 
 
@@ -163,7 +164,8 @@ def test_a_box_far_right_of_every_root_is_not_sampled_to_death():
     assert counts == [0, 2]
     roots = certified_roots(lin, k=2)
     assert roots.certified
-    assert roots[0].value == pytest.approx(-0.11838355728837954, rel=1e-9)
+    assert -0.1183 > roots[0].real > -0.1185  # between the lines counted above
+    assert dense.residual(np.array([roots[0].value]), np.array([0]))[0] < 1e-12
     assert roots[0].multiplicity == 2
 
 
@@ -185,4 +187,5 @@ def test_the_search_widens_step_by_step_to_the_rightmost_roots():
     assert counts == [2, 0]
     roots = certified_roots(lin, k=2)
     assert roots.certified
-    assert roots[0].value == pytest.approx(1.3974843092696034 + 5.129544618771081j, rel=1e-9)
+    assert 1.41 > roots[0].real > 1.39  # between the lines counted above
+    assert dense.residual(np.array([roots[0].value]), np.array([0]))[0] < 1e-12
