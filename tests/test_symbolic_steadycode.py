@@ -276,6 +276,38 @@ def test_time_box_is_not_swallowed_by_the_computation():
         assert time.process_time() - start < 5
 
 
+def test_time_box_ends_under_a_profiler():
+    # the interruption was withdrawn with PyThreadState_SetAsyncExc(id, NULL) once the
+    # computation had ended, which on CPython 3.11 leaves the interpreter's "pending" flag set:
+    # under a profiler (or coverage, or a debugger) the next Python call then spun forever
+    code = textwrap.dedent(
+        """
+        import cProfile, time
+        from fluidnet.symbolic.timebox import TimeBoxExpired, within_cpu_time
+
+        def spin():
+            while True:
+                pass
+
+        profile = cProfile.Profile()
+        profile.enable()
+        for _ in range(2):
+            try:
+                within_cpu_time(spin, 0.05)
+            except TimeBoxExpired:
+                print("expired", flush=True)
+        print(within_cpu_time(lambda: 42, 1.0), flush=True)
+        profile.disable()
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(fn.__file__).parents[1])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["expired", "expired", "42"]
+
+
 def test_closed_forms_are_solved_once_the_searches_cost_enough(tmp_path, monkeypatch):
     # searched point by point, a rational law gets its closed forms once the searches have cost
     # SOLVE_AFTER of CPU, and evaluates them from then on (x = 2a/3, y = a/3)
