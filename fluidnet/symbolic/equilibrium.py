@@ -470,13 +470,13 @@ def equilibria(
         accepted = _admissible(plan, candidates, p)
     if not accepted and not numeric:
         numeric = True
-        attempts = _numeric_candidates(plan, p, guess)
-        accepted = _admissible(plan, attempts.candidates, p)
+        candidates = (attempts := _numeric_candidates(plan, p, guess)).candidates
+        accepted = _admissible(plan, candidates, p)
     if not accepted and plan.code is not None:
-        attempts = _continued(plan, model, p, guess, attempts)
-        accepted = _admissible(plan, attempts.candidates, p)
+        candidates = (attempts := _continued(plan, model, p, guess, attempts)).candidates
+        accepted = _admissible(plan, candidates, p)
     if accepted and numeric and recalled is None and plan.code is not None:
-        _memorize(model, plan, p, guess, attempts.candidates)
+        _memorize(model, plan, p, guess, _productive(candidates, accepted, attempts))
     if numeric and recalled is None:
         spent = model.cached("numeric search time", lambda: [0.0])
         spent[0] += time.process_time() - started
@@ -847,15 +847,24 @@ def _not_isolated(plan: _Plan, x: np.ndarray, held, p: np.ndarray) -> np.ndarray
     return None
 
 
-def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, tuple[int, ...], float]]:
+class _Accepted(list):
+    """The ``(x, held, residual)`` triples of :func:`_admissible`, with ``sources``: the index
+    among the candidates of the one each triple was polished from."""
+
+    sources: list[int]
+
+
+def _admissible(plan: _Plan, candidates, p) -> _Accepted:
     """Keep real, finite candidates that solve the projected steady-state problem where the
     right-hand sides are defined; polish them; dedupe.
 
-    Returns ``(x, states held at 0 by the projection, relative residual)`` triples.
+    Returns ``(x, states held at 0 by the projection, relative residual)`` triples (their
+    candidates' indices in ``sources``: only those candidates count, see :func:`_memorize`).
     """
-    out: list[tuple[np.ndarray, tuple[int, ...], float]] = []
+    out = _Accepted()
+    out.sources = []
     nonneg = set(plan.nonneg)
-    for x in candidates:
+    for k, x in enumerate(candidates):
         x = np.asarray(x, dtype=float)
         if not np.all(np.isfinite(x)):
             continue
@@ -875,6 +884,7 @@ def _admissible(plan: _Plan, candidates, p) -> list[tuple[np.ndarray, tuple[int,
         if any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y, _, _ in out):
             continue
         out.append((x, held, res))
+        out.sources.append(k)
     return out
 
 
@@ -1114,8 +1124,9 @@ def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | No
 
 
 def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]) -> None:
-    """Keep the numeric search's points at ``p`` in the model's record (the first search of a
-    model in a process only: a sweep point by point does not rewrite the record every time).
+    """Keep the numeric search's points at ``p`` that gave the equilibria (:func:`_productive`)
+    in the model's record (the first search of a model in a process only: a sweep point by
+    point does not rewrite the record every time).
     Every search's points are also kept in this process (the last :data:`SEARCHED_HERE`
     parameter sets): an analysis that returns to values it solved before (a critical value
     after a chart, each call of a repeated analysis) checks them again instead of searching."""
@@ -1131,6 +1142,15 @@ def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]
     entry = _memo_entry(p, guess, plan.states) + [[[float(v) for v in x] for x in points]]
     kept = [e for e in record(model).get("recalled", ()) if list(e[:2]) != entry[:2]]
     keep(model, "recalled", (kept + [entry])[-RECALLED:])
+
+
+def _productive(checked: list, accepted: _Accepted, attempts: Attempts) -> list[np.ndarray]:
+    """The search's points (of ``attempts``) that an equilibrium of ``accepted`` was polished
+    from, in their order: checked again at the same values (see :func:`_recalled`), they give
+    the same list, without polishing the points that were refused (a boundary configuration
+    whose state is not held at 0, a duplicate) once more."""
+    found = {id(x) for x in attempts.candidates}
+    return [checked[k] for k in accepted.sources if id(checked[k]) in found]
 
 
 def _held_mask(n: int, held) -> np.ndarray:
