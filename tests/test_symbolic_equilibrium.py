@@ -389,6 +389,40 @@ def test_a_search_is_kept_in_the_process_and_checked_again(monkeypatch, tmp_path
     assert len(calls) > searched  # other values are searched
 
 
+def test_a_recalled_search_keeps_only_the_points_that_gave_equilibria(monkeypatch, tmp_path):
+    # the model's record kept every point the numeric search converged to, and the next
+    # process polished them all again: for the three-route Kelly law of tests/user_laws.py, 8
+    # points (one per boundary configuration), 7 of them with a rate at 0 whose equation is
+    # positive there (not held) -- refused again, most of a cached first equilibrium().
+    # Only the point that gave the equilibrium is kept; checked again it gives the same list.
+    from user_laws import kelly_three_routes
+
+    import fluidnet.symbolic.equilibrium as E
+    from fluidnet.symbolic.steadycode import record
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing recalled from earlier runs
+    searched = E.equilibria(kelly_three_routes(), B=8.0)
+    m = kelly_three_routes()  # a new model reads the record, as a new process does
+    ((_, _, points),) = record(m)["recalled"]
+    assert len(points) == 1
+
+    def no_search(*a, **k):
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(E, "_numeric_candidates", no_search)
+    recalled = E.equilibria(m, B=8.0)
+    assert recalled == searched
+    assert [e.residual for e in recalled] == [e.residual for e in searched]
+    assert [(e.boundary, e.isolated) for e in recalled] == [((), True)]
+    # the law's own equations ([KMT] eq. (5) at rest): x_r q_r = w_r = 1, q_r the sum of the
+    # prices exp(B (y_l / C_l - 1)) / 100 of its links (C_l = 10)
+    x = np.array([recalled[0][f"x{r}"] for r in range(3)])
+    y = np.array([x[0] + x[1], x[0] + x[2]])
+    price = np.exp(8.0 * (y / 10.0 - 1.0)) / 100.0
+    q = np.array([price[0] + price[1], price[0], price[1]])
+    np.testing.assert_allclose(x * q, 1.0, rtol=1e-12)
+
+
 def test_hundred_state_network_equilibrium_without_numpy_warnings():
     # the sparse Newton search of a 100-state network (tests/user_laws.py) printed numpy's
     # "overflow encountered in dot" about thirty times: a trial step whose residual norm is

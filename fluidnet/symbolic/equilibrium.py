@@ -458,7 +458,7 @@ def equilibria(
     if numeric and not plan.closed and _solving_pays(model, plan):
         return equilibria(model, guess=guess, isolated=isolated, **params)
     attempts = Attempts()
-    accepted = []
+    accepted = _Accepted()
     recalled = _recalled(model, plan, p, guess) if numeric else None
     if recalled is not None:  # the search's points at these values, kept by an earlier run
         accepted = _admissible(plan, candidates + recalled, p)
@@ -851,7 +851,9 @@ class _Accepted(list):
     """The ``(x, held, residual)`` triples of :func:`_admissible`, with ``sources``: the index
     among the candidates of the one each triple was polished from."""
 
-    sources: list[int]
+    def __init__(self) -> None:
+        super().__init__()
+        self.sources: list[int] = []
 
 
 def _admissible(plan: _Plan, candidates, p) -> _Accepted:
@@ -862,7 +864,6 @@ def _admissible(plan: _Plan, candidates, p) -> _Accepted:
     candidates' indices in ``sources``: only those candidates count, see :func:`_memorize`).
     """
     out = _Accepted()
-    out.sources = []
     nonneg = set(plan.nonneg)
     for k, x in enumerate(candidates):
         x = np.asarray(x, dtype=float)
