@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import FluidnetError
 from ..threads import single_threaded_blas
+from .aggregate import Aggregation, aggregation
 from .certificate import LINE_OFFSETS, count_right_of
 from .contour import zeros_from_power_sums
 from .inclusion import winding_numbers
@@ -75,7 +76,8 @@ class RightmostRoots:
         Points solved by the full per-point method (coarse grid and continuation failures).
     stats : dict
         How many points were continued, solved by the batched discretization, and by the full
-        per-point method.
+        per-point method (for a factored system, :mod:`.aggregate`: the sums over its parts,
+        and ``factored_classes``, the number of classes of alike states).
     fallback : numpy.ndarray of str
         Why the batch did not settle a point that the full per-point method then solved
         (``""`` for the points the batch settled, and for the starting points of the
@@ -204,6 +206,22 @@ def rightmost_roots(
     opts = dict(root_options or {})
     if system is None:
         system = _system_from(stack)
+    if not (np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A)):
+        agg = aggregation(stack, None if skip is None else ~skip)
+        if agg is not None:
+            return _rightmost_aggregated(stack, agg, shape, system, opts, skip)
+    return _rightmost_plain(stack, shape, system, opts, skip)
+
+
+def _rightmost_plain(
+    stack: Stack,
+    shape: tuple[int, ...],
+    system: Callable[[int], Any],
+    opts: dict,
+    skip: np.ndarray | None,
+) -> RightmostRoots:
+    """:func:`rightmost_roots` without the factorization of alike flows."""
+    K = stack.K
     state = _State(K)
     with single_threaded_blas():
         if np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A):
@@ -261,6 +279,67 @@ def rightmost_roots(
         state.stats,
         state.fallback.astype(str),
     )
+
+
+#: Rightmost roots of two parts of a factored system closer than this (relative) are tied.
+TIE_RTOL = 1e-10
+
+
+def _rightmost_aggregated(
+    stack: Stack,
+    agg: Aggregation,
+    shape: tuple[int, ...],
+    system: Callable[[int], Any],
+    opts: dict,
+    skip: np.ndarray | None,
+) -> RightmostRoots:
+    """:func:`rightmost_roots` of a system whose alike flows factor its determinant
+    (:mod:`.aggregate`): the rightmost roots of the reduced systems and of the scalar factors,
+    each certified on its own, combined.
+
+    Where the rightmost part is ``P`` (certified on its line ``l_P``) and the others' rightmost
+    roots lie at most at ``r'`` left of it, no root of the whole system other than ``P``'s
+    rightmost ones lies right of ``max(l_P, (Re P + r') / 2)``: that line is the certificate.
+    A point where a part is not certified is solved without the factorization.
+    """
+    K, G = stack.K, agg.G
+    skip_g = None if skip is None else np.tile(skip, G)
+    red = rightmost_roots(agg.reduced, shape, root_options=opts, skip=skip)
+    fac = rightmost_roots(agg.factors, (G, *shape), root_options=opts, skip=skip_g)
+    roots = np.concatenate([red.root[None], fac.root.reshape(G, K)])  # (G + 1, K)
+    lines = np.concatenate([red.certificate[None], fac.certificate.reshape(G, K)])
+    ok = red.certified & np.all(fac.certified.reshape(G, K), axis=0)
+    re = np.where(np.isfinite(roots), np.real(roots), -np.inf)
+    top = np.max(re, axis=0)
+    tied = re >= (top - TIE_RTOL * (1.0 + np.abs(top)))[None]
+    below = np.max(np.where(tied, -np.inf, re), axis=0)
+    with np.errstate(invalid="ignore"):
+        line = np.max(np.where(tied, lines, -np.inf), axis=0)
+        line = np.where(np.isfinite(below), np.maximum(line, 0.5 * (top + below)), line)
+    # the rightmost root reported: of the tied parts, the one of largest imaginary part
+    which = np.argmax(np.where(tied, np.imag(roots), -np.inf), axis=0)
+    root = roots[which, np.arange(K)]
+    root = np.where(ok, root, np.nan + 0j)
+    line = np.where(ok, line, np.nan)
+    stats = {key: red.stats.get(key, 0) + fac.stats.get(key, 0) for key in red.stats}
+    stats["factored_classes"] = G
+    reason = np.where(ok, "", red.reason).astype(object)
+    full = red.full | np.any(fac.full.reshape(G, K), axis=0)
+    fallback = np.full(K, "", dtype=object)
+    if red.fallback is not None:
+        fallback[:] = red.fallback
+    bad = np.flatnonzero(~ok & (np.ones(K, bool) if skip is None else ~skip))
+    if bad.size:
+        # a part not certified: these points without the factorization
+        rest = np.ones(K, dtype=bool)
+        rest[bad] = False
+        plain = _rightmost_plain(stack, shape, system, opts, rest)
+        root[bad], line[bad] = plain.root[bad], plain.certificate[bad]
+        ok[bad], reason[bad], full[bad] = plain.certified[bad], plain.reason[bad], plain.full[bad]
+        fallback[bad] = "a part of the factored system was not certified"
+        for key, v in plain.stats.items():
+            stats[key] = stats.get(key, 0) + v
+    return RightmostRoots(root, line, ok, reason.astype(str), full, stats, fallback.astype(str))
 
 
 def _continue_or_discretize(
@@ -527,7 +606,8 @@ def _second_line(
                 )
         todo = todo[~resolved]
     good = np.zeros(pts.size, dtype=bool)
-    known = np.zeros(pts.size, dtype=int)
+    found: list[np.ndarray | None] = [None] * pts.size
+    first = np.zeros(pts.size)  # the first offset tried
     for q in range(pts.size):
         mine = np.flatnonzero(j == q)
         if any(zeros[c] is None for c in mine):
@@ -536,20 +616,35 @@ def _second_line(
         roots = roots[np.lexsort((-np.imag(roots), -np.real(roots)))]
         re = np.real(roots)
         lower = re[re < re[0] - 1e-9 * (1.0 + abs(re[0]))]
-        offset = 0.5 * (re[0] - lower[0]) if lower.size else 0.01 * gap[pts[q]]
-        line[pts[q]] = re[0] - offset
-        known[q] = np.sum(np.where(np.imag(roots) > 0, 2, 1)[re > line[pts[q]]])
-        good[q] = True
+        first[q] = 0.5 * (re[0] - lower[0]) if lower.size else 0.01 * gap[pts[q]]
+        found[q] = roots
         out[pts[q]] = np.nan
         unique = roots[np.r_[True, np.abs(np.diff(roots)) > 0]][:R]
         out[pts[q], : unique.size] = unique
-    use = np.flatnonzero(good)
-    if use.size:
-        counted, _ = count_right_of(target.take(pts[use]), line[pts[use]])
-        good[use] = counted == known[use]
+    # lines ever closer to the rightmost roots: unknown roots (a cluster that continuation
+    # did not carry) may lie between the rightmost and the next one known
+    todo = np.array([q for q in range(pts.size) if found[q] is not None], dtype=int)
+    for shrink in SECOND_LINE_SHRINK:
+        if not todo.size:
+            break
+        known = np.zeros(todo.size, dtype=int)
+        for i, q in enumerate(todo):
+            roots = found[q]
+            assert roots is not None
+            re = np.real(roots)
+            line[pts[q]] = re[0] - first[q] * shrink
+            known[i] = np.sum(np.where(np.imag(roots) > 0, 2, 1)[re > line[pts[q]]])
+        counted, _ = count_right_of(target.take(pts[todo]), line[pts[todo]])
+        hit = counted == known
+        good[todo[hit]] = True
+        todo = todo[~hit]
+    line[pts[~good]] = np.nan
     return pts[good], line, out
 
 
+#: The second certificate line's offsets from the rightmost root, relative to the first one
+#: tried (half the distance to the next root known, else a hundredth of the first line's).
+SECOND_LINE_SHRINK = (1.0, 0.1, 0.01)
 #: Zeros of a cluster closer than this (relative to the circle) are one multiple root.
 CLUSTER_MERGE = 1e-5
 

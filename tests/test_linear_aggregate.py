@@ -1,0 +1,101 @@
+"""Alike flows factored out of the characteristic determinant: the factorization against the
+determinant itself, the factors' roots against Lambert's W, and the batch of a factored system
+against the per-point method (which does not factor)."""
+
+import numpy as np
+import pytest
+from scipy.special import lambertw
+
+import fluidnet as fn
+from fluidnet.linear.aggregate import aggregation
+from fluidnet.linear.batch import rightmost_roots
+from fluidnet.linear.stacked import Stack
+
+
+def _alike_system(rng, transposed=False):
+    """12 states: classes {0, 1, 2} and {3, 4, 5, 6} of alike states (equal diagonals, equal
+    columns outside the class, one common coupling inside), and five other states, with
+    generic random entries elsewhere; two delays."""
+    n, m = 12, 2
+    A = rng.normal(size=(m + 1, n, n))
+    for cls in ([0, 1, 2], [3, 4, 5, 6]):
+        others = [i for i in range(n) if i not in cls]
+        for k in range(m + 1):
+            A[k][np.ix_(others, cls)] = rng.normal(size=(len(others), 1))  # equal columns
+            A[k][np.ix_(cls, cls)] = rng.normal()  # one common coupling inside the class
+            A[k][cls, cls] = rng.normal()  # equal diagonals
+    if transposed:
+        A = np.swapaxes(A, -1, -2)
+    return Stack(A[None, 0], A[None, 1:], np.array([[0.3, 0.7]]))
+
+
+def _det(stack, s):
+    return np.linalg.det(stack.delta(s, np.zeros(s.size, dtype=int)))
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_the_factorization_equals_the_determinant(transposed):
+    rng = np.random.default_rng(4)
+    stack = _alike_system(rng, transposed)
+    agg = aggregation(stack)
+    assert agg is not None
+    assert sorted(map(sorted, (c.tolist() for c in agg.classes))) == [[0, 1, 2], [3, 4, 5, 6]]
+    assert agg.reduced.n == 12 - 2 - 3
+    s = np.array([0.3 + 2j, -0.5 + 7j, 1.1 - 0.2j, -0.61 + 0j, 2.0 + 0.5j])
+    factored = _det(agg.reduced, s)
+    for g in range(agg.G):
+        phi = agg.factors.delta(s, np.full(s.size, g))[:, 0, 0]
+        factored = factored * phi ** agg.multiplicity[g]
+    full = _det(stack, s)
+    assert np.max(np.abs(factored - full) / np.abs(full)) < 1e-12
+
+
+def test_states_alike_only_to_rounding_are_not_factored():
+    rng = np.random.default_rng(4)
+    stack = _alike_system(rng)
+    A = stack.A.copy()
+    A[0, 0, 7, 1] *= 1 + 1e-15  # state 1's column differs from state 0's in one entry
+    A0 = stack.A0.copy()
+    A0[0, 4, 4] *= 1 + 1e-15  # state 4's diagonal differs from state 3's
+    agg = aggregation(Stack(A0, A, stack.tau))
+    assert agg is not None
+    assert sorted(map(sorted, (c.tolist() for c in agg.classes))) == [[0, 2], [3, 5, 6]]
+
+
+def _flows_on_a_link(a, tau, n_flows=8, c=0.3, beta=2.0):
+    """``n_flows`` alike flows ``x_i' = -a x_i(t - tau) - c u(t - tau)`` on one link filtered
+    as ``u' = beta (sum_i x_i - u)``. The differences of flows obey ``e' = -a e(t - tau)``:
+    roots ``W_k(-a tau) / tau``, each of multiplicity ``n_flows - 1``."""
+    n = n_flows + 1
+    A0 = np.zeros((n, n))
+    A0[-1, :-1] = beta
+    A0[-1, -1] = -beta
+    A1 = np.zeros((n, n))
+    A1[np.arange(n_flows), np.arange(n_flows)] = -a
+    A1[:-1, -1] = -c
+    return fn.LinearDDE(A0, [(tau, A1)])
+
+
+def test_alike_flows_have_the_lambert_w_roots_and_the_batch_equals_the_pointwise_roots():
+    a = np.linspace(0.5, 30.0, 24)
+    tau = 0.1
+    systems = [_flows_on_a_link(v, tau) for v in a]
+    stack = Stack.from_systems(systems)
+    agg = aggregation(stack)
+    assert agg is not None and agg.G == 1 and agg.multiplicity.tolist() == [7]
+    found = rightmost_roots(stack)
+    assert found.certified.all()
+    w = lambertw(-a * tau, 0) / tau
+    w = np.where(np.imag(w) < 0, np.conj(w), w)
+    on_top = 0
+    for k, lin in enumerate(systems):
+        ref = lin.roots(k=2)  # the per-point method on the 9 states (no factorization)
+        assert ref.certified
+        top = ref[0].value
+        assert found.root[k] == pytest.approx(complex(top.real, abs(top.imag)), abs=1e-9)
+        assert found.certificate[k] < found.root[k].real
+        if abs(found.root[k] - w[k]) <= 1e-9 * (1 + abs(w[k])):
+            on_top += 1
+            assert found.root[k] == pytest.approx(w[k], rel=1e-12)
+    # the differences' root is the rightmost at some gains, the link's mode at others
+    assert 0 < on_top < a.size
