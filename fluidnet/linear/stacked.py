@@ -31,7 +31,7 @@ SCHUR_CHUNK = 4096
 #: thousands at once): blocks of temporaries that stay in the processor's caches. Half a
 #: million 4 x 4 points at once cost 1.7 s of CPU, most of it the kernel's page faults on the
 #: fresh arrays (``Delta``, ``Delta'``, their solve: 125 MB each), against 0.4 s in blocks.
-EVAL_CHUNK = 8192
+EVAL_CHUNK = 4096
 
 
 @dataclass(frozen=True)
