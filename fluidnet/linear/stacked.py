@@ -329,6 +329,12 @@ class Stack:
         return f, g
 
     @cached_property
+    def norms(self) -> tuple[np.ndarray, np.ndarray]:
+        """2-norms of ``A0`` ``(K,)`` and of every ``A_k`` ``(K, m)``, once per stack (the
+        residual test and the snap to 0 read them for every candidate root)."""
+        return _norm2(self.A0), _norm2(self.A)
+
+    @cached_property
     def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(A0t, At, live)``: the matrices entry-major, ``(n, n, K)`` and ``(m, n, n, K)``
         (an entry of the systems ``idx`` is one contiguous gather), and which entries of each
@@ -429,8 +435,8 @@ class Stack:
         s = np.asarray(s, dtype=complex)
         if s.size == 0:
             return np.zeros(0)
-        n0 = _norm2(self.A0)[idx]
-        nk = _norm2(self.A)[idx] if self.m else np.zeros((s.size, 0))
+        n0 = self.norms[0][idx]
+        nk = self.norms[1][idx] if self.m else np.zeros((s.size, 0))
         with np.errstate(over="ignore", invalid="ignore"):
             scale = (
                 np.abs(s) + n0 + np.sum(nk * np.abs(np.exp(-s[:, None] * self.tau[idx])), axis=1)
