@@ -335,13 +335,17 @@ class Stack:
         return _norm2(self.A0), _norm2(self.A)
 
     @cached_property
-    def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(A0t, At, live)``: the matrices entry-major, ``(n, n, K)`` and ``(m, n, n, K)``
-        (an entry of the systems ``idx`` is one contiguous gather), and which entries of each
-        ``A_k`` are nonzero in some system ``(m, n, n)``."""
+    def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(A0t, At, live, zero)``: the matrices entry-major, ``(n, n, K)`` and
+        ``(m, n, n, K)`` (an entry of the systems ``idx`` is one contiguous gather), which
+        entries of each ``A_k`` are nonzero in some system ``(m, n, n)``, and which entries of
+        ``Delta`` vanish in every system ``(n, n)``."""
         A0t = np.ascontiguousarray(np.moveaxis(self.A0, 0, -1))
         At = np.ascontiguousarray(np.moveaxis(self.A, 0, -1))
-        return A0t, At, np.any(At != 0, axis=-1)
+        live = np.any(At != 0, axis=-1)
+        zero = ~np.any(A0t != 0, axis=-1) & ~np.any(live, axis=0)
+        np.fill_diagonal(zero, False)
+        return A0t, At, live, zero
 
     def _det_logderiv_expanded(
         self, s: np.ndarray, idx: np.ndarray
@@ -352,8 +356,7 @@ class Stack:
         most of its time on per-matrix overhead at this size: the 657 000 certificate samples
         of the tandem law's chart (4 states) took 0.65 s of CPU through it, 0.18 s here."""
         n = self.n
-        A0t, At, live = self._entries
-        zero = ~np.any(A0t != 0, axis=-1) & ~np.any(live, axis=0)
+        A0t, At, live, zero = self._entries
         D: list[list] = [[None] * n for _ in range(n)]
         dD: list[list] = [[None] * n for _ in range(n)]
         for i in range(n):
@@ -374,11 +377,10 @@ class Stack:
                     dD[i][j] = t if dD[i][j] is None else dD[i][j] + t
         with np.errstate(all="ignore"):
             f, df = _expand(D, dD, tuple(range(n)), tuple(range(n)), {})
-            if f is None:  # a zero row in every system
-                f = np.zeros(s.shape, dtype=complex)
-            g = np.full(s.shape, np.inf, dtype=complex) if df is None else df / f
+            assert f is not None and df is not None  # the diagonal is never skipped
+            g = df / f
         g = np.where(np.isfinite(g), g, np.inf)
-        return np.asarray(f, dtype=complex), g
+        return f, g
 
     def logderiv(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return self.det_logderiv(s, idx)[1]
