@@ -208,3 +208,40 @@ def test_sparse_system_phase_through_the_schur_complement():
     np.testing.assert_allclose(f, det / np.abs(det), rtol=1e-10)
     np.testing.assert_allclose(np.abs(f), 1.0, rtol=1e-12)
     np.testing.assert_allclose(g, np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1), rtol=1e-10)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+@pytest.mark.parametrize("complex_entries", [False, True])
+def test_expanded_det_matches_lapack_with_zero_entries_and_in_blocks(n, complex_entries):
+    """Three and four states (cofactor expansion, entries zero in every system skipped, more
+    points than one block of ``EVAL_CHUNK``) against LAPACK: ``det`` of ``Delta`` and
+    ``trace(solve(Delta, Delta'))``, point by point; a singular ``Delta`` has ``f'/f = inf``."""
+    from fluidnet.linear import stacked
+
+    rng = np.random.default_rng(10 * n + complex_entries)
+    K, Q = 40, stacked.EVAL_CHUNK + 1000
+    A0 = rng.normal(size=(K, n, n))
+    A = rng.normal(size=(K, 2, n, n))
+    if complex_entries:
+        A0 = A0 + 1j * rng.normal(size=(K, n, n))
+    A0[:, 0, n - 1] = 0.0  # zero in A0 and in every A_k: skipped
+    A[:, :, 0, n - 1] = 0.0
+    A[:, 0, 1, :] = 0.0  # a row of A_1 that vanishes
+    A[:, 1, :, 2] = 0.0  # a column of A_2
+    tau = rng.uniform(0.2, 2.0, size=(K, 2))
+    stack = Stack(A0, A, tau)
+    idx = np.sort(rng.integers(0, K, Q))
+    s = rng.uniform(-1.0, 1.0, Q) + 1j * rng.uniform(-20.0, 20.0, Q)
+    f, g = stack.det_logderiv(s, idx)
+    E = np.exp(-s[:, None] * tau[idx])
+    D = s[:, None, None] * np.eye(n) - A0[idx] - np.einsum("qk,qkij->qij", E, A[idx])
+    dD = np.eye(n) + np.einsum("qk,qkij->qij", E * tau[idx], A[idx])
+    det = np.linalg.det(D)
+    trace = np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1)
+    np.testing.assert_allclose(f, det, rtol=1e-11, atol=1e-13 * np.max(np.abs(det)))
+    np.testing.assert_allclose(g, trace, rtol=1e-9)
+    # Delta(0) = -(A0 + A_1 + A_2) made singular: a root at s = 0
+    A0[0] = -A[0, 0] - A[0, 1]
+    A0[0, 0, n - 1] = 0.0
+    f0, g0 = Stack(A0, A, tau).det_logderiv(np.zeros(1, dtype=complex), np.zeros(1, dtype=int))
+    assert abs(f0[0]) <= 1e-12 and np.isinf(g0[0])

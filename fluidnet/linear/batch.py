@@ -716,8 +716,8 @@ def _snap_zero(stack: Stack, lam: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Roots within rounding of 0 become exactly 0 where ``Delta(0)`` is singular and 0 passes
     the residual test (as in :func:`~fluidnet.linear.roots.characteristic_roots`, so that
     marginal systems read as not stable)."""
-    n0 = _norm2(stack.A0[idx])
-    nk = np.sum(_norm2(stack.A[idx]), axis=1)
+    n0 = stack.norms[0][idx]
+    nk = np.sum(stack.norms[1][idx], axis=1)
     size = n0 + nk
     ref = np.maximum(1.0 / np.maximum(stack.max_delay()[idx], 1e-300), size)
     near = np.abs(lam) <= 1e-6 * np.maximum(ref, 1e-300)
@@ -731,7 +731,3 @@ def _snap_zero(stack: Stack, lam: np.ndarray, idx: np.ndarray) -> np.ndarray:
     out = lam.copy()
     out[np.flatnonzero(near)[singular & (res0 <= RESIDUAL_TOL)]] = 0.0
     return out
-
-
-def _norm2(M: np.ndarray) -> np.ndarray:
-    return singular_values(M)[0]

@@ -7,7 +7,8 @@ one system by an index array, the characteristic matrix
 ``Delta(s) = s I - A0 - sum_j A_j exp(-s tau_j)``, its determinant, the logarithmic derivative
 ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')`` and the smallest singular value: the
 building blocks of the batched root finder (:mod:`fluidnet.linear.batch`) and of the root
-certificate (:mod:`fluidnet.linear.certificate`). Closed forms are used for one and two states.
+certificate (:mod:`fluidnet.linear.certificate`). Closed forms are used for one and two states,
+cofactor expansion for three and four (LAPACK for more).
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ SCHUR_MIN_STATES = 16
 SCHUR_MAX_FRACTION = 0.5
 #: Points evaluated at once by the Schur path (bounds the memory of the gathered blocks).
 SCHUR_CHUNK = 4096
+#: Points evaluated at once by :meth:`Stack.det_logderiv` (the certificate samples hundreds of
+#: thousands at once): blocks of temporaries that stay in the processor's caches. Half a
+#: million 4 x 4 points at once cost 1.7 s of CPU, most of it the kernel's page faults on the
+#: fresh arrays (``Delta``, ``Delta'``, their solve: 125 MB each), against 0.4 s in blocks.
+EVAL_CHUNK = 4096
+#: Systems of at most this many states (and more than two) get ``det Delta`` and its
+#: derivative by cofactor expansion (:meth:`Stack._det_logderiv_expanded`), larger ones by LU.
+EXPANSION_MAX_STATES = 4
 
 
 @dataclass(frozen=True)
@@ -170,11 +179,26 @@ class Stack:
 
     def det_logderiv(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``det Delta(s_q)`` and ``(det Delta)'/det Delta`` (``inf`` where Delta is singular)."""
+        s = np.asarray(s, dtype=complex)
+        idx = np.asarray(idx)
+        if s.ndim == 1 and s.size > EVAL_CHUNK and not self.split[0].size:
+            # point by point the same arithmetic, in blocks of :data:`EVAL_CHUNK`
+            f = np.empty(s.shape, dtype=complex)
+            g = np.empty(s.shape, dtype=complex)
+            for a in range(0, s.size, EVAL_CHUNK):
+                part = slice(a, a + EVAL_CHUNK)
+                f[part], g[part] = self._det_logderiv(s[part], idx[part])
+            return f, g
+        return self._det_logderiv(s, idx)
+
+    def _det_logderiv(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.n
         if self.split[0].size:
             return self._det_logderiv_schur(np.asarray(s, dtype=complex), np.asarray(idx))
         if n == 2:
             return self._det_logderiv2(np.asarray(s, dtype=complex), idx)
+        if n <= EXPANSION_MAX_STATES:
+            return self._det_logderiv_expanded(np.asarray(s, dtype=complex), idx)
         D, dD = self.delta(s, idx, derivative=True)
         with np.errstate(all="ignore"):
             if n == 1:
@@ -304,6 +328,60 @@ class Stack:
         g = np.where(np.isfinite(g), g, np.inf)
         return f, g
 
+    @cached_property
+    def norms(self) -> tuple[np.ndarray, np.ndarray]:
+        """2-norms of ``A0`` ``(K,)`` and of every ``A_k`` ``(K, m)``, once per stack (the
+        residual test and the snap to 0 read them for every candidate root)."""
+        return _norm2(self.A0), _norm2(self.A)
+
+    @cached_property
+    def _entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(A0t, At, live, zero)``: the matrices entry-major, ``(n, n, K)`` and
+        ``(m, n, n, K)`` (an entry of the systems ``idx`` is one contiguous gather), which
+        entries of each ``A_k`` are nonzero in some system ``(m, n, n)``, and which entries of
+        ``Delta`` vanish in every system ``(n, n)``."""
+        A0t = np.ascontiguousarray(np.moveaxis(self.A0, 0, -1))
+        At = np.ascontiguousarray(np.moveaxis(self.A, 0, -1))
+        live = np.any(At != 0, axis=-1)
+        zero = ~np.any(A0t != 0, axis=-1) & ~np.any(live, axis=0)
+        np.fill_diagonal(zero, False)
+        return A0t, At, live, zero
+
+    def _det_logderiv_expanded(
+        self, s: np.ndarray, idx: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Three or four states: ``det Delta`` and its derivative by cofactor expansion over
+        the entries as 1-D arrays (the product rule on every product), skipping the entries
+        that vanish in every system. LAPACK (``det``, then ``solve`` for the trace) spends
+        most of its time on per-matrix overhead at this size: the 657 000 certificate samples
+        of the tandem law's chart (4 states) took 0.65 s of CPU through it, 0.18 s here."""
+        n = self.n
+        A0t, At, live, zero = self._entries
+        D: list[list] = [[None] * n for _ in range(n)]
+        dD: list[list] = [[None] * n for _ in range(n)]
+        for i in range(n):
+            D[i][i] = s - A0t[i, i][idx]
+            dD[i][i] = np.ones(s.shape, dtype=complex)
+            for j in range(n):
+                if j != i and not zero[i, j]:
+                    D[i][j] = -A0t[i, j][idx]
+        if self.m:
+            tau = self.tau[idx]
+            E = np.exp(-s[:, None] * tau)
+            Et = E * tau
+            for k in range(self.m):
+                for i, j in zip(*np.nonzero(live[k]), strict=True):
+                    a = At[k, i, j][idx]
+                    D[i][j] = D[i][j] - E[:, k] * a
+                    t = Et[:, k] * a
+                    dD[i][j] = t if dD[i][j] is None else dD[i][j] + t
+        with np.errstate(all="ignore"):
+            f, df = _expand(D, dD, tuple(range(n)), tuple(range(n)), {})
+            assert f is not None and df is not None  # the diagonal is never skipped
+            g = df / f
+        g = np.where(np.isfinite(g), g, np.inf)
+        return f, g
+
     def logderiv(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
         return self.det_logderiv(s, idx)[1]
 
@@ -359,8 +437,8 @@ class Stack:
         s = np.asarray(s, dtype=complex)
         if s.size == 0:
             return np.zeros(0)
-        n0 = _norm2(self.A0)[idx]
-        nk = _norm2(self.A)[idx] if self.m else np.zeros((s.size, 0))
+        n0 = self.norms[0][idx]
+        nk = self.norms[1][idx] if self.m else np.zeros((s.size, 0))
         with np.errstate(over="ignore", invalid="ignore"):
             scale = (
                 np.abs(s) + n0 + np.sum(nk * np.abs(np.exp(-s[:, None] * self.tau[idx])), axis=1)
@@ -368,6 +446,46 @@ class Stack:
             res = self.min_singular(s, idx) / np.maximum(scale, np.finfo(float).tiny)
         # far left, exp(-s tau) overflows: Delta(s) is not a finite matrix, s is no root
         return np.where(np.isfinite(res), res, np.inf)
+
+
+def _times(a, da, b, db):
+    """``(a b, (a b)')`` of entry arrays, ``None`` standing for zero."""
+    if a is None or b is None:
+        return None, None
+    d1 = None if da is None else da * b
+    d2 = None if db is None else a * db
+    return a * b, d1 if d2 is None else d2 if d1 is None else d1 + d2
+
+
+def _add(x, y, sign: float):
+    """``x + sign y`` of entry arrays, ``None`` standing for zero."""
+    if y is None:
+        return x
+    if x is None:
+        return y if sign > 0 else -y
+    return x + y if sign > 0 else x - y
+
+
+def _expand(D, dD, rows: tuple, cols: tuple, memo: dict):
+    """``(det, det')`` of the submatrix ``rows`` x ``cols`` of entry arrays ``D`` (derivatives
+    ``dD``) by Laplace expansion along its first row, the minors shared through ``memo``
+    (``None`` standing for zero)."""
+    if len(rows) == 1:
+        return D[rows[0]][cols[0]], dD[rows[0]][cols[0]]
+    key = (rows, cols)
+    if key in memo:
+        return memo[key]
+    r = rows[0]
+    val = der = None
+    for j, c in enumerate(cols):
+        if D[r][c] is None:
+            continue
+        m, dm = _expand(D, dD, rows[1:], cols[:j] + cols[j + 1 :], memo)
+        p, dp = _times(D[r][c], dD[r][c], m, dm)
+        sign = 1.0 if j % 2 == 0 else -1.0
+        val, der = _add(val, p, sign), _add(der, dp, sign)
+    memo[key] = (val, der)
+    return val, der
 
 
 def singular_values(M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
