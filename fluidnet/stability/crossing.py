@@ -21,7 +21,16 @@ from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import CharacteristicRoot, Roots, certified_roots, characteristic_roots
 
-__all__ = ["Crossing", "Sweep", "local_scale", "newton_roots", "on_axis", "rate_scale", "size_unit"]
+__all__ = [
+    "Crossing",
+    "Sweep",
+    "anchor_value",
+    "local_scale",
+    "newton_roots",
+    "on_axis",
+    "rate_scale",
+    "size_unit",
+]
 
 #: A root with ``|Re| <= AXIS_TOL * max(unit, |lambda|)`` is on the imaginary axis (not counted),
 #: ``unit`` being the system's :func:`size_unit`.
@@ -153,9 +162,22 @@ class Sweep:
         (:class:`~fluidnet.stability.system.ContinuedSystems`): the full equilibrium search
         runs at the first value only (and where the continuation cannot settle a value).
         :meth:`same_branch` checks a result's value against the full search.
+    anchor : float, optional
+        With ``continued``: the value where the full search runs first, whatever value is
+        asked for first; every other value is continued from it (or from values continued
+        since). A value where the equilibrium is known already (the model's own value of the
+        parameter, kept by the equilibrium search: see :func:`anchor_value`) costs a recall
+        instead of a search.
     """
 
-    def __init__(self, factory, name: str, root_options: dict[str, Any], continued: bool = True):
+    def __init__(
+        self,
+        factory,
+        name: str,
+        root_options: dict[str, Any],
+        continued: bool = True,
+        anchor: float | None = None,
+    ):
         from .system import ContinuedSystems
 
         self.factory = factory
@@ -166,10 +188,18 @@ class Sweep:
         self.n_counts = 0
         self.continued = continued and bool(getattr(factory, "is_model", False))
         self._systems = ContinuedSystems(factory) if self.continued else factory
+        self._anchor = float(anchor) if self.continued and anchor is not None else None
 
     def lin(self, p: float) -> LinearDDE:
         p = float(p)
         lin = self._lins.get(p)
+        if lin is None and self._anchor is not None:
+            anchor, self._anchor = self._anchor, None
+            if anchor != p and not self._lins:
+                try:  # the full search at the anchor: the start of every continued value
+                    self.lin(anchor)
+                except (AnalysisError, ParameterError):
+                    pass  # p gets the full search instead
         if lin is None:
             try:
                 lin = self._systems(**{self.name: p})
@@ -289,6 +319,20 @@ class Sweep:
             if roots[i].real > 0:
                 n += roots[i].multiplicity
         return Count(got.value, n, Roots(roots, got.roots.n_nodes, check=got.roots._certificate))
+
+
+def anchor_value(factory, name: str, lo: float, hi: float) -> float | None:
+    """The model's own value of the swept parameter ``name`` when it lies in ``[lo, hi]``
+    (where an analysis of the model at its defaults has found the equilibrium already), else
+    ``None``: the :class:`Sweep`'s ``anchor``."""
+    source = getattr(factory, "source", None)
+    if not getattr(factory, "is_model", False) or source is None:
+        return None
+    try:
+        value = float(source.params[name].value)
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and lo <= value <= hi else None
 
 
 def local_scale(p: float, span: float) -> float:
@@ -427,6 +471,7 @@ def newton_roots(
     ``1e-13 (unit + |lambda|)`` (or stalls at the rounding floor; ``unit`` is the system's
     :func:`size_unit`) and its relative residual is below ``residual_tol``. For a real system,
     a root within ``1e-9 (unit + |lambda|)`` of the real axis is snapped onto it.
+
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
     unit = size_unit(lin)
