@@ -37,6 +37,9 @@ __all__ = [
 AXIS_TOL = 1e-9
 #: A root with ``|Im| <= REAL_TOL * (unit + |lambda|)`` is real.
 REAL_TOL = 1e-9
+#: :func:`newton_roots` with ``give_up`` leaves a start whose step is still longer than this
+#: times ``unit + |lambda|`` unconverged (a start in a root's basin is far below it by then).
+WANDER_STEP = 1e-3
 #: A system whose :func:`rate_scale` is below this is *slow*: its tolerances are relative to its
 #: own rates (:func:`size_unit`), and its roots are solved in a unit of time where its rates are
 #: of order one (:func:`unit_time_roots`).
@@ -463,7 +466,12 @@ def _newton_steps(lin: LinearDDE, x: np.ndarray) -> np.ndarray:
 
 
 def newton_roots(
-    lin: LinearDDE, lam, *, maxiter: int = 40, residual_tol: float = 1e-8
+    lin: LinearDDE,
+    lam,
+    *,
+    maxiter: int = 40,
+    residual_tol: float = 1e-8,
+    give_up: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method on ``det Delta`` from each start; ``(roots, converged)``.
 
@@ -472,13 +480,18 @@ def newton_roots(
     :func:`size_unit`) and its relative residual is below ``residual_tol``. For a real system,
     a root within ``1e-9 (unit + |lambda|)`` of the real axis is snapped onto it.
 
+    With ``give_up``, a start still taking steps longer than ``WANDER_STEP (unit + |lambda|)``
+    after that many iterations is left unconverged: Newton's method has found no basin but
+    wanders (a real start of a real system, whose iterates stay real, when the root it followed
+    has met another and left the real axis as a complex pair). For a caller that rejects a
+    start that wanders as it rejects one that converges far from where it was predicted.
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
     unit = size_unit(lin)
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
     idx = np.arange(lam.size)
-    for _ in range(maxiter):
+    for it in range(maxiter):
         if idx.size == 0:
             break
         x = lam[idx]
@@ -492,6 +505,8 @@ def newton_roots(
         done |= ~np.isfinite(lam[idx])
         prev[idx] = size
         active[idx[done]] = False
+        if give_up is not None and it + 1 >= give_up:  # left active: not converged
+            done |= size > WANDER_STEP * scale
         idx = idx[~done]
     ok = np.isfinite(lam)
     if is_real(lin):
