@@ -450,11 +450,12 @@ def _newton_steps(lin: LinearDDE, x: np.ndarray) -> np.ndarray:
     eye, A0, taus, flat = _stacked(lin)
     n = eye.shape[0]
     D = x[:, None, None] * eye - A0
-    dD = np.broadcast_to(eye, D.shape).astype(complex)
     if taus.size:
         E = np.exp(-np.multiply.outer(x, taus))
         D = D - (E @ flat).reshape(D.shape)
-        dD = dD + ((E * taus) @ flat).reshape(D.shape)
+        dD = ((E * taus) @ flat).reshape(D.shape) + eye
+    else:
+        dD = np.broadcast_to(eye, D.shape).astype(complex)
     if n == 1:
         g = dD[:, 0, 0] / D[:, 0, 0]
     else:
@@ -488,6 +489,21 @@ def newton_roots(
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
     unit = size_unit(lin)
+    with np.errstate(all="ignore"):  # overflows of far iterates: not finite, so done
+        lam, active = _newton_loop(lin, lam, unit, maxiter, give_up)
+    ok = np.isfinite(lam)
+    if is_real(lin):
+        near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))
+        lam[near] = np.real(lam[near])
+    res = np.full(lam.shape, np.inf)
+    res[ok] = relative_residual(lin, lam[ok])
+    return lam, ok & (res <= residual_tol) & ~active
+
+
+def _newton_loop(
+    lin: LinearDDE, lam: np.ndarray, unit: float, maxiter: int, give_up: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The iterations of :func:`newton_roots`: ``(lam, still active)``."""
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
     idx = np.arange(lam.size)
@@ -495,8 +511,7 @@ def newton_roots(
         if idx.size == 0:
             break
         x = lam[idx]
-        with np.errstate(all="ignore"):
-            step = _newton_steps(lin, x)
+        step = _newton_steps(lin, x)
         step[~np.isfinite(step)] = 0.0
         lam[idx] = x - step
         size = np.abs(step)
@@ -508,13 +523,7 @@ def newton_roots(
         if give_up is not None and it + 1 >= give_up:  # left active: not converged
             done |= size > WANDER_STEP * scale
         idx = idx[~done]
-    ok = np.isfinite(lam)
-    if is_real(lin):
-        near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))
-        lam[near] = np.real(lam[near])
-    res = np.full(lam.shape, np.inf)
-    res[ok] = relative_residual(lin, lam[ok])
-    return lam, ok & (res <= residual_tol) & ~active
+    return lam, active
 
 
 def _trace_solve(D: np.ndarray, dD: np.ndarray) -> complex:
