@@ -561,3 +561,46 @@ def test_mgt_red_checkpoint_counts_are_the_full_counts():
         roots = m.linearize(Tp=value).roots(k=12)
         assert roots.certified
         assert n == sum(r.multiplicity for r in roots if r.real > 1e-9)
+
+
+def test_newton_gives_up_a_real_start_that_has_no_real_root_to_find(monkeypatch):
+    # x' = -x(t - 1): lambda = -e^{-lambda} has no real root (lambda e^lambda >= -1/e > -1);
+    # its roots are W_k(-1) (Lambert W branches), pairs off the real axis. A real start of a
+    # real system stays real, so Newton's method wanders on the real axis.
+    from scipy.special import lambertw
+
+    import fluidnet.stability.crossing as crossing
+
+    lin = fn.LinearDDE(np.zeros((1, 1)), [(1.0, -1.0)])
+    calls = []
+    steps = crossing._newton_steps
+    monkeypatch.setattr(crossing, "_newton_steps", lambda lin, x: calls.append(1) or steps(lin, x))
+    _, ok = crossing.newton_roots(lin, [-0.5], give_up=12)
+    assert not ok[0] and len(calls) == 12
+    calls.clear()
+    _, ok = crossing.newton_roots(lin, [-0.5])  # without give_up: every iteration, in vain
+    assert not ok[0] and len(calls) == 40
+    # a start near a root converges as before, give_up or not
+    exact = complex(lambertw(-1.0, 0))
+    for give_up in (None, 12):
+        got, ok = crossing.newton_roots(lin, [exact * (1 + 0.05j)], give_up=give_up)
+        assert ok[0] and abs(got[0] - exact) <= 1e-12 * abs(exact)
+
+
+def test_a_continued_sweep_searches_first_at_the_models_own_value():
+    # Kelly's primal law in kappa: d' = -kappa beta d(t - T), critical kappa = pi / (2 beta T)
+    m = kelly_primal()
+    beta, T = 2 * math.sqrt(2.0 * 8.0) / 8.0, 0.1
+    from fluidnet.stability.crossing import Sweep, anchor_value
+    from fluidnet.stability.system import SystemFactory
+
+    factory = SystemFactory(m, {})
+    assert anchor_value(factory, "kappa", 0.1, 20.0) == 0.5  # the model's kappa, in the range
+    assert anchor_value(factory, "kappa", 1.0, 20.0) is None  # outside it
+    sweep = Sweep(factory, "kappa", {}, anchor=0.5)
+    lin = sweep.lin(3.0)
+    assert sweep._systems.stats == {"continued": 1, "full": 1}  # searched at 0.5, continued
+    assert lin.A[0][0, 0] == pytest.approx(-3.0 * beta, rel=1e-13)
+    cv = fn.critical_value(m, "kappa", 0.1, 20.0)
+    assert cv.value == pytest.approx(math.pi / (2 * beta * T), rel=1e-10)
+    assert cv.omega == pytest.approx(math.pi / (2 * T), rel=1e-10)

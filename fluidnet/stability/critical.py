@@ -73,7 +73,7 @@ from ..options import root_options as check_root_options
 from ..overrides import merge_params, parameter_value, parameter_values
 from ..threads import blas_bound
 from .critical_results import CriticalValue, CriticalValues
-from .crossing import Count, Crossing, Sweep, local_scale
+from .crossing import Count, Crossing, Sweep, anchor_value, local_scale
 from .delaysweep import delay_crossings, delay_family
 from .rootpaths import follow_roots
 from .system import SystemFactory
@@ -378,7 +378,7 @@ def _no_switch_message(name, lo, hi, crossings, checks, method, count_lo) -> str
 
 
 def _critical_one(factory, name, lo, hi, method, root_options) -> CriticalValue:
-    sweep = Sweep(factory, name, root_options)
+    sweep = Sweep(factory, name, root_options, anchor=anchor_value(factory, name, lo, hi))
     crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=True)
     switch = next((c for c in crossings if c.is_switch), None)
     at = switch.value if switch is not None else hi
@@ -743,7 +743,7 @@ def stability_switches(
     lo, hi = float(lo_), float(hi_)  # numbers already: _prepare takes one interval here
     factory = SystemFactory(model_or_factory, values)
     factory.check_names([name])
-    sweep = Sweep(factory, name, root_kw)
+    sweep = Sweep(factory, name, root_kw, anchor=anchor_value(factory, name, lo, hi))
     crossings, checks, used, count_lo = _crossings(sweep, lo, hi, method, first_switch=False)
     ends = {crossings[0].value, hi} if crossings else {hi}
     if not all(sweep.same_branch(v) for v in sorted(ends)):

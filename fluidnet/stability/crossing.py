@@ -21,13 +21,25 @@ from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import CharacteristicRoot, Roots, certified_roots, characteristic_roots
 
-__all__ = ["Crossing", "Sweep", "local_scale", "newton_roots", "on_axis", "rate_scale", "size_unit"]
+__all__ = [
+    "Crossing",
+    "Sweep",
+    "anchor_value",
+    "local_scale",
+    "newton_roots",
+    "on_axis",
+    "rate_scale",
+    "size_unit",
+]
 
 #: A root with ``|Re| <= AXIS_TOL * max(unit, |lambda|)`` is on the imaginary axis (not counted),
 #: ``unit`` being the system's :func:`size_unit`.
 AXIS_TOL = 1e-9
 #: A root with ``|Im| <= REAL_TOL * (unit + |lambda|)`` is real.
 REAL_TOL = 1e-9
+#: :func:`newton_roots` with ``give_up`` leaves a start whose step is still longer than this
+#: times ``unit + |lambda|`` unconverged (a start in a root's basin is far below it by then).
+WANDER_STEP = 1e-3
 #: A system whose :func:`rate_scale` is below this is *slow*: its tolerances are relative to its
 #: own rates (:func:`size_unit`), and its roots are solved in a unit of time where its rates are
 #: of order one (:func:`unit_time_roots`).
@@ -153,9 +165,22 @@ class Sweep:
         (:class:`~fluidnet.stability.system.ContinuedSystems`): the full equilibrium search
         runs at the first value only (and where the continuation cannot settle a value).
         :meth:`same_branch` checks a result's value against the full search.
+    anchor : float, optional
+        With ``continued``: the value where the full search runs first, whatever value is
+        asked for first; every other value is continued from it (or from values continued
+        since). A value where the equilibrium is known already (the model's own value of the
+        parameter, kept by the equilibrium search: see :func:`anchor_value`) costs a recall
+        instead of a search.
     """
 
-    def __init__(self, factory, name: str, root_options: dict[str, Any], continued: bool = True):
+    def __init__(
+        self,
+        factory,
+        name: str,
+        root_options: dict[str, Any],
+        continued: bool = True,
+        anchor: float | None = None,
+    ):
         from .system import ContinuedSystems
 
         self.factory = factory
@@ -166,10 +191,18 @@ class Sweep:
         self.n_counts = 0
         self.continued = continued and bool(getattr(factory, "is_model", False))
         self._systems = ContinuedSystems(factory) if self.continued else factory
+        self._anchor = float(anchor) if self.continued and anchor is not None else None
 
     def lin(self, p: float) -> LinearDDE:
         p = float(p)
         lin = self._lins.get(p)
+        if lin is None and self._anchor is not None:
+            anchor, self._anchor = self._anchor, None
+            if anchor != p and not self._lins:
+                try:  # the full search at the anchor: the start of every continued value
+                    self.lin(anchor)
+                except (AnalysisError, ParameterError):
+                    pass  # p gets the full search instead
         if lin is None:
             try:
                 lin = self._systems(**{self.name: p})
@@ -291,6 +324,20 @@ class Sweep:
         return Count(got.value, n, Roots(roots, got.roots.n_nodes, check=got.roots._certificate))
 
 
+def anchor_value(factory, name: str, lo: float, hi: float) -> float | None:
+    """The model's own value of the swept parameter ``name`` when it lies in ``[lo, hi]``
+    (where an analysis of the model at its defaults has found the equilibrium already), else
+    ``None``: the :class:`Sweep`'s ``anchor``."""
+    source = getattr(factory, "source", None)
+    if not getattr(factory, "is_model", False) or source is None:
+        return None
+    try:
+        value = float(source.params[name].value)
+    except (KeyError, AttributeError, TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and lo <= value <= hi else None
+
+
 def local_scale(p: float, span: float) -> float:
     """The scale of a swept parameter near ``p``: ``|p|`` where it is small beside the range
     (below ``1e-3 span``, but not 0 to rounding), else ``span``. A range of many decades (a
@@ -403,11 +450,12 @@ def _newton_steps(lin: LinearDDE, x: np.ndarray) -> np.ndarray:
     eye, A0, taus, flat = _stacked(lin)
     n = eye.shape[0]
     D = x[:, None, None] * eye - A0
-    dD = np.broadcast_to(eye, D.shape).astype(complex)
     if taus.size:
         E = np.exp(-np.multiply.outer(x, taus))
         D = D - (E @ flat).reshape(D.shape)
-        dD = dD + ((E * taus) @ flat).reshape(D.shape)
+        dD = ((E * taus) @ flat).reshape(D.shape) + eye
+    else:
+        dD = np.broadcast_to(eye, D.shape).astype(complex)
     if n == 1:
         g = dD[:, 0, 0] / D[:, 0, 0]
     else:
@@ -419,7 +467,12 @@ def _newton_steps(lin: LinearDDE, x: np.ndarray) -> np.ndarray:
 
 
 def newton_roots(
-    lin: LinearDDE, lam, *, maxiter: int = 40, residual_tol: float = 1e-8
+    lin: LinearDDE,
+    lam,
+    *,
+    maxiter: int = 40,
+    residual_tol: float = 1e-8,
+    give_up: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method on ``det Delta`` from each start; ``(roots, converged)``.
 
@@ -427,18 +480,38 @@ def newton_roots(
     ``1e-13 (unit + |lambda|)`` (or stalls at the rounding floor; ``unit`` is the system's
     :func:`size_unit`) and its relative residual is below ``residual_tol``. For a real system,
     a root within ``1e-9 (unit + |lambda|)`` of the real axis is snapped onto it.
+
+    With ``give_up``, a start still taking steps longer than ``WANDER_STEP (unit + |lambda|)``
+    after that many iterations is left unconverged: Newton's method has found no basin but
+    wanders (a real start of a real system, whose iterates stay real, when the root it followed
+    has met another and left the real axis as a complex pair). For a caller that rejects a
+    start that wanders as it rejects one that converges far from where it was predicted.
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
     unit = size_unit(lin)
+    with np.errstate(all="ignore"):  # overflows of far iterates: not finite, so done
+        lam, active = _newton_loop(lin, lam, unit, maxiter, give_up)
+    ok = np.isfinite(lam)
+    if is_real(lin):
+        near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))
+        lam[near] = np.real(lam[near])
+    res = np.full(lam.shape, np.inf)
+    res[ok] = relative_residual(lin, lam[ok])
+    return lam, ok & (res <= residual_tol) & ~active
+
+
+def _newton_loop(
+    lin: LinearDDE, lam: np.ndarray, unit: float, maxiter: int, give_up: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The iterations of :func:`newton_roots`: ``(lam, still active)``."""
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
     idx = np.arange(lam.size)
-    for _ in range(maxiter):
+    for it in range(maxiter):
         if idx.size == 0:
             break
         x = lam[idx]
-        with np.errstate(all="ignore"):
-            step = _newton_steps(lin, x)
+        step = _newton_steps(lin, x)
         step[~np.isfinite(step)] = 0.0
         lam[idx] = x - step
         size = np.abs(step)
@@ -447,14 +520,10 @@ def newton_roots(
         done |= ~np.isfinite(lam[idx])
         prev[idx] = size
         active[idx[done]] = False
+        if give_up is not None and it + 1 >= give_up:  # left active: not converged
+            done |= size > WANDER_STEP * scale
         idx = idx[~done]
-    ok = np.isfinite(lam)
-    if is_real(lin):
-        near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))
-        lam[near] = np.real(lam[near])
-    res = np.full(lam.shape, np.inf)
-    res[ok] = relative_residual(lin, lam[ok])
-    return lam, ok & (res <= residual_tol) & ~active
+    return lam, active
 
 
 def _trace_solve(D: np.ndarray, dD: np.ndarray) -> complex:

@@ -67,6 +67,9 @@ WINDOW = 4.0
 RTOL = 1e-13
 #: Consecutive rejected steps before the continuation gives up at a point.
 MAX_REJECTS = 60
+#: Newton iterations after which a start of a step's first try that still wanders is given up
+#: (:func:`~.crossing.newton_roots` ``give_up``).
+GIVE_UP_AFTER = 12
 
 
 def _upper(roots, real_system: bool, lin) -> np.ndarray:
@@ -135,6 +138,8 @@ class RootPath:
         self.crossings: list[Crossing] = []
         self.count = 0
         self.steps = 0
+        #: True while the corrector of a step's first try runs (see :meth:`attempt`)
+        self.first_try = False
 
     def controller(self) -> ErrorController:
         """The path's step-size controller: the step times ``0.8 sqrt(tol / err)`` within
@@ -176,7 +181,13 @@ class RootPath:
         if q >= self.hi - 1e-9 * self.span:
             q = self.hi
         h = q - path.p
+        # The first try of a step fails alike whether a root's corrector does not converge,
+        # converges onto another root or far from its prediction (a shorter step follows): a
+        # start that still wanders after GIVE_UP_AFTER iterations may be given up there
+        # (after a rejection, which of these it is decides what is done next).
+        self.first_try = rejects == 0
         new, ok = yield ("newton", q, path.lam + path.v * h)
+        self.first_try = False
         unit = self.unit(q)
         verdict = _judge(path, new, ok, h, unit)
         if verdict is not None and verdict[0] == "axis" and q == self.hi:
@@ -340,7 +351,8 @@ class _SerialPath(RootPath):
     def answer(self, request):
         """Newton's method on the swept system (the one kind of request of a serial path)."""
         _, p, guesses = request
-        return newton_roots(self.sweep.lin(p), guesses)
+        give_up = GIVE_UP_AFTER if self.first_try else None
+        return newton_roots(self.sweep.lin(p), guesses, give_up=give_up)
 
     def keep(self, new, q):
         return _in_window(new, self.sweep.lin(q))
