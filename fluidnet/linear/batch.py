@@ -40,17 +40,24 @@ from .contour import zeros_from_power_sums
 from .inclusion import winding_numbers
 from .large import DENSE_LIMIT
 from .roots import MERGE_RTOL, RESIDUAL_TOL, certified_roots
-from .stacked import Stack, balance_scales, singular_values
+from .stacked import SCHUR_MIN_STATES, Stack, balance_scales, singular_values
 
 __all__ = ["RightmostRoots", "rightmost_roots", "grid_levels", "generator_matrices"]
 
 #: Roots carried from a solved point to its neighbours (upper half-plane representatives).
 N_SEEDS = 4
+#: ... for systems of at least :data:`~.stacked.SCHUR_MIN_STATES` states, whose slow roots
+#: cluster (a network's flows): an oscillatory pair that overtakes a cluster of real roots
+#: from further down must be among them.
+N_SEEDS_LARGE = 12
 #: Rounds of continuation from certified neighbours for the points that failed, before the
 #: full per-point method (each round costs a batch of them; a round that certifies none ends).
 RETRY_ROUNDS = 4
 #: Points of the coarse subgrid solved by the full method before continuation starts.
 COARSE_POINTS = 1
+#: Systems of many states are discretized at this size first (an eigenvalue problem of
+#: ``n (COARSE_NODES + 1)`` rows per point), at the full method's size where that fails.
+COARSE_NODES = 8
 #: Largest number of matrix entries of one stacked eigenvalue problem of the batched
 #: discretization (16 M doubles, 128 MB): larger batches are solved in parts.
 DISCRETIZED_ENTRIES = 16_000_000
@@ -138,14 +145,15 @@ def _newton(stack: Stack, lam: np.ndarray, idx: np.ndarray, maxiter: int = 40) -
 class _State:
     """Per-point results while the grid is being solved."""
 
-    def __init__(self, K: int):
+    def __init__(self, K: int, n_seeds: int = N_SEEDS):
+        self.R = n_seeds
         self.root = np.full(K, np.nan + 0j)
         self.line = np.full(K, np.nan)
         self.certified = np.zeros(K, dtype=bool)
         self.reason = np.full(K, "", dtype=object)
         self.full = np.zeros(K, dtype=bool)
         self.fallback = np.full(K, "", dtype=object)
-        self.seeds = np.full((K, N_SEEDS), np.nan + 0j)
+        self.seeds = np.full((K, n_seeds), np.nan + 0j)
         #: discretization size for the batched fallback: the largest the full method used
         self.n_nodes = 16
         self.stats = {"continued": 0, "discretized": 0, "full": 0, "batch_errors": 0}
@@ -222,7 +230,7 @@ def _rightmost_plain(
 ) -> RightmostRoots:
     """:func:`rightmost_roots` without the factorization of alike flows."""
     K = stack.K
-    state = _State(K)
+    state = _State(K, N_SEEDS_LARGE if stack.n >= SCHUR_MIN_STATES else N_SEEDS)
     with single_threaded_blas():
         if np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A):
             _full(state, np.arange(K) if skip is None else np.flatnonzero(~skip), system, opts)
@@ -353,8 +361,15 @@ def _continue_or_discretize(
         cont = cont[failed]
     if cont.size and discretize:
         state.stats["discretized"] += cont.size
-        failed = _guarded(state, "discretization", _discretize, bal, cont, state.n_nodes)
-        cont = cont[failed]
+        sizes = [state.n_nodes]
+        if bal.n >= SCHUR_MIN_STATES and state.n_nodes > COARSE_NODES:
+            # a large system first at a coarse size (its rightmost eigenvalues only start
+            # Newton's method; the certificate decides)
+            sizes.insert(0, COARSE_NODES)
+        for n_nodes in sizes:
+            if cont.size:
+                failed = _guarded(state, "discretization", _discretize, bal, cont, n_nodes)
+                cont = cont[failed]
     return cont
 
 
@@ -388,7 +403,7 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
         k = int(k)
         state.full[k] = True
         try:
-            roots = certified_roots(system(k), k=2 * N_SEEDS, **opts)
+            roots = certified_roots(system(k), k=2 * state.R, **opts)
         except FluidnetError as exc:
             state.reason[k] = str(exc)
             continue
@@ -407,14 +422,14 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
         state.line[k] = roots.certificate
         state.certified[k] = True
         state.reason[k] = ""
-        upper = [r.value for r in roots if r.imag >= 0][:N_SEEDS]
+        upper = [r.value for r in roots if r.imag >= 0][: state.R]
         state.seeds[k, : len(upper)] = upper
 
 
 def _continue(state: _State, stack: Stack, points: np.ndarray, parents: np.ndarray) -> np.ndarray:
     """Newton from the parents' roots, then the certificate; returns the mask of the points
     that failed."""
-    P, R = points.size, N_SEEDS
+    P, R = points.size, state.R
     target = stack.take(points)
     seeds = state.seeds[parents]  # (P, R)
     # a real seed also gets a nearby complex start: two real roots may have merged into a pair
@@ -424,14 +439,40 @@ def _continue(state: _State, stack: Stack, points: np.ndarray, parents: np.ndarr
     idx = np.repeat(np.arange(P), 2 * R)
     keep = np.isfinite(cand)
     lam, idx = cand[keep], idx[keep]
+    if stack.n >= SCHUR_MIN_STATES and TRACK_STEPS > 1:
+        lam = _tracked(stack.take(parents), target, lam, idx)
     return _accept(state, target, points, _newton(target, lam, idx), idx)
+
+
+#: Large systems: the parent's roots are followed to the point along the straight segment
+#: between their matrices (and delays) in this many steps; a network's roots cluster and move
+#: across each other from one grid point to the next, and Newton's method started at the
+#: parent's roots converged to roots other than those continued (the rightmost one lost).
+TRACK_STEPS = 10
+
+
+def _tracked(parent: Stack, child: Stack, lam: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """The roots ``lam`` of ``parent`` systems ``idx`` followed along the homotopy
+    ``(1 - t) parent + t child`` to ``t = (TRACK_STEPS - 1) / TRACK_STEPS`` (a root lost on the
+    way goes on from where it was)."""
+    for step in range(1, TRACK_STEPS):
+        t = step / TRACK_STEPS
+        mid = Stack(
+            (1 - t) * parent.A0 + t * child.A0,
+            (1 - t) * parent.A + t * child.A,
+            (1 - t) * parent.tau + t * child.tau,
+            child.split,
+        )
+        new = _newton(mid, lam, idx, maxiter=12)
+        lam = np.where(np.isfinite(new), new, lam)
+    return lam
 
 
 def _discretize(state: _State, stack: Stack, points: np.ndarray, n_nodes: int) -> np.ndarray:
     """The spectral discretization of :func:`~fluidnet.linear.roots.generator_matrix` at one
     size for all ``points`` at once (one stacked eigenvalue problem), its rightmost
     eigenvalues refined by Newton, then the certificate; returns the mask of failures."""
-    P, R = points.size, N_SEEDS
+    P, R = points.size, state.R
     M = stack.n * (n_nodes + 1)
     if M > DENSE_LIMIT:
         # a large system: no dense discretization (the full method counts boxes instead)
@@ -493,7 +534,7 @@ def _accept(
 ) -> np.ndarray:
     """Keep the converged candidates ``lam`` (of ``target`` systems ``idx``) that pass the
     residual test, certify each point and store its roots; returns the mask of failures."""
-    P, R = points.size, N_SEEDS
+    P, R = points.size, state.R
     good = np.isfinite(lam)
     lam, idx = lam[good], idx[good]
     good = target.residual(lam, idx) <= RESIDUAL_TOL
@@ -570,7 +611,7 @@ def _second_line(
     when the argument principle on that line counts exactly the roots known right of it.
 
     Returns ``(points, lines, roots)``: the indices (into ``table``) of the certified points,
-    the lines (``(P,)``), and the certified points' roots, rightmost first (``(P, N_SEEDS)``,
+    the lines (``(P,)``), and the certified points' roots, rightmost first (``(P, R)``,
     meaningful at those indices).
     """
     P, R = table.shape

@@ -27,7 +27,7 @@ SCHUR_MIN_STATES = 16
 #: ... when the complement keeps at most this fraction of the states.
 SCHUR_MAX_FRACTION = 0.5
 #: Points evaluated at once by the Schur path (bounds the memory of the gathered blocks).
-SCHUR_CHUNK = 4096
+SCHUR_CHUNK = 1024
 #: Points evaluated at once by :meth:`Stack.det_logderiv` (the certificate samples hundreds of
 #: thousands at once): blocks of temporaries that stay in the processor's caches. Half a
 #: million 4 x 4 points at once cost 1.7 s of CPU, most of it the kernel's page faults on the
@@ -266,8 +266,14 @@ class Stack:
             V = base[0] + E @ per[0] if m else np.broadcast_to(base[0], (Q, base.shape[1]))
             dV = Et @ per[0] if m else np.zeros((Q, base.shape[1]))
         else:
-            V = base[idx] + np.einsum("qk,qkl->ql", E, per[idx]) if m else base[idx]
-            dV = np.einsum("qk,qkl->ql", Et, per[idx]) if m else np.zeros_like(base[idx])
+            # one matrix at a time: a complex einsum over the gathered real blocks made complex
+            # copies of them (most of the time of a 40-state network's chart)
+            V = base[idx].astype(complex)
+            dV = np.zeros(V.shape, dtype=complex)
+            for k in range(m):
+                Pk = per[idx, k]
+                V += E[:, k, None] * Pk
+                dV += Et[:, k, None] * Pk
         V = np.asarray(V, dtype=complex)
         dV = np.asarray(dV, dtype=complex)
         a, b, c = nS, nS + nS * nT, nS + 2 * nS * nT
