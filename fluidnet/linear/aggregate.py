@@ -61,9 +61,40 @@ class Aggregation:
         return len(self.classes)
 
 
-def _all_matrices(stack: Stack) -> np.ndarray:
-    """``(K, m + 1, n, n)``: ``A0`` then each ``A_j``."""
-    return np.concatenate([stack.A0[:, None], stack.A], axis=1)
+class _Matrices:
+    """``A0`` and the ``A_j`` of a stack (or of its transposed systems) as blocks
+    ``(K, m + 1, rows, cols)``, gathered without copying the whole stack."""
+
+    def __init__(self, stack: Stack, transposed: bool, live: np.ndarray | None):
+        self.A0, self.A = stack.A0, stack.A
+        if live is not None:
+            self.A0, self.A = self.A0[live], self.A[live]
+        self.transposed = transposed
+
+    def block(self, rows, cols) -> np.ndarray:
+        if self.transposed:
+            return np.swapaxes(self._block(cols, rows), -1, -2)
+        return self._block(rows, cols)
+
+    def _block(self, rows, cols) -> np.ndarray:
+        rows, cols = np.atleast_1d(rows), np.atleast_1d(cols)
+        # columns first: a few columns of every row are cheap to gather, rows of every column
+        # are not
+        a0 = self.A0[:, :, cols][:, rows]
+        a = self.A[..., cols][:, :, rows]
+        return np.concatenate([a0[:, None], a], axis=1)
+
+    def diagonal(self, states) -> np.ndarray:
+        """``(K, m + 1, |states|)``."""
+        states = np.atleast_1d(states)
+        a0 = self.A0[:, states, states]
+        a = self.A[:, :, states, states]
+        return np.concatenate([a0[:, None], a], axis=1)
+
+    def first(self) -> np.ndarray:
+        """``(m + 1, n, n)``: every matrix of the first system."""
+        M = np.concatenate([self.A0[:1, None], self.A[:1]], axis=1)[0]
+        return np.swapaxes(M, -1, -2) if self.transposed else M
 
 
 def _labels(rows: np.ndarray) -> np.ndarray:
@@ -73,14 +104,12 @@ def _labels(rows: np.ndarray) -> np.ndarray:
     return np.array([keys.setdefault(r.tobytes(), len(keys)) for r in rows], dtype=int)
 
 
-def _classes(M: np.ndarray) -> list[np.ndarray]:
-    """Classes of alike states (at least two each) of the matrices ``M`` ``(K, m + 1, n, n)``:
-    equal diagonal entries, equal columns outside the class, and one common entry between any
-    two members, in every matrix of every system (exact equality). Candidates come from the
-    first system and are checked on all."""
-    n = M.shape[-1]
-    first = M[0]  # (m + 1, n, n)
-    diag = np.diagonal(M, axis1=-2, axis2=-1)  # (K, m + 1, n)
+def _classes(mats: _Matrices) -> list[np.ndarray]:
+    """Classes of alike states (at least two each): equal diagonal entries, equal columns
+    outside the class, and one common entry between any two members, in every matrix of every
+    system (exact equality). Candidates come from the first system and are checked on all."""
+    first = mats.first()  # (m + 1, n, n)
+    n = first.shape[-1]
     label = _labels(np.diagonal(first, axis1=-2, axis2=-1).T)
     classes: list[np.ndarray] = []
     for lab in np.unique(label):
@@ -94,41 +123,42 @@ def _classes(M: np.ndarray) -> list[np.ndarray]:
             cls = group[sub == s]
             if cls.size < 2:
                 continue
-            if not np.all(diag[..., cls] == diag[..., cls[:1]]):
+            diag = mats.diagonal(cls)
+            if not np.all(diag == diag[..., :1]):
                 continue
-            others = np.setdiff1d(np.arange(n), cls)
-            block = M[:, :, others][..., cls]  # (K, m + 1, n - c, c)
+            block = mats.block(np.setdiff1d(np.arange(n), cls), cls)  # (K, m + 1, n - c, c)
             if not np.all(block == block[..., :1]):
                 continue
             off = ~np.eye(cls.size, dtype=bool)
-            values = M[:, :, cls][..., cls][..., off]  # (K, m + 1, c (c - 1))
+            values = mats.block(cls, cls)[..., off]  # (K, m + 1, c (c - 1))
             if not np.all(values == values[..., :1]):
                 continue
             classes.append(cls)
     return classes
 
 
-def _reduce(stack: Stack, M: np.ndarray, classes: list[np.ndarray]) -> tuple[Stack, Stack]:
+def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[Stack, Stack]:
     K, n = stack.K, stack.n
-    rows = M.copy()
     drop = np.zeros(n, dtype=bool)
     for cls in classes:
-        rows[:, :, cls[0], :] = np.sum(M[:, :, cls, :], axis=2)
         drop[cls[1:]] = True
     keep = np.flatnonzero(~drop)
-    R = rows[:, :, keep][..., keep]
-    # the leader's own entry: its diagonal plus (c - 1) times the common coupling
+    C = mats.block(np.arange(n), keep)  # (K, m + 1, n, k)
+    R = C[:, :, keep]  # (K, m + 1, k, k)
+    at = np.searchsorted(keep, [cls[0] for cls in classes])
+    for cls, row in zip(classes, at, strict=True):
+        # the leader's row: the sum of the class's rows (its own entry: its diagonal plus
+        # (c - 1) times the common coupling)
+        R[:, :, row, :] = np.sum(C[:, :, cls], axis=2)
     reduced = Stack(R[:, 0].copy(), R[:, 1:].copy(), stack.tau)
     G = len(classes)
-    f0 = np.empty((G, K), dtype=M.dtype)
-    f = np.empty((G, K, stack.m), dtype=M.dtype)
+    f = np.empty((G, K, stack.m + 1), dtype=R.dtype)
     for g, cls in enumerate(classes):
-        a, b = cls[0], cls[1]
-        f0[g] = M[:, 0, a, a] - M[:, 0, b, a]
-        f[g] = M[:, 1:, a, a] - M[:, 1:, b, a]
+        pair = mats.block(cls[:2], cls[:1])[..., 0]  # (K, m + 1, 2): Delta_aa, Delta_ba
+        f[g] = pair[..., 0] - pair[..., 1]
     factors = Stack(
-        f0.reshape(G * K, 1, 1),
-        f.reshape(G * K, stack.m, 1, 1),
+        f[..., 0].reshape(G * K, 1, 1),
+        f[..., 1:].reshape(G * K, stack.m, 1, 1),
         np.tile(stack.tau, (G, 1)),
     )
     return reduced, factors
@@ -147,20 +177,16 @@ def aggregation(stack: Stack, live: np.ndarray | None = None) -> Aggregation | N
     """
     if stack.n < AGGREGATE_MIN_STATES or stack.K == 0:
         return None
-    M = _all_matrices(stack)
-    sample = M if live is None else M[np.asarray(live, dtype=bool)]
-    if sample.shape[0] == 0:
+    live = None if live is None else np.asarray(live, dtype=bool)
+    if live is not None and not live.any():
         return None
-    transposed = False
-    classes = _classes(sample)
-    if not classes:
-        M = np.swapaxes(M, -1, -2)
-        classes = _classes(np.swapaxes(sample, -1, -2))
-        transposed = True
-    if not classes:
+    for transposed in (False, True):
+        classes = _classes(_Matrices(stack, transposed, live))
+        if classes:
+            break
+    else:
         return None
-    base = stack if not transposed else Stack(M[:, 0], M[:, 1:], stack.tau)
-    reduced, factors = _reduce(base, M, classes)
+    reduced, factors = _reduce(stack, _Matrices(stack, transposed, None), classes)
     if transposed:
         reduced = Stack(
             np.swapaxes(reduced.A0, -1, -2), np.swapaxes(reduced.A, -1, -2), reduced.tau
