@@ -163,3 +163,18 @@ def test_twenty_flows_slow_cluster_is_certified_by_the_batch():
     batch, point = _chart_pair(m, grid)
     _assert_same(batch, point)
     assert (batch["fallback"].values == "").all()
+
+
+def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
+    # 90 flows on 30 routes (3 alike flows each) and 10 link filters: the batch factors the
+    # 100-state determinant into a 40-state system and 30 scalar factors with double roots
+    # (fluidnet.linear.aggregate); the pointwise method solves the 100 states as they are.
+    # The grid holds stable and unstable points, real and complex rightmost roots.
+    from user_laws import kelly_hundred
+
+    m = kelly_hundred()
+    grid = {"kappa": np.array([0.3, 1.2, 2.0]), "T": np.array([0.05, 0.2])}
+    batch, point = _chart_pair(m, grid)
+    _assert_same(batch, point)
+    assert batch["stable"].values.any() and not batch["stable"].values.all()
+    assert (batch["omega"].values > 0).any() and (batch["omega"].values == 0).any()
