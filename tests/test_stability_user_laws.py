@@ -178,3 +178,20 @@ def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
     _assert_same(batch, point)
     assert batch["stable"].values.any() and not batch["stable"].values.all()
     assert (batch["omega"].values > 0).any() and (batch["omega"].values == 0).any()
+
+
+def test_hundred_states_critical_gain_is_where_the_abscissa_changes_sign():
+    # the count of right-half-plane roots at the range's start asked the rectangle search of
+    # large systems for 2 n = 200 rightmost roots, which exhausted its budget: the sweep
+    # failed with advice about a discretization that this search does not use. Second
+    # method: the pointwise roots of the 100 states either side of the critical gain.
+    from user_laws import kelly_hundred
+
+    m = kelly_hundred()
+    cv = fn.critical_value(m, "kappa", 0.05, 20.0)
+    assert cv.direction == "destabilizing"
+    below = m.linearize(kappa=cv.value * (1 - 1e-4)).roots(k=2)
+    above = m.linearize(kappa=cv.value * (1 + 1e-4)).roots(k=2)
+    assert below.certified and above.certified
+    assert below[0].real < 0 < above[0].real
+    assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, ParameterError
+from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import CharacteristicRoot, Roots, certified_roots, characteristic_roots
 
@@ -249,7 +250,10 @@ class Sweep:
             self.n_counts += 1
             roots = certified_roots(lin, region=0.0, solve=unit_time_roots, **self.root_options)
             return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
-        k = max(k or 0, 6, 2 * lin.n)
+        # 2 n rightmost roots to start with, but not for a system the rectangles of
+        # fluidnet.linear.large solve (200 roots of a 100-state network exhausted their budget):
+        # the loop asks for more until the leftmost root is in the left half-plane
+        k = max(k or 0, 6, 2 * lin.n if lin.n < LARGE_STATES else 0)
         while True:
             self.n_counts += 1
             roots = certified_roots(lin, k, solve=unit_time_roots, **self.root_options)
@@ -265,7 +269,14 @@ class Sweep:
             certified = roots.certified
         if certified is False:
             fixed = self.root_options.get("n_nodes")
-            if fixed is not None:
+            if roots.n_nodes == 0 and roots.reason:
+                # a large system: rectangles and the argument principle, no discretization
+                # (root_options do not apply to it)
+                advice = (
+                    f"the search of this large system by rectangles gave up: {roots.reason} "
+                    "(root_options, which size a discretization, do not apply to it)"
+                )
+            elif fixed is not None:
                 advice = (
                     f"root_options fixes n_nodes={fixed}: pass a larger one, e.g. "
                     f"{{'n_nodes': {2 * int(fixed)}}}, or leave it out (the discretization then "
@@ -278,10 +289,11 @@ class Sweep:
                     f"it: pass root_options={{'max_nodes': {2 * int(top)}}}, or split the "
                     "interval at this value"
                 )
+            line = f"on Re s = {roots.certificate:.6g} " if math.isfinite(roots.certificate) else ""
             raise AnalysisError(
                 f"the number of right-half-plane roots at {self.name}={p:.12g} is not "
-                f"certified: the argument principle on Re s = {roots.certificate:.6g} does not "
-                f"confirm the roots found right of that line; {advice}"
+                f"certified: the argument principle {line}does not confirm the roots found; "
+                f"{advice}"
             )
         return roots
 
