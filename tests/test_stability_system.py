@@ -94,3 +94,25 @@ def test_an_error_raised_in_a_factory_names_the_point():
     assert len(notes) == 1, getattr(err.value, "__notes__", None)
     got = re.fullmatch(r"\(raised by the factory 'broken' at tau=(\S+)\)", notes[0])
     assert got and 0.5 < float(got.group(1)) <= 1.0
+
+
+def test_a_factory_of_a_factory_is_the_model_underneath(monkeypatch):
+    # the coarse chart of a boundary by continuation wrapped the boundary's factory in another
+    # one: the chart saw a callable, not a model, and solved every point's equilibrium by a
+    # full search instead of the batch. The wrapped factory must give the same systems and
+    # batch them.
+    m = fn.models.rcp()
+    inner = SystemFactory(m, {"alpha": 0.4})
+    outer = SystemFactory(inner, {"beta": 0.2})
+    assert outer.is_model and outer.source is m
+    assert outer.fixed == {"alpha": 0.4, "beta": 0.2}
+    calls = []
+    monkeypatch.setattr(SystemFactory, "__call__", lambda self, **v: calls.append(v))
+    ds = fn.stability_chart(
+        inner, {"beta": np.linspace(0.1, 0.5, 8), "alpha": np.linspace(0.2, 0.6, 8)}
+    )
+    assert calls == []  # every point from the batch, none one by one
+    direct = fn.stability_chart(
+        m, {"beta": np.linspace(0.1, 0.5, 8), "alpha": np.linspace(0.2, 0.6, 8)}
+    )
+    np.testing.assert_array_equal(ds["abscissa"].values, direct["abscissa"].values)
