@@ -98,19 +98,20 @@ def within_cpu_time(fn: Callable[[], T], seconds: float) -> T:
 
     watcher = threading.Thread(target=watch, name="fluidnet-time-box", daemon=True)
     landed = False
+    result: list[T] = []
     try:
         watcher.start()
-        result = fn()
+        result.append(fn())
     except TimeBoxExpired:
         landed = True
     finally:
         landed = _stop_watching(lock, state, finished) or landed
-    if landed or state["fired"]:
+    if landed or state["fired"] or not result:
         # past the budget: either the interruption ended fn, or fn caught it and returned all
         # the same (what it returned was made along a path it did not mean to take)
         restore()
         raise TimeBoxExpired
-    return result
+    return result[0]
 
 
 def _nothing() -> None:
