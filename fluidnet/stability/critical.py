@@ -11,7 +11,10 @@ Two methods, chosen automatically (``method="auto"``):
     multiples of it, with the system matrices fixed), every crossing frequency and the whole
     sequence of critical values come from a finite eigenvalue problem, exactly
     (:mod:`fluidnet.stability.delaysweep`; for ``P(s) + Q(s) e^{-s tau}`` this is
-    ``|P(j omega)| = |Q(j omega)|``, ``tau_k = (theta + 2 pi k) / omega``).
+    ``|P(j omega)| = |Q(j omega)|``, ``tau_k = (theta + 2 pi k) / omega``). The system is
+    read from samples of the range, and must have the same matrices (delays proportional to
+    the parameter) at every value where the method counts the roots; where it does not (a
+    gain that varies with the parameter), continuation answers instead.
 ``"continuation"``
     Any parameter: the rightmost roots are followed along the parameter with steps controlled
     so that a root cannot cross the axis and come back unseen
