@@ -604,3 +604,28 @@ def test_a_continued_sweep_searches_first_at_the_models_own_value():
     cv = fn.critical_value(m, "kappa", 0.1, 20.0)
     assert cv.value == pytest.approx(math.pi / (2 * beta * T), rel=1e-10)
     assert cv.omega == pytest.approx(math.pi / (2 * T), rel=1e-10)
+
+
+def _gain_between_samples(default: float):
+    """``x' = -k(T) x(t - T)`` with ``k(T) = 1 + c (T - p1) (T - p2)``, ``p1``, ``p2`` the two
+    values where the exact delay method samples ``[0.1, 2]``: the gain is 1 at both, so the
+    samples alone look like a pure delay sweep (critical ``T = pi / 2``), but it is not."""
+    (x,) = (fn.states("x"),)
+    T, c = fn.params("T c")
+    p1, p2 = 0.1 + 0.381966 * 1.9, 0.1 + 0.723607 * 1.9
+    k = 1 + c * (T - p1) * (T - p2)
+    return fn.Model({x: -k * x(fn.t - T)}, {T: default, c: 1.07}), p1, p2
+
+
+@pytest.mark.parametrize("default", [1.0, 3.0])
+def test_gain_equal_at_the_delay_samples_is_not_a_delay_sweep(default):
+    # closed form: a root j omega of s + k e^{-s T} = 0 (k > 0) has omega = k and k T = pi / 2,
+    # so the first switch is the root of k(T) T = pi / 2 (the delay method's samples both have
+    # k = 1 and gave pi / 2); the model's own T inside the range (1.0) and outside it (3.0)
+    m, p1, p2 = _gain_between_samples(default)
+    k = lambda t: 1 + 1.07 * (t - p1) * (t - p2)  # noqa: E731
+    exact = brentq(lambda t: k(t) * t - math.pi / 2, 1.0, 1.6)
+    cv = fn.critical_value(m, "T", 0.1, 2.0)
+    assert cv.value == pytest.approx(exact, rel=1e-10)
+    assert cv.omega == pytest.approx(k(exact), rel=1e-9)
+    assert cv.method == "continuation"

@@ -11,7 +11,10 @@ Two methods, chosen automatically (``method="auto"``):
     multiples of it, with the system matrices fixed), every crossing frequency and the whole
     sequence of critical values come from a finite eigenvalue problem, exactly
     (:mod:`fluidnet.stability.delaysweep`; for ``P(s) + Q(s) e^{-s tau}`` this is
-    ``|P(j omega)| = |Q(j omega)|``, ``tau_k = (theta + 2 pi k) / omega``).
+    ``|P(j omega)| = |Q(j omega)|``, ``tau_k = (theta + 2 pi k) / omega``). The system is
+    read from samples of the range, and must have the same matrices (delays proportional to
+    the parameter) at every value where the method counts the roots; where it does not (a
+    gain that varies with the parameter), continuation answers instead.
 ``"continuation"``
     Any parameter: the rightmost roots are followed along the parameter with steps controlled
     so that a root cannot cross the axis and come back unseen
@@ -269,12 +272,20 @@ def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
         mid = 0.5 * (a + b)
         return mid if b - a > 1e-6 * local_scale(mid, span) else None
 
+    def family_count(p: float) -> Count | None:
+        """The count at ``p``, or ``None`` when the system there is not the family's (a gain
+        that varies with the parameter between the samples)."""
+        return sweep.count(p) if fam.holds_at(p, sweep.lin(p)) else None
+
     first = next((i for i in range(len(edges) - 1) if middle(i) is not None), None)
     if first is None:
         return None
     mid = middle(first)
     assert mid is not None  # first is the first bracket with a middle
-    checks = [sweep.count(mid)]
+    check = family_count(mid)
+    if check is None:
+        return None
+    checks = [check]
     count = checks[0].count - sum(changes[:first])
     if count < 0:
         return None
@@ -298,10 +309,10 @@ def _by_delays(sweep: Sweep, lo: float, hi: float, first_switch: bool):
             return None
         mid = middle(i + 1)
         if i + 1 > first and mid is not None:
-            check = sweep.count(mid)
-            checks.append(check)
-            if check.count != count:
+            check = family_count(mid)
+            if check is None or check.count != count:
                 return None
+            checks.append(check)
         if first_switch and (before == 0) != (count == 0):
             break
     return crossings, checks, count_lo

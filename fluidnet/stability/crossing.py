@@ -193,6 +193,8 @@ class Sweep:
         self.continued = continued and bool(getattr(factory, "is_model", False))
         self._systems = ContinuedSystems(factory) if self.continued else factory
         self._anchor = float(anchor) if self.continued and anchor is not None else None
+        #: the anchor given (kept after the full search there has run)
+        self.anchor = self._anchor
 
     def lin(self, p: float) -> LinearDDE:
         p = float(p)

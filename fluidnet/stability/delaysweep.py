@@ -32,7 +32,7 @@ stability and perturbation.* PhD thesis, TU Braunschweig.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -56,6 +56,15 @@ class DelayFamily:
     A: tuple[np.ndarray, ...]
     m: tuple[int, ...]
     r: float
+    #: the sample ``(p, system)`` the family was read from (see :meth:`holds_at`)
+    sample: tuple[float, LinearDDE] | None = field(default=None, compare=False, repr=False)
+
+    def holds_at(self, p: float, lin: LinearDDE) -> bool:
+        """Whether the system ``lin`` at ``p`` is the family's: the same matrices and delays
+        proportional to ``p`` as in the sample it was read from (true without a sample)."""
+        if self.sample is None:
+            return True
+        return _scaled_alike(self.sample[1], self.sample[0], lin, p)
 
     def lin(self, p: float) -> LinearDDE:
         return LinearDDE(
@@ -76,29 +85,64 @@ def _same(a: np.ndarray, b: np.ndarray) -> bool:
     return bool(np.all(np.abs(a - b) <= 1e-12 * np.maximum(np.abs(a), np.abs(b))))
 
 
+def _scaled_alike(l1: LinearDDE, p1: float, l2: LinearDDE, p2: float) -> bool:
+    """Whether two samples have delays, the same matrices, and delays proportional to ``p``."""
+    if not l1.delays or len(l1.delays) != len(l2.delays) or l1.n != l2.n:
+        return False
+    if not _same(l1.A0, l2.A0) or not all(_same(a, b) for a, b in zip(l1.A, l2.A, strict=True)):
+        return False
+    ratios = np.array(l1.delays) / p1
+    return bool(np.allclose(np.array(l2.delays) / p2, ratios, rtol=1e-12, atol=0))
+
+
+def _varies_at_anchor(sweep, base: float, hi: float) -> bool:
+    """Whether the sweep's system already fails the test of :func:`delay_family` between its
+    anchor (where the equilibrium is known, see :class:`~.crossing.Sweep`) and a value
+    ``1e-3 (hi - base)`` beside it, continued from there: a parameter that enters a gain (an
+    RTT in a window) is told apart at the cost of one continued system, before the samples
+    far inside the range (where the continuation may fail and the full equilibrium search
+    run). Only ever a reason more to refuse the delay method: the samples decide as before
+    when this test passes or cannot be made."""
+    a = getattr(sweep, "anchor", None)
+    if a is None or not (base <= a <= hi) or a <= 0.0:
+        return False
+    b = a + 1e-3 * (hi - base)
+    if b > hi:
+        b = a - 1e-3 * (hi - base)
+    if not (base < b <= hi) or b <= 0.0:
+        return False
+    try:
+        la, lb = sweep.lin(a), sweep.lin(b)
+    except (AnalysisError, ParameterError):
+        return False
+    return not _scaled_alike(la, a, lb, b)
+
+
 def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
     """The :class:`DelayFamily` of the sweep, or ``None`` when ``p`` is not a delay scale.
 
     The system is sampled at two interior points of ``[max(lo, 0), hi]``: the matrices must
     agree and every delay must be proportional to ``p``, with ratios ``m_k / q`` (``q <= 12``).
-    The samples do not prove that a factory depends on ``p`` this way everywhere; the counts of
-    right-half-plane roots that certify every answer (see :mod:`fluidnet.stability.critical`) do.
+    With a sweep's anchor (a model's own value of ``p``, where its equilibrium is known), the
+    system there and beside it must pass the same test first (:func:`_varies_at_anchor`).
+    Samples do not prove that a factory depends on ``p`` this way everywhere: the exact method
+    (:func:`fluidnet.stability.critical._by_delays`) also checks that the system is the family's
+    (:meth:`DelayFamily.holds_at`) at every value where it counts the right-half-plane roots,
+    and gives way to continuation where it is not.
     """
     base = max(lo, 0.0)
     if hi <= base:
+        return None
+    if _varies_at_anchor(sweep, base, hi):
         return None
     p1, p2 = base + 0.381966 * (hi - base), base + 0.723607 * (hi - base)
     try:
         l1, l2 = sweep.lin(p1), sweep.lin(p2)
     except (AnalysisError, ParameterError):
         return None
-    if not l1.delays or len(l1.delays) != len(l2.delays) or l1.n != l2.n:
-        return None
-    if not _same(l1.A0, l2.A0) or not all(_same(a, b) for a, b in zip(l1.A, l2.A, strict=True)):
+    if not _scaled_alike(l1, p1, l2, p2):
         return None
     ratios = np.array(l1.delays) / p1
-    if not np.allclose(np.array(l2.delays) / p2, ratios, rtol=1e-12, atol=0):
-        return None
     rel = ratios / ratios[0]
     for q in range(1, 13):
         m = rel * q
@@ -110,7 +154,7 @@ def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
             # eigenvalue problem and the tests of its results are sound; a mild imbalance is
             # left alone (see fluidnet.linear.roots.balanced)
             bal = balanced(l1)
-            return DelayFamily(bal.A0, tuple(bal.A), mk, float(ratios[0] / q))
+            return DelayFamily(bal.A0, tuple(bal.A), mk, float(ratios[0] / q), (p1, l1))
     return None
 
 
