@@ -195,3 +195,45 @@ def test_hundred_states_critical_gain_is_where_the_abscissa_changes_sign():
     assert below.certified and above.certified
     assert below[0].real < 0 < above[0].real
     assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)
+
+
+def test_twenty_flows_boundary_in_batches_equals_the_point_by_point_curve(monkeypatch):
+    # Newton's method from the ends of some coarse-chart edges went to another root's
+    # crossing, outside the edge (the ring's crossing frequency changes fast), and the whole
+    # boundary fell back to tracing one point at a time. The edge is now halved where the
+    # stability changes and Newton's method started there. Second method: that point-by-point
+    # tracing (the batched method switched off); each curve lies on the other.
+    from fluidnet.stability import boundary as bd
+    from user_laws import kelly_twenty
+
+    m = kelly_twenty()
+    kw = {"x_range": (0.1, 2.0), "y_range": (0.02, 0.3), "progress": False}
+    settled = []
+    batched = bd.boundary_curves
+
+    def recorded(*args, **kwargs):
+        out = batched(*args, **kwargs)
+        settled.append(out is not None)
+        return out
+
+    monkeypatch.setattr(bd, "boundary_curves", recorded)
+    fast = fn.stability_boundary(m, "kappa", "T", **kw)
+    assert settled == [True]
+    monkeypatch.setattr(bd, "boundary_curves", lambda *a, **k: None)
+    slow = fn.stability_boundary(m, "kappa", "T", **kw)
+    scale = np.array([1.9, 0.28])
+
+    def points(b):
+        return np.concatenate([np.c_[c.x, c.y] for c in b.curves]) / scale
+
+    def off(P, Q):  # distance of the points P from the polyline Q
+        d = np.full(len(P), np.inf)
+        for q0, q1 in zip(Q[:-1], Q[1:], strict=True):
+            v = q1 - q0
+            u = np.clip((P - q0) @ v / max(v @ v, 1e-300), 0.0, 1.0)
+            d = np.minimum(d, np.linalg.norm(P - (q0 + u[:, None] * v), axis=1))
+        return d
+
+    a, b = points(fast), points(slow)
+    assert len(fast.curves) == len(slow.curves) == 1
+    assert off(a, b).max() < 1e-5 and off(b, a).max() < 1e-5

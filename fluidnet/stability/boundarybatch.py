@@ -163,6 +163,72 @@ def _solve(
     return t, w, X, conv
 
 
+#: Halvings of an edge whose crossing Newton's method did not find from the edge's ends.
+NARROW_ROUNDS = 4
+
+
+def _narrowed(
+    points: _Points,
+    base: np.ndarray,
+    direction: np.ndarray,
+    ra: np.ndarray,
+    rb: np.ndarray,
+    failed: np.ndarray,
+    w_eps: float,
+):
+    """The crossings of the ``failed`` edges, each found in a part of its edge: the edge is
+    halved where the rightmost root's stability changes (the root computed and certified at
+    the middle), and Newton's method is started there again, its answer required to lie in
+    that part. A network's crossing frequency changes fast along an edge, and Newton's method
+    from the edge's ends went to another root's crossing, outside the edge. Returns
+    ``(rows, t, omega, equilibria, hopf)`` of the failed rows, or ``None`` where a middle is
+    not certified or a crossing is still not found."""
+    rows = np.flatnonzero(failed)
+    F = rows.size
+    lo, hi = np.zeros(F), np.ones(F)
+    r_lo, r_hi = ra[rows].copy(), rb[rows].copy()
+    todo = np.arange(F)
+    t, w, hopf = np.zeros(F), np.zeros(F), np.zeros(F, dtype=bool)
+    X: np.ndarray | None = None
+    for _ in range(NARROW_ROUNDS):
+        mid = 0.5 * (lo[todo] + hi[todo])
+        st, _, ok = points.systems(base[rows[todo]] + mid[:, None] * direction[rows[todo]], None)
+        found = rightmost_roots(st, skip=~ok)
+        if not found.certified.all():
+            return None
+        rm = found.root
+        left = (np.real(rm) < 0) != (np.real(r_lo[todo]) < 0)  # the change lies in [lo, mid]
+        hi[todo] = np.where(left, mid, hi[todo])
+        lo[todo] = np.where(left, lo[todo], mid)
+        r_hi[todo] = np.where(left, rm, r_hi[todo])
+        r_lo[todo] = np.where(left, r_lo[todo], rm)
+        a, b = np.real(r_lo[todo]), np.real(r_hi[todo])
+        with np.errstate(all="ignore"):
+            t0 = lo[todo] + (hi[todo] - lo[todo]) * np.clip(a / (a - b), 0.0, 1.0)
+        unstable = np.where(a >= 0, r_lo[todo], r_hi[todo])
+        h = np.abs(np.imag(unstable)) > w_eps
+        span = (lo[todo] - 1e-9, hi[todo] + 1e-9)
+        tt, ww, Xt, conv = _solve(
+            points,
+            base[rows[todo]],
+            direction[rows[todo]],
+            t0,
+            np.abs(np.imag(unstable)),
+            h,
+            None,
+            span,
+        )
+        t[todo[conv]], w[todo[conv]], hopf[todo[conv]] = tt[conv], ww[conv], h[conv]
+        if Xt is not None:
+            if X is None:
+                X = np.full((F, Xt.shape[1]), np.nan)
+            X[todo[conv]] = Xt[conv]
+        todo = todo[~conv]
+        if not todo.size:
+            return rows, t, w, X, hopf
+    return None
+
+
 def _coarse(points: _Points, n_seed: int):
     """The coarse chart: box coordinates ``(n, n, 2)``, rightmost roots, equilibria."""
     g = np.linspace(0.0, 1.0, n_seed)
@@ -275,7 +341,16 @@ def boundary_curves(
     bounds = (np.full(E, -1e-9), np.full(E, 1.0 + 1e-9))
     t, w, Xe, conv = _solve(points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, bounds)
     if not conv.all():
-        return None
+        got = _narrowed(points, uv[ka], uv[kb] - uv[ka], ra, rb, ~conv, w_eps)
+        if got is None:
+            return None
+        bad, tb, wb, Xb, hb = got
+        t[bad], w[bad], hopf[bad] = tb, wb, hb
+        if Xe is not None:
+            if Xb is None:
+                Xe = None
+            else:
+                Xe[bad] = Xb
     t = np.clip(t, 0.0, 1.0)
     P = uv[ka] + t[:, None] * (uv[kb] - uv[ka])
     W = np.where(hopf, w, 0.0)
