@@ -334,8 +334,11 @@ def _rightmost_aggregated(
     reason = np.where(ok, "", red.reason).astype(object)
     full = red.full | np.any(fac.full.reshape(G, K), axis=0)
     fallback = np.full(K, "", dtype=object)
-    if red.fallback is not None:
-        fallback[:] = red.fallback
+    for part in (fac, red):  # the reduced system's reason first where both have one
+        if part.fallback is not None:
+            why = part.fallback.reshape(-1, K)
+            for row in why:
+                fallback = np.where(row != "", row, fallback)
     bad = np.flatnonzero(~ok & (np.ones(K, bool) if skip is None else ~skip))
     if bad.size:
         # a part not certified: these points without the factorization
