@@ -214,7 +214,8 @@ def _row(name: str, r: dict) -> str:
         mark(eqc_ms, GOALS["eq_cached_ms"]) if r["states"] <= 10 else "n/a",
         mark(r.get("chart_pts_s"), goal_chart, higher=True),
         mark(r.get("boundary_s"), GOALS["boundary_s"]),
-        mark(crit2_ms, GOALS["critical_ms"]),
+        # the goal holds for every call, the first of a process included
+        mark(max(crit_ms, crit2_ms) if crit_ms and crit2_ms else None, GOALS["critical_ms"]),
     ]
     cols = [
         f"{name:<20}",
