@@ -203,8 +203,9 @@ def test_twenty_flows_boundary_in_batches_equals_the_point_by_point_curve(monkey
     # boundary fell back to tracing one point at a time. The edge is now halved where the
     # stability changes and Newton's method started there. Second method: that point-by-point
     # tracing (the batched method switched off); each curve lies on the other.
-    from fluidnet.stability import boundary as bd
     from user_laws import kelly_twenty
+
+    from fluidnet.stability import boundary as bd
 
     m = kelly_twenty()
     kw = {"x_range": (0.1, 2.0), "y_range": (0.02, 0.3), "progress": False}
