@@ -200,7 +200,10 @@ def _positive_gain(a: float) -> float:
 # ------------------------------------------------------------------ SIGTERM and SIGHUP (issue 33)
 SIGNALLED = textwrap.dedent(
     """
-    import sys
+    import signal, sys
+    # SIGHUP at its default action, as in a terminal: run under nohup, which ignores it (and
+    # so does every process it starts), the sweep leaves an ignored signal alone, as it should
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     import fluidnet.sweep.store as st
     from fluidnet.sweep import ProcessExecutor, sweep
     from sweep_helpers import logged_square
