@@ -7,8 +7,8 @@ one system by an index array, the characteristic matrix
 ``Delta(s) = s I - A0 - sum_j A_j exp(-s tau_j)``, its determinant, the logarithmic derivative
 ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')`` and the smallest singular value: the
 building blocks of the batched root finder (:mod:`fluidnet.linear.batch`) and of the root
-certificate (:mod:`fluidnet.linear.certificate`). Closed forms are used for one and two states,
-cofactor expansion for three and four (LAPACK for more).
+certificate (:mod:`fluidnet.linear.certificate`). Up to four states by cofactor expansion over
+the entries, LAPACK for more.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ SCHUR_CHUNK = 1024
 #: million 4 x 4 points at once cost 1.7 s of CPU, most of it the kernel's page faults on the
 #: fresh arrays (``Delta``, ``Delta'``, their solve: 125 MB each), against 0.4 s in blocks.
 EVAL_CHUNK = 4096
-#: Systems of at most this many states (and more than two) get ``det Delta`` and its
+#: Systems of at most this many states get ``det Delta`` and its
 #: derivative by cofactor expansion (:meth:`Stack._det_logderiv_expanded`), larger ones by LU.
 EXPANSION_MAX_STATES = 4
 
@@ -192,30 +192,17 @@ class Stack:
         return self._det_logderiv(s, idx)
 
     def _det_logderiv(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n = self.n
         if self.split[0].size:
-            return self._det_logderiv_schur(np.asarray(s, dtype=complex), np.asarray(idx))
-        if n == 2:
-            return self._det_logderiv2(np.asarray(s, dtype=complex), idx)
-        if n <= EXPANSION_MAX_STATES:
-            return self._det_logderiv_expanded(np.asarray(s, dtype=complex), idx)
+            return self._det_logderiv_schur(s, idx)
+        if self.n <= EXPANSION_MAX_STATES:
+            return self._det_logderiv_expanded(s, idx)
         D, dD = self.delta(s, idx, derivative=True)
         with np.errstate(all="ignore"):
-            if n == 1:
-                f = D[:, 0, 0]
-                g = dD[:, 0, 0] / f
-            elif n == 2:
-                a, b, c, d = D[:, 0, 0], D[:, 0, 1], D[:, 1, 0], D[:, 1, 1]
-                f = a * d - b * c
-                num = d * dD[:, 0, 0] - b * dD[:, 1, 0] - c * dD[:, 0, 1] + a * dD[:, 1, 1]
-                g = num / f
-            else:
-                f = np.linalg.det(D)
-                g = np.empty(s.shape, dtype=complex)
-                ok = np.isfinite(f) & (f != 0)
-                if ok.any():
-                    g[ok] = np.trace(np.linalg.solve(D[ok], dD[ok]), axis1=-2, axis2=-1)
-                g[~ok] = np.inf
+            f = np.linalg.det(D)
+            g = np.full(s.shape, np.inf, dtype=complex)
+            ok = np.isfinite(f) & (f != 0)
+            if ok.any():
+                g[ok] = np.trace(np.linalg.solve(D[ok], dD[ok]), axis1=-2, axis2=-1)
         g = np.where(np.isfinite(g), g, np.inf)
         return f, g
 
@@ -343,39 +330,6 @@ class Stack:
                 out[ok] = g[ok] + np.trace(np.linalg.solve(M[ok], dM[ok]), axis1=-2, axis2=-1)
         return f, out
 
-    def _det_logderiv2(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Two states: the entries of Delta and Delta' as 1-D arrays (faster than stacked
-        2x2 matrices), skipping entries that vanish for every system."""
-        A0 = self.A0[idx]
-        D = [[-A0[:, i, j] + (s if i == j else 0.0) for j in range(2)] for i in range(2)]
-        dD = [[np.ones(s.shape, complex) if i == j else None for j in range(2)] for i in range(2)]
-        if self.m:
-            tau = self.tau[idx]
-            E = np.exp(-s[:, None] * tau)
-            Et = E * tau
-            A = self.A[idx]
-            for k in range(self.m):
-                for i in range(2):
-                    for j in range(2):
-                        a = A[:, k, i, j]
-                        if not a.any():
-                            continue
-                        D[i][j] = D[i][j] - E[:, k] * a
-                        t = Et[:, k] * a
-                        dD[i][j] = t if dD[i][j] is None else dD[i][j] + t
-        with np.errstate(all="ignore"):
-            f = D[0][0] * D[1][1] - D[0][1] * D[1][0]
-            d00, d11 = dD[0][0], dD[1][1]
-            assert d00 is not None and d11 is not None  # the diagonal of Delta' holds 1 + ...
-            num = D[1][1] * d00 + D[0][0] * d11
-            if dD[1][0] is not None:
-                num = num - D[0][1] * dD[1][0]
-            if dD[0][1] is not None:
-                num = num - D[1][0] * dD[0][1]
-            g = num / f
-        g = np.where(np.isfinite(g), g, np.inf)
-        return f, g
-
     @cached_property
     def norms(self) -> tuple[np.ndarray, np.ndarray]:
         """2-norms of ``A0`` ``(K,)`` and of every ``A_k`` ``(K, m)``, once per stack (the
@@ -398,7 +352,7 @@ class Stack:
     def _det_logderiv_expanded(
         self, s: np.ndarray, idx: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Three or four states: ``det Delta`` and its derivative by cofactor expansion over
+        """Up to four states: ``det Delta`` and its derivative by cofactor expansion over
         the entries as 1-D arrays (the product rule on every product), skipping the entries
         that vanish in every system. LAPACK (``det``, then ``solve`` for the trace) spends
         most of its time on per-matrix overhead at this size: the 657 000 certificate samples
