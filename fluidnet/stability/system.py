@@ -421,9 +421,6 @@ class ContinuedSystems:
         self.factory = factory
         self.keep = keep
         self._points: list[tuple[dict[str, float], np.ndarray]] = []
-        # the points' parameter values as rows (NaN where a point was not given the name)
-        self._names: dict[str, int] = {}
-        self._rows: list[list[float]] = []
         #: points continued, and points solved by the full search
         self.stats = {"continued": 0, "full": 0}
         self._point: NearbyPoint | None = None
@@ -432,38 +429,25 @@ class ContinuedSystems:
         """The remembered point nearest to ``values`` (the sum over the names of ``|v - ref|``
         relative to the larger of the two; a name a point was not given takes its fixed value,
         or none: not a start), the first of equals; ``None`` when there is none."""
-        if not self._points:
-            return None
-        table = np.array(self._rows, dtype=float)
-        d = np.zeros(len(self._rows))
-        for k, v in values.items():
-            j = self._names.get(k)
-            ref = table[:, j] if j is not None else np.full(len(self._rows), np.nan)
-            fixed = self.factory.fixed.get(k)
-            ref = np.where(np.isnan(ref), np.inf if fixed is None else float(fixed), ref)
-            v = float(v)
-            with np.errstate(invalid="ignore"):
-                d = d + np.abs(v - ref) / np.maximum(np.maximum(np.abs(ref), abs(v)), 1e-300)
-        d[np.isnan(d)] = np.inf
-        i = int(np.argmin(d))
-        return self._points[i][1] if d[i] < np.inf else None
+        best, start = np.inf, None
+        for known, x in self._points:
+            d = 0.0
+            for k, v in values.items():
+                ref = known.get(k, self.factory.fixed.get(k))
+                if ref is None:
+                    d = np.inf
+                    break
+                d += abs(v - ref) / max(abs(ref), abs(v), 1e-300)
+            if d < best:
+                best, start = d, x
+        return start
 
     def _remember(self, values: Mapping[str, float], x: np.ndarray | None) -> None:
         if x is None or not np.all(np.isfinite(x)):
             return
         self._points.append((dict(values), x))
-        for k in values:
-            if k not in self._names:
-                self._names[k] = len(self._names)
-                for row in self._rows:
-                    row.append(np.nan)
-        row = [np.nan] * len(self._names)
-        for k, v in values.items():
-            row[self._names[k]] = float(v)
-        self._rows.append(row)
         if len(self._points) > self.keep:
             del self._points[0]
-            del self._rows[0]
 
     def __call__(self, **values: float) -> LinearDDE:
         factory = self.factory
