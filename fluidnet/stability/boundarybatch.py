@@ -163,6 +163,18 @@ def _solve(
     return t, w, X, conv
 
 
+def _start(ra: np.ndarray, rb: np.ndarray, w_eps: float):
+    """Newton's start on edges whose ends have the rightmost roots ``ra`` and ``rb`` (one
+    stable, one not): ``(t0, omega0, hopf)``, ``t0`` in ``[0, 1]`` where the real part crosses
+    0 by linear interpolation, the frequency of the unstable end's root, and whether that root
+    is complex (a Hopf crossing, else a real root at 0)."""
+    a, b = np.real(ra), np.real(rb)
+    with np.errstate(all="ignore"):
+        t0 = np.clip(a / (a - b), 0.0, 1.0)
+    w0 = np.abs(np.imag(np.where(a >= 0, ra, rb)))
+    return t0, w0, w0 > w_eps
+
+
 #: Halvings of an edge whose crossing Newton's method did not find from the edge's ends.
 NARROW_ROUNDS = 4
 
@@ -202,21 +214,11 @@ def _narrowed(
         lo[todo] = np.where(left, lo[todo], mid)
         r_hi[todo] = np.where(left, rm, r_hi[todo])
         r_lo[todo] = np.where(left, r_lo[todo], rm)
-        a, b = np.real(r_lo[todo]), np.real(r_hi[todo])
-        with np.errstate(all="ignore"):
-            t0 = lo[todo] + (hi[todo] - lo[todo]) * np.clip(a / (a - b), 0.0, 1.0)
-        unstable = np.where(a >= 0, r_lo[todo], r_hi[todo])
-        h = np.abs(np.imag(unstable)) > w_eps
+        u, w0, h = _start(r_lo[todo], r_hi[todo], w_eps)
+        t0 = lo[todo] + (hi[todo] - lo[todo]) * u
         span = (lo[todo] - 1e-9, hi[todo] + 1e-9)
         tt, ww, Xt, conv = _solve(
-            points,
-            base[rows[todo]],
-            direction[rows[todo]],
-            t0,
-            np.abs(np.imag(unstable)),
-            h,
-            None,
-            span,
+            points, base[rows[todo]], direction[rows[todo]], t0, w0, h, None, span
         )
         t[todo[conv]], w[todo[conv]], hopf[todo[conv]] = tt[conv], ww[conv], h[conv]
         if Xt is not None:
@@ -330,13 +332,8 @@ def boundary_curves(
     ka = np.array([e[0] for e in edges])
     kb = np.array([e[1] for e in edges])
     ra, rb = root[ka], root[kb]
-    unstable_root = np.where(np.real(ra) >= 0, ra, rb)
     w_eps = 1e-6 * omega_scale
-    hopf = np.abs(np.imag(unstable_root)) > w_eps
-    # start: where the real part of the rightmost root crosses 0 along the edge
-    with np.errstate(all="ignore"):
-        t0 = np.clip(np.real(ra) / (np.real(ra) - np.real(rb)), 0.0, 1.0)
-    w0 = np.abs(np.imag(unstable_root))
+    t0, w0, hopf = _start(ra, rb, w_eps)
     near = None if X is None else np.where((t0 < 0.5)[:, None], X[ka], X[kb])
     bounds = (np.full(E, -1e-9), np.full(E, 1.0 + 1e-9))
     t, w, Xe, conv = _solve(points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, bounds)
