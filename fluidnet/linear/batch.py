@@ -342,9 +342,9 @@ def _rightmost_aggregated(
     bad = np.flatnonzero(~ok & (np.ones(K, bool) if skip is None else ~skip))
     if bad.size:
         # a part not certified: these points without the factorization
-        rest = np.ones(K, dtype=bool)
-        rest[bad] = False
-        plain = _rightmost_plain(stack, shape, system, opts, rest)
+        others = np.ones(K, dtype=bool)  # left out of this second pass
+        others[bad] = False
+        plain = _rightmost_plain(stack, shape, system, opts, others)
         root[bad], line[bad] = plain.root[bad], plain.certificate[bad]
         ok[bad], reason[bad], full[bad] = plain.certified[bad], plain.reason[bad], plain.full[bad]
         fallback[bad] = "a part of the factored system was not certified"
