@@ -245,3 +245,51 @@ def test_expanded_det_matches_lapack_with_zero_entries_and_in_blocks(n, complex_
     A0[0, 0, n - 1] = 0.0
     f0, g0 = Stack(A0, A, tau).det_logderiv(np.zeros(1, dtype=complex), np.zeros(1, dtype=int))
     assert abs(f0[0]) <= 1e-12 and np.isinf(g0[0])
+
+
+def _lambert_cluster(a: np.ndarray) -> Stack:
+    """``x_i' = -a_i x_i(t - 1)``: ``det Delta = prod (s + a_i e^{-s})``, roots
+    ``W_k(-a_i)`` (Lambert W, every branch ``k``)."""
+    n = a.size
+    return Stack(np.zeros((1, n, n)), np.diag(-a)[None, None], np.ones((1, 1)))
+
+
+def test_aberth_keeps_a_cluster_of_roots_apart():
+    """16 real roots within 0.13 of each other (``W_0(-a_i)``, a_i = 0.2 ... 0.275): from
+    perturbed starts the Ehrlich-Aberth iteration converges to all 16 (Lambert W), where
+    Newton's method sends several starts to one root; from 16 starts crowded into 0.015 it
+    still finds 16 distinct roots, each a root of the system (of branch 0 or -1)."""
+    a = 0.2 + 0.005 * np.arange(16)
+    st = _lambert_cluster(a)
+    exact = np.sort(np.real(lambertw(-a, 0)))
+    idx = np.zeros(16, dtype=int)
+    start = (exact + 0.3 * (exact - exact.mean())).astype(complex)
+    lam, active = st.aberth(start, idx, tol=1e-12, stall_tol=1e-9, maxiter=60)
+    assert not active.any() and np.all(lam.imag == 0)
+    np.testing.assert_allclose(np.sort(lam.real), exact, rtol=0, atol=1e-12)
+    newton, _ = st.newton(start, idx, tol=1e-12, stall_tol=1e-9, keep_real=True, maxiter=60)
+    assert np.unique(np.round(newton.real, 8)).size < 16
+    crowded = (exact.mean() + 1e-3 * np.arange(16)).astype(complex)
+    lam, active = st.aberth(crowded, idx, tol=1e-12, stall_tol=1e-9, maxiter=60)
+    every = np.concatenate([np.real(lambertw(-a, 0)), np.real(lambertw(-a, -1))])
+    assert not active.any()
+    assert np.max(np.min(np.abs(lam.real[:, None] - every[None]), axis=1)) < 1e-12
+    assert np.unique(np.round(lam.real, 9)).size == 16
+
+
+def test_aberth_deflates_by_the_mirror_images_of_complex_roots():
+    """Complex pairs ``W_0(-a_i)`` (a_i = 1 ... 1.15, above 1/e), one upper representative
+    each, of several systems at once: each converges to its own pair."""
+    a = 1.0 + 0.01 * np.arange(16)
+    one = _lambert_cluster(a)
+    st = Stack(np.repeat(one.A0, 2, 0), np.repeat(one.A, 2, 0), np.repeat(one.tau, 2, 0))
+    exact = lambertw(-a, 0)
+    exact = exact[np.argsort(exact.imag)]
+    start = np.concatenate([exact * (1 + 0.005j), exact * (1 - 0.01)])
+    idx = np.repeat([0, 1], 16)
+    lam, active = st.aberth(start, idx, tol=1e-12, stall_tol=1e-9, maxiter=60)
+    assert not active.any()
+    for k in (0, 1):
+        got = lam[idx == k]
+        got = got[np.argsort(got.imag)]
+        np.testing.assert_allclose(got, exact, rtol=0, atol=1e-11)

@@ -426,6 +426,65 @@ class Stack:
             active[a[done]] = False
         return lam, active
 
+    def aberth(
+        self,
+        lam: np.ndarray,
+        idx: np.ndarray,
+        *,
+        tol: float,
+        stall_tol: float,
+        maxiter: int = 40,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The Ehrlich-Aberth iteration on ``det Delta`` for candidates ``lam`` of the real
+        systems ``idx``: all candidates of one system at once, each Newton step deflated by
+        the others (and by the mirror images of the complex ones),
+        ``lam_i -= w_i / (1 - w_i sum_j 1 / (lam_i - lam_j))`` with ``w_i = f / f'``.
+
+        Newton's method started from several points of a cluster of roots (a network's flows
+        give one root each, close together) sends them to one root, slowly; the deflation
+        keeps them apart, so that they converge to distinct roots. Real candidates stay real
+        (the sum over a complex candidate and its mirror image is real there). Stops per
+        candidate as :meth:`newton`; returns ``(lam, active)`` likewise.
+        """
+        lam = np.array(lam, dtype=complex)
+        P = int(idx.max()) + 1 if idx.size else 0
+        order = np.argsort(idx, kind="stable")
+        start = np.searchsorted(idx[order], np.arange(P))
+        rank = np.empty(idx.size, dtype=int)
+        rank[order] = np.arange(idx.size) - start[idx[order]]
+        C = int(rank.max()) + 1 if idx.size else 0
+        active = np.ones(lam.shape, dtype=bool)
+        prev = np.full(lam.shape, np.inf)
+        on_axis = np.imag(lam) == 0.0
+        for _ in range(maxiter):
+            a = np.flatnonzero(active)
+            if a.size == 0:
+                break
+            table = np.full((P, C), np.nan + 0j)
+            table[idx, rank] = lam
+            with np.errstate(all="ignore"):
+                w = 1.0 / self.logderiv(lam[a], idx[a])
+                others = table[idx[a]]  # (a, C)
+                mirror = np.where(np.imag(others) != 0, others.conj(), np.nan)
+                near = 1.0 / (lam[a, None] - others)
+                near[np.arange(a.size), rank[a]] = 0.0  # not itself
+                far = 1.0 / (lam[a, None] - mirror)
+                far[np.arange(a.size), rank[a]] = np.where(
+                    on_axis[a], 0.0, 1.0 / (lam[a] - lam[a].conj())
+                )
+                total = np.nansum(near, axis=1) + np.nansum(far, axis=1)
+                step = w / (1.0 - w * total)
+            step[~np.isfinite(step)] = 0.0
+            step[on_axis[a]] = step[on_axis[a]].real
+            lam[a] -= step
+            size = np.abs(step)
+            scale = 1.0 + np.abs(lam[a])
+            done = (size <= tol * scale) | ((size >= 0.9 * prev[a]) & (size <= stall_tol * scale))
+            done |= ~np.isfinite(lam[a])
+            prev[a] = size
+            active[a[done]] = False
+        return lam, active
+
     def min_singular(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Smallest singular value of ``Delta(s_q)``."""
         if s.size == 0:
