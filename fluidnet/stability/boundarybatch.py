@@ -251,9 +251,7 @@ def _narrowed(
     for _ in range(NARROW_ROUNDS):
         mid = 0.5 * (lo[todo] + hi[todo])
         near_t = None if near is None else near[rows[todo]]
-        st, _, ok = points.systems(
-            base[rows[todo]] + mid[:, None] * direction[rows[todo]], near_t
-        )
+        st, _, ok = points.systems(base[rows[todo]] + mid[:, None] * direction[rows[todo]], near_t)
         found = rightmost_roots(st, skip=~ok)
         if not found.certified.all():
             return None
@@ -365,7 +363,7 @@ def boundary_curves(
     n_seed: int,
     resolution: float,
     omega_scale: float,
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray | None]] | None:
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray | None, np.ndarray]] | None:
     """The stability boundary's curves ``(x, y, omega, kind, equilibria, on_boundary)`` (see
     the module docstring; ``equilibria`` ``(points, n)`` for a model, else ``None``;
     ``on_boundary``: every point checked by the argument principle, :func:`_on_boundary`), or
