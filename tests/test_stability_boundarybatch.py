@@ -106,3 +106,32 @@ def test_two_curves_meeting_at_a_corner(no_point_by_point):
                 abs(r.real) <= 1e-8 * abs(r.value) and abs(r.imag - seg.omega[i]) <= 1e-7 * r.imag
                 for r in roots
             )
+
+
+def test_a_crossing_off_the_boundary_is_not_taken():
+    """x' = -a x(t - tau): roots cross the axis at j a where a tau = pi/2 + 2 pi k, one more
+    pair to the right at each k (closed form); only k = 0 bounds the stable region. Newton's
+    method on an edge from a = 1 to a = 10 (tau = 1) started near the second crossing
+    (a = 5 pi / 2) finds it, and that crossing is refused (in a network, such crossings of other
+    D-curves made the batched curve zigzag between them); started near the first, it gives
+    a = omega = pi / 2."""
+    from fluidnet.stability import boundarybatch as bb
+    from fluidnet.stability.system import SystemFactory
+
+    def scalar(a, tau):
+        return fn.LinearDDE(np.zeros((1, 1)), [(tau, np.array([[-a]]))])
+
+    points = bb._Points(SystemFactory(scalar, {}), "a", "tau", (1.0, 10.0), (0.5, 2.0))
+    base, direction = np.array([[0.0, 1.0 / 3.0]]), np.array([[1.0, 0.0]])
+    bounds = (np.array([-1e-9]), np.array([1.0 + 1e-9]))
+    hopf = np.array([True])
+    t, w, _, conv = bb._solve(
+        points, base, direction, np.array([0.75]), np.array([7.8]), hopf, None, bounds
+    )
+    assert not conv[0]
+    t, w, _, conv = bb._solve(
+        points, base, direction, np.array([0.07]), np.array([1.6]), hopf, None, bounds
+    )
+    assert conv[0]
+    assert 1.0 + 9.0 * t[0] == pytest.approx(math.pi / 2, rel=1e-10)
+    assert w[0] == pytest.approx(math.pi / 2, rel=1e-10)

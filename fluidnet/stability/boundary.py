@@ -819,6 +819,7 @@ def stability_boundary(
         )
     raw = None
     equilibria = None
+    flags = None
     used = method
     if method in ("auto", "dsubdivision"):
         raw = _dsubdivision(plane, xr, yr, w_max, resolution)
@@ -834,6 +835,8 @@ def stability_boundary(
         if batched is not None:
             raw = [c[:4] for c in batched]
             equilibria = [c[4] for c in batched]
+            # every point's flag already counted by the argument principle
+            flags = [c[5] for c in batched]
         else:  # not settled in batches: traced one point at a time
             raw = _continuation(
                 plane, factory, xr, yr, n_seed, executor, progress, w_scale, resolution
@@ -841,8 +844,9 @@ def stability_boundary(
         used = "continuation"
     # edge points found by root finding may overshoot the box by rounding: clip them
     raw = [(np.clip(cx, *xr), np.clip(cy, *yr), cw, kind) for cx, cy, cw, kind in raw]
-    marker = _OnBoundary(factory, x, y)
-    flags = _mark(marker, raw, executor, progress, equilibria=equilibria)
+    if flags is None:
+        marker = _OnBoundary(factory, x, y)
+        flags = _mark(marker, raw, executor, progress, equilibria=equilibria)
     curves = [
         BoundaryCurve(
             x=np.asarray(cx, float),

@@ -38,7 +38,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import FluidnetError
+from ..linear.aggregate import aggregation
 from ..linear.batch import rightmost_roots
+from ..linear.certificate import count_right_of
 from ..linear.stacked import Stack
 from .system import SystemFactory
 
@@ -80,6 +82,44 @@ def _det(stack: Stack, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return stack.det_logderiv(np.asarray(s, dtype=complex), idx)
 
 
+#: A point of a curve is on the stability boundary when the argument principle counts no
+#: characteristic root right of ``Re s = ON_AXIS_RTOL (omega + 1 / tau_max)`` there: the
+#: crossing roots themselves sit on the axis to Newton's accuracy, every other root must lie left
+#: of the line (the tolerance of the flag, as :func:`~.boundary._mark`'s on the rightmost root).
+ON_AXIS_RTOL = 1e-6
+
+
+def _on_boundary(stack: Stack, ok: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """Whether system ``k`` (a crossing at ``j omega_k``) has no root right of the line just
+    right of the axis, counted by the argument principle (:func:`~fluidnet.linear.certificate.
+    count_right_of`); False where the count is not certified or ``ok`` is False.
+
+    A network's alike flows factor the determinant (:mod:`fluidnet.linear.aggregate`): the
+    reduced system and the scalar factors are counted instead of the whole system (the count is
+    the reduced one's plus each factor's times its multiplicity)."""
+    K = stack.K
+    out = np.zeros(K, dtype=bool)
+    rows = np.flatnonzero(ok & np.isfinite(omega))
+    if not rows.size:
+        return out
+    st = stack.take(rows)
+    tau = st.max_delay()
+    scale = np.abs(omega[rows]) + np.where(tau > 0, 1.0 / np.where(tau > 0, tau, 1.0), 1.0)
+    sigma = ON_AXIS_RTOL * scale
+    agg = None
+    if not (np.iscomplexobj(st.A0) or np.iscomplexobj(st.A)):
+        agg = aggregation(st)
+    if agg is None:
+        count, _ = count_right_of(st, sigma)
+        out[rows] = count == 0
+        return out
+    red, _ = count_right_of(agg.reduced, sigma)
+    fac, _ = count_right_of(agg.factors, np.tile(sigma, agg.G))
+    fac = fac.reshape(agg.G, rows.size)
+    out[rows] = (red == 0) & np.all(fac == 0, axis=0)
+    return out
+
+
 def _solve(
     points: _Points,
     base: np.ndarray,
@@ -94,7 +134,10 @@ def _solve(
 
     ``hopf`` rows solve for ``(t, omega)``; the others for ``t`` with ``omega = 0`` (a real
     root at 0); a row converges only within ``t_bounds`` (its iterates may leave them by half
-    their width on the way). Returns ``(t, omega, equilibria, converged)``.
+    their width on the way), and only to a point of the stability boundary (no other root
+    right of the axis there, :func:`_on_boundary`: in a network, many D-curves run close to
+    each other, and Newton's method may land on one that lies inside the unstable region).
+    Returns ``(t, omega, equilibria, converged)``.
     """
     K = len(base)
     t, w = t0.astype(float).copy(), np.where(hopf, omega0, 0.0).astype(float)
@@ -154,10 +197,10 @@ def _solve(
     # the equilibria at the solutions
     if conv.any():
         c = np.flatnonzero(conv)
-        _, Xc, okc = points.systems(
+        stc, Xc, okc = points.systems(
             base[c] + t[c, None] * direction[c], None if X is None else X[c]
         )
-        conv[c[~okc]] = False
+        conv[c[~_on_boundary(stc, okc, np.where(hopf[c], w[c], 0.0))]] = False
         if X is not None and Xc is not None:
             X[c] = Xc
     return t, w, X, conv
@@ -187,12 +230,15 @@ def _narrowed(
     rb: np.ndarray,
     failed: np.ndarray,
     w_eps: float,
+    near: np.ndarray | None,
 ):
     """The crossings of the ``failed`` edges, each found in a part of its edge: the edge is
     halved where the rightmost root's stability changes (the root computed and certified at
     the middle), and Newton's method is started there again, its answer required to lie in
     that part. A network's crossing frequency changes fast along an edge, and Newton's method
-    from the edge's ends went to another root's crossing, outside the edge. Returns
+    from the edge's ends went to another root's crossing, outside the edge or off the
+    boundary. ``near``: the equilibria at an end of every edge (continued to the middles and
+    the crossings; no equilibrium search). Returns
     ``(rows, t, omega, equilibria, hopf)`` of the failed rows, or ``None`` where a middle is
     not certified or a crossing is still not found."""
     rows = np.flatnonzero(failed)
@@ -204,7 +250,8 @@ def _narrowed(
     X: np.ndarray | None = None
     for _ in range(NARROW_ROUNDS):
         mid = 0.5 * (lo[todo] + hi[todo])
-        st, _, ok = points.systems(base[rows[todo]] + mid[:, None] * direction[rows[todo]], None)
+        near_t = None if near is None else near[rows[todo]]
+        st, _, ok = points.systems(base[rows[todo]] + mid[:, None] * direction[rows[todo]], near_t)
         found = rightmost_roots(st, skip=~ok)
         if not found.certified.all():
             return None
@@ -218,7 +265,7 @@ def _narrowed(
         t0 = lo[todo] + (hi[todo] - lo[todo]) * u
         span = (lo[todo] - 1e-9, hi[todo] + 1e-9)
         tt, ww, Xt, conv = _solve(
-            points, base[rows[todo]], direction[rows[todo]], t0, w0, h, None, span
+            points, base[rows[todo]], direction[rows[todo]], t0, w0, h, near_t, span
         )
         t[todo[conv]], w[todo[conv]], hopf[todo[conv]] = tt[conv], ww[conv], h[conv]
         if Xt is not None:
@@ -316,10 +363,11 @@ def boundary_curves(
     n_seed: int,
     resolution: float,
     omega_scale: float,
-) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray | None]] | None:
-    """The stability boundary's curves ``(x, y, omega, kind, equilibria)`` (see the module
-    docstring; ``equilibria`` ``(points, n)`` for a model, else ``None``), or ``None`` where
-    the batched method does not settle them."""
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, str, np.ndarray | None, np.ndarray]] | None:
+    """The stability boundary's curves ``(x, y, omega, kind, equilibria, on_boundary)`` (see
+    the module docstring; ``equilibria`` ``(points, n)`` for a model, else ``None``;
+    ``on_boundary``: every point checked by the argument principle, :func:`_on_boundary`), or
+    ``None`` where the batched method does not settle them."""
     points = _Points(factory, xn, yn, xr, yr)
     try:
         uv, root, X = _coarse(points, n_seed)
@@ -338,7 +386,7 @@ def boundary_curves(
     bounds = (np.full(E, -1e-9), np.full(E, 1.0 + 1e-9))
     t, w, Xe, conv = _solve(points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, bounds)
     if not conv.all():
-        got = _narrowed(points, uv[ka], uv[kb] - uv[ka], ra, rb, ~conv, w_eps)
+        got = _narrowed(points, uv[ka], uv[kb] - uv[ka], ra, rb, ~conv, w_eps, near)
         if got is None:
             return None
         bad, tb, wb, Xb, hb = got
@@ -351,6 +399,8 @@ def boundary_curves(
     t = np.clip(t, 0.0, 1.0)
     P = uv[ka] + t[:, None] * (uv[kb] - uv[ka])
     W = np.where(hopf, w, 0.0)
+    # every crossing found is on the stability boundary (:func:`_solve` checked it)
+    flag = np.ones(E, dtype=bool)
     # chain the crossings through the cells; two of one cell that are not on one curve (other
     # kinds, or crossing frequencies far apart) meet at a corner inside it
     by_cell: dict[tuple[int, int], list[int]] = {}
@@ -385,11 +435,12 @@ def boundary_curves(
         pairs += [(corners[i][1], corners[i][2]) for i in one]
         corners = [c for i, c in enumerate(corners) if i not in one]
         # each corner ends both curves: a node of its own for each (its position, their omega)
-        for (_, a, b), (pc, wa, wb, xc) in zip(corners, settled, strict=True):
+        for (_, a, b), (pc, wa, wb, xc, fc) in zip(corners, settled, strict=True):
             for e, wc in ((a, wa), (b, wb)):
                 P = np.vstack([P, pc])
                 W = np.append(W, wc if hopf[e] else 0.0)
                 hopf = np.append(hopf, hopf[e])
+                flag = np.append(flag, fc)
                 if Xe is not None:
                     # no equilibrium at the corner: the curves' points go without theirs
                     Xe = None if xc is None else np.vstack([Xe, xc])
@@ -399,17 +450,23 @@ def boundary_curves(
     if chains is None:
         return None
     curves = [
-        (P[c].copy(), W[c].copy(), None if Xe is None else Xe[c].copy(), bool(hopf[c[0]]))
+        (
+            P[c].copy(),
+            W[c].copy(),
+            None if Xe is None else Xe[c].copy(),
+            bool(hopf[c[0]]),
+            flag[c].copy(),
+        )
         for c in chains
     ]
     refined = _refine(points, curves, resolution)
     if refined is None:
         return None
     out = []
-    for pts, ws, xs, is_hopf in refined:
+    for pts, ws, xs, is_hopf, fl in refined:
         xy = points.origin + pts * points.span
         kind = "hopf" if is_hopf else "zero"
-        out.append((xy[:, 0], xy[:, 1], ws if is_hopf else np.zeros(len(ws)), kind, xs))
+        out.append((xy[:, 0], xy[:, 1], ws if is_hopf else np.zeros(len(ws)), kind, xs, fl))
     return out
 
 
@@ -429,7 +486,7 @@ def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
     """Where two curves meet in a cell: both crossings at once, ``det Delta(j omega_a) =
     det Delta(j omega_b) = 0`` (a real root at 0 for a zero curve), Newton's method in the
     point and the frequencies, every corner at once. ``[(point, omega_a, omega_b,
-    equilibrium)]``, ``None`` for a corner not found within its cell."""
+    equilibrium, on the boundary)]``, ``None`` for a corner not found within its cell."""
     K = len(corners)
     ia = np.array([a for _, a, _ in corners])
     ib = np.array([b for _, _, b in corners])
@@ -496,15 +553,21 @@ def _corners(points: _Points, n_seed: int, corners, P, W, hopf, X):
     inside = np.all((z >= lo - 0.5 * cell) & (z <= lo + 1.5 * cell), axis=1)
     good = done & ~failed & inside & np.all(w >= -1e-9, axis=1) & np.all(np.isfinite(z), axis=1)
     Xc, okc = None, np.zeros(K, dtype=bool)
+    # the corner bounds the stable region when no root but the crossing ones lies right of
+    # the axis there
+    fc = np.zeros(K, dtype=bool)
     if good.any():
-        _, Xg, okc_g = points.systems(z[good], None if near is None else near[good])
+        stg, Xg, okc_g = points.systems(z[good], None if near is None else near[good])
         okc[good] = okc_g
+        fc[good] = _on_boundary(stg, okc_g, np.max(np.abs(w[good]), axis=1))
         if Xg is not None:
             Xc = np.full((K, Xg.shape[1]), np.nan)
             Xc[good] = Xg
     good &= okc
     return [
-        (z[k], abs(w[k, 0]), abs(w[k, 1]), None if Xc is None else Xc[k]) if good[k] else None
+        (z[k], abs(w[k, 0]), abs(w[k, 1]), None if Xc is None else Xc[k], bool(fc[k]))
+        if good[k]
+        else None
         for k in range(K)
     ]
 
@@ -515,7 +578,7 @@ def _refine(points: _Points, curves, resolution: float):
     curves = [list(c) for c in curves]
     for _ in range(MAX_ROUNDS):
         jobs = []
-        for ci, (pts, _, _, _) in enumerate(curves):
+        for ci, (pts, _, _, _, _) in enumerate(curves):
             gap = np.hypot(*(np.diff(pts, axis=0).T))
             for i in np.flatnonzero(gap > resolution):
                 jobs.append((ci, int(i)))
@@ -563,10 +626,11 @@ def _refine(points: _Points, curves, resolution: float):
         # insert, last gaps first so that indices stay valid
         for j in sorted(range(len(jobs)), key=lambda j: (jobs[j][0], -jobs[j][1])):
             ci, i = jobs[j]
-            pts, ws, xs, is_hopf = curves[ci]
+            pts, ws, xs, is_hopf, fl = curves[ci]
             pts = np.insert(pts, i + 1, new[j], axis=0)
             ws = np.insert(ws, i + 1, w[j] if is_hopf else 0.0)
             if xs is not None and X is not None:
                 xs = np.insert(xs, i + 1, X[j], axis=0)
-            curves[ci] = [pts, ws, xs, is_hopf]
+            fl = np.insert(fl, i + 1, True)  # checked by _solve
+            curves[ci] = [pts, ws, xs, is_hopf, fl]
     return None
