@@ -165,3 +165,104 @@ def test_a_continuum_is_represented_where_it_meets_the_boundary(tmp_path, monkey
     assert ok.tolist() == [True, False, True]
     assert "not isolated" in why[1]
     assert X[[0, 2]] == pytest.approx(np.array([[1875.0, 0.0], [1875.0, 0.0]]), rel=1e-14)
+
+
+def _same_equilibrium(a, b) -> bool:
+    """Bit for bit: the values, the residual and the states held at the boundary."""
+    return list(a.items()) == list(b.items()) and (a.residual, a.boundary) == (
+        b.residual,
+        b.boundary,
+    )
+
+
+@pytest.mark.parametrize(
+    "make, values",
+    [
+        (window_red, [{}, {"d": 0.05}, {"d": 0.9}, {"K": 3e-4}]),
+        (kelly3, [{"B": 4.0}, {"B": 12.0}]),
+    ],
+)
+def test_first_equilibrium_is_the_full_searchs_first_and_stops_early(
+    make, values, tmp_path, monkeypatch
+):
+    # the full search (both passes, every start) ranks an equilibrium free of the boundary with
+    # no zero or negative state first: found by a leading row, nothing after it can come first
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # no search recalled from the disk
+    from fluidnet.symbolic.equilibrium import _equilibria, first_equilibrium
+
+    for v in values:
+        m = make()
+        assert _equilibria(m, None, False, v, first=True).settled
+        first = first_equilibrium(m, **v)  # recalled: the same
+        full = make().equilibrium(**v)
+        assert _same_equilibrium(first, full)
+    ref = window_reference(d=0.9)
+    assert first_equilibrium(window_red(), d=0.9) == pytest.approx(ref, rel=1e-13)
+
+
+def test_first_equilibrium_among_several_is_the_one_the_order_ranks_first(tmp_path, monkeypatch):
+    # x^2 + y^2 = 5, x y = 2: (1, 2) and (2, 1) tie in rank; equilibrium() returns the first
+    # found and warns about the others; first_equilibrium returns the same point, without
+    # searching on for the others (so without the warning)
+    import warnings
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # no search recalled from the disk
+    x, y = fn.states("x y")
+
+    def make():
+        return fn.Model({x: x(t) ** 2 + y(t) ** 2 - 5, y: x(t) * y(t) - 2}, {})
+
+    from fluidnet.symbolic.equilibrium import first_equilibrium
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first = first_equilibrium(make())
+    with pytest.warns(fn.EquilibriumWarning, match="has 4 equilibria with f = 0"):
+        full = make().equilibrium()
+    assert _same_equilibrium(first, full)
+    assert sorted(full.values()) == pytest.approx([1.0, 2.0], rel=1e-14)
+
+
+def test_first_equilibrium_held_at_the_boundary_is_searched_in_full(tmp_path, monkeypatch):
+    # the tandem's equilibrium at C1 = 2000 holds q1 at 0 (the first link is not a bottleneck):
+    # an equilibrium free of the boundary found later would come first, so the search runs in
+    # full, and gives what equilibrium() gives, warnings included
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+    from fluidnet.symbolic.equilibrium import _equilibria, first_equilibrium
+
+    full = tandem().equilibrium(C1=2000.0)
+    assert full.boundary == ("q1",)
+    m = tandem()
+    assert not _equilibria(m, None, False, {"C1": 2000.0}, first=True).settled
+    assert _same_equilibrium(first_equilibrium(tandem(), C1=2000.0), full)
+    assert full["q2"] == pytest.approx(tandem_reference(2000.0)["q2"], rel=1e-11)
+    # Kelly's law at B = 16: no start reaches the equilibrium, continuation from the defaults
+    # does (after the full search): the same point either way
+    m = kelly3()
+    assert not _equilibria(m, None, False, {"B": 16.0}, first=True).settled
+    assert _same_equilibrium(first_equilibrium(kelly3(), B=16.0), kelly3().equilibrium(B=16.0))
+    assert np.array(list(kelly3().equilibrium(B=16.0).values())) == pytest.approx(
+        kelly_by_scipy(16.0)[0], rel=1e-10
+    )
+
+
+def test_newton_rows_stopped_by_until_are_those_of_the_full_run():
+    # the leading rows handed to `until` are finished: stopping there leaves them as they are
+    # at the end of the run without `until` (every row iterates on its own)
+    from fluidnet.symbolic.equilibrium import _plan
+
+    m = kelly3(B=12.0)
+    plan = _plan(m)
+    p = np.array([m.params[k].value for k in m.param_names], dtype=float)
+    X0 = starts(plan.code.n, None, p)
+    full = newton(plan.code, X0, p, quiet=8)
+    seen = []
+
+    def until(x, residual, a, b):
+        seen.extend((k, x[k].copy(), residual[k]) for k in range(a, b))
+        return b >= 4
+
+    newton(plan.code, X0, p, quiet=8, until=until)
+    assert [k for k, _, _ in seen[:4]] == [0, 1, 2, 3]
+    for k, x, res in seen:
+        assert np.array_equal(x, full.x[k]) and res == full.residual[k]

@@ -225,8 +225,8 @@ class Sweep:
         if not self.continued:
             return True
         ours = self.lin(p)
-        try:
-            full = self.factory(**{self.name: float(p)})
+        try:  # the full search stopped once its first equilibrium is known
+            full = self.factory.first_found(**{self.name: float(p)})
         except (AnalysisError, ParameterError):
             return False
         scale = 1.0 / ours.max_delay if ours.delays else 1.0

@@ -36,6 +36,7 @@ from ..linear.delaytf import DelayTF
 from ..linear.lineardde import LinearDDE
 from ..linear.quasipoly import QuasiPolynomial
 from ..linear.stacked import Stack
+from ..symbolic.equilibrium import first_equilibrium
 from ..symbolic.linearize import linearize_batch
 from ..symbolic.model import Model
 from ..symbolic.nearby import NearbyPoint, linearize_near
@@ -168,6 +169,17 @@ class SystemFactory:
             exc.add_note(f"(raised by the factory {self.name!r}{where})")
             raise
         return as_linear(made, where)
+
+    def first_found(self, **values: float) -> LinearDDE:
+        """The system of :meth:`__call__` at ``values``; a model's equilibrium by
+        :func:`~fluidnet.symbolic.equilibrium.first_equilibrium` (the one
+        :meth:`Model.equilibrium` returns, the search stopped once it is known: no
+        :class:`~fluidnet.symbolic.equilibrium.EquilibriumWarning` names the others then)."""
+        if not isinstance(self.source, Model):
+            return self(**values)
+        params = self.values(**values)
+        eq = first_equilibrium(self.source, **params)
+        return self.source.linearize(equilibrium=eq, params=params)
 
     def batch(self, values: Mapping[str, Any], near: np.ndarray | None = None) -> SystemBatch:
         """The linear systems at many points at once.
@@ -407,7 +419,8 @@ class ContinuedSystems:
     """``systems(**values) -> LinearDDE`` along a path (a root followed in a parameter, a
     curve traced in a plane): a model's equilibrium at each new point is continued by Newton's
     method from the nearest point solved so far (:meth:`SystemFactory.batch` with ``near``);
-    the first point, and any point the continuation cannot settle, get the full search. A
+    the first point, and any point the continuation cannot settle, get the full search (stopped
+    once the equilibrium it ranks first is known: :meth:`SystemFactory.first_found`). A
     user factory is called as it is.
 
     Parameters
@@ -464,7 +477,7 @@ class ContinuedSystems:
                 self.stats["continued"] += 1
                 self._remember(values, x)
                 return lin
-        lin = factory(**values)
+        lin = factory.first_found(**values)
         self.stats["full"] += 1
         eq = getattr(lin, "equilibrium", None) or {}
         names = factory.source.state_names

@@ -23,6 +23,7 @@ that a few hundred starts, or the points of a whole stability chart, cost little
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -250,6 +251,7 @@ def newton(
     nonnegative: np.ndarray | None = None,
     active: np.ndarray | None = None,
     quiet: int | None = None,
+    until: Callable[[np.ndarray, np.ndarray, int, int], bool] | None = None,
 ) -> NewtonRows:
     """Damped Newton's method from every row of ``X0`` at once.
 
@@ -278,6 +280,16 @@ def newton(
         still running then are stalled between halvings of their steps: a search from many
         starts, which deflates and continues where this finds nothing, does not wait for
         them).
+    until : callable, optional
+        ``until(x, residual, a, b)``, called whenever rows ``a`` to ``b - 1`` have joined the
+        leading rows that are finished (every row before them finished too, so that their
+        best points ``x[a:b]`` and scaled residuals ``residual[a:b]`` are final), and for the
+        rows left when the iteration ends. When it returns True the iteration stops there:
+        the rows after ``b`` are then left unfinished (a caller that wants the first rows'
+        outcome, in order, does not wait for the others). Every row's iteration is its own,
+        and a row runs at least as long as it would alone or among fewer rows (the ``quiet``
+        rule counts the progress of every row), so a leading row finishes exactly as it does
+        in the full run.
 
     Returns
     -------
@@ -349,14 +361,27 @@ def newton(
         halvings[ks] = 0
         steps[ks] += 1
 
+    lead = [0]  # the rows before this one are finished (and given to `until`)
+
+    def settled(last: bool = False) -> bool:
+        """Give the newly finished leading rows to ``until``; True when it stops the run."""
+        if until is None:
+            return False
+        b = K if last or not running.any() else int(np.argmax(running))
+        if b <= lead[0]:
+            return False
+        a, lead[0] = lead[0], b
+        return bool(until(best_x, best, a, b))
+
     all_k = np.arange(K)
     progress = [False]
     F, J = rows.evaluate(X, all_k)
     accepted(all_k, X, F, J)
     last_progress = 0
+    stopped = settled()
     for round_ in range(MAX_ROUNDS):
         ks = np.flatnonzero(running)
-        if not ks.size:
+        if stopped or not ks.size:
             break
         if progress[0]:
             last_progress, progress[0] = round_, False
@@ -384,6 +409,9 @@ def newton(
         lam[bad] /= 2.0
         halvings[bad] += 1
         running[bad[halvings[bad] > MAX_HALVINGS]] = False
+        stopped = settled()
+    if not stopped:
+        settled(last=True)
     return NewtonRows(best_x, best, best <= FLOOR, best_held)
 
 

@@ -75,6 +75,7 @@ __all__ = [
     "chosen_equilibrium",
     "check_equilibrium",
     "equilibria",
+    "first_equilibrium",
     "state_values",
     "steady_state_equations",
     "symbolic_equilibria",
@@ -440,6 +441,59 @@ def equilibria(
     ModelError
         When the model depends explicitly on time, or ``guess`` names an unknown state.
     """
+    return _equilibria(model, guess, isolated, params, first=False)
+
+
+def first_equilibrium(model: Model, **params: Any) -> Equilibrium:
+    """The equilibrium :meth:`Model.equilibrium` returns at ``params`` (no guess), the numeric
+    search stopped as soon as that one is known.
+
+    The search's list is ranked by a stable sort on (held at the boundary, a negative state,
+    the number of zero states): a candidate without any of these (the best rank) that comes
+    first in the list among those of its rank is the one returned, whatever the rest of the
+    search finds after it. The first pass's rows are judged in their order as they finish
+    (:func:`~fluidnet.symbolic.rootsearch.search` with ``first``): once a leading row gives an
+    isolated equilibrium of the best rank, with every row before it finished, the search stops
+    there. It is the same point, bit for bit, as the full search's first; only the other
+    equilibria are not looked for, so no :class:`EquilibriumWarning` names them. Where no
+    leading row settles it (the first equilibrium is held at the boundary, has a zero or
+    negative state, or comes from the deflation), the search is the full one and the result,
+    warnings included, that of :meth:`Model.equilibrium`.
+
+    Parameters
+    ----------
+    model : fluidnet.Model
+    **params
+        Parameter overrides.
+
+    Returns
+    -------
+    Equilibrium
+
+    Raises
+    ------
+    AnalysisError
+        As :meth:`Model.equilibrium`.
+    """
+    found = _equilibria(model, None, False, params, first=True)
+    if len(found) == 1 and getattr(found, "settled", False):
+        return found[0]
+    return chosen_equilibrium(model, found, None, model.resolve_params(params))
+
+
+class _Found(list):
+    """The equilibria of :func:`_equilibria`; ``settled`` when only the first was searched."""
+
+    settled = False
+
+
+def _best_rank(x: np.ndarray, held) -> bool:
+    """Whether an accepted point has the best rank of the search's order: free of the
+    boundary, no negative and no zero state (nothing found after it comes before it)."""
+    return not held and not bool(np.any(x < 0)) and int(np.sum(x == 0)) == 0
+
+
+def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equilibrium]:
     started = time.process_time()
     values = model.resolve_params(params)
     plan = _plan(model)
@@ -456,16 +510,23 @@ def equilibria(
         elif np.all(np.abs(np.imag(c)) <= 1e-12 * np.maximum(1, np.abs(np.real(c)))):
             candidates.append(np.real(c))
     if numeric and not plan.closed and _solving_pays(model, plan):
-        return equilibria(model, guess=guess, isolated=isolated, **params)
+        return _equilibria(model, guess, isolated, params, first)
     attempts = Attempts()
     accepted = _Accepted()
     recalled = _recalled(model, plan, p, guess) if numeric else None
     if recalled is not None:  # the search's points at these values, kept by an earlier run
         accepted = _admissible(plan, candidates + recalled, p)
+    # only the first equilibrium: the search stops where a leading row settles it
+    first = first and numeric and guess is None and not candidates and plan.code is not None
+    full = None
+    if first and not accepted:
+        settled, full = _first_only(model, plan, p, started)
+        if settled is not None:
+            return settled
     if not accepted:
         recalled = None
         if numeric:
-            attempts = _numeric_candidates(plan, p, guess)
+            attempts = full or _numeric_candidates(plan, p, guess)
             candidates += attempts.candidates
         accepted = _admissible(plan, candidates, p)
     if not accepted and not numeric:
@@ -526,15 +587,66 @@ def equilibria(
         accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
         accepted.sort(key=lambda a: (bool(a[1]), bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
-    out = []
+    out = _Found()
     for x, held, res in accepted:
-        eq = Equilibrium({n: float(v) for n, v in zip(plan.states, x, strict=True)})
-        eq.residual = res
-        eq.boundary = tuple(plan.states[i] for i in held)
-        eq.isolated = id(x) not in loose
-        eq._continuum = loose.get(id(x))
-        out.append(eq)
+        out.append(_equilibrium(plan, x, held, res, id(x) not in loose, loose.get(id(x))))
     return out
+
+
+def _equilibrium(plan: _Plan, x, held, res, isolated: bool, continuum) -> Equilibrium:
+    eq = Equilibrium({n: float(v) for n, v in zip(plan.states, x, strict=True)})
+    eq.residual = res
+    eq.boundary = tuple(plan.states[i] for i in held)
+    eq.isolated = isolated
+    eq._continuum = continuum
+    return eq
+
+
+def _first_only(
+    model, plan: _Plan, p: np.ndarray, started: float
+) -> tuple[_Found | None, Attempts | None]:
+    """``(found, None)``: the equilibrium ranked first at ``p`` when a leading row of the
+    search's first pass settles it (see :func:`first_equilibrium`), as a one-element list
+    with ``settled`` (kept in this process for the same values); else ``(None, attempts)``,
+    the full search's when it ran to its end, or ``(None, None)`` (the caller searches)."""
+    memo = model.cached("first found here", dict)
+    key = repr([float(v) for v in p])
+    accepted = _Accepted()
+    verdict: list[bool] = []  # [isolated] of the first point of the best rank
+    judged = [0]
+
+    def judge(x: np.ndarray) -> bool:
+        """True (stop) at the first accepted point of the best rank; ``verdict`` says whether
+        it is isolated (else the full search decides: a continuum's point is ranked alike)."""
+        judged[0] += 1
+        if not _admit(plan, x, p, accepted, judged[0] - 1):
+            return False
+        x_, held, _ = accepted[-1]
+        if not _best_rank(x_, held):
+            return False
+        verdict.append(_not_isolated(plan, x_, held, p) is None)
+        return True
+
+    seen = memo.get(key)
+    if seen is not None:  # the leading candidates of an earlier search at these values
+        any(judge(x) for x in seen)
+    else:
+        attempts = _numeric_candidates(plan, p, None, first=judge)
+        if not attempts.settled:
+            return None, attempts  # the full search, run to its end
+        if verdict[-1]:
+            memo[key] = [np.array(x) for x in attempts.candidates]
+            while len(memo) > SEARCHED_HERE:
+                memo.pop(next(iter(memo)))
+            spent = model.cached("numeric search time", lambda: [0.0])
+            spent[0] += time.process_time() - started
+    if not (verdict and verdict[-1]):
+        return None, None
+    _remember(model, p, accepted)
+    x, held, res = accepted[-1]
+    out = _Found([_equilibrium(plan, x, held, res, True, None)])
+    out.settled = True
+    return out, None
 
 
 def _continuum_ends(plan: _Plan, accepted: list, directions: dict[int, np.ndarray]) -> list:
@@ -864,29 +976,36 @@ def _admissible(plan: _Plan, candidates, p) -> _Accepted:
     candidates' indices in ``sources``: only those candidates count, see :func:`_memorize`).
     """
     out = _Accepted()
-    nonneg = set(plan.nonneg)
     for k, x in enumerate(candidates):
-        x = np.asarray(x, dtype=float)
-        if not np.all(np.isfinite(x)):
-            continue
-        big = max(1.0, float(np.max(np.abs(x))))
-        if any(x[i] < -1e-12 * big for i in nonneg):
-            continue
-        x = x.copy()
-        for i in nonneg:
-            if abs(x[i]) <= 1e-12 * big:
-                x[i] = 0.0
-        held = _held(plan, x, p)
-        x, res = _polish(plan, x, p, held)
-        if res > RESIDUAL_TOL or not plan.defined(x, p) or _flat(plan, x, p, held):
-            continue
-        if any(x[i] < -1e-12 * big for i in nonneg):
-            continue
-        if any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y, _, _ in out):
-            continue
-        out.append((x, held, res))
-        out.sources.append(k)
+        _admit(plan, x, p, out, k)
     return out
+
+
+def _admit(plan: _Plan, x, p, out: _Accepted, k: int) -> bool:
+    """:func:`_admissible` of one more candidate ``x`` (index ``k``): appended to ``out`` when
+    it is admissible and not a duplicate of one there; whether it was."""
+    nonneg = plan.nonneg
+    x = np.asarray(x, dtype=float)
+    if not np.all(np.isfinite(x)):
+        return False
+    big = max(1.0, float(np.max(np.abs(x))))
+    if any(x[i] < -1e-12 * big for i in nonneg):
+        return False
+    x = x.copy()
+    for i in nonneg:
+        if abs(x[i]) <= 1e-12 * big:
+            x[i] = 0.0
+    held = _held(plan, x, p)
+    x, res = _polish(plan, x, p, held)
+    if res > RESIDUAL_TOL or not plan.defined(x, p) or _flat(plan, x, p, held):
+        return False
+    if any(x[i] < -1e-12 * big for i in nonneg):
+        return False
+    if any(np.all(np.abs(x - y) <= 1e-12 + 1e-9 * np.abs(y)) for y, _, _ in out):
+        return False
+    out.append((x, held, res))
+    out.sources.append(k)
+    return True
 
 
 #: An equation whose sensitivity to the states is below this fraction of its largest term is
@@ -1047,14 +1166,15 @@ def _starts(plan: _Plan, guess) -> list[np.ndarray]:
     return starts
 
 
-def _numeric_candidates(plan: _Plan, p: np.ndarray, guess) -> Attempts:
-    """The numeric search at ``p``: points where it converged, and what it tried."""
+def _numeric_candidates(plan: _Plan, p: np.ndarray, guess, first=None) -> Attempts:
+    """The numeric search at ``p``: points where it converged, and what it tried (``first``:
+    see :func:`~fluidnet.symbolic.rootsearch.search`; generated code only)."""
     n = len(plan.states)
     if plan.code is not None:
         g = None
         if guess is not None:
             g = np.array([guess.get(s, 1.0) for s in plan.states], dtype=float)
-        return search(plan.code, p, plan.subsets, plan.states, g, active=plan.active)
+        return search(plan.code, p, plan.subsets, plan.states, g, active=plan.active, first=first)
     starts = _starts(plan, guess)
     out = Attempts()
     if plan.large:

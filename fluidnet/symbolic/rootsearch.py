@@ -15,11 +15,12 @@ few evaluations of the generated steady-state code, not one root-finder call per
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .densenewton import newton, track
+from .densenewton import FLOOR, newton, track
 
 __all__ = ["Attempts", "homotopy", "search", "starts"]
 
@@ -59,6 +60,9 @@ class Attempts:
     methods: list[str] = field(default_factory=list)
     best: float = np.inf
     best_x: np.ndarray | None = None
+    #: True when a ``first`` judge of :func:`search` settled the search after its first pass's
+    #: leading rows: ``candidates`` are then theirs only (see :func:`search`)
+    settled: bool = False
 
     def note(self, rows, method: str) -> None:
         """Record ``method`` and the best row of ``rows`` (a NewtonRows)."""
@@ -148,6 +152,7 @@ def search(
     states,
     guess: np.ndarray | None = None,
     active: np.ndarray | None = None,
+    first: Callable[[np.ndarray], bool] | None = None,
 ) -> Attempts:
     """Damped Newton from :func:`starts` in every boundary configuration, then deflated.
 
@@ -165,6 +170,14 @@ def search(
     active : numpy.ndarray of int, optional
         Projected states held by an active set (too many for every configuration: ``subsets``
         is then only the empty one): every start is also tried with them at 0.
+    first : callable, optional
+        ``first(point)``, called with each candidate of the first pass in the order of the
+        full search's list (the order of the rows, duplicates left out) as soon as the rows
+        before it have finished; when it returns True the search stops there, without the
+        rest of the first pass and without deflation, and returns the candidates so far with
+        ``settled`` set. (For a caller that needs only the equilibrium ranked first and can
+        tell from a candidate that no later one can be ranked before it.) When it never does,
+        the search is the full one.
 
     Returns
     -------
@@ -182,7 +195,8 @@ def search(
     X0 = np.where(held, 0.0, X0)
     group = np.repeat(np.arange(len(subsets)), len(S))
     out = Attempts()
-    rows = newton(code, X0, p, held, active=active, quiet=QUIET_ROUNDS)
+    judge = None if first is None else _InOrder(first)
+    rows = newton(code, X0, p, held, active=active, quiet=QUIET_ROUNDS, until=judge)
     what = "the guess, " if guess is not None else ""
     out.note(
         rows,
@@ -191,6 +205,9 @@ def search(
         "1e-2 to 1e4 in each state)"
         f"{_describe_subsets(states, subsets)}",
     )
+    if judge is not None and judge.settled:
+        out.candidates, out.settled = judge.seen.candidates, True
+        return out
     roots: list[list[np.ndarray]] = [[] for _ in subsets]
     for k in np.flatnonzero(rows.converged):
         x = rows.x[k]
@@ -235,6 +252,26 @@ def search(
         if not new:
             break
     return out
+
+
+class _InOrder:
+    """The ``until`` of the first pass's :func:`~.densenewton.newton` for :func:`search`'s
+    ``first``: the finished leading rows' candidates, in order and without duplicates (as
+    :meth:`Attempts.add` of the whole pass lists them), given to ``first`` one by one."""
+
+    def __init__(self, first: Callable[[np.ndarray], bool]):
+        self.first = first
+        self.seen = Attempts()
+        self.settled = False
+
+    def __call__(self, x: np.ndarray, residual: np.ndarray, a: int, b: int) -> bool:
+        for k in range(a, b):
+            if not residual[k] <= FLOOR:  # not converged (NewtonRows.converged)
+                continue
+            if self.seen.add(x[k : k + 1]) and self.first(self.seen.candidates[-1]):
+                self.settled = True
+                return True
+        return False
 
 
 def homotopy(
