@@ -578,8 +578,10 @@ def _load_elsewhere(cache, *args, wrap=(), backend=None):
     env.pop("FLUIDNET_BACKEND", None)
     if backend is not None:
         env["FLUIDNET_BACKEND"] = backend
+    # -B: a child under a file-size limit wrote test_dde_cache's bytecode cut at the limit into
+    # tests/__pycache__, and every later import of it failed ("marshal data too short")
     out = subprocess.run(
-        [*wrap, sys.executable, "-c", _LOAD, str(HERE), *args],
+        [*wrap, sys.executable, "-B", "-c", _LOAD, str(HERE), *args],
         env=env,
         capture_output=True,
         text=True,
