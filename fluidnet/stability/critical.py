@@ -18,7 +18,9 @@ Two methods, chosen automatically (``method="auto"``):
 ``"continuation"``
     Any parameter: the rightmost roots are followed along the parameter with steps controlled
     so that a root cannot cross the axis and come back unseen
-    (:mod:`fluidnet.stability.rootpaths`).
+    (:mod:`fluidnet.stability.rootpaths`). A network whose alike flows factor the
+    determinant has each factor and the reduced system followed on its own
+    (:mod:`fluidnet.stability.factoredpaths`).
 
 The delay method covers a swept delay ``tau`` with the system matrices independent of it, and
 every delay an integer multiple ``m_k tau / q`` of it (``q <= 12``, ``max m_k <= 8``): one delay,
