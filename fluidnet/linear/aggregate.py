@@ -28,7 +28,7 @@ import numpy as np
 
 from .stacked import Stack
 
-__all__ = ["Aggregation", "aggregation"]
+__all__ = ["Aggregation", "aggregation", "aggregation_by"]
 
 #: Smallest number of states for which classes are looked for (smaller systems are cheap).
 AGGREGATE_MIN_STATES = 8
@@ -49,12 +49,15 @@ class Aggregation:
         ``(G,)``: ``c_g - 1``.
     classes : list of numpy.ndarray
         The states of each class (its first state stands for the class in ``reduced``).
+    transposed : bool
+        True when the classes are those of the transposed systems (alike rows).
     """
 
     reduced: Stack
     factors: Stack
     multiplicity: np.ndarray
     classes: list[np.ndarray]
+    transposed: bool = False
 
     @property
     def G(self) -> int:
@@ -121,20 +124,22 @@ def _classes(mats: _Matrices) -> list[np.ndarray]:
         sub = _labels(cols.reshape(-1, group.size).T)
         for s in np.unique(sub):
             cls = group[sub == s]
-            if cls.size < 2:
-                continue
-            diag = mats.diagonal(cls)
-            if not np.all(diag == diag[..., :1]):
-                continue
-            block = mats.block(np.setdiff1d(np.arange(n), cls), cls)  # (K, m + 1, n - c, c)
-            if not np.all(block == block[..., :1]):
-                continue
-            off = ~np.eye(cls.size, dtype=bool)
-            values = mats.block(cls, cls)[..., off]  # (K, m + 1, c (c - 1))
-            if not np.all(values == values[..., :1]):
-                continue
-            classes.append(cls)
+            if cls.size >= 2 and _alike(mats, cls, n):
+                classes.append(cls)
     return classes
+
+
+def _alike(mats: _Matrices, cls: np.ndarray, n: int) -> bool:
+    """Whether the states ``cls`` are alike in every system (see :func:`_classes`)."""
+    diag = mats.diagonal(cls)
+    if not np.all(diag == diag[..., :1]):
+        return False
+    block = mats.block(np.setdiff1d(np.arange(n), cls), cls)  # (K, m + 1, n - c, c)
+    if not np.all(block == block[..., :1]):
+        return False
+    off = ~np.eye(cls.size, dtype=bool)
+    values = mats.block(cls, cls)[..., off]  # (K, m + 1, c (c - 1))
+    return bool(np.all(values == values[..., :1]))
 
 
 def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[Stack, Stack]:
@@ -192,4 +197,54 @@ def aggregation(stack: Stack, live: np.ndarray | None = None) -> Aggregation | N
             np.swapaxes(reduced.A0, -1, -2), np.swapaxes(reduced.A, -1, -2), reduced.tau
         )
     mult = np.array([c.size - 1 for c in classes], dtype=int)
-    return Aggregation(reduced, factors, mult, classes)
+    return Aggregation(reduced, factors, mult, classes, transposed)
+
+
+def aggregation_by(stack: Stack, classes: list[np.ndarray], transposed: bool) -> Aggregation | None:
+    """The factorization of :func:`aggregation` by given classes of alike states (of the
+    transposed systems with ``transposed``), or ``None`` when one of them is not a class of
+    alike states in every system of the stack (exact equality, as there).
+
+    A caller that found the classes on one system checks them on another at the cost of the
+    checks alone (no search for classes).
+    """
+    if not classes or stack.K == 0:
+        return None
+    mats = _Matrices(stack, transposed, None)
+    if not _all_alike(stack, [np.asarray(c) for c in classes], transposed):
+        return None
+    reduced, factors = _reduce(stack, mats, classes)
+    if transposed:
+        reduced = Stack(
+            np.swapaxes(reduced.A0, -1, -2), np.swapaxes(reduced.A, -1, -2), reduced.tau
+        )
+    mult = np.array([len(c) - 1 for c in classes], dtype=int)
+    return Aggregation(reduced, factors, mult, [np.asarray(c) for c in classes], transposed)
+
+
+def _all_alike(stack: Stack, classes: list[np.ndarray], transposed: bool) -> bool:
+    """:func:`_alike` for every class at once (one gather per condition)."""
+    n = stack.n
+    M = np.concatenate([stack.A0[:, None], stack.A], axis=1)  # (K, m + 1, n, n)
+    if transposed:
+        M = np.swapaxes(M, -1, -2)
+    member = np.concatenate([c[1:] for c in classes])
+    leader = np.concatenate([np.full(c.size - 1, c[0]) for c in classes])
+    label = np.full(n, -1)
+    for g, c in enumerate(classes):
+        label[c] = g
+    # equal columns outside the class (the rows of the class itself are compared below)
+    inside = label[:, None] == label[member][None, :]  # (n, members)
+    cols = M[..., member] == M[..., leader]  # (K, m + 1, n, members)
+    if not np.all(cols | inside):
+        return False
+    # equal diagonal entries, and one common entry between any two members
+    for c in classes:
+        block = M[..., c[:, None], c[None, :]]  # (K, m + 1, c, c)
+        diag = np.diagonal(block, axis1=-2, axis2=-1)
+        if not np.all(diag == diag[..., :1]):
+            return False
+        off = block[..., ~np.eye(c.size, dtype=bool)]
+        if not np.all(off == off[..., :1]):
+            return False
+    return True

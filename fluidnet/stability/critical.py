@@ -18,7 +18,9 @@ Two methods, chosen automatically (``method="auto"``):
 ``"continuation"``
     Any parameter: the rightmost roots are followed along the parameter with steps controlled
     so that a root cannot cross the axis and come back unseen
-    (:mod:`fluidnet.stability.rootpaths`).
+    (:mod:`fluidnet.stability.rootpaths`). A network whose alike flows factor the
+    determinant has each factor and the reduced system followed on its own
+    (:mod:`fluidnet.stability.factoredpaths`).
 
 The delay method covers a swept delay ``tau`` with the system matrices independent of it, and
 every delay an integer multiple ``m_k tau / q`` of it (``q <= 12``, ``max m_k <= 8``): one delay,
@@ -78,6 +80,7 @@ from ..threads import blas_bound
 from .critical_results import CriticalValue, CriticalValues
 from .crossing import Count, Crossing, Sweep, anchor_value, local_scale
 from .delaysweep import delay_crossings, delay_family
+from .factoredpaths import first_switch_factored
 from .rootpaths import follow_roots
 from .system import SystemFactory
 
@@ -329,7 +332,11 @@ def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bo
                 "independent of it, every delay an integer multiple of one delay proportional to "
                 f"{sweep.name}) and the counts to confirm the crossings; use method='auto'"
             )
-    crossings, checks = follow_roots(sweep, lo, hi, first_switch=first_switch)
+    factored = first_switch_factored(sweep, lo, hi) if first_switch else None
+    if factored is not None:
+        crossings, checks = factored
+    else:
+        crossings, checks = follow_roots(sweep, lo, hi, first_switch=first_switch)
     return crossings, checks, "continuation", checks[0].count
 
 

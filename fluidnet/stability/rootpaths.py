@@ -497,12 +497,13 @@ def _first_step(path: _Path, span: float) -> float:
 
 
 def follow_roots(
-    sweep: Sweep, lo: float, hi: float, *, first_switch: bool
+    sweep: Sweep, lo: float, hi: float, *, first_switch: bool, start: Count | None = None
 ) -> tuple[list[Crossing], list[Count]]:
     """Crossings in ``(lo, hi]`` in increasing order, and the checkpoint counts.
 
     With ``first_switch`` the continuation stops at the first crossing that changes stability
-    (after certifying it at the next checkpoint).
+    (after certifying it at the next checkpoint). ``start``: the count at ``lo``
+    (:meth:`~.crossing.Sweep.count_edge`) when the caller has it already.
 
     Raises
     ------
@@ -512,7 +513,8 @@ def follow_roots(
     """
     k = None
     a = lo
-    start = sweep.count_edge(lo, hi - lo)
+    if start is None:
+        start = sweep.count_edge(lo, hi - lo)
     done: list[Crossing] = []
     done_checks: list[Count] = []
     for _ in range(MAX_RESTARTS + 1):

@@ -1,0 +1,205 @@
+"""The first stability switch of a network whose alike flows factor its determinant.
+
+Flows with identical dynamics (same route, delay and gain) factor the characteristic
+determinant exactly (:mod:`fluidnet.linear.aggregate`)::
+
+    det Delta(s) = prod_g f_g(s)^(c_g - 1) * det Delta_red(s),
+
+with ``f_g = d_g - b_g`` a one-state delay system per class ``g`` of ``c_g`` alike flows and
+``Delta_red`` the system with one state per class. The roots of the whole system are those of
+the parts, a root of ``f_g`` counted ``c_g - 1`` times. Followed as one system, the roots of the
+parts come close or coincide (a 100-state ring: 30 factors with double roots), which makes the
+root paths of :mod:`.rootpaths` lose roots and restart, and every count is one of the whole
+system (a 100-state root search instead of a 40-state one).
+
+Here each part is followed on its own by the root continuation of :mod:`.rootpaths`, with its
+own checkpoints and certified counts (:class:`PartSweep`): the reduced system, and for each
+multiplicity ``m`` the diagonal system of the factors that occur ``m`` times (factors equal in
+every matrix merged first, their multiplicities added), whose determinant is the product of
+those factors, each once. A count of that part stands for ``m`` times as many roots of the
+whole system, a crossing of it for ``m`` times the change.
+
+:func:`first_switch_factored` applies when every part is stable at ``lo`` (the usual question
+of a critical value: where is stability lost). The first switch of the whole system is then the
+first crossing of any part: the reduced system is followed up to its first switch and the
+checkpoint after it (``q``, or ``hi``), then every factor part from ``lo`` to ``q`` (all its
+crossings there); the crossings of all parts are merged in order, with the counts of the whole
+system. The classes must be the same at every value the paths visit (the same states alike, in
+the same orientation, the same factors equal): where they are not, or where a part cannot be
+followed or certified, the answer is left to the path of the whole system (``None``), which is
+what the caller then follows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import FluidnetError
+from ..linear.aggregate import Aggregation, aggregation, aggregation_by
+from ..linear.lineardde import LinearDDE
+from ..linear.stacked import Stack
+from .crossing import Count, Crossing, Sweep
+from .rootpaths import follow_roots
+
+__all__ = ["PartSweep", "first_switch_factored"]
+
+
+class _Unfactored(FluidnetError):
+    """The factorization found at the start does not hold the same way at a value."""
+
+
+def _aggregate(lin: LinearDDE) -> Aggregation | None:
+    return aggregation(Stack.from_systems([lin]))
+
+
+def _factor_groups(agg: Aggregation) -> tuple[tuple[int, ...], ...]:
+    """The classes grouped by equal factors (equal in every matrix and delay), in order."""
+    f = agg.factors
+    keys: dict[bytes, list[int]] = {}
+    for g in range(agg.G):
+        key = (f.A0[g] + 0.0).tobytes() + (f.A[g] + 0.0).tobytes() + f.tau[g].tobytes()
+        keys.setdefault(key, []).append(g)
+    return tuple(tuple(v) for v in keys.values())
+
+
+class _Parts:
+    """The parts of the factored system along the parameter (one tuple of systems per value).
+
+    Part 0 is the reduced system (multiplicity 1); part ``i >= 1`` the diagonal system of the
+    factors whose merged multiplicity is :attr:`mult` ``[i]``.
+    """
+
+    def __init__(self, sweep: Sweep, agg: Aggregation):
+        self.sweep = sweep
+        self.signature = self._signature(agg)
+        groups = self.signature[2]
+        mult_of = [int(sum(agg.multiplicity[g] for g in grp)) for grp in groups]
+        self.mult = [1] + sorted(set(mult_of))
+        #: for each factor part, the first class of each of its groups
+        self.members = [
+            [grp[0] for grp, m in zip(groups, mult_of, strict=True) if m == mm]
+            for mm in self.mult[1:]
+        ]
+        self._systems: dict[float, tuple[LinearDDE, ...]] = {}
+
+    @staticmethod
+    def _signature(agg: Aggregation):
+        classes = tuple(tuple(int(i) for i in c) for c in agg.classes)
+        return classes, agg.transposed, _factor_groups(agg)
+
+    @classmethod
+    def of(cls, sweep: Sweep, p: float) -> _Parts | None:
+        agg = _aggregate(sweep.lin(p))
+        return None if agg is None else cls(sweep, agg)
+
+    def at(self, p: float) -> tuple[LinearDDE, ...]:
+        p = float(p)
+        got = self._systems.get(p)
+        if got is not None:
+            return got
+        classes, transposed, groups = self.signature
+        agg = aggregation_by(
+            Stack.from_systems([self.sweep.lin(p)]), [np.array(c) for c in classes], transposed
+        )
+        if agg is None:
+            raise _Unfactored(f"the flows alike at the start differ at {self.sweep.name}={p:.12g}")
+        red, fac = agg.reduced, agg.factors
+        for grp in groups:  # the factors merged at the start must be equal here too
+            g = np.array(grp)
+            if not (
+                np.all(fac.A0[g] == fac.A0[g[:1]])
+                and np.all(fac.A[g] == fac.A[g[:1]])
+                and np.all(fac.tau[g] == fac.tau[g[:1]])
+            ):
+                raise _Unfactored(f"the factors merged at the start differ at {p:.12g}")
+        systems = [_system(red.A0[0], red.A[0], red.tau[0])]
+        for members in self.members:
+            idx = np.array(members)
+            systems.append(
+                _system(
+                    np.diag(fac.A0[idx, 0, 0]),
+                    np.stack([np.diag(fac.A[idx, j, 0, 0]) for j in range(fac.m)]),
+                    fac.tau[idx[0]],
+                )
+            )
+        if len(self._systems) > 256:
+            self._systems.clear()
+        got = self._systems[p] = tuple(systems)
+        return got
+
+
+def _system(A0: np.ndarray, A: np.ndarray, tau: np.ndarray) -> LinearDDE:
+    return LinearDDE(A0, [(float(t), a) for t, a in zip(tau, A, strict=True)])
+
+
+class PartSweep(Sweep):
+    """One part of a factored system along the swept parameter (see the module notes): a
+    :class:`~.crossing.Sweep` whose system at ``p`` is that part of the whole system's."""
+
+    def __init__(self, sweep: Sweep, parts: _Parts, index: int):
+        super().__init__(sweep.factory, sweep.name, sweep.root_options, continued=False)
+        self.parts, self.index = parts, index
+
+    def lin(self, p: float) -> LinearDDE:
+        return self.parts.at(p)[self.index]
+
+
+def first_switch_factored(
+    sweep: Sweep, lo: float, hi: float
+) -> tuple[list[Crossing], list[Count]] | None:
+    """The crossings of the whole system in ``(lo, q]`` (``q``: the checkpoint after its first
+    stability switch, or ``hi``) and the checkpoint counts of the whole system, from the parts
+    followed one by one (see the module notes); ``None`` when the system does not factor, a
+    part is unstable at ``lo``, or a part cannot be followed or certified."""
+    try:
+        parts = _Parts.of(sweep, lo)
+        if parts is None:
+            return None
+        sweeps = [PartSweep(sweep, parts, i) for i in range(len(parts.mult))]
+        starts = [sw.count_edge(lo, hi - lo) for sw in sweeps[1:]]
+        if any(c.count for c in starts):
+            return None
+        reduced = follow_roots(sweeps[0], lo, hi, first_switch=True)
+        if reduced[1][0].count:
+            return None
+        q = reduced[1][-1].value
+        found = [reduced]
+        for sw, start in zip(sweeps[1:], starts, strict=True):
+            found.append(follow_roots(sw, lo, q, first_switch=False, start=start))
+    except FluidnetError:
+        return None
+    return _merged(found, parts.mult, q)
+
+
+def _merged(found, mult: list[int], q: float) -> tuple[list[Crossing], list[Count]]:
+    """The crossings of all parts in order, with the whole system's counts (every part's
+    count at ``lo`` is 0), and the checkpoints of all parts up to ``q``."""
+    events = sorted(
+        ((c.value, i, j) for i, (cr, _) in enumerate(found) for j, c in enumerate(cr)),
+    )
+    crossings: list[Crossing] = []
+    total = 0
+    for value, i, j in events:
+        c = found[i][0][j]
+        change = mult[i] * c.change
+        crossings.append(
+            Crossing(
+                value=value,
+                omega=c.omega,
+                change=change,
+                count_before=total,
+                count_after=total + change,
+                root=c.root,
+            )
+        )
+        total += change
+
+    def count_at(v: float) -> int:
+        return sum(c.change for c in crossings if c.value < v)
+
+    checks: dict[float, Count] = {}
+    for _, part_checks in found:
+        for ch in part_checks:
+            if ch.value <= q and ch.value not in checks:
+                checks[ch.value] = Count(ch.value, count_at(ch.value), ch.roots)
+    return crossings, [checks[v] for v in sorted(checks)]
