@@ -417,13 +417,7 @@ class Stack:
             if keep_real:
                 on_axis = np.imag(lam[a]) == 0.0
                 step[on_axis] = step[on_axis].real
-            lam[a] -= step
-            size = np.abs(step)
-            scale = 1.0 + np.abs(lam[a])
-            done = (size <= tol * scale) | ((size >= 0.9 * prev[a]) & (size <= stall_tol * scale))
-            done |= ~np.isfinite(lam[a])
-            prev[a] = size
-            active[a[done]] = False
+            _advance(lam, a, step, prev, active, tol, stall_tol)
         return lam, active
 
     def aberth(
@@ -476,13 +470,7 @@ class Stack:
                 step = w / (1.0 - w * total)
             step[~np.isfinite(step)] = 0.0
             step[on_axis[a]] = step[on_axis[a]].real
-            lam[a] -= step
-            size = np.abs(step)
-            scale = 1.0 + np.abs(lam[a])
-            done = (size <= tol * scale) | ((size >= 0.9 * prev[a]) & (size <= stall_tol * scale))
-            done |= ~np.isfinite(lam[a])
-            prev[a] = size
-            active[a[done]] = False
+            _advance(lam, a, step, prev, active, tol, stall_tol)
         return lam, active
 
     def min_singular(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
@@ -507,6 +495,19 @@ class Stack:
             res = self.min_singular(s, idx) / np.maximum(scale, np.finfo(float).tiny)
         # far left, exp(-s tau) overflows: Delta(s) is not a finite matrix, s is no root
         return np.where(np.isfinite(res), res, np.inf)
+
+
+def _advance(lam, a, step, prev, active, tol: float, stall_tol: float) -> None:
+    """One step of an iteration on the candidates ``a`` (in place): ``lam[a] -= step``; a
+    candidate stops when its step is below ``tol`` (relative to ``1 + |lam|``), when its steps
+    stall (no longer shrink by 10 %) below ``stall_tol``, or when it is no longer finite."""
+    lam[a] -= step
+    size = np.abs(step)
+    scale = 1.0 + np.abs(lam[a])
+    done = (size <= tol * scale) | ((size >= 0.9 * prev[a]) & (size <= stall_tol * scale))
+    done |= ~np.isfinite(lam[a])
+    prev[a] = size
+    active[a[done]] = False
 
 
 def _times(a, da, b, db):
