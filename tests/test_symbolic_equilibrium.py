@@ -341,6 +341,30 @@ def test_a_large_network_is_solved_sparsely():
         m.linearize(equilibrium={k: 1.0 for k in eq})
 
 
+def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch):
+    """The 60-flow ring again at the same values: the search's points are checked again instead
+    of searching (a critical value's anchor, a repeated analysis; 220 ms a call at 100 states),
+    and the answer is the closed form, as a new model's full search gives it."""
+    from fluidnet.symbolic import newton
+
+    m = _kelly_ring(60)
+    first = m.equilibrium(kappa_1=0.7)
+    runs = []
+    solve = newton.SparseSteadyState.solve
+    monkeypatch.setattr(
+        newton.SparseSteadyState,
+        "solve",
+        lambda self, *a, **k: runs.append(1) or solve(self, *a, **k),
+    )
+    again = m.equilibrium(kappa_1=0.7)
+    assert not runs  # recalled, not searched
+    assert list(again.values()) == list(first.values())
+    assert list(again.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+    assert again.isolated and again.residual <= 1e-15
+    other = m.equilibrium(kappa_1=0.8)  # other values: searched
+    assert runs and list(other.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+
+
 def test_projected_states_of_a_large_model_settle_on_their_boundary():
     """45 flows x_i' = w_i - x_i(t - 0.1)(1 + q_i) into queues q_i' = x_i - 1 (q_i >= 0): where
     w_i <= 1 the queue is held empty (q_i' = w_i - 1 < 0) and x_i = w_i, elsewhere x_i = 1 and

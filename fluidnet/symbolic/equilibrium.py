@@ -536,7 +536,7 @@ def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equil
     if not accepted and plan.code is not None:
         candidates = (attempts := _continued(plan, model, p, guess, attempts)).candidates
         accepted = _admissible(plan, candidates, p)
-    if accepted and numeric and recalled is None and plan.code is not None:
+    if accepted and numeric and recalled is None and (plan.code is not None or plan.large):
         _memorize(model, plan, p, guess, _productive(candidates, accepted, attempts))
     if numeric and recalled is None:
         spent = model.cached("numeric search time", lambda: [0.0])
@@ -1230,9 +1230,9 @@ def _memo_entry(p: np.ndarray, guess, states) -> list:
 
 def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | None:
     """The points the numeric search found at exactly these parameter values (and guess), kept
-    in the model's record by an earlier process; checked again like any candidate by the
-    caller."""
-    if plan.code is None:
+    in the model's record by an earlier process (a large model's: by this process only);
+    checked again like any candidate by the caller."""
+    if plan.code is None and not plan.large:
         return None
     want = _memo_entry(p, guess, plan.states)
     seen = model.cached("searched here", dict).get(repr(want))
@@ -1257,8 +1257,8 @@ def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]
     here[key] = [np.array(x, dtype=float) for x in points]
     while len(here) > SEARCHED_HERE:
         here.pop(next(iter(here)))
-    if model._cache.get("recalled written"):
-        return
+    if plan.large or model._cache.get("recalled written"):
+        return  # a large model has no compiled steady-state code whose record would keep them
     model._cache["recalled written"] = True
     entry = _memo_entry(p, guess, plan.states) + [[[float(v) for v in x] for x in points]]
     kept = [e for e in record(model).get("recalled", ()) if list(e[:2]) != entry[:2]]
