@@ -191,13 +191,7 @@ def aggregation(stack: Stack, live: np.ndarray | None = None) -> Aggregation | N
             break
     else:
         return None
-    reduced, factors = _reduce(stack, _Matrices(stack, transposed, None), classes)
-    if transposed:
-        reduced = Stack(
-            np.swapaxes(reduced.A0, -1, -2), np.swapaxes(reduced.A, -1, -2), reduced.tau
-        )
-    mult = np.array([c.size - 1 for c in classes], dtype=int)
-    return Aggregation(reduced, factors, mult, classes, transposed)
+    return _factored(stack, classes, transposed)
 
 
 def aggregation_by(stack: Stack, classes: list[np.ndarray], transposed: bool) -> Aggregation | None:
@@ -210,16 +204,21 @@ def aggregation_by(stack: Stack, classes: list[np.ndarray], transposed: bool) ->
     """
     if not classes or stack.K == 0:
         return None
-    mats = _Matrices(stack, transposed, None)
-    if not _all_alike(stack, [np.asarray(c) for c in classes], transposed):
+    classes = [np.asarray(c) for c in classes]
+    if not _all_alike(stack, classes, transposed):
         return None
-    reduced, factors = _reduce(stack, mats, classes)
+    return _factored(stack, classes, transposed)
+
+
+def _factored(stack: Stack, classes: list[np.ndarray], transposed: bool) -> Aggregation:
+    """The :class:`Aggregation` of ``stack`` by its classes of alike states."""
+    reduced, factors = _reduce(stack, _Matrices(stack, transposed, None), classes)
     if transposed:
         reduced = Stack(
             np.swapaxes(reduced.A0, -1, -2), np.swapaxes(reduced.A, -1, -2), reduced.tau
         )
-    mult = np.array([len(c) - 1 for c in classes], dtype=int)
-    return Aggregation(reduced, factors, mult, [np.asarray(c) for c in classes], transposed)
+    mult = np.array([c.size - 1 for c in classes], dtype=int)
+    return Aggregation(reduced, factors, mult, classes, transposed)
 
 
 def _all_alike(stack: Stack, classes: list[np.ndarray], transposed: bool) -> bool:

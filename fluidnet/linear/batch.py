@@ -269,14 +269,7 @@ def _rightmost_plain(
                 if bal.n >= SCHUR_MIN_STATES and first.size:
                     # a large system's first points by the batched discretization (the full
                     # method's discretization sizes converge slowly at 40 states: 1.2 s)
-                    delayed = first[~delay_free[first]]
-                    state.stats["discretized"] += delayed.size
-                    for n_nodes in (COARSE_NODES, state.n_nodes):
-                        if delayed.size:
-                            failed = _guarded(
-                                state, "discretization", _discretize, bal, delayed, n_nodes
-                            )
-                            delayed = delayed[failed]
+                    delayed = _discretized(state, bal, first[~delay_free[first]])
                     first = np.concatenate([first[delay_free[first]], delayed])
                 _full(state, first, system, opts)
                 cont, par = points[~direct], parents[~direct]
@@ -387,17 +380,23 @@ def _continue_or_discretize(
         failed = _guarded(state, "continuation", _continue, bal, cont, par)
         cont = cont[failed]
     if cont.size and discretize:
-        state.stats["discretized"] += cont.size
-        sizes = [state.n_nodes]
-        if bal.n >= SCHUR_MIN_STATES and state.n_nodes > COARSE_NODES:
-            # a large system first at a coarse size (its rightmost eigenvalues only start
-            # Newton's method; the certificate decides)
-            sizes.insert(0, COARSE_NODES)
-        for n_nodes in sizes:
-            if cont.size:
-                failed = _guarded(state, "discretization", _discretize, bal, cont, n_nodes)
-                cont = cont[failed]
+        cont = _discretized(state, bal, cont)
     return cont
+
+
+def _discretized(state: _State, bal: Stack, points: np.ndarray) -> np.ndarray:
+    """The batched discretization of ``points`` (a large system's first at a coarse size:
+    its rightmost eigenvalues only start Newton's method, the certificate decides); returns
+    the points it did not certify."""
+    state.stats["discretized"] += points.size
+    sizes = [state.n_nodes]
+    if bal.n >= SCHUR_MIN_STATES and state.n_nodes > COARSE_NODES:
+        sizes.insert(0, COARSE_NODES)
+    for n_nodes in sizes:
+        if points.size:
+            failed = _guarded(state, "discretization", _discretize, bal, points, n_nodes)
+            points = points[failed]
+    return points
 
 
 def _nearest_certified(state: _State, coords: np.ndarray, points: np.ndarray) -> np.ndarray:

@@ -635,9 +635,7 @@ def _first_only(
         if not attempts.settled:
             return None, attempts  # the full search, run to its end
         if verdict[-1]:
-            memo[key] = [np.array(x) for x in attempts.candidates]
-            while len(memo) > SEARCHED_HERE:
-                memo.pop(next(iter(memo)))
+            _keep_recent(memo, key, attempts.candidates)
             spent = model.cached("numeric search time", lambda: [0.0])
             spent[0] += time.process_time() - started
     if not (verdict and verdict[-1]):
@@ -1251,18 +1249,23 @@ def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]
     Every search's points are also kept in this process (the last :data:`SEARCHED_HERE`
     parameter sets): an analysis that returns to values it solved before (a critical value
     after a chart, each call of a repeated analysis) checks them again instead of searching."""
-    here = model.cached("searched here", dict)
-    key = repr(_memo_entry(p, guess, plan.states))
-    here.pop(key, None)
-    here[key] = [np.array(x, dtype=float) for x in points]
-    while len(here) > SEARCHED_HERE:
-        here.pop(next(iter(here)))
+    _keep_recent(
+        model.cached("searched here", dict), repr(_memo_entry(p, guess, plan.states)), points
+    )
     if plan.large or model._cache.get("recalled written"):
         return  # a large model has no compiled steady-state code whose record would keep them
     model._cache["recalled written"] = True
     entry = _memo_entry(p, guess, plan.states) + [[[float(v) for v in x] for x in points]]
     kept = [e for e in record(model).get("recalled", ()) if list(e[:2]) != entry[:2]]
     keep(model, "recalled", (kept + [entry])[-RECALLED:])
+
+
+def _keep_recent(memo: dict, key: str, points) -> None:
+    """``memo[key] = points`` (copies), the last :data:`SEARCHED_HERE` keys kept."""
+    memo.pop(key, None)
+    memo[key] = [np.array(x, dtype=float) for x in points]
+    while len(memo) > SEARCHED_HERE:
+        memo.pop(next(iter(memo)))
 
 
 def _productive(checked: list, accepted: _Accepted, attempts: Attempts) -> list[np.ndarray]:
