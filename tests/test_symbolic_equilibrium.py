@@ -361,8 +361,12 @@ def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch):
     assert list(again.values()) == list(first.values())
     assert list(again.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
     assert again.isolated and again.residual <= 1e-15
-    other = m.equilibrium(kappa_1=0.8)  # other values: searched
-    assert runs and list(other.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+    # another gain only multiplies rows: the same equations up to a positive factor, recalled
+    gain = m.equilibrium(kappa_1=0.8)
+    assert not runs and list(gain.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+    # another marking exponent moves the equilibrium to 2 x^(B + 1) = 1: searched
+    other = m.equilibrium(B=5.0)
+    assert runs and list(other.values()) == pytest.approx([0.5 ** (1 / 6)] * 60, rel=1e-14)
 
 
 def test_projected_states_of_a_large_model_settle_on_their_boundary():

@@ -40,6 +40,7 @@ import numpy as np
 from ..errors import FluidnetError
 from .densenewton import FLOOR, newton, track
 from .equilibrium import RESIDUAL_TOL, equilibria
+from .rowscaling import row_scaling
 from .steadycode import SteadyCode
 
 __all__ = ["PointEquilibria", "equilibria_at_points"]
@@ -213,6 +214,14 @@ def equilibria_at_points(
     todo = np.flatnonzero(valid)
     if not todo.size:
         return PointEquilibria(X, ok, reasons)
+    shared = _one_per_class(model, P, todo)
+    if shared is not None:  # points whose equilibria are equal by the equations' structure
+        found = equilibria_at_points(model, plan, code, P, shared.valid, guess=guess)
+        X[todo] = found.x[shared.of[todo]]
+        ok[todo] = found.ok[shared.of[todo]]
+        for k in todo:
+            reasons[k] = found.reasons[shared.of[k]]
+        return PointEquilibria(X, ok, reasons)
     held_of = np.zeros((K, n), dtype=bool)
     kind_of = np.zeros(K, dtype=bool)
     nonneg = list(plan.nonneg)
@@ -307,6 +316,34 @@ def equilibria_at_points(
         )
     X[~ok] = np.nan
     return PointEquilibria(X, ok, reasons)
+
+
+@dataclass
+class _Classes:
+    """Points of equal equilibria: ``of[k]`` the point that stands for ``k``, ``valid`` those."""
+
+    of: np.ndarray
+    valid: np.ndarray
+
+
+def _one_per_class(model, P: np.ndarray, todo: np.ndarray) -> _Classes | None:
+    """The points of ``todo`` grouped by :meth:`~fluidnet.symbolic.rowscaling.RowScaling.keys`
+    (values that differ only in parameters the equilibria do not depend on: the same equations
+    up to positive factors of their rows), one point standing for each group; ``None`` when no
+    two points share one."""
+    scaling = row_scaling(model)
+    if not scaling.any_free or todo.size < 2:
+        return None
+    of = np.arange(P.shape[1])
+    first: dict[str, int] = {}
+    for k, key in zip(todo, scaling.keys(P[:, todo]), strict=True):
+        if key is not None:
+            of[k] = first.setdefault(key, int(k))
+    if len(first) == todo.size:
+        return None
+    valid = np.zeros(P.shape[1], dtype=bool)
+    valid[of[todo]] = True
+    return _Classes(of, valid)
 
 
 def _continue_rows(

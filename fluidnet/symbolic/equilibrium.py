@@ -63,6 +63,7 @@ from ..errors import AnalysisError, ModelError
 from .closedforms import cheap_to_solve, closed_forms, skip_solving
 from .numeric import to_numpy
 from .rootsearch import Attempts, homotopy, search
+from .rowscaling import row_scaling
 from .steadycode import boundary_subsets, keep, record, steady_code, steady_state_equations
 
 if TYPE_CHECKING:
@@ -1233,7 +1234,10 @@ def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | No
     if plan.code is None and not plan.large:
         return None
     want = _memo_entry(p, guess, plan.states)
-    seen = model.cached("searched here", dict).get(repr(want))
+    memo = model.cached("searched here", dict)
+    seen = memo.get(repr(want))
+    if seen is None:
+        seen = _same_class(model, memo, p, want[1])
     if seen is not None:
         return [x.copy() for x in seen]
     for entry in record(model).get("recalled", ()):
@@ -1249,15 +1253,37 @@ def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]
     Every search's points are also kept in this process (the last :data:`SEARCHED_HERE`
     parameter sets): an analysis that returns to values it solved before (a critical value
     after a chart, each call of a repeated analysis) checks them again instead of searching."""
-    _keep_recent(
-        model.cached("searched here", dict), repr(_memo_entry(p, guess, plan.states)), points
-    )
+    memo = model.cached("searched here", dict)
+    entry = _memo_entry(p, guess, plan.states)
+    _keep_recent(memo, repr(entry), points)
+    at = model.cached("searched at", dict)
+    at[repr(entry)] = (p.copy(), entry[1])
+    for k in [k for k in at if k not in memo]:
+        del at[k]
     if plan.large or model._cache.get("recalled written"):
         return  # a large model has no compiled steady-state code whose record would keep them
     model._cache["recalled written"] = True
     entry = _memo_entry(p, guess, plan.states) + [[[float(v) for v in x] for x in points]]
     kept = [e for e in record(model).get("recalled", ()) if list(e[:2]) != entry[:2]]
     keep(model, "recalled", (kept + [entry])[-RECALLED:])
+
+
+def _same_class(model, memo: dict, p: np.ndarray, g) -> list[np.ndarray] | None:
+    """The points kept in this process by a search at other values of only the parameters the
+    equilibria do not depend on (the same equations up to positive factors of their rows:
+    :mod:`fluidnet.symbolic.rowscaling`), the newest first; ``None`` when there are none."""
+    if not memo:
+        return None
+    scaling = row_scaling(model)
+    key = scaling.key(p) if scaling.any_free else None
+    if key is None:
+        return None
+    at = model.cached("searched at", dict)
+    for k in reversed(list(memo)):
+        where = at.get(k)
+        if where is not None and where[1] == g and scaling.key(where[0]) == key:
+            return memo[k]
+    return None
 
 
 def _keep_recent(memo: dict, key: str, points) -> None:
