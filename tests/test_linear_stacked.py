@@ -128,17 +128,22 @@ def test_balance_scales_equilibrates_with_powers_of_two():
     assert np.all(balance_scales(np.abs(balanced * np.array([[1, 4.0], [0.25, 1]]))[None]) == 1.0)
 
 
-def test_max_delay_ignores_zero_matrices_and_norm_bound_is_frobenius():
+def test_max_delay_ignores_zero_matrices_and_norm_bound_is_the_least_norm_sum():
     stack = Stack.from_systems(
         [
             fn.LinearDDE(
                 [[1.0, 0.0], [0.0, 2.0]], [(0.5, [[1.0, 0.0], [0.0, 0.0]]), (3.0, np.zeros((2, 2)))]
-            )
+            ),
+            fn.LinearDDE([[1.0, 1.0], [0.0, 0.0]], [(0.5, [[0.0, 0.0], [3.0, 0.0]])]),
         ]
     )
     assert stack.max_delay()[0] == 0.5
-    # ||A0||_F + ||A1||_F e^{-sigma 0.5}
-    assert stack.norm_bound(np.array([1.0]))[0] == pytest.approx(np.sqrt(5.0) + np.exp(-0.5))
+    bound = stack.norm_bound(np.array([1.0, 1.0]))
+    # diagonal: ||A0|| + ||A1|| e^{-sigma 0.5} in the 2-norm, 2 + e^{-0.5} (Frobenius: sqrt 5)
+    assert bound[0] == pytest.approx(2.0 + np.exp(-0.5), rel=1e-15)
+    # [[1, 1], [0, 0]] and [[0, 0], [3, 0]]: 1-norms 1 and 3, infinity-norms 2 and 3, 2-norms
+    # sqrt 2 and 3 (bounded by sqrt(1 2) and 3): the 1-norm sum is the least
+    assert bound[1] == pytest.approx(1.0 + 3.0 * np.exp(-0.5), rel=1e-15)
 
 
 def _star_system(rng, leaves=24, hubs=6, m=3, K=2):

@@ -134,15 +134,33 @@ class Stack:
         return np.max(np.where(live, self.tau, 0.0), axis=1, initial=0.0)
 
     def norm_bound(self, sigma: np.ndarray, idx=None) -> np.ndarray:
-        """``||A0|| + sum_j ||A_j|| exp(-sigma tau_j)`` (Frobenius norms, an upper bound of the
-        2-norms): every root with ``Re >= sigma`` has modulus at most this."""
-        A0 = self.A0 if idx is None else self.A0[idx]
-        A = self.A if idx is None else self.A[idx]
-        tau = self.tau if idx is None else self.tau[idx]
-        n0 = np.sqrt(np.sum(np.abs(A0) ** 2, axis=(-2, -1)))
-        nk = np.sqrt(np.sum(np.abs(A) ** 2, axis=(-2, -1)))
+        """``||A0|| + sum_j ||A_j|| exp(-sigma tau_j)``, the least of three such sums, each in
+        one norm: every root with ``Re >= sigma`` is an eigenvalue of
+        ``A0 + sum_j A_j exp(-s tau_j)``, so its modulus is at most the sum in any induced
+        norm. The three are the 1-norm, the infinity-norm and, for the 2-norm, each matrix's
+        ``min(||A||_F, sqrt(||A||_1 ||A||_inf))`` (both bound the 2-norm; on a network's sparse
+        matrices the second is within 10 % of it, the Frobenius norm 2.5 to 3 times it)."""
+        b0, bk = self._norm_bounds
+        tau = self.tau
+        if idx is not None:
+            b0, bk, tau = b0[:, idx], bk[:, idx], tau[idx]
         with np.errstate(over="ignore"):
-            return n0 + np.sum(nk * np.exp(-np.asarray(sigma)[..., None] * tau), axis=-1)
+            e = np.exp(-np.asarray(sigma)[..., None] * tau)
+            return np.min(b0 + np.sum(bk * e, axis=-1), axis=0)
+
+    @cached_property
+    def _norm_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Upper bounds of the 2-norm, the 1-norm and the infinity-norm of ``A0`` ``(3, K)``
+        and of every ``A_j`` ``(3, K, m)`` (see :meth:`norm_bound`)."""
+
+        def bounds(M: np.ndarray) -> np.ndarray:
+            a = np.abs(M)
+            one = np.max(np.sum(a, axis=-2), axis=-1, initial=0.0)
+            inf = np.max(np.sum(a, axis=-1), axis=-1, initial=0.0)
+            fro = np.sqrt(np.sum(a**2, axis=(-2, -1)))
+            return np.stack([np.minimum(fro, np.sqrt(one * inf)), one, inf])
+
+        return bounds(self.A0), bounds(self.A)
 
     # ------------------------------------------------------------------ evaluations
     @overload
