@@ -369,6 +369,33 @@ def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch):
     assert runs and list(other.values()) == pytest.approx([0.5 ** (1 / 6)] * 60, rel=1e-14)
 
 
+def test_the_first_equilibrium_of_a_large_model_stops_at_its_leading_start(monkeypatch):
+    """first_equilibrium of the 60-flow ring (a critical value's branch check) stops the sparse
+    search once its leading start settles an isolated point free of the boundary with no zero
+    or negative state (nothing found after it ranks before it): the closed form
+    x = (1/2)^(1/5), bit for bit the point a new model's full search returns first."""
+    from fluidnet.symbolic import newton
+    from fluidnet.symbolic.equilibrium import first_equilibrium
+
+    verdicts = []
+    solve = newton.SparseSteadyState.solve
+
+    def spied(self, *a, until=None, **k):
+        def judged(*args):
+            verdicts.append(bool(until(*args)))
+            return verdicts[-1]
+
+        return solve(self, *a, until=None if until is None else judged, **k)
+
+    monkeypatch.setattr(newton.SparseSteadyState, "solve", spied)
+    got = first_equilibrium(_kelly_ring(60), kappa_1=0.9)
+    assert verdicts and verdicts[-1]  # stopped by the judge, before the other starts finished
+    assert list(got.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+    assert got.isolated and got.boundary == ()
+    full = _kelly_ring(60).equilibrium(kappa_1=0.9)
+    assert list(got.values()) == list(full.values())
+
+
 def test_projected_states_of_a_large_model_settle_on_their_boundary():
     """45 flows x_i' = w_i - x_i(t - 0.1)(1 + q_i) into queues q_i' = x_i - 1 (q_i >= 0): where
     w_i <= 1 the queue is held empty (q_i' = w_i - 1 < 0) and x_i = w_i, elsewhere x_i = 1 and

@@ -453,7 +453,9 @@ def first_equilibrium(model: Model, **params: Any) -> Equilibrium:
     the number of zero states): a candidate without any of these (the best rank) that comes
     first in the list among those of its rank is the one returned, whatever the rest of the
     search finds after it. The first pass's rows are judged in their order as they finish
-    (:func:`~fluidnet.symbolic.rootsearch.search` with ``first``): once a leading row gives an
+    (:func:`~fluidnet.symbolic.rootsearch.search` with ``first``; a large model's sparse
+    search start by start, :meth:`~fluidnet.symbolic.newton.SparseSteadyState.solve` with
+    ``until``): once a leading row gives an
     isolated equilibrium of the best rank, with every row before it finished, the search stops
     there. It is the same point, bit for bit, as the full search's first; only the other
     equilibria are not looked for, so no :class:`EquilibriumWarning` names them. Where no
@@ -518,7 +520,8 @@ def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equil
     if recalled is not None:  # the search's points at these values, kept by an earlier run
         accepted = _admissible(plan, candidates + recalled, p)
     # only the first equilibrium: the search stops where a leading row settles it
-    first = first and numeric and guess is None and not candidates and plan.code is not None
+    first = first and numeric and guess is None and not candidates
+    first = first and (plan.code is not None or plan.large)
     full = None
     if first and not accepted:
         settled, full = _first_only(model, plan, p, started)
@@ -641,7 +644,8 @@ def _first_only(
             spent[0] += time.process_time() - started
     if not (verdict and verdict[-1]):
         return None, None
-    _remember(model, p, accepted)
+    if plan.code is not None:  # a start of the homotopies of _continued (generated code only)
+        _remember(model, p, accepted)
     x, held, res = accepted[-1]
     out = _Found([_equilibrium(plan, x, held, res, True, None)])
     out.settled = True
@@ -1167,7 +1171,7 @@ def _starts(plan: _Plan, guess) -> list[np.ndarray]:
 
 def _numeric_candidates(plan: _Plan, p: np.ndarray, guess, first=None) -> Attempts:
     """The numeric search at ``p``: points where it converged, and what it tried (``first``:
-    see :func:`~fluidnet.symbolic.rootsearch.search`; generated code only)."""
+    see :func:`~fluidnet.symbolic.rootsearch.search`; generated code and large models only)."""
     n = len(plan.states)
     if plan.code is not None:
         g = None
@@ -1183,8 +1187,13 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess, first=None) -> Attemp
                 y0 = x0.copy()
                 y0[idx] = 0.0
                 starts.append(y0)
-        out.add(np.array(plan.sparse_form.solve(np.array(starts), p)).reshape(-1, n))
+        leading = None if first is None else _LeadingFound(first)
+        points = plan.sparse_form.solve(np.array(starts), p, until=leading)
         out.methods.append(f"sparse damped Newton from {len(starts)} starts")
+        if leading is not None and leading.settled:
+            out.candidates, out.settled = leading.seen.candidates, True
+            return out
+        out.add(np.array(points).reshape(-1, n))
         return out
     from scipy import optimize  # here, not at module level: keeps `import fluidnet` light
 
@@ -1214,6 +1223,25 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess, first=None) -> Attemp
         "configurations"
     )
     return out
+
+
+class _LeadingFound:
+    """The ``until`` of :meth:`~fluidnet.symbolic.newton.SparseSteadyState.solve` for a
+    ``first`` judge (see :func:`~fluidnet.symbolic.rootsearch.search`): the points of the
+    finished leading starts that settled, in order and without duplicates (as
+    :meth:`Attempts.add` lists the whole search's), given to ``first`` one by one."""
+
+    def __init__(self, first):
+        self.first = first
+        self.seen = Attempts()
+        self.settled = False
+
+    def __call__(self, x: np.ndarray, found: np.ndarray, a: int, b: int) -> bool:
+        for k in range(a, b):
+            if found[k] and self.seen.add(x[k : k + 1]) and self.first(self.seen.candidates[-1]):
+                self.settled = True
+                return True
+        return False
 
 
 #: Parameter points whose search results a model's record in the store keeps.

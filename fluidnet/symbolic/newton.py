@@ -26,6 +26,7 @@ minutes. A large model is solved here instead:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 import numpy as np
@@ -140,7 +141,13 @@ class SparseSteadyState:
 
     # ------------------------------------------------------------------ Newton from many starts
     def solve(
-        self, starts: np.ndarray, p: np.ndarray, *, tol: float = 1e-15, accept: float = 1e-8
+        self,
+        starts: np.ndarray,
+        p: np.ndarray,
+        *,
+        tol: float = 1e-15,
+        accept: float = 1e-8,
+        until: Callable[[np.ndarray, np.ndarray, int, int], bool] | None = None,
     ) -> list[np.ndarray]:
         """Damped Newton from every row of ``starts`` at once; the points where it settled.
 
@@ -156,6 +163,15 @@ class SparseSteadyState:
         trial point lowers its scaled residual takes its next Newton step from there, one whose
         trial point does not halves its step, so starts needing many halvings do not hold up
         the others.
+
+        ``until(x, found, a, b)``, when given, is called whenever starts ``a`` to ``b - 1``
+        have joined the leading starts that are finished (every start before them finished
+        too: their best points ``x[a:b]`` and whether they settled, ``found[a:b]``, are final),
+        and for the starts left when the rounds end. When it returns True the iteration stops
+        there and the points of the finished leading starts are returned (a caller that wants
+        the first starts' outcome, in order, does not wait for the others). Every start's
+        iteration is its own (one evaluation per point, one factorization per start), so a
+        leading start finishes exactly as it does in the full run.
         """
         n = self.n
         X = np.array(starts, dtype=float, copy=True)
@@ -203,10 +219,24 @@ class SparseSteadyState:
             steps[k], phi[k], lam[k], halvings[k] = step, phi_k, 1.0, 0
             iterations[k] += 1
 
+        lead = [0]  # the starts before this one are finished (and given to `until`)
+
+        def settled() -> bool:
+            """Give the newly finished leading starts to ``until``; True when it stops."""
+            if until is None:
+                return False
+            b = K if not running.any() else int(np.argmax(running))
+            if b <= lead[0]:
+                return False
+            a, lead[0] = lead[0], b
+            return bool(until(best_x, found, a, b))
+
         A = self._real(self.evaluate.batch(X.T, p))  # values and Jacobian entries
         for k in range(K):
             newton_step(k, X[k], A[k])
         for _ in range(MAX_ROUNDS):
+            if settled():
+                return [best_x[k] for k in range(lead[0]) if found[k]]
             ks = np.flatnonzero(running)
             if not ks.size:
                 break
@@ -230,6 +260,9 @@ class SparseSteadyState:
                     running[k] = False
                     found[k] = best[k] <= accept
         found |= running & (best <= accept)  # given up, but already at a solution
+        if until is not None and lead[0] < K:
+            running[:] = False
+            settled()
         return [best_x[k] for k in range(K) if found[k]]
 
     def _step(self, E: np.ndarray, held: np.ndarray, scale: np.ndarray, r: np.ndarray):
