@@ -75,8 +75,11 @@ class RowScaling:
 
 
 def _split(e: sympy.Expr, states) -> tuple[sympy.Expr, sympy.Expr]:
-    """``(c, h)``: ``e = c h`` with ``c`` free of ``states``."""
-    c, h = sympy.factor_terms(e).as_independent(*states, as_Add=False)
+    """``(c, h)``: ``e = c h`` with ``c`` free of ``states`` (a sum's common factors pulled out
+    first; a product, as a gain times a bracket is, is split as it stands)."""
+    if not e.is_Mul:
+        e = sympy.factor_terms(e)
+    c, h = e.as_independent(*states, as_Add=False)
     return c, h
 
 
