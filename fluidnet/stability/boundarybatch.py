@@ -285,6 +285,38 @@ def _narrowed(
     return None
 
 
+def _interpolated(points: _Points, base, direction, start, found) -> np.ndarray | None:
+    """Newton's method again on the Hopf edges where it failed from the unstable end's
+    rightmost root, from the frequency interpolated between the ends' rightmost roots (where
+    both are complex; the crossing root is often not the rightmost one at the unstable end,
+    whose frequency is then far off). ``start``: ``(t0, hopf, near, bounds, ra, rb, w_eps)`` of
+    every edge; ``found``: ``(t, omega, equilibria, converged)``, updated in place. Returns the
+    equilibria (a new array where there were none)."""
+    t0, hopf, near, bounds, ra, rb, w_eps = start
+    t, w, X, conv = found
+    wa, wb = np.abs(np.imag(ra)), np.abs(np.imag(rb))
+    r = np.flatnonzero(~conv & hopf & (wa > w_eps) & (wb > w_eps))
+    if not r.size:
+        return X
+    tt, ww, Xt, cc = _solve(
+        points,
+        base[r],
+        direction[r],
+        t0[r],
+        wa[r] + t0[r] * (wb - wa)[r],
+        hopf[r],
+        None if near is None else near[r],
+        (bounds[0][r], bounds[1][r]),
+    )
+    got = r[cc]
+    t[got], w[got], conv[got] = tt[cc], ww[cc], True
+    if Xt is not None:
+        if X is None:
+            X = np.full((len(t), Xt.shape[1]), np.nan)
+        X[got] = Xt[cc]
+    return X
+
+
 def _coarse(points: _Points, n_seed: int):
     """The coarse chart: box coordinates ``(n, n, 2)``, the grid edges whose ends differ in
     stability (flat indices), the rightmost roots at their ends (NaN elsewhere), equilibria.
@@ -425,6 +457,14 @@ def boundary_curves(
     near = None if X is None else np.where((t0 < 0.5)[:, None], X[ka], X[kb])
     bounds = (np.full(E, -1e-9), np.full(E, 1.0 + 1e-9))
     t, w, Xe, conv = _solve(points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, bounds)
+    if not conv.all():
+        Xe = _interpolated(
+            points,
+            uv[ka],
+            uv[kb] - uv[ka],
+            (t0, hopf, near, bounds, ra, rb, w_eps),
+            (t, w, Xe, conv),
+        )
     if not conv.all():
         got = _narrowed(points, uv[ka], uv[kb] - uv[ka], ra, rb, ~conv, w_eps, near)
         if got is None:
