@@ -135,3 +135,60 @@ def test_a_crossing_off_the_boundary_is_not_taken():
     assert conv[0]
     assert 1.0 + 9.0 * t[0] == pytest.approx(math.pi / 2, rel=1e-10)
     assert w[0] == pytest.approx(math.pi / 2, rel=1e-10)
+
+
+def test_coarse_chart_verdicts_are_the_closed_form():
+    """The coarse chart decides stability by the argument principle's count and computes
+    rightmost roots only at the ends of the edges that change stability: on the sigmoidal law
+    (stable iff kappa T |f'(x*)| < pi / 2, the closed form above) its edges are exactly the
+    grid edges across that curve, and the root at every end is the rightmost root of
+    s = -kappa |f'| e^{-s T}: real part of the end's sign, |s| = kappa |f'| on the axis
+    crossing's side (checked through the characteristic equation's residual)."""
+    from fluidnet.stability import boundarybatch as bb
+    from fluidnet.stability.system import SystemFactory
+
+    c = abs(_sigmoid_slope())
+    xr, yr = (1.0, 20.0), (0.5, 5.0)
+    points = bb._Points(SystemFactory(sigmoid_rate(), {}), "kappa", "T", xr, yr)
+    n = 16
+    uv, edges, root, _ = bb._coarse(points, n)
+    g = np.linspace(0.0, 1.0, n)
+    kappa = xr[0] + (xr[1] - xr[0]) * np.repeat(g, n)
+    T = yr[0] + (yr[1] - yr[0]) * np.tile(g, n)
+    stable = kappa * T * c < math.pi / 2
+    expected = [
+        (k, k2)
+        for k in range(n * n)
+        for k2 in (k + n, k + 1)
+        if k2 < n * n and (k2 != k + 1 or k % n != n - 1) and stable[k] != stable[k2]
+    ]
+    assert sorted(edges) == sorted(expected) and len(expected) > 10
+    ends = sorted({k for e in edges for k in e})
+    r = root[ends]
+    assert np.all(np.isfinite(r))
+    assert np.array_equal(np.real(r) < 0, stable[ends])
+    residual = r + kappa[ends] * c * np.exp(-r * T[ends])
+    assert np.max(np.abs(residual) / np.abs(r)) < 1e-9
+    others = np.setdiff1d(np.arange(n * n), ends)
+    assert np.all(np.isnan(root[others]))  # no root computed off the edges
+
+
+@pytest.mark.parametrize(("a", "expected"), [(1.0, 0), (2.0, 16), (8.0, 32)])
+def test_counts_through_the_factorization_are_the_closed_form(a, expected):
+    """Nine alike states coupled all to all, x_i' = -a x_i(t - 1) - b sum_j x_j(t - 1): the
+    modes are s + mu e^{-s} = 0 with mu = a (multiplicity 8) and mu = a + 9 b, and
+    s + mu e^{-s} has 2 (k + 1) roots right of the axis for pi/2 + 2 pi k < mu < pi/2 + 2 pi
+    (k + 1), none for 0 < mu < pi/2 (closed form). The count through the alike-flow
+    factorization (the factors' counts times their multiplicity) gives the whole count, as the
+    unfactored argument principle does."""
+    from fluidnet.linear.aggregate import aggregation
+    from fluidnet.linear.certificate import count_right_of
+    from fluidnet.linear.stacked import Stack
+    from fluidnet.stability import boundarybatch as bb
+
+    b = -a / 9.0 + 0.1  # a + 9 b = 0.9 < pi / 2: the symmetric mode is stable
+    A1 = -(a * np.eye(9) + b * np.ones((9, 9)))
+    st = Stack.from_systems([fn.LinearDDE(np.zeros((9, 9)), [(1.0, A1)])])
+    assert aggregation(st) is not None  # the factored count is the one tested
+    assert bb._counts(st, np.array([0.0]))[0] == expected
+    assert count_right_of(st, np.array([0.0]))[0][0] == expected

@@ -89,14 +89,31 @@ def _det(stack: Stack, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 ON_AXIS_RTOL = 1e-6
 
 
-def _on_boundary(stack: Stack, ok: np.ndarray, omega: np.ndarray) -> np.ndarray:
-    """Whether system ``k`` (a crossing at ``j omega_k``) has no root right of the line just
-    right of the axis, counted by the argument principle (:func:`~fluidnet.linear.certificate.
-    count_right_of`); False where the count is not certified or ``ok`` is False.
+def _counts(stack: Stack, sigma: np.ndarray) -> np.ndarray:
+    """The number of roots right of ``Re s = sigma_k`` of every system ``k`` (the argument
+    principle, :func:`~fluidnet.linear.certificate.count_right_of`); ``-1`` where it is not
+    certified.
 
     A network's alike flows factor the determinant (:mod:`fluidnet.linear.aggregate`): the
     reduced system and the scalar factors are counted instead of the whole system (the count is
     the reduced one's plus each factor's times its multiplicity)."""
+    agg = None
+    if stack.K and not (np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A)):
+        agg = aggregation(stack)
+    if agg is None:
+        count, _ = count_right_of(stack, sigma)
+        return count
+    red, _ = count_right_of(agg.reduced, sigma)
+    fac, _ = count_right_of(agg.factors, np.tile(sigma, agg.G))
+    fac = fac.reshape(agg.G, stack.K)
+    total = red + np.sum(fac * np.asarray(agg.multiplicity)[:, None], axis=0)
+    return np.where((red >= 0) & np.all(fac >= 0, axis=0), total, -1)
+
+
+def _on_boundary(stack: Stack, ok: np.ndarray, omega: np.ndarray) -> np.ndarray:
+    """Whether system ``k`` (a crossing at ``j omega_k``) has no root right of the line just
+    right of the axis, counted by the argument principle (:func:`_counts`); False where the
+    count is not certified or ``ok`` is False."""
     K = stack.K
     out = np.zeros(K, dtype=bool)
     rows = np.flatnonzero(ok & np.isfinite(omega))
@@ -106,17 +123,7 @@ def _on_boundary(stack: Stack, ok: np.ndarray, omega: np.ndarray) -> np.ndarray:
     tau = st.max_delay()
     scale = np.abs(omega[rows]) + np.where(tau > 0, 1.0 / np.where(tau > 0, tau, 1.0), 1.0)
     sigma = ON_AXIS_RTOL * scale
-    agg = None
-    if not (np.iscomplexobj(st.A0) or np.iscomplexobj(st.A)):
-        agg = aggregation(st)
-    if agg is None:
-        count, _ = count_right_of(st, sigma)
-        out[rows] = count == 0
-        return out
-    red, _ = count_right_of(agg.reduced, sigma)
-    fac, _ = count_right_of(agg.factors, np.tile(sigma, agg.G))
-    fac = fac.reshape(agg.G, rows.size)
-    out[rows] = (red == 0) & np.all(fac == 0, axis=0)
+    out[rows] = _counts(st, sigma) == 0
     return out
 
 
@@ -278,21 +285,87 @@ def _narrowed(
     return None
 
 
+def _interpolated(points: _Points, base, direction, start, found) -> np.ndarray | None:
+    """Newton's method again on the Hopf edges where it failed from the unstable end's
+    rightmost root, from the frequency interpolated between the ends' rightmost roots (where
+    both are complex; the crossing root is often not the rightmost one at the unstable end,
+    whose frequency is then far off). ``start``: ``(t0, hopf, near, bounds, ra, rb, w_eps)`` of
+    every edge; ``found``: ``(t, omega, equilibria, converged)``, updated in place. Returns the
+    equilibria (a new array where there were none)."""
+    t0, hopf, near, bounds, ra, rb, w_eps = start
+    t, w, X, conv = found
+    wa, wb = np.abs(np.imag(ra)), np.abs(np.imag(rb))
+    r = np.flatnonzero(~conv & hopf & (wa > w_eps) & (wb > w_eps))
+    if not r.size:
+        return X
+    tt, ww, Xt, cc = _solve(
+        points,
+        base[r],
+        direction[r],
+        t0[r],
+        wa[r] + t0[r] * (wb - wa)[r],
+        hopf[r],
+        None if near is None else near[r],
+        (bounds[0][r], bounds[1][r]),
+    )
+    got = r[cc]
+    t[got], w[got], conv[got] = tt[cc], ww[cc], True
+    if Xt is not None:
+        if X is None:
+            X = np.full((len(t), Xt.shape[1]), np.nan)
+        X[got] = Xt[cc]
+    return X
+
+
 def _coarse(points: _Points, n_seed: int):
-    """The coarse chart: box coordinates ``(n, n, 2)``, rightmost roots, equilibria."""
+    """The coarse chart: box coordinates ``(n, n, 2)``, the grid edges whose ends differ in
+    stability (flat indices), the rightmost roots at their ends (NaN elsewhere), equilibria.
+
+    The verdict of every grid point is the argument principle's count of the roots right of
+    the axis (:func:`_counts`), several times cheaper than the rightmost root; the certified
+    rightmost root (:func:`~fluidnet.linear.batch.rightmost_roots`) is computed only where the
+    edges' crossings start from it, and where the count is not certified. A point whose
+    rightmost root and count disagree on its stability (a root on the axis to rounding) takes
+    the root's verdict, and the edges are drawn again."""
     g = np.linspace(0.0, 1.0, n_seed)
     U, V = np.meshgrid(g, g, indexing="ij")
     uv = np.stack([U.ravel(), V.ravel()], axis=1)
     st, X, ok = points.systems(uv, None)
-    found = rightmost_roots(st, (n_seed, n_seed), skip=~ok)
-    root = np.where(found.certified, found.root, np.nan)
-    return uv, root, X
+    K = len(uv)
+    count = np.full(K, -1)
+    rows = np.flatnonzero(ok)
+    if rows.size:
+        count[rows] = _counts(st.take(rows), np.zeros(rows.size))
+    known = count >= 0
+    stable = count == 0
+    root = np.full(K, np.nan + 0j)
+    solved = ~ok  # points whose rightmost root is known (or never will be)
+
+    def solve(idx: np.ndarray) -> None:
+        idx = idx[~solved[idx]]
+        if not idx.size:
+            return
+        found = rightmost_roots(st.take(idx))
+        r = np.where(found.certified, found.root, np.nan)
+        root[idx] = r
+        solved[idx] = True
+        fin = np.isfinite(r)
+        known[idx] = fin
+        stable[idx] = np.where(fin, np.real(r) < 0, stable[idx])
+
+    solve(np.flatnonzero(ok & ~known))
+    for _ in range(4):
+        edges = _brackets(n_seed, known, stable)
+        ends = np.unique(np.array(edges, dtype=int).reshape(-1))
+        before = (known.copy(), stable.copy())
+        solve(ends)
+        if np.array_equal(before[0], known) and np.array_equal(before[1], stable):
+            return uv, edges, root, X
+    raise FluidnetError("the coarse chart's verdicts do not settle")
 
 
-def _brackets(n_seed: int, root: np.ndarray) -> list[tuple[int, int]]:
-    """Grid edges (flat indices) whose ends differ in stability (both certified)."""
-    ok = np.isfinite(root)
-    stable = np.real(root) < 0
+def _brackets(n_seed: int, known: np.ndarray, stable: np.ndarray) -> list[tuple[int, int]]:
+    """Grid edges (flat indices) whose ends differ in stability (both known)."""
     out = []
     for i in range(n_seed):
         for j in range(n_seed):
@@ -302,7 +375,7 @@ def _brackets(n_seed: int, root: np.ndarray) -> list[tuple[int, int]]:
                 if i2 >= n_seed or j2 >= n_seed:
                     continue
                 k2 = i2 * n_seed + j2
-                if ok[k] and ok[k2] and stable[k] != stable[k2]:
+                if known[k] and known[k2] and stable[k] != stable[k2]:
                     out.append((k, k2))
     return out
 
@@ -370,10 +443,9 @@ def boundary_curves(
     ``None`` where the batched method does not settle them."""
     points = _Points(factory, xn, yn, xr, yr)
     try:
-        uv, root, X = _coarse(points, n_seed)
+        uv, edges, root, X = _coarse(points, n_seed)
     except FluidnetError:
         return None
-    edges = _brackets(n_seed, root)
     if not edges:
         return []
     E = len(edges)
@@ -385,6 +457,14 @@ def boundary_curves(
     near = None if X is None else np.where((t0 < 0.5)[:, None], X[ka], X[kb])
     bounds = (np.full(E, -1e-9), np.full(E, 1.0 + 1e-9))
     t, w, Xe, conv = _solve(points, uv[ka], uv[kb] - uv[ka], t0, w0, hopf, near, bounds)
+    if not conv.all():
+        Xe = _interpolated(
+            points,
+            uv[ka],
+            uv[kb] - uv[ka],
+            (t0, hopf, near, bounds, ra, rb, w_eps),
+            (t, w, Xe, conv),
+        )
     if not conv.all():
         got = _narrowed(points, uv[ka], uv[kb] - uv[ka], ra, rb, ~conv, w_eps, near)
         if got is None:
