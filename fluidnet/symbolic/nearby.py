@@ -147,8 +147,10 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
     # a queue that empties or fills on the way: the configurations pointed to, each row's
     # equilibria ranked as the full search ranks them
     found: dict[int, list] = {}
-    tried = {int(j): [np.zeros(n, dtype=bool), at_zero[j]] for j in range(K)}
+    tried: dict[int, list] = {}  # the configurations tried at a row
     for rows, new in changed:
+        for j in rows:
+            tried.setdefault(int(j), [np.zeros(n, dtype=bool), at_zero[j]])
         fresh = np.array(
             [
                 not settled[j] and not any(np.array_equal(new[r], h) for h in tried[int(j)])
