@@ -161,3 +161,68 @@ def test_one_point_decides_as_the_batch_of_one():
         want = _system_at(lb, 0)
         assert lin.delays == pytest.approx(want.delays, rel=1e-12)
         np.testing.assert_allclose(lin.characteristic(s), want.characteristic(s), rtol=1e-10)
+
+
+# ------------------------------------------------- a queue that empties or fills on the way
+def _tandem(d1: float) -> np.ndarray:
+    """The tandem law's equilibrium at its defaults (N1 = 40, N2 = 20, d2 = 0.1) and ``d1``,
+    from tests/equilibrium_laws.tandem_reference (Brent roots of its scalar equations, link 1
+    a bottleneck or its queue empty), states in the model's order (W1, W2, q1, q2)."""
+    from equilibrium_laws import tandem_reference
+
+    ref = tandem_reference(2000.0, N1=40.0, N2=20.0, d1=d1, d2=0.1)
+    return np.array([ref["W1"], ref["W2"], ref["q1"], ref["q2"]])
+
+
+@pytest.mark.filterwarnings("ignore:.*equilibria held at the boundary")
+def test_a_queue_that_empties_on_the_way_is_held_without_the_full_search(monkeypatch):
+    """From both links congested (d1 = 0.2, q1 = 2.07 pkts) to d1 = 0.21, 0.24, 0.3, where link
+    1 is no longer a bottleneck: every state free drives q1 below 0, so q1 is held at 0; the
+    point is settled there, equal to the reference, and the full search is not run (on the
+    continuation of a critical value it was, 20 ms a time)."""
+    import fluidnet.stability.system as system
+
+    m = tandem_two_class()
+    start = _tandem(0.2)
+    assert start[2] > 2.0  # the first queue is not empty at the start
+    point = NearbyPoint(m, {})
+    s = np.array([0.3, 1.0 + 2.0j, 5.0j])
+    fulls = {}
+    for d1 in (0.21, 0.24, 0.3):
+        lin, x, why = point({"d1": d1}, start)
+        assert why == "" and lin is not None and x is not None
+        want = _tandem(d1)
+        assert want[2] == 0.0 and x[2] == 0.0
+        np.testing.assert_allclose(x, want, rtol=1e-10)
+        fulls[d1] = m.linearize(d1=d1)  # at the equilibrium the full search returns
+        np.testing.assert_allclose(lin.characteristic(s), fulls[d1].characteristic(s), rtol=1e-9)
+    # a continuation (a root followed in d1) runs the full search at its first point only
+    searched = []
+    first_equilibrium = system.first_equilibrium
+
+    def spy(model, **params):
+        searched.append(params)
+        return first_equilibrium(model, **params)
+
+    monkeypatch.setattr(system, "first_equilibrium", spy)
+    systems = system.ContinuedSystems(system.SystemFactory(m))
+    systems(d1=0.2)
+    lin = systems(d1=0.24)
+    assert [p["d1"] for p in searched] == [0.2]
+    assert systems.stats == {"continued": 1, "full": 1}
+    np.testing.assert_allclose(lin.characteristic(s), fulls[0.24].characteristic(s), rtol=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore:.*equilibria held at the boundary")
+def test_queues_that_empty_and_fill_settle_in_a_batch():
+    """linearize_near from both ends of the change: from both links congested (d1 = 0.2) the
+    points past the emptying of the first queue, from the empty queue (d1 = 0.24) the points
+    where it fills again; all equal to the reference."""
+    m = tandem_two_class()
+    d1 = np.array([0.15, 0.19, 0.205, 0.21, 0.24, 0.3])
+    for start in (_tandem(0.2), _tandem(0.24)):
+        lb = linearize_near(m, {"d1": d1}, start)
+        assert lb.ok.all(), lb.reasons
+        for k, dk in enumerate(d1):
+            np.testing.assert_allclose(lb.equilibrium[k], _tandem(dk), rtol=1e-10)
+            assert (lb.equilibrium[k, 2] == 0.0) == (_tandem(dk)[2] == 0.0)

@@ -12,9 +12,15 @@ plan of :func:`~fluidnet.symbolic.linearize.linearize_batch`).
 It continues a branch; it does not choose one. A point is settled only where the Newton
 iteration converges and the result passes the tests of the full search (projected states not
 negative, the states held at 0 by the projection still held there, the same sign pattern as
-the start), with every state free or in the start's boundary configuration: where the branch
-folds, ends, or a queue empties or starts to fill, the point is left to the full search
-(``ok`` False, with the reason), which the caller runs.
+the start), with every state free or in the start's boundary configuration, tried in that
+order. Where a queue empties or starts to fill on the way, those attempts converge to points
+the tests reject, and the rejection names the new configuration: a projected state driven
+below 0 is held at 0 (its equation must then push down), a held state whose equation turned
+positive is freed. Newton's method from the start in those configurations, with the same
+tests, settles the point; of two that pass, the one the full search ranks first (no state
+held, then no negative state, then fewer zero states). Where the branch folds or ends, where
+no configuration passes, or where two are tied in that order, the point is left to the full
+search (``ok`` False, with the reason), which the caller runs.
 """
 
 from __future__ import annotations
@@ -49,7 +55,8 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
         ``(K, n)`` (or ``(n,)`` for all): the equilibrium of a nearby point on the branch to
         follow, states in ``model.state_names`` order. Where the steady-state equations do
         not settle a point with every state free, the projected states exactly 0 in its start
-        are held at 0 by the projection (the start's boundary configuration).
+        are held at 0 by the projection (the start's boundary configuration); where that fails
+        too, the configurations the rejected attempts point to (see the module).
 
     Returns
     -------
@@ -91,14 +98,12 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
     for i in nonneg:
         at_zero[:, i] = X0[:, i] == 0.0
     settled = np.zeros(K, dtype=bool)
-    # every state free first; then, where that fails, projected states at 0 in the start held
-    # there (a queue held empty by the projection)
-    for held in (np.zeros((K, n), dtype=bool), at_zero):
-        live = np.flatnonzero(ok & ~settled)
-        if held.any():
-            live = live[held[live].any(axis=1)]
-        if not live.size:
-            continue
+    kind = ~np.any(X0 < 0, axis=1)
+
+    def attempt(held: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Newton's method at rows ``live`` with ``held`` ``(K, n)``: ``(passed, reached)``,
+        the rows that pass the tests (their equilibria in ``X``, ``settled``) and the points
+        converged to (NaN where not)."""
         rows = _plain_newton(code, X0[live], P[:, live].T, held[live])
         again = ~rows.converged
         if again.any():  # the damped iteration of the full search where the plain one fails
@@ -111,22 +116,117 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
             )
             rows.x[again], rows.residual[again] = damped.x, damped.residual
             rows.converged[again] = damped.converged
-        good, x = _settled(
-            code, P[:, live], held[live], rows, nonneg, ~np.any(X0[live] < 0, axis=1)
-        )
+        reached = np.where(rows.converged[:, None], rows.x, np.nan)
+        good, x = _settled(code, P[:, live], held[live], rows, nonneg, kind[live])
         X[live[good]] = x[good]
         settled[live[good]] = True
-    for j in np.flatnonzero(ok & ~settled):
-        why[j] = (
-            "Newton's method from the nearby equilibrium did not settle (a fold, the end of "
-            "the branch, or a projected state changing): the full search decides"
+        return good, reached
+
+    # every state free first; then, where that fails, projected states at 0 in the start held
+    # there (a queue held empty by the projection)
+    changed: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, configuration of each)
+    for held in (np.zeros((K, n), dtype=bool), at_zero):
+        live = np.flatnonzero(ok & ~settled)
+        if held.any():
+            live = live[held[live].any(axis=1)]
+        if not live.size:
+            continue
+        good, reached = attempt(held, live)
+        # where a converged point was rejected: the configuration it points to
+        back = ~good & np.all(np.isfinite(reached), axis=1)
+        if back.any():
+            rows, at = live[back], reached[back]
+            F = code.f(at.T, P[:, rows]).T if held[rows].any() else None
+            new = np.array(
+                [
+                    _changed(at[r], None if F is None else F[r], held[j], nonneg)
+                    for r, j in enumerate(rows)
+                ]
+            )
+            changed.append((rows, new))
+    # a queue that empties or fills on the way: the configurations pointed to, each row's
+    # equilibria ranked as the full search ranks them
+    found: dict[int, list] = {}
+    tried: dict[int, list] = {}  # the configurations tried at a row
+    for rows, new in changed:
+        for j in rows:
+            tried.setdefault(int(j), [np.zeros(n, dtype=bool), at_zero[j]])
+        fresh = np.array(
+            [
+                not settled[j] and not any(np.array_equal(new[r], h) for h in tried[int(j)])
+                for r, j in enumerate(rows)
+            ],
+            dtype=bool,
         )
+        rows, new = rows[fresh], new[fresh]
+        if not rows.size:
+            continue
+        for r, j in enumerate(rows):
+            tried[int(j)].append(new[r])
+        held = np.zeros((K, n), dtype=bool)
+        held[rows] = new
+        keep = X[rows].copy()
+        good, _ = attempt(held, rows)
+        for r, j in enumerate(rows):
+            if good[r]:
+                x = X[j].copy()
+                mine = found.setdefault(int(j), [])
+                if not any(np.allclose(x, y, rtol=1e-9, atol=1e-12) for _, y in mine):
+                    mine.append((_rank(x, held[j]), x))
+                X[j], settled[j] = keep[r], False  # decided by the ranking below
+    for j, mine in found.items():
+        x, reason = _first_ranked(mine)
+        if x is not None:
+            X[j], settled[j] = x, True
+        else:
+            why[j] = reason
+    for j in np.flatnonzero(ok & ~settled):
+        why[j] = why[j] or NOT_SETTLED
     ok &= settled
     return _linearized_at(plan, P, X, ok, why)
 
 
 #: Steps of the plain Newton iteration from a nearby start.
 PLAIN_STEPS = 8
+
+NOT_SETTLED = (
+    "Newton's method from the nearby equilibrium did not settle (a fold, the end of the "
+    "branch, or a projected state changing): the full search decides"
+)
+TIED = (
+    "equilibria in two boundary configurations tied by the documented order: the full "
+    "search decides"
+)
+
+
+def _changed(reached: np.ndarray, F: np.ndarray | None, held: np.ndarray, nonneg) -> np.ndarray:
+    """The boundary configuration a converged but rejected attempt points to: the projected
+    states it drove below 0 held at 0 (a queue that empties), the held states whose equation
+    ``F`` (all equations, at ``reached``) is positive there freed (a queue that fills)."""
+    new = held.copy()
+    big = max(1.0, float(np.max(np.abs(reached))))
+    for i in nonneg:
+        if not held[i] and reached[i] < -1e-12 * big:
+            new[i] = True
+        elif held[i] and F is not None and F[i] > 0:
+            new[i] = False
+    return new
+
+
+def _rank(x: np.ndarray, held: np.ndarray) -> tuple[bool, bool, int]:
+    """The key of the full search's order (held at the boundary, a negative state, the number
+    of zero states; smallest first)."""
+    return bool(held.any()), bool(np.any(x < 0)), int(np.sum(x == 0))
+
+
+def _first_ranked(found: list) -> tuple[np.ndarray | None, str]:
+    """``(x, "")`` for the ``(key, x)`` ranked first, ``(None, reason)`` for none or a tie."""
+    if not found:
+        return None, NOT_SETTLED
+    found = sorted(found, key=lambda f: f[0])
+    if len(found) > 1 and found[0][0] == found[1][0]:
+        return None, TIED
+    return found[0][1], ""
 
 
 def _plain_newton(code, X0: np.ndarray, P: np.ndarray, held: np.ndarray):
@@ -169,8 +269,9 @@ class NearbyPoint:
     for one point per step (a root followed along a parameter).
 
     The same iteration and the same acceptance tests as :func:`linearize_near` with ``K = 1``
-    (every state free first, then the start's boundary configuration; plain Newton, the damped
-    iteration where it fails; the tests of the full search: converged, projected states not
+    (every state free first, then the start's boundary configuration, then the configurations
+    the rejected attempts point to, ranked as the full search ranks them; plain Newton, the
+    damped iteration where it fails; the tests of the full search: converged, projected states not
     negative, no negative state where the start had none, relative residuals of the free
     equations below ``RESIDUAL_TOL``, held equations pushing down by more than rounding, no free
     projected state at 0 pushed down, the right-hand sides as written finite, the scaled
@@ -266,23 +367,43 @@ class NearbyPoint:
         at_zero = np.zeros(self.n, dtype=bool)
         for i in self.nonneg:
             at_zero[i] = x0[i] == 0.0
+        x, why = None, NOT_SETTLED
+        changed: list[np.ndarray] = []
         for held in (free, at_zero):
             if held is at_zero and not held.any():
                 break
-            x = self._settle(x0, p, held, kind)
+            x, reached = self._settle(x0, p, held, kind)
             if x is not None:
-                lin, why = self._linearized(x, p)
-                if lin is None:
-                    return None, None, why
-                return lin, x, ""
-        return (
-            None,
-            None,
-            (
-                "Newton's method from the nearby equilibrium did not settle (a fold, the end of "
-                "the branch, or a projected state changing): the full search decides"
-            ),
-        )
+                break
+            if reached is not None:
+                F = self._evaluate(reached, p, ())[0] if held.any() else None
+                changed.append(_changed(reached, F, held, self.nonneg))
+        if x is None:  # a queue that empties or fills on the way: its new configuration
+            x, why = self._changed_configuration(x0, p, kind, changed, (free, at_zero))
+        if x is None:
+            return None, None, why
+        lin, why = self._linearized(x, p)
+        if lin is None:
+            return None, None, why
+        return lin, x, ""
+
+    def _changed_configuration(
+        self, x0: np.ndarray, p: np.ndarray, kind: bool, changed: list, tried: tuple
+    ) -> tuple[np.ndarray | None, str]:
+        """``(x, "")``: the equilibrium in a configuration the first two attempts point to
+        (:func:`_changed`), by the same iteration and tests; of two that pass, the one the
+        full search ranks first. ``(None, reason)`` where none passes or two are tied."""
+        found: list[tuple[tuple, np.ndarray]] = []
+        seen = list(tried)
+        for held in changed:
+            if any(np.array_equal(held, h) for h in seen):
+                continue
+            seen.append(held)
+            x, _ = self._settle(x0, p, held, kind)
+            if x is None or any(np.allclose(x, y, rtol=1e-9, atol=1e-12) for _, y in found):
+                continue
+            found.append((_rank(x, held), x))
+        return _first_ranked(found)
 
     # -- the steady state
     def _evaluate(self, x: np.ndarray, p: np.ndarray, sub: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -295,8 +416,12 @@ class NearbyPoint:
         J[rows, cols] = E
         return np.asarray(F, dtype=float), J
 
-    def _settle(self, x0: np.ndarray, p: np.ndarray, held: np.ndarray, kind: bool):
-        """The equilibrium from ``x0`` with ``held`` at 0, if it passes the tests, else None."""
+    def _settle(
+        self, x0: np.ndarray, p: np.ndarray, held: np.ndarray, kind: bool
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """``(x, reached)``: the equilibrium from ``x0`` with ``held`` at 0 if it passes the
+        tests (else None), and the point Newton's method converged to (None where it did
+        not)."""
         code = self.code
         sub = tuple(int(i) for i in np.flatnonzero(held))
         x = x0.copy()
@@ -332,8 +457,9 @@ class NearbyPoint:
             )
             best_x, converged, best_FJ = damped.x[0].copy(), bool(damped.converged[0]), None
         if not converged:
-            return None
-        return self._tested(best_x, p, held, kind, best_FJ, sub)
+            return None, None
+        reached = best_x.copy()
+        return self._tested(best_x, p, held, kind, best_FJ, sub), reached
 
     def _tested(self, x, p, held, kind: bool, FJ, sub: tuple):
         """``x`` (projected states within rounding of 0 set to 0) when it passes the tests of
