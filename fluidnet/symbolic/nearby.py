@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import ModelError
 from ..linear.lineardde import LinearDDE
 from .batchequilibria import _settled
-from .densenewton import FLOOR, TOL, _Rows, _step, newton
+from .densenewton import FLOOR, TOL, _Rows, _sizes, _step, newton
 from .equilibrium import _plan as _equilibrium_plan
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
 from .steadycode import steady_code
@@ -249,17 +249,22 @@ def _plain_newton(code, X0: np.ndarray, P: np.ndarray, held: np.ndarray):
             break
         F, J = rows.evaluate(X[active], active)
         finite = np.all(np.isfinite(F), axis=1) & np.all(np.isfinite(J), axis=(1, 2))
-        dX, r, _ = _step(
-            np.where(finite[:, None], F, 0.0), np.where(finite[:, None, None], J, 0.0), X[active]
-        )
+        F = np.where(finite[:, None], F, 0.0)
+        J = np.where(finite[:, None, None], J, 0.0)
+        with np.errstate(all="ignore"):
+            r = F / _sizes(J, X[active])  # the scaled residuals of _step, before its solve
         err = np.where(finite, np.max(np.abs(r), axis=1), np.inf)
         better = err < best[active]
         best[active[better]] = err[better]
         best_x[active[better]] = X[active[better]]
-        # on to the rounding level, while each step still gains (quadratic convergence)
-        go = finite & (err > TOL) & (err < 0.5 * last[active]) & np.all(np.isfinite(dX), axis=1)
+        # on to the rounding level, while each step still gains (quadratic convergence); the
+        # step is solved only for those rows (a converged start, as a continuation's next
+        # point often is, costs no solve)
+        go = finite & (err > TOL) & (err < 0.5 * last[active])
         last[active] = err
-        active, dX = active[go], dX[go]
+        dX = _step(F[go], J[go], X[active[go]])[0] if go.any() else np.zeros((0, X.shape[1]))
+        ok = np.all(np.isfinite(dX), axis=1)
+        active, dX = active[go][ok], dX[ok]
         X[active] -= dX
     return NewtonRows(best_x, best, best <= FLOOR)
 
@@ -530,7 +535,8 @@ class NearbyPoint:
 
 def _point_step(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float]:
     """The Newton step of one point and its largest scaled residual, scaled as
-    ``densenewton._step`` scales them (rows by size, columns by the states' magnitudes)."""
+    ``densenewton._step`` scales them (rows by size, columns by the states' magnitudes); a zero
+    step, unsolved, where the residual is at the rounding level ``TOL`` (no step is taken)."""
     with np.errstate(all="ignore"):
         s = np.abs(J) @ np.abs(x)
         rows = np.where((s > 0) & np.isfinite(s), s, 1.0)
@@ -540,6 +546,8 @@ def _point_step(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray
     err = float(np.max(np.abs(r)))
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(r))):
         return np.full(x.shape, np.nan), err
+    if not err > TOL:  # converged: the caller takes no step (no solve)
+        return np.zeros(x.shape), err
     try:
         y = np.linalg.solve(A, r)
     except np.linalg.LinAlgError:  # singular: the step of least norm, as solve_rows takes it
