@@ -36,10 +36,13 @@ import numpy as np
 
 from ..errors import FluidnetError
 from ..linear.aggregate import Aggregation, aggregation, aggregation_by
+from ..linear.lambertw import lambert_roots
+from ..linear.large import LARGE_STATES
+from ..linear.rootset import Roots
 from ..linear.lineardde import LinearDDE
 from ..linear.stacked import Stack
-from .crossing import Count, Crossing, Sweep
-from .rootpaths import follow_roots
+from .crossing import Count, Crossing, Sweep, rhp_count, size_unit
+from .rootpaths import WINDOW, follow_roots
 
 __all__ = ["PartSweep", "first_switch_factored"]
 
@@ -142,6 +145,41 @@ class PartSweep(Sweep):
 
     def lin(self, p: float) -> LinearDDE:
         return self.parts.at(p)[self.index]
+
+    def closed_count(self, p: float, k: int | None = None) -> Count | None:
+        """A factor part's count from the Lambert W closed form of its scalar factors
+        (:func:`~fluidnet.linear.lambertw.lambert_roots`), where each factor has at most one
+        delayed term; ``None`` otherwise (the reduced part, or a factor the closed form does
+        not cover: the count is then computed in general).
+
+        The roots given are as many as :meth:`~.crossing.Sweep.count` computes (at least
+        ``k``, 6, and ``2 n`` for a system of fewer than
+        :data:`~fluidnet.linear.large.LARGE_STATES` states), the rightmost, and every root in
+        the closed right half-plane: the closed form gives every root right of
+        ``-(WINDOW + 1) / tau_max``, and the certificate is a line between the last root kept
+        and the next one (left of the imaginary axis), right of which the roots kept are all.
+        """
+        if self.index == 0:
+            return None
+        lin = self.lin(p)
+        if not lin.delays:
+            return None
+        want = max(k or 0, 6, 2 * lin.n if lin.n < LARGE_STATES else 0)
+        roots = lambert_roots(lin, -(WINDOW + 1.0) / lin.max_delay, want)
+        if roots is None:
+            return None
+        vals = roots.values
+        keep = max(want, int(np.count_nonzero(vals.real >= 0.0)))
+        if keep < len(roots):
+            # between the last root kept and the next, and left of the axis (a pair of a real
+            # system kept together: roots of equal real parts are cut alike)
+            while keep < len(roots) and vals[keep].real == vals[keep - 1].real:
+                keep += 1
+        if keep < len(roots):
+            line = 0.5 * (vals[keep - 1].real + vals[keep].real)
+            roots = Roots(list(roots[:keep]), 0, certified=True, certificate=min(line, -0.0))
+        self.n_counts += 1
+        return Count(float(p), rhp_count(roots, size_unit(lin)), roots)
 
 
 def first_switch_factored(

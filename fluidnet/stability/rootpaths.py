@@ -382,8 +382,10 @@ class _SerialPath(RootPath):
         if q == self.hi:  # a root may lie within AXIS_TOL of the axis there
             check = self.sweep.count_edge(q, self.span, end=True, k=self.k)
         else:
-            check = None
-            if last_one or not self._window_unknown():
+            # a closed form of the roots, where the system has one (a factor part of
+            # fluidnet.stability.factoredpaths), else the followed roots' count
+            check = self.sweep.closed_count(q, self.k)
+            if check is None and (last_one or not self._window_unknown()):
                 check = _followed_count(self.sweep, q, path.lam, self.real_system, last_one)
             if check is None:  # the roots there are not all followed: computed in full
                 check = self.sweep.count(q, self.k, rhp_only=last_one)
