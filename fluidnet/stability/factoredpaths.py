@@ -38,8 +38,8 @@ from ..errors import FluidnetError
 from ..linear.aggregate import Aggregation, aggregation, aggregation_by
 from ..linear.lambertw import lambert_roots
 from ..linear.large import LARGE_STATES
-from ..linear.rootset import Roots
 from ..linear.lineardde import LinearDDE
+from ..linear.rootset import Roots
 from ..linear.stacked import Stack
 from .crossing import Count, Crossing, Sweep, rhp_count, size_unit
 from .rootpaths import WINDOW, follow_roots
@@ -84,6 +84,11 @@ class _Parts:
             for mm in self.mult[1:]
         ]
         self._systems: dict[float, tuple[LinearDDE, ...]] = {}
+        self._classes = [np.array(c) for c in self.signature[0]]
+        #: the classes merged into a group, and the first class of their group
+        self._merged = np.array([g for grp in groups for g in grp[1:]], dtype=int)
+        self._first = np.array([grp[0] for grp in groups for _ in grp[1:]], dtype=int)
+        self._members = [np.array(members) for members in self.members]
 
     @staticmethod
     def _signature(agg: Aggregation):
@@ -100,24 +105,20 @@ class _Parts:
         got = self._systems.get(p)
         if got is not None:
             return got
-        classes, transposed, groups = self.signature
-        agg = aggregation_by(
-            Stack.from_systems([self.sweep.lin(p)]), [np.array(c) for c in classes], transposed
-        )
+        _, transposed, _ = self.signature
+        agg = aggregation_by(Stack.from_systems([self.sweep.lin(p)]), self._classes, transposed)
         if agg is None:
             raise _Unfactored(f"the flows alike at the start differ at {self.sweep.name}={p:.12g}")
         red, fac = agg.reduced, agg.factors
-        for grp in groups:  # the factors merged at the start must be equal here too
-            g = np.array(grp)
-            if not (
-                np.all(fac.A0[g] == fac.A0[g[:1]])
-                and np.all(fac.A[g] == fac.A[g[:1]])
-                and np.all(fac.tau[g] == fac.tau[g[:1]])
-            ):
-                raise _Unfactored(f"the factors merged at the start differ at {p:.12g}")
+        g, g0 = self._merged, self._first  # the factors merged at the start must be equal here
+        if g.size and not (
+            np.all(fac.A0[g] == fac.A0[g0])
+            and np.all(fac.A[g] == fac.A[g0])
+            and np.all(fac.tau[g] == fac.tau[g0])
+        ):
+            raise _Unfactored(f"the factors merged at the start differ at {p:.12g}")
         systems = [_system(red.A0[0], red.A[0], red.tau[0])]
-        for members in self.members:
-            idx = np.array(members)
+        for idx in self._members:
             systems.append(
                 _system(
                     np.diag(fac.A0[idx, 0, 0]),
