@@ -23,8 +23,8 @@ with no discretization and no argument principle.
 delayed term (the scalar factors of alike flows, :mod:`fluidnet.linear.aggregate`); anything
 else (complex or coupled matrices, two delays on one state, ``x`` at or near ``-1/e`` where two
 roots merge, an overflow, a root that does not verify) gives ``None``, for the caller's general
-path. Each value from :func:`scipy.special.lambertw` is polished by Newton's method on
-``f`` and kept only when it moved by a rounding amount, its residual is at rounding level, it
+path. Each value from :func:`scipy.special.lambertw` (at its default tolerance, 1e-8) is polished by
+Newton's method on ``f`` and kept only when it moved by less than ``1e-6`` relative, its residual is at rounding level, it
 lies in its branch's band of imaginary parts, and the roots of one state are distinct.
 """
 
@@ -37,7 +37,7 @@ import numpy as np
 from .lineardde import LinearDDE
 from .rootset import CharacteristicRoot, Roots
 
-__all__ = ["lambert_roots", "one_delay_factors"]
+__all__ = ["lambert_roots", "one_delay_factors", "stability_margins"]
 
 #: Most branches evaluated for one state (beyond, the closed form is left to the general path).
 MAX_BRANCHES = 4000
@@ -72,56 +72,87 @@ def one_delay_factors(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return a, b, tau
 
 
-def _branch_bound(b: float, tau: float, sigma: float) -> int | None:
-    """The largest ``|k|`` whose branch can give a root right of ``Re s = sigma`` (plus one):
-    ``1 + |x| exp((a - sigma) tau) / (2 pi)``, where ``|x| exp(a tau) = |b| tau``."""
+def _branch_bounds(b: np.ndarray, tau: np.ndarray, sigma: float) -> np.ndarray | None:
+    """The largest ``|k|`` whose branch can give a root right of ``Re s = sigma``, plus one,
+    per state: ``1 + |x| exp((a - sigma) tau) / (2 pi)``, where ``|x| exp(a tau) = |b| tau``."""
     with np.errstate(over="ignore"):
-        reach = abs(b) * tau * math.exp(min(-sigma * tau, 700.0)) / (2.0 * math.pi)
-    if not math.isfinite(reach) or reach > MAX_BRANCHES:
+        reach = np.abs(b) * tau * np.exp(np.minimum(-sigma * tau, 700.0)) / (2.0 * math.pi)
+    if not np.all(np.isfinite(reach)) or np.any(reach > MAX_BRANCHES):
         return None
-    return 1 + int(math.floor(reach)) + 1
+    return 2 + np.floor(reach).astype(int)
 
 
-def _state_roots(a: float, b: float, tau: float, sigma: float) -> np.ndarray | None:
-    """Every root of ``s - a - b exp(-s tau)`` right of ``sigma`` (``None``: not certain)."""
+def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every root of the factors ``s - a_i - b_i exp(-s tau_i)`` right of ``sigma``, and the
+    relative residual of each in its own factor (``None``: not certain; see the module
+    notes)."""
     from scipy.special import lambertw
 
-    if b == 0.0 or tau == 0.0:
-        s = a + b  # no delayed term (or a zero delay): one root
-        return np.array([s], dtype=complex) if s > sigma else np.zeros(0, dtype=complex)
-    with np.errstate(over="ignore"):
-        x = b * tau * math.exp(min(-a * tau, 700.0))
-    if not (math.isfinite(x) and x != 0.0) or abs(x * math.e + 1.0) <= BRANCH_POINT_GAP:
-        return None
-    K = _branch_bound(b, tau, sigma)
-    if K is None:
-        return None
-    k = np.arange(-K, K + 1)
-    w = np.asarray(lambertw(x, k, tol=1e-15), dtype=complex)
-    if not np.all(np.isfinite(w)):
-        return None
-    # the band of imaginary parts of each branch (Corless et al., Sec. 4), with rounding room
-    ak = np.abs(k)
-    room = 1e-9 * (1.0 + np.abs(w))
-    lo_im = np.where(ak >= 1, (2 * ak - 2) * math.pi, 0.0) - room
-    hi_im = (2 * ak + 1) * math.pi + room
-    if not np.all((np.abs(w.imag) >= lo_im) & (np.abs(w.imag) <= hi_im)):
-        return None
-    s = a + w / tau
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(3):  # Newton on f(s) = s - a - b exp(-s tau): simple roots
-            e = b * np.exp(-s * tau)
-            s = s - (s - a - e) / (1.0 + tau * e)
-        e = b * np.exp(-s * tau)
-        size = np.abs(s) + abs(a) + np.abs(e)
-        res = np.abs(s - a - e) / np.maximum(size, np.finfo(float).tiny)
-    moved = np.abs(s - (a + w / tau)) <= 1e-8 * (np.abs(s) + abs(a) + 1.0 / tau)
-    if not (np.all(np.isfinite(s)) and np.all(res <= 1e-12) and np.all(moved)):
-        return None
-    gap = np.abs(s[:, None] - s[None, :]) + np.eye(s.size)
-    if np.any(gap <= 1e-8 * (np.abs(s)[:, None] + 1.0 / tau)):
-        return None  # two branches gave one root: not the distinct roots of the theorem
-    return s[s.real > sigma]
+    plain = (b == 0.0) | (tau == 0.0)  # no delayed term (or a zero delay): one root, a + b
+    vals = [(a + b)[plain].astype(complex)]
+    res = [np.zeros(int(plain.sum()))]
+    a, b, tau = a[~plain], b[~plain], tau[~plain]
+    if a.size:
+        with np.errstate(over="ignore"):
+            x = b * tau * np.exp(np.minimum(-a * tau, 700.0))
+        if not np.all(np.isfinite(x) & (x != 0.0)) or np.any(
+            np.abs(x * math.e + 1.0) <= BRANCH_POINT_GAP
+        ):
+            return None
+        K = _branch_bounds(b, tau, sigma)
+        if K is None:
+            return None
+        # every branch -K_i..K_i of every state, flattened
+        state = np.repeat(np.arange(a.size), 2 * K + 1)
+        first = np.repeat(np.cumsum(2 * K + 1) - (2 * K + 1), 2 * K + 1)
+        k = np.arange(state.size) - first - K[state]
+        ai, bi, ti = a[state], b[state], tau[state]
+        # scipy's default tolerance (a tighter one returns NaN near the branch point); the
+        # values are polished below
+        w = np.asarray(lambertw(x[state], k), dtype=complex)
+        if not np.all(np.isfinite(w)):
+            return None
+        # the band of imaginary parts of each branch (Corless et al., Sec. 4), rounding room
+        ak = np.abs(k)
+        room = 1e-9 * (1.0 + np.abs(w))
+        lo_im = np.where(ak >= 1, (2 * ak - 2) * math.pi, 0.0) - room
+        hi_im = (2 * ak + 1) * math.pi + room
+        if not np.all((np.abs(w.imag) >= lo_im) & (np.abs(w.imag) <= hi_im)):
+            return None
+        s0 = ai + w / ti
+        s = s0
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(3):  # Newton on f(s) = s - a - b exp(-s tau): simple roots
+                e = bi * np.exp(-s * ti)
+                s = s - (s - ai - e) / (1.0 + ti * e)
+            e = bi * np.exp(-s * ti)
+            r = np.abs(s - ai - e) / np.maximum(np.abs(s) + np.abs(ai) + np.abs(e), 1e-300)
+        # a start that Newton carried to another root moved by more than this, or onto a
+        # root another branch gives too (the distinctness check below)
+        moved = np.abs(s - s0) <= 1e-6 * (np.abs(s) + np.abs(ai) + 1.0 / ti)
+        if not (np.all(np.isfinite(s)) and np.all(r <= 1e-12) and np.all(moved)):
+            return None
+        if not _distinct(s, state, ti):
+            return None  # two branches gave one root: not the distinct roots of the theorem
+        right = s.real > sigma
+        vals.append(s[right])
+        res.append(r[right])
+    keep = np.concatenate(vals)
+    residual = np.concatenate(res)
+    inside = keep.real > sigma
+    return keep[inside], residual[inside]
+
+
+def _distinct(s: np.ndarray, state: np.ndarray, tau: np.ndarray) -> bool:
+    """No two roots of one state within ``1e-8 (|s| + 1 / tau)`` of each other."""
+    if s.size <= 3000:
+        same = state[:, None] == state[None, :]
+        np.fill_diagonal(same, False)
+        gap = np.abs(s[:, None] - s[None, :])
+        return not np.any(same & (gap <= 1e-8 * (np.abs(s) + 1.0 / tau)[:, None]))
+    return all(
+        _distinct(s[state == i], state[state == i], tau[state == i]) for i in np.unique(state)
+    )
 
 
 def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
@@ -144,7 +175,8 @@ def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
     -------
     Roots or None
         Certified (``certified`` True, ``certificate`` the line used), ``n_nodes`` 0; each root
-        simple, its residual relative to the size of the terms of its state's factor.
+        simple, its residual ``|f_i(lambda)|`` relative to the size of the terms of its own
+        state's factor ``f_i``.
 
     Examples
     --------
@@ -161,31 +193,83 @@ def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
     a, b, tau = parts
     step = 1.0 / lin.max_delay if lin.delays else 1.0
     for _ in range(64):
-        found = []
-        for ai, bi, ti in zip(a, b, tau, strict=True):
-            got = _state_roots(float(ai), float(bi), float(ti), sigma)
-            if got is None:
-                return None
-            found.append(got)
-        vals = np.concatenate(found) if found else np.zeros(0, dtype=complex)
+        got = _roots(a, b, tau, sigma)
+        if got is None:
+            return None
+        vals, res = got
         if vals.size >= k:
             break
         sigma -= step
     else:
         return None
     order = np.argsort(-vals.real, kind="stable")
-    vals = vals[order]
-    # residuals as characteristic_roots gives them: |f_i| over the size of the system's terms
-    norm0 = float(np.max(np.abs(a))) if a.size else 0.0
-    norms = [float(np.max(np.abs(np.diagonal(m)))) for m in lin.A]
-    with np.errstate(over="ignore", invalid="ignore"):
-        D = np.array(lin.characteristic_matrix(vals)) if vals.size else np.zeros((0, 1, 1))
-        small = np.min(np.abs(np.diagonal(D, axis1=-2, axis2=-1)), axis=-1) if vals.size else []
-        scale = np.abs(vals) + norm0
-        for t, nm in zip(lin.delays, norms, strict=True):
-            scale = scale + nm * np.abs(np.exp(-vals * t))
     roots = [
-        CharacteristicRoot(value=complex(v), residual=float(r / max(sc, np.finfo(float).tiny)))
-        for v, r, sc in zip(vals, small, scale, strict=True)
+        CharacteristicRoot(value=complex(v), residual=float(r))
+        for v, r in zip(vals[order], res[order], strict=True)
     ]
     return Roots(roots, 0, certified=True, certificate=float(sigma))
+
+
+def _hayes_zeta(c: np.ndarray) -> np.ndarray:
+    """The root ``zeta`` in ``(0, pi)`` of ``zeta cot zeta = c`` (``c < 1``): Newton's method on
+    ``zeta cos zeta - c sin zeta``, kept in a bracket that bisection shrinks where Newton
+    leaves it."""
+    lo = np.zeros_like(c)
+    hi = np.full_like(c, math.pi)
+    z = np.full_like(c, 0.5 * math.pi)
+    for _ in range(100):
+        g = z * np.cos(z) - c * np.sin(z)  # decreasing in zeta where it vanishes
+        lo = np.where(g > 0, z, lo)
+        hi = np.where(g < 0, z, hi)
+        dg = (1.0 - c) * np.cos(z) - z * np.sin(z)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            new = z - g / dg
+        new = np.where((new > lo) & (new < hi), new, 0.5 * (lo + hi))
+        done = np.abs(new - z) <= 4e-16 * math.pi
+        z = new
+        if np.all(done):
+            break
+    return z
+
+
+def stability_margins(lin: LinearDDE) -> np.ndarray | None:
+    """Margins of each state's factor ``s - a - b exp(-s tau)`` of a system
+    :func:`one_delay_factors` accepts, by Hayes' theorem; ``None`` when it does not accept it.
+
+    Hayes' theorem (N. D. Hayes, J. London Math. Soc. 25 (1950); Hale & Verduyn Lunel,
+    "Introduction to functional differential equations", Springer 1993, Theorem A.5): every
+    root of ``s - a - b exp(-s tau)`` (real ``a``, ``b``; ``tau > 0``) has a negative real
+    part if and only if ``a tau < 1`` and ``-zeta / sin zeta < b tau < -a tau``, with
+    ``zeta`` the root in ``(0, pi)`` of ``zeta cot zeta = a tau`` (``pi/2`` for ``a = 0``).
+    The margins are, per state (columns)::
+
+        1 - a tau,    -(a + b) tau,    b tau + zeta / sin zeta
+
+    (the last 1 where ``a tau >= 1``, the first margin deciding), all positive exactly when
+    the factor is stable; ``-a tau``, 1, 1 for a state without a delayed term (its one root
+    is ``a``; ``tau`` is then the system's largest delay, or 1). Each is a smooth function of
+    ``(a tau, b tau)``: a root that reaches the imaginary axis makes one vanish (the second at
+    ``s = 0``, the third at ``s = +-j zeta / tau``), which a parameter continuation can watch
+    without the kinks of the rightmost root's real part where two real roots meet.
+
+    Returns
+    -------
+    numpy.ndarray or None
+        ``(n, 3)``.
+    """
+    parts = one_delay_factors(lin)
+    if parts is None:
+        return None
+    a, b, tau = parts
+    plain = (b == 0.0) | (tau == 0.0)
+    unit = np.where(plain, lin.max_delay or 1.0, tau)
+    at, bt = a * unit, b * unit
+    out = np.ones((a.size, 3))
+    out[:, 0] = np.where(plain, -at - bt, 1.0 - at)
+    d = ~plain
+    out[d, 1] = -(at[d] + bt[d])
+    ok = d & (at < 1.0)
+    if ok.any():
+        z = _hayes_zeta(at[ok])
+        out[ok, 2] = bt[ok] + z / np.sin(z)
+    return out

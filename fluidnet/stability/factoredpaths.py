@@ -36,12 +36,12 @@ import numpy as np
 
 from ..errors import FluidnetError
 from ..linear.aggregate import Aggregation, aggregation, aggregation_by
-from ..linear.lambertw import lambert_roots
+from ..linear.lambertw import lambert_roots, stability_margins
 from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
 from ..linear.rootset import Roots
 from ..linear.stacked import Stack
-from .crossing import Count, Crossing, Sweep, rhp_count, size_unit
+from .crossing import Count, Crossing, Sweep, local_scale, rhp_count, size_unit
 from .rootpaths import WINDOW, follow_roots
 
 __all__ = ["PartSweep", "first_switch_factored"]
@@ -198,16 +198,79 @@ def first_switch_factored(
         starts = [sw.count_edge(lo, hi - lo) for sw in sweeps[1:]]
         if any(c.count for c in starts):
             return None
-        reduced = follow_roots(sweeps[0], lo, hi, first_switch=True)
+        visited: list[float] = []
+        reduced = follow_roots(sweeps[0], lo, hi, first_switch=True, visited=visited)
         if reduced[1][0].count:
             return None
         q = reduced[1][-1].value
         found = [reduced]
         for sw, start in zip(sweeps[1:], starts, strict=True):
-            found.append(follow_roots(sw, lo, q, first_switch=False, start=start))
+            quiet = _quiet_part(sw, lo, q, hi - lo, visited, reduced[1], start)
+            found.append(
+                quiet
+                if quiet is not None
+                else follow_roots(sw, lo, q, first_switch=False, start=start)
+            )
     except FluidnetError:
         return None
     return _merged(found, parts.mult, q)
+
+
+def _quiet_part(
+    sw: PartSweep,
+    lo: float,
+    q: float,
+    span: float,
+    visited: list[float],
+    checks: list[Count],
+    start: Count,
+) -> tuple[list[Crossing], list[Count]] | None:
+    """A factor part with no crossing in ``(lo, q]``, shown in closed form along the steps of
+    the reduced system's path: ``([], its counts at lo, the reduced checkpoints and q)``, or
+    ``None`` (the part is then followed as any system).
+
+    Each factor ``s - a - b exp(-s tau)`` is stable exactly while its three Hayes margins are
+    positive (:func:`~fluidnet.linear.lambertw.stability_margins`), smooth functions of the
+    parameter that vanish where a root reaches the imaginary axis. They are computed at
+    ``lo``, at ``lo`` plus the reduced path's difference step (their velocity there) and at
+    the end of each step the reduced path accepted up to ``q``, and each step is held to the
+    test the root path holds the real parts of its roots to (:mod:`.rootpaths`): the secant
+    prediction misses by less than a quarter of the smaller margin at the step's ends -- the
+    margin is then, to the predictor's order, monotone or of one sign on the step. A margin
+    not positive at a step's end, a step that fails the test or a factor the closed form does
+    not cover gives ``None``. The part's right-half-plane count is computed in closed form
+    (every Lambert W branch, :meth:`PartSweep.closed_count`) at the reduced path's
+    checkpoints and at ``q``, and must be 0 there.
+    """
+    if start.count or start.roots.n_nodes or not start.roots.certified:
+        return None  # not a closed-form start (the general path counted it)
+    dp = 1e-6 * local_scale(lo, span)  # the reduced path's velocity step at lo
+    m0 = stability_margins(sw.lin(lo))
+    m1 = stability_margins(sw.lin(lo + dp))
+    if m0 is None or m1 is None or not np.all(m0 > 0):
+        return None
+    v = (m1 - m0) / dp
+    a = lo
+    for b in sorted({p for p in visited if lo < p <= q} | {q}):
+        m = stability_margins(sw.lin(b))
+        if m is None or not np.all(m > 0):
+            return None
+        h = b - a
+        if np.any(np.abs(m - (m0 + v * h)) > 0.25 * np.minimum(m0, m)):
+            return None
+        v, m0, a = (m - m0) / h, m, b
+    counts = [start]
+    for value in sorted({c.value for c in checks if lo < c.value < q}):
+        got = sw.closed_count(value)
+        if got is None or got.count:
+            return None
+        counts.append(got)
+    if q > lo:
+        end = sw.count_edge(q, q - lo, end=True)
+        if end.count or end.roots.n_nodes:
+            return None
+        counts.append(end)
+    return [], counts
 
 
 def _merged(found, mult: list[int], q: float) -> tuple[list[Crossing], list[Count]]:
