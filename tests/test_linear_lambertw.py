@@ -5,7 +5,7 @@ its pairs cross the axis at ``omega = k`` where ``k tau = pi/2 + 2 j pi``, one m
 right half-plane past each), Hayes' stability region of ``x' = a x(t) + b x(t - tau)``
 (Hayes, J. London Math. Soc. 25 (1950); the boundary ``b = -a`` and the curve
 ``a = zeta / (tau tan zeta)``, ``b = -zeta / (tau sin zeta)``), and the discretization-based
-roots of :func:`fluidnet.linear.roots.certified_roots`.
+roots of :func:`fluidnet.linear.roots.certified_roots`; Hayes' margins against the Lambert W count.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from fluidnet.linear import LinearDDE
-from fluidnet.linear.lambertw import lambert_roots, one_delay_factors
+from fluidnet.linear.lambertw import lambert_roots, one_delay_factors, stability_margins
 from fluidnet.linear.roots import certified_roots
 
 
@@ -83,7 +83,10 @@ def test_roots_right_of_the_line_equal_the_discretization(a, b, tau):
 
 
 def test_a_diagonal_system_holds_the_roots_of_each_state():
-    lin = LinearDDE(np.diag([0.0, -0.5, 0.3]), [(0.2, np.diag([-9.0, 0.0, 0.0])), (0.5, np.diag([0.0, -1.0, -0.9]))])
+    lin = LinearDDE(
+        np.diag([0.0, -0.5, 0.3]),
+        [(0.2, np.diag([-9.0, 0.0, 0.0])), (0.5, np.diag([0.0, -1.0, -0.9]))],
+    )
     a, b, tau = one_delay_factors(lin)
     assert np.allclose(b, [-9.0, -1.0, -0.9]) and np.allclose(tau, [0.2, 0.5, 0.5])
     roots = lambert_roots(lin, sigma=-2.0, k=3)
@@ -105,3 +108,34 @@ def test_the_closed_form_declines_what_its_theorem_does_not_cover():
     assert lambert_roots(scalar(0.0, -1.0 / math.e, 1.0), sigma=-5.0) is None
     complex_system = LinearDDE(1j, [(1.0, -1.0)])
     assert lambert_roots(complex_system, sigma=-1.0) is None
+
+
+def test_hayes_margins_agree_with_the_lambert_count():
+    # two closed forms, one theorem each: Hayes' stability region and the roots of every
+    # Lambert W branch right of a line
+    rng = np.random.default_rng(7)
+    seen = {True: 0, False: 0}
+    for a, b, tau in zip(
+        rng.uniform(-4, 2.5, 400), rng.uniform(-6, 6, 400), rng.uniform(0.1, 2, 400), strict=True
+    ):
+        lin = scalar(a, b, tau)
+        roots = lambert_roots(lin, sigma=-1.0)
+        if roots is None:  # near the branch point only
+            continue
+        stable = rhp(roots) == 0 and all(r.real < 0 for r in roots)
+        assert bool(np.all(stability_margins(lin) > 0)) == stable, (a, b, tau)
+        seen[stable] += 1
+    assert min(seen.values()) > 50  # both verdicts checked many times
+
+
+def test_hayes_margins_vanish_on_the_boundaries():
+    tau = 0.5
+    # x' = -k x(t - tau): the third margin is pi/2 - k tau
+    for k in (0.5, 2.0, 3.0):
+        m = stability_margins(scalar(0.0, -k, tau))[0]
+        assert m == pytest.approx([1.0, k * tau, math.pi / 2 - k * tau], abs=1e-14)
+    # on Hayes' curve (a pair on the axis at zeta / tau) and on b = -a (a root at 0)
+    for zeta in (0.3, 1.0, 2.5):
+        a, b = zeta / (tau * math.tan(zeta)), -zeta / (tau * math.sin(zeta))
+        assert stability_margins(scalar(a, b, tau))[0, 2] == pytest.approx(0.0, abs=1e-12)
+    assert stability_margins(scalar(0.7, -0.7, tau))[0, 1] == 0.0

@@ -119,3 +119,33 @@ def test_a_factor_part_is_counted_by_the_lambert_closed_form(k):
     for r in closed.roots:  # each root one of the factor, W_j(-k TAU) / TAU
         w = r.value * TAU
         assert abs(w * np.exp(w) + k * TAU) <= 1e-12 * (1 + k * TAU)
+
+
+def test_a_quiet_factor_part_is_not_followed_and_a_crossing_one_is(monkeypatch):
+    # the star's factor s + k e^{-s TAU} crosses at k = pi / (2 TAU) = 7.85. With g = 2,
+    # h = -1 the reduced system crosses first, near 6.1, and its checkpoint after that is
+    # below 7.85: the factor part has no crossing up to there, its Hayes margins along the
+    # reduced path show it, and it is not followed. With the factor crossing first it is
+    # followed (the closed form replaces a path only where its theorem covers the case).
+    from fluidnet.stability import factoredpaths
+
+    followed = []
+    real = factoredpaths.follow_roots
+
+    def spy(sweep, lo, hi, **kw):
+        followed.append(sweep.index)
+        return real(sweep, lo, hi, **kw)
+
+    def factory(k: float = 1.0) -> fn.LinearDDE:
+        return star(k, g=2.0, h=-1.0)
+
+    monkeypatch.setattr(factoredpaths, "follow_roots", spy)
+    cv = fn.critical_value(factory, "k", 0.5, 20.0)
+    assert followed == [0] and cv.bracket[1] < math.pi / (2 * TAU)
+    assert (cv.count_before, cv.count_after) == (0, 2)
+    assert factory(cv.value * (1 - 1e-6)).spectral_abscissa() < 0
+    assert factory(cv.value * (1 + 1e-6)).spectral_abscissa() > 0
+    followed.clear()
+    cv = fn.critical_value(star, "k", 1.0, 20.0)
+    assert followed == [0, 1]
+    assert cv.value == pytest.approx(math.pi / (2 * TAU), rel=1e-11)
