@@ -23,9 +23,14 @@ with no discretization and no argument principle.
 delayed term (the scalar factors of alike flows, :mod:`fluidnet.linear.aggregate`); anything
 else (complex or coupled matrices, two delays on one state, ``x`` at or near ``-1/e`` where two
 roots merge, an overflow, a root that does not verify) gives ``None``, for the caller's general
-path. Each value from :func:`scipy.special.lambertw` (at its default tolerance, 1e-8) is polished by
-Newton's method on ``f`` and kept only when it moved by less than ``1e-6`` relative, its residual is at rounding level, it
-lies in its branch's band of imaginary parts, and the roots of one state are distinct.
+path. Each value from :func:`scipy.special.lambertw` (at its default tolerance, 1e-8) is
+polished by Newton's method on ``f`` and kept only when it moved by less than ``1e-6``
+relative, its residual is at rounding level, it lies in its branch's band of imaginary parts,
+and the roots of one state are distinct.
+
+:func:`stability_margins` gives, by Hayes' theorem, three smooth functions of ``(a tau, b tau)``
+per state, all positive exactly when the factor is stable: what a parameter continuation
+watches to show that no root of a factor crosses the imaginary axis.
 """
 
 from __future__ import annotations
@@ -109,7 +114,7 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
         ai, bi, ti = a[state], b[state], tau[state]
         # scipy's default tolerance (a tighter one returns NaN near the branch point); the
         # values are polished below
-        w = np.asarray(lambertw(x[state], k), dtype=complex)
+        w = np.asarray(lambertw(x[state], k), dtype=complex)  # pyright: ignore[reportArgumentType]
         if not np.all(np.isfinite(w)):
             return None
         # the band of imaginary parts of each branch (Corless et al., Sec. 4), rounding room
@@ -117,7 +122,7 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
         room = 1e-9 * (1.0 + np.abs(w))
         lo_im = np.where(ak >= 1, (2 * ak - 2) * math.pi, 0.0) - room
         hi_im = (2 * ak + 1) * math.pi + room
-        if not np.all((np.abs(w.imag) >= lo_im) & (np.abs(w.imag) <= hi_im)):
+        if not np.all((np.abs(np.imag(w)) >= lo_im) & (np.abs(np.imag(w)) <= hi_im)):
             return None
         s0 = ai + w / ti
         s = s0
@@ -139,7 +144,7 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
         res.append(r[right])
     keep = np.concatenate(vals)
     residual = np.concatenate(res)
-    inside = keep.real > sigma
+    inside = np.real(keep) > sigma
     return keep[inside], residual[inside]
 
 
@@ -202,7 +207,7 @@ def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
         sigma -= step
     else:
         return None
-    order = np.argsort(-vals.real, kind="stable")
+    order = np.argsort(-np.real(vals), kind="stable")
     roots = [
         CharacteristicRoot(value=complex(v), residual=float(r))
         for v, r in zip(vals[order], res[order], strict=True)

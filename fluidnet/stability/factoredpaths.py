@@ -28,6 +28,13 @@ system. The classes must be the same at every value the paths visit (the same st
 the same orientation, the same factors equal): where they are not, or where a part cannot be
 followed or certified, the answer is left to the path of the whole system (``None``), which is
 what the caller then follows.
+
+A factor part whose factors each have one delayed term, ``s - a - b exp(-s tau)`` (the usual
+case: a flow's own delayed feedback), has closed forms (:mod:`fluidnet.linear.lambertw`): its
+counts list every root right of a line from the branches of Lambert W, with no discretization
+(:meth:`PartSweep.closed_count`), and when it has no crossing up to ``q`` that is shown from
+the Hayes margins of its factors at the reduced path's steps, with no path of its own
+(:func:`_quiet_part`). Elsewhere it is followed and counted as any system.
 """
 
 from __future__ import annotations
@@ -170,7 +177,7 @@ class PartSweep(Sweep):
         if roots is None:
             return None
         vals = roots.values
-        keep = max(want, int(np.count_nonzero(vals.real >= 0.0)))
+        keep = max(want, int(np.count_nonzero(np.real(vals) >= 0.0)))
         if keep < len(roots):
             # between the last root kept and the next, and left of the axis (a pair of a real
             # system kept together: roots of equal real parts are cut alike)
