@@ -217,20 +217,21 @@ def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
 
 def _hayes_zeta(c: np.ndarray) -> np.ndarray:
     """The root ``zeta`` in ``(0, pi)`` of ``zeta cot zeta = c`` (``c < 1``): Newton's method on
-    ``zeta cos zeta - c sin zeta``, kept in a bracket that bisection shrinks where Newton
-    leaves it."""
+    ``g = zeta cos zeta - c sin zeta`` (positive below the root, negative above), kept in a
+    bracket that bisection shrinks where Newton leaves it; to a few ulps of ``pi``."""
     lo = np.zeros_like(c)
     hi = np.full_like(c, math.pi)
     z = np.full_like(c, 0.5 * math.pi)
-    for _ in range(100):
-        g = z * np.cos(z) - c * np.sin(z)  # decreasing in zeta where it vanishes
+    for _ in range(200):
+        g = z * np.cos(z) - c * np.sin(z)
         lo = np.where(g > 0, z, lo)
         hi = np.where(g < 0, z, hi)
         dg = (1.0 - c) * np.cos(z) - z * np.sin(z)
         with np.errstate(divide="ignore", invalid="ignore"):
             new = z - g / dg
-        new = np.where((new > lo) & (new < hi), new, 0.5 * (lo + hi))
-        done = np.abs(new - z) <= 4e-16 * math.pi
+        bad = ~((new >= lo) & (new <= hi))  # NaN included
+        new = np.where(bad, 0.5 * (lo + hi), new)
+        done = (g == 0) | (~bad & (np.abs(new - z) <= 2e-15))
         z = new
         if np.all(done):
             break
@@ -250,17 +251,27 @@ def stability_margins(lin: LinearDDE) -> np.ndarray | None:
 
         1 - a tau,    -(a + b) tau,    b tau + zeta / sin zeta
 
-    (the last 1 where ``a tau >= 1``, the first margin deciding), all positive exactly when
-    the factor is stable; ``-a tau``, 1, 1 for a state without a delayed term (its one root
-    is ``a``; ``tau`` is then the system's largest delay, or 1). Each is a smooth function of
-    ``(a tau, b tau)``: a root that reaches the imaginary axis makes one vanish (the second at
-    ``s = 0``, the third at ``s = +-j zeta / tau``), which a parameter continuation can watch
-    without the kinks of the rightmost root's real part where two real roots meet.
+    (computed as ``b tau + sqrt((a tau)^2 + zeta^2)``, the same number, well conditioned near
+    ``zeta = pi``; the last 1 where ``a tau >= 1``, the first margin deciding), all positive
+    exactly when the factor is stable; ``-a tau``, 1, 1 for a state without a delayed term
+    (its one root is ``a``; ``tau`` is then the system's largest delay, or 1). Each is a
+    smooth function of ``(a tau, b tau)``: a root that reaches the imaginary axis makes one
+    vanish (the second at ``s = 0``, the third at ``s = +-j zeta / tau``), which a parameter
+    continuation can watch without the kinks of the rightmost root's real part where two real
+    roots meet.
 
     Returns
     -------
     numpy.ndarray or None
         ``(n, 3)``.
+
+    Examples
+    --------
+    >>> from fluidnet.linear import LinearDDE
+    >>> from fluidnet.linear.lambertw import stability_margins
+    >>> m = stability_margins(LinearDDE(0.0, [(1.0, -1.0)]))  # x' = -x(t - 1): 1 < pi/2
+    >>> [round(float(v), 6) for v in m[0]]
+    [1.0, 1.0, 0.570796]
     """
     parts = one_delay_factors(lin)
     if parts is None:
@@ -276,5 +287,5 @@ def stability_margins(lin: LinearDDE) -> np.ndarray | None:
     ok = d & (at < 1.0)
     if ok.any():
         z = _hayes_zeta(at[ok])
-        out[ok, 2] = bt[ok] + z / np.sin(z)
+        out[ok, 2] = bt[ok] + np.hypot(at[ok], z)  # = zeta / sin zeta, well conditioned
     return out
