@@ -80,6 +80,9 @@ def test_roots_right_of_the_line_equal_the_discretization(a, b, tau):
         assert np.min(np.abs(theirs - v)) <= 1e-8 * (1 + abs(v))
     assert np.all(ours.values.real > sigma)
     assert all(r.residual < 1e-12 for r in ours)
+    # a real system's roots in exact conjugate pairs (a line never splits a pair)
+    v = ours.values
+    assert np.array_equal(np.sort_complex(v), np.sort_complex(np.conj(v)))
 
 
 def test_a_diagonal_system_holds_the_roots_of_each_state():

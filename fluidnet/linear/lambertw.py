@@ -139,13 +139,53 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
             return None
         if not _distinct(s, state, ti):
             return None  # two branches gave one root: not the distinct roots of the theorem
-        right = s.real > sigma
+        # the roots right of the line (and a rounding's width left of it), made symmetric
+        scale = np.abs(s) + 1.0 / ti
+        near = np.real(s) > sigma - 1e-9 * scale
+        s, r, state, ti = s[near], r[near], state[near], ti[near]
+        paired = _conjugate_pairs(s, state, ti, sigma)
+        if paired is None:
+            return None
+        s = paired[0]
+        right = paired[1] & (np.real(s) > sigma)
         vals.append(s[right])
         res.append(r[right])
     keep = np.concatenate(vals)
     residual = np.concatenate(res)
     inside = np.real(keep) > sigma
     return keep[inside], residual[inside]
+
+
+def _conjugate_pairs(
+    s: np.ndarray, state: np.ndarray, tau: np.ndarray, sigma: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The roots of real factors made exactly symmetric: a root within ``1e-12`` (relative)
+    of the real axis put on it, each root below the axis replaced by the conjugate of its
+    partner above (computed on another branch, it may differ in the last bits). A root
+    without a partner is left out when it lies within rounding of the line ``sigma`` (its
+    partner just beyond it), else the result is ``None``. Returns ``(roots, kept)``."""
+    s = s.copy()
+    scale = np.abs(s) + 1.0 / tau
+    real = np.abs(np.imag(s)) <= 1e-12 * scale
+    s[real] = np.real(s[real])
+    edge = np.real(s) <= sigma + 1e-9 * scale
+    up = np.flatnonzero(np.imag(s) > 0)
+    down = np.flatnonzero(np.imag(s) < 0)
+    pairs_up, pairs_down = [], []
+    used = np.zeros(s.size, dtype=bool)
+    for i in up:
+        cand = down[(state[down] == state[i]) & ~used[down]]
+        if cand.size:
+            j = cand[np.argmin(np.abs(s[cand] - np.conj(s[i])))]
+            if abs(s[j] - np.conj(s[i])) <= 1e-10 * scale[i]:
+                used[i] = used[j] = True
+                pairs_up.append(i)
+                pairs_down.append(j)
+    single = ~used & ~real
+    if np.any(single & ~edge):
+        return None
+    s[np.array(pairs_down, dtype=int)] = np.conj(s[np.array(pairs_up, dtype=int)])
+    return s, ~single
 
 
 def _distinct(s: np.ndarray, state: np.ndarray, tau: np.ndarray) -> bool:

@@ -180,7 +180,8 @@ class PartSweep(Sweep):
         keep = max(want, int(np.count_nonzero(np.real(vals) >= 0.0)))
         if keep < len(roots):
             # between the last root kept and the next, and left of the axis (a pair of a real
-            # system kept together: roots of equal real parts are cut alike)
+            # system kept together: lambert_roots gives it exactly conjugate, and roots of
+            # equal real parts are cut alike)
             while keep < len(roots) and vals[keep].real == vals[keep - 1].real:
                 keep += 1
         if keep < len(roots):
