@@ -185,8 +185,8 @@ class PartSweep(Sweep):
             while keep < len(roots) and vals[keep].real == vals[keep - 1].real:
                 keep += 1
         if keep < len(roots):
-            line = 0.5 * (vals[keep - 1].real + vals[keep].real)
-            roots = Roots(list(roots[:keep]), 0, certified=True, certificate=min(line, -0.0))
+            line = 0.5 * (min(vals[keep - 1].real, 0.0) + vals[keep].real)  # < 0
+            roots = Roots(list(roots[:keep]), 0, certified=True, certificate=line)
         self.n_counts += 1
         return Count(float(p), rhp_count(roots, size_unit(lin)), roots)
 
