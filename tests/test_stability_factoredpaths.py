@@ -98,3 +98,54 @@ def test_kelly_twenty_critical_gain_by_the_pointwise_abscissa():
     above = m.linearize(params={name: cv.value * (1 + 1e-6)}).spectral_abscissa()
     assert below < 0 < above
     assert abs(above) < 1e-4 and abs(below) < 1e-4
+
+
+@pytest.mark.parametrize("k", [2.0, 7.0, 8.0, 40.0])
+def test_a_factor_part_is_counted_by_the_lambert_closed_form(k):
+    # the factor part (s + k e^{-s TAU}, one state) of the star is counted in closed form
+    # (no discretization): equal to the general count of the same system by discretization,
+    # and to the pairs that entered at k TAU = pi/2 + 2 j pi
+    from fluidnet.stability.crossing import Sweep
+    from fluidnet.stability.factoredpaths import PartSweep, _Parts
+
+    sweep = Sweep(star, "k", {})
+    part = PartSweep(sweep, _Parts.of(sweep, 1.0), 1)
+    closed = part.count(k)
+    assert closed.roots.n_nodes == 0 and closed.roots.certified  # not a discretization
+    general = Sweep(lambda k: part.lin(k), "k", {}).count(k)
+    assert general.roots.n_nodes > 0
+    pairs = sum(1 for j in range(10) if math.pi / 2 + 2 * j * math.pi < k * TAU)
+    assert closed.count == general.count == 2 * pairs
+    for r in closed.roots:  # each root one of the factor, W_j(-k TAU) / TAU
+        w = r.value * TAU
+        assert abs(w * np.exp(w) + k * TAU) <= 1e-12 * (1 + k * TAU)
+
+
+def test_a_quiet_factor_part_is_not_followed_and_a_crossing_one_is(monkeypatch):
+    # the star's factor s + k e^{-s TAU} crosses at k = pi / (2 TAU) = 7.85. With g = 2,
+    # h = -1 the reduced system crosses first, near 6.1, and its checkpoint after that is
+    # below 7.85: the factor part has no crossing up to there, its Hayes margins along the
+    # reduced path show it, and it is not followed. With the factor crossing first it is
+    # followed (the closed form replaces a path only where its theorem covers the case).
+    from fluidnet.stability import factoredpaths
+
+    followed = []
+    real = factoredpaths.follow_roots
+
+    def spy(sweep, lo, hi, **kw):
+        followed.append(sweep.index)
+        return real(sweep, lo, hi, **kw)
+
+    def factory(k: float = 1.0) -> fn.LinearDDE:
+        return star(k, g=2.0, h=-1.0)
+
+    monkeypatch.setattr(factoredpaths, "follow_roots", spy)
+    cv = fn.critical_value(factory, "k", 0.5, 20.0)
+    assert followed == [0] and cv.bracket[1] < math.pi / (2 * TAU)
+    assert (cv.count_before, cv.count_after) == (0, 2)
+    assert factory(cv.value * (1 - 1e-6)).spectral_abscissa() < 0
+    assert factory(cv.value * (1 + 1e-6)).spectral_abscissa() > 0
+    followed.clear()
+    cv = fn.critical_value(star, "k", 1.0, 20.0)
+    assert followed == [0, 1]
+    assert cv.value == pytest.approx(math.pi / (2 * TAU), rel=1e-11)

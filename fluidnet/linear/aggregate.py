@@ -23,6 +23,7 @@ and the classes of the transposed system are used when those of the system give 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -151,16 +152,27 @@ def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[S
     C = mats.block(np.arange(n), keep)  # (K, m + 1, n, k)
     R = C[:, :, keep]  # (K, m + 1, k, k)
     at = np.searchsorted(keep, [cls[0] for cls in classes])
-    for cls, row in zip(classes, at, strict=True):
-        # the leader's row: the sum of the class's rows (its own entry: its diagonal plus
-        # (c - 1) times the common coupling)
-        R[:, :, row, :] = np.sum(C[:, :, cls], axis=2)
+    # the leader's row: the sum of the class's rows (its own entry: its diagonal plus (c - 1)
+    # times the common coupling), the classes of one size at once, summed in the order of
+    # their states
+    for size in sorted({cls.size for cls in classes}):
+        which = [g for g, cls in enumerate(classes) if cls.size == size]
+        members = np.array([classes[g] for g in which])  # (classes, size)
+        rows = C[:, :, members[:, 0]]
+        for j in range(1, size):
+            rows = rows + C[:, :, members[:, j]]
+        R[:, :, at[which], :] = rows
     reduced = Stack(R[:, 0].copy(), R[:, 1:].copy(), stack.tau)
     G = len(classes)
-    f = np.empty((G, K, stack.m + 1), dtype=R.dtype)
-    for g, cls in enumerate(classes):
-        pair = mats.block(cls[:2], cls[:1])[..., 0]  # (K, m + 1, 2): Delta_aa, Delta_ba
-        f[g] = pair[..., 0] - pair[..., 1]
+    first = np.array([cls[0] for cls in classes])
+    second = np.array([cls[1] for cls in classes])
+    # Delta_aa - Delta_ba of each class (of the transposed systems: Delta_aa - Delta_ab)
+    M = np.concatenate([stack.A0[:, None], stack.A], axis=1)  # (K, m + 1, n, n)
+    if mats.transposed:
+        pair = M[:, :, first, second]
+    else:
+        pair = M[:, :, second, first]
+    f = np.moveaxis(M[:, :, first, first] - pair, -1, 0)  # (G, K, m + 1)
     factors = Stack(
         f[..., 0].reshape(G * K, 1, 1),
         f[..., 1:].reshape(G * K, stack.m, 1, 1),
@@ -221,29 +233,35 @@ def _factored(stack: Stack, classes: list[np.ndarray], transposed: bool) -> Aggr
     return Aggregation(reduced, factors, mult, classes, transposed)
 
 
-def _all_alike(stack: Stack, classes: list[np.ndarray], transposed: bool) -> bool:
-    """:func:`_alike` for every class at once (one gather per condition)."""
-    n = stack.n
-    M = np.concatenate([stack.A0[:, None], stack.A], axis=1)  # (K, m + 1, n, n)
-    if transposed:
-        M = np.swapaxes(M, -1, -2)
+@lru_cache(maxsize=32)
+def _class_indices(key: tuple[tuple[int, ...], ...], n: int):
+    """Index arrays of the checks of :func:`_all_alike` for the classes ``key`` (kept: a
+    caller checks the same classes at many parameter values)."""
+    classes = [np.array(c) for c in key]
     member = np.concatenate([c[1:] for c in classes])
     leader = np.concatenate([np.full(c.size - 1, c[0]) for c in classes])
     label = np.full(n, -1)
     for g, c in enumerate(classes):
         label[c] = g
-    # equal columns outside the class (the rows of the class itself are compared below)
     inside = label[:, None] == label[member][None, :]  # (n, members)
-    cols = M[..., member] == M[..., leader]  # (K, m + 1, n, members)
-    if not np.all(cols | inside):
+    # every off-diagonal entry of a class against its first, (c_0, c_1)
+    pairs = [(c[i], c[j], c[0], c[1]) for c in key for i in range(len(c)) for j in range(len(c))]
+    pairs = [q for q in pairs if q[0] != q[1]]
+    i, j, i0, j0 = np.array(pairs).T
+    return member, leader, inside, (i, j, i0, j0)
+
+
+def _all_alike(stack: Stack, classes: list[np.ndarray], transposed: bool) -> bool:
+    """:func:`_alike` for every class at once (one gather per condition)."""
+    M = np.concatenate([stack.A0[:, None], stack.A], axis=1)  # (K, m + 1, n, n)
+    if transposed:
+        M = np.swapaxes(M, -1, -2)
+    key = tuple(tuple(int(i) for i in c) for c in classes)
+    member, leader, inside, (i, j, i0, j0) = _class_indices(key, stack.n)
+    # equal columns outside the class (the rows of the class itself are compared below)
+    if not np.all((M[..., member] == M[..., leader]) | inside):
         return False
     # equal diagonal entries, and one common entry between any two members
-    for c in classes:
-        block = M[..., c[:, None], c[None, :]]  # (K, m + 1, c, c)
-        diag = np.diagonal(block, axis1=-2, axis2=-1)
-        if not np.all(diag == diag[..., :1]):
-            return False
-        off = block[..., ~np.eye(c.size, dtype=bool)]
-        if not np.all(off == off[..., :1]):
-            return False
-    return True
+    if not np.all(M[..., member, member] == M[..., leader, leader]):
+        return False
+    return bool(np.all(M[..., i, j] == M[..., i0, j0]))

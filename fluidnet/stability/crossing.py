@@ -247,11 +247,14 @@ class Sweep:
         ones it returns). With ``rhp_only``, only the roots in the closed right half-plane
         (``region=0``).
         """
+        closed = self.closed_count(p, k)
+        if closed is not None:
+            return closed
         lin = self.lin(p)
         if rhp_only:
             self.n_counts += 1
             roots = certified_roots(lin, region=0.0, solve=unit_time_roots, **self.root_options)
-            return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
+            return Count(float(p), rhp_count(roots, size_unit(lin)), self._certified(p, roots))
         # 2 n rightmost roots to start with, but not for a system the rectangles of
         # fluidnet.linear.large solve (200 roots of a 100-state network exhausted their budget):
         # the loop asks for more until the leftmost root is in the left half-plane
@@ -262,7 +265,14 @@ class Sweep:
             if len(roots) < k or roots[-1].real < 0 or k >= 512:
                 break
             k *= 2
-        return Count(float(p), _rhp(roots, size_unit(lin)), self._certified(p, roots))
+        return Count(float(p), rhp_count(roots, size_unit(lin)), self._certified(p, roots))
+
+    def closed_count(self, p: float, k: int | None = None) -> Count | None:
+        """The count at ``p`` from a closed form of the roots, when the system has one whose
+        theorem covers it (at least ``k`` roots, every root right of the line of its
+        certificate; counted in :attr:`n_counts`); ``None`` here, and wherever a subclass's
+        closed form does not apply: :meth:`count` then computes the roots in general."""
+        return None
 
     def _certified(self, p: float, roots: Roots) -> Roots:
         """``roots``, or an :class:`AnalysisError` when the argument principle does not confirm
@@ -400,7 +410,7 @@ def _unit_time_roots(lin: LinearDDE, k: int, region, **options) -> Roots:
     return Roots(back, got.n_nodes, check=lambda: (got.certified, got.certificate / c))
 
 
-def _rhp(roots, unit: float) -> int:
+def rhp_count(roots, unit: float) -> int:
     """Roots right of the imaginary axis (off it), with multiplicity."""
     return int(sum(r.multiplicity for r in roots if r.real > 0 and not on_axis(r.value, unit)))
 

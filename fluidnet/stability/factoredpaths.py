@@ -28,6 +28,13 @@ system. The classes must be the same at every value the paths visit (the same st
 the same orientation, the same factors equal): where they are not, or where a part cannot be
 followed or certified, the answer is left to the path of the whole system (``None``), which is
 what the caller then follows.
+
+A factor part whose factors each have one delayed term, ``s - a - b exp(-s tau)`` (the usual
+case: a flow's own delayed feedback), has closed forms (:mod:`fluidnet.linear.lambertw`): its
+counts list every root right of a line from the branches of Lambert W, with no discretization
+(:meth:`PartSweep.closed_count`), and when it has no crossing up to ``q`` that is shown from
+the Hayes margins of its factors at the reduced path's steps, with no path of its own
+(:func:`_quiet_part`). Elsewhere it is followed and counted as any system.
 """
 
 from __future__ import annotations
@@ -36,10 +43,13 @@ import numpy as np
 
 from ..errors import FluidnetError
 from ..linear.aggregate import Aggregation, aggregation, aggregation_by
+from ..linear.lambertw import lambert_roots, stability_margins
+from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
+from ..linear.rootset import Roots
 from ..linear.stacked import Stack
-from .crossing import Count, Crossing, Sweep
-from .rootpaths import follow_roots
+from .crossing import Count, Crossing, Sweep, local_scale, rhp_count, size_unit
+from .rootpaths import WINDOW, follow_roots
 
 __all__ = ["PartSweep", "first_switch_factored"]
 
@@ -81,6 +91,11 @@ class _Parts:
             for mm in self.mult[1:]
         ]
         self._systems: dict[float, tuple[LinearDDE, ...]] = {}
+        self._classes = [np.array(c) for c in self.signature[0]]
+        #: the classes merged into a group, and the first class of their group
+        self._merged = np.array([g for grp in groups for g in grp[1:]], dtype=int)
+        self._first = np.array([grp[0] for grp in groups for _ in grp[1:]], dtype=int)
+        self._members = [np.array(members) for members in self.members]
 
     @staticmethod
     def _signature(agg: Aggregation):
@@ -97,24 +112,20 @@ class _Parts:
         got = self._systems.get(p)
         if got is not None:
             return got
-        classes, transposed, groups = self.signature
-        agg = aggregation_by(
-            Stack.from_systems([self.sweep.lin(p)]), [np.array(c) for c in classes], transposed
-        )
+        _, transposed, _ = self.signature
+        agg = aggregation_by(Stack.from_systems([self.sweep.lin(p)]), self._classes, transposed)
         if agg is None:
             raise _Unfactored(f"the flows alike at the start differ at {self.sweep.name}={p:.12g}")
         red, fac = agg.reduced, agg.factors
-        for grp in groups:  # the factors merged at the start must be equal here too
-            g = np.array(grp)
-            if not (
-                np.all(fac.A0[g] == fac.A0[g[:1]])
-                and np.all(fac.A[g] == fac.A[g[:1]])
-                and np.all(fac.tau[g] == fac.tau[g[:1]])
-            ):
-                raise _Unfactored(f"the factors merged at the start differ at {p:.12g}")
+        g, g0 = self._merged, self._first  # the factors merged at the start must be equal here
+        if g.size and not (
+            np.all(fac.A0[g] == fac.A0[g0])
+            and np.all(fac.A[g] == fac.A[g0])
+            and np.all(fac.tau[g] == fac.tau[g0])
+        ):
+            raise _Unfactored(f"the factors merged at the start differ at {p:.12g}")
         systems = [_system(red.A0[0], red.A[0], red.tau[0])]
-        for members in self.members:
-            idx = np.array(members)
+        for idx in self._members:
             systems.append(
                 _system(
                     np.diag(fac.A0[idx, 0, 0]),
@@ -143,6 +154,42 @@ class PartSweep(Sweep):
     def lin(self, p: float) -> LinearDDE:
         return self.parts.at(p)[self.index]
 
+    def closed_count(self, p: float, k: int | None = None) -> Count | None:
+        """A factor part's count from the Lambert W closed form of its scalar factors
+        (:func:`~fluidnet.linear.lambertw.lambert_roots`), where each factor has at most one
+        delayed term; ``None`` otherwise (the reduced part, or a factor the closed form does
+        not cover: the count is then computed in general).
+
+        The roots given are as many as :meth:`~.crossing.Sweep.count` computes (at least
+        ``k``, 6, and ``2 n`` for a system of fewer than
+        :data:`~fluidnet.linear.large.LARGE_STATES` states), the rightmost, and every root in
+        the closed right half-plane: the closed form gives every root right of
+        ``-(WINDOW + 1) / tau_max``, and the certificate is a line between the last root kept
+        and the next one (left of the imaginary axis), right of which the roots kept are all.
+        """
+        if self.index == 0:
+            return None
+        lin = self.lin(p)
+        if not lin.delays:
+            return None
+        want = max(k or 0, 6, 2 * lin.n if lin.n < LARGE_STATES else 0)
+        roots = lambert_roots(lin, -(WINDOW + 1.0) / lin.max_delay, want)
+        if roots is None:
+            return None
+        vals = roots.values
+        keep = max(want, int(np.count_nonzero(np.real(vals) >= 0.0)))
+        if keep < len(roots):
+            # between the last root kept and the next, and left of the axis (a pair of a real
+            # system kept together: lambert_roots gives it exactly conjugate, and roots of
+            # equal real parts are cut alike)
+            while keep < len(roots) and vals[keep].real == vals[keep - 1].real:
+                keep += 1
+        if keep < len(roots):
+            line = 0.5 * (min(vals[keep - 1].real, 0.0) + vals[keep].real)  # < 0
+            roots = Roots(list(roots[:keep]), 0, certified=True, certificate=line)
+        self.n_counts += 1
+        return Count(float(p), rhp_count(roots, size_unit(lin)), roots)
+
 
 def first_switch_factored(
     sweep: Sweep, lo: float, hi: float
@@ -159,16 +206,79 @@ def first_switch_factored(
         starts = [sw.count_edge(lo, hi - lo) for sw in sweeps[1:]]
         if any(c.count for c in starts):
             return None
-        reduced = follow_roots(sweeps[0], lo, hi, first_switch=True)
+        visited: list[float] = []
+        reduced = follow_roots(sweeps[0], lo, hi, first_switch=True, visited=visited)
         if reduced[1][0].count:
             return None
         q = reduced[1][-1].value
         found = [reduced]
         for sw, start in zip(sweeps[1:], starts, strict=True):
-            found.append(follow_roots(sw, lo, q, first_switch=False, start=start))
+            quiet = _quiet_part(sw, lo, q, hi - lo, visited, reduced[1], start)
+            found.append(
+                quiet
+                if quiet is not None
+                else follow_roots(sw, lo, q, first_switch=False, start=start)
+            )
     except FluidnetError:
         return None
     return _merged(found, parts.mult, q)
+
+
+def _quiet_part(
+    sw: PartSweep,
+    lo: float,
+    q: float,
+    span: float,
+    visited: list[float],
+    checks: list[Count],
+    start: Count,
+) -> tuple[list[Crossing], list[Count]] | None:
+    """A factor part with no crossing in ``(lo, q]``, shown in closed form along the steps of
+    the reduced system's path: ``([], its counts at lo, the reduced checkpoints and q)``, or
+    ``None`` (the part is then followed as any system).
+
+    Each factor ``s - a - b exp(-s tau)`` is stable exactly while its three Hayes margins are
+    positive (:func:`~fluidnet.linear.lambertw.stability_margins`), smooth functions of the
+    parameter that vanish where a root reaches the imaginary axis. They are computed at
+    ``lo``, at ``lo`` plus the reduced path's difference step (their velocity there) and at
+    the end of each step the reduced path accepted up to ``q``, and each step is held to the
+    test the root path holds the real parts of its roots to (:mod:`.rootpaths`): the secant
+    prediction misses by less than a quarter of the smaller margin at the step's ends -- the
+    margin is then, to the predictor's order, monotone or of one sign on the step. A margin
+    not positive at a step's end, a step that fails the test or a factor the closed form does
+    not cover gives ``None``. The part's right-half-plane count is computed in closed form
+    (every Lambert W branch, :meth:`PartSweep.closed_count`) at the reduced path's
+    checkpoints and at ``q``, and must be 0 there.
+    """
+    if start.count or start.roots.n_nodes or not start.roots.certified:
+        return None  # not a closed-form start (the general path counted it)
+    dp = 1e-6 * local_scale(lo, span)  # the reduced path's velocity step at lo
+    m0 = stability_margins(sw.lin(lo))
+    m1 = stability_margins(sw.lin(lo + dp))
+    if m0 is None or m1 is None or not np.all(m0 > 0):
+        return None
+    v = (m1 - m0) / dp
+    a = lo
+    for b in sorted({p for p in visited if lo < p <= q} | {q}):
+        m = stability_margins(sw.lin(b))
+        if m is None or not np.all(m > 0):
+            return None
+        h = b - a
+        if np.any(np.abs(m - (m0 + v * h)) > 0.25 * np.minimum(m0, m)):
+            return None
+        v, m0, a = (m - m0) / h, m, b
+    counts = [start]
+    for value in sorted({c.value for c in checks if lo < c.value < q}):
+        got = sw.closed_count(value)
+        if got is None or got.count:
+            return None
+        counts.append(got)
+    if q > lo:
+        end = sw.count_edge(q, q - lo, end=True)
+        if end.count or end.roots.n_nodes:
+            return None
+        counts.append(end)
+    return [], counts
 
 
 def _merged(found, mult: list[int], q: float) -> tuple[list[Crossing], list[Count]]:

@@ -141,6 +141,8 @@ class RootPath:
         self.steps = 0
         #: True while the corrector of a step's first try runs (see :meth:`attempt`)
         self.first_try = False
+        #: the ends of the accepted steps, in order
+        self.visited: list[float] = []
 
     def controller(self) -> ErrorController:
         """The path's step-size controller: the step times ``0.8 sqrt(tol / err)`` within
@@ -223,6 +225,7 @@ class RootPath:
 
     def accepted(self, path: _Path, attempt: Attempt, h_next: float):
         q, new = attempt.point
+        self.visited.append(q)
         # every root that changed side in the step, located and put in order (two crossings
         # however close are two events, each with its own count change)
         located = []
@@ -382,8 +385,10 @@ class _SerialPath(RootPath):
         if q == self.hi:  # a root may lie within AXIS_TOL of the axis there
             check = self.sweep.count_edge(q, self.span, end=True, k=self.k)
         else:
-            check = None
-            if last_one or not self._window_unknown():
+            # a closed form of the roots, where the system has one (a factor part of
+            # fluidnet.stability.factoredpaths), else the followed roots' count
+            check = self.sweep.closed_count(q, self.k)
+            if check is None and (last_one or not self._window_unknown()):
                 check = _followed_count(self.sweep, q, path.lam, self.real_system, last_one)
             if check is None:  # the roots there are not all followed: computed in full
                 check = self.sweep.count(q, self.k, rhp_only=last_one)
@@ -478,10 +483,21 @@ def _followed_count(
     return Count(float(q), rhp, roots)
 
 
-def _follow(sweep: Sweep, lo: float, hi: float, start: Count, k, first_switch: bool):
+def _follow(
+    sweep: Sweep,
+    lo: float,
+    hi: float,
+    start: Count,
+    k,
+    first_switch: bool,
+    visited: list[float] | None = None,
+):
     """One continuation from the checkpoint ``start``: ``("ok", crossings, checks)``, or on a
-    failed certificate ``("failed", crossings up to the last good checkpoint, checks, it)``."""
+    failed certificate ``("failed", crossings up to the last good checkpoint, checks, it)``.
+    ``visited`` receives the ends of the accepted steps."""
     stepper = _SerialPath(sweep, lo, hi, start, k, first_switch)
+    if visited is not None:
+        stepper.visited = visited
     path = stepper.start()
     h = _first_step(path, hi - lo)
     return run(follow(stepper, path, stepper.controller(), h), stepper.answer)
@@ -497,13 +513,21 @@ def _first_step(path: _Path, span: float) -> float:
 
 
 def follow_roots(
-    sweep: Sweep, lo: float, hi: float, *, first_switch: bool, start: Count | None = None
+    sweep: Sweep,
+    lo: float,
+    hi: float,
+    *,
+    first_switch: bool,
+    start: Count | None = None,
+    visited: list[float] | None = None,
 ) -> tuple[list[Crossing], list[Count]]:
     """Crossings in ``(lo, hi]`` in increasing order, and the checkpoint counts.
 
     With ``first_switch`` the continuation stops at the first crossing that changes stability
     (after certifying it at the next checkpoint). ``start``: the count at ``lo``
-    (:meth:`~.crossing.Sweep.count_edge`) when the caller has it already.
+    (:meth:`~.crossing.Sweep.count_edge`) when the caller has it already. ``visited``, a list,
+    receives the parameter values at the ends of the accepted steps (of every continuation,
+    when a failed certificate makes one restart).
 
     Raises
     ------
@@ -518,7 +542,7 @@ def follow_roots(
     done: list[Crossing] = []
     done_checks: list[Count] = []
     for _ in range(MAX_RESTARTS + 1):
-        res = _follow(sweep, a, hi, start, k, first_switch)
+        res = _follow(sweep, a, hi, start, k, first_switch, visited)
         if res[0] == "ok":
             return done + res[1], done_checks + res[2]
         # the count at a checkpoint does not match: a root followed by nobody crossed; redo

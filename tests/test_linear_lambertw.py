@@ -1,0 +1,144 @@
+"""Roots of one-delay scalar systems by the Lambert W function (:mod:`fluidnet.linear.lambertw`).
+
+Independent sources: the stability of ``x' = -k x(t - tau)`` (stable iff ``0 < k tau < pi/2``;
+its pairs cross the axis at ``omega = k`` where ``k tau = pi/2 + 2 j pi``, one more pair in the
+right half-plane past each), Hayes' stability region of ``x' = a x(t) + b x(t - tau)``
+(Hayes, J. London Math. Soc. 25 (1950); the boundary ``b = -a`` and the curve
+``a = zeta / (tau tan zeta)``, ``b = -zeta / (tau sin zeta)``), and the discretization-based
+roots of :func:`fluidnet.linear.roots.certified_roots`; Hayes' margins against the Lambert W count.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fluidnet.linear import LinearDDE
+from fluidnet.linear.lambertw import lambert_roots, one_delay_factors, stability_margins
+from fluidnet.linear.roots import certified_roots
+
+
+def scalar(a: float, b: float, tau: float) -> LinearDDE:
+    return LinearDDE(a, [(tau, b)])
+
+
+def rhp(roots) -> int:
+    return sum(1 for r in roots if r.real > 0)
+
+
+@pytest.mark.parametrize("k_tau", [0.3, 1.5, 1.6, 7.0, 8.0, 20.0])
+def test_pure_delay_count_by_the_crossing_frequencies(k_tau):
+    # x' = -k x(t - tau): a pair enters at each k tau = pi/2 + 2 j pi
+    tau = 0.4
+    roots = lambert_roots(scalar(0.0, -k_tau / tau, tau), sigma=-1.0)
+    pairs = sum(1 for j in range(10) if math.pi / 2 + 2 * j * math.pi < k_tau)
+    assert roots is not None and roots.certified is True
+    assert rhp(roots) == 2 * pairs
+
+
+def test_pure_delay_on_the_boundary_has_the_pair_at_omega_k():
+    tau = 0.25
+    k = math.pi / (2 * tau)
+    roots = lambert_roots(scalar(0.0, -k, tau), sigma=-5.0)
+    top = sorted(roots.values[:2], key=lambda v: v.imag)
+    assert top[0] == pytest.approx(-1j * k, abs=1e-12 * k)
+    assert top[1] == pytest.approx(1j * k, abs=1e-12 * k)
+    for v in (0.999, 1.001):  # either side of it: 0 and 2 roots in the right half-plane
+        assert rhp(lambert_roots(scalar(0.0, -k * v, tau), sigma=-5.0)) == (0 if v < 1 else 2)
+
+
+@pytest.mark.parametrize("zeta", [0.4, 1.2, 2.0, 2.8])
+def test_hayes_boundary(zeta):
+    # on Hayes' curve a = zeta/(tau tan zeta), b = -zeta/(tau sin zeta) a pair sits at +-j
+    # zeta/tau; past it (b more negative) the system is unstable, before it stable
+    tau = 0.5
+    a = zeta / (tau * math.tan(zeta))
+    b = -zeta / (tau * math.sin(zeta))
+    on = lambert_roots(scalar(a, b, tau), sigma=-3.0)
+    assert max(abs(v.imag) for v in on.values[:2]) == pytest.approx(zeta / tau, rel=1e-12)
+    assert rhp(lambert_roots(scalar(a, b * 0.99, tau), sigma=-3.0)) == 0
+    assert rhp(lambert_roots(scalar(a, b * 1.01, tau), sigma=-3.0)) == 2
+    # across b = -a (a real root at 0): one real root enters
+    if a < 1 / tau:
+        assert rhp(lambert_roots(scalar(a, -a - 0.05, tau), sigma=-3.0)) == 0
+        assert rhp(lambert_roots(scalar(a, -a + 0.05, tau), sigma=-3.0)) == 1
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "tau"), [(0.0, -3.0, 1.0), (0.7, -2.5, 0.8), (-1.0, 0.4, 2.0), (0.2, 0.1, 1.5)]
+)
+def test_roots_right_of_the_line_equal_the_discretization(a, b, tau):
+    sigma = -4.0 / tau
+    ours = lambert_roots(scalar(a, b, tau), sigma=sigma)
+    ref = certified_roots(scalar(a, b, tau), region=sigma)  # every root right of sigma
+    assert ref.certified and ref.certificate <= sigma
+    theirs = np.array([r.value for r in ref if r.real > sigma])
+    assert len(ours) == theirs.size
+    for v in ours.values:
+        assert np.min(np.abs(theirs - v)) <= 1e-8 * (1 + abs(v))
+    assert np.all(ours.values.real > sigma)
+    assert all(r.residual < 1e-12 for r in ours)
+    # a real system's roots in exact conjugate pairs (a line never splits a pair)
+    v = ours.values
+    assert np.array_equal(np.sort_complex(v), np.sort_complex(np.conj(v)))
+
+
+def test_a_diagonal_system_holds_the_roots_of_each_state():
+    lin = LinearDDE(
+        np.diag([0.0, -0.5, 0.3]),
+        [(0.2, np.diag([-9.0, 0.0, 0.0])), (0.5, np.diag([0.0, -1.0, -0.9]))],
+    )
+    a, b, tau = one_delay_factors(lin)
+    assert np.allclose(b, [-9.0, -1.0, -0.9]) and np.allclose(tau, [0.2, 0.5, 0.5])
+    roots = lambert_roots(lin, sigma=-2.0, k=3)
+    ref = certified_roots(lin, region=roots.certificate)
+    assert ref.certified and ref.certificate <= roots.certificate
+    theirs = np.array([r.value for r in ref if r.real > roots.certificate])
+    assert len(roots) == theirs.size >= 3
+    for v in roots.values:
+        assert np.min(np.abs(theirs - v)) <= 1e-8 * (1 + abs(v))
+    assert rhp(roots) == rhp(ref)
+
+
+def test_the_closed_form_declines_what_its_theorem_does_not_cover():
+    coupled = LinearDDE(np.array([[0.0, 1.0], [0.0, -1.0]]), [(0.3, -np.eye(2))])
+    assert lambert_roots(coupled, sigma=-1.0) is None
+    two_delays = LinearDDE(0.0, [(0.3, -1.0), (0.7, -0.5)])
+    assert lambert_roots(two_delays, sigma=-1.0) is None
+    # at the branch point x = b tau e^{-a tau} = -1/e a double real root: declined
+    assert lambert_roots(scalar(0.0, -1.0 / math.e, 1.0), sigma=-5.0) is None
+    complex_system = LinearDDE(1j, [(1.0, -1.0)])
+    assert lambert_roots(complex_system, sigma=-1.0) is None
+
+
+def test_hayes_margins_agree_with_the_lambert_count():
+    # two closed forms, one theorem each: Hayes' stability region and the roots of every
+    # Lambert W branch right of a line
+    rng = np.random.default_rng(7)
+    seen = {True: 0, False: 0}
+    for a, b, tau in zip(
+        rng.uniform(-4, 2.5, 400), rng.uniform(-6, 6, 400), rng.uniform(0.1, 2, 400), strict=True
+    ):
+        lin = scalar(a, b, tau)
+        roots = lambert_roots(lin, sigma=-1.0)
+        if roots is None:  # near the branch point only
+            continue
+        stable = rhp(roots) == 0 and all(r.real < 0 for r in roots)
+        assert bool(np.all(stability_margins(lin) > 0)) == stable, (a, b, tau)
+        seen[stable] += 1
+    assert min(seen.values()) > 50  # both verdicts checked many times
+
+
+def test_hayes_margins_vanish_on_the_boundaries():
+    tau = 0.5
+    # x' = -k x(t - tau): the third margin is pi/2 - k tau
+    for k in (0.5, 2.0, 3.0):
+        m = stability_margins(scalar(0.0, -k, tau))[0]
+        assert m == pytest.approx([1.0, k * tau, math.pi / 2 - k * tau], abs=1e-14)
+    # on Hayes' curve (a pair on the axis at zeta / tau) and on b = -a (a root at 0)
+    for zeta in (0.3, 1.0, 2.5):
+        a, b = zeta / (tau * math.tan(zeta)), -zeta / (tau * math.sin(zeta))
+        assert stability_margins(scalar(a, b, tau))[0, 2] == pytest.approx(0.0, abs=1e-12)
+    assert stability_margins(scalar(0.7, -0.7, tau))[0, 1] == 0.0
