@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import FluidnetError
 from .densenewton import FLOOR, newton, track
-from .equilibrium import RESIDUAL_TOL, equilibria
+from .equilibrium import RESIDUAL_TOL, equilibria, rank_key
 from .rowscaling import row_scaling
 from .steadycode import SteadyCode
 
@@ -79,8 +79,7 @@ class PointEquilibria:
 
 
 def _order_key(eq) -> tuple:
-    x = np.array(list(eq.values()))
-    return (bool(eq.boundary), bool(np.any(x < 0)), int(np.sum(x == 0)))
+    return rank_key(np.array(list(eq.values())), bool(eq.boundary))
 
 
 def _spread(P: np.ndarray) -> np.ndarray:
@@ -392,7 +391,7 @@ def _other_configurations(
         for r in range(i * C, (i + 1) * C):
             if not good[r] or any(np.allclose(x[r], y, rtol=1e-9, atol=1e-12) for y, _, _ in found):
                 continue
-            key = (bool(H[r].any()), bool(np.any(x[r] < 0)), int(np.sum(x[r] == 0)))
+            key = rank_key(x[r], bool(H[r].any()))
             found.append((x[r], H[r], key))
         if not found:
             continue

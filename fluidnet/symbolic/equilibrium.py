@@ -490,10 +490,16 @@ class _Found(list):
     settled = False
 
 
+def rank_key(x: np.ndarray, held: bool) -> tuple[bool, bool, int]:
+    """The key of the search's documented order of equilibria (smallest first, a stable sort):
+    held at the boundary by the projection, a negative state, the number of zero states."""
+    return bool(held), bool(np.any(x < 0)), int(np.sum(x == 0))
+
+
 def _best_rank(x: np.ndarray, held) -> bool:
     """Whether an accepted point has the best rank of the search's order: free of the
     boundary, no negative and no zero state (nothing found after it comes before it)."""
-    return not held and not bool(np.any(x < 0)) and int(np.sum(x == 0)) == 0
+    return rank_key(x, bool(held)) == (False, False, 0)
 
 
 def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equilibrium]:
@@ -590,7 +596,7 @@ def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equil
     if guess is not None:
         accepted.sort(key=_guess_order(plan, guess, [a[0] for a in accepted]))
     else:
-        accepted.sort(key=lambda a: (bool(a[1]), bool(np.any(a[0] < 0)), int(np.sum(a[0] == 0))))
+        accepted.sort(key=lambda a: rank_key(a[0], bool(a[1])))
     out = _Found()
     for x, held, res in accepted:
         out.append(_equilibrium(plan, x, held, res, id(x) not in loose, loose.get(id(x))))

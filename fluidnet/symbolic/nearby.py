@@ -36,6 +36,7 @@ from ..linear.lineardde import LinearDDE
 from .batchequilibria import _settled
 from .densenewton import FLOOR, TOL, _Rows, _sizes, _step, newton
 from .equilibrium import _plan as _equilibrium_plan
+from .equilibrium import rank_key
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
 from .steadycode import steady_code
 
@@ -172,7 +173,7 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
                 x = X[j].copy()
                 mine = found.setdefault(int(j), [])
                 if not any(np.allclose(x, y, rtol=1e-9, atol=1e-12) for _, y in mine):
-                    mine.append((_rank(x, held[j]), x))
+                    mine.append((rank_key(x, bool(held[j].any())), x))
                 X[j], settled[j] = keep[r], False  # decided by the ranking below
     for j, mine in found.items():
         x, reason = _first_ranked(mine)
@@ -211,12 +212,6 @@ def _changed(reached: np.ndarray, F: np.ndarray | None, held: np.ndarray, nonneg
         elif held[i] and F is not None and F[i] > 0:
             new[i] = False
     return new
-
-
-def _rank(x: np.ndarray, held: np.ndarray) -> tuple[bool, bool, int]:
-    """The key of the full search's order (held at the boundary, a negative state, the number
-    of zero states; smallest first)."""
-    return bool(held.any()), bool(np.any(x < 0)), int(np.sum(x == 0))
 
 
 def _first_ranked(found: list) -> tuple[np.ndarray | None, str]:
@@ -407,7 +402,7 @@ class NearbyPoint:
             x, _ = self._settle(x0, p, held, kind)
             if x is None or any(np.allclose(x, y, rtol=1e-9, atol=1e-12) for _, y in found):
                 continue
-            found.append((_rank(x, held), x))
+            found.append((rank_key(x, bool(held.any())), x))
         return _first_ranked(found)
 
     # -- the steady state
