@@ -279,7 +279,19 @@ def _rightmost_plain(
                     first = np.concatenate([first[delay_free[first]], delayed])
                 _full(state, first, system, opts)
                 cont, par = points[~direct], parents[~direct]
-                deferred.append(_continue_or_discretize(state, bal, cont, par))
+                left = _continue_or_discretize(state, bal, cont, par, discretize=False)
+                if left.size:
+                    # again from the nearest other certified point (a neighbour solved at this
+                    # level may carry a root the parent did not: the 100-state network's 20 x
+                    # 20 chart discretized 19 points instead of 226), then the discretization
+                    was = par[np.isin(cont, left)]  # in the order of `left`
+                    other = _nearest_certified(state, coords, left, exclude=was)
+                    go = other >= 0
+                    rest = _continue_or_discretize(
+                        state, bal, left[go], other[go], discretize=False
+                    )
+                    left = np.concatenate([left[~go], rest]).astype(int)
+                    deferred.append(_discretized(state, bal, left) if left.size else left)
             # what failed: again from the nearest certified points while that certifies more,
             # then the full per-point method
             todo = np.concatenate([np.zeros(0, dtype=int), *deferred]).astype(int)
@@ -405,16 +417,26 @@ def _discretized(state: _State, bal: Stack, points: np.ndarray) -> np.ndarray:
     return points
 
 
-def _nearest_certified(state: _State, coords: np.ndarray, points: np.ndarray) -> np.ndarray:
+def _nearest_certified(
+    state: _State, coords: np.ndarray, points: np.ndarray, exclude: np.ndarray | None = None
+) -> np.ndarray:
     """For each of ``points``, the nearest grid point (in index steps) with certified roots
-    to start from (``-1`` where there is none)."""
+    to start from, other than ``exclude`` (one per point) (``-1`` where there is none)."""
     solved = np.flatnonzero(state.certified & np.isfinite(state.seeds[:, 0]))
     if solved.size == 0 or points.size == 0:
         return np.full(points.size, -1)
     from scipy.spatial import KDTree
 
-    _, near = KDTree(coords[solved]).query(coords[points])
-    return solved[np.asarray(near, dtype=int)]
+    k = 1 if exclude is None else min(2, solved.size)
+    dist, near = KDTree(coords[solved]).query(coords[points], k=k)
+    near = np.asarray(near, dtype=int).reshape(points.size, k)
+    dist = np.asarray(dist, dtype=float).reshape(points.size, k)
+    pick = solved[np.minimum(near, solved.size - 1)]
+    if exclude is None:
+        return pick[:, 0]
+    first = np.where(pick[:, 0] != exclude, pick[:, 0], pick[:, -1])
+    ok = np.isfinite(dist[:, 0]) & (first != exclude)
+    return np.where(ok, first, -1)
 
 
 def _system_from(stack: Stack) -> Callable[[int], Any]:
