@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NewtonRows", "newton", "track", "solve_rows"]
+__all__ = ["LeadingRows", "NewtonRows", "newton", "track", "solve_rows"]
 
 #: Rounds (one evaluation of every running row each) of one call of :func:`newton` (rows that
 #: converge do within about 30 on the laws of the tests; the rest only cost time).
@@ -361,17 +361,10 @@ def newton(
         halvings[ks] = 0
         steps[ks] += 1
 
-    lead = [0]  # the rows before this one are finished (and given to `until`)
+    leading = LeadingRows(until, K)
 
     def settled(last: bool = False) -> bool:
-        """Give the newly finished leading rows to ``until``; True when it stops the run."""
-        if until is None:
-            return False
-        b = K if last or not running.any() else int(np.argmax(running))
-        if b <= lead[0]:
-            return False
-        a, lead[0] = lead[0], b
-        return bool(until(best_x, best, a, b))
+        return leading(running, best_x, best, last)
 
     all_k = np.arange(K)
     progress = [False]
@@ -413,6 +406,29 @@ def newton(
     if not stopped:
         settled(last=True)
     return NewtonRows(best_x, best, best <= FLOOR, best_held)
+
+
+class LeadingRows:
+    """The rows of an iteration (its starts) handed to ``until(x, values, a, b)`` in their
+    order as they finish: rows ``a`` to ``b - 1`` once they and every row before them have
+    finished (their best points ``x[a:b]`` and ``values[a:b]`` final), the rest when the
+    iteration ends (``last``). :func:`newton` and the sparse search of
+    :meth:`~fluidnet.symbolic.newton.SparseSteadyState.solve` stop where it returns True."""
+
+    def __init__(self, until: Callable | None, K: int):
+        self.until, self.K = until, K
+        #: the rows before this one have been handed over
+        self.done = 0
+
+    def __call__(self, running: np.ndarray, x: np.ndarray, values: np.ndarray, last=False):
+        """True when ``until`` stops the iteration (False without an ``until``)."""
+        if self.until is None:
+            return False
+        b = self.K if last or not running.any() else int(np.argmax(running))
+        if b <= self.done:
+            return False
+        a, self.done = self.done, b
+        return bool(self.until(x, values, a, b))
 
 
 def track(

@@ -62,7 +62,7 @@ import sympy
 from ..errors import AnalysisError, ModelError
 from .closedforms import cheap_to_solve, closed_forms, skip_solving
 from .numeric import to_numpy
-from .rootsearch import Attempts, homotopy, search
+from .rootsearch import Attempts, InOrder, homotopy, search
 from .rowscaling import row_scaling
 from .steadycode import boundary_subsets, keep, record, steady_code, steady_state_equations
 
@@ -1193,7 +1193,7 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess, first=None) -> Attemp
                 y0 = x0.copy()
                 y0[idx] = 0.0
                 starts.append(y0)
-        leading = None if first is None else _LeadingFound(first)
+        leading = None if first is None else InOrder(first, converged=bool)
         points = plan.sparse_form.solve(np.array(starts), p, until=leading)
         out.methods.append(f"sparse damped Newton from {len(starts)} starts")
         if leading is not None and leading.settled:
@@ -1229,25 +1229,6 @@ def _numeric_candidates(plan: _Plan, p: np.ndarray, guess, first=None) -> Attemp
         "configurations"
     )
     return out
-
-
-class _LeadingFound:
-    """The ``until`` of :meth:`~fluidnet.symbolic.newton.SparseSteadyState.solve` for a
-    ``first`` judge (see :func:`~fluidnet.symbolic.rootsearch.search`): the points of the
-    finished leading starts that settled, in order and without duplicates (as
-    :meth:`Attempts.add` lists the whole search's), given to ``first`` one by one."""
-
-    def __init__(self, first):
-        self.first = first
-        self.seen = Attempts()
-        self.settled = False
-
-    def __call__(self, x: np.ndarray, found: np.ndarray, a: int, b: int) -> bool:
-        for k in range(a, b):
-            if found[k] and self.seen.add(x[k : k + 1]) and self.first(self.seen.candidates[-1]):
-                self.settled = True
-                return True
-        return False
 
 
 #: Parameter points whose search results a model's record in the store keeps.

@@ -31,6 +31,8 @@ from typing import cast
 
 import numpy as np
 
+from .densenewton import LeadingRows
+
 __all__ = ["SparseSteadyState"]
 
 #: Newton iterations per start.
@@ -219,24 +221,13 @@ class SparseSteadyState:
             steps[k], phi[k], lam[k], halvings[k] = step, phi_k, 1.0, 0
             iterations[k] += 1
 
-        lead = [0]  # the starts before this one are finished (and given to `until`)
-
-        def settled() -> bool:
-            """Give the newly finished leading starts to ``until``; True when it stops."""
-            if until is None:
-                return False
-            b = K if not running.any() else int(np.argmax(running))
-            if b <= lead[0]:
-                return False
-            a, lead[0] = lead[0], b
-            return bool(until(best_x, found, a, b))
-
+        leading = LeadingRows(until, K)
         A = self._real(self.evaluate.batch(X.T, p))  # values and Jacobian entries
         for k in range(K):
             newton_step(k, X[k], A[k])
         for _ in range(MAX_ROUNDS):
-            if settled():
-                return [best_x[k] for k in range(lead[0]) if found[k]]
+            if leading(running, best_x, found):
+                return [best_x[k] for k in range(leading.done) if found[k]]
             ks = np.flatnonzero(running)
             if not ks.size:
                 break
@@ -260,9 +251,7 @@ class SparseSteadyState:
                     running[k] = False
                     found[k] = best[k] <= accept
         found |= running & (best <= accept)  # given up, but already at a solution
-        if until is not None and lead[0] < K:
-            running[:] = False
-            settled()
+        leading(running, best_x, found, last=True)
         return [best_x[k] for k in range(K) if found[k]]
 
     def _step(self, E: np.ndarray, held: np.ndarray, scale: np.ndarray, r: np.ndarray):

@@ -22,7 +22,7 @@ import numpy as np
 
 from .densenewton import FLOOR, newton, track
 
-__all__ = ["Attempts", "homotopy", "search", "starts"]
+__all__ = ["Attempts", "InOrder", "homotopy", "search", "starts"]
 
 #: Magnitudes of the constant starts (in this order).
 MAGNITUDES = (1.0, 10.0, 0.1, 100.0, 1e3, 1e4, 0.01, 1e5)
@@ -195,7 +195,7 @@ def search(
     X0 = np.where(held, 0.0, X0)
     group = np.repeat(np.arange(len(subsets)), len(S))
     out = Attempts()
-    judge = None if first is None else _InOrder(first)
+    judge = None if first is None else InOrder(first)
     rows = newton(code, X0, p, held, active=active, quiet=QUIET_ROUNDS, until=judge)
     what = "the guess, " if guess is not None else ""
     out.note(
@@ -254,19 +254,22 @@ def search(
     return out
 
 
-class _InOrder:
-    """The ``until`` of the first pass's :func:`~.densenewton.newton` for :func:`search`'s
-    ``first``: the finished leading rows' candidates, in order and without duplicates (as
-    :meth:`Attempts.add` of the whole pass lists them), given to ``first`` one by one."""
+class InOrder:
+    """An ``until`` (:class:`~.densenewton.LeadingRows`) for a ``first`` judge: the finished
+    leading rows' candidates, in order and without duplicates (as :meth:`Attempts.add` of the
+    whole pass lists them), given to ``first`` one by one. A row is a candidate where its value
+    says it converged: a scaled residual at most ``FLOOR`` (:func:`~.densenewton.newton`), or
+    ``converged`` of the values (the sparse search's flags)."""
 
-    def __init__(self, first: Callable[[np.ndarray], bool]):
+    def __init__(self, first: Callable[[np.ndarray], bool], converged=None):
         self.first = first
+        self.converged = converged or (lambda residual: residual <= FLOOR)
         self.seen = Attempts()
         self.settled = False
 
-    def __call__(self, x: np.ndarray, residual: np.ndarray, a: int, b: int) -> bool:
+    def __call__(self, x: np.ndarray, values: np.ndarray, a: int, b: int) -> bool:
         for k in range(a, b):
-            if not residual[k] <= FLOOR:  # not converged (NewtonRows.converged)
+            if not self.converged(values[k]):
                 continue
             if self.seen.add(x[k : k + 1]) and self.first(self.seen.candidates[-1]):
                 self.settled = True
