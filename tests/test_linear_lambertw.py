@@ -142,3 +142,20 @@ def test_hayes_margins_vanish_on_the_boundaries():
         a, b = zeta / (tau * math.tan(zeta)), -zeta / (tau * math.sin(zeta))
         assert stability_margins(scalar(a, b, tau))[0, 2] == pytest.approx(0.0, abs=1e-12)
     assert stability_margins(scalar(0.7, -0.7, tau))[0, 1] == 0.0
+
+
+def test_a_factor_with_thousands_of_roots_right_of_the_line():
+    """x' = -3600 x(t - 1): 3116 roots right of Re s = -1 (the old check of distinct roots
+    recursed without end beyond 3000 roots of one state); counted independently by mpmath's
+    Lambert W, branch by branch."""
+    import mpmath
+
+    b = 3600.0
+    got = lambert_roots(LinearDDE(0.0, [(1.0, -b)]), sigma=-1.0)
+    assert got is not None
+    K = 2 + int(b * math.e / (2 * math.pi))  # no branch beyond reaches Re s > -1
+    want = sum(float(mpmath.re(mpmath.lambertw(-b, k))) > -1.0 for k in range(-K, K + 1))
+    assert want > 3000
+    assert len(got) == want
+    vals = np.array(got.values)
+    assert np.all(np.abs(vals + b * np.exp(-vals)) <= 1e-9 * b)

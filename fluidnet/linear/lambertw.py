@@ -48,6 +48,10 @@ __all__ = ["lambert_roots", "one_delay_factors", "stability_margins"]
 MAX_BRANCHES = 4000
 #: ``x`` within this (relative) of ``-1/e``: two roots nearly merge, left to the general path.
 BRANCH_POINT_GAP = 1e-6
+#: Roots compared with all others at a time in :func:`_distinct` (a block of distances of
+#: at most 16 MB for 1000 roots; the old all-at-once table recursed forever on one state of
+#: more than 3000 roots).
+PAIRWISE_ROWS = 1000
 
 
 def one_delay_factors(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -189,15 +193,17 @@ def _conjugate_pairs(
 
 
 def _distinct(s: np.ndarray, state: np.ndarray, tau: np.ndarray) -> bool:
-    """No two roots of one state within ``1e-8 (|s| + 1 / tau)`` of each other."""
-    if s.size <= 3000:
-        same = state[:, None] == state[None, :]
-        np.fill_diagonal(same, False)
-        gap = np.abs(s[:, None] - s[None, :])
-        return not np.any(same & (gap <= 1e-8 * (np.abs(s) + 1.0 / tau)[:, None]))
-    return all(
-        _distinct(s[state == i], state[state == i], tau[state == i]) for i in np.unique(state)
-    )
+    """No two roots of one state within ``1e-8 (|s| + 1 / tau)`` of each other (every pair,
+    :data:`PAIRWISE_ROWS` roots against all at a time)."""
+    tol = 1e-8 * (np.abs(s) + 1.0 / tau)
+    for a in range(0, s.size, PAIRWISE_ROWS):
+        rows = np.arange(a, min(a + PAIRWISE_ROWS, s.size))
+        same = state[rows, None] == state[None, :]
+        same[np.arange(rows.size), rows] = False  # a root and itself
+        gap = np.abs(s[rows, None] - s[None, :])
+        if np.any(same & (gap <= tol[rows, None])):
+            return False
+    return True
 
 
 def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
