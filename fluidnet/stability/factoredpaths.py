@@ -49,7 +49,7 @@ from ..linear.lineardde import LinearDDE
 from ..linear.rootset import Roots
 from ..linear.stacked import Stack
 from .crossing import Count, Crossing, Sweep, local_scale, rhp_count, size_unit
-from .rootpaths import WINDOW, follow_roots
+from .rootpaths import VELOCITY_STEP, WINDOW, follow_roots
 
 __all__ = ["PartSweep", "first_switch_factored"]
 
@@ -252,7 +252,7 @@ def _quiet_part(
     """
     if start.count or start.roots.n_nodes or not start.roots.certified:
         return None  # not a closed-form start (the general path counted it)
-    dp = 1e-6 * local_scale(lo, span)  # the reduced path's velocity step at lo
+    dp = VELOCITY_STEP * local_scale(lo, span)  # the reduced path's velocity step at lo
     m0 = stability_margins(sw.lin(lo))
     m1 = stability_margins(sw.lin(lo + dp))
     if m0 is None or m1 is None or not np.all(m0 > 0):

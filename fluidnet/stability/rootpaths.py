@@ -98,11 +98,16 @@ class _Path:
         self.p, self.lam, self.v = p, lam, v
 
 
+#: The step of the one-sided differences of the roots' velocities, relative to
+#: :func:`~.crossing.local_scale`.
+VELOCITY_STEP = 1e-6
+
+
 def _velocity(sweep: Sweep, p: float, lam: np.ndarray, span: float, sign: float) -> np.ndarray:
     """``d lambda / d p`` by a one-sided difference (one extra system)."""
     if lam.size == 0:
         return lam.copy()
-    dp = sign * 1e-6 * local_scale(p, span)
+    dp = sign * VELOCITY_STEP * local_scale(p, span)
     new, ok = newton_roots(sweep.lin(p + dp), lam)
     v = (new - lam) / dp
     v[~ok] = 0.0
