@@ -1294,9 +1294,12 @@ def _same_class(model, memo: dict, p: np.ndarray, g) -> list[np.ndarray] | None:
     if key is None:
         return None
     at = model.cached("searched at", dict)
-    for k in reversed(list(memo)):
-        where = at.get(k)
-        if where is not None and where[1] == g and scaling.key(where[0]) == key:
+    kept = [k for k in reversed(list(memo)) if k in at and at[k][1] == g]
+    if not kept:
+        return None
+    keys = scaling.keys(np.stack([at[k][0] for k in kept], axis=1))  # one evaluation
+    for k, other in zip(kept, keys, strict=True):
+        if other == key:
             return memo[k]
     return None
 
