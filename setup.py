@@ -1,16 +1,18 @@
-"""Build of fluidnet's compiled integrator; the package metadata is in ``pyproject.toml``.
+"""Build of fluidnet's compiled code; the package metadata is in ``pyproject.toml``.
 
-The integrator (``fluidnet/dde/src/*.c``) is one C extension module,
-``fluidnet.dde._integrator``, built by setuptools with the Python headers only (it reads NumPy
-arrays through the buffer protocol). ``pip install .``, ``python -m build`` (wheel and sdist)
-and ``pip install -e .`` (built in place) all compile it.
+Two C extension modules, built by setuptools with the Python headers only (they read NumPy
+arrays through the buffer protocol): the integrator (``fluidnet/dde/src/*.c``),
+``fluidnet.dde._integrator``, and the characteristic determinant's samples of large networks
+(``fluidnet/linear/src/*.c``), ``fluidnet.linear._samples``. ``pip install .``,
+``python -m build`` (wheel and sdist) and ``pip install -e .`` (built in place) all compile them.
 
 Floating-point code is compiled without ``-ffast-math`` and without contracting ``a * b + c``
 into fused multiply-adds (``-ffp-contract=off``; GCC contracts by default where the target has
 FMA), so the integrator computes the same bits on every machine and with every optimization
-level. The build records a hash of the sources in the module (``SOURCE_DIGEST``): a checkout
-whose sources changed after the build refuses the stale module (see
-:func:`fluidnet.dde.engine.source_digest`).
+level. The build records a hash of each module's sources in it (``SOURCE_DIGEST``): a checkout
+whose sources changed after the build refuses the stale integrator (see
+:func:`fluidnet.dde.engine.source_digest`) and falls back from stale samples to NumPy's (see
+:mod:`fluidnet.linear.stacked`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 SRC = Path("fluidnet") / "dde" / "src"
+SAMPLES = Path("fluidnet") / "linear" / "src"
 
 
 def source_digest(directory: Path) -> str:
@@ -54,4 +57,10 @@ integrator = Extension(
     define_macros=[("FLUIDNET_SOURCE_DIGEST", f'"{source_digest(SRC)}"')],
 )
 
-setup(ext_modules=[integrator], cmdclass={"build_ext": BuildIntegrator})
+samples = Extension(
+    "fluidnet.linear._samples",
+    sources=[str(p) for p in sorted(SAMPLES.glob("*.c"))],
+    define_macros=[("FLUIDNET_SOURCE_DIGEST", f'"{source_digest(SAMPLES)}"')],
+)
+
+setup(ext_modules=[integrator, samples], cmdclass={"build_ext": BuildIntegrator})

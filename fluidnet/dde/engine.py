@@ -19,25 +19,17 @@ array) and releases the GIL while it integrates.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
 from typing import Any, cast
 
+from ..sourcedigest import source_digest
+
 __all__ = ["integrator", "source_digest"]
 
 _REBUILD = "rebuild it with 'pip install .' (or 'pip install -e .' or make in a checkout)"
-
-
-def source_digest(directory: Path) -> str:
-    """Hash of the integrator's C sources in ``directory`` (``setup.py`` records the same hash
-    in the module it builds, as ``SOURCE_DIGEST``)."""
-    h = hashlib.sha256()
-    for path in sorted(directory.glob("*.[ch]")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:20]
 
 
 def _layout_errors(module: ModuleType) -> list[str]:

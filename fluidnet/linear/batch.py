@@ -602,7 +602,7 @@ def _accept(
     P, R = points.size, state.R
     good = np.isfinite(lam)
     lam, idx = lam[good], idx[good]
-    good = target.residual(lam, idx) <= RESIDUAL_TOL
+    good = target.residual_within(lam, idx, RESIDUAL_TOL)
     lam, idx = lam[good], idx[good]
     # upper half-plane representatives; nearly real roots made real
     lam = np.where(np.imag(lam) < 0, lam.conj(), lam)
@@ -803,7 +803,7 @@ def _cluster_roots(
     if simple.any():
         idx = np.full(int(simple.sum()), k)
         new, active = target.newton(est[simple], idx, tol=1e-13, stall_tol=1e-10, maxiter=20)
-        if active.any() or np.any(target.residual(new, idx) > RESIDUAL_TOL):
+        if active.any() or not np.all(target.residual_within(new, idx, RESIDUAL_TOL)):
             return None
         if means.size > 1:
             sep = np.abs(means[:, None] - means[None, :]) + np.diag(np.full(means.size, np.inf))

@@ -1,0 +1,375 @@
+/* fluidnet.linear._samples: det Delta(s) and (det Delta)'(s) / det Delta(s) of a stack of
+ * delay systems through the Schur complement of their flows (fluidnet/linear/stacked.py,
+ * Stack._schur_part, computes the same in NumPy and is this kernel's reference).
+ *
+ * One sample q of system k = idx[q] at s = s[q]:
+ *
+ *   E_j   = exp(-s tau[k, j]),  E_j' = -tau[k, j] E_j          (the delays in use, j in delays)
+ *   V     = base[k] + sum_j E_j per[j, k],  V' = sum_j E_j' per[j, k]   (the used entries)
+ *   V[:nS] += s, V'[:nS] += 1                                  (the diagonal on the flows S)
+ *   M     = V[tt_at] at tt, + s I - sum over each place of V[ts] V[st] / d[i]
+ *   M'    the same terms differentiated,   d = V[:nS]
+ *   f     = prod d * det M                                     (phase: f / |f|, 0 if singular)
+ *   g     = sum d'/d + trace(M^{-1} M')                        (inf where f is 0 or not finite)
+ *
+ * The determinant is LAPACK's: LU with partial pivoting on |re| + |im|, det = sign exp(sum of
+ * log |u_ii|) as NumPy's det computes it. Complex arithmetic is written out on pairs of doubles
+ * (C99's operators call the slow Annex G helpers for every product), division by Smith's method.
+ * Arrays arrive through the buffer protocol; the Python side (stacked.py) gives them the types
+ * and C-contiguity this file reads, and the sizes are checked here.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FLUIDNET_SOURCE_DIGEST
+#define FLUIDNET_SOURCE_DIGEST "unknown"
+#endif
+
+typedef struct {
+    double re, im;
+} cx;
+
+static inline cx cmul(cx a, cx b) { return (cx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+static inline cx cadd(cx a, cx b) { return (cx){a.re + b.re, a.im + b.im}; }
+static inline cx csub(cx a, cx b) { return (cx){a.re - b.re, a.im - b.im}; }
+
+/* a / b by Smith's method */
+static inline cx cdiv(cx a, cx b) {
+    if (fabs(b.re) >= fabs(b.im)) {
+        if (b.re == 0.0 && b.im == 0.0) {
+            return (cx){a.re / 0.0, a.im / 0.0};
+        }
+        double r = b.im / b.re, den = b.re + b.im * r;
+        return (cx){(a.re + a.im * r) / den, (a.im - a.re * r) / den};
+    }
+    double r = b.re / b.im, den = b.im + b.re * r;
+    return (cx){(a.re * r + a.im) / den, (a.im * r - a.re) / den};
+}
+
+static inline int cfinite(cx a) { return isfinite(a.re) && isfinite(a.im); }
+
+/* The sizes of one call and its work space. */
+typedef struct {
+    Py_ssize_t K, m, U, nS, nT, nd, ntt, np, ng;
+} sizes;
+
+/* The LU factorization of the n x n matrix a (row-major, in place) with partial pivoting;
+ * perm[r] is the row swapped into place r. Returns the sign of the permutation. */
+static double lu(cx *a, Py_ssize_t n, Py_ssize_t *perm) {
+    double sign = 1.0;
+    for (Py_ssize_t c = 0; c < n; c++) {
+        Py_ssize_t p = c;
+        double best = fabs(a[c * n + c].re) + fabs(a[c * n + c].im);
+        for (Py_ssize_t r = c + 1; r < n; r++) {
+            double v = fabs(a[r * n + c].re) + fabs(a[r * n + c].im);
+            if (v > best) {
+                best = v;
+                p = r;
+            }
+        }
+        perm[c] = p;
+        if (p != c) {
+            sign = -sign;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                cx t = a[c * n + j];
+                a[c * n + j] = a[p * n + j];
+                a[p * n + j] = t;
+            }
+        }
+        cx piv = a[c * n + c];
+        if (piv.re == 0.0 && piv.im == 0.0) {
+            continue; /* singular: det 0, the column left as it is (LAPACK's info > 0) */
+        }
+        for (Py_ssize_t r = c + 1; r < n; r++) {
+            cx l = cdiv(a[r * n + c], piv);
+            a[r * n + c] = l;
+            for (Py_ssize_t j = c + 1; j < n; j++) {
+                a[r * n + j] = csub(a[r * n + j], cmul(l, a[c * n + j]));
+            }
+        }
+    }
+    return sign;
+}
+
+/* trace(M^{-1} B) from the LU factors of M (lu, perm) and B (row-major, overwritten). */
+static cx trace_solve(const cx *a, const Py_ssize_t *perm, cx *b, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++) { /* the row swaps, applied to B */
+        Py_ssize_t p = perm[c];
+        if (p != c) {
+            for (Py_ssize_t j = 0; j < n; j++) {
+                cx t = b[c * n + j];
+                b[c * n + j] = b[p * n + j];
+                b[p * n + j] = t;
+            }
+        }
+    }
+    for (Py_ssize_t r = 1; r < n; r++) { /* L (unit lower) */
+        for (Py_ssize_t c = 0; c < r; c++) {
+            cx l = a[r * n + c];
+            for (Py_ssize_t j = 0; j < n; j++) {
+                b[r * n + j] = csub(b[r * n + j], cmul(l, b[c * n + j]));
+            }
+        }
+    }
+    cx tr = {0.0, 0.0};
+    for (Py_ssize_t r = n - 1; r >= 0; r--) { /* U, and the diagonal of the solution */
+        for (Py_ssize_t c = r + 1; c < n; c++) {
+            cx u = a[r * n + c];
+            for (Py_ssize_t j = 0; j < n; j++) {
+                b[r * n + j] = csub(b[r * n + j], cmul(u, b[c * n + j]));
+            }
+        }
+        cx piv = a[r * n + r];
+        for (Py_ssize_t j = 0; j < n; j++) {
+            b[r * n + j] = cdiv(b[r * n + j], piv);
+        }
+        tr = cadd(tr, b[r * n + r]);
+    }
+    return tr;
+}
+
+typedef struct {
+    const cx *s;
+    const int64_t *idx;
+    const double *tau;
+    const cx *base, *per;
+    const int64_t *delays, *tt, *tt_at, *ts, *st, *ii, *starts, *places;
+    int phase;
+    cx *f, *g;
+} arrays;
+
+/* Every sample; work holds 2 U + 2 nT^2 + 2 nS values and perm nT indices. */
+static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
+    const Py_ssize_t U = z->U, nS = z->nS, nT = z->nT, K = z->K, m = z->m;
+    cx *V = work, *dV = V + U, *M = dV + U, *dM = M + nT * nT, *inv = dM + nT * nT;
+    for (Py_ssize_t q = 0; q < Q; q++) {
+        const cx s = x->s[q];
+        const int64_t k = x->idx[q];
+        const cx *b = x->base + k * U;
+        for (Py_ssize_t u = 0; u < U; u++) {
+            V[u] = b[u];
+            dV[u] = (cx){0.0, 0.0};
+        }
+        for (Py_ssize_t jd = 0; jd < z->nd; jd++) {
+            const int64_t j = x->delays[jd];
+            const double t = x->tau[k * m + j];
+            /* exp(-s t) and its derivative -t exp(-s t) */
+            const double mag = exp(-s.re * t);
+            const cx E = {mag * cos(-s.im * t), mag * sin(-s.im * t)};
+            const cx Et = {-(E.re * t), -(E.im * t)};
+            const cx *p = x->per + (j * K + k) * U;
+            for (Py_ssize_t u = 0; u < U; u++) {
+                V[u] = cadd(V[u], cmul(E, p[u]));
+                dV[u] = cadd(dV[u], cmul(Et, p[u]));
+            }
+        }
+        for (Py_ssize_t u = 0; u < nS; u++) {
+            V[u] = cadd(V[u], s);
+            dV[u].re += 1.0;
+        }
+        memset(M, 0, (size_t)(nT * nT) * sizeof(cx));
+        memset(dM, 0, (size_t)(nT * nT) * sizeof(cx));
+        for (Py_ssize_t e = 0; e < z->ntt; e++) {
+            M[x->tt[e]] = V[x->tt_at[e]];
+            dM[x->tt[e]] = dV[x->tt_at[e]];
+        }
+        for (Py_ssize_t a = 0; a < nT; a++) {
+            M[a * (nT + 1)] = cadd(M[a * (nT + 1)], s);
+            dM[a * (nT + 1)].re += 1.0;
+        }
+        /* the diagonal on S: 1/d, the sum of d'/d, and the product of d (or of its phase) */
+        cx gs = {0.0, 0.0}, fd = {1.0, 0.0};
+        for (Py_ssize_t i = 0; i < nS; i++) {
+            inv[i] = cdiv((cx){1.0, 0.0}, V[i]);
+            gs = cadd(gs, cmul(dV[i], inv[i]));
+            if (x->phase) {
+                double r = hypot(V[i].re, V[i].im);
+                fd = cmul(fd, (cx){V[i].re / r, V[i].im / r});
+            } else {
+                fd = cmul(fd, V[i]);
+            }
+        }
+        /* M -= Delta_TS D^-1 Delta_ST, summed per place as NumPy's reduceat does */
+        for (Py_ssize_t gi = 0; gi < z->ng; gi++) {
+            const Py_ssize_t lo = x->starts[gi], hi = gi + 1 < z->ng ? x->starts[gi + 1] : z->np;
+            cx acc = {0.0, 0.0}, dacc = {0.0, 0.0};
+            for (Py_ssize_t p = lo; p < hi; p++) {
+                const cx w = inv[x->ii[p]], dd = dV[x->ii[p]];
+                const cx TS = V[x->ts[p]], ST = V[x->st[p]], dTS = dV[x->ts[p]], dST = dV[x->st[p]];
+                const cx prod = cmul(cmul(TS, w), ST);
+                const cx dprod = cmul(w, csub(cadd(cmul(dTS, ST), cmul(TS, dST)), cmul(prod, dd)));
+                if (p == lo) {
+                    acc = prod;
+                    dacc = dprod;
+                } else {
+                    acc = cadd(acc, prod);
+                    dacc = cadd(dacc, dprod);
+                }
+            }
+            const int64_t at = x->places[gi];
+            M[at] = csub(M[at], acc);
+            dM[at] = csub(dM[at], dacc);
+        }
+        int finite = 1;
+        for (Py_ssize_t e = 0; e < nT * nT; e++) {
+            finite &= cfinite(M[e]);
+        }
+        /* det M = sign exp(sum log |u_ii|), sign the permutation's times the pivots' phases */
+        cx det = {0.0, 0.0};
+        int singular = 0;
+        if (finite) {
+            double sg = lu(M, nT, perm), logdet = 0.0;
+            cx ph = {sg, 0.0};
+            for (Py_ssize_t a = 0; a < nT; a++) {
+                const cx u = M[a * (nT + 1)];
+                const double r = hypot(u.re, u.im);
+                if (r == 0.0) {
+                    singular = 1;
+                    break;
+                }
+                ph = cmul(ph, (cx){u.re / r, u.im / r});
+                logdet += log(r);
+            }
+            if (!singular) {
+                if (x->phase) {
+                    det = ph;
+                } else {
+                    const double e = exp(logdet);
+                    det = (cx){ph.re * e, ph.im * e};
+                }
+            }
+        } else {
+            det = (cx){NAN, NAN};
+        }
+        const cx f = cmul(fd, det);
+        x->f[q] = f;
+        const int ok = finite && !singular && cfinite(f) && (f.re != 0.0 || f.im != 0.0);
+        if (ok) {
+            const cx g = cadd(gs, trace_solve(M, perm, dM, nT));
+            x->g[q] = cfinite(g) ? g : (cx){INFINITY, 0.0};
+        } else {
+            x->g[q] = (cx){INFINITY, 0.0};
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------- the binding */
+#define N_IN 13
+static const char *const IN_NAMES[N_IN] = {"s",     "idx", "tau", "base", "per",    "delays", "tt",
+                                           "tt_at", "ts",  "st",  "i",    "starts", "places"};
+
+static PyObject *schur_samples(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *obj[N_IN], *fo, *go;
+    Py_ssize_t K, m, U, nS, nT;
+    int phase;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOnnnnnpOO", &obj[0], &obj[1], &obj[2], &obj[3],
+                          &obj[4], &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10],
+                          &obj[11], &obj[12], &K, &m, &U, &nS, &nT, &phase, &fo, &go)) {
+        return NULL;
+    }
+    Py_buffer in[N_IN], fb, gb;
+    int held = 0, out_held = 0;
+    PyObject *result = NULL;
+    for (; held < N_IN; held++) {
+        if (PyObject_GetBuffer(obj[held], &in[held], PyBUF_C_CONTIGUOUS) != 0) {
+            goto done;
+        }
+    }
+    if (PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+        goto done;
+    }
+    out_held = 1;
+    if (PyObject_GetBuffer(go, &gb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+        goto done;
+    }
+    out_held = 2;
+    const Py_ssize_t item[N_IN] = {16, 8, 8, 16, 16, 8, 8, 8, 8, 8, 8, 8, 8};
+    for (int a = 0; a < N_IN; a++) {
+        if (in[a].len % item[a] != 0) {
+            PyErr_Format(PyExc_ValueError, "schur_samples: %s has %zd bytes, not a whole number "
+                         "of %zd-byte items", IN_NAMES[a], in[a].len, item[a]);
+            goto done;
+        }
+    }
+    const Py_ssize_t Q = in[0].len / 16;
+    sizes z = {K, m, U, nS, nT, in[5].len / 8, in[6].len / 8, in[8].len / 8, in[11].len / 8};
+    if (K < 0 || m < 0 || U < nS || nS < 0 || nT < 0 || in[1].len / 8 != Q ||
+        in[2].len / 8 != K * m || in[3].len / 16 != K * U || in[4].len / 16 != m * K * U ||
+        in[7].len / 8 != z.ntt || in[9].len / 8 != z.np || in[10].len / 8 != z.np ||
+        in[12].len / 8 != z.ng || fb.len != Q * 16 || gb.len != Q * 16) {
+        PyErr_SetString(PyExc_ValueError, "schur_samples: the arrays' sizes do not agree");
+        goto done;
+    }
+    /* every index within its array (the kernel trusts them) */
+    const int64_t *idx = in[1].buf, *delays = in[5].buf, *tt = in[6].buf, *tt_at = in[7].buf;
+    const int64_t *ts = in[8].buf, *st = in[9].buf, *ii = in[10].buf, *starts = in[11].buf;
+    const int64_t *places = in[12].buf;
+    int bad = 0;
+    for (Py_ssize_t q = 0; q < Q; q++) bad |= idx[q] < 0 || idx[q] >= K;
+    for (Py_ssize_t a = 0; a < z.nd; a++) bad |= delays[a] < 0 || delays[a] >= m;
+    for (Py_ssize_t a = 0; a < z.ntt; a++)
+        bad |= tt[a] < 0 || tt[a] >= nT * nT || tt_at[a] < 0 || tt_at[a] >= U;
+    for (Py_ssize_t a = 0; a < z.np; a++)
+        bad |= ts[a] < 0 || ts[a] >= U || st[a] < 0 || st[a] >= U || ii[a] < 0 || ii[a] >= nS;
+    for (Py_ssize_t a = 0; a < z.ng; a++)
+        bad |= starts[a] < 0 || starts[a] >= z.np || (a > 0 && starts[a] <= starts[a - 1]) ||
+               places[a] < 0 || places[a] >= nT * nT;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "schur_samples: an index lies outside its array");
+        goto done;
+    }
+    cx *work = malloc((size_t)(2 * U + 2 * nT * nT + 2 * nS + 1) * sizeof(cx));
+    Py_ssize_t *perm = malloc((size_t)(nT + 1) * sizeof(Py_ssize_t));
+    if (work == NULL || perm == NULL) {
+        free(work);
+        free(perm);
+        PyErr_NoMemory();
+        goto done;
+    }
+    arrays x = {in[0].buf, idx,   in[2].buf, in[3].buf, in[4].buf, delays, tt,
+                tt_at,     ts,    st,        ii,        starts,    places, phase,
+                fb.buf,    gb.buf};
+    Py_BEGIN_ALLOW_THREADS
+    samples(&x, &z, Q, work, perm);
+    Py_END_ALLOW_THREADS
+    free(work);
+    free(perm);
+    result = Py_NewRef(Py_None);
+done:
+    for (int a = 0; a < held; a++) {
+        PyBuffer_Release(&in[a]);
+    }
+    if (out_held >= 1) PyBuffer_Release(&fb);
+    if (out_held >= 2) PyBuffer_Release(&gb);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"schur_samples", schur_samples, METH_VARARGS,
+     "schur_samples(s, idx, tau, base, per, delays, tt, tt_at, ts, st, i, starts, places, K, m, "
+     "U, nS, nT, phase, f, g): det Delta and its logarithmic derivative at every sample, written "
+     "into f and g (see fluidnet/linear/stacked.py)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int exec_module(PyObject *m) {
+    return PyModule_AddStringConstant(m, "SOURCE_DIGEST", FLUIDNET_SOURCE_DIGEST);
+}
+
+static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, exec_module},
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_samples", "det Delta samples through the Schur complement.", 0,
+    methods, slots, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__samples(void) { return PyModuleDef_Init(&module); }

@@ -1,0 +1,144 @@
+"""fluidnet.linear.samples: the compiled samples of det Delta through the Schur complement,
+against the NumPy evaluation of the same formulas (``Stack._schur_part``) and the dense LU
+determinant; and ``Stack.residual_within`` against the singular value decomposition."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import fluidnet as fn
+from fluidnet.linear import samples
+from fluidnet.linear.stacked import Stack
+from fluidnet.sourcedigest import source_digest
+
+
+def _star(rng, leaves=24, hubs=6, m=3, K=3, complex_entries=False):
+    """Leaves that act on each other only through hubs (a network's flows and links)."""
+    n = leaves + hubs
+    dtype = complex if complex_entries else float
+    A0 = np.zeros((K, n, n), dtype=dtype)
+    A = np.zeros((K, m, n, n), dtype=dtype)
+    for k in range(K):
+        for i in range(leaves):
+            j = i % m
+            A[k, j, i, i] = -rng.uniform(0.5, 2.0)
+            for h in rng.choice(hubs, 2, replace=False):
+                imag = 1j * rng.normal() if complex_entries else 0.0
+                A[k, j, i, leaves + h] = rng.normal() + imag
+        for h in range(hubs):
+            A0[k, leaves + h, leaves + h] = -rng.uniform(1, 3)
+            A0[k, leaves + h, :leaves] = rng.normal(size=leaves) / leaves
+    tau = np.tile(np.array([0.1, 0.2, 0.35])[:m], (K, 1)) * rng.uniform(0.5, 2.0, size=(K, 1))
+    return Stack(A0, A, tau)
+
+
+def test_the_kernel_is_built_from_these_sources():
+    kernel = samples.compiled_samples()
+    assert kernel is not None
+    src = samples.Path(samples.__file__).parent / "src"
+    assert kernel.SOURCE_DIGEST == source_digest(src)
+
+
+@pytest.mark.parametrize("complex_entries", [False, True])
+@pytest.mark.parametrize("phase", [False, True])
+def test_kernel_equals_numpy_and_the_dense_determinant(complex_entries, phase):
+    rng = np.random.default_rng(5)
+    st = _star(rng, complex_entries=complex_entries)
+    assert st.split[0].size == 24
+    Q = 600
+    s = rng.normal(size=Q) * 2 + 1j * rng.normal(size=Q) * 20
+    idx = rng.integers(0, st.K, size=Q)
+    f, g = st._det_logderiv_schur(s, idx, phase)  # the kernel
+    f_np, g_np = st._schur_part(s, idx, phase)  # NumPy, the same formulas
+    np.testing.assert_allclose(f, f_np, rtol=1e-12)
+    np.testing.assert_allclose(g, g_np, rtol=1e-12, atol=1e-12)
+    # second method: dense LU of the whole 30 x 30 characteristic matrix
+    D, dD = st.delta(s, idx, derivative=True)
+    det = np.linalg.det(D)
+    np.testing.assert_allclose(f, det / np.abs(det) if phase else det, rtol=1e-10)
+    np.testing.assert_allclose(g, np.trace(np.linalg.solve(D, dD), axis1=-2, axis2=-1), rtol=1e-9)
+
+
+def test_kernel_far_left_and_at_a_pole():
+    rng = np.random.default_rng(9)
+    st = _star(rng, K=1)
+    # far left exp(-s tau) overflows: Delta is no finite matrix, the log-derivative is inf
+    f, g = st._det_logderiv_schur(np.array([-1e4 + 0j, -3000 + 5j]), np.zeros(2, dtype=int))
+    assert np.all(np.isinf(g))
+    with np.errstate(all="ignore"):
+        f_np, g_np = st._schur_part(np.array([-1e4 + 0j, -3000 + 5j]), np.zeros(2, dtype=int))
+    assert np.all(~np.isfinite(g_np))
+    # a root of a leaf's diagonal d_i (a pole of the complement): not a number, as in NumPy
+    a = st.A[0, 0, 0, 0]  # leaf 0: s - a e^{-s tau}; s real root of s = a e^{-s tau}
+    from scipy.optimize import brentq
+
+    tau = st.tau[0, 0]
+    r = float(brentq(lambda x: x - a * np.exp(-x * tau), a - 1, 0))  # type: ignore[arg-type]
+    f, g = st._det_logderiv_schur(np.array([r + 0j]), np.zeros(1, dtype=int))
+    f_np, g_np = st._schur_part(np.array([r + 0j]), np.zeros(1, dtype=int))
+    assert np.isfinite(f) == np.isfinite(f_np) and np.isinf(g[0]) == (not np.isfinite(g_np[0]))
+
+
+def test_kernel_refuses_indices_outside_their_arrays():
+    rng = np.random.default_rng(2)
+    st = _star(rng, K=2)
+    kernel = samples.compiled_samples()
+    assert kernel is not None
+    s = np.array([0.5 + 1j])
+    f, g = np.empty(1, complex), np.empty(1, complex)
+    args = st._schur_compiled
+    with pytest.raises(ValueError, match="outside"):
+        kernel.schur_samples(s, np.array([2], dtype=np.int64), *args, False, f, g)
+    with pytest.raises(ValueError, match="sizes"):
+        kernel.schur_samples(s, np.array([0, 1], dtype=np.int64), *args, False, f, g)
+
+
+def test_stale_kernel_falls_back_to_numpy_with_a_warning(monkeypatch):
+    rng = np.random.default_rng(4)
+    st = _star(rng, K=1)
+    s = np.array([0.3 + 2j, -0.4 + 7j])
+    idx = np.zeros(2, dtype=int)
+    fast = st._det_logderiv_schur(s, idx)
+    samples.compiled_samples.cache_clear()
+    monkeypatch.setattr(samples, "source_digest", lambda directory: "edited")
+    try:
+        with pytest.warns(RuntimeWarning, match="other sources"):
+            assert samples.compiled_samples() is None
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            slow = st._det_logderiv_schur(s, idx)  # NumPy's (the warning came once)
+    finally:
+        samples.compiled_samples.cache_clear()
+    np.testing.assert_allclose(slow[0], fast[0], rtol=1e-12)
+    np.testing.assert_allclose(slow[1], fast[1], rtol=1e-12)
+
+
+def test_residual_within_decides_as_the_singular_values_do():
+    rng = np.random.default_rng(12)
+    st = _star(rng, K=2, leaves=12, hubs=4)
+    # points near roots (Newton from random starts) and far from them
+    s0 = rng.normal(size=200) + 1j * rng.normal(size=200) * 5
+    idx = rng.integers(0, 2, size=200)
+    near, active = st.newton(s0.copy(), idx, tol=1e-13, stall_tol=1e-10, maxiter=40)
+    s = np.concatenate([near[~active], s0, near[~active] + 1e-7])
+    k = np.concatenate([idx[~active], idx, idx[~active]])
+    res = st.residual(s, k)
+    assert np.sum(res <= 1e-8) >= 50  # roots are among them
+    for tol in (1e-12, 1e-8, 1e-4, float(np.median(res))):
+        np.testing.assert_array_equal(st.residual_within(s, k, tol), res <= tol)
+
+
+def test_residual_within_with_an_exactly_singular_matrix():
+    # x1 does not move: Delta(0) has a zero row, s = 0 is a root (numpy's solve refuses it)
+    lin = fn.LinearDDE(
+        [[0.0, 0.0, 0.0], [1.0, -1.0, 0.0], [0.0, 1.0, -2.0]],
+        [(0.5, [[0.0, 0.0, 0.0], [0.0, 0.0, -0.5], [0.0, 0.0, 0.0]])],
+    )
+    st = Stack.from_systems([lin])
+    s = np.array([0.0, 1e-3, 0.5 + 1j, -1.0])
+    k = np.zeros(4, dtype=int)
+    res = st.residual(s, k)
+    assert res[0] == 0.0
+    for tol in (1e-8, 1e-3, 1.0):
+        np.testing.assert_array_equal(st.residual_within(s, k, tol), res <= tol)
