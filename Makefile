@@ -18,15 +18,16 @@ all: test
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Installing builds the compiled integrator (setup.py: the C extension fluidnet.dde._integrator,
-# in place for this editable install), and an edit of its C sources builds it again (by hand,
-# faster: .venv/bin/python setup.py build_ext --inplace, with setuptools in the venv). A module
-# older than its sources is refused at import (fluidnet.dde.engine).
+# Installing builds the compiled code (setup.py: the C extensions fluidnet.dde._integrator and
+# fluidnet.linear._samples, in place for this editable install), and an edit of their C sources
+# builds them again (by hand, faster: .venv/bin/python setup.py build_ext --inplace, with
+# setuptools in the venv). An integrator older than its sources is refused at import
+# (fluidnet.dde.engine); stale samples give way to NumPy's with a warning (linear/samples.py).
 $(STAMP)-core: pyproject.toml setup.py | $(BIN)/python
 	$(PIP) install -e .
 	touch $@ $(STAMP)-integrator
 
-INTEGRATOR_SRC := $(wildcard fluidnet/dde/src/*.c fluidnet/dde/src/*.h) setup.py
+INTEGRATOR_SRC := $(wildcard fluidnet/dde/src/*.c fluidnet/dde/src/*.h fluidnet/linear/src/*.c) setup.py
 $(STAMP)-integrator: $(INTEGRATOR_SRC) | $(STAMP)-core
 	$(PIP) install --no-deps -e .
 	touch $@
