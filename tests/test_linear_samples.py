@@ -9,7 +9,7 @@ import pytest
 
 import fluidnet as fn
 from fluidnet.linear import samples
-from fluidnet.linear.stacked import Stack
+from fluidnet.linear.stacked import _NO_SOLVE, Stack
 from fluidnet.sourcedigest import source_digest
 
 
@@ -89,9 +89,11 @@ def test_kernel_refuses_indices_outside_their_arrays():
     f, g = np.empty(1, complex), np.empty(1, complex)
     args = st._schur_compiled
     with pytest.raises(ValueError, match="outside"):
-        kernel.schur_samples(s, np.array([2], dtype=np.int64), *args, False, f, g)
+        kernel.schur_samples(s, np.array([2], dtype=np.int64), *args, 0, *_NO_SOLVE, f, g)
     with pytest.raises(ValueError, match="sizes"):
-        kernel.schur_samples(s, np.array([0, 1], dtype=np.int64), *args, False, f, g)
+        kernel.schur_samples(s, np.array([0, 1], dtype=np.int64), *args, 0, *_NO_SOLVE, f, g)
+    with pytest.raises(ValueError, match="sizes"):  # a mode that does not exist
+        kernel.schur_samples(s, np.array([0], dtype=np.int64), *args, 3, *_NO_SOLVE, f, g)
 
 
 def test_stale_kernel_falls_back_to_numpy_with_a_warning(monkeypatch):
@@ -142,3 +144,16 @@ def test_residual_within_with_an_exactly_singular_matrix():
     assert res[0] == 0.0
     for tol in (1e-8, 1e-3, 1.0):
         np.testing.assert_array_equal(st.residual_within(s, k, tol), res <= tol)
+
+
+def test_solve_norms_through_the_complement_equal_dense_solves():
+    rng = np.random.default_rng(21)
+    st = _star(rng, K=2, complex_entries=True)
+    s = rng.normal(size=50) + 1j * rng.normal(size=50) * 6
+    idx = rng.integers(0, 2, size=50)
+    b = rng.normal(size=st.n) + 1j * rng.normal(size=st.n)
+    norms = st._solve_norms(s, idx, b)
+    assert norms is not None
+    D = st.delta(s, idx)
+    ref = np.linalg.norm(np.linalg.solve(D, np.broadcast_to(b[:, None], (50, st.n, 1))), axis=1)
+    np.testing.assert_allclose(norms, ref[:, 0], rtol=1e-10)

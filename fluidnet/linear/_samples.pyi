@@ -12,6 +12,8 @@ def schur_samples(
     base: Any,
     per: Any,
     delays: Any,
+    dstart: Any,
+    du: Any,
     tt: Any,
     tt_at: Any,
     ts: Any,
@@ -24,10 +26,18 @@ def schur_samples(
     U: int,
     nS: int,
     nT: int,
-    phase: bool,
+    mode: int,
+    probe: Any,
+    ts_a: Any,
+    ts_i: Any,
+    ts_at: Any,
+    st_i: Any,
+    st_b: Any,
+    st_at: Any,
     f: Any,
     g: Any,
     /,
 ) -> None:
-    """``det Delta`` (or its phase) into ``f`` and its logarithmic derivative into ``g`` at
-    every sample ``s`` of system ``idx`` (see :mod:`fluidnet.linear.samples`)."""
+    """``det Delta`` (mode 0; its phase: 1) into ``f`` and its logarithmic derivative into
+    ``g``, or (mode 2) ``||Delta^{-1} probe||`` into ``f``, at every sample ``s`` of system
+    ``idx`` (see :mod:`fluidnet.linear.samples`)."""

@@ -264,7 +264,7 @@ class Stack:
             args = self._schur_compiled
             s = np.ascontiguousarray(s, dtype=complex)
             idx = np.ascontiguousarray(idx, dtype=np.int64)
-            kernel.schur_samples(s, idx, *args, phase, f, g)
+            kernel.schur_samples(s, idx, *args, int(phase), *_NO_SOLVE, f, g)
             return f, g
         for a in range(0, s.size, SCHUR_CHUNK):
             part = slice(a, a + SCHUR_CHUNK)
@@ -297,7 +297,15 @@ class Stack:
         a, i, b, place = a[order], i[order], b[order], place[order]
         first = np.flatnonzero(np.r_[True, np.diff(place) != 0]) if place.size else place
         tt = np.flatnonzero(live[c:])
+        ts_a, ts_i = np.nonzero(ts)  # the entries of Delta_TS and Delta_ST themselves
+        st_i, st_b = np.nonzero(st)
         return {
+            "ts_a": ts_a,
+            "ts_i": ts_i,
+            "ts_at": where[nS + nS * nT + ts_a * nS + ts_i],
+            "st_i": st_i,
+            "st_b": st_b,
+            "st_at": where[nS + st_i * nT + st_b],
             "used": used,
             "delays": np.flatnonzero(np.any(per[:, :, used] != 0, axis=(0, 2))),
             "ts": where[nS + nS * nT + a * nS + i],
@@ -334,17 +342,46 @@ class Stack:
         def ints(a: np.ndarray) -> np.ndarray:
             return np.ascontiguousarray(a, dtype=np.int64)
 
+        # each delay's entries (not zero in some system)
+        reach = [np.flatnonzero(np.any(per[k] != 0, axis=0)) for k in pat["delays"]]
+        dstart = np.cumsum([0] + [r.size for r in reach])
+        du = np.concatenate(reach) if reach else np.zeros(0, dtype=int)
         return (
             np.ascontiguousarray(self.tau, dtype=float),
             np.ascontiguousarray(base, dtype=complex),
             np.ascontiguousarray(per, dtype=complex),
-            *(ints(pat[k]) for k in ("delays", "tt", "tt_at", "ts", "st", "i", "starts", "places")),
+            ints(pat["delays"]),
+            ints(dstart),
+            ints(du),
+            *(ints(pat[k]) for k in ("tt", "tt_at", "ts", "st", "i", "starts", "places")),
             self.K,
             self.m,
             base.shape[1],
             S.size,
             T.size,
         )
+
+    def _solve_norms(self, s: np.ndarray, idx: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+        """``||Delta(s_q)^{-1} b||`` through the Schur complement by the compiled kernel (NaN
+        where ``Delta`` is singular or not finite), or ``None`` without it or a split."""
+        kernel = compiled_samples()
+        if kernel is None or not self.split[0].size:
+            return None
+        pat = self._schur_pattern
+        S, T = self.split
+        ints = [np.ascontiguousarray(pat[k], dtype=np.int64) for k in _SOLVE_KEYS]
+        f = np.empty(s.shape, dtype=complex)
+        kernel.schur_samples(
+            np.ascontiguousarray(s, dtype=complex),
+            np.ascontiguousarray(idx, dtype=np.int64),
+            *self._schur_compiled,
+            2,
+            np.ascontiguousarray(np.concatenate([b[S], b[T]]), dtype=complex),
+            *ints,
+            f,
+            np.empty(s.shape, dtype=complex),
+        )
+        return np.real(f)
 
     def _schur_part(
         self, s: np.ndarray, idx: np.ndarray, phase: bool = False
@@ -577,20 +614,36 @@ class Stack:
         ``sigma_min(Delta) <= ||b|| / ||Delta^{-1} b||`` for every vector ``b`` (the vector
         ``x = Delta^{-1} b`` has ``||Delta x|| / ||x||`` that size): one solve with a fixed
         ``b`` bounds the residual from above, and where that bound is within ``tol`` so is the
-        residual. Only the points the bound leaves open get the decomposition (at 40 states the
-        solve costs a tenth of it; near a root ``Delta^{-1} b`` is dominated by the smallest
-        singular direction, so the bound is within a small factor of the residual)."""
+        residual. Only the points the bound leaves open get the decomposition (at 40 states a
+        dense solve costs a tenth of it, and the compiled kernel's solve through the Schur
+        complement, where the stack has one, a hundredth; near a root ``Delta^{-1} b`` is
+        dominated by the smallest singular direction, so the bound is within a small factor of
+        the residual)."""
         s = np.asarray(s, dtype=complex)
         idx = np.asarray(idx)
         if s.size == 0:
             return np.zeros(0, dtype=bool)
         if self.n <= 2:
             return self.residual(s, idx) <= tol
+        b = _probe_vector(self.n)
+        norms = self._solve_norms(s, idx, b)
+        if norms is not None:  # through the Schur complement; the dense way where it failed
+            with np.errstate(all="ignore"):
+                within = 1.0 / norms / self._residual_scale(s, idx) <= tol
+            rest = ~within
+            if rest.any():
+                within[rest] = self._dense_within(s[rest], idx[rest], b, tol)
+            return within
+        return self._dense_within(s, idx, b, tol)
+
+    def _dense_within(
+        self, s: np.ndarray, idx: np.ndarray, b: np.ndarray, tol: float
+    ) -> np.ndarray:
+        """:meth:`residual_within` on the whole characteristic matrices."""
         with np.errstate(over="ignore", invalid="ignore"):  # far left: not a finite matrix
             D = self.delta(s, idx)
         finite = np.all(np.isfinite(D), axis=(1, 2))
         within = np.zeros(s.size, dtype=bool)
-        b = _probe_vector(self.n)
         with np.errstate(all="ignore"):
             try:
                 within[finite] = self._bound_within(D[finite], b, s[finite], idx[finite], tol)
@@ -614,6 +667,11 @@ class Stack:
         ``tol`` of the residual's scale."""
         x = np.linalg.solve(D, np.broadcast_to(b[:, None], (D.shape[0], self.n, 1)))[..., 0]
         return 1.0 / np.linalg.norm(x, axis=1) / self._residual_scale(s, idx) <= tol
+
+
+#: The compiled kernel's arguments that only its solve (mode 2) reads: none for the others.
+_NO_SOLVE = (np.zeros(0, dtype=complex),) + (np.zeros(0, dtype=np.int64),) * 6
+_SOLVE_KEYS = ("ts_a", "ts_i", "ts_at", "st_i", "st_b", "st_at")
 
 
 def _probe_vector(n: int) -> np.ndarray:

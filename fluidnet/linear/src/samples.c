@@ -5,12 +5,16 @@
  * One sample q of system k = idx[q] at s = s[q]:
  *
  *   E_j   = exp(-s tau[k, j]),  E_j' = -tau[k, j] E_j          (the delays in use, j in delays)
- *   V     = base[k] + sum_j E_j per[j, k],  V' = sum_j E_j' per[j, k]   (the used entries)
+ *   V     = base[k] + sum_j E_j per[j, k],  V' = sum_j E_j' per[j, k]   (the used entries;
+ *           delay j's terms on its entries du[dstart[j]:dstart[j + 1]] only)
  *   V[:nS] += s, V'[:nS] += 1                                  (the diagonal on the flows S)
  *   M     = V[tt_at] at tt, + s I - sum over each place of V[ts] V[st] / d[i]
  *   M'    the same terms differentiated,   d = V[:nS]
  *   f     = prod d * det M                                     (phase: f / |f|, 0 if singular)
  *   g     = sum d'/d + trace(M^{-1} M')                        (inf where f is 0 or not finite)
+ *
+ * or (mode SOLVE) f = ||Delta(s)^{-1} b|| through the same complement, for the residual bound of
+ * Stack.residual_within.
  *
  * The determinant is LAPACK's: LU with partial pivoting on |re| + |im|, det = sign exp(sum of
  * log |u_ii|) as NumPy's det computes it. Complex arithmetic is written out on pairs of doubles
@@ -59,8 +63,9 @@ typedef struct {
 } sizes;
 
 /* The LU factorization of the n x n matrix a (row-major, in place) with partial pivoting;
- * perm[r] is the row swapped into place r. Returns the sign of the permutation. */
-static double lu(cx *a, Py_ssize_t n, Py_ssize_t *perm) {
+ * perm[r] is the row swapped into place r, rp[r] the reciprocal of the pivot u_rr (one division
+ * a row, multiplications after it). Returns the sign of the permutation. */
+static double lu(cx *a, Py_ssize_t n, Py_ssize_t *perm, cx *rp) {
     double sign = 1.0;
     for (Py_ssize_t c = 0; c < n; c++) {
         Py_ssize_t p = c;
@@ -83,10 +88,12 @@ static double lu(cx *a, Py_ssize_t n, Py_ssize_t *perm) {
         }
         cx piv = a[c * n + c];
         if (piv.re == 0.0 && piv.im == 0.0) {
+            rp[c] = (cx){0.0, 0.0};
             continue; /* singular: det 0, the column left as it is (LAPACK's info > 0) */
         }
+        rp[c] = cdiv((cx){1.0, 0.0}, piv);
         for (Py_ssize_t r = c + 1; r < n; r++) {
-            cx l = cdiv(a[r * n + c], piv);
+            cx l = cmul(a[r * n + c], rp[c]);
             a[r * n + c] = l;
             for (Py_ssize_t j = c + 1; j < n; j++) {
                 a[r * n + j] = csub(a[r * n + j], cmul(l, a[c * n + j]));
@@ -96,8 +103,8 @@ static double lu(cx *a, Py_ssize_t n, Py_ssize_t *perm) {
     return sign;
 }
 
-/* trace(M^{-1} B) from the LU factors of M (lu, perm) and B (row-major, overwritten). */
-static cx trace_solve(const cx *a, const Py_ssize_t *perm, cx *b, Py_ssize_t n) {
+/* trace(M^{-1} B) from the LU factors of M (lu, perm, rp) and B (row-major, overwritten). */
+static cx trace_solve(const cx *a, const Py_ssize_t *perm, const cx *rp, cx *b, Py_ssize_t n) {
     for (Py_ssize_t c = 0; c < n; c++) { /* the row swaps, applied to B */
         Py_ssize_t p = perm[c];
         if (p != c) {
@@ -124,9 +131,8 @@ static cx trace_solve(const cx *a, const Py_ssize_t *perm, cx *b, Py_ssize_t n) 
                 b[r * n + j] = csub(b[r * n + j], cmul(u, b[c * n + j]));
             }
         }
-        cx piv = a[r * n + r];
         for (Py_ssize_t j = 0; j < n; j++) {
-            b[r * n + j] = cdiv(b[r * n + j], piv);
+            b[r * n + j] = cmul(b[r * n + j], rp[r]);
         }
         tr = cadd(tr, b[r * n + r]);
     }
@@ -138,15 +144,72 @@ typedef struct {
     const int64_t *idx;
     const double *tau;
     const cx *base, *per;
-    const int64_t *delays, *tt, *tt_at, *ts, *st, *ii, *starts, *places;
-    int phase;
+    const int64_t *delays, *dstart, *du, *tt, *tt_at, *ts, *st, *ii, *starts, *places;
+    int mode; /* DET, PHASE or SOLVE */
+    /* SOLVE: the right-hand side (S, then T) and the entries of Delta_TS and Delta_ST */
+    const cx *probe;
+    const int64_t *tsa, *tsi, *tsat, *sti, *stb, *stat;
+    Py_ssize_t nts, nst;
     cx *f, *g;
 } arrays;
 
-/* Every sample; work holds 2 U + 2 nT^2 + 2 nS values and perm nT indices. */
+enum { DET = 0, PHASE = 1, SOLVE = 2 };
+
+/* ||Delta^{-1} b|| from the LU factors of M (lu, perm, rp) and the used entries V:
+ * y = D^{-1} b_S, x_T = M^{-1} (b_T - Delta_TS y), x_S = D^{-1} (b_S - Delta_ST x_T). */
+static double solve_norm(const arrays *x, const sizes *z, const cx *V, const cx *inv,
+                         const cx *a, const Py_ssize_t *perm, const cx *rp, cx *xs, cx *xt) {
+    const Py_ssize_t nS = z->nS, n = z->nT;
+    const cx *b = x->probe;
+    for (Py_ssize_t i = 0; i < nS; i++) {
+        xs[i] = cmul(b[i], inv[i]);
+    }
+    for (Py_ssize_t t = 0; t < n; t++) {
+        xt[t] = b[nS + t];
+    }
+    for (Py_ssize_t e = 0; e < x->nts; e++) {
+        xt[x->tsa[e]] = csub(xt[x->tsa[e]], cmul(V[x->tsat[e]], xs[x->tsi[e]]));
+    }
+    for (Py_ssize_t c = 0; c < n; c++) { /* the row swaps, L, then U */
+        if (perm[c] != c) {
+            cx t = xt[c];
+            xt[c] = xt[perm[c]];
+            xt[perm[c]] = t;
+        }
+    }
+    for (Py_ssize_t r = 1; r < n; r++) {
+        for (Py_ssize_t c = 0; c < r; c++) {
+            xt[r] = csub(xt[r], cmul(a[r * n + c], xt[c]));
+        }
+    }
+    for (Py_ssize_t r = n - 1; r >= 0; r--) {
+        for (Py_ssize_t c = r + 1; c < n; c++) {
+            xt[r] = csub(xt[r], cmul(a[r * n + c], xt[c]));
+        }
+        xt[r] = cmul(xt[r], rp[r]);
+    }
+    for (Py_ssize_t i = 0; i < nS; i++) {
+        xs[i] = b[i];
+    }
+    for (Py_ssize_t e = 0; e < x->nst; e++) {
+        xs[x->sti[e]] = csub(xs[x->sti[e]], cmul(V[x->stat[e]], xt[x->stb[e]]));
+    }
+    double sum = 0.0;
+    for (Py_ssize_t i = 0; i < nS; i++) {
+        const cx v = cmul(xs[i], inv[i]);
+        sum += v.re * v.re + v.im * v.im;
+    }
+    for (Py_ssize_t t = 0; t < n; t++) {
+        sum += xt[t].re * xt[t].re + xt[t].im * xt[t].im;
+    }
+    return sqrt(sum);
+}
+
+/* Every sample; work holds 2 U + 2 nT^2 + 2 nS + 2 nT values and perm nT indices. */
 static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
     const Py_ssize_t U = z->U, nS = z->nS, nT = z->nT, K = z->K, m = z->m;
     cx *V = work, *dV = V + U, *M = dV + U, *dM = M + nT * nT, *inv = dM + nT * nT;
+    cx *rp = inv + nS, *xs = rp + nT, *xt = xs + nS;
     for (Py_ssize_t q = 0; q < Q; q++) {
         const cx s = x->s[q];
         const int64_t k = x->idx[q];
@@ -163,7 +226,8 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
             const cx E = {mag * cos(-s.im * t), mag * sin(-s.im * t)};
             const cx Et = {-(E.re * t), -(E.im * t)};
             const cx *p = x->per + (j * K + k) * U;
-            for (Py_ssize_t u = 0; u < U; u++) {
+            for (int64_t e = x->dstart[jd]; e < x->dstart[jd + 1]; e++) {
+                const int64_t u = x->du[e]; /* the entries delay j reaches in some system */
                 V[u] = cadd(V[u], cmul(E, p[u]));
                 dV[u] = cadd(dV[u], cmul(Et, p[u]));
             }
@@ -187,7 +251,7 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
         for (Py_ssize_t i = 0; i < nS; i++) {
             inv[i] = cdiv((cx){1.0, 0.0}, V[i]);
             gs = cadd(gs, cmul(dV[i], inv[i]));
-            if (x->phase) {
+            if (x->mode == PHASE) {
                 double r = hypot(V[i].re, V[i].im);
                 fd = cmul(fd, (cx){V[i].re / r, V[i].im / r});
             } else {
@@ -223,7 +287,7 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
         cx det = {0.0, 0.0};
         int singular = 0;
         if (finite) {
-            double sg = lu(M, nT, perm), logdet = 0.0;
+            double sg = lu(M, nT, perm, rp), logdet = 0.0;
             cx ph = {sg, 0.0};
             for (Py_ssize_t a = 0; a < nT; a++) {
                 const cx u = M[a * (nT + 1)];
@@ -236,7 +300,7 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
                 logdet += log(r);
             }
             if (!singular) {
-                if (x->phase) {
+                if (x->mode == PHASE) {
                     det = ph;
                 } else {
                     const double e = exp(logdet);
@@ -249,8 +313,10 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
         const cx f = cmul(fd, det);
         x->f[q] = f;
         const int ok = finite && !singular && cfinite(f) && (f.re != 0.0 || f.im != 0.0);
-        if (ok) {
-            const cx g = cadd(gs, trace_solve(M, perm, dM, nT));
+        if (x->mode == SOLVE) { /* f: ||Delta^{-1} b|| (NaN where not solved) */
+            x->f[q] = (cx){ok ? solve_norm(x, z, V, inv, M, perm, rp, xs, xt) : NAN, 0.0};
+        } else if (ok) {
+            const cx g = cadd(gs, trace_solve(M, perm, rp, dM, nT));
             x->g[q] = cfinite(g) ? g : (cx){INFINITY, 0.0};
         } else {
             x->g[q] = (cx){INFINITY, 0.0};
@@ -259,18 +325,21 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
 }
 
 /* ---------------------------------------------------------------------------- the binding */
-#define N_IN 13
-static const char *const IN_NAMES[N_IN] = {"s",     "idx", "tau", "base", "per",    "delays", "tt",
-                                           "tt_at", "ts",  "st",  "i",    "starts", "places"};
+#define N_IN 22
+static const char *const IN_NAMES[N_IN] = {
+    "s",  "idx", "tau",    "base",   "per",   "delays", "dstart", "du",  "tt",  "tt_at", "ts",
+    "st", "i",   "starts", "places", "probe", "ts_a",   "ts_i",   "ts_at", "st_i", "st_b", "st_at"};
 
 static PyObject *schur_samples(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *obj[N_IN], *fo, *go;
     Py_ssize_t K, m, U, nS, nT;
-    int phase;
-    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOnnnnnpOO", &obj[0], &obj[1], &obj[2], &obj[3],
-                          &obj[4], &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10],
-                          &obj[11], &obj[12], &K, &m, &U, &nS, &nT, &phase, &fo, &go)) {
+    int mode;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOOOOOnnnnniOOOOOOOOO", &obj[0], &obj[1], &obj[2],
+                          &obj[3], &obj[4], &obj[5], &obj[6], &obj[7], &obj[8], &obj[9], &obj[10],
+                          &obj[11], &obj[12], &obj[13], &obj[14], &K, &m, &U, &nS, &nT, &mode,
+                          &obj[15], &obj[16], &obj[17], &obj[18], &obj[19], &obj[20], &obj[21],
+                          &fo, &go)) {
         return NULL;
     }
     Py_buffer in[N_IN], fb, gb;
@@ -289,7 +358,8 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
         goto done;
     }
     out_held = 2;
-    const Py_ssize_t item[N_IN] = {16, 8, 8, 16, 16, 8, 8, 8, 8, 8, 8, 8, 8};
+    const Py_ssize_t item[N_IN] = {16, 8, 8, 16, 16, 8, 8, 8, 8, 8, 8,
+                                   8,  8, 8, 8,  16, 8, 8, 8, 8, 8, 8};
     for (int a = 0; a < N_IN; a++) {
         if (in[a].len % item[a] != 0) {
             PyErr_Format(PyExc_ValueError, "schur_samples: %s has %zd bytes, not a whole number "
@@ -298,21 +368,36 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
         }
     }
     const Py_ssize_t Q = in[0].len / 16;
-    sizes z = {K, m, U, nS, nT, in[5].len / 8, in[6].len / 8, in[8].len / 8, in[11].len / 8};
+    sizes z = {K, m, U, nS, nT, in[5].len / 8, in[8].len / 8, in[10].len / 8, in[13].len / 8};
     if (K < 0 || m < 0 || U < nS || nS < 0 || nT < 0 || in[1].len / 8 != Q ||
         in[2].len / 8 != K * m || in[3].len / 16 != K * U || in[4].len / 16 != m * K * U ||
-        in[7].len / 8 != z.ntt || in[9].len / 8 != z.np || in[10].len / 8 != z.np ||
-        in[12].len / 8 != z.ng || fb.len != Q * 16 || gb.len != Q * 16) {
+        in[6].len / 8 != z.nd + 1 || in[9].len / 8 != z.ntt || in[11].len / 8 != z.np ||
+        in[12].len / 8 != z.np || in[14].len / 8 != z.ng || fb.len != Q * 16 ||
+        gb.len != Q * 16 || mode < DET || mode > SOLVE ||
+        (mode == SOLVE && in[15].len / 16 != nS + nT) || in[17].len != in[16].len ||
+        in[18].len != in[16].len || in[20].len != in[19].len || in[21].len != in[19].len) {
         PyErr_SetString(PyExc_ValueError, "schur_samples: the arrays' sizes do not agree");
         goto done;
     }
     /* every index within its array (the kernel trusts them) */
-    const int64_t *idx = in[1].buf, *delays = in[5].buf, *tt = in[6].buf, *tt_at = in[7].buf;
-    const int64_t *ts = in[8].buf, *st = in[9].buf, *ii = in[10].buf, *starts = in[11].buf;
-    const int64_t *places = in[12].buf;
-    int bad = 0;
+    const int64_t *idx = in[1].buf, *delays = in[5].buf, *dstart = in[6].buf, *du = in[7].buf;
+    const int64_t *tt = in[8].buf, *tt_at = in[9].buf, *ts = in[10].buf, *st = in[11].buf;
+    const int64_t *ii = in[12].buf, *starts = in[13].buf, *places = in[14].buf;
+    const Py_ssize_t ndu = in[7].len / 8;
+    int bad = dstart[0] != 0 || dstart[z.nd] != ndu;
     for (Py_ssize_t q = 0; q < Q; q++) bad |= idx[q] < 0 || idx[q] >= K;
-    for (Py_ssize_t a = 0; a < z.nd; a++) bad |= delays[a] < 0 || delays[a] >= m;
+    for (Py_ssize_t a = 0; a < z.nd; a++)
+        bad |= delays[a] < 0 || delays[a] >= m || dstart[a + 1] < dstart[a];
+    for (Py_ssize_t a = 0; a < ndu; a++) bad |= du[a] < 0 || du[a] >= U;
+    const int64_t *tsa = in[16].buf, *tsi = in[17].buf, *tsat = in[18].buf;
+    const int64_t *sti = in[19].buf, *stb = in[20].buf, *stat = in[21].buf;
+    const Py_ssize_t nts = in[16].len / 8, nst = in[19].len / 8;
+    for (Py_ssize_t a = 0; a < nts; a++)
+        bad |= tsa[a] < 0 || tsa[a] >= nT || tsi[a] < 0 || tsi[a] >= nS || tsat[a] < 0 ||
+               tsat[a] >= U;
+    for (Py_ssize_t a = 0; a < nst; a++)
+        bad |= sti[a] < 0 || sti[a] >= nS || stb[a] < 0 || stb[a] >= nT || stat[a] < 0 ||
+               stat[a] >= U;
     for (Py_ssize_t a = 0; a < z.ntt; a++)
         bad |= tt[a] < 0 || tt[a] >= nT * nT || tt_at[a] < 0 || tt_at[a] >= U;
     for (Py_ssize_t a = 0; a < z.np; a++)
@@ -324,7 +409,7 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "schur_samples: an index lies outside its array");
         goto done;
     }
-    cx *work = malloc((size_t)(2 * U + 2 * nT * nT + 2 * nS + 1) * sizeof(cx));
+    cx *work = malloc((size_t)(2 * U + 2 * nT * nT + 2 * nS + 2 * nT + 1) * sizeof(cx));
     Py_ssize_t *perm = malloc((size_t)(nT + 1) * sizeof(Py_ssize_t));
     if (work == NULL || perm == NULL) {
         free(work);
@@ -332,9 +417,10 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    arrays x = {in[0].buf, idx,   in[2].buf, in[3].buf, in[4].buf, delays, tt,
-                tt_at,     ts,    st,        ii,        starts,    places, phase,
-                fb.buf,    gb.buf};
+    arrays x = {in[0].buf, idx,  in[2].buf, in[3].buf, in[4].buf, delays, dstart,
+                du,        tt,   tt_at,     ts,        st,        ii,     starts,
+                places,    mode, in[15].buf, tsa,      tsi,       tsat,   sti,
+                stb,       stat, nts,       nst,       fb.buf,    gb.buf};
     Py_BEGIN_ALLOW_THREADS
     samples(&x, &z, Q, work, perm);
     Py_END_ALLOW_THREADS
@@ -352,8 +438,9 @@ done:
 
 static PyMethodDef methods[] = {
     {"schur_samples", schur_samples, METH_VARARGS,
-     "schur_samples(s, idx, tau, base, per, delays, tt, tt_at, ts, st, i, starts, places, K, m, "
-     "U, nS, nT, phase, f, g): det Delta and its logarithmic derivative at every sample, written "
+     "schur_samples(s, idx, tau, base, per, delays, dstart, du, tt, tt_at, ts, st, i, starts, "
+     "places, K, m, U, nS, nT, mode, probe, ts_a, ts_i, ts_at, st_i, st_b, st_at, f, g): "
+     "det Delta (mode 0; its phase: 1; ||Delta^-1 probe||: 2) and its logarithmic derivative at every sample, written "
      "into f and g (see fluidnet/linear/stacked.py)."},
     {NULL, NULL, 0, NULL},
 };
