@@ -234,19 +234,20 @@ class Stack:
         return f, g
 
     @cached_property
-    def _schur_blocks(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(base, per)``: minus the entries of ``A0`` ``(K, L)`` and of each ``A_k``
-        ``(K, m, L)`` that the Schur complement reads, laid out as the diagonal on ``S``, then
-        the blocks ``ST``, ``TS`` and ``TT`` flattened (one matrix product combines them all)."""
+    def _schur_layout(self) -> np.ndarray:
+        """The entries the Schur complement reads, as positions ``row n + col`` in ``Delta``:
+        the diagonal on ``S``, then the blocks ``ST``, ``TS`` and ``TT`` flattened row by row
+        (the layout of :attr:`_schur_pattern`)."""
         S, T = self.split
-        A0, A = self.A0, self.A
-        K, m = self.K, self.m
-        blocks0 = [A0[:, S, S], A0[:, S][:, :, T], A0[:, T][:, :, S], A0[:, T][:, :, T]]
-        blocks = [A[:, :, S, S], A[:, :, S][:, :, :, T], A[:, :, T][:, :, :, S]]
-        blocks.append(A[:, :, T][:, :, :, T])
-        base = -np.concatenate([b.reshape(K, -1) for b in blocks0], axis=1)
-        per = -np.concatenate([b.reshape(K, m, -1) for b in blocks], axis=2)
-        return base, per
+        n = self.n
+        return np.concatenate(
+            [
+                S * (n + 1),
+                (S[:, None] * n + T[None, :]).ravel(),
+                (T[:, None] * n + S[None, :]).ravel(),
+                (T[:, None] * n + T[None, :]).ravel(),
+            ]
+        )
 
     def _det_logderiv_schur(
         self, s: np.ndarray, idx: np.ndarray, phase: bool = False
@@ -274,15 +275,16 @@ class Stack:
 
     @cached_property
     def _schur_pattern(self) -> dict[str, np.ndarray]:
-        """The entries of :attr:`_schur_blocks` that are not zero in every system (``used``),
+        """The entries of :attr:`_schur_layout` that are not zero in every system (``used``),
         and the products ``Delta_TS[a, i] Delta_ST[i, b]`` of the Schur complement that are
         not (each as positions into the used entries, its state ``i`` and its place
         ``a nT + b`` in ``M``, sorted by place): a network's flow touches a few links, and
         the complement of a 40-state network needs 140 products instead of 3000."""
-        base, per = self._schur_blocks
         S, T = self.split
         nS, nT = S.size, T.size
-        live = np.any(base != 0, axis=0) | np.any(per != 0, axis=(0, 1))
+        layout = self._schur_layout
+        nonzero = np.any(self.A0 != 0, axis=0) | np.any(self.A != 0, axis=(0, 1))
+        live = nonzero.ravel()[layout]
         live[:nS] = True  # the diagonal on S holds s
         c = nS + 2 * nS * nT
         live[c + np.arange(nT) * (nT + 1)] = True  # and that on T
@@ -307,7 +309,9 @@ class Stack:
             "st_b": st_b,
             "st_at": where[nS + st_i * nT + st_b],
             "used": used,
-            "delays": np.flatnonzero(np.any(per[:, :, used] != 0, axis=(0, 2))),
+            "delays": np.flatnonzero(
+                np.any(self.A.reshape(self.K, self.m, -1)[:, :, layout[used]] != 0, axis=(0, 2))
+            ),
             "ts": where[nS + nS * nT + a * nS + i],
             "st": where[nS + i * nT + b],
             "i": i,
@@ -319,15 +323,16 @@ class Stack:
 
     @cached_property
     def _schur_used(self) -> tuple[np.ndarray, np.ndarray]:
-        """The used entries (:attr:`_schur_pattern`) of :attr:`_schur_blocks`: ``base``
-        ``(K, |used|)`` and ``per`` delay-major ``(m, K, |used|)``, so that a sample's entries are
-        one contiguous gather (gathering a system's whole rows, then the used entries, was a
-        third of a sample's cost at 40 states)."""
-        base, per = self._schur_blocks
-        used = self._schur_pattern["used"]
+        """Minus the used entries (:attr:`_schur_pattern`) of ``A0``, ``base`` ``(K, |used|)``,
+        and of every ``A_k``, ``per`` delay-major ``(m, K, |used|)``, so that a sample's entries
+        are one contiguous gather (gathering a system's whole rows, then the used entries, was a
+        third of a sample's cost at 40 states); taken from the matrices at once (laying out all
+        the blocks first cost a millisecond a stack at 40 states)."""
+        at = self._schur_layout[self._schur_pattern["used"]]
+        K, m = self.K, self.m
         return (
-            np.ascontiguousarray(base[:, used]),
-            np.ascontiguousarray(np.moveaxis(per[:, :, used], 1, 0)),
+            np.ascontiguousarray(-self.A0.reshape(K, -1)[:, at]),
+            np.ascontiguousarray(np.moveaxis(-self.A.reshape(K, m, -1)[:, :, at], 1, 0)),
         )
 
     @cached_property
