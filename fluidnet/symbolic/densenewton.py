@@ -86,9 +86,15 @@ def _sizes(J: np.ndarray, X: np.ndarray, absX: np.ndarray | None = None) -> np.n
 SPARSE_FROM = 24
 
 
-def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def solve_rows(A: np.ndarray, b: np.ndarray, singular: list[bool] | None = None) -> np.ndarray:
     """``A[k] y[k] = b[k]`` for a stack of square systems; a singular one by least squares (the
-    step of least norm), a non-finite one NaN."""
+    step of least norm), a non-finite one NaN.
+
+    ``singular``: a one-element list kept by a caller that solves a stack round after round
+    (a Newton iteration), True when the last stack held a singular system (updated here). The
+    stack then goes straight to :func:`_solve_with_singular`, without the batched solve that
+    would stop at a singular system and be done again: the same solutions (each system is
+    solved on its own either way, the regular ones by the same LU)."""
     out = np.full(b.shape, np.nan)
     finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
     idx = np.flatnonzero(finite)
@@ -102,20 +108,26 @@ def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         if y is not None:
             out[idx] = y
             return out
+    if singular is not None and singular[0]:
+        out[idx], singular[0] = _solve_with_singular(As, bs)
+        return out
     try:
         out[idx] = np.linalg.solve(As, bs[:, :, None])[..., 0]
     except np.linalg.LinAlgError:
-        out[idx] = _solve_with_singular(As, bs)
+        out[idx], found = _solve_with_singular(As, bs)
+        if singular is not None:
+            singular[0] = found
     return out
 
 
-def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
     """:func:`solve_rows` of a stack where some systems are singular, still as stacks: a
     system whose LU factorization has a zero pivot (``slogdet``'s sign 0: exactly where
     ``numpy.linalg.solve`` refuses it) by least squares (its pseudo-inverse, with
     ``numpy.linalg.lstsq``'s cut ``n eps`` of the largest singular value), the others by LU.
     One row at a time cost 1.3 s per Newton step of a 10 000-point chart whose boundary
-    configurations make many systems singular."""
+    configurations make many systems singular. Returns the solutions, and whether one system
+    was singular."""
     n = A.shape[1]
     sign, _ = np.linalg.slogdet(A)
     singular = sign == 0
@@ -126,7 +138,7 @@ def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     if singular.any():
         pinv = np.linalg.pinv(A[singular], rcond=n * np.finfo(float).eps)
         y[singular] = (pinv @ b[singular][:, :, None])[..., 0]
-    return y
+    return y, bool(singular.any())
 
 
 def _sparse_blocks(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -216,14 +228,15 @@ def _step(F: np.ndarray, J: np.ndarray, X: np.ndarray):
         return _step_in(F, J, X)
 
 
-def _step_in(F: np.ndarray, J: np.ndarray, X: np.ndarray):
-    """:func:`_step` inside the caller's ``numpy.errstate(all="ignore")``."""
+def _step_in(F: np.ndarray, J: np.ndarray, X: np.ndarray, singular: list[bool] | None = None):
+    """:func:`_step` inside the caller's ``numpy.errstate(all="ignore")`` (``singular``: see
+    :func:`solve_rows`)."""
     absX = np.abs(X)
     rows = _sizes(J, X, absX)
     cols = np.where(absX > 0, np.maximum(absX, 1e-300), 1.0)
     A = J * cols[:, None, :] / rows[:, :, None]
     r = F / rows
-    y = solve_rows(A, r)
+    y = solve_rows(A, r, singular)
     return y * cols, r, rows
 
 
@@ -359,7 +372,7 @@ def newton(
             h[:, active] = (Xk[:, active] <= 0.0) & (F[:, active] < 0.0)
             held[ks] = h
             F, J = _held_system(F, J, Xk, h)
-        dX, r, rs = _step_in(F, J, Xk)
+        dX, r, rs = _step_in(F, J, Xk, singular)
         err = np.abs(r).max(axis=1)
         best_k = best[ks]
         if (err < 0.5 * best_k).any():
@@ -392,6 +405,7 @@ def newton(
         steps[ks] += 1
 
     leading = LeadingRows(until, K)
+    singular = [False]  # the last round's stack held a singular system (see solve_rows)
 
     def settled(last: bool = False) -> bool:
         return leading(running, best_x, best, last)
