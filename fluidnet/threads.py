@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import itertools
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -35,15 +36,43 @@ _SETTERS = (
 _SCANS: dict[str, tuple[int, Any]] = {}
 
 
+#: ``[len(sys.modules) when last looked at, library generation]`` (see :func:`_generation`)
+_LIBRARIES = [0, 0]
+
+
+def _generation() -> int:
+    """A number that changes whenever the process may have loaded another shared library: when
+    a module imported since the last look is not pure Python (an extension module, ``.so`` or
+    ``.pyd``: how NumPy, SciPy and the others load a BLAS; anything that is not a ``.py`` or
+    ``.pyc`` file counts), or when modules were removed. Pure-Python imports (fluidnet's own
+    modules, loaded lazily at an analysis's first call) leave it alone: they rescanned the
+    libraries before, 4 ms of the first ``critical_value`` of a process."""
+    n = len(sys.modules)
+    seen = _LIBRARIES[0]
+    if n != seen:
+        if n < seen or any(
+            _not_pure_python(m) for m in itertools.islice(list(sys.modules.values()), seen, None)
+        ):
+            _LIBRARIES[1] += 1
+        _LIBRARIES[0] = n
+    return _LIBRARIES[1]
+
+
+def _not_pure_python(module: Any) -> bool:
+    where = getattr(module, "__file__", None)
+    return isinstance(where, str) and not where.endswith((".py", ".pyc"))
+
+
 def _rescanned(kind: str, scan: Callable[[], Any]) -> Any:
-    """``scan()``, kept until the process imports another module (which may load another BLAS).
+    """``scan()``, kept until the process imports a module that may load another BLAS
+    (:func:`_generation`).
 
     A scan of the loaded libraries costs milliseconds: once per call of the analyses' inner
-    functions it was a third of a Hopf point's time. ``len(sys.modules)`` changes with every
-    import, so a library loaded by a later import (scipy's own OpenBLAS) is found at the next
-    call.
+    functions it was a third of a Hopf point's time. An import of an extension module changes
+    the generation, so a library loaded by a later import (scipy's own OpenBLAS) is found at
+    the next call.
     """
-    key = len(sys.modules)
+    key = _generation()
     hit = _SCANS.get(kind)
     if hit is None or hit[0] != key:
         hit = (key, scan())
@@ -87,7 +116,8 @@ def _blas_controller() -> Any:
 
 class _Section(threading.local):
     """The outermost :func:`single_threaded_blas` section of this thread: its depth, the
-    module count when the libraries were last limited, and the limiters to undo at its end."""
+    library generation (:func:`_generation`) when the libraries were last limited, and the
+    limiters to undo at its end."""
 
     depth = 0
     modules = -1
@@ -102,7 +132,7 @@ _SECTION = _Section()
 def _limit_new_libraries(section: _Section) -> None:
     """Limit every BLAS loaded to one thread (unless all already are), keeping the limiter to
     undo it when the outermost section ends."""
-    section.modules = len(sys.modules)
+    section.modules = _generation()
     controls = _openblas_controls()
     if controls and all(get() == 1 for get, _ in controls):
         # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing limit)
@@ -119,16 +149,17 @@ def single_threaded_blas() -> Iterator[None]:
     The dense problems of the stability analysis are small (tens to a few hundred rows):
     threading them gains nothing, and on a busy machine (or with one process per core) a
     multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl``'s controller of
-    the BLAS libraries loaded, found again only after the process imported another module.
+    the BLAS libraries loaded, found again only after the process imported an extension module
+    (:func:`_generation`).
 
-    Sections nest: an inner section costs a counter check, unless a module was imported since
-    the libraries were limited (it may have loaded another BLAS, e.g. scipy's): then the new
-    libraries are limited too. Everything is restored when the outermost section of the thread
-    ends.
+    Sections nest: an inner section costs a counter check, unless an extension module was
+    imported since the libraries were limited (it may have loaded another BLAS, e.g. scipy's):
+    then the new libraries are limited too. Everything is restored when the outermost section
+    of the thread ends.
     """
     section = _SECTION
     if section.depth:
-        if section.modules != len(sys.modules):
+        if section.modules != _generation():
             _limit_new_libraries(section)
         section.depth += 1
         try:
@@ -153,7 +184,7 @@ def blas_bound(func: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @functools.wraps(func)
     def bound(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        if _SECTION.depth and _SECTION.modules == len(sys.modules):
+        if _SECTION.depth and _SECTION.modules == _generation():
             return func(*args, **kwargs)
         with single_threaded_blas():
             return func(*args, **kwargs)

@@ -121,3 +121,57 @@ def test_entry_points_run_single_threaded_when_numpy_came_first():
     for name, threads in out["seen"].items():
         assert threads and set(threads) == {1}, (name, out)
     assert out["after"] == out["before"], out
+
+
+_SCAN_CHILD = """
+import json
+import numpy  # NumPy first: its OpenBLAS has a thread per core
+from threadpoolctl import threadpool_limits
+import fluidnet.threads as th
+
+scans = []
+scan = th._scan_openblas
+th._scan_openblas = lambda: scans.append(1) or scan()
+
+out = {}
+with threadpool_limits(limits=2, user_api="blas"):
+    with th.single_threaded_blas():
+        pass
+    out["first"] = len(scans)
+    import colorsys  # pure Python: no library loaded
+    with th.single_threaded_blas():
+        pass
+    out["pure"] = len(scans)
+    import scipy.linalg  # extension modules (and scipy's own OpenBLAS)
+    with th.single_threaded_blas():
+        out["inside"] = sorted(
+            i["num_threads"] for i in __import__("threadpoolctl").threadpool_info()
+            if i["user_api"] == "blas"
+        )
+    out["extension"] = len(scans)
+print(json.dumps(out))
+"""
+
+
+def test_libraries_rescanned_after_extension_imports_only():
+    """Issue 34: the first ``critical_value`` of a process imports seven pure-Python modules of
+    fluidnet, and the library scan that followed (reading ``/proc/self/maps`` and a new
+    threadpoolctl controller) cost 4 ms of its 65. A pure-Python import now leaves the scan
+    alone; an extension module's import (scipy's, which brings its own OpenBLAS) still
+    rescans, and that library is limited too. On main the pure import rescanned (2 scans)."""
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
+    }
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    res = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_SCAN_CHILD)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["first"] == 1, out
+    assert out["pure"] == 1, out
+    assert out["extension"] == 2, out
+    assert out["inside"] and set(out["inside"]) == {1}, out

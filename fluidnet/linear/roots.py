@@ -192,19 +192,32 @@ def generator_matrix(lin: LinearDDE, N: int) -> np.ndarray:
 # ---------------------------------------------------------------------- helpers
 
 
-def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
-    """``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``; ``inf`` where Delta is singular."""
+def _delayed_parts(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(taus, A_k as rows (m, n n))`` of a system with delays, for :func:`_log_derivative`
+    (made once per Newton run); ``None`` without delays."""
+    if not lin.delays:
+        return None
+    n = lin.n
+    return np.asarray(lin.delays), np.stack(lin.A).reshape(len(lin.A), n * n)
+
+
+def _log_derivative(lin: LinearDDE, lam: np.ndarray, parts=False) -> np.ndarray:
+    """``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``; ``inf`` where Delta is singular.
+
+    ``parts``: :func:`_delayed_parts` of ``lin`` when the caller keeps them. The delayed terms
+    are ``E @ A`` with ``A`` the matrices as rows: the product ``numpy.tensordot`` forms
+    (the same ``numpy.dot`` of the same operands), without its reshaping on every call."""
     lam = np.asarray(lam, dtype=complex)
     n = lin.n
     eye = np.eye(n)
     D = lam[..., None, None] * eye - lin.A0
     dD = np.broadcast_to(eye, lam.shape + (n, n)).astype(complex)
     if lin.delays:
-        taus = np.asarray(lin.delays)
+        taus, flat = _delayed_parts(lin) if parts is False else parts
         E = np.exp(-lam[..., None] * taus)  # (..., m)
-        stack = np.stack(lin.A)  # (m, n, n)
-        D = D - np.tensordot(E, stack, axes=(-1, 0))
-        dD = dD + np.tensordot(E * taus, stack, axes=(-1, 0))
+        shape = lam.shape + (n, n)
+        D = D - np.dot(E.reshape(-1, taus.size), flat).reshape(shape)
+        dD = dD + np.dot((E * taus).reshape(-1, taus.size), flat).reshape(shape)
     out = np.empty(lam.shape, dtype=complex)
     if n <= 2:  # closed forms: trace(adj(D) dD) / det(D)
         with np.errstate(all="ignore"):
@@ -230,7 +243,8 @@ def _log_derivative(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
 def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 40) -> tuple[np.ndarray, np.ndarray]:
     """Newton on ``det Delta`` of ``lin`` (:func:`~fluidnet.linear.newton.newton_roots`)."""
     real = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
-    return newton_roots(lambda z: _log_derivative(lin, z), lam, real, maxiter)
+    parts = _delayed_parts(lin)
+    return newton_roots(lambda z: _log_derivative(lin, z, parts), lam, real, maxiter)
 
 
 def _n_required(lin: LinearDDE, sigma: float, im_extent: float, norms) -> int:

@@ -74,9 +74,10 @@ class NewtonRows:
     held: np.ndarray | None = None
 
 
-def _sizes(J: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``sum_j |J_ij| |x_j|`` per row of every matrix, 1 where it is 0 or not finite."""
-    s = np.einsum("kij,kj->ki", np.abs(J), np.abs(X))
+def _sizes(J: np.ndarray, X: np.ndarray, absX: np.ndarray | None = None) -> np.ndarray:
+    """``sum_j |J_ij| |x_j|`` per row of every matrix, 1 where it is 0 or not finite
+    (``absX``: ``|X|`` when the caller has it)."""
+    s = np.einsum("kij,kj->ki", np.abs(J), np.abs(X) if absX is None else absX)
     return np.where((s > 0) & np.isfinite(s), s, 1.0)
 
 
@@ -85,9 +86,15 @@ def _sizes(J: np.ndarray, X: np.ndarray) -> np.ndarray:
 SPARSE_FROM = 24
 
 
-def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def solve_rows(A: np.ndarray, b: np.ndarray, singular: list[bool] | None = None) -> np.ndarray:
     """``A[k] y[k] = b[k]`` for a stack of square systems; a singular one by least squares (the
-    step of least norm), a non-finite one NaN."""
+    step of least norm), a non-finite one NaN.
+
+    ``singular``: a one-element list kept by a caller that solves a stack round after round
+    (a Newton iteration), True when the last stack held a singular system (updated here). The
+    stack then goes straight to :func:`_solve_with_singular`, without the batched solve that
+    would stop at a singular system and be done again: the same solutions (each system is
+    solved on its own either way, the regular ones by the same LU)."""
     out = np.full(b.shape, np.nan)
     finite = np.all(np.isfinite(A), axis=(1, 2)) & np.all(np.isfinite(b), axis=1)
     idx = np.flatnonzero(finite)
@@ -101,20 +108,26 @@ def solve_rows(A: np.ndarray, b: np.ndarray) -> np.ndarray:
         if y is not None:
             out[idx] = y
             return out
+    if singular is not None and singular[0]:
+        out[idx], singular[0] = _solve_with_singular(As, bs)
+        return out
     try:
         out[idx] = np.linalg.solve(As, bs[:, :, None])[..., 0]
     except np.linalg.LinAlgError:
-        out[idx] = _solve_with_singular(As, bs)
+        out[idx], found = _solve_with_singular(As, bs)
+        if singular is not None:
+            singular[0] = found
     return out
 
 
-def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
     """:func:`solve_rows` of a stack where some systems are singular, still as stacks: a
     system whose LU factorization has a zero pivot (``slogdet``'s sign 0: exactly where
     ``numpy.linalg.solve`` refuses it) by least squares (its pseudo-inverse, with
     ``numpy.linalg.lstsq``'s cut ``n eps`` of the largest singular value), the others by LU.
     One row at a time cost 1.3 s per Newton step of a 10 000-point chart whose boundary
-    configurations make many systems singular."""
+    configurations make many systems singular. Returns the solutions, and whether one system
+    was singular."""
     n = A.shape[1]
     sign, _ = np.linalg.slogdet(A)
     singular = sign == 0
@@ -125,7 +138,7 @@ def _solve_with_singular(A: np.ndarray, b: np.ndarray) -> np.ndarray:
     if singular.any():
         pinv = np.linalg.pinv(A[singular], rcond=n * np.finfo(float).eps)
         y[singular] = (pinv @ b[singular][:, :, None])[..., 0]
-    return y
+    return y, bool(singular.any())
 
 
 def _sparse_blocks(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
@@ -193,14 +206,15 @@ class _Rows:
             J[sel] = Jc
         if self.f0 is not None and s is not None:
             F -= (1.0 - s)[:, None] * self.f0[ks]
-        return _held_system(F, J, X, self.held[ks])
+        return _held_system(F, J, X, self.held[ks], own=True)
 
 
-def _held_system(F: np.ndarray, J: np.ndarray, X: np.ndarray, held: np.ndarray):
-    """The system with every held state's equation replaced by ``x_i = 0``."""
+def _held_system(F: np.ndarray, J: np.ndarray, X: np.ndarray, held: np.ndarray, own=False):
+    """The system with every held state's equation replaced by ``x_i = 0`` (``own``: ``J`` is
+    the caller's to change in place)."""
     if held.any():
         F = np.where(held, X, F)
-        J = J.copy()
+        J = J if own else J.copy()
         hk, hi = np.nonzero(held)
         J[hk, hi, :] = 0.0
         J[hk, hi, hi] = 1.0
@@ -210,32 +224,55 @@ def _held_system(F: np.ndarray, J: np.ndarray, X: np.ndarray, held: np.ndarray):
 def _step(F: np.ndarray, J: np.ndarray, X: np.ndarray):
     """The Newton steps (rows scaled by size, columns by the states' magnitudes), the scaled
     residuals and the row scales."""
-    rows = _sizes(J, X)
-    cols = np.maximum(np.abs(X), 1e-300)
-    cols = np.where(np.abs(X) > 0, cols, 1.0)
     with np.errstate(all="ignore"):
-        A = J * cols[:, None, :] / rows[:, :, None]
-        r = F / rows
-    y = solve_rows(A, r)
+        return _step_in(F, J, X)
+
+
+def _step_in(F: np.ndarray, J: np.ndarray, X: np.ndarray, singular: list[bool] | None = None):
+    """:func:`_step` inside the caller's ``numpy.errstate(all="ignore")`` (``singular``: see
+    :func:`solve_rows`)."""
+    absX = np.abs(X)
+    rows = _sizes(J, X, absX)
+    cols = np.where(absX > 0, np.maximum(absX, 1e-300), 1.0)
+    A = J * cols[:, None, :] / rows[:, :, None]
+    r = F / rows
+    y = solve_rows(A, r, singular)
     return y * cols, r, rows
 
 
-def _deflation(X: np.ndarray, dX: np.ndarray, roots: list[np.ndarray]):
-    """``(M, tau)``: the deflation factor at ``X`` and the factor of the deflated step."""
+def _deflation_weights(R: np.ndarray) -> np.ndarray:
+    """The scale of each root's distance (its magnitude, state by state, floored at 1e-8 of its
+    largest): ``(K, n)``, one root per row, 1 where it is not finite or 0."""
+    w = np.maximum(np.abs(R), 1e-8 * np.maximum(1.0, np.max(np.abs(R), axis=1, keepdims=True)))
+    return np.where(np.isfinite(w) & (w > 0), w, 1.0)
+
+
+def _deflation(
+    X: np.ndarray,
+    dX: np.ndarray | None,
+    roots: list[np.ndarray],
+    weights: list[np.ndarray] | None = None,
+):
+    """``(M, tau)``: the deflation factor at ``X`` and the factor of the deflated step
+    (``weights``: :func:`_deflation_weights` of ``roots``, when the caller kept them;
+    ``dX=None``: the factor only, ``tau`` is then None)."""
     M = np.ones(X.shape[0])
     h_dot = np.zeros(X.shape[0])
-    for R in roots:  # R: (K, n), one root per row (NaN rows: nothing to deflate)
-        w = np.maximum(np.abs(R), 1e-8 * np.maximum(1.0, np.max(np.abs(R), axis=1, keepdims=True)))
-        w = np.where(np.isfinite(w) & (w > 0), w, 1.0)
+    for j, R in enumerate(roots):  # R: (K, n), one root per row (NaN rows: nothing to deflate)
+        w = _deflation_weights(R) if weights is None else weights[j]
         d = (X - R) / w
         rho2 = np.sum(d * d, axis=1)
         ok = np.isfinite(rho2)
         rho2 = np.where(ok & (rho2 > 0), rho2, np.inf)
         term = 1.0 / rho2 + 1.0
         M *= np.where(ok, term, 1.0)
+        if dX is None:
+            continue
         # grad log(1/rho^2 + 1) = -2 (x - r)/w^2 / rho^4 / (1/rho^2 + 1)
         g = -2.0 * d / w / (rho2**2 * term)[:, None]
         h_dot += np.where(ok, np.sum(g * dX, axis=1), 0.0)
+    if dX is None:
+        return M, None
     with np.errstate(all="ignore"):
         tau = 1.0 / (1.0 + h_dot)  # the deflated step: x - tau dX
     return M, np.where(np.isfinite(tau), tau, 1.0)
@@ -308,6 +345,7 @@ def newton(
     X[held] = 0.0
     best_held = held.copy()
     roots = roots or []
+    weights = [_deflation_weights(R) for R in roots]  # every round's, computed once
     best = np.full(K, np.inf)
     best_x = X.copy()
     step = np.zeros((K, n))
@@ -321,90 +359,100 @@ def newton(
         return NewtonRows(X, best, np.zeros(0, dtype=bool))
 
     def accepted(ks: np.ndarray, Xk: np.ndarray, F: np.ndarray, J: np.ndarray) -> None:
-        """From accepted points: record, stop, or the next step."""
-        finite = np.all(np.isfinite(F), axis=1) & np.all(np.isfinite(J), axis=(1, 2))
-        for k in ks[~finite]:
-            running[k] = False
-        ks, Xk, F, J = ks[finite], Xk[finite], F[finite], J[finite]
-        if not ks.size:
-            return
+        """From accepted points: record, stop, or the next step (inside the iteration's
+        ``numpy.errstate``; rows are selected only where some are left out)."""
+        finite = np.isfinite(F).all(axis=1) & np.isfinite(J).all(axis=(1, 2))
+        if not finite.all():
+            running[ks[~finite]] = False
+            ks, Xk, F, J = ks[finite], Xk[finite], F[finite], J[finite]
+            if not ks.size:
+                return
         if dynamic:  # the active set at this point, then its system
             h = np.zeros((len(ks), n), dtype=bool)
             h[:, active] = (Xk[:, active] <= 0.0) & (F[:, active] < 0.0)
             held[ks] = h
             F, J = _held_system(F, J, Xk, h)
-        dX, r, rs = _step(F, J, Xk)
-        err = np.max(np.abs(r), axis=1)
-        if np.any(err < 0.5 * best[ks]):
+        dX, r, rs = _step_in(F, J, Xk, singular)
+        err = np.abs(r).max(axis=1)
+        best_k = best[ks]
+        if (err < 0.5 * best_k).any():
             progress[0] = True
-        better = err < best[ks]
-        best[ks[better]] = err[better]
-        best_x[ks[better]] = Xk[better]
-        best_held[ks[better]] = held[ks[better]]
-        stop = (err <= TOL) | ((err > best[ks]) & (best[ks] <= FLOOR)) | (steps[ks] >= MAX_STEPS)
-        stop |= ~np.all(np.isfinite(dX), axis=1)
-        with np.errstate(all="ignore"):
-            reach = np.max(np.abs(dX) / np.maximum(np.abs(Xk), 1.0), axis=1)
+        better = err < best_k
+        if better.any():
+            kb = ks[better]
+            best[kb] = err[better]
+            best_x[kb] = Xk[better]
+            best_held[kb] = held[kb]
+        best_k = best[ks]
+        stop = (err <= TOL) | ((err > best_k) & (best_k <= FLOOR)) | (steps[ks] >= MAX_STEPS)
+        stop |= ~np.isfinite(dX).all(axis=1)
+        reach = (np.abs(dX) / np.maximum(np.abs(Xk), 1.0)).max(axis=1)
         stop |= ~(reach <= DEGENERATE_STEP)
-        running[ks[stop]] = False
-        go = ~stop
-        ks, dX, r, rs, Xk = ks[go], dX[go], r[go], rs[go], Xk[go]
+        if stop.any():
+            running[ks[stop]] = False
+            go = ~stop
+            ks, dX, r, rs, Xk, reach = ks[go], dX[go], r[go], rs[go], Xk[go], reach[go]
         if roots:
-            M, tau = _deflation(Xk, dX, [R[ks] for R in roots])
+            M, tau = _deflation(Xk, dX, [R[ks] for R in roots], [W[ks] for W in weights])
+            assert tau is not None
             dX = dX * tau[:, None]
             r = r * M[:, None]
         step[ks] = dX
         scale[ks] = rs
-        with np.errstate(all="ignore"):
-            phi[ks] = np.linalg.norm(r, axis=1)
-        lam[ks] = np.minimum(1.0, MAX_RELATIVE_STEP / np.maximum(reach[go], 1e-300))
+        phi[ks] = np.linalg.norm(r, axis=1)
+        lam[ks] = np.minimum(1.0, MAX_RELATIVE_STEP / np.maximum(reach, 1e-300))
         halvings[ks] = 0
         steps[ks] += 1
 
     leading = LeadingRows(until, K)
+    singular = [False]  # the last round's stack held a singular system (see solve_rows)
 
     def settled(last: bool = False) -> bool:
         return leading(running, best_x, best, last)
 
     all_k = np.arange(K)
     progress = [False]
-    F, J = rows.evaluate(X, all_k)
-    accepted(all_k, X, F, J)
-    last_progress = 0
-    stopped = settled()
-    for round_ in range(MAX_ROUNDS):
-        ks = np.flatnonzero(running)
-        if stopped or not ks.size:
-            break
-        if progress[0]:
-            last_progress, progress[0] = round_, False
-        if quiet is not None and round_ - last_progress >= quiet:
-            break  # no row has halved its residual for `quiet` rounds
-        trial = X[ks] - lam[ks, None] * step[ks]
-        if nonnegative is not None and len(nonnegative):
-            trial[:, nonnegative] = np.maximum(trial[:, nonnegative], 0.0)
-        F, J = rows.evaluate(trial, ks)
-        Fm = np.where(held[ks], trial, F) if dynamic else F  # the accepted point's system
-        with np.errstate(all="ignore"):
-            r = Fm / scale[ks]
-        if roots:
-            M, _ = _deflation(trial, np.zeros_like(trial), [R[ks] for R in roots])
-            r = r * M[:, None]
-        with np.errstate(all="ignore"):
-            merit = np.linalg.norm(r, axis=1)
-        # a decrease of at least 1e-10 (relative): not rounding noise
-        ok = np.isfinite(merit) & (merit <= (1.0 - np.maximum(1e-4 * lam[ks], 1e-10)) * phi[ks])
-        good = ks[ok]
-        X[good] = trial[ok]
-        if good.size:
-            accepted(good, trial[ok], F[ok], J[ok])
-        bad = ks[~ok]
-        lam[bad] /= 2.0
-        halvings[bad] += 1
-        running[bad[halvings[bad] > MAX_HALVINGS]] = False
+    with np.errstate(all="ignore"):  # overflows of far iterates: not finite, so stopped
+        F, J = rows.evaluate(X, all_k)
+        accepted(all_k, X, F, J)
+        last_progress = 0
         stopped = settled()
-    if not stopped:
-        settled(last=True)
+        for round_ in range(MAX_ROUNDS):
+            ks = np.flatnonzero(running)
+            if stopped or not ks.size:
+                break
+            if progress[0]:
+                last_progress, progress[0] = round_, False
+            if quiet is not None and round_ - last_progress >= quiet:
+                break  # no row has halved its residual for `quiet` rounds
+            lam_k = lam[ks]
+            trial = X[ks] - lam_k[:, None] * step[ks]
+            if nonnegative is not None and len(nonnegative):
+                trial[:, nonnegative] = np.maximum(trial[:, nonnegative], 0.0)
+            F, J = rows.evaluate(trial, ks)
+            Fm = np.where(held[ks], trial, F) if dynamic else F  # the accepted point's system
+            r = Fm / scale[ks]
+            if roots:
+                M, _ = _deflation(trial, None, [R[ks] for R in roots], [W[ks] for W in weights])
+                r = r * M[:, None]
+            merit = np.linalg.norm(r, axis=1)
+            # a decrease of at least 1e-10 (relative): not rounding noise
+            ok = np.isfinite(merit) & (merit <= (1.0 - np.maximum(1e-4 * lam_k, 1e-10)) * phi[ks])
+            if ok.all():
+                X[ks] = trial
+                accepted(ks, trial, F, J)
+            else:
+                good = ks[ok]
+                X[good] = trial[ok]
+                if good.size:
+                    accepted(good, trial[ok], F[ok], J[ok])
+                bad = ks[~ok]
+                lam[bad] /= 2.0
+                halvings[bad] += 1
+                running[bad[halvings[bad] > MAX_HALVINGS]] = False
+            stopped = settled()
+        if not stopped:
+            settled(last=True)
     return NewtonRows(best_x, best, best <= FLOOR, best_held)
 
 

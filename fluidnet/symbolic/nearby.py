@@ -436,13 +436,13 @@ class NearbyPoint:
                 Jh = J.copy()
                 Jh[sub, :] = 0.0
                 Jh[sub, sub] = 1.0
-            finite = bool(np.all(np.isfinite(Fh)) and np.all(np.isfinite(Jh)))
+            finite = bool(np.isfinite(Fh).all() and np.isfinite(Jh).all())
             if not finite:
                 break
             dx, err = _point_step(Fh, Jh, x)
             if err < best:
                 best, best_x, best_FJ = err, x.copy(), (F, J)
-            if not (err > TOL and err < 0.5 * last and np.all(np.isfinite(dx))):
+            if not (err > TOL and err < 0.5 * last and np.isfinite(dx).all()):
                 break
             last = err
             x = x - dx
@@ -533,13 +533,14 @@ def _point_step(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray
     ``densenewton._step`` scales them (rows by size, columns by the states' magnitudes); a zero
     step, unsolved, where the residual is at the rounding level ``TOL`` (no step is taken)."""
     with np.errstate(all="ignore"):
-        s = np.abs(J) @ np.abs(x)
+        ax = np.abs(x)
+        s = np.abs(J) @ ax
         rows = np.where((s > 0) & np.isfinite(s), s, 1.0)
-        cols = np.where(np.abs(x) > 0, np.maximum(np.abs(x), 1e-300), 1.0)
+        cols = np.where(ax > 0, np.maximum(ax, 1e-300), 1.0)
         A = J * cols[None, :] / rows[:, None]
         r = F / rows
-    err = float(np.max(np.abs(r)))
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(r))):
+    err = float(np.abs(r).max())
+    if not (np.isfinite(A).all() and np.isfinite(r).all()):
         return np.full(x.shape, np.nan), err
     if not err > TOL:  # converged: the caller takes no step (no solve)
         return np.zeros(x.shape), err
