@@ -157,3 +157,64 @@ def test_solve_norms_through_the_complement_equal_dense_solves():
     D = st.delta(s, idx)
     ref = np.linalg.norm(np.linalg.solve(D, np.broadcast_to(b[:, None], (50, st.n, 1))), axis=1)
     np.testing.assert_allclose(norms, ref[:, 0], rtol=1e-10)
+
+
+def _dense_stack(rng, n, K=4, m=3, density=0.4, complex_entries=False):
+    A0 = rng.normal(size=(K, n, n))
+    A = rng.normal(size=(K, m, n, n)) * (rng.random((K, m, n, n)) < density)
+    if complex_entries:
+        A = A + 1j * rng.normal(size=A.shape) * (A != 0)
+    A[:, 1] = 0.0  # a delay no system uses
+    return Stack(A0, A, rng.uniform(0.1, 1.5, size=(K, m)))
+
+
+@pytest.mark.parametrize("n", [5, 9, 15])
+@pytest.mark.parametrize("complex_entries", [False, True])
+def test_dense_kernel_equals_lapack(n, complex_entries):
+    rng = np.random.default_rng(n)
+    st = _dense_stack(rng, n, complex_entries=complex_entries)
+    kernel = samples.compiled_samples()
+    assert kernel is not None
+    s = rng.normal(size=400) + 1j * rng.normal(size=400) * 10
+    idx = rng.integers(0, st.K, size=400)
+    f, g = st.det_logderiv(s, idx)  # the kernel (n >= DENSE_KERNEL_STATES)
+    with np.errstate(all="ignore"):
+        f_ref, g_ref = st._det_logderiv_lapack(s, idx)  # NumPy's det and solve
+    np.testing.assert_allclose(f, f_ref, rtol=1e-11)
+    np.testing.assert_allclose(g, g_ref, rtol=1e-11, atol=1e-12)
+    # the solve's norm against NumPy's solve
+    b = rng.normal(size=n) + 1j * rng.normal(size=n)
+    norms = st._solve_norms(s, idx, b)
+    assert norms is not None
+    x = np.linalg.solve(st.delta(s, idx), np.broadcast_to(b[:, None], (400, n, 1)))
+    np.testing.assert_allclose(norms, np.linalg.norm(x[..., 0], axis=1), rtol=1e-10)
+
+
+def test_dense_kernel_singular_and_far_left():
+    # x1 does not move and x0..x4 are a chain: Delta(0) has a zero row (det 0, no log-derivative)
+    n = 6
+    A0 = np.diag(-np.ones(n)) + np.diag(np.ones(n - 1), -1)
+    A0[0, 0] = 0.0
+    A = np.zeros((1, 1, n, n))
+    A[0, 0, 2, 3] = -0.5
+    st = Stack(A0[None], A, np.array([[0.5]]))
+    f, g = st.det_logderiv(np.array([0.0 + 0j, 1.0 + 1j, -5000.0 + 0j]), np.zeros(3, dtype=int))
+    assert f[0] == 0 and np.isinf(g[0])
+    with np.errstate(all="ignore"):
+        f_ref, g_ref = st._det_logderiv_lapack(np.array([1.0 + 1j]), np.zeros(1, dtype=int))
+    np.testing.assert_allclose(f[1], f_ref[0], rtol=1e-13)
+    np.testing.assert_allclose(g[1], g_ref[0], rtol=1e-13)
+    assert np.isinf(g[2])  # exp(5000 * 0.5) overflows: no finite matrix
+
+
+def test_dense_kernel_refuses_bad_input():
+    rng = np.random.default_rng(3)
+    st = _dense_stack(rng, 6, K=2)
+    kernel = samples.compiled_samples()
+    assert kernel is not None
+    f, g = np.empty(1, complex), np.empty(1, complex)
+    s, empty = np.array([0.5 + 1j]), np.zeros(0, dtype=complex)
+    with pytest.raises(ValueError, match="outside"):
+        kernel.dense_samples(s, np.array([5], dtype=np.int64), *st._dense_compiled, 0, empty, f, g)
+    with pytest.raises(ValueError, match="sizes"):  # the solve without its right-hand side
+        kernel.dense_samples(s, np.array([0], dtype=np.int64), *st._dense_compiled, 2, empty, f, g)

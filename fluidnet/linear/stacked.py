@@ -41,6 +41,9 @@ EVAL_CHUNK = 4096
 #: a 15-state system's samples cost 8.7, 9.7, 10.0, 14.4 and 13.6 us in blocks of 128, 256,
 #: 512, 1024 and 4096 points.
 EVAL_ENTRIES = 65536
+#: Systems of at least this many states without a Schur complement get their samples from the
+#: compiled kernel (:mod:`.samples`) where it is built, smaller ones from NumPy's LAPACK.
+DENSE_KERNEL_STATES = 5
 #: Systems of at most this many states get ``det Delta`` and its
 #: derivative by cofactor expansion (:meth:`Stack._det_logderiv_expanded`), larger ones by LU.
 EXPANSION_MAX_STATES = 4
@@ -223,6 +226,55 @@ class Stack:
             return self._det_logderiv_schur(s, idx)
         if self.n <= EXPANSION_MAX_STATES:
             return self._det_logderiv_expanded(s, idx)
+        kernel = compiled_samples() if self.n >= DENSE_KERNEL_STATES else None
+        if kernel is not None:
+            return self._dense_kernel(kernel, s, idx, 0)
+        return self._det_logderiv_lapack(s, idx)
+
+    def _dense_kernel(
+        self, kernel, s: np.ndarray, idx: np.ndarray, mode: int, probe: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`det_logderiv` (``mode`` 0; 2: ``||Delta^{-1} probe||`` in the first array) by
+        the compiled kernel on whole matrices."""
+        f = np.empty(s.shape, dtype=complex)
+        g = np.empty(s.shape, dtype=complex)
+        kernel.dense_samples(
+            np.ascontiguousarray(s, dtype=complex),
+            np.ascontiguousarray(idx, dtype=np.int64),
+            *self._dense_compiled,
+            mode,
+            np.zeros(0, dtype=complex) if probe is None else probe.astype(complex),
+            f,
+            g,
+        )
+        return f, g
+
+    @cached_property
+    def _dense_compiled(self) -> tuple:
+        """The compiled kernel's arguments for whole matrices: ``tau``, ``A0`` ``(K, n n)``,
+        ``A`` delay-major ``(m, K, n n)`` (complex, contiguous), the delays in use with the
+        entries each reaches in some system, and the sizes."""
+        K, m, n = self.K, self.m, self.n
+        A = np.moveaxis(self.A.reshape(K, m, n * n), 1, 0)
+        reach = [np.flatnonzero(np.any(A[k] != 0, axis=0)) for k in range(m)]
+        delays = np.array([k for k in range(m) if reach[k].size], dtype=np.int64)
+        dstart = np.cumsum([0] + [reach[k].size for k in delays]).astype(np.int64)
+        du = np.concatenate([reach[k] for k in delays]) if delays.size else np.zeros(0)
+        return (
+            np.ascontiguousarray(self.tau, dtype=float),
+            np.ascontiguousarray(self.A0.reshape(K, n * n), dtype=complex),
+            np.ascontiguousarray(A, dtype=complex),
+            delays,
+            dstart,
+            np.ascontiguousarray(du, dtype=np.int64),
+            K,
+            m,
+            n,
+        )
+
+    def _det_logderiv_lapack(self, s: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`det_logderiv` by NumPy's LAPACK on whole matrices (the dense kernel's
+        reference)."""
         D, dD = self.delta(s, idx, derivative=True)
         with np.errstate(all="ignore"):
             f = np.linalg.det(D)
@@ -367,11 +419,16 @@ class Stack:
         )
 
     def _solve_norms(self, s: np.ndarray, idx: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-        """``||Delta(s_q)^{-1} b||`` through the Schur complement by the compiled kernel (NaN
-        where ``Delta`` is singular or not finite), or ``None`` without it or a split."""
+        """``||Delta(s_q)^{-1} b||`` by the compiled kernel, through the Schur complement where
+        the stack has one (NaN where ``Delta`` is singular or not finite), or ``None`` without
+        the kernel or for fewer than :data:`DENSE_KERNEL_STATES` states without a split."""
         kernel = compiled_samples()
-        if kernel is None or not self.split[0].size:
+        if kernel is None:
             return None
+        if not self.split[0].size:
+            if self.n < DENSE_KERNEL_STATES:
+                return None
+            return np.real(self._dense_kernel(kernel, s, idx, 2, b)[0])
         pat = self._schur_pattern
         S, T = self.split
         ints = [np.ascontiguousarray(pat[k], dtype=np.int64) for k in _SOLVE_KEYS]
@@ -632,7 +689,7 @@ class Stack:
             return self.residual(s, idx) <= tol
         b = _probe_vector(self.n)
         norms = self._solve_norms(s, idx, b)
-        if norms is not None:  # through the Schur complement; the dense way where it failed
+        if norms is not None:  # by the compiled kernel; NumPy's dense way where it failed
             with np.errstate(all="ignore"):
                 within = 1.0 / norms / self._residual_scale(s, idx) <= tol
             rest = ~within

@@ -1,6 +1,7 @@
 /* fluidnet.linear._samples: det Delta(s) and (det Delta)'(s) / det Delta(s) of a stack of
- * delay systems through the Schur complement of their flows (fluidnet/linear/stacked.py,
- * Stack._schur_part, computes the same in NumPy and is this kernel's reference).
+ * delay systems through the Schur complement of their flows (schur_samples; fluidnet/linear/
+ * stacked.py, Stack._schur_part, computes the same in NumPy and is its reference), or on the
+ * whole characteristic matrix (dense_samples; NumPy's det and solve are its reference).
  *
  * One sample q of system k = idx[q] at s = s[q]:
  *
@@ -139,6 +140,65 @@ static cx trace_solve(const cx *a, const Py_ssize_t *perm, const cx *rp, cx *b, 
     return tr;
 }
 
+enum { DET = 0, PHASE = 1, SOLVE = 2 };
+
+/* LU of the n x n matrix a (in place) and f = pre * det a (PHASE: the phase of both), det as
+ * sign exp(sum log |u_ii|); 1 where a is finite and f finite and not 0 (the solve and the
+ * trace may follow), else 0 (f NaN where a is not finite, 0 where singular). */
+static int factor(cx *a, Py_ssize_t n, Py_ssize_t *perm, cx *rp, int mode, cx pre, cx *f) {
+    for (Py_ssize_t e = 0; e < n * n; e++) {
+        if (!cfinite(a[e])) {
+            *f = (cx){NAN, NAN};
+            return 0;
+        }
+    }
+    double sg = lu(a, n, perm, rp), logdet = 0.0;
+    cx ph = {sg, 0.0};
+    for (Py_ssize_t c = 0; c < n; c++) {
+        const cx u = a[c * (n + 1)];
+        const double r = hypot(u.re, u.im);
+        if (r == 0.0) {
+            *f = cmul(pre, (cx){0.0, 0.0});
+            return 0;
+        }
+        ph = cmul(ph, (cx){u.re / r, u.im / r});
+        logdet += log(r);
+    }
+    cx det = ph;
+    if (mode != PHASE) {
+        const double e = exp(logdet);
+        det = (cx){ph.re * e, ph.im * e};
+    }
+    *f = cmul(pre, det);
+    return cfinite(*f) && (f->re != 0.0 || f->im != 0.0);
+}
+
+/* ||a^{-1} y|| from the LU factors of a; y is overwritten by the solution. */
+static double solve_vector_norm(const cx *a, const Py_ssize_t *perm, const cx *rp, cx *y,
+                                Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++) {
+        if (perm[c] != c) {
+            cx t = y[c];
+            y[c] = y[perm[c]];
+            y[perm[c]] = t;
+        }
+    }
+    for (Py_ssize_t r = 1; r < n; r++) {
+        for (Py_ssize_t c = 0; c < r; c++) {
+            y[r] = csub(y[r], cmul(a[r * n + c], y[c]));
+        }
+    }
+    double sum = 0.0;
+    for (Py_ssize_t r = n - 1; r >= 0; r--) {
+        for (Py_ssize_t c = r + 1; c < n; c++) {
+            y[r] = csub(y[r], cmul(a[r * n + c], y[c]));
+        }
+        y[r] = cmul(y[r], rp[r]);
+        sum += y[r].re * y[r].re + y[r].im * y[r].im;
+    }
+    return sqrt(sum);
+}
+
 typedef struct {
     const cx *s;
     const int64_t *idx;
@@ -152,8 +212,6 @@ typedef struct {
     Py_ssize_t nts, nst;
     cx *f, *g;
 } arrays;
-
-enum { DET = 0, PHASE = 1, SOLVE = 2 };
 
 /* ||Delta^{-1} b|| from the LU factors of M (lu, perm, rp) and the used entries V:
  * y = D^{-1} b_S, x_T = M^{-1} (b_T - Delta_TS y), x_S = D^{-1} (b_S - Delta_ST x_T). */
@@ -279,46 +337,66 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
             M[at] = csub(M[at], acc);
             dM[at] = csub(dM[at], dacc);
         }
-        int finite = 1;
-        for (Py_ssize_t e = 0; e < nT * nT; e++) {
-            finite &= cfinite(M[e]);
-        }
-        /* det M = sign exp(sum log |u_ii|), sign the permutation's times the pivots' phases */
-        cx det = {0.0, 0.0};
-        int singular = 0;
-        if (finite) {
-            double sg = lu(M, nT, perm, rp), logdet = 0.0;
-            cx ph = {sg, 0.0};
-            for (Py_ssize_t a = 0; a < nT; a++) {
-                const cx u = M[a * (nT + 1)];
-                const double r = hypot(u.re, u.im);
-                if (r == 0.0) {
-                    singular = 1;
-                    break;
-                }
-                ph = cmul(ph, (cx){u.re / r, u.im / r});
-                logdet += log(r);
-            }
-            if (!singular) {
-                if (x->mode == PHASE) {
-                    det = ph;
-                } else {
-                    const double e = exp(logdet);
-                    det = (cx){ph.re * e, ph.im * e};
-                }
+        /* f and g, or the solve's norm */
+        cx f;
+        if (factor(M, nT, perm, rp, x->mode, fd, &f)) {
+            if (x->mode == SOLVE) {
+                x->f[q] = (cx){solve_norm(x, z, V, inv, M, perm, rp, xs, xt), 0.0};
+            } else {
+                x->f[q] = f;
+                const cx g = cadd(gs, trace_solve(M, perm, rp, dM, nT));
+                x->g[q] = cfinite(g) ? g : (cx){INFINITY, 0.0};
             }
         } else {
-            det = (cx){NAN, NAN};
+            x->f[q] = x->mode == SOLVE ? (cx){NAN, 0.0} : f;
+            x->g[q] = (cx){INFINITY, 0.0};
         }
-        const cx f = cmul(fd, det);
-        x->f[q] = f;
-        const int ok = finite && !singular && cfinite(f) && (f.re != 0.0 || f.im != 0.0);
-        if (x->mode == SOLVE) { /* f: ||Delta^{-1} b|| (NaN where not solved) */
-            x->f[q] = (cx){ok ? solve_norm(x, z, V, inv, M, perm, rp, xs, xt) : NAN, 0.0};
-        } else if (ok) {
-            const cx g = cadd(gs, trace_solve(M, perm, rp, dM, nT));
-            x->g[q] = cfinite(g) ? g : (cx){INFINITY, 0.0};
+    }
+}
+
+/* The dense samples: Delta(s) = s I - A0 - sum_j A_j E_j and Delta'(s) = I + sum_j tau_j E_j A_j
+ * of system k in full (n x n), each delay's terms on its entries du[dstart[j]:dstart[j + 1]];
+ * then as above. work: 2 n^2 + 2 n values, perm n indices. */
+static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
+    const Py_ssize_t n = z->nT, nn = n * n, K = z->K, m = z->m;
+    cx *D = work, *dD = D + nn, *rp = dD + nn, *y = rp + n;
+    for (Py_ssize_t q = 0; q < Q; q++) {
+        const cx s = x->s[q];
+        const int64_t k = x->idx[q];
+        const cx *a0 = x->base + k * nn;
+        for (Py_ssize_t e = 0; e < nn; e++) {
+            D[e] = (cx){-a0[e].re, -a0[e].im};
+            dD[e] = (cx){0.0, 0.0};
+        }
+        for (Py_ssize_t a = 0; a < n; a++) {
+            D[a * (n + 1)] = cadd(D[a * (n + 1)], s);
+            dD[a * (n + 1)].re = 1.0;
+        }
+        for (Py_ssize_t jd = 0; jd < z->nd; jd++) {
+            const int64_t j = x->delays[jd];
+            const double t = x->tau[k * m + j];
+            const double mag = exp(-s.re * t);
+            const cx E = {mag * cos(-s.im * t), mag * sin(-s.im * t)};
+            const cx Et = {E.re * t, E.im * t};
+            const cx *p = x->per + (j * K + k) * nn;
+            for (int64_t e = x->dstart[jd]; e < x->dstart[jd + 1]; e++) {
+                const int64_t u = x->du[e];
+                D[u] = csub(D[u], cmul(E, p[u]));
+                dD[u] = cadd(dD[u], cmul(Et, p[u]));
+            }
+        }
+        cx f;
+        if (factor(D, n, perm, rp, x->mode, (cx){1.0, 0.0}, &f)) {
+            if (x->mode == SOLVE) {
+                for (Py_ssize_t a = 0; a < n; a++) y[a] = x->probe[a];
+                x->f[q] = (cx){solve_vector_norm(D, perm, rp, y, n), 0.0};
+            } else {
+                x->f[q] = f;
+                const cx g = trace_solve(D, perm, rp, dD, n);
+                x->g[q] = cfinite(g) ? g : (cx){INFINITY, 0.0};
+            }
         } else {
+            x->f[q] = x->mode == SOLVE ? (cx){NAN, 0.0} : f;
             x->g[q] = (cx){INFINITY, 0.0};
         }
     }
@@ -436,12 +514,111 @@ done:
     return result;
 }
 
+#define N_DENSE 9
+static const char *const DENSE_NAMES[N_DENSE] = {"s",      "idx", "tau", "A0",   "A",
+                                                 "delays", "dstart", "du", "probe"};
+
+static PyObject *dense_samples(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *obj[N_DENSE], *fo, *go;
+    Py_ssize_t K, m, n;
+    int mode;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOnnniOOO", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+                          &obj[5], &obj[6], &obj[7], &K, &m, &n, &mode, &obj[8], &fo, &go)) {
+        return NULL;
+    }
+    Py_buffer in[N_DENSE], fb, gb;
+    int held = 0, out_held = 0;
+    PyObject *result = NULL;
+    for (; held < N_DENSE; held++) {
+        if (PyObject_GetBuffer(obj[held], &in[held], PyBUF_C_CONTIGUOUS) != 0) {
+            goto done;
+        }
+    }
+    if (PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+        goto done;
+    }
+    out_held = 1;
+    if (PyObject_GetBuffer(go, &gb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
+        goto done;
+    }
+    out_held = 2;
+    const Py_ssize_t item[N_DENSE] = {16, 8, 8, 16, 16, 8, 8, 8, 16};
+    for (int a = 0; a < N_DENSE; a++) {
+        if (in[a].len % item[a] != 0) {
+            PyErr_Format(PyExc_ValueError, "dense_samples: %s has %zd bytes, not a whole number "
+                         "of %zd-byte items", DENSE_NAMES[a], in[a].len, item[a]);
+            goto done;
+        }
+    }
+    const Py_ssize_t Q = in[0].len / 16, nd = in[5].len / 8, ndu = in[7].len / 8;
+    if (K < 0 || m < 0 || n < 1 || in[1].len / 8 != Q || in[2].len / 8 != K * m ||
+        in[3].len / 16 != K * n * n || in[4].len / 16 != m * K * n * n ||
+        in[6].len / 8 != nd + 1 || fb.len != Q * 16 || gb.len != Q * 16 || mode < DET ||
+        mode > SOLVE || (mode == SOLVE && in[8].len / 16 != n)) {
+        PyErr_SetString(PyExc_ValueError, "dense_samples: the arrays' sizes do not agree");
+        goto done;
+    }
+    const int64_t *idx = in[1].buf, *delays = in[5].buf, *dstart = in[6].buf, *du = in[7].buf;
+    int bad = dstart[0] != 0 || dstart[nd] != ndu;
+    for (Py_ssize_t q = 0; q < Q; q++) bad |= idx[q] < 0 || idx[q] >= K;
+    for (Py_ssize_t a = 0; a < nd; a++)
+        bad |= delays[a] < 0 || delays[a] >= m || dstart[a + 1] < dstart[a];
+    for (Py_ssize_t a = 0; a < ndu; a++) bad |= du[a] < 0 || du[a] >= n * n;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "dense_samples: an index lies outside its array");
+        goto done;
+    }
+    cx *work = malloc((size_t)(2 * n * n + 2 * n) * sizeof(cx));
+    Py_ssize_t *perm = malloc((size_t)n * sizeof(Py_ssize_t));
+    if (work == NULL || perm == NULL) {
+        free(work);
+        free(perm);
+        PyErr_NoMemory();
+        goto done;
+    }
+    arrays x = {0};
+    x.s = in[0].buf;
+    x.idx = idx;
+    x.tau = in[2].buf;
+    x.base = in[3].buf;
+    x.per = in[4].buf;
+    x.delays = delays;
+    x.dstart = dstart;
+    x.du = du;
+    x.mode = mode;
+    x.probe = in[8].buf;
+    x.f = fb.buf;
+    x.g = gb.buf;
+    sizes z = {0};
+    z.K = K;
+    z.m = m;
+    z.nT = n;
+    z.nd = nd;
+    Py_BEGIN_ALLOW_THREADS
+    dense(&x, &z, Q, work, perm);
+    Py_END_ALLOW_THREADS
+    free(work);
+    free(perm);
+    result = Py_NewRef(Py_None);
+done:
+    for (int a = 0; a < held; a++) {
+        PyBuffer_Release(&in[a]);
+    }
+    if (out_held >= 1) PyBuffer_Release(&fb);
+    if (out_held >= 2) PyBuffer_Release(&gb);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"schur_samples", schur_samples, METH_VARARGS,
      "schur_samples(s, idx, tau, base, per, delays, dstart, du, tt, tt_at, ts, st, i, starts, "
      "places, K, m, U, nS, nT, mode, probe, ts_a, ts_i, ts_at, st_i, st_b, st_at, f, g): "
      "det Delta (mode 0; its phase: 1; ||Delta^-1 probe||: 2) and its logarithmic derivative at every sample, written "
      "into f and g (see fluidnet/linear/stacked.py)."},
+    {"dense_samples", dense_samples, METH_VARARGS,
+     "dense_samples(s, idx, tau, A0, A, delays, dstart, du, K, m, n, mode, probe, f, g): the "
+     "same on the whole n x n characteristic matrices (A0 (K, n n), A (m, K, n n))."},
     {NULL, NULL, 0, NULL},
 };
 
