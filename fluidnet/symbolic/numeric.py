@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import keyword
-import types
 import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
@@ -31,38 +30,10 @@ def _sign_strict(x):
     return np.where(x == 0, np.nan, np.sign(x))
 
 
-def _numpy_namespace() -> types.ModuleType:
-    """What ``sympy.lambdify(modules="numpy")`` evaluates its code in, without the import that
-    makes it: a module named ``numpy`` (so that lambdify prints with its NumPy printer, as for
-    ``"numpy"``) holding the names of ``from numpy import *`` and ``from numpy.linalg
-    import *``, ``numpy`` itself, and sympy's translations ``I = 1j``, ``Heaviside =
-    numpy.heaviside``, ``Abs = abs``.
-
-    Sympy makes that namespace by executing the two star imports, and NumPy's ``__all__``
-    names submodules it loads only when asked (``numpy.f2py``, ``numpy.testing`` and what they
-    import: 140 modules, 50 ms of CPU), once per process, at its first lambdify: the first
-    linearization of a process (a ``critical_value`` right after ``equilibrium()``) paid it.
-    The submodules not loaded yet are left out here (generated code calls functions, never a
-    submodule); every other name is the same object, and the code printed is the same."""
-    ns = types.ModuleType("numpy")
-    names = vars(np)
-    for k in np.__all__:
-        if k in names:  # a submodule not loaded yet is not (NumPy's __getattr__ loads it)
-            setattr(ns, k, names[k])
-    for k in np.linalg.__all__:
-        setattr(ns, k, getattr(np.linalg, k))
-    ns.numpy = np  # type: ignore[attr-defined]
-    ns.I = 1j  # type: ignore[attr-defined]
-    ns.Heaviside = np.heaviside  # type: ignore[attr-defined]
-    ns.Abs = abs  # type: ignore[attr-defined]
-    return ns
-
-
-_NUMPY = _numpy_namespace()
-_MODULES = [{"DiracDelta": _dirac}, _NUMPY]
+_MODULES = [{"DiracDelta": _dirac}, "numpy"]
 _MODULES_STRICT = [
     {"DiracDelta": _dirac, "Heaviside": _heaviside_strict, "sign": _sign_strict},
-    _NUMPY,
+    "numpy",
 ]
 
 
