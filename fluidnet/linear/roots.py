@@ -201,7 +201,9 @@ def _delayed_parts(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray] | None:
     return np.asarray(lin.delays), np.stack(lin.A).reshape(len(lin.A), n * n)
 
 
-def _log_derivative(lin: LinearDDE, lam: np.ndarray, parts=False) -> np.ndarray:
+def _log_derivative(
+    lin: LinearDDE, lam: np.ndarray, parts: tuple[np.ndarray, np.ndarray] | None = None
+) -> np.ndarray:
     """``(det Delta)'/det Delta = trace(Delta^{-1} Delta')``; ``inf`` where Delta is singular.
 
     ``parts``: :func:`_delayed_parts` of ``lin`` when the caller keeps them. The delayed terms
@@ -213,7 +215,9 @@ def _log_derivative(lin: LinearDDE, lam: np.ndarray, parts=False) -> np.ndarray:
     D = lam[..., None, None] * eye - lin.A0
     dD = np.broadcast_to(eye, lam.shape + (n, n)).astype(complex)
     if lin.delays:
-        taus, flat = _delayed_parts(lin) if parts is False else parts
+        made = parts if parts is not None else _delayed_parts(lin)
+        assert made is not None  # lin has delays
+        taus, flat = made
         E = np.exp(-lam[..., None] * taus)  # (..., m)
         shape = lam.shape + (n, n)
         D = D - np.dot(E.reshape(-1, taus.size), flat).reshape(shape)
