@@ -30,21 +30,26 @@ print(json.dumps(out))
 """
 
 
-def test_every_blas_is_single_threaded_inside_and_restored_after():
-    """Measured: the controller found once and kept costs 0.05 ms per block, where a scan of the
-    loaded libraries per block cost 1.2-1.5 ms (three blocks per Hopf point). A cache that is
-    never refreshed fails here: scipy's OpenBLAS, loaded after the first block, stays at 2."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-    }
+def _child_result(code: str, drop: tuple[str, ...] = ()) -> dict:
+    """The JSON line a child process running ``code`` prints last, its BLAS thread settings
+    (and ``drop``) removed from its environment: it starts as a user's process does."""
+    gone = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", *drop)
+    env = {k: v for k, v in os.environ.items() if k not in gone}
     res = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_CHILD)],
+        [sys.executable, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         env=env,
         check=True,
     )
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_every_blas_is_single_threaded_inside_and_restored_after():
+    """Measured: the controller found once and kept costs 0.05 ms per block, where a scan of the
+    loaded libraries per block cost 1.2-1.5 ms (three blocks per Hopf point). A cache that is
+    never refreshed fails here: scipy's OpenBLAS, loaded after the first block, stays at 2."""
+    out = _child_result(_CHILD)
     assert out["numpy_inside"] and all(n == 1 for _, n in out["numpy_inside"])
     assert all(n == 2 for _, n in out["numpy_after"])
     assert len(out["both_inside"]) >= len(out["numpy_inside"])
@@ -105,17 +110,7 @@ def test_entry_points_run_single_threaded_when_numpy_came_first():
     its dense algebra with one BLAS thread (seen from inside ``numpy.linalg``'s ``svd``,
     ``solve``, ``eig``...) and the
     user's setting is back afterwards. On main, hopf_point and critical_value saw 2 threads."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-    }
-    res = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_ENTRY_CHILD)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = _child_result(_ENTRY_CHILD)
     assert out["before"] and all(n == 2 for n in out["before"]), out
     assert set(out["seen"]) == {"characteristic_roots", "critical_value", "hopf_point"}, out
     for name, threads in out["seen"].items():
@@ -159,18 +154,7 @@ def test_libraries_rescanned_after_extension_imports_only():
     threadpoolctl controller) cost 4 ms of its 65. A pure-Python import now leaves the scan
     alone; an extension module's import (scipy's, which brings its own OpenBLAS) still
     rescans, and that library is limited too. On main the pure import rescanned (2 scans)."""
-    env = {
-        k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
-    }
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    res = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_SCAN_CHILD)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out = _child_result(_SCAN_CHILD, drop=("PYTHONDONTWRITEBYTECODE",))
     assert out["first"] == 1, out
     assert out["pure"] == 1, out
     assert out["extension"] == 2, out

@@ -409,6 +409,46 @@ static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ss
 }
 
 /* ---------------------------------------------------------------------------- the binding */
+/* The buffers of one call: the inputs (read-only) and the two outputs f and g (writable),
+ * held until release(); every input's length a whole number of its items. */
+#define MAX_BUFFERS 24
+typedef struct {
+    Py_buffer view[MAX_BUFFERS];
+    int count;
+} buffers;
+
+static void release(buffers *b) {
+    for (int a = 0; a < b->count; a++) {
+        PyBuffer_Release(&b->view[a]);
+    }
+    b->count = 0;
+}
+
+/* Hold n inputs obj (item sizes item, names for the message), then f and g; 0, or -1 with an
+ * exception set (what was held is released). */
+static int hold(buffers *b, const char *fn, PyObject *const *obj, const Py_ssize_t *item,
+                const char *const *names, int n, PyObject *f, PyObject *g) {
+    b->count = 0;
+    for (int a = 0; a < n + 2; a++) {
+        PyObject *o = a < n ? obj[a] : (a == n ? f : g);
+        int flags = PyBUF_C_CONTIGUOUS | (a < n ? 0 : PyBUF_WRITABLE);
+        if (PyObject_GetBuffer(o, &b->view[a], flags) != 0) {
+            release(b);
+            return -1;
+        }
+        b->count++;
+        Py_ssize_t size = a < n ? item[a] : 16;
+        if (b->view[a].len % size != 0) {
+            PyErr_Format(PyExc_ValueError, "%s: %s has %zd bytes, not a whole number of %zd-byte "
+                         "items", fn, a < n ? names[a] : (a == n ? "f" : "g"), b->view[a].len,
+                         size);
+            release(b);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 #define N_IN 22
 static const char *const IN_NAMES[N_IN] = {
     "s",  "idx", "tau",    "base",   "per",   "delays", "dstart", "du",  "tt",  "tt_at", "ts",
@@ -426,31 +466,14 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
                           &fo, &go)) {
         return NULL;
     }
-    Py_buffer in[N_IN], fb, gb;
-    int held = 0, out_held = 0;
-    PyObject *result = NULL;
-    for (; held < N_IN; held++) {
-        if (PyObject_GetBuffer(obj[held], &in[held], PyBUF_C_CONTIGUOUS) != 0) {
-            goto done;
-        }
-    }
-    if (PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-        goto done;
-    }
-    out_held = 1;
-    if (PyObject_GetBuffer(go, &gb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-        goto done;
-    }
-    out_held = 2;
     const Py_ssize_t item[N_IN] = {16, 8, 8, 16, 16, 8, 8, 8, 8, 8, 8,
                                    8,  8, 8, 8,  16, 8, 8, 8, 8, 8, 8};
-    for (int a = 0; a < N_IN; a++) {
-        if (in[a].len % item[a] != 0) {
-            PyErr_Format(PyExc_ValueError, "schur_samples: %s has %zd bytes, not a whole number "
-                         "of %zd-byte items", IN_NAMES[a], in[a].len, item[a]);
-            goto done;
-        }
+    buffers b;
+    if (hold(&b, "schur_samples", obj, item, IN_NAMES, N_IN, fo, go) != 0) {
+        return NULL;
     }
+    const Py_buffer *in = b.view, fb = b.view[N_IN], gb = b.view[N_IN + 1];
+    PyObject *result = NULL;
     const Py_ssize_t Q = in[0].len / 16;
     sizes z = {K, m, U, nS, nT, in[5].len / 8, in[8].len / 8, in[10].len / 8, in[13].len / 8};
     if (K < 0 || m < 0 || U < nS || nS < 0 || nT < 0 || in[1].len / 8 != Q ||
@@ -512,11 +535,7 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
     free(perm);
     result = Py_NewRef(Py_None);
 done:
-    for (int a = 0; a < held; a++) {
-        PyBuffer_Release(&in[a]);
-    }
-    if (out_held >= 1) PyBuffer_Release(&fb);
-    if (out_held >= 2) PyBuffer_Release(&gb);
+    release(&b);
     return result;
 }
 
@@ -533,30 +552,13 @@ static PyObject *dense_samples(PyObject *self, PyObject *args) {
                           &obj[5], &obj[6], &obj[7], &K, &m, &n, &mode, &obj[8], &fo, &go)) {
         return NULL;
     }
-    Py_buffer in[N_DENSE], fb, gb;
-    int held = 0, out_held = 0;
-    PyObject *result = NULL;
-    for (; held < N_DENSE; held++) {
-        if (PyObject_GetBuffer(obj[held], &in[held], PyBUF_C_CONTIGUOUS) != 0) {
-            goto done;
-        }
-    }
-    if (PyObject_GetBuffer(fo, &fb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-        goto done;
-    }
-    out_held = 1;
-    if (PyObject_GetBuffer(go, &gb, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) != 0) {
-        goto done;
-    }
-    out_held = 2;
     const Py_ssize_t item[N_DENSE] = {16, 8, 8, 16, 16, 8, 8, 8, 16};
-    for (int a = 0; a < N_DENSE; a++) {
-        if (in[a].len % item[a] != 0) {
-            PyErr_Format(PyExc_ValueError, "dense_samples: %s has %zd bytes, not a whole number "
-                         "of %zd-byte items", DENSE_NAMES[a], in[a].len, item[a]);
-            goto done;
-        }
+    buffers b;
+    if (hold(&b, "dense_samples", obj, item, DENSE_NAMES, N_DENSE, fo, go) != 0) {
+        return NULL;
     }
+    const Py_buffer *in = b.view, fb = b.view[N_DENSE], gb = b.view[N_DENSE + 1];
+    PyObject *result = NULL;
     const Py_ssize_t Q = in[0].len / 16, nd = in[5].len / 8, ndu = in[7].len / 8;
     if (K < 0 || m < 0 || n < 1 || in[1].len / 8 != Q || in[2].len / 8 != K * m ||
         in[3].len / 16 != K * n * n || in[4].len / 16 != m * K * n * n ||
@@ -608,11 +610,7 @@ static PyObject *dense_samples(PyObject *self, PyObject *args) {
     free(perm);
     result = Py_NewRef(Py_None);
 done:
-    for (int a = 0; a < held; a++) {
-        PyBuffer_Release(&in[a]);
-    }
-    if (out_held >= 1) PyBuffer_Release(&fb);
-    if (out_held >= 2) PyBuffer_Release(&gb);
+    release(&b);
     return result;
 }
 
