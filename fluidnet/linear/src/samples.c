@@ -234,37 +234,17 @@ static double solve_norm(const arrays *x, const sizes *z, const cx *V, const cx 
     for (Py_ssize_t e = 0; e < x->nts; e++) {
         xt[x->tsa[e]] = csub(xt[x->tsa[e]], cmul(V[x->tsat[e]], xs[x->tsi[e]]));
     }
-    for (Py_ssize_t c = 0; c < n; c++) { /* the row swaps, L, then U */
-        if (perm[c] != c) {
-            cx t = xt[c];
-            xt[c] = xt[perm[c]];
-            xt[perm[c]] = t;
-        }
-    }
-    for (Py_ssize_t r = 1; r < n; r++) {
-        for (Py_ssize_t c = 0; c < r; c++) {
-            xt[r] = csub(xt[r], cmul(a[r * n + c], xt[c]));
-        }
-    }
-    for (Py_ssize_t r = n - 1; r >= 0; r--) {
-        for (Py_ssize_t c = r + 1; c < n; c++) {
-            xt[r] = csub(xt[r], cmul(a[r * n + c], xt[c]));
-        }
-        xt[r] = cmul(xt[r], rp[r]);
-    }
+    const double tn = solve_vector_norm(a, perm, rp, xt, n); /* x_T in xt */
     for (Py_ssize_t i = 0; i < nS; i++) {
         xs[i] = b[i];
     }
     for (Py_ssize_t e = 0; e < x->nst; e++) {
         xs[x->sti[e]] = csub(xs[x->sti[e]], cmul(V[x->stat[e]], xt[x->stb[e]]));
     }
-    double sum = 0.0;
+    double sum = tn * tn;
     for (Py_ssize_t i = 0; i < nS; i++) {
         const cx v = cmul(xs[i], inv[i]);
         sum += v.re * v.re + v.im * v.im;
-    }
-    for (Py_ssize_t t = 0; t < n; t++) {
-        sum += xt[t].re * xt[t].re + xt[t].im * xt[t].im;
     }
     return sqrt(sum);
 }
