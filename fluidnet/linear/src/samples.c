@@ -429,6 +429,27 @@ static int hold(buffers *b, const char *fn, PyObject *const *obj, const Py_ssize
     return 0;
 }
 
+typedef void (*kernel_fn)(const arrays *, const sizes *, Py_ssize_t, cx *, Py_ssize_t *);
+
+/* Run kernel on Q samples with n_work values and n_perm indices of work space, the GIL
+ * released; None, or NULL with MemoryError. */
+static PyObject *run(kernel_fn kernel, const arrays *x, const sizes *z, Py_ssize_t Q,
+                     Py_ssize_t n_work, Py_ssize_t n_perm) {
+    cx *work = malloc((size_t)(n_work + 1) * sizeof(cx));
+    Py_ssize_t *perm = malloc((size_t)(n_perm + 1) * sizeof(Py_ssize_t));
+    if (work == NULL || perm == NULL) {
+        free(work);
+        free(perm);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    kernel(x, z, Q, work, perm);
+    Py_END_ALLOW_THREADS
+    free(work);
+    free(perm);
+    return Py_NewRef(Py_None);
+}
+
 #define N_IN 22
 static const char *const IN_NAMES[N_IN] = {
     "s",  "idx", "tau",    "base",   "per",   "delays", "dstart", "du",  "tt",  "tt_at", "ts",
@@ -496,24 +517,11 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "schur_samples: an index lies outside its array");
         goto done;
     }
-    cx *work = malloc((size_t)(2 * U + 2 * nT * nT + 2 * nS + 2 * nT + 1) * sizeof(cx));
-    Py_ssize_t *perm = malloc((size_t)(nT + 1) * sizeof(Py_ssize_t));
-    if (work == NULL || perm == NULL) {
-        free(work);
-        free(perm);
-        PyErr_NoMemory();
-        goto done;
-    }
     arrays x = {in[0].buf, idx,  in[2].buf, in[3].buf, in[4].buf, delays, dstart,
                 du,        tt,   tt_at,     ts,        st,        ii,     starts,
                 places,    mode, in[15].buf, tsa,      tsi,       tsat,   sti,
                 stb,       stat, nts,       nst,       fb.buf,    gb.buf};
-    Py_BEGIN_ALLOW_THREADS
-    samples(&x, &z, Q, work, perm);
-    Py_END_ALLOW_THREADS
-    free(work);
-    free(perm);
-    result = Py_NewRef(Py_None);
+    result = run(samples, &x, &z, Q, 2 * U + 2 * nT * nT + 2 * nS + 2 * nT, nT);
 done:
     release(&b);
     return result;
@@ -557,14 +565,6 @@ static PyObject *dense_samples(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "dense_samples: an index lies outside its array");
         goto done;
     }
-    cx *work = malloc((size_t)(2 * n * n + 2 * n) * sizeof(cx));
-    Py_ssize_t *perm = malloc((size_t)n * sizeof(Py_ssize_t));
-    if (work == NULL || perm == NULL) {
-        free(work);
-        free(perm);
-        PyErr_NoMemory();
-        goto done;
-    }
     arrays x = {0};
     x.s = in[0].buf;
     x.idx = idx;
@@ -583,12 +583,7 @@ static PyObject *dense_samples(PyObject *self, PyObject *args) {
     z.m = m;
     z.nT = n;
     z.nd = nd;
-    Py_BEGIN_ALLOW_THREADS
-    dense(&x, &z, Q, work, perm);
-    Py_END_ALLOW_THREADS
-    free(work);
-    free(perm);
-    result = Py_NewRef(Py_None);
+    result = run(dense, &x, &z, Q, 2 * n * n + 2 * n, n);
 done:
     release(&b);
     return result;
