@@ -8,7 +8,8 @@ one system by an index array, the characteristic matrix
 ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')`` and the smallest singular value: the
 building blocks of the batched root finder (:mod:`fluidnet.linear.batch`) and of the root
 certificate (:mod:`fluidnet.linear.certificate`). Up to four states by cofactor expansion over
-the entries, LAPACK for more.
+the entries; more by the compiled kernel of :mod:`fluidnet.linear.samples` (through a Schur
+complement where the structure allows), NumPy's LAPACK where it is not built.
 """
 
 from __future__ import annotations
