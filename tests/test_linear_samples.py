@@ -218,3 +218,14 @@ def test_dense_kernel_refuses_bad_input():
         kernel.dense_samples(s, np.array([5], dtype=np.int64), *st._dense_compiled, 0, empty, f, g)
     with pytest.raises(ValueError, match="sizes"):  # the solve without its right-hand side
         kernel.dense_samples(s, np.array([0], dtype=np.int64), *st._dense_compiled, 2, empty, f, g)
+
+
+def test_the_kernel_takes_the_sizes_where_it_pays():
+    # its unblocked LU costs n^3; LAPACK's blocked one wins from about 60 rows
+    rng = np.random.default_rng(8)
+    assert _dense_stack(rng, 15, K=1)._dense_kernel_pays
+    assert not _dense_stack(rng, 4, K=1)._dense_kernel_pays  # cofactor expansion below 5
+    assert not _dense_stack(rng, 60, K=1)._dense_kernel_pays
+    big = _star(rng, leaves=120, hubs=60, K=1)  # a complement of 60 rows: LAPACK's
+    assert big.split[1].size == 60
+    assert big._solve_norms(np.array([0.3 + 1j]), np.zeros(1, dtype=int), np.ones(180)) is None

@@ -43,8 +43,12 @@ EVAL_CHUNK = 4096
 #: 512, 1024 and 4096 points.
 EVAL_ENTRIES = 65536
 #: Systems of at least this many states without a Schur complement get their samples from the
-#: compiled kernel (:mod:`.samples`) where it is built, smaller ones from NumPy's LAPACK.
+#: compiled kernel (:mod:`.samples`) where it is built, smaller ones from NumPy's LAPACK ...
 DENSE_KERNEL_STATES = 5
+#: ... and so do matrices (whole, or a Schur complement) of at most this many rows: the kernel's
+#: unblocked LU costs n^3 where LAPACK's blocked one runs at the processor's full speed (one
+#: sample at 20, 40, 60, 100 states: 9.7, 69, 219, 973 us against 31, 101, 241, 663 us).
+KERNEL_MAX_ROWS = 48
 #: Systems of at most this many states get ``det Delta`` and its
 #: derivative by cofactor expansion (:meth:`Stack._det_logderiv_expanded`), larger ones by LU.
 EXPANSION_MAX_STATES = 4
@@ -227,10 +231,15 @@ class Stack:
             return self._det_logderiv_schur(s, idx)
         if self.n <= EXPANSION_MAX_STATES:
             return self._det_logderiv_expanded(s, idx)
-        kernel = compiled_samples() if self.n >= DENSE_KERNEL_STATES else None
+        kernel = compiled_samples() if self._dense_kernel_pays else None
         if kernel is not None:
             return self._dense_kernel(kernel, s, idx, 0)
         return self._det_logderiv_lapack(s, idx)
+
+    @property
+    def _dense_kernel_pays(self) -> bool:
+        """Whether whole matrices of this size are sampled by the compiled kernel."""
+        return DENSE_KERNEL_STATES <= self.n <= KERNEL_MAX_ROWS
 
     def _dense_kernel(
         self, kernel, s: np.ndarray, idx: np.ndarray, mode: int, probe: np.ndarray | None = None
@@ -313,7 +322,7 @@ class Stack:
         ``det / |det|`` (0 where singular), which does not overflow."""
         f = np.empty(s.shape, dtype=complex)
         g = np.empty(s.shape, dtype=complex)
-        kernel = compiled_samples()
+        kernel = compiled_samples() if self.split[1].size <= KERNEL_MAX_ROWS else None
         if kernel is not None:
             args = self._schur_compiled
             s = np.ascontiguousarray(s, dtype=complex)
@@ -422,14 +431,17 @@ class Stack:
     def _solve_norms(self, s: np.ndarray, idx: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         """``||Delta(s_q)^{-1} b||`` by the compiled kernel, through the Schur complement where
         the stack has one (NaN where ``Delta`` is singular or not finite), or ``None`` without
-        the kernel or for fewer than :data:`DENSE_KERNEL_STATES` states without a split."""
+        the kernel or where it does not pay (:data:`DENSE_KERNEL_STATES`,
+        :data:`KERNEL_MAX_ROWS`)."""
         kernel = compiled_samples()
         if kernel is None:
             return None
         if not self.split[0].size:
-            if self.n < DENSE_KERNEL_STATES:
+            if not self._dense_kernel_pays:
                 return None
             return np.real(self._dense_kernel(kernel, s, idx, 2, b)[0])
+        if self.split[1].size > KERNEL_MAX_ROWS:
+            return None
         pat = self._schur_pattern
         S, T = self.split
         ints = [np.ascontiguousarray(pat[k], dtype=np.int64) for k in _SOLVE_KEYS]
