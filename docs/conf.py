@@ -102,7 +102,10 @@ numpydoc_validation_checks: set[str] = set()
 #: runs every one (a fresh checkout, as in CI, runs them all anyway).
 nb_execution_mode = os.environ.get("FLUIDNET_DOCS_EXECUTE", "cache")
 nb_execution_cache_path = str(HERE / "_build" / ".jupyter_cache")
-nb_execution_timeout = 900
+#: Seconds a cell may run (and a kernel message may take): the slowest notebook takes 15 s on
+#: 2 cores. A run once waited the full timeout for a kernel that had not started executing,
+#: then went on (the notebook's ten cells ran in 1.5 s): 900 s then cost 15 min of CI.
+nb_execution_timeout = 180
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_merge_streams = True
