@@ -149,8 +149,7 @@ def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[S
     for cls in classes:
         drop[cls[1:]] = True
     keep = np.flatnonzero(~drop)
-    C = mats.block(np.arange(n), keep)  # (K, m + 1, n, k)
-    R = C[:, :, keep]  # (K, m + 1, k, k)
+    R = mats.block(keep, keep)  # (K, m + 1, k, k)
     at = np.searchsorted(keep, [cls[0] for cls in classes])
     # the leader's row: the sum of the class's rows (its own entry: its diagonal plus (c - 1)
     # times the common coupling), the classes of one size at once, summed in the order of
@@ -158,21 +157,22 @@ def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[S
     for size in sorted({cls.size for cls in classes}):
         which = [g for g, cls in enumerate(classes) if cls.size == size]
         members = np.array([classes[g] for g in which])  # (classes, size)
-        rows = C[:, :, members[:, 0]]
+        rows = mats.block(members[:, 0], keep)
         for j in range(1, size):
-            rows = rows + C[:, :, members[:, j]]
+            rows = rows + mats.block(members[:, j], keep)
         R[:, :, at[which], :] = rows
     reduced = Stack(R[:, 0].copy(), R[:, 1:].copy(), stack.tau)
     G = len(classes)
     first = np.array([cls[0] for cls in classes])
     second = np.array([cls[1] for cls in classes])
+
     # Delta_aa - Delta_ba of each class (of the transposed systems: Delta_aa - Delta_ab)
-    M = np.concatenate([stack.A0[:, None], stack.A], axis=1)  # (K, m + 1, n, n)
-    if mats.transposed:
-        pair = M[:, :, first, second]
-    else:
-        pair = M[:, :, second, first]
-    f = np.moveaxis(M[:, :, first, first] - pair, -1, 0)  # (G, K, m + 1)
+    def entries(r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """``(K, m + 1, G)``: the entries ``(r_g, c_g)`` of every matrix of every system."""
+        return np.concatenate([stack.A0[:, r, c][:, None], stack.A[:, :, r, c]], axis=1)
+
+    pair = entries(first, second) if mats.transposed else entries(second, first)
+    f = np.moveaxis(entries(first, first) - pair, -1, 0)  # (G, K, m + 1)
     factors = Stack(
         f[..., 0].reshape(G * K, 1, 1),
         f[..., 1:].reshape(G * K, stack.m, 1, 1),
