@@ -15,7 +15,7 @@ complement where the structure allows), NumPy's LAPACK where it is not built.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal, overload
 
 import numpy as np
@@ -341,47 +341,16 @@ class Stack:
         and the products ``Delta_TS[a, i] Delta_ST[i, b]`` of the Schur complement that are
         not (each as positions into the used entries, its state ``i`` and its place
         ``a nT + b`` in ``M``, sorted by place): a network's flow touches a few links, and
-        the complement of a 40-state network needs 140 products instead of 3000."""
+        the complement of a 40-state network needs 140 products instead of 3000. Made once per
+        pattern of nonzero entries (:func:`_schur_pattern_of`): a boundary's or a continuation's
+        stacks share it."""
         S, T = self.split
-        nS, nT = S.size, T.size
-        layout = self._schur_layout
-        nonzero = np.any(self.A0 != 0, axis=0) | np.any(self.A != 0, axis=(0, 1))
-        live = nonzero.ravel()[layout]
-        live[:nS] = True  # the diagonal on S holds s
-        c = nS + 2 * nS * nT
-        live[c + np.arange(nT) * (nT + 1)] = True  # and that on T
-        used = np.flatnonzero(live)
-        where = np.full(live.size, -1)
-        where[used] = np.arange(used.size)
-        st = live[nS : nS + nS * nT].reshape(nS, nT)
-        ts = live[nS + nS * nT : c].reshape(nT, nS)
-        a, i, b = np.nonzero(ts[:, :, None] & st[None, :, :])  # (a, i) in TS, (i, b) in ST
-        place = a * nT + b
-        order = np.argsort(place, kind="stable")
-        a, i, b, place = a[order], i[order], b[order], place[order]
-        first = np.flatnonzero(np.r_[True, np.diff(place) != 0]) if place.size else place
-        tt = np.flatnonzero(live[c:])
-        ts_a, ts_i = np.nonzero(ts)  # the entries of Delta_TS and Delta_ST themselves
-        st_i, st_b = np.nonzero(st)
-        return {
-            "ts_a": ts_a,
-            "ts_i": ts_i,
-            "ts_at": where[nS + nS * nT + ts_a * nS + ts_i],
-            "st_i": st_i,
-            "st_b": st_b,
-            "st_at": where[nS + st_i * nT + st_b],
-            "used": used,
-            "delays": np.flatnonzero(
-                np.any(self.A.reshape(self.K, self.m, -1)[:, :, layout[used]] != 0, axis=(0, 2))
-            ),
-            "ts": where[nS + nS * nT + a * nS + i],
-            "st": where[nS + i * nT + b],
-            "i": i,
-            "starts": first,
-            "places": place[first] if place.size else place,
-            "tt": tt,
-            "tt_at": where[c + tt],
-        }
+        per_delay = np.any(self.A != 0, axis=0)  # (m, n, n)
+        nonzero = np.any(self.A0 != 0, axis=0) | np.any(per_delay, axis=0)
+        S, T = np.asarray(S, dtype=np.intp), np.asarray(T, dtype=np.intp)
+        return _schur_pattern_of(
+            self.n, self.m, S.tobytes(), T.tobytes(), nonzero.tobytes(), per_delay.tobytes()
+        )
 
     @cached_property
     def _schur_used(self) -> tuple[np.ndarray, np.ndarray]:
@@ -409,17 +378,13 @@ class Stack:
         def ints(a: np.ndarray) -> np.ndarray:
             return np.ascontiguousarray(a, dtype=np.int64)
 
-        # each delay's entries (not zero in some system)
-        reach = [np.flatnonzero(np.any(per[k] != 0, axis=0)) for k in pat["delays"]]
-        dstart = np.cumsum([0] + [r.size for r in reach])
-        du = np.concatenate(reach) if reach else np.zeros(0, dtype=int)
         return (
             np.ascontiguousarray(self.tau, dtype=float),
             np.ascontiguousarray(base, dtype=complex),
             np.ascontiguousarray(per, dtype=complex),
             ints(pat["delays"]),
-            ints(dstart),
-            ints(du),
+            ints(pat["dstart"]),
+            ints(pat["du"]),
             *(ints(pat[k]) for k in ("tt", "tt_at", "ts", "st", "i", "starts", "places")),
             self.K,
             self.m,
@@ -742,6 +707,70 @@ class Stack:
         ``tol`` of the residual's scale."""
         x = np.linalg.solve(D, np.broadcast_to(b[:, None], (D.shape[0], self.n, 1)))[..., 0]
         return 1.0 / np.linalg.norm(x, axis=1) / self._residual_scale(s, idx) <= tol
+
+
+@lru_cache(maxsize=64)
+def _schur_pattern_of(
+    n: int, m: int, S_bytes: bytes, T_bytes: bytes, nonzero_bytes: bytes, per_delay_bytes: bytes
+) -> dict[str, np.ndarray]:
+    """:attr:`Stack._schur_pattern` of the states ``S``, ``T`` (int arrays as bytes) and the
+    nonzero entries of any matrix (``(n, n)`` bool as bytes) and of each delayed one
+    (``(m, n, n)``), read-only arrays; also each delay's entries among the used ones
+    (``dstart``, ``du``: delay ``j`` of ``delays`` reaches ``du[dstart[j]:dstart[j + 1]]``)."""
+    S, T = np.frombuffer(S_bytes, dtype=np.intp), np.frombuffer(T_bytes, dtype=np.intp)
+    nonzero = np.frombuffer(nonzero_bytes, dtype=bool).reshape(n, n)
+    per_delay = np.frombuffer(per_delay_bytes, dtype=bool).reshape(m, n * n)
+    nS, nT = S.size, T.size
+    layout = np.concatenate(
+        [
+            S * (n + 1),
+            (S[:, None] * n + T[None, :]).ravel(),
+            (T[:, None] * n + S[None, :]).ravel(),
+            (T[:, None] * n + T[None, :]).ravel(),
+        ]
+    )
+    live = nonzero.ravel()[layout]
+    live[:nS] = True  # the diagonal on S holds s
+    c = nS + 2 * nS * nT
+    live[c + np.arange(nT) * (nT + 1)] = True  # and that on T
+    used = np.flatnonzero(live)
+    where = np.full(live.size, -1)
+    where[used] = np.arange(used.size)
+    st = live[nS : nS + nS * nT].reshape(nS, nT)
+    ts = live[nS + nS * nT : c].reshape(nT, nS)
+    a, i, b = np.nonzero(ts[:, :, None] & st[None, :, :])  # (a, i) in TS, (i, b) in ST
+    place = a * nT + b
+    order = np.argsort(place, kind="stable")
+    a, i, b, place = a[order], i[order], b[order], place[order]
+    first = np.flatnonzero(np.r_[True, np.diff(place) != 0]) if place.size else place
+    tt = np.flatnonzero(live[c:])
+    ts_a, ts_i = np.nonzero(ts)  # the entries of Delta_TS and Delta_ST themselves
+    st_i, st_b = np.nonzero(st)
+    reach = per_delay[:, layout[used]]  # (m, |used|)
+    delays = np.flatnonzero(np.any(reach, axis=1))
+    du = [np.flatnonzero(reach[k]) for k in delays]
+    out = {
+        "ts_a": ts_a,
+        "ts_i": ts_i,
+        "ts_at": where[nS + nS * nT + ts_a * nS + ts_i],
+        "st_i": st_i,
+        "st_b": st_b,
+        "st_at": where[nS + st_i * nT + st_b],
+        "used": used,
+        "delays": delays,
+        "dstart": np.cumsum([0] + [r.size for r in du]),
+        "du": np.concatenate(du) if du else np.zeros(0, dtype=int),
+        "ts": where[nS + nS * nT + a * nS + i],
+        "st": where[nS + i * nT + b],
+        "i": i,
+        "starts": first,
+        "places": place[first] if place.size else place,
+        "tt": tt,
+        "tt_at": where[c + tt],
+    }
+    for v in out.values():
+        v.setflags(write=False)
+    return out
 
 
 #: The compiled kernel's arguments that only its solve (mode 2) reads: none for the others.
