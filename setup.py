@@ -17,7 +17,7 @@ whose sources changed after the build refuses the stale integrator (see
 
 from __future__ import annotations
 
-import hashlib
+import importlib.util
 from pathlib import Path
 
 from setuptools import Extension, setup
@@ -27,12 +27,18 @@ SRC = Path("fluidnet") / "dde" / "src"
 SAMPLES = Path("fluidnet") / "linear" / "src"
 
 
-def source_digest(directory: Path) -> str:
-    """Hash of the integrator's C sources (names and bytes; the same as the runtime check's)."""
-    h = hashlib.sha256()
-    for path in sorted(directory.glob("*.[ch]")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()[:20]
+def _source_digest_function():
+    """:func:`fluidnet.sourcedigest.source_digest`, loaded from its file (the package itself is
+    not importable before it is built): the runtime checks compare with the same hash."""
+    path = Path(__file__).resolve().parent / "fluidnet" / "sourcedigest.py"
+    spec = importlib.util.spec_from_file_location("_fluidnet_sourcedigest", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.source_digest
+
+
+source_digest = _source_digest_function()
 
 
 class BuildIntegrator(build_ext):

@@ -297,19 +297,10 @@ class Stack:
 
     @cached_property
     def _schur_layout(self) -> np.ndarray:
-        """The entries the Schur complement reads, as positions ``row n + col`` in ``Delta``:
-        the diagonal on ``S``, then the blocks ``ST``, ``TS`` and ``TT`` flattened row by row
-        (the layout of :attr:`_schur_pattern`)."""
+        """The entries the Schur complement reads, as positions ``row n + col`` in ``Delta``
+        (:func:`_schur_layout_of`)."""
         S, T = self.split
-        n = self.n
-        return np.concatenate(
-            [
-                S * (n + 1),
-                (S[:, None] * n + T[None, :]).ravel(),
-                (T[:, None] * n + S[None, :]).ravel(),
-                (T[:, None] * n + T[None, :]).ravel(),
-            ]
-        )
+        return _schur_layout_of(S, T, self.n)
 
     def _det_logderiv_schur(
         self, s: np.ndarray, idx: np.ndarray, phase: bool = False
@@ -709,6 +700,20 @@ class Stack:
         return 1.0 / np.linalg.norm(x, axis=1) / self._residual_scale(s, idx) <= tol
 
 
+def _schur_layout_of(S: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
+    """The entries a Schur complement on ``T`` reads, as positions ``row n + col`` in ``Delta``:
+    the diagonal on ``S``, then the blocks ``ST``, ``TS`` and ``TT`` flattened row by row (the
+    layout of :attr:`Stack._schur_pattern`)."""
+    return np.concatenate(
+        [
+            S * (n + 1),
+            (S[:, None] * n + T[None, :]).ravel(),
+            (T[:, None] * n + S[None, :]).ravel(),
+            (T[:, None] * n + T[None, :]).ravel(),
+        ]
+    )
+
+
 @lru_cache(maxsize=64)
 def _schur_pattern_of(
     n: int, m: int, S_bytes: bytes, T_bytes: bytes, nonzero_bytes: bytes, per_delay_bytes: bytes
@@ -721,14 +726,7 @@ def _schur_pattern_of(
     nonzero = np.frombuffer(nonzero_bytes, dtype=bool).reshape(n, n)
     per_delay = np.frombuffer(per_delay_bytes, dtype=bool).reshape(m, n * n)
     nS, nT = S.size, T.size
-    layout = np.concatenate(
-        [
-            S * (n + 1),
-            (S[:, None] * n + T[None, :]).ravel(),
-            (T[:, None] * n + S[None, :]).ravel(),
-            (T[:, None] * n + T[None, :]).ravel(),
-        ]
-    )
+    layout = _schur_layout_of(S, T, n)
     live = nonzero.ravel()[layout]
     live[:nS] = True  # the diagonal on S holds s
     c = nS + 2 * nS * nT
