@@ -90,3 +90,103 @@ def test_a_plane_of_gains_and_delays_is_solved_at_one_point(monkeypatch, tmp_pat
     assert len(calls) == 1
     (want,) = kelly_by_scipy(12.0)
     np.testing.assert_allclose(X, np.tile(want, (30, 1)), rtol=1e-12)
+
+
+def _counting_newton(monkeypatch) -> list[int]:
+    """Count the plain Newton iterations of the continuation (one per batch of rows)."""
+    import fluidnet.symbolic.nearby as nb
+
+    runs: list[int] = []
+    plain = nb._plain_newton
+    monkeypatch.setattr(
+        nb, "_plain_newton", lambda c, X, *a: runs.append(len(X)) or plain(c, X, *a)
+    )
+    return runs
+
+
+def test_a_continuation_over_gains_and_delays_recalls_its_equilibrium(monkeypatch):
+    """linearize_near continues kelly3's equilibrium over (k, T): once settled by Newton's
+    method at one point, the same bits are an equilibrium at every point of the class (only k
+    and T differ), and the linearization there is the one a fresh model continues to (Newton's
+    method and the tests run again): the same matrices bit for bit; the equilibrium is scipy's
+    of the residuals written in the test."""
+    from fluidnet.symbolic.nearby import linearize_near
+
+    (want,) = kelly_by_scipy(12.0)
+    m = kelly3()
+    runs = _counting_newton(monkeypatch)
+    x0 = np.asarray(want) * (1 + 1e-6)  # a nearby start: Newton's method settles it
+    first = linearize_near(m, {"k": np.array([0.3]), "T": np.array([0.2])}, x0)
+    assert first.ok.all() and runs == [1]
+    np.testing.assert_allclose(first.equilibrium[0], want, rtol=1e-12)
+    grid = {"k": np.array([0.5, 2.0, 7.0]), "T": np.array([0.05, 0.1, 0.4])}
+    start = np.tile(first.equilibrium[0], (3, 1))
+    again = linearize_near(m, grid, start)
+    assert again.ok.all() and runs == [1]  # recalled: no Newton step, no test
+    assert np.array_equal(again.equilibrium, start)
+    fresh = linearize_near(kelly3(), grid, start)  # a new model remembers nothing
+    assert runs == [1, 3]
+    assert np.array_equal(fresh.equilibrium, again.equilibrium)
+    for a, b in ((again.stack.A0, fresh.stack.A0), (again.stack.A, fresh.stack.A)):
+        assert np.array_equal(a, b)
+    assert np.array_equal(again.stack.tau, fresh.stack.tau)
+    # the marking moves the equilibrium: another class, continued by Newton's method
+    moved = linearize_near(m, {"B": np.array([12.5])}, first.equilibrium[0])
+    assert runs == [1, 3, 1] and moved.ok.all()
+    (want_b,) = kelly_by_scipy(12.5)
+    np.testing.assert_allclose(moved.equilibrium[0], want_b, rtol=1e-12)
+    # a start one ulp away from the kept bits is not recalled
+    nudged = np.nextafter(first.equilibrium[0], np.inf)
+    linearize_near(m, {"k": np.array([0.9])}, nudged)
+    assert runs == [1, 3, 1, 1]
+
+
+def test_a_start_with_a_queue_at_zero_is_continued_not_recalled(monkeypatch):
+    """A projected state at 0 in the start: from it, the attempt with every state free may
+    settle another point, so the continuation runs (kept or not)."""
+    from fluidnet.symbolic.rowscaling import keep_equilibria, known_equilibria
+
+    x, q = fn.states("x q")
+    k, C, a, T = fn.params("k C a T")
+    m = fn.Model(
+        rhs={x: k * (C / 2 - x(t - T)), q: a * (x(t) - C)},  # the queue drains: held at 0
+        params={k: 1.0, C: 10.0, a: 1.0, T: 0.1},
+        nonnegative=[q],
+    )
+    free = _free(m)
+    assert {"T"} <= free
+    P = _column(m)[:, None]
+    X = np.array([[5.0, 0.0]])
+    keep_equilibria(m, P, X, np.array([True]))
+    assert not known_equilibria(m, P, X).any()
+    interior = np.array([[5.0, 1.0]])  # (not an equilibrium: only the bookkeeping is tested)
+    keep_equilibria(m, P, interior, np.array([True]))
+    assert known_equilibria(m, _column(m, T=0.3)[:, None], interior).all()
+    assert not known_equilibria(m, _column(m, C=11.0)[:, None], interior).any()
+
+
+def test_the_critical_gain_of_a_network_continues_by_recall(monkeypatch):
+    """critical_value along kelly3's gain k (free): its continuation settles the first point by
+    Newton's method and recalls the others; the answer equals, bit for bit, the one of the
+    continuation that runs Newton's method at every point (the memory emptied before each)."""
+    import fluidnet.symbolic.nearby as nb
+
+    calls: list[int] = []
+    settle = nb.NearbyPoint._settle
+    monkeypatch.setattr(
+        nb.NearbyPoint, "_settle", lambda self, *a, **kw: calls.append(1) or settle(self, *a, **kw)
+    )
+    recalled = fn.critical_value(kelly3(), "k", 0.05, 20.0)
+    assert recalled.value is not None and 0.05 < recalled.value < 20.0  # a crossing exists
+    n_recalled = len(calls)
+    known = nb.known_equilibria
+
+    def forgetting(model, P, X):
+        model._cache.pop("equilibria by class", None)
+        return known(model, P, X)
+
+    monkeypatch.setattr(nb, "known_equilibria", forgetting)
+    full = fn.critical_value(kelly3(), "k", 0.05, 20.0)
+    n_full = len(calls) - n_recalled
+    assert n_recalled == 1 and n_full > 5
+    assert recalled.value == full.value

@@ -20,7 +20,10 @@ positive is freed. Newton's method from the start in those configurations, with 
 tests, settles the point; of two that pass, the one the full search ranks first (no state
 held, then no negative state, then fewer zero states). Where the branch folds or ends, where
 no configuration passes, or where two are tied in that order, the point is left to the full
-search (``ok`` False, with the reason), which the caller runs.
+search (``ok`` False, with the reason), which the caller runs. A start that is, bit for bit, an
+equilibrium settled here before at a point that differs only in parameters that scale the
+equations' rows or delay them (:func:`~fluidnet.symbolic.rowscaling.known_equilibria`: a gain, a
+delay) is that point's equilibrium: it is linearized without the Newton steps and tests.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .densenewton import FLOOR, TOL, _Rows, _sizes, _step, newton
 from .equilibrium import _plan as _equilibrium_plan
 from .equilibrium import rank_key
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
+from .rowscaling import keep_equilibria, known_equilibria
 from .steadycode import steady_code
 
 __all__ = ["NearbyPoint", "linearize_near"]
@@ -100,6 +104,10 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
         at_zero[:, i] = X0[:, i] == 0.0
     settled = np.zeros(K, dtype=bool)
     kind = ~np.any(X0 < 0, axis=1)
+    # a start settled at a point of the same class (only parameters that scale the rows
+    # differ): an equilibrium here too, which the attempts below would return unchanged
+    known = ok & known_equilibria(model, P, X0)
+    X[known], settled[known] = X0[known], True
 
     def attempt(held: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Newton's method at rows ``live`` with ``held`` ``(K, n)``: ``(passed, reached)``,
@@ -184,6 +192,7 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
     for j in np.flatnonzero(ok & ~settled):
         why[j] = why[j] or NOT_SETTLED
     ok &= settled
+    keep_equilibria(model, P, X, ok & ~known)
     return _linearized_at(plan, P, X, ok, why)
 
 
@@ -362,6 +371,9 @@ class NearbyPoint:
         x0 = np.array(start, dtype=float).reshape(self.n)
         if not np.all(np.isfinite(x0)):
             return None, None, "no start (its state is not finite): the full search decides"
+        if known_equilibria(self.model, p[:, None], x0[None])[0]:  # see linearize_near
+            lin, why = self._linearized(x0, p)
+            return (None, None, why) if lin is None else (lin, x0, "")
         kind = not bool(np.any(x0 < 0))
         free = np.zeros(self.n, dtype=bool)
         at_zero = np.zeros(self.n, dtype=bool)
@@ -382,6 +394,7 @@ class NearbyPoint:
             x, why = self._changed_configuration(x0, p, kind, changed, (free, at_zero))
         if x is None:
             return None, None, why
+        keep_equilibria(self.model, p[:, None], x[None], np.ones(1, dtype=bool))
         lin, why = self._linearized(x, p)
         if lin is None:
             return None, None, why

@@ -11,7 +11,10 @@ boundary (``f_i < 0`` at ``x_i = 0``), the same relative residuals (each equatio
 its own terms) and the same rank of the Jacobian, so the equilibrium search has the same answer
 at both points. :meth:`RowScaling.keys` names such classes of points; the search's in-process
 memory (:mod:`fluidnet.symbolic.equilibrium`) and the batched equilibria of a chart
-(:mod:`fluidnet.symbolic.batchequilibria`) solve one point of each class.
+(:mod:`fluidnet.symbolic.batchequilibria`) solve one point of each class, and the continuations
+of a branch (:mod:`fluidnet.symbolic.nearby`: a stability boundary, a critical value) recall an
+equilibrium they settled at a point of the class (:func:`keep_equilibria`,
+:func:`known_equilibria`) instead of taking Newton's steps and the tests again.
 
 The test is structural and one-sided: a parameter that moves nothing but is not a factor of
 its rows (``alpha`` in ``alpha (C - y) - beta q``, where ``y = C, q = 0`` holds for any
@@ -105,3 +108,66 @@ def _row_scaling(model) -> RowScaling:
 def row_scaling(model) -> RowScaling:
     """The model's :class:`RowScaling` (built once per model: about 1 ms an equation)."""
     return model.cached("row scaling", lambda: _row_scaling(model))
+
+
+#: Equilibria kept per class of points (:meth:`RowScaling.keys`), and classes kept, by
+#: :func:`keep_equilibria` in a process (per model).
+KEPT_PER_CLASS = 8
+KEPT_CLASSES = 256
+
+
+def _interior_rows(model, X: np.ndarray) -> np.ndarray:
+    """``(K,)``: rows of ``X`` finite and with no projected state at 0 (a boundary
+    configuration's equilibrium is continued, not recalled: from it, the attempt with every
+    state free may settle another point)."""
+    rows = np.all(np.isfinite(X), axis=1)
+    for i in model.form.nonnegative:
+        rows &= X[:, int(i)] != 0.0
+    return rows
+
+
+def keep_equilibria(model, P: np.ndarray, X: np.ndarray, ok: np.ndarray) -> None:
+    """Remember the equilibria ``X[k]`` ``(K, n)`` settled (by the tests of the full search) at
+    the parameter points ``P[:, k]`` ``(m, K)`` where ``ok``, by class of points (see
+    :func:`known_equilibria`)."""
+    scaling = row_scaling(model)
+    if not scaling.any_free:
+        return
+    rows = np.flatnonzero(np.asarray(ok, dtype=bool) & _interior_rows(model, X))
+    if not rows.size:
+        return
+    memo = model.cached("equilibria by class", dict)
+    for k, key in zip(rows, scaling.keys(P[:, rows]), strict=True):
+        if key is None:
+            continue
+        kept = memo.pop(key, None) or {}
+        memo[key] = kept  # the newest class last
+        kept[X[k].tobytes()] = None
+        while len(kept) > KEPT_PER_CLASS:
+            kept.pop(next(iter(kept)))
+    while len(memo) > KEPT_CLASSES:
+        memo.pop(next(iter(memo)))
+
+
+def known_equilibria(model, P: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``(K,)``: whether ``X[k]`` is, bit for bit, an equilibrium :func:`keep_equilibria` kept
+    for a point of the class of ``P[:, k]`` (the other parameters equal, the parameters that
+    differ free: the same equations up to positive factors of their rows, see the module).
+
+    It is then an equilibrium at ``P[:, k]`` that passes the tests of the full search there,
+    and the one the continuation from ``X[k]`` settles (Newton's method with every state free
+    starts at a root; no projected state is 0): the continuation of a branch over a plane of
+    free parameters (a gain and a delay) skips its Newton steps and tests."""
+    X = np.asarray(X, dtype=float)
+    out = np.zeros(len(X), dtype=bool)
+    memo = model._cache.get("equilibria by class")
+    if not memo:
+        return out
+    rows = np.flatnonzero(_interior_rows(model, X))
+    if not rows.size:
+        return out
+    keys = row_scaling(model).keys(P[:, rows])
+    for k, key in zip(rows, keys, strict=True):
+        kept = memo.get(key) if key is not None else None
+        out[k] = kept is not None and X[k].tobytes() in kept
+    return out
