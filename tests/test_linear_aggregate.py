@@ -99,3 +99,30 @@ def test_alike_flows_have_the_lambert_w_roots_and_the_batch_equals_the_pointwise
             assert found.root[k] == pytest.approx(w[k], rel=1e-12)
     # the differences' root is the rightmost at some gains, the link's mode at others
     assert 0 < on_top < a.size
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_a_class_broken_in_one_system_of_many_is_dropped(transposed):
+    """20 systems alike in their classes but for one entry of system 13 (beyond the first few
+    systems the check compares at once): the class it breaks is left out, in the systems' and
+    in the transposed form, and aggregation_by refuses it; the intact class is kept."""
+    from fluidnet.linear.aggregate import aggregation_by
+
+    rng = np.random.default_rng(9)
+    systems = [_alike_system(rng, transposed) for _ in range(20)]
+    A0 = np.concatenate([s.A0 for s in systems])
+    A = np.concatenate([s.A for s in systems])
+    tau = np.repeat(systems[0].tau, 20, axis=0)
+    whole = aggregation(Stack(A0, A, tau))
+    assert whole is not None and whole.transposed == transposed
+    assert sorted(map(sorted, (c.tolist() for c in whole.classes))) == [[0, 1, 2], [3, 4, 5, 6]]
+    A = A.copy()
+    r, c = (5, 3) if not transposed else (3, 5)
+    A[13, 1, r, c] += 0.5  # state 3's column (row, transposed) no longer equals state 4's
+    broken = Stack(A0, A, tau)
+    agg = aggregation(broken)
+    assert agg is not None
+    assert sorted(map(sorted, (c.tolist() for c in agg.classes)))[0] == [0, 1, 2]
+    assert [3, 4, 5, 6] not in [sorted(c.tolist()) for c in agg.classes]
+    assert aggregation_by(broken, [np.array([3, 4, 5, 6])], transposed) is None
+    assert aggregation_by(broken, [np.array([0, 1, 2])], transposed) is not None
