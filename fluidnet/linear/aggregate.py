@@ -239,6 +239,8 @@ def aggregation(stack: Stack, live: np.ndarray | None = None) -> Aggregation | N
     live = None if live is None else np.asarray(live, dtype=bool)
     if live is not None and not live.any():
         return None
+    if live is not None and live.all():
+        live = None  # no copy of the live systems: they are all of them
     for transposed in (False, True):
         classes = _classes(_Matrices(stack, transposed, live))
         if classes:
