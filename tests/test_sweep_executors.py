@@ -127,3 +127,31 @@ def test_unpicklable_function_is_refused_before_any_work():
         ProcessExecutor(2).map(lambda x: x, [1, 2], progress=False)
     # the serial executor runs it
     assert SerialExecutor().map(lambda x: x + 1, [1, 2], progress=False) == [2, 3]
+
+
+def test_chunks_finished_but_not_handed_over_are_stored_when_the_sweep_stops(tmp_path):
+    """Ctrl-C while the first result is handed over: the chunks the threads finished meanwhile
+    (four more are in flight: two per worker, one submitted as the first is handed over) are
+    stored with it, not dropped; a resumed sweep computes only the rest."""
+    import time
+
+    from fluidnet.sweep.store import Store
+
+    def receive(indices, out):
+        time.sleep(0.3)  # the chunks in flight finish meanwhile
+        raise KeyboardInterrupt
+
+    path = tmp_path / "roots"
+    ex = FuturesExecutor(cf.ThreadPoolExecutor(2), chunksize=1)
+    with pytest.raises(KeyboardInterrupt, match="with 5 of 37 items done; they are kept"):
+        ex.map_chunks(square_root_or_fail, ITEMS, receive, progress=False, store=path)
+    assert Store(path).progress() == (5, 37)
+    seen: dict[int, dict] = {}
+    SerialExecutor().map_chunks(
+        square_root_or_fail,
+        ITEMS,
+        lambda idx, out: seen.update(zip((int(i) for i in idx), out, strict=True)),
+        progress=False,
+        store=path,
+    )
+    assert [seen[i] for i in range(len(ITEMS))] == EXPECTED

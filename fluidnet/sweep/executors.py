@@ -122,10 +122,14 @@ def _take(items: Sequence[Any], span: range) -> list[Any]:
 
 
 def _in_flight(
-    submit: Callable[[list[Any]], cf.Future], chunks: Iterable[list[Any]], limit: int
+    submit: Callable[[list[Any]], cf.Future],
+    chunks: Iterable[list[Any]],
+    limit: int,
+    unread: list[tuple[int, list[Any]]] | None = None,
 ) -> Iterator[tuple[int, list[Any]]]:
     """Yield ``(chunk number, results)`` as futures complete, keeping at most ``limit``
-    chunks submitted; pending ones are cancelled when the caller stops early."""
+    chunks submitted; pending ones are cancelled when the caller stops early, and the results
+    of those that had finished are put in ``unread`` (an interrupted sweep stores them)."""
     numbered = enumerate(chunks)
     futures: dict[cf.Future, int] = {}
     try:
@@ -140,8 +144,12 @@ def _in_flight(
                     futures[submit(chunk)] = k2
                 yield k, out
     finally:
-        for fut in futures:
-            fut.cancel()
+        for fut, k in futures.items():
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                if unread is not None:
+                    unread.append((k, fut.result()))
+            else:
+                fut.cancel()
 
 
 class Executor:
@@ -357,6 +365,17 @@ class Executor:
                     yield _take(items, span)
 
             options = dict(progress_options or {})
+            # chunks that had finished but were not handed over when the sweep stopped (put
+            # here by _run as it is closed): stored with the others
+            self._unread: list[tuple[int, list[Any]]] = []
+
+            def keep_unread() -> None:
+                for k, out in self._unread:
+                    span = spans.pop(k, None)
+                    if span is not None and ckpt is not None:
+                        ckpt.add(span, out)
+                self._unread = []
+
             with progress_bar(n, progress, desc, initial=done, **options) as bar:
                 running = self._run(fn, chunks())
                 last = time.monotonic()
@@ -376,6 +395,7 @@ class Executor:
                     if handler is not None:
                         handler.saving = True  # a second SIGTERM does not cut the write short
                     running.close()
+                    keep_unread()
                     kept = ""
                     if ckpt is not None:
                         assert target is not None  # the checkpoint's store
@@ -391,6 +411,7 @@ class Executor:
                     raise KeyboardInterrupt(message) from None
                 except BaseException:
                     running.close()
+                    keep_unread()
                     if ckpt is not None:  # keep what finished, unless writing is what failed
                         try:
                             ckpt.flush()
@@ -502,7 +523,10 @@ class FuturesExecutor(Executor):
 
     def _run(self, fn, chunks):
         yield from _in_flight(
-            lambda chunk: self.pool.submit(_run_chunk, fn, chunk), chunks, self.in_flight()
+            lambda chunk: self.pool.submit(_run_chunk, fn, chunk),
+            chunks,
+            self.in_flight(),
+            getattr(self, "_unread", None),
         )
 
     def __repr__(self) -> str:
@@ -560,7 +584,12 @@ class ProcessExecutor(Executor):
         submit = lambda chunk: pool.submit(_run_chunk, fn, chunk)  # noqa: E731
         finished = False
         try:
-            yield from _in_flight(submit, itertools.chain(first, chunks), self.in_flight())
+            yield from _in_flight(
+                submit,
+                itertools.chain(first, chunks),
+                self.in_flight(),
+                getattr(self, "_unread", None),
+            )
             finished = True
         finally:
             if finished:
@@ -710,6 +739,13 @@ class DaskExecutor(Executor):
                     submit(k2, chunk)
                 yield k, out
         finally:
+            unread = getattr(self, "_unread", None)
+            for key, f in pending.items():
+                if unread is not None and f.done() and f.status == "finished":
+                    try:
+                        unread.append((index[key], f.result()))
+                    except Exception:  # noqa: BLE001 - gone with the cluster: not kept
+                        pass
             client.cancel([f for f in pending.values() if not f.done()])
 
     def __repr__(self) -> str:
