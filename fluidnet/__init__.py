@@ -19,7 +19,8 @@ import sys as _sys
 # no effect once NumPy is imported). OpenBLAS starts a thread per core at load, which spin
 # for a while: 0.10-0.15 s of CPU in every short process here (import numpy: 0.25 s of CPU,
 # 0.11 s with one thread), while fluidnet's analyses solve small dense problems where threads
-# only cost (fluidnet.threads limits them anyway). Set OPENBLAS_NUM_THREADS to keep more.
+# only cost (fluidnet.threads limits them anyway, and sets the variable while its analyses run
+# for a library loaded then). Set OPENBLAS_NUM_THREADS to keep more.
 if "numpy" not in _sys.modules:
     _os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

@@ -7,6 +7,13 @@ of 4). The analyses therefore run inside :func:`single_threaded_blas` (the publi
 :mod:`fluidnet.linear`, :mod:`fluidnet.stability` and :mod:`fluidnet.bifurcation` are wrapped
 with :func:`blas_bound`), whatever the user imported first. Nested sections cost a counter
 check: the limit is set once by the outermost section and restored when it ends.
+
+A BLAS library that loads *during* a section (SciPy's own OpenBLAS, the first time an analysis
+imports ``scipy.linalg`` in a process that imported NumPy first) would start a thread per core,
+which spin for about 0.1 s of CPU whether or not they get work. While any section runs,
+``OPENBLAS_NUM_THREADS`` is therefore 1 unless the user set it: such a library starts, and
+stays, single-threaded (as every OpenBLAS does in a process that imported fluidnet before
+NumPy); set ``OPENBLAS_NUM_THREADS`` to choose otherwise.
 """
 
 from __future__ import annotations
@@ -15,12 +22,13 @@ import contextlib
 import ctypes
 import functools
 import itertools
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["single_threaded_blas", "one_blas_thread", "blas_bound"]
+__all__ = ["single_threaded_blas", "one_blas_thread", "blas_bound", "limit_new_libraries"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -142,6 +150,30 @@ def _limit_new_libraries(section: _Section) -> None:
     )
 
 
+#: ``[outermost sections running in this process, whether they set OPENBLAS_NUM_THREADS]``
+_ENVIRONMENT = [0, False]
+_ENVIRONMENT_LOCK = threading.Lock()
+
+
+def _enter_environment() -> None:
+    """The first outermost section of the process sets ``OPENBLAS_NUM_THREADS=1`` (unless the
+    user set it): a BLAS library loaded while sections run starts with one thread."""
+    with _ENVIRONMENT_LOCK:
+        if _ENVIRONMENT[0] == 0 and "OPENBLAS_NUM_THREADS" not in os.environ:
+            os.environ["OPENBLAS_NUM_THREADS"] = "1"
+            _ENVIRONMENT[1] = True
+        _ENVIRONMENT[0] += 1
+
+
+def _leave_environment() -> None:
+    with _ENVIRONMENT_LOCK:
+        _ENVIRONMENT[0] -= 1
+        if _ENVIRONMENT[0] == 0 and _ENVIRONMENT[1]:
+            if os.environ.get("OPENBLAS_NUM_THREADS") == "1":
+                del os.environ["OPENBLAS_NUM_THREADS"]
+            _ENVIRONMENT[1] = False
+
+
 @contextlib.contextmanager
 def single_threaded_blas() -> Iterator[None]:
     """Run the block with single-threaded BLAS (restored afterwards).
@@ -168,6 +200,7 @@ def single_threaded_blas() -> Iterator[None]:
             section.depth -= 1
         return
     section.depth = 1
+    _enter_environment()
     try:
         _limit_new_libraries(section)
         yield
@@ -177,6 +210,22 @@ def single_threaded_blas() -> Iterator[None]:
         limiters, section.limiters = section.limiters, []
         for limiter in reversed(limiters):
             limiter.restore_original_limits()
+        _leave_environment()
+
+
+def limit_new_libraries() -> None:
+    """Inside a :func:`single_threaded_blas` section, limit to one thread the BLAS libraries
+    loaded since it began (nothing outside one, or when none was loaded).
+
+    For code that imports a module where it is used and calls it at once (``import
+    scipy.linalg`` then ``lu_factor``): the import loads SciPy's own OpenBLAS, with a thread
+    per core, which the section has not limited yet (it does at the next entry of a bound
+    function). A call in between runs threaded, and OpenBLAS's worker then spins for about
+    0.1 s of CPU after it (seen as 2 ms per orbit of a 50-orbit continuation in a process that
+    imported NumPy first)."""
+    section = _SECTION
+    if section.depth and section.modules != _generation():
+        _limit_new_libraries(section)
 
 
 def blas_bound(func: Callable[_P, _R]) -> Callable[_P, _R]:

@@ -159,3 +159,50 @@ def test_libraries_rescanned_after_extension_imports_only():
     assert out["pure"] == 1, out
     assert out["extension"] == 2, out
     assert out["inside"] and set(out["inside"]) == {1}, out
+
+
+_LOADED_INSIDE = """
+import json, os
+{preset}
+import numpy  # the user's situation: NumPy's OpenBLAS first, a thread per core
+from threadpoolctl import threadpool_info
+from fluidnet.threads import limit_new_libraries, single_threaded_blas
+
+def blas():
+    return {{("scipy" if "scipy.libs" in i["filepath"] else "numpy"): i["num_threads"]
+            for i in threadpool_info() if i["user_api"] == "blas"}}
+
+out = {{"env_before": os.environ.get("OPENBLAS_NUM_THREADS"), "numpy_before": blas()["numpy"]}}
+with single_threaded_blas():
+    out["env_inside"] = os.environ.get("OPENBLAS_NUM_THREADS")
+    threads = len(os.listdir("/proc/self/task"))
+    import scipy.linalg  # SciPy's own OpenBLAS, loaded inside the section
+    limit_new_libraries()
+    out["new_threads"] = len(os.listdir("/proc/self/task")) - threads
+    out["inside"] = blas()
+    scipy.linalg.lu_factor(numpy.eye(300) + 0.1)
+out["env_after"] = os.environ.get("OPENBLAS_NUM_THREADS")
+out["after"] = blas()
+print(json.dumps(out))
+"""
+
+
+def test_a_blas_loaded_inside_a_section_starts_single_threaded():
+    """SciPy's OpenBLAS loaded during a section (an analysis's first ``import scipy.linalg`` in
+    a process that imported NumPy first) starts with one thread: no worker thread is started
+    (their spinning cost 0.1 s of CPU at load), the variable is set only while sections run,
+    and NumPy's library gets its thread count back."""
+    out = _child_result(_LOADED_INSIDE.format(preset=""))
+    assert out["env_before"] is None and out["env_after"] is None
+    assert out["env_inside"] == "1"
+    assert out["new_threads"] == 0
+    assert out["inside"] == {"numpy": 1, "scipy": 1}
+    assert out["after"] == {"numpy": out["numpy_before"], "scipy": 1}
+
+
+def test_a_user_thread_count_is_kept_for_libraries_loaded_inside():
+    out = _child_result(_LOADED_INSIDE.format(preset='os.environ["OPENBLAS_NUM_THREADS"] = "2"'))
+    assert out["env_before"] == out["env_inside"] == out["env_after"] == "2"
+    assert out["inside"] == {"numpy": 1, "scipy": 1}  # limited inside the section
+    n = out["numpy_before"]  # the count the user's setting gives on this machine
+    assert out["after"] == {"numpy": n, "scipy": n}  # restored; SciPy's started with it too
