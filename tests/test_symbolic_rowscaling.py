@@ -116,6 +116,13 @@ def test_a_continuation_over_gains_and_delays_recalls_its_equilibrium(monkeypatc
     m = kelly3()
     runs = _counting_newton(monkeypatch)
     x0 = np.asarray(want) * (1 + 1e-6)  # a nearby start: Newton's method settles it
+    linearize_near(m, {"k": np.array([0.3]), "T": np.array([0.2])}, x0)
+    assert runs == [1]
+    # nothing kept before the model has its row scaling (a chart's equilibria build it)
+    linearize_near(m, {"k": np.array([0.3]), "T": np.array([0.2])}, x0)
+    assert runs == [1, 1]
+    row_scaling(m)
+    runs.clear()
     first = linearize_near(m, {"k": np.array([0.3]), "T": np.array([0.2])}, x0)
     assert first.ok.all() and runs == [1]
     np.testing.assert_allclose(first.equilibrium[0], want, rtol=1e-12)
@@ -124,7 +131,9 @@ def test_a_continuation_over_gains_and_delays_recalls_its_equilibrium(monkeypatc
     again = linearize_near(m, grid, start)
     assert again.ok.all() and runs == [1]  # recalled: no Newton step, no test
     assert np.array_equal(again.equilibrium, start)
-    fresh = linearize_near(kelly3(), grid, start)  # a new model remembers nothing
+    fresh = kelly3()  # a new model remembers nothing
+    row_scaling(fresh)
+    fresh = linearize_near(fresh, grid, start)
     assert runs == [1, 3]
     assert np.array_equal(fresh.equilibrium, again.equilibrium)
     for a, b in ((again.stack.A0, fresh.stack.A0), (again.stack.A, fresh.stack.A)):
@@ -176,7 +185,9 @@ def test_the_critical_gain_of_a_network_continues_by_recall(monkeypatch):
     monkeypatch.setattr(
         nb.NearbyPoint, "_settle", lambda self, *a, **kw: calls.append(1) or settle(self, *a, **kw)
     )
-    recalled = fn.critical_value(kelly3(), "k", 0.05, 20.0)
+    m = kelly3()
+    row_scaling(m)  # as a chart of the model would have built it
+    recalled = fn.critical_value(m, "k", 0.05, 20.0)
     assert recalled.value is not None and 0.05 < recalled.value < 20.0  # a crossing exists
     n_recalled = len(calls)
     known = nb.known_equilibria
@@ -186,7 +197,9 @@ def test_the_critical_gain_of_a_network_continues_by_recall(monkeypatch):
         return known(model, P, X)
 
     monkeypatch.setattr(nb, "known_equilibria", forgetting)
-    full = fn.critical_value(kelly3(), "k", 0.05, 20.0)
+    forgetful = kelly3()
+    row_scaling(forgetful)
+    full = fn.critical_value(forgetful, "k", 0.05, 20.0)
     n_full = len(calls) - n_recalled
     assert n_recalled == 1 and n_full > 5
     assert recalled.value == full.value

@@ -41,7 +41,7 @@ from .densenewton import FLOOR, TOL, _Rows, _sizes, _step, newton
 from .equilibrium import _plan as _equilibrium_plan
 from .equilibrium import rank_key
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
-from .rowscaling import keep_equilibria, known_equilibria
+from .rowscaling import keep_equilibria, known_equilibria, recalls_between
 from .steadycode import steady_code
 
 __all__ = ["NearbyPoint", "linearize_near"]
@@ -105,8 +105,10 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
     settled = np.zeros(K, dtype=bool)
     kind = ~np.any(X0 < 0, axis=1)
     # a start settled at a point of the same class (only parameters that scale the rows
-    # differ): an equilibrium here too, which the attempts below would return unchanged
-    known = ok & known_equilibria(model, P, X0)
+    # differ): an equilibrium here too, which the attempts below would return unchanged (kept
+    # and looked up only where the points vary in such parameters alone)
+    recall = recalls_between(model, values)
+    known = ok & known_equilibria(model, P, X0) if recall else np.zeros(K, dtype=bool)
     X[known], settled[known] = X0[known], True
 
     def attempt(held: np.ndarray, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -192,7 +194,8 @@ def linearize_near(model, values: Mapping[str, Any], start: np.ndarray) -> Linea
     for j in np.flatnonzero(ok & ~settled):
         why[j] = why[j] or NOT_SETTLED
     ok &= settled
-    keep_equilibria(model, P, X, ok & ~known)
+    if recall:
+        keep_equilibria(model, P, X, ok & ~known)
     return _linearized_at(plan, P, X, ok, why)
 
 
@@ -314,6 +317,7 @@ class NearbyPoint:
         from .linearize import BATCH_ENTRIES
 
         self.model = model
+        self._recalls: dict[frozenset, bool] = {}
         plan = self.plan = _plan(model)
         if plan.time_error:
             raise ModelError(plan.time_error)
@@ -340,6 +344,15 @@ class NearbyPoint:
         if code is not None:
             self.rows, self.cols = code.sparsity(())
             self.one_config = len(code.subsets) == 1
+
+    def _recall(self, values: Mapping[str, float]) -> bool:
+        """Whether the points vary only in parameters that scale rows or delay (see
+        :func:`linearize_near`), per set of names."""
+        names = frozenset(values)
+        got = self._recalls.get(names)
+        if got is None:
+            got = self._recalls[names] = recalls_between(self.model, names)
+        return got
 
     def parameters(self, values: Mapping[str, float]) -> tuple[np.ndarray, str]:
         """The parameter vector of a point, and why it is not valid (``""`` when it is)."""
@@ -371,8 +384,9 @@ class NearbyPoint:
         x0 = np.array(start, dtype=float).reshape(self.n)
         if not np.all(np.isfinite(x0)):
             return None, None, "no start (its state is not finite): the full search decides"
-        if known_equilibria(self.model, p[:, None], x0[None])[0]:  # see linearize_near
-            lin, why = self._linearized(x0, p)
+        recall = self._recall(values)
+        if recall and known_equilibria(self.model, p[:, None], x0[None])[0]:
+            lin, why = self._linearized(x0, p)  # see linearize_near
             return (None, None, why) if lin is None else (lin, x0, "")
         kind = not bool(np.any(x0 < 0))
         free = np.zeros(self.n, dtype=bool)
@@ -394,7 +408,8 @@ class NearbyPoint:
             x, why = self._changed_configuration(x0, p, kind, changed, (free, at_zero))
         if x is None:
             return None, None, why
-        keep_equilibria(self.model, p[:, None], x[None], np.ones(1, dtype=bool))
+        if recall:
+            keep_equilibria(self.model, p[:, None], x[None], np.ones(1, dtype=bool))
         lin, why = self._linearized(x, p)
         if lin is None:
             return None, None, why

@@ -53,6 +53,12 @@ class RowScaling:
         """Whether some parameter is free."""
         return bool(self.free.any())
 
+    def all_free(self, names) -> bool:
+        """Whether every parameter of ``names`` is free (points that differ only in them share
+        their class, when the factors keep their signs)."""
+        free = {nm for nm, f in zip(self.names, self.free, strict=True) if f}
+        return all(nm in free for nm in names)
+
     def keys(self, P: np.ndarray) -> list[str | None]:
         """One key per column of ``P`` ``(m, K)``: equal keys, equal equilibria (see the
         module). ``None`` where no parameter is free, or a factor ``c_i`` is zero or not
@@ -108,6 +114,16 @@ def _row_scaling(model) -> RowScaling:
 def row_scaling(model) -> RowScaling:
     """The model's :class:`RowScaling` (built once per model: about 1 ms an equation)."""
     return model.cached("row scaling", lambda: _row_scaling(model))
+
+
+def recalls_between(model, names) -> bool:
+    """Whether a continuation over the parameters ``names`` keeps and recalls its equilibria
+    (:func:`keep_equilibria`, :func:`known_equilibria`): every one of them free, by the row
+    scaling the model already has (a chart's batched equilibria or the search's memory built
+    it; a first continuation of a process does not pay for it, 1 ms an equation, and goes
+    without, as before)."""
+    scaling = model._cache.get("row scaling")
+    return scaling is not None and scaling.all_free(names)
 
 
 #: Equilibria kept per class of points (:meth:`RowScaling.keys`), and classes kept, by
