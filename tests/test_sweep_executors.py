@@ -133,22 +133,37 @@ def test_chunks_finished_but_not_handed_over_are_stored_when_the_sweep_stops(tmp
     """Ctrl-C while the first result is handed over: the chunks the threads finished meanwhile
     (four more are in flight: two per worker, one submitted as the first is handed over) are
     stored with it, not dropped; a resumed sweep computes only the rest."""
+    import threading
     import time
 
     from fluidnet.sweep.store import Store
 
+    finished: list[float] = []
+    lock = threading.Lock()
+
+    def counted(x):
+        out = square_root_or_fail(x)
+        with lock:
+            finished.append(x)
+        return out
+
+    counted.__sweep_ignore__ = ("lock", "finished")  # bookkeeping: not the results
+
     def receive(indices, out):
-        time.sleep(0.3)  # the chunks in flight finish meanwhile
+        deadline = time.monotonic() + 60  # the four other chunks in flight finish meanwhile
+        while len(finished) < 5 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)  # and their futures are marked done
         raise KeyboardInterrupt
 
     path = tmp_path / "roots"
     ex = FuturesExecutor(cf.ThreadPoolExecutor(2), chunksize=1)
     with pytest.raises(KeyboardInterrupt, match="with 5 of 37 items done; they are kept"):
-        ex.map_chunks(square_root_or_fail, ITEMS, receive, progress=False, store=path)
+        ex.map_chunks(counted, ITEMS, receive, progress=False, store=path)
     assert Store(path).progress() == (5, 37)
     seen: dict[int, dict] = {}
     SerialExecutor().map_chunks(
-        square_root_or_fail,
+        counted,
         ITEMS,
         lambda idx, out: seen.update(zip((int(i) for i in idx), out, strict=True)),
         progress=False,
