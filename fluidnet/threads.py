@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["single_threaded_blas", "one_blas_thread", "blas_bound", "limit_new_libraries"]
+__all__ = ["single_threaded_blas", "one_blas_thread", "blas_bound"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -211,21 +211,6 @@ def single_threaded_blas() -> Iterator[None]:
         for limiter in reversed(limiters):
             limiter.restore_original_limits()
         _leave_environment()
-
-
-def limit_new_libraries() -> None:
-    """Inside a :func:`single_threaded_blas` section, limit to one thread the BLAS libraries
-    loaded since it began (nothing outside one, or when none was loaded).
-
-    For code that imports a module where it is used and calls it at once (``import
-    scipy.linalg`` then ``lu_factor``): the import loads SciPy's own OpenBLAS, with a thread
-    per core, which the section has not limited yet (it does at the next entry of a bound
-    function). A call in between runs threaded, and OpenBLAS's worker then spins for about
-    0.1 s of CPU after it (seen as 2 ms per orbit of a 50-orbit continuation in a process that
-    imported NumPy first)."""
-    section = _SECTION
-    if section.depth and section.modules != _generation():
-        _limit_new_libraries(section)
 
 
 def blas_bound(func: Callable[_P, _R]) -> Callable[_P, _R]:

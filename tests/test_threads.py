@@ -166,7 +166,7 @@ import json, os
 {preset}
 import numpy  # the user's situation: NumPy's OpenBLAS first, a thread per core
 from threadpoolctl import threadpool_info
-from fluidnet.threads import limit_new_libraries, single_threaded_blas
+from fluidnet.threads import single_threaded_blas
 
 def blas():
     return {{("scipy" if "scipy.libs" in i["filepath"] else "numpy"): i["num_threads"]
@@ -177,10 +177,10 @@ with single_threaded_blas():
     out["env_inside"] = os.environ.get("OPENBLAS_NUM_THREADS")
     threads = len(os.listdir("/proc/self/task"))
     import scipy.linalg  # SciPy's own OpenBLAS, loaded inside the section
-    limit_new_libraries()
     out["new_threads"] = len(os.listdir("/proc/self/task")) - threads
-    out["inside"] = blas()
-    scipy.linalg.lu_factor(numpy.eye(300) + 0.1)
+    with single_threaded_blas():  # an inner section (a bound function) limits it too
+        out["inside"] = blas()
+        scipy.linalg.lu_factor(numpy.eye(300) + 0.1)
 out["env_after"] = os.environ.get("OPENBLAS_NUM_THREADS")
 out["after"] = blas()
 print(json.dumps(out))

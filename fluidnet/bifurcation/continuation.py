@@ -37,7 +37,7 @@ from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePo
 from ..continuation.scalar import illinois_steps
 from ..errors import AnalysisError, OptionError
 from ..options import count_option, number_option
-from ..threads import blas_bound, limit_new_libraries
+from ..threads import blas_bound
 from ._system import orbit_system
 from .collocation import Mesh
 from .floquet import MonodromyError
@@ -386,8 +386,6 @@ class _Branch:
         """The unit tangent at the last correction (the null vector of its bordered matrix),
         oriented along ``prev`` (or with ``sign`` on the parameter component)."""
         import scipy.linalg
-
-        limit_new_libraries()  # the BLAS it may have loaded
 
         assert self.last is not None  # called after a correction
         A = self.last.matrix * self.scales

@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import AnalysisError
-from ..threads import limit_new_libraries
 from .collocation import Mesh, assemble, history_periods
 
 __all__ = ["MonodromyError", "monodromy", "multipliers"]
@@ -39,8 +38,6 @@ def _operator(system, mesh: Mesh, Y: np.ndarray, T: float, P: np.ndarray, taus=N
     history's, and which history nodes the delays read (the other columns of the monodromy
     matrix are zero)."""
     import scipy.linalg  # scipy: imported where used
-
-    limit_new_libraries()  # the BLAS it may have loaded
 
     n, N = system.n, mesh.n_nodes
     if taus is None:
@@ -112,8 +109,6 @@ def multipliers(system, mesh: Mesh, Y, T, P, k: int = 12, taus=None) -> np.ndarr
         mu = np.linalg.eigvals(M)
     else:
         import scipy.sparse.linalg
-
-        limit_new_libraries()  # the BLAS it may have loaded
 
         kk = min(k, M.shape[0] - 2)
         mu = scipy.sparse.linalg.eigs(M, k=kk, which="LM", return_eigenvectors=False)

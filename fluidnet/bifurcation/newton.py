@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import AnalysisError, OptionError
-from ..threads import limit_new_libraries
 from .collocation import Mesh, assemble
 
 __all__ = ["OrbitState", "correct"]
@@ -166,8 +165,6 @@ def correct_full(
         return A
 
     import scipy.linalg  # scipy: imported where used
-
-    limit_new_libraries()  # the BLAS it may have loaded
 
     last = np.inf
     st, asm, rhs = equations(u)

@@ -141,20 +141,7 @@ def _classes(mats: _Matrices) -> list[np.ndarray]:
                 classes.append(cls)
     if classes and _alike_all(mats, classes, n):
         return classes  # every candidate alike in every system, checked at once
-    return [cls for cls in classes if _alike(mats, cls, n)]
-
-
-def _alike(mats: _Matrices, cls: np.ndarray, n: int) -> bool:
-    """Whether the states ``cls`` are alike in every system (see :func:`_classes`)."""
-    diag = mats.diagonal(cls)
-    if not np.all(diag == diag[..., :1]):
-        return False
-    block = mats.block(np.setdiff1d(np.arange(n), cls), cls)  # (K, m + 1, n - c, c)
-    if not np.all(block == block[..., :1]):
-        return False
-    off = ~np.eye(cls.size, dtype=bool)
-    values = mats.block(cls, cls)[..., off]  # (K, m + 1, c (c - 1))
-    return bool(np.all(values == values[..., :1]))
+    return [cls for cls in classes if _alike_all(mats, [cls], n)]
 
 
 #: Systems compared at once by :func:`_alike_all` (a few: the gathered columns stay in cache).
@@ -162,9 +149,9 @@ ALIKE_CHUNK = 8
 
 
 def _alike_all(mats: _Matrices, classes: list[np.ndarray], n: int) -> bool:
-    """Whether every class is alike in every system: :func:`_alike` of all classes at once, a
-    few systems at a time (one pass over the matrices instead of one per class: 100 states,
-    256 systems, 30 classes: 12 ms instead of 48)."""
+    """Whether every class is alike in every system (see :func:`_classes`), all classes at once
+    and a few systems at a time (one pass over the matrices instead of one per class: 100
+    states, 256 systems, 30 classes: 12 ms instead of 48)."""
     key = tuple(tuple(int(i) for i in c) for c in classes)
     member, leader, inside, (i, j, i0, j0) = _class_indices(key, n)
     # equal columns outside the class (the class's own rows are compared below); of the
@@ -261,7 +248,7 @@ def aggregation_by(stack: Stack, classes: list[np.ndarray], transposed: bool) ->
     if not classes or stack.K == 0:
         return None
     classes = [np.asarray(c) for c in classes]
-    if not _all_alike(stack, classes, transposed):
+    if not _alike_all(_Matrices(stack, transposed, None), classes, stack.n):
         return None
     return _factored(stack, classes, transposed)
 
@@ -279,7 +266,7 @@ def _factored(stack: Stack, classes: list[np.ndarray], transposed: bool) -> Aggr
 
 @lru_cache(maxsize=32)
 def _class_indices(key: tuple[tuple[int, ...], ...], n: int):
-    """Index arrays of the checks of :func:`_all_alike` for the classes ``key`` (kept: a
+    """Index arrays of the checks of :func:`_alike_all` for the classes ``key`` (kept: a
     caller checks the same classes at many parameter values)."""
     classes = [np.array(c) for c in key]
     member = np.concatenate([c[1:] for c in classes])
@@ -293,8 +280,3 @@ def _class_indices(key: tuple[tuple[int, ...], ...], n: int):
     pairs = [q for q in pairs if q[0] != q[1]]
     i, j, i0, j0 = np.array(pairs).T
     return member, leader, inside, (i, j, i0, j0)
-
-
-def _all_alike(stack: Stack, classes: list[np.ndarray], transposed: bool) -> bool:
-    """:func:`_alike` for every class at once (:func:`_alike_all`)."""
-    return _alike_all(_Matrices(stack, transposed, None), classes, stack.n)

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
-from ..threads import limit_new_libraries
-
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
     from .stacked import Stack
@@ -204,8 +202,6 @@ class SparseSystem:
         if self.n <= DENSE_STATES:
             from scipy.linalg import get_lapack_funcs
 
-            limit_new_libraries()  # the BLAS it may have loaded
-
             D = self._dense(data)
             getrf, getrs = get_lapack_funcs(("getrf", "getrs"), (D,))
             with np.errstate(all="ignore"):
@@ -220,8 +216,6 @@ class SparseSystem:
                 return getrs(lu, piv, b)[0]
         else:
             from scipy.sparse.linalg import splu
-
-            limit_new_libraries()  # the BLAS it may have loaded
 
             try:
                 with np.errstate(all="ignore"):

@@ -39,7 +39,6 @@ import numpy as np
 from ..errors import AnalysisError, ParameterError
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import balanced
-from ..threads import limit_new_libraries
 from .crossing import count_change, newton_roots, null_vectors, size_unit
 
 __all__ = ["DelayFamily", "delay_family", "delay_crossings"]
@@ -162,8 +161,6 @@ def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
 def _unimodular(fam: DelayFamily) -> np.ndarray | None:
     """Eigenvalues ``z`` (``|z| ~ 1``) of the Kronecker-sum polynomial; ``None`` if singular."""
     from scipy.linalg import eig
-
-    limit_new_libraries()  # the BLAS it may have loaded
 
     n = fam.A0.shape[0]
     M = max(fam.m)

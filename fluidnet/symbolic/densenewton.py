@@ -28,8 +28,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..threads import limit_new_libraries
-
 __all__ = ["LeadingRows", "NewtonRows", "newton", "track", "solve_rows"]
 
 #: Rounds (one evaluation of every running row each) of one call of :func:`newton` (rows that
@@ -152,8 +150,6 @@ def _sparse_blocks(A: np.ndarray, b: np.ndarray) -> np.ndarray | None:
         return None
     from scipy import sparse
     from scipy.sparse.linalg import splu
-
-    limit_new_libraries()  # the BLAS it may have loaded
 
     M = sparse.csc_matrix((A[k, i, j], (k * n + i, k * n + j)), shape=(K * n, K * n))
     try:

@@ -31,7 +31,6 @@ from typing import cast
 
 import numpy as np
 
-from ..threads import limit_new_libraries
 from .densenewton import LeadingRows
 
 __all__ = ["SparseSteadyState"]
@@ -113,8 +112,6 @@ class SparseSteadyState:
         rows scaled by the equations' sizes, is nonsingular with a condition number
         (1-norm, estimated from its sparse LU factors) below ``limit``."""
         from scipy.sparse.linalg import LinearOperator, onenormest, splu
-
-        limit_new_libraries()  # the BLAS it may have loaded
 
         J = self.jacobian(x, p)
         if J is None:
@@ -261,8 +258,6 @@ class SparseSteadyState:
         """The Newton step of the active system (rows scaled); where the Jacobian is singular,
         the least-squares step of least norm (a continuum is then flagged, not lost)."""
         from scipy.sparse.linalg import lsmr, splu
-
-        limit_new_libraries()  # the BLAS it may have loaded
 
         J = self._system(E, held, scale)
         try:
