@@ -283,9 +283,7 @@ def _rightmost_plain(
                     first = np.concatenate([first[delay_free[first]], delayed])
                 _full(state, first, system, opts)
                 cont, par = points[~direct], parents[~direct]
-                left = _continue_or_discretize(
-                    state, bal, cont, par, discretize=False, level=True
-                )
+                left = _continue_or_discretize(state, bal, cont, par, discretize=False, level=True)
                 if left.size:
                     # again from the nearest other certified point (a neighbour solved at this
                     # level may carry a root the parent did not: the 100-state network's 20 x
