@@ -98,3 +98,58 @@ def test_certificate_line_keeps_clear_of_known_roots():
     assert 0.3 - gap < sigma < 0.3
     # explicit start
     assert certificate_line(np.array([-5.0]), tau, start=1.0) == pytest.approx(1.0 - gap)
+
+
+def _network_stack(K=3, flows=18, links=4, seed=3):
+    """Systems of a network's shape: flows that act on each other only through the links (a
+    split with ``S`` the flows, ``Delta_SS`` diagonal) and links that read the flows."""
+    rng = np.random.default_rng(seed)
+    n = flows + links
+    A0 = np.zeros((K, n, n))
+    A = np.zeros((K, 2, n, n))
+    for k in range(K):
+        for r in range(flows):
+            A0[k, r, r] = -rng.uniform(0.5, 2.0)
+            on = rng.choice(links, size=2, replace=False)
+            A[k, r % 2, r, flows + on] = -rng.uniform(0.5, 3.0, size=2)
+            A0[k, flows + on, r] = rng.uniform(0.1, 1.0, size=2)
+        A0[k, flows:, flows:] = -np.diag(rng.uniform(1.0, 4.0, size=links))
+    return Stack(A0, A, np.tile([0.3, 0.7], (K, 1)))
+
+
+def test_far_arguments_through_the_schur_complement():
+    """The arguments of ``Delta(s)/s`` beyond the sampled range, from the diagonal entries on
+    the flows and the eigenvalues of the Schur complement on the links, equal those of the
+    whole matrix's eigenvalues; the counts equal those without the split."""
+    from fluidnet.linear.certificate import _eig_arg
+
+    stack = _network_stack()
+    S, T = stack.split
+    assert S.size >= 10 and T.size  # the factored path is the one tested
+    K = stack.K
+    idx = np.arange(K)
+    sigma = np.array([-0.5, 0.0, 0.2])
+    for factor in (1.0, 4.0):
+        s = sigma + 2j * factor * stack.norm_bound(sigma) * (1 + 1e-12)
+        D = stack.delta(s, idx) / s[:, None, None]
+        whole = np.sum(np.angle(np.linalg.eigvals(D)), axis=1)
+        assert np.allclose(_eig_arg(stack, None, idx, idx, s), whole, rtol=0, atol=1e-12)
+    plain = Stack(stack.A0, stack.A, stack.tau, (np.zeros(0, dtype=int), np.arange(stack.n)))
+    for line in (-1.0, -0.3, 0.0):
+        sig = np.full(K, line)
+        assert list(count_right_of(stack, sig)[0]) == list(count_right_of(plain, sig)[0])
+
+
+def test_uncoupled_states_count_through_their_diagonal():
+    """Sixteen uncoupled scalar DDEs: every state in ``S``, no Schur complement left; the count
+    is the sum of the Lambert-W counts."""
+    cases = (CASES * 4)[:16]
+    A0 = np.diag([a for a, _, _ in cases])[None]
+    A = np.diag([b for _, b, _ in cases])[None, None]
+    stack = Stack(A0, A, np.array([[1.0]]))
+    S, T = stack.split
+    assert S.size == 16 and T.size == 0
+    for sigma in (-0.35, 0.05):
+        count, _ = count_right_of(stack, np.array([sigma]))
+        expected = sum(int(np.sum(_lambert_roots(a, b, 1.0).real > sigma)) for a, b, _ in cases)
+        assert count[0] == expected
