@@ -57,6 +57,24 @@ def test_a_double_root_is_one_root_of_multiplicity_two():
     assert inc.radius[0] >= 1e-9
 
 
+def test_a_candidate_where_f_is_rounding_noise_is_enclosed():
+    """s + exp(-s - 1) has the double root -1. At -1 + 8e-16, f = 1.1e-16 and f'/f = 6 are
+    rounding noise: Newton's correction 1/6 put the first circle beyond the largest radius
+    tried, and the rightmost root was dropped (NumPy 2.4.6, SciPy 1.17.1)."""
+
+    import math
+
+    import fluidnet as fn
+    from fluidnet.linear.rootcheck import det_logderiv
+
+    f = det_logderiv(fn.LinearDDE(0.0, [(1.0, -1.0 / math.e)]))  # as the root finder samples
+    z = np.array([-0.9999999999999992 + 0.0j])
+    assert abs(1.0 / f(z)[1][0]) > 1e-4  # the case: Newton's correction beyond the limit
+    inc = enclose(f, z, np.array([1.0]), real_system=True)
+    assert inc.multiplicity[0] == 2
+    assert abs(inc.value[0] + 1.0) <= inc.radius[0] < 1e-6
+
+
 def test_winding_numbers_count_zeros_inside_circles():
     f = _polynomial(np.array([0.0, 0.5, 3.0 + 1.0j]))
     count, resolved, h, g = winding_numbers(

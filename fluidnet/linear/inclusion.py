@@ -168,6 +168,10 @@ def enclose(
         eta = np.where(np.isfinite(g0) & (g0 != 0), 1.0 / np.abs(g0), 0.0)
     r = np.maximum(4.0 * eta, FLOOR * scale)
     limit = limit_rtol * scale
+    # next to a multiple root f and f' are rounding noise, and so is Newton's next correction
+    # eta (1/6 at 8e-16 from the double root -1 of s + exp(-s - 1)): where it would start the
+    # circles beyond the largest radius, they grow from the floor instead
+    r = np.where(r > limit, FLOOR * scale, r)
     pending = r <= limit
     while pending.any():
         idx = np.flatnonzero(pending)
