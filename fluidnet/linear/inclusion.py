@@ -39,6 +39,13 @@ __all__ = ["Inclusion", "enclose", "winding_numbers"]
 MULTIPLICITY_RADIUS = 1e-4
 #: Smallest inclusion radius tried (relative to the scale).
 FLOOR = 1e-13
+#: Step (relative to the scale) at which ``f'/f`` is read again where Newton's correction at a
+#: candidate would start its circles beyond the largest radius (about the square root of the
+#: machine epsilon: the split of a double root by rounding).
+NOISE_STEP = 1.5e-8
+#: ... and the largest first radius (relative to the scale) taken from that second reading:
+#: a cluster this tight is a multiple root split by rounding, not roots that are only close.
+NOISE_RADIUS = 1e-6
 #: Factor between successive inclusion radii.
 GROWTH = 4.0
 #: Samples per circle: tried in turn until the circle is resolved.
@@ -168,10 +175,19 @@ def enclose(
         eta = np.where(np.isfinite(g0) & (g0 != 0), 1.0 / np.abs(g0), 0.0)
     r = np.maximum(4.0 * eta, FLOOR * scale)
     limit = limit_rtol * scale
-    # next to a multiple root f and f' are rounding noise, and so is Newton's next correction
-    # eta (1/6 at 8e-16 from the double root -1 of s + exp(-s - 1)): where it would start the
-    # circles beyond the largest radius, they grow from the floor instead
-    r = np.where(r > limit, FLOOR * scale, r)
+    far = np.flatnonzero(r > limit)
+    if far.size:
+        # on a multiple root f and f' are rounding noise, and so is Newton's correction (1/6
+        # at 8e-16 from the double root -1 of s + exp(-s - 1)): a step NOISE_STEP away, f'/f
+        # is that of the cluster (about m / distance). Where the circles would then start
+        # within NOISE_RADIUS, the zeros are that close: they start there. A candidate far
+        # from any zero has about the same f'/f there as at itself and is refused as before.
+        step = NOISE_STEP * scale[far]
+        _, g1 = det_logderiv(z[far] + step)
+        with np.errstate(all="ignore"):
+            eta1 = np.where(np.isfinite(g1) & (g1 != 0), 1.0 / np.abs(g1), np.inf)
+        r1 = np.maximum(4.0 * (eta1 + step), FLOOR * scale[far])
+        r[far] = np.where(r1 <= NOISE_RADIUS * scale[far], r1, r[far])
     pending = r <= limit
     while pending.any():
         idx = np.flatnonzero(pending)

@@ -108,6 +108,7 @@ class _Plan:
         self.form = form
         self._switches = None
         self._blocks = None
+        self._lag_scatter: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         if self.time_error:
             return  # nothing numeric: linearize raises the error
         # lags as plain symbols (their names, "x(t - tau)", are not identifiers)
@@ -141,6 +142,23 @@ class _Plan:
             dtype=int,
         )
         self.n_groups = len(exprs)
+
+    def lag_scatter(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(order, starts, where)``: the lags' Jacobian entries in a batch's delay matrices
+        ``(G, n, n)`` (flattened): ``order`` puts the entries of one position next to each
+        other (stable: in their own order), ``starts`` is where each position's run begins in
+        it and ``where`` the positions, for ``numpy.add.reduceat`` (``numpy.add.at`` cost
+        0.8 ms a batch, 0.2 s of a 100-state network's boundary)."""
+        if self._lag_scatter is None:
+            n = len(self.form.x)
+            lag_k = self.cols[self.n0 :]
+            flat = (self.delay_group[lag_k] * n + self.rows[self.n0 :]) * n
+            flat = flat + self.lag_states[lag_k]
+            order = np.argsort(flat, kind="stable")
+            ranked = flat[order]
+            starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+            self._lag_scatter = (order, starts, ranked[starts])
+        return self._lag_scatter
 
     def label(self, e: int) -> str:
         """The formula of entry ``e`` and what it differentiates."""
@@ -602,15 +620,10 @@ def _linearized_at(plan: _Plan, P: np.ndarray, X: np.ndarray, ok, why) -> Linear
         vals = np.where(ok[:, None], vals, 0.0)
         n0 = plan.n0
         A0[:, plan.rows[:n0], plan.cols[:n0]] = vals[:, :n0]
-        lag_k = plan.cols[n0:]
         # entries of lags with one delay expression add up in that delay's matrix
-        at = (
-            np.arange(K)[:, None],
-            plan.delay_group[lag_k][None, :],
-            plan.rows[n0:][None, :],
-            plan.lag_states[lag_k][None, :],
-        )
-        np.add.at(A, at, vals[:, n0:])
+        order, starts, where = plan.lag_scatter()
+        if order.size:
+            A.reshape(K, -1)[:, where] = np.add.reduceat(vals[:, n0:][:, order], starts, axis=1)
         if L:
             first = np.unique(plan.delay_group, return_index=True)[1]
             tau = np.where(ok[:, None], taus[:, first], 0.0)
