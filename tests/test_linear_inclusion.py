@@ -58,21 +58,25 @@ def test_a_double_root_is_one_root_of_multiplicity_two():
 
 
 def test_a_candidate_where_f_is_rounding_noise_is_enclosed():
-    """s + exp(-s - 1) has the double root -1. At -1 + 8e-16, f = 1.1e-16 and f'/f = 6 are
-    rounding noise: Newton's correction 1/6 put the first circle beyond the largest radius
-    tried, and the rightmost root was dropped (NumPy 2.4.6, SciPy 1.17.1)."""
+    """A double root split by rounding, written out: f = (s + 1)^2 + c with c = 1.1e-16 has
+    the zeros -1 +- sqrt(c) j, whose mean is -1. At the candidate -1 - 8e-16, f is c and
+    Newton's correction is 0.07, beyond the largest circle (1e-4): the candidate was refused
+    and the rightmost root of x' = -x(t - 1)/e dropped (NumPy 2.4.6, SciPy 1.17.1 gave such a
+    candidate). Read again 1.5e-8 away, f'/f is the cluster's."""
+    c = 1.1e-16
 
-    import math
+    def f(s):
+        s = np.asarray(s, dtype=complex)
+        v = (s + 1.0) ** 2 + c
+        with np.errstate(all="ignore"):
+            return v, 2.0 * (s + 1.0) / v
 
-    import fluidnet as fn
-    from fluidnet.linear.rootcheck import det_logderiv
-
-    f = det_logderiv(fn.LinearDDE(0.0, [(1.0, -1.0 / math.e)]))  # as the root finder samples
-    z = np.array([-0.9999999999999992 + 0.0j])
+    z = np.array([-1.0 - 8e-16 + 0.0j])
     assert abs(1.0 / f(z)[1][0]) > 1e-4  # the case: Newton's correction beyond the limit
     inc = enclose(f, z, np.array([1.0]), real_system=True)
     assert inc.multiplicity[0] == 2
-    assert abs(inc.value[0] + 1.0) <= inc.radius[0] < 1e-6
+    assert abs(inc.value[0] + 1.0) < 1e-12 and inc.value[0].imag == 0.0
+    assert np.sqrt(c) < inc.radius[0] < 1e-6  # both zeros inside, as tight as the split
 
 
 def test_winding_numbers_count_zeros_inside_circles():

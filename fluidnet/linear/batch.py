@@ -176,8 +176,9 @@ class _State:
         self.stats = {"continued": 0, "discretized": 0, "full": 0, "batch_errors": 0}
         #: a large system's continuation goes along the homotopy (see :data:`TRACK_SHARE`)
         self.track_first = False
-        #: points continued directly, and how many of them the certificate refused
-        self.direct = [0, 0]
+        #: grid levels' points continued directly, and how many the certificate refused
+        self.direct_tried = 0
+        self.direct_failed = 0
 
 
 #: Raw numerical errors of a batched step (over its stacked arrays), caught so that its points
@@ -409,10 +410,10 @@ def _continue_or_discretize(
         homotopy = state.track_first
         failed = _guarded(state, "continuation", _continue, bal, cont, par, homotopy)
         if level and not homotopy and bal.n >= CLUSTERED_STATES:
-            state.direct[0] += cont.size
-            state.direct[1] += int(failed.sum())
-            state.track_first = state.direct[0] >= TRACK_AFTER and (
-                state.direct[1] > TRACK_SHARE * state.direct[0]
+            state.direct_tried += cont.size
+            state.direct_failed += int(failed.sum())
+            state.track_first = state.direct_tried >= TRACK_AFTER and (
+                state.direct_failed > TRACK_SHARE * state.direct_tried
             )
         cont = cont[failed]
     if cont.size and discretize:
@@ -499,7 +500,7 @@ def _full(state: _State, points: np.ndarray, system, opts) -> None:
 
 
 def _continue(
-    state: _State, stack: Stack, points: np.ndarray, parents: np.ndarray, homotopy: bool = True
+    state: _State, stack: Stack, points: np.ndarray, parents: np.ndarray, homotopy: bool
 ) -> np.ndarray:
     """Newton from the parents' roots (a large system's along the homotopy from the parent's
     system when ``homotopy``), then the certificate; returns the mask of the points that
