@@ -527,9 +527,21 @@ def newton_roots(
 def _newton_loop(
     lin: LinearDDE, lam: np.ndarray, unit: float, maxiter: int, give_up: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The iterations of :func:`newton_roots`: ``(lam, still active)``."""
+    """The iterations of :func:`newton_roots`: ``(lam, still active)``.
+
+    Near a root of multiplicity ``m`` (a semisimple multiple root of a symmetric network:
+    alike flows' differences), Newton's steps shrink only by ``(m - 1) / m`` an iteration
+    (``1 / trace(Delta^{-1} Delta')`` is ``(lambda - r) / m`` there): 80 iterations from
+    ``1e-3`` to ``1e-13`` at ``m = 4``. Where two successive ratios of a start's steps
+    both give the same ``m`` of 2 to :data:`MAX_MULTIPLICITY` (ratio real and within
+    :data:`MULTIPLICITY_TOL` of ``(m - 1) / m``), its steps are taken ``m`` times longer from
+    then on (Schroeder's modified Newton method, quadratic at an ``m``-fold root); the
+    result is judged as any other (step size and residual)."""
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
+    plain = np.full(lam.shape, np.nan, dtype=complex)  # each start's last Newton step
+    guess = np.ones(lam.shape, dtype=int)  # the multiplicity its last two steps' ratio gave
+    mult = np.ones(lam.shape)
     idx = np.arange(lam.size)
     for it in range(maxiter):
         if idx.size == 0:
@@ -537,6 +549,13 @@ def _newton_loop(
         x = lam[idx]
         step = _newton_steps(lin, x)
         step[~np.isfinite(step)] = 0.0
+        if it >= 1:
+            m_now = _multiplicity_of_ratio(step / plain[idx])
+            fixed = (m_now >= 2) & (m_now == guess[idx]) & (mult[idx] == 1.0)
+            mult[idx[fixed]] = m_now[fixed]
+            guess[idx] = m_now
+        plain[idx] = step
+        step = step * mult[idx]
         lam[idx] = x - step
         size = np.abs(step)
         scale = unit + np.abs(lam[idx])
@@ -548,6 +567,29 @@ def _newton_loop(
             done |= size > WANDER_STEP * scale
         idx = idx[~done]
     return lam, active
+
+
+#: Largest root multiplicity :func:`_newton_loop` recognizes from its steps' ratios.
+MAX_MULTIPLICITY = 8
+#: How close a ratio of successive Newton steps must be to ``(m - 1) / m`` (and to the real
+#: axis) to stand for a root of multiplicity ``m``.
+MULTIPLICITY_TOL = 0.02
+
+
+def _multiplicity_of_ratio(ratio: np.ndarray) -> np.ndarray:
+    """The multiplicity ``m`` (2 to :data:`MAX_MULTIPLICITY`) whose linear rate ``(m - 1) / m``
+    a ratio of successive Newton steps matches to :data:`MULTIPLICITY_TOL`; 1 otherwise."""
+    with np.errstate(all="ignore"):
+        re = np.real(ratio)
+        m = np.rint(1.0 / (1.0 - re))
+        ok = (
+            np.isfinite(m)
+            & (m >= 2)
+            & (m <= MAX_MULTIPLICITY)
+            & (np.abs(np.imag(ratio)) <= MULTIPLICITY_TOL)
+            & (np.abs(re - (m - 1.0) / m) <= MULTIPLICITY_TOL)
+        )
+    return np.where(ok, m, 1).astype(int)
 
 
 def _trace_solve(D: np.ndarray, dD: np.ndarray) -> complex:
