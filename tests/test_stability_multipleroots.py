@@ -70,3 +70,16 @@ def test_critical_gain_of_a_ring_with_four_fold_roots():
     above = m.linearize(params={"kappa": cv.value * (1 + 1e-6)}).spectral_abscissa()
     assert below < 0 < above
     assert abs(above) < 1e-4 and abs(below) < 1e-4
+
+
+def test_a_longer_step_at_a_simple_root_is_given_up(monkeypatch):
+    """A start whose steps were taken for a double root's (forced here) at a simple root of
+    ``s + A e^{-s TAU}`` (distinct roots: one copy) jumps across it; the steps go back to
+    Newton's and converge."""
+    import fluidnet.stability.crossing as crossing
+
+    monkeypatch.setattr(crossing, "_multiplicity_of_ratio", lambda r: np.full(r.shape, 2))
+    lin = fn.LinearDDE(0.0, [(TAU, -A)])
+    lam, ok = newton_roots(lin, _starts())
+    assert ok.all()
+    np.testing.assert_allclose(lam, ROOTS, rtol=1e-10)

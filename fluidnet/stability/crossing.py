@@ -535,8 +535,9 @@ def _newton_loop(
     ``1e-3`` to ``1e-13`` at ``m = 4``. Where two successive ratios of a start's steps
     both give the same ``m`` of 2 to :data:`MAX_MULTIPLICITY` (ratio real and within
     :data:`MULTIPLICITY_TOL` of ``(m - 1) / m``), its steps are taken ``m`` times longer from
-    then on (Schroeder's modified Newton method, quadratic at an ``m``-fold root); the
-    result is judged as any other (step size and residual)."""
+    then on (Schroeder's modified Newton method, quadratic at an ``m``-fold root), until a
+    step fails to shrink by half (a simple root: the longer step jumps across it); the result
+    is judged as any other (step size and residual)."""
     active = np.ones(lam.shape, dtype=bool)
     prev = np.full(lam.shape, np.inf)
     plain = np.full(lam.shape, np.nan, dtype=complex)  # each start's last Newton step
@@ -550,7 +551,13 @@ def _newton_loop(
         step = _newton_steps(lin, x)
         step[~np.isfinite(step)] = 0.0
         if it >= 1:
-            m_now = _multiplicity_of_ratio(step / plain[idx])
+            ratio = step / plain[idx]
+            m_now = _multiplicity_of_ratio(ratio)
+            # a longer step that did not converge fast (a simple root taken for a multiple
+            # one: the iterate jumps across it) is given up
+            wrong = (mult[idx] > 1.0) & ~(np.abs(ratio) < 0.5)
+            mult[idx[wrong]] = 1.0
+            m_now[wrong] = 1
             fixed = (m_now >= 2) & (m_now == guess[idx]) & (mult[idx] == 1.0)
             mult[idx[fixed]] = m_now[fixed]
             guess[idx] = m_now
