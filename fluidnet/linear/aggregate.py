@@ -18,6 +18,20 @@ where the roots of the full system cluster and coincide.
 
 The same holds for rows (flows that receive the same feedback): ``det Delta = det Delta^T``,
 and the classes of the transposed system are used when those of the system give none.
+
+Row-coupled classes. The same operations need less: equal columns outside the class, and
+inside it a coupling ``Delta_ki(s) = b_k(s)`` that may differ from row to row (``k != i``)
+with ``Delta_kk - b_k = phi(s)`` common to the class. The columns of the class then differ by
+``phi (e_i - e_1)`` only, and ``det Delta = phi^(c - 1) det Delta_red`` with the same reduced
+system. This is a route's flows with unequal weights: each is fed back the route's price in
+proportion to its own rate, so the flows' rows differ, but their differences still obey
+``e' = -kappa P e(t - T)`` (a ring of 30 such flows on 6 links has a four-fold root for each
+route's). These classes are looked for when no classes of alike states are found. The entries
+are compared exactly as above, except ``phi``: computed as ``Delta_kk - b_k`` from entries
+that the linearization rounds separately, it agrees between rows only to a few units of
+rounding (5e-16 relative measured on that ring), and is taken as common within
+:data:`PHI_ULPS` units of the largest entry it is computed from -- a perturbation of the
+diagonal entries of that size, the size of their own rounding.
 """
 
 from __future__ import annotations
@@ -33,6 +47,12 @@ __all__ = ["Aggregation", "aggregation", "aggregation_by"]
 
 #: Smallest number of states for which classes are looked for (smaller systems are cheap).
 AGGREGATE_MIN_STATES = 8
+#: Largest number of states for which row-coupled classes are looked for (the search
+#: compares every pair of columns: ``(m + 1) n^3`` comparisons).
+ROW_COUPLED_MAX_STATES = 256
+#: Agreement of a row-coupled class's common factor ``Delta_kk - Delta_ki`` between its rows,
+#: in units of rounding (``numpy.finfo(float).eps``) of the largest of the entries involved.
+PHI_ULPS = 8.0
 
 
 @dataclass(frozen=True)
@@ -141,7 +161,56 @@ def _classes(mats: _Matrices) -> list[np.ndarray]:
                 classes.append(cls)
     if classes and _alike_all(mats, classes, n):
         return classes  # every candidate alike in every system, checked at once
+    alike = [cls for cls in classes if _alike_all(mats, [cls], n)]
+    if alike or n > ROW_COUPLED_MAX_STATES:
+        return alike
+    return _row_coupled_classes(mats, first)
+
+
+def _row_coupled_classes(mats: _Matrices, first: np.ndarray) -> list[np.ndarray]:
+    """Row-coupled classes (module notes): candidates from the first system -- pairs of states
+    whose columns agree outside their two rows in every matrix and whose common factors agree
+    -- grouped into cliques, then checked on every system."""
+    n = first.shape[-1]
+    pair = np.zeros((n, n), dtype=bool)
+    rows = np.arange(n)
+    for i in range(n):
+        differ = np.any(first[:, :, i : i + 1] != first, axis=0)  # (rows, columns j)
+        differ[i, :] = False
+        differ[rows, rows] = False
+        pair[i] = ~differ.any(axis=0)
+    pair &= pair.T
+    np.fill_diagonal(pair, False)
+    if not pair.any():
+        return []
+    # the common factor of each state against each candidate partner, in every matrix
+    diag = np.diagonal(first, axis1=-2, axis2=-1)  # (m + 1, n)
+    phi = diag[:, :, None] - first  # phi[., k, i] = Delta_kk - Delta_ki
+    size = np.maximum(np.abs(diag)[:, :, None], np.abs(first))
+    close = np.abs(phi - np.swapaxes(phi, -1, -2)) <= _phi_tol(
+        np.maximum(size, np.swapaxes(size, -1, -2))
+    )
+    pair &= np.all(close, axis=0)
+    classes: list[np.ndarray] = []
+    free = np.ones(n, dtype=bool)
+    for i in range(n):
+        if not free[i] or not pair[i].any():
+            continue
+        cls = [i]
+        for j in np.flatnonzero(pair[i] & free):
+            if j > i and all(pair[j, k] for k in cls):
+                cls.append(int(j))
+        if len(cls) >= 2:
+            free[cls] = False
+            classes.append(np.array(cls))
+    if classes and _alike_all(mats, classes, n):
+        return classes
     return [cls for cls in classes if _alike_all(mats, [cls], n)]
+
+
+def _phi_tol(size: np.ndarray) -> np.ndarray:
+    """How far two rows' common factors may differ, for entries of magnitude ``size``."""
+    return PHI_ULPS * np.finfo(float).eps * size
 
 
 #: Systems compared at once by :func:`_alike_all` (a few: the gathered columns stay in cache).
@@ -153,7 +222,7 @@ def _alike_all(mats: _Matrices, classes: list[np.ndarray], n: int) -> bool:
     and a few systems at a time (one pass over the matrices instead of one per class: 100
     states, 256 systems, 30 classes: 12 ms instead of 48)."""
     key = tuple(tuple(int(i) for i in c) for c in classes)
-    member, leader, inside, (i, j, i0, j0) = _class_indices(key, n)
+    member, leader, inside, (i, j, i0, j0), rows = _class_indices(key, n)
     # equal columns outside the class (the class's own rows are compared below); of the
     # transposed systems, equal rows
     for M in (mats.A0, mats.A):
@@ -166,10 +235,15 @@ def _alike_all(mats: _Matrices, classes: list[np.ndarray], n: int) -> bool:
                 ok = np.all((m[..., member] == m[..., leader]) | inside)
             if not ok:
                 return False
-    # equal diagonal entries, and one common entry between any two members
-    if not np.all(mats.diagonal(member) == mats.diagonal(leader)):
+    # inside the class, each row's coupling one entry (b_k: the entries (k, i) equal the
+    # (k, j_k)); and Delta_kk - b_k common (exactly, or to rounding: module notes)
+    if not np.all(mats.entries(i, j) == mats.entries(i0, j0)):
         return False
-    return bool(np.all(mats.entries(i, j) == mats.entries(i0, j0)))
+    k, jk, lead, second = rows
+    bk, bl = mats.entries(k, jk), mats.entries(lead, second)
+    dk, dl = mats.diagonal(k), mats.diagonal(lead)
+    size = np.maximum(np.maximum(np.abs(dk), np.abs(bk)), np.maximum(np.abs(dl), np.abs(bl)))
+    return bool(np.all(np.abs((dk - bk) - (dl - bl)) <= _phi_tol(size)))
 
 
 def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[Stack, Stack]:
@@ -195,12 +269,13 @@ def _reduce(stack: Stack, mats: _Matrices, classes: list[np.ndarray]) -> tuple[S
     first = np.array([cls[0] for cls in classes])
     second = np.array([cls[1] for cls in classes])
 
-    # Delta_aa - Delta_ba of each class (of the transposed systems: Delta_aa - Delta_ab)
+    # Delta_aa - Delta_ab of each class, a and b its first two states (of the transposed
+    # systems: Delta_aa - Delta_ba); for alike states Delta_ab = Delta_ba
     def entries(r: np.ndarray, c: np.ndarray) -> np.ndarray:
         """``(K, m + 1, G)``: the entries ``(r_g, c_g)`` of every matrix of every system."""
         return np.concatenate([stack.A0[:, r, c][:, None], stack.A[:, :, r, c]], axis=1)
 
-    pair = entries(first, second) if mats.transposed else entries(second, first)
+    pair = entries(second, first) if mats.transposed else entries(first, second)
     f = np.moveaxis(entries(first, first) - pair, -1, 0)  # (G, K, m + 1)
     factors = Stack(
         f[..., 0].reshape(G * K, 1, 1),
@@ -275,8 +350,15 @@ def _class_indices(key: tuple[tuple[int, ...], ...], n: int):
     for g, c in enumerate(classes):
         label[c] = g
     inside = label[:, None] == label[member][None, :]  # (n, members)
-    # every off-diagonal entry of a class against its first, (c_0, c_1)
-    pairs = [(c[i], c[j], c[0], c[1]) for c in key for i in range(len(c)) for j in range(len(c))]
-    pairs = [q for q in pairs if q[0] != q[1]]
-    i, j, i0, j0 = np.array(pairs).T
-    return member, leader, inside, (i, j, i0, j0)
+
+    # every off-diagonal entry (k, i) of a class against the one (k, j_k) of its row, j_k the
+    # class's first state (its second in the first state's row)
+    def partner(c, k):
+        return c[1] if k == c[0] else c[0]
+
+    pairs = [(k, i, k, partner(c, k)) for c in key for k in c for i in c if i != k]
+    pairs = [q for q in pairs if q[1] != q[3]]
+    i, j, i0, j0 = np.array(pairs, dtype=int).reshape(-1, 4).T
+    # each member's (k, j_k) against the first state's (c_0, c_1)
+    rows = np.array([(k, partner(c, k), c[0], c[1]) for c in key for k in c], dtype=int).T
+    return member, leader, inside, (i, j, i0, j0), rows
