@@ -212,7 +212,7 @@ def test_a_ring_with_unequal_weights_is_factored_and_charted_as_pointwise():
     sys.path.insert(0, str(Path(__file__).parent))
     import user_laws
 
-    m = user_laws.kelly_network(user_laws._ring_routes(30, 6, 3), 6, heterogeneous=True)
+    m = user_laws.kelly_thirty_unequal()
     stack = Stack.from_systems([m.linearize()])
     agg = aggregation(stack)
     assert agg is not None and agg.reduced.n == 6

@@ -62,8 +62,7 @@ def test_critical_gain_of_a_ring_with_four_fold_roots():
     route's differences are a four-fold root of ``s + kappa P e^{-s T}`` (it took minutes
     before Newton's method recognized them). The critical gain is checked by the whole
     system's spectral abscissa either side."""
-    routes = user_laws._ring_routes(30, 6, 3)
-    m = user_laws.kelly_network(routes, 6, heterogeneous=True)
+    m = user_laws.kelly_thirty_unequal()
     cv = fn.critical_value(m, "kappa", 0.05, 20.0)
     assert (cv.count_before, cv.count_after) == (0, 2)
     below = m.linearize(params={"kappa": cv.value * (1 - 1e-6)}).spectral_abscissa()

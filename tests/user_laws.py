@@ -51,6 +51,7 @@ __all__ = [
     "tandem_two_class",
     "kelly_network",
     "kelly_twenty",
+    "kelly_thirty_unequal",
     "kelly_hundred",
     "LAWS",
     "UserLaw",
@@ -365,6 +366,18 @@ def kelly_twenty(**values: float) -> fn.Model:
     return m.with_params(**values) if values else m
 
 
+def kelly_thirty_unequal(**values: float) -> fn.Model:
+    """(g) 30 flows on a ring of 6 links (1 to 3 hops) with unequal willingness to pay and no load
+    filter, :func:`kelly_network` with ``heterogeneous=True``: the five flows of a route differ
+    in rate, and each is fed back the route's price in proportion to its own, so they are not
+    alike but row-coupled (:mod:`fluidnet.linear.aggregate`), with a four-fold root for each
+    route's differences."""
+    m = kelly_network(
+        _ring_routes(30, 6, 3), 6, heterogeneous=True, name="user_kelly_thirty_unequal"
+    )
+    return m.with_params(**values) if values else m
+
+
 def kelly_hundred(**values: float) -> fn.Model:
     """A 100-state network: 90 flows on a ring of 10 links (1 to 3 hops) and one load filter
     per link, :func:`kelly_network` with ``filtered=True`` and unequal willingness to pay."""
@@ -440,6 +453,13 @@ LAWS: dict[str, UserLaw] = {
             {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
             ("kappa", (0.05, 20.0)),
             20,
+        ),
+        UserLaw(
+            "kelly_thirty_unequal",
+            kelly_thirty_unequal,
+            {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
+            ("kappa", (0.05, 20.0)),
+            30,
         ),
         UserLaw(
             "kelly_hundred",
