@@ -52,6 +52,7 @@ __all__ = [
     "kelly_network",
     "kelly_twenty",
     "kelly_thirty_unequal",
+    "kelly_thirty_delays",
     "kelly_hundred",
     "LAWS",
     "UserLaw",
@@ -378,6 +379,15 @@ def kelly_thirty_unequal(**values: float) -> fn.Model:
     return m.with_params(**values) if values else m
 
 
+def kelly_thirty_delays(**values: float) -> fn.Model:
+    """(h) 30 flows on a ring of 6 links (1 to 3 hops) and five round-trip delays, no load
+    filter, :func:`kelly_network` with ``delay_classes=5``: the five flows of a route each have
+    their own delay, so no two states are alike or row-coupled, but each route's flows are a
+    group of :func:`fluidnet.linear.aggregate.grouped` (a 6 x 6 Schur complement)."""
+    m = kelly_network(_ring_routes(30, 6, 3), 6, delay_classes=5, name="user_kelly_thirty_delays")
+    return m.with_params(**values) if values else m
+
+
 def kelly_hundred(**values: float) -> fn.Model:
     """A 100-state network: 90 flows on a ring of 10 links (1 to 3 hops) and one load filter
     per link, :func:`kelly_network` with ``filtered=True`` and unequal willingness to pay."""
@@ -457,6 +467,13 @@ LAWS: dict[str, UserLaw] = {
         UserLaw(
             "kelly_thirty_unequal",
             kelly_thirty_unequal,
+            {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
+            ("kappa", (0.05, 20.0)),
+            30,
+        ),
+        UserLaw(
+            "kelly_thirty_delays",
+            kelly_thirty_delays,
             {"kappa": (0.1, 2.0), "T": (0.02, 0.3)},
             ("kappa", (0.05, 20.0)),
             30,

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import FluidnetError
 from ..threads import single_threaded_blas
-from .aggregate import Aggregation, aggregation
+from .aggregate import Aggregation, aggregation, grouped
 from .certificate import LINE_OFFSETS, count_right_of
 from .contour import zeros_from_power_sums
 from .inclusion import winding_numbers
@@ -257,10 +257,13 @@ def _rightmost_plain(
         if np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A):
             _full(state, np.arange(K) if skip is None else np.flatnonzero(~skip), system, opts)
         else:
+            # a network's flows of one route with unequal delays: a similar stack with a small
+            # Schur complement (fluidnet.linear.aggregate.grouped)
+            stack = grouped(stack) or stack
             d = balance_scales(np.abs(stack.A0) + np.sum(np.abs(stack.A), axis=1))
             bal = stack.scaled(d)
             live = np.any(bal.A != 0, axis=(0, 2, 3))  # delays with a matrix somewhere
-            bal = Stack(bal.A0, bal.A[:, live], bal.tau[:, live])
+            bal = Stack(bal.A0, bal.A[:, live], bal.tau[:, live], bal.given_split)
             delay_free = bal.max_delay() == 0.0
             coords = np.indices(shape).reshape(len(shape), -1).T
             deferred: list[np.ndarray] = []

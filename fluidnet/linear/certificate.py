@@ -31,6 +31,7 @@ import math
 
 import numpy as np
 
+from .aggregate import grouped
 from .stacked import Stack, balance_scales
 
 __all__ = ["count_right_of", "certificate_line"]
@@ -83,7 +84,10 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
         are balanced here (an exact similarity by powers of two, which
         leaves ``det Delta`` unchanged): the sampled range grows with their norms, and an
         imbalance that does not hurt a discretization (a factor 1000 between states) can
-        still put the range beyond the sample budget.
+        still put the range beyond the sample budget. A network whose flows of one route have
+        unequal delays is counted on the similar systems of
+        :func:`~fluidnet.linear.aggregate.grouped` (the same roots; the samples through a small
+        Schur complement), every bound below taken of those.
     sigma : numpy.ndarray
         ``(K,)`` abscissae of the lines.
 
@@ -95,6 +99,8 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
     samples : numpy.ndarray of int
         Samples used per system.
     """
+    if isinstance(stack, Stack):
+        stack = grouped(stack) or stack
     K, n = stack.K, stack.n
     if K and n > 1:
         d = balance_scales(stack.magnitude(), mild=1.0)
