@@ -323,3 +323,28 @@ def test_a_ring_with_unequal_delays_on_a_route_is_charted_as_pointwise():
     assert np.array_equal(batch.stable, pointwise.stable)
     assert 0 < int(np.sum(batch.stable)) < batch.stable.size
     np.testing.assert_allclose(batch.abscissa, pointwise.abscissa, rtol=1e-9, atol=1e-12)
+
+
+def test_a_dumbbell_of_flows_with_unequal_delays_is_one_group_and_charted_as_pointwise():
+    """16 flows on one link, each with its own delay: one group, whose similar systems have a
+    1 x 1 Schur complement (the link's); the batch chart equals the per-point method."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import user_laws
+
+    m = user_laws.dumbbell(16)
+    stack = Stack.from_systems([m.linearize()])
+    assert len(set(stack.tau[0][np.any(stack.A[0] != 0, axis=(1, 2))].tolist())) == 16
+    sim = grouped(stack)
+    assert sim is not None and sim.split[1].tolist() == [0]
+    s = np.array([0.3 + 2j, -0.5 + 7j, -0.05 + 0.01j])
+    full = _dense_det(stack, s, 0)
+    assert np.max(np.abs(_dense_det(sim, s, 0) - full) / np.abs(full)) < 1e-12
+    grid = {"kappa": np.array([0.3, 1.0, 2.5]), "T": np.array([0.05, 0.2, 0.4])}
+    batch = fn.stability_chart(m, grid, progress=False)
+    pointwise = fn.stability_chart(m, grid, method="pointwise", progress=False)
+    assert np.array_equal(batch.stable, pointwise.stable)
+    assert 0 < int(np.sum(batch.stable)) < batch.stable.size
+    np.testing.assert_allclose(batch.abscissa, pointwise.abscissa, rtol=1e-9, atol=1e-12)

@@ -50,6 +50,7 @@ __all__ = [
     "sigmoid_rate",
     "tandem_two_class",
     "kelly_network",
+    "dumbbell",
     "kelly_twenty",
     "kelly_thirty_unequal",
     "kelly_thirty_delays",
@@ -354,6 +355,16 @@ def kelly_network(
     if filtered:
         params[beta] = fn.Param(5.0, "1/s", "bandwidth of the load filter", (0, None))
     return fn.Model(rhs=rhs, params=params, signals=signals, nonnegative=list(x), name=name)
+
+
+def dumbbell(n_flows: int = 16) -> fn.Model:
+    """Kelly's primal algorithm on one link shared by ``n_flows`` flows, flow ``r`` with the
+    round-trip delay ``T (1 + r / n_flows)`` (every flow its own): :func:`kelly_network` with a
+    single route and as many delay classes as flows. Its flows are one group of
+    :func:`fluidnet.linear.aggregate.grouped` (a 1 x 1 Schur complement)."""
+    return kelly_network(
+        [(0,)] * n_flows, 1, delay_classes=n_flows, name=f"user_dumbbell_{n_flows}"
+    )
 
 
 def _ring_routes(n_routes: int, n_links: int, hops: int) -> list[tuple[int, ...]]:
