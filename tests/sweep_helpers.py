@@ -25,6 +25,12 @@ def _log_and_wait() -> None:
     time.sleep(float(os.environ.get("FLUIDNET_TEST_DELAY", "0")))
 
 
+def sleep_then_square(x: float) -> float:
+    """``x * x`` after ``x`` seconds."""
+    time.sleep(x)
+    return x * x
+
+
 def delayed_scalar_dde(a: float, tau: float) -> fn.LinearDDE:
     """x'(t) = -a x(t - tau): asymptotically stable iff 0 < a tau < pi/2 (Hayes 1950)."""
     _log_and_wait()

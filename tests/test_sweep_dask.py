@@ -124,3 +124,21 @@ def test_a_scheduler_address_alone_is_enough(client, tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "1.0, 2.0, 3.0" in out.stdout
+
+
+def test_a_chunk_finishing_just_after_a_stop_is_stored(client, tmp_path):
+    """Stopped (Ctrl-C in receive) as the first chunk arrives, while the second runs 0.1 s
+    more: the second, finished within DASK_STOP_GRACE_S, is stored with the first (before,
+    it was cancelled: a finished item on its way to the client when a signal came was lost)."""
+    from fluidnet.sweep.executors import DASK_STOP_GRACE_S
+
+    assert DASK_STOP_GRACE_S >= 0.5
+    path = tmp_path / "stopped"
+
+    def receive(indices, results):
+        raise KeyboardInterrupt
+
+    ex = DaskExecutor(client, chunksize=1)
+    with pytest.raises(KeyboardInterrupt, match="sweep interrupted"):
+        ex.map_chunks(sweep_helpers.sleep_then_square, [0.0, 0.1], receive, store=path)
+    assert Store(path).progress() == (2, 2)

@@ -10,7 +10,8 @@ points of a grid, is never listed whole), at most a few chunks per worker are in
 :meth:`Executor.map_chunks` hands each finished chunk to the caller, so a sweep holds its
 result and little more.
 
-Interrupting a sweep (Ctrl-C) stops its worker processes or cancels its Dask tasks, writes
+Interrupting a sweep (Ctrl-C) stops its worker processes or cancels its Dask tasks (after
+waiting up to :data:`DASK_STOP_GRACE_S` for the results on their way from the cluster), writes
 what finished to the store, and raises :class:`KeyboardInterrupt` saying how much was kept.
 SIGTERM (sent by ``timeout``, ``kill`` and batch schedulers) and SIGHUP (a closed terminal) do
 the same while a sweep runs, raising :class:`~fluidnet.sweep.signals.Terminated` (a
@@ -66,6 +67,12 @@ MAX_CHUNK_ITEMS = 1024
 #: Chunks submitted ahead per worker: enough to keep every worker busy, few enough that the
 #: items and results in flight stay small.
 CHUNKS_IN_FLIGHT_PER_WORKER = 2
+#: A stopped Dask sweep waits this long (seconds) for the chunks it had submitted: a chunk a
+#: worker has just finished reaches this client through the worker's, the scheduler's and the
+#: client's event loops, which lag by tens of milliseconds on a busy machine (a finished item
+#: was lost that way in about one SIGTERM of ten on 2 loaded cores); one that arrives within
+#: this time is stored with the others.
+DASK_STOP_GRACE_S = 0.5
 #: The serial executor grows its chunks while they take less than this (seconds).
 SERIAL_CHUNK_SECONDS = 0.2
 
@@ -740,6 +747,8 @@ class DaskExecutor(Executor):
                 yield k, out
         finally:
             unread = getattr(self, "_unread", None)
+            if unread is not None and pending:
+                _settle(list(pending.values()))
             for key, f in pending.items():
                 if unread is not None and f.done() and f.status == "finished":
                     try:
@@ -750,6 +759,17 @@ class DaskExecutor(Executor):
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.address or self.client!r})"
+
+
+def _settle(futures: list[Any]) -> None:
+    """Wait up to :data:`DASK_STOP_GRACE_S` for Dask futures of a stopped sweep to finish (a
+    finished chunk still on its way to this client), whatever the cluster's state."""
+    from dask.distributed import wait
+
+    try:
+        wait(futures, timeout=DASK_STOP_GRACE_S)
+    except Exception:  # noqa: BLE001 - still running (a timeout), or gone with the cluster
+        pass
 
 
 #: What ``executor=`` accepts (see :func:`resolve_executor`).
