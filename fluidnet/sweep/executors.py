@@ -747,15 +747,17 @@ class DaskExecutor(Executor):
                 yield k, out
         finally:
             unread = getattr(self, "_unread", None)
-            if unread is not None and pending:
-                _settle(list(pending.values()))
-            for key, f in pending.items():
-                if unread is not None and f.done() and f.status == "finished":
-                    try:
-                        unread.append((index[key], f.result()))
-                    except Exception:  # noqa: BLE001 - gone with the cluster: not kept
-                        pass
-            client.cancel([f for f in pending.values() if not f.done()])
+            try:
+                if unread is not None and pending:
+                    _settle(list(pending.values()))
+            finally:  # a second Ctrl-C during the wait: what finished is kept all the same
+                for key, f in pending.items():
+                    if unread is not None and f.done() and f.status == "finished":
+                        try:
+                            unread.append((index[key], f.result()))
+                        except Exception:  # noqa: BLE001 - gone with the cluster: not kept
+                            pass
+                client.cancel([f for f in pending.values() if not f.done()])
 
     def __repr__(self) -> str:
         return f"DaskExecutor({self.address or self.client!r})"
