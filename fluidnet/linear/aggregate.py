@@ -229,7 +229,9 @@ def _row_coupled_classes(mats: _Matrices, common: bool = True) -> list[np.ndarra
     return _checked(mats, classes, n, common)
 
 
-def _checked(mats: _Matrices, classes: list[np.ndarray], n: int, common: bool = True):
+def _checked(
+    mats: _Matrices, classes: list[np.ndarray], n: int, common: bool = True
+) -> list[np.ndarray]:
     """The candidate classes that hold in every system (:func:`_alike_all`): all at once where
     they all do, else one by one."""
     if classes and _alike_all(mats, classes, n, common):
