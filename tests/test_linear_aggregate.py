@@ -4,6 +4,7 @@ against the per-point method (which does not factor)."""
 
 import numpy as np
 import pytest
+import user_laws
 from scipy.special import lambertw
 
 import fluidnet as fn
@@ -31,6 +32,16 @@ def _alike_system(rng, transposed=False):
 
 def _det(stack, s):
     return np.linalg.det(stack.delta(s, np.zeros(s.size, dtype=int)))
+
+
+def _assert_batch_chart_is_pointwise(m, grid):
+    """The batch chart of ``m`` on ``grid`` equals the per-point method's (verdicts, and
+    abscissae to 1e-9), and the plane holds both verdicts."""
+    batch = fn.stability_chart(m, grid, progress=False)
+    pointwise = fn.stability_chart(m, grid, method="pointwise", progress=False)
+    assert np.array_equal(batch.stable, pointwise.stable)
+    assert 0 < int(np.sum(batch.stable)) < batch.stable.size
+    np.testing.assert_allclose(batch.abscissa, pointwise.abscissa, rtol=1e-9, atol=1e-12)
 
 
 def _factored_det(agg, s):
@@ -205,12 +216,6 @@ def test_a_ring_with_unequal_weights_is_factored_and_charted_as_pointwise():
     rate), so the 30-state system is a 6-state one times six four-fold factors
     ``s + kappa P e^{-s T}`` (determinant identity checked directly); the batch chart's
     verdicts and abscissae equal the per-point method's, which does not factor."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    import user_laws
-
     m = user_laws.kelly_thirty_unequal()
     stack = Stack.from_systems([m.linearize()])
     agg = aggregation(stack)
@@ -221,11 +226,7 @@ def test_a_ring_with_unequal_weights_is_factored_and_charted_as_pointwise():
     full = _det(stack, s)
     assert np.max(np.abs(factored - full) / np.abs(full)) < 1e-12
     grid = {"kappa": np.array([0.4, 1.2, 1.6, 2.8]), "T": np.array([0.06, 0.1, 0.2])}
-    batch = fn.stability_chart(m, grid, progress=False)
-    pointwise = fn.stability_chart(m, grid, method="pointwise", progress=False)
-    assert np.array_equal(batch.stable, pointwise.stable)
-    assert 0 < int(np.sum(batch.stable)) < batch.stable.size
-    np.testing.assert_allclose(batch.abscissa, pointwise.abscissa, rtol=1e-9, atol=1e-12)
+    _assert_batch_chart_is_pointwise(m, grid)
 
 
 def _grouped_system(rng, transposed=False):
@@ -306,34 +307,18 @@ def test_a_ring_with_unequal_delays_on_a_route_is_charted_as_pointwise():
     own delay: no alike or row-coupled states, but six groups whose similar systems have a
     6 x 6 Schur complement; the batch chart's verdicts and abscissae equal the per-point
     method's (whole 30-state systems)."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    import user_laws
-
     m = user_laws.kelly_network(user_laws._ring_routes(30, 6, 3), 6, delay_classes=5)
     stack = Stack.from_systems([m.linearize()])
     assert aggregation(stack) is None
     sim = grouped(stack)
     assert sim is not None and sim.split[1].size == 6
     grid = {"kappa": np.array([0.4, 1.2, 2.0]), "T": np.array([0.06, 0.12, 0.2])}
-    batch = fn.stability_chart(m, grid, progress=False)
-    pointwise = fn.stability_chart(m, grid, method="pointwise", progress=False)
-    assert np.array_equal(batch.stable, pointwise.stable)
-    assert 0 < int(np.sum(batch.stable)) < batch.stable.size
-    np.testing.assert_allclose(batch.abscissa, pointwise.abscissa, rtol=1e-9, atol=1e-12)
+    _assert_batch_chart_is_pointwise(m, grid)
 
 
 def test_a_dumbbell_of_flows_with_unequal_delays_is_one_group_and_charted_as_pointwise():
     """16 flows on one link, each with its own delay: one group, whose similar systems have a
     1 x 1 Schur complement (the link's); the batch chart equals the per-point method."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    import user_laws
-
     m = user_laws.dumbbell(16)
     stack = Stack.from_systems([m.linearize()])
     assert len(set(stack.tau[0][np.any(stack.A[0] != 0, axis=(1, 2))].tolist())) == 16
@@ -343,8 +328,4 @@ def test_a_dumbbell_of_flows_with_unequal_delays_is_one_group_and_charted_as_poi
     full = _dense_det(stack, s, 0)
     assert np.max(np.abs(_dense_det(sim, s, 0) - full) / np.abs(full)) < 1e-12
     grid = {"kappa": np.array([0.3, 1.0, 2.5]), "T": np.array([0.05, 0.2, 0.4])}
-    batch = fn.stability_chart(m, grid, progress=False)
-    pointwise = fn.stability_chart(m, grid, method="pointwise", progress=False)
-    assert np.array_equal(batch.stable, pointwise.stable)
-    assert 0 < int(np.sum(batch.stable)) < batch.stable.size
-    np.testing.assert_allclose(batch.abscissa, pointwise.abscissa, rtol=1e-9, atol=1e-12)
+    _assert_batch_chart_is_pointwise(m, grid)
