@@ -326,3 +326,92 @@ def test_a_dumbbell_of_flows_with_unequal_delays_is_one_group_and_charted_as_poi
     assert np.max(np.abs(_det(sim, s, 0) - full) / np.abs(full)) < 1e-12
     grid = {"kappa": np.array([0.3, 1.0, 2.5]), "T": np.array([0.05, 0.2, 0.4])}
     _assert_batch_chart_is_pointwise(m, grid)
+
+
+def _summed_system(rng, transposed=False):
+    """15 states: five leaders 0-4, each column nonzero in its own row and a third of the
+    others, and ten members 5-14 whose columns are, outside their own rows, the sums of two
+    leaders' (a route of two links: ``picks``), in every matrix of every system; random
+    diagonals of the members. Two delays, three systems."""
+    n, L, m, K = 15, 5, 2, 3
+    support = rng.random((n, L)) < 0.35
+    support[np.arange(L), np.arange(L)] = True
+    picks = [rng.choice(L, size=2, replace=False) for _ in range(n)]
+    A = np.zeros((K, m + 1, n, n))
+    for k in range(K):
+        for j in range(m + 1):
+            leaders = rng.normal(size=(n, L)) * support
+            A[k, j][:, :L] = leaders
+            for s in range(L, n):
+                A[k, j][:, s] = leaders[:, picks[s]].sum(axis=1)
+                A[k, j][s, s] = rng.normal()
+    if transposed:
+        A = np.swapaxes(A, -1, -2)
+    return Stack(A[:, 0], A[:, 1:], np.tile([0.3, 0.7], (K, 1)))
+
+
+def _assert_same_samples(stack, sim, rtol):
+    """``det Delta`` of the similar systems against the given ones' (NumPy's dense LU both),
+    and the compiled samples and log-derivatives through the split against dense samples."""
+    s = np.array([0.3 + 2j, -0.5 + 7j, 1.1 - 0.2j, -0.61 + 0j, 2.0 + 0.5j])
+    for k in range(stack.K):
+        full = _det(stack, s, k)
+        assert np.max(np.abs(_det(sim, s, k) - full) / np.abs(full)) < rtol
+    idx = np.repeat(np.arange(stack.K), s.size)
+    ss = np.tile(s, stack.K)
+    f0, g0 = stack._det_logderiv_lapack(ss, idx)
+    f1, g1 = sim.det_logderiv(ss, idx)
+    assert np.max(np.abs(f1 - f0) / np.abs(f0)) < rtol
+    assert np.max(np.abs(g1 - g0) / np.abs(g0)) < rtol
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_columns_that_are_sums_of_leaders_give_a_small_schur_complement(transposed):
+    """Fifteen states, too few for the groups of ``grouped``: the ten members' columns are
+    sums of the leaders', so the similar systems have a 5 x 5 Schur complement on the
+    leaders, and the determinant and log-derivative of the given systems."""
+    rng = np.random.default_rng(11)
+    stack = _summed_system(rng, transposed)
+    assert stack.split[0].size == 0 and aggregation(stack) is None
+    sim = grouped(stack)
+    assert sim is not None
+    S, T = sim.split
+    assert S.tolist() == list(range(5, 15)) and T.tolist() == list(range(5))
+    _assert_same_samples(stack, sim, 1e-11)
+
+
+def test_a_sum_off_by_rounding_is_kept_and_one_off_by_more_is_not():
+    """A member's entry (row 9, a member's row) off by two units of rounding (what the
+    linearization's separate rounding of a sum's terms gives): the member is kept, and the
+    similar systems have the determinant of the changed ones. Off by 1e-9 in one system
+    (not the first): that member goes to the complement."""
+    rng = np.random.default_rng(11)
+    stack = _summed_system(rng)
+    for k, factor, kept in ((0, 1 + 2 * np.finfo(float).eps, True), (2, 1 + 1e-9, False)):
+        A = stack.A.copy()
+        assert A[k, 1, 9, 7] != 0
+        A[k, 1, 9, 7] *= factor
+        changed = Stack(stack.A0, A, stack.tau)
+        sim = grouped(changed)
+        assert sim is not None
+        S, T = sim.split
+        assert (7 in S.tolist()) is kept and len(S) == (10 if kept else 9)
+        _assert_same_samples(changed, sim, 1e-11)
+
+
+def test_the_twenty_flow_ring_is_a_five_state_complement_and_charted_as_pointwise():
+    """20 flows on a ring of 5 links: once its alike flows are factored, 15 routes of 1 to 3
+    links, whose columns are sums of the five one-link routes' (to rounding); the similar
+    systems have a 5 x 5 Schur complement, the determinant of the reduced systems, and the
+    batch chart equals the per-point method (whole 20-state systems)."""
+    m = user_laws.kelly_twenty()
+    stack = Stack.from_systems([m.linearize(), m.linearize(kappa=1.7, T=0.25)])
+    reduced = aggregation(stack).reduced
+    sim = grouped(reduced)
+    assert sim is not None
+    S, T = sim.split
+    routes = user_laws._ring_routes(20, 5, 3)[:15]
+    assert T.tolist() == [r for r in range(15) if len(routes[r]) == 1]
+    _assert_same_samples(reduced, sim, 1e-12)
+    grid = {"kappa": np.array([0.4, 1.2, 2.0]), "T": np.array([0.06, 0.12, 0.2])}
+    _assert_batch_chart_is_pointwise(m, grid)

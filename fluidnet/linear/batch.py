@@ -257,8 +257,8 @@ def _rightmost_plain(
         if np.iscomplexobj(stack.A0) or np.iscomplexobj(stack.A):
             _full(state, np.arange(K) if skip is None else np.flatnonzero(~skip), system, opts)
         else:
-            # a network's flows of one route with unequal delays: a similar stack with a small
-            # Schur complement (fluidnet.linear.aggregate.grouped)
+            # a network's flows of one route with unequal delays, or routes of several links:
+            # a similar stack with a small Schur complement (fluidnet.linear.aggregate.grouped)
             stack = grouped(stack) or stack
             d = balance_scales(np.abs(stack.A0) + np.sum(np.abs(stack.A), axis=1))
             bal = stack.scaled(d)

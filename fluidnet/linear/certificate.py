@@ -85,9 +85,9 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
         leaves ``det Delta`` unchanged): the sampled range grows with their norms, and an
         imbalance that does not hurt a discretization (a factor 1000 between states) can
         still put the range beyond the sample budget. A network whose flows of one route have
-        unequal delays is counted on the similar systems of
-        :func:`~fluidnet.linear.aggregate.grouped` (the same roots; the samples through a small
-        Schur complement), every bound below taken of those.
+        unequal delays, or whose routes cross several links, is counted on the similar systems
+        of :func:`~fluidnet.linear.aggregate.grouped` (the same roots; the samples through a
+        small Schur complement), every bound below taken of those.
     sigma : numpy.ndarray
         ``(K,)`` abscissae of the lines.
 
