@@ -415,3 +415,13 @@ def test_the_twenty_flow_ring_is_a_five_state_complement_and_charted_as_pointwis
     _assert_same_samples(reduced, sim, 1e-12)
     grid = {"kappa": np.array([0.4, 1.2, 2.0]), "T": np.array([0.06, 0.12, 0.2])}
     _assert_batch_chart_is_pointwise(m, grid)
+
+
+def test_a_system_with_an_entry_not_finite_is_left_alone():
+    """A NaN in the first system (a point the caller will skip): no split, and no error of
+    the least-squares fit (NumPy's SVD does not converge on it)."""
+    rng = np.random.default_rng(11)
+    stack = _summed_system(rng)
+    A = stack.A.copy()
+    A[0, 0, 9, 7] = np.nan
+    assert grouped(Stack(stack.A0, A, stack.tau)) is None

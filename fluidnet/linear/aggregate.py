@@ -485,26 +485,29 @@ def _sums_split(A0: np.ndarray, A: np.ndarray):
     """``(A0, A, (S, T))`` of the columns that are sums (module notes), or ``None``: the
     members ``S`` are found on the first system and checked on every system."""
     n = A0.shape[-1]
-    first = np.concatenate([A0[:1, None], A[:1]], axis=1)[0]  # (m + 1, n, n)
-    sums = _sums_of(first)
+    sums = _sums_of(np.concatenate([A0[:1, None], A[:1]], axis=1)[0])
     if len(sums) < n - SCHUR_MAX_FRACTION * n:
         return None
-    M = np.concatenate([A0[:, None], A], axis=1)  # (K, m + 1, n, n)
-    _drop_unchecked(M, sums)
+    for M in (A0, A):
+        _drop_unchecked(M, sums)
     if len(sums) < n - SCHUR_MAX_FRACTION * n:
         return None
     S = np.array(sorted(sums))
     T = np.setdiff1d(np.arange(n), S)
-    for s, (J, c) in sums.items():  # columns: minus the combination of the leaders'
-        M[..., s] -= M[..., J] @ c
-    for s, (J, c) in sums.items():  # the leaders' rows: plus the member's, as many times
-        M[..., J, :] += c[:, None] * M[..., s : s + 1, :]
     # Delta_SS off its diagonal: the fits' residues, within SUM_ULPS of their terms (checked)
     inside = np.zeros((n, n), dtype=bool)
     inside[np.ix_(S, S)] = True
     np.fill_diagonal(inside, False)
-    M[..., inside] = 0.0
-    return M[:, 0].copy(), M[:, 1:].copy(), (S, T)
+    out = []
+    for M in (A0, A):
+        M = M.copy()
+        for s, (J, c) in sums.items():  # columns: minus the combination of the leaders'
+            M[..., s] -= M[..., J] @ c
+        for s, (J, c) in sums.items():  # the leaders' rows: plus the member's, as many times
+            M[..., J, :] += c[:, None] * M[..., s : s + 1, :]
+        M[..., inside] = 0.0
+        out.append(M)
+    return out[0], out[1], (S, T)
 
 
 def _sums_of(first: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -512,6 +515,8 @@ def _sums_of(first: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     (``(m + 1, n, n)``, every matrix) that are combinations of their leaders' outside their
     own rows and theirs (module notes), to :data:`SUM_ULPS`."""
     n = first.shape[-1]
+    if not np.all(np.isfinite(first)):
+        return {}
     support = (np.any(first != 0, axis=0) | np.eye(n, dtype=bool)).astype(np.float32)
     # within[i, j]: column i's nonzero rows are among column j's (counts: exact in float32)
     within = (support.T @ (1.0 - support)) == 0
@@ -521,6 +526,8 @@ def _sums_of(first: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     sums: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for s in np.flatnonzero(~leader):
         J = np.flatnonzero(leader & strict[:, s])
+        if not J.size:
+            continue
         rows = np.ones(n, dtype=bool)
         rows[s] = False
         rows[J] = False
@@ -533,16 +540,16 @@ def _sums_of(first: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
 
 
 def _drop_unchecked(M: np.ndarray, sums: dict) -> None:
-    """Leave in ``sums`` only the members whose fit holds in every matrix ``M``
-    (``(K, m + 1, n, n)``) of every system."""
+    """Leave in ``sums`` only the members whose fit holds in every matrix of ``M``
+    (``(..., n, n)``: the ``A0`` or the ``A_j`` of every system)."""
     n = M.shape[-1]
     for s in list(sums):
         J, c = sums[s]
         rows = np.ones(n, dtype=bool)
         rows[s] = False
         rows[J] = False
-        B = M[:, :, rows][..., J]  # (K, m + 1, r, |J|)
-        b = M[:, :, rows, s]
+        B = M[..., rows, :][..., J]  # (..., r, |J|)
+        b = M[..., rows, s]
         if not np.all(np.abs(b - B @ c) <= _sum_tol(np.abs(b) + np.abs(B) @ np.abs(c))):
             del sums[s]
 
