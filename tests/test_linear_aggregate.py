@@ -426,3 +426,22 @@ def test_a_system_with_an_entry_not_finite_is_left_alone():
     A = stack.A.copy()
     A[0, 0, 9, 7] = np.nan
     assert grouped(Stack(stack.A0, A, stack.tau)) is None
+
+
+def test_routes_of_scattered_links_are_sums_and_charted_as_pointwise():
+    """Another topology: five links, a one-link route on each, and eight routes over links
+    that are not neighbours on any ring, with two delays and unequal weights; the routes of
+    several links are the members of the sums (the one-link routes the leaders), and the
+    batch chart equals the per-point method."""
+    routes = [(0,), (1,), (2,), (3,), (4,), (0, 2), (1, 3, 4), (0, 4), (2, 3), (1, 4), (0, 2, 3)]
+    routes += [(1, 2), (3, 4)]
+    m = user_laws.kelly_network(routes, 5, delay_classes=2, heterogeneous=True)
+    stack = Stack.from_systems([m.linearize(), m.linearize(kappa=1.4, T=0.2)])
+    assert aggregation(stack) is None
+    sim = grouped(stack)
+    assert sim is not None
+    S, T = sim.split
+    assert T.tolist() == [0, 1, 2, 3, 4] and S.tolist() == list(range(5, 13))
+    _assert_same_samples(stack, sim, 1e-12)
+    grid = {"kappa": np.array([0.4, 1.2, 2.4]), "T": np.array([0.06, 0.15, 0.3])}
+    _assert_batch_chart_is_pointwise(m, grid)
