@@ -347,3 +347,34 @@ def test_certified_roots_grow_the_discretization_until_certified():
     assert roots[0].value == pytest.approx(complex(lambertw(-1.0, 0)), abs=1e-12)
     sizes.clear()
     assert certified_roots(lin, k=4, n_nodes=20, solve=flawed).certified and sizes == [20]
+
+
+def test_kept_discretization_eigenvalues_are_those_of_the_system_as_it_is():
+    """The eigenvalues of a discretization are kept for the same entries and size (a root path
+    counting at one value again with more roots gets them without solving again), keyed by
+    the entries themselves: a system changed in place gets its own eigenvalues, equal to a
+    fresh solve's, not the kept ones."""
+    from fluidnet.linear import roots as roots_module
+    from fluidnet.threads import single_threaded_blas
+
+    rng = np.random.default_rng(3)
+    n, N = 12, 20  # 252 rows: kept
+    lin = fn.LinearDDE(
+        -2.0 * np.eye(n) + 0.3 * rng.normal(size=(n, n)), [(1.0, rng.normal(size=(n, n)))]
+    )
+
+    def solved():
+        with single_threaded_blas():
+            return np.linalg.eigvals(generator_matrix(lin, N))
+
+    roots_module._EIGENVALUES.clear()
+    first = roots_module._generator_eigenvalues(lin, N)
+    assert not first.flags.writeable
+    np.testing.assert_array_equal(first, solved())
+    assert roots_module._generator_eigenvalues(lin, N) is first
+    assert roots_module._generator_eigenvalues(lin, N + 1) is not first
+    lin.A0[0, 0] += 0.5
+    changed = roots_module._generator_eigenvalues(lin, N)
+    assert changed is not first
+    np.testing.assert_array_equal(changed, solved())
+    assert np.max(np.abs(np.sort_complex(changed) - np.sort_complex(first))) > 1e-3

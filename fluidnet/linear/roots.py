@@ -69,7 +69,9 @@ principle on rectangles and Newton's method on its sparse characteristic matrix
 from __future__ import annotations
 
 import math
+import threading
 import warnings
+from collections import OrderedDict
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -642,6 +644,50 @@ def _block_roots(lin: LinearDDE, k: int, box, max_nodes: int, n_nodes: int | Non
     return select_roots(_certify(lin, full, box), k, box)
 
 
+#: Discretizations whose eigenvalues are kept (:func:`_generator_eigenvalues`), and the fewest
+#: rows for which they are (smaller eigenvalue problems cost less than their keys).
+EIGENVALUES_KEPT = 8
+EIGENVALUES_KEPT_FROM_ROWS = 200
+_EIGENVALUES: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_EIGENVALUES_LOCK = threading.Lock()
+
+
+def _generator_eigenvalues(lin: LinearDDE, N: int) -> np.ndarray:
+    """The eigenvalues of :func:`generator_matrix` ``(lin, N)`` (read-only).
+
+    The last :data:`EIGENVALUES_KEPT` problems of :data:`EIGENVALUES_KEPT_FROM_ROWS` rows or
+    more are kept, keyed by ``N`` and the system's entries and delays themselves (not by the
+    object, which a caller may change in place): a root path that counts the roots at one
+    value again with more roots asked for (a 30-flow network's critical gain: four of its ten
+    discretizations, 80 to 180 ms each, were the same eigenvalue problem solved again) gets the
+    same eigenvalues, bit for bit, without solving it again."""
+    rows = lin.n * (N + 1)
+    key = None
+    if rows >= EIGENVALUES_KEPT_FROM_ROWS:
+        key = (
+            N,
+            lin.n,
+            str(lin.A0.dtype),
+            lin.A0.tobytes(),
+            tuple(float(t) for t in lin.delays),
+            tuple((str(a.dtype), a.tobytes()) for a in lin.A),
+        )
+        with _EIGENVALUES_LOCK:
+            ev = _EIGENVALUES.get(key)
+            if ev is not None:
+                _EIGENVALUES.move_to_end(key)
+                return ev
+    with single_threaded_blas():
+        ev = np.linalg.eigvals(generator_matrix(lin, N))
+    ev.setflags(write=False)
+    if key is not None:
+        with _EIGENVALUES_LOCK:
+            _EIGENVALUES[key] = ev
+            while len(_EIGENVALUES) > EIGENVALUES_KEPT:
+                _EIGENVALUES.popitem(last=False)
+    return ev
+
+
 def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
     """Refined roots from the size-N discretization (the relevant candidates only), and the
     discretization's eigenvalues.
@@ -652,8 +698,7 @@ def _solve_at(lin: LinearDDE, N: int, norms, k: int, box):
     frequency band (which may lie right of true roots and refine to far-away ones) cannot hide
     a root.
     """
-    with single_threaded_blas():
-        ev = np.linalg.eigvals(generator_matrix(lin, N))
+    ev = _generator_eigenvalues(lin, N)
     cand = _candidates(lin, ev)
     if box is not None:
         slack = 1.0 / lin.max_delay
