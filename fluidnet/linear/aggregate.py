@@ -443,18 +443,18 @@ def grouped(stack: Stack) -> Stack | None:
         A0, A = stack.A0, stack.A
         if transposed:
             A0, A = np.swapaxes(A0, -1, -2), np.swapaxes(A, -1, -2)
+        found = None
         if n >= SCHUR_MIN_STATES:
-            found = _groups_split(_Matrices(stack, transposed, None), A0, A)
-            if found is not None:
-                return Stack(found[0], found[1], stack.tau, found[2])
-        found = _sums_split(A0, A)
+            found = _groups_split(_Matrices(stack, transposed, None), A0, A, stack.tau)
+        found = found or _sums_split(A0, A, stack.tau)
         if found is not None:
-            return Stack(found[0], found[1], stack.tau, found[2])
+            return found
     return None
 
 
-def _groups_split(mats: _Matrices, A0: np.ndarray, A: np.ndarray):
-    """``(A0, A, (S, T))`` of the groups without a common factor, or ``None``."""
+def _groups_split(mats: _Matrices, A0: np.ndarray, A: np.ndarray, tau: np.ndarray) -> Stack | None:
+    """The similar systems of the groups without a common factor with their split, or
+    ``None``."""
     n = A0.shape[-1]
     groups = _row_coupled_classes(mats, common=False)
     others = np.concatenate([g[1:] for g in groups]) if groups else np.zeros(0, int)
@@ -468,7 +468,7 @@ def _groups_split(mats: _Matrices, A0: np.ndarray, A: np.ndarray):
     np.fill_diagonal(pattern, False)
     if pattern.any():
         return None
-    return A0, A, (S, T)
+    return Stack(A0, A, tau, (S, T))
 
 
 def _similar(M: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
@@ -481,15 +481,16 @@ def _similar(M: np.ndarray, groups: list[np.ndarray]) -> np.ndarray:
     return M
 
 
-def _sums_split(A0: np.ndarray, A: np.ndarray):
-    """``(A0, A, (S, T))`` of the columns that are sums (module notes), or ``None``: the
-    members ``S`` are found on the first system and checked on every system."""
+def _sums_split(A0: np.ndarray, A: np.ndarray, tau: np.ndarray) -> Stack | None:
+    """The similar systems of the columns that are sums (module notes) with their split, or
+    ``None``: the members ``S`` are found on the first system and checked on every system."""
     n = A0.shape[-1]
     sums = _sums_of(np.concatenate([A0[:1, None], A[:1]], axis=1)[0])
     if len(sums) < n - SCHUR_MAX_FRACTION * n:
         return None
-    for M in (A0, A):
-        _drop_unchecked(M, sums)
+    for s in list(sums):  # the fits, checked on every matrix of every system
+        if not (_fits(A0, s, *sums[s]) and _fits(A, s, *sums[s])):
+            del sums[s]
     if len(sums) < n - SCHUR_MAX_FRACTION * n:
         return None
     S = np.array(sorted(sums))
@@ -507,7 +508,7 @@ def _sums_split(A0: np.ndarray, A: np.ndarray):
             M[..., J, :] += c[:, None] * M[..., s : s + 1, :]
         M[..., inside] = 0.0
         out.append(M)
-    return out[0], out[1], (S, T)
+    return Stack(out[0], out[1], tau, (S, T))
 
 
 def _sums_of(first: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
@@ -524,34 +525,33 @@ def _sums_of(first: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     strict = within & ~within.T
     leader = ~strict.any(axis=0)
     sums: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    for s in np.flatnonzero(~leader):
+    for s in map(int, np.flatnonzero(~leader)):
         J = np.flatnonzero(leader & strict[:, s])
         if not J.size:
             continue
-        rows = np.ones(n, dtype=bool)
-        rows[s] = False
-        rows[J] = False
+        rows = _outside(n, s, J)
         B = first[:, rows][:, :, J].reshape(-1, J.size)
-        b = first[:, rows, s].reshape(-1)
-        c = np.linalg.lstsq(B, b, rcond=None)[0]
-        if np.all(np.abs(b - B @ c) <= _sum_tol(np.abs(b) + np.abs(B) @ np.abs(c))):
-            sums[int(s)] = (J, c)
+        c = np.linalg.lstsq(B, first[:, rows, s].reshape(-1), rcond=None)[0]
+        if _fits(first, s, J, c):
+            sums[s] = (J, c)
     return sums
 
 
-def _drop_unchecked(M: np.ndarray, sums: dict) -> None:
-    """Leave in ``sums`` only the members whose fit holds in every matrix of ``M``
-    (``(..., n, n)``: the ``A0`` or the ``A_j`` of every system)."""
-    n = M.shape[-1]
-    for s in list(sums):
-        J, c = sums[s]
-        rows = np.ones(n, dtype=bool)
-        rows[s] = False
-        rows[J] = False
-        B = M[..., rows, :][..., J]  # (..., r, |J|)
-        b = M[..., rows, s]
-        if not np.all(np.abs(b - B @ c) <= _sum_tol(np.abs(b) + np.abs(B) @ np.abs(c))):
-            del sums[s]
+def _outside(n: int, s: int, J: np.ndarray) -> np.ndarray:
+    """The rows a member's fit is taken on: all but its own and its leaders'."""
+    rows = np.ones(n, dtype=bool)
+    rows[s] = False
+    rows[J] = False
+    return rows
+
+
+def _fits(M: np.ndarray, s: int, J: np.ndarray, c: np.ndarray) -> bool:
+    """Whether column ``s`` of every matrix of ``M`` (``(..., n, n)``) is the combination ``c``
+    of the columns ``J`` outside their rows and its own, to :data:`SUM_ULPS`."""
+    rows = _outside(M.shape[-1], s, J)
+    B = M[..., rows, :][..., J]  # (..., r, |J|)
+    b = M[..., rows, s]
+    return bool(np.all(np.abs(b - B @ c) <= _sum_tol(np.abs(b) + np.abs(B) @ np.abs(c))))
 
 
 def _sum_tol(size: np.ndarray) -> np.ndarray:
