@@ -41,3 +41,43 @@ def schur_samples(
     """``det Delta`` (mode 0; its phase: 1) into ``f`` and its logarithmic derivative into
     ``g``, or (mode 2) ``||Delta^{-1} probe||`` into ``f``, at every sample ``s`` of system
     ``idx`` (see :mod:`fluidnet.linear.samples`)."""
+
+def dense_samples(
+    s: Any,
+    idx: Any,
+    tau: Any,
+    A0: Any,
+    A: Any,
+    delays: Any,
+    dstart: Any,
+    du: Any,
+    K: int,
+    m: int,
+    n: int,
+    mode: int,
+    probe: Any,
+    f: Any,
+    g: Any,
+    /,
+) -> None:
+    """The same as :func:`schur_samples` on the whole ``n x n`` characteristic matrices."""
+
+def dense_newton(
+    s: Any,
+    tau: Any,
+    A0: Any,
+    A: Any,
+    delays: Any,
+    dstart: Any,
+    du: Any,
+    m: int,
+    n: int,
+    mode: int,
+    opts: Any,
+    f: Any,
+    g: Any,
+    /,
+) -> None:
+    """Newton's method on ``det Delta`` of one whole system from every start ``s`` (mode 0: a
+    refinement, 1: a root path's corrector), the iterates into ``f`` (see
+    :class:`fluidnet.linear.stacked.DenseKernel`)."""

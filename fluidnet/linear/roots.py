@@ -95,7 +95,7 @@ from .rootcheck import (
 )
 from .rootset import CharacteristicRoot, Roots, select_roots
 from .sparse import SparseSystem
-from .stacked import MILD_IMBALANCE, Stack, balance_scales
+from .stacked import MILD_IMBALANCE, Stack, balance_scales, dense_kernel
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -249,6 +249,11 @@ def _log_derivative(
 def _newton(lin: LinearDDE, lam: np.ndarray, maxiter: int = 40) -> tuple[np.ndarray, np.ndarray]:
     """Newton on ``det Delta`` of ``lin`` (:func:`~fluidnet.linear.newton.newton_roots`)."""
     real = not (np.iscomplexobj(lin.A0) or any(np.iscomplexobj(a) for a in lin.A))
+    # the same iteration compiled from 3 states (a few points an iteration: NumPy's work per
+    # call dominated); closed forms of the logarithmic derivative below
+    kernel = dense_kernel(lin) if lin.n > 2 else None
+    if kernel is not None:
+        return kernel.refine(lam, real, maxiter)
     parts = _delayed_parts(lin)
     return newton_roots(lambda z: _log_derivative(lin, z, parts), lam, real, maxiter)
 

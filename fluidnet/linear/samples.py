@@ -9,10 +9,14 @@ makes some thirty passes over blocks of samples and factors each matrix twice (`
 100-state network's reduced system, 2.1 us a sample against 7.6) and on whole matrices of at
 least :data:`~fluidnet.linear.stacked.DENSE_KERNEL_STATES` states (``dense_samples``; 15
 states, 4.5 us against 17). Both also give ``||Delta^{-1} b||`` for the residual bound of
-:meth:`~fluidnet.linear.stacked.Stack.residual_within`. The NumPy code (``Stack._schur_part``,
-``Stack._det_logderiv_lapack``) stays as the kernel's reference in the tests and as the
-fallback where the module is not built or was built from other sources (a warning says how to
-rebuild).
+:meth:`~fluidnet.linear.stacked.Stack.residual_within`. ``dense_newton`` runs Newton's method
+on ``det Delta`` of one whole system from many starts at once, each start's iteration to its
+end in C (:class:`~fluidnet.linear.stacked.DenseKernel`: the refinement of a discretization's
+eigenvalues, a root path's corrector). The NumPy code (``Stack._schur_part``,
+``Stack._det_logderiv_lapack``, the iterations of :func:`fluidnet.linear.newton.newton_roots`
+and of :func:`fluidnet.stability.crossing.newton_roots`) stays as the kernel's reference in the
+tests and as the fallback where the module is not built or was built from other sources (a
+warning says how to rebuild).
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from ..errors import AnalysisError, ParameterError
 from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import CharacteristicRoot, Roots, certified_roots, characteristic_roots
+from ..linear.stacked import dense_kernel
 
 __all__ = [
     "Crossing",
@@ -455,23 +456,30 @@ def relative_residual(lin: LinearDDE, lam: np.ndarray) -> np.ndarray:
     return out
 
 
-# a system's matrices stacked for Newton's method: ``(eye, A0, taus, A_k flattened)``
+# a system's matrices stacked for Newton's method: ``(eye, A0, taus, A_k flattened)``, and
+# its compiled kernel where it applies (None otherwise)
 _STACKED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _stacked(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _stacked(lin: LinearDDE) -> tuple:
     got = _STACKED.get(lin)
     if got is None:
         n = lin.n
         flat = np.array([a.reshape(n * n) for a in lin.A]).reshape(len(lin.A), n * n)
-        got = _STACKED[lin] = (np.eye(n), lin.A0, np.array(lin.delays, dtype=float), flat)
+        got = _STACKED[lin] = (
+            np.eye(n),
+            lin.A0,
+            np.array(lin.delays, dtype=float),
+            flat,
+            dense_kernel(lin),
+        )
     return got
 
 
 def _newton_steps(lin: LinearDDE, x: np.ndarray) -> np.ndarray:
     """``1 / trace(Delta(x)^{-1} Delta'(x))`` at each point of ``x`` (the Newton step on
     ``det Delta``), the delayed terms of all points as one matrix product."""
-    eye, A0, taus, flat = _stacked(lin)
+    eye, A0, taus, flat, _ = _stacked(lin)
     n = eye.shape[0]
     D = x[:, None, None] * eye - A0
     if taus.size:
@@ -513,8 +521,14 @@ def newton_roots(
     """
     lam = np.array(lam, dtype=complex, ndmin=1)
     unit = size_unit(lin)
+    kernel = _stacked(lin)[4]
     with np.errstate(all="ignore"):  # overflows of far iterates: not finite, so done
-        lam, active = _newton_loop(lin, lam, unit, maxiter, give_up)
+        if kernel is not None:  # the same iteration, compiled (from 2 states, where built)
+            lam, active = kernel.follow(
+                lam, unit, maxiter, give_up, MULTIPLICITY_TOL, MAX_MULTIPLICITY, WANDER_STEP
+            )
+        else:
+            lam, active = _newton_loop(lin, lam, unit, maxiter, give_up)
     ok = np.isfinite(lam)
     if is_real(lin):
         near = ok & (np.abs(np.imag(lam)) <= REAL_TOL * (unit + np.abs(lam)))
@@ -586,6 +600,10 @@ MULTIPLICITY_TOL = 0.02
 def _multiplicity_of_ratio(ratio: np.ndarray) -> np.ndarray:
     """The multiplicity ``m`` (2 to :data:`MAX_MULTIPLICITY`) whose linear rate ``(m - 1) / m``
     a ratio of successive Newton steps matches to :data:`MULTIPLICITY_TOL`; 1 otherwise."""
+    if not np.any(np.abs(ratio) >= 0.5 - MULTIPLICITY_TOL):
+        # no real part reaches the smallest rate's 1/2 within the tolerance (the steps of
+        # simple roots shrink much faster): every one 1, without the tests below
+        return np.ones(ratio.shape, dtype=int)
     with np.errstate(all="ignore"):
         re = np.real(ratio)
         m = np.rint(1.0 / (1.0 - re))

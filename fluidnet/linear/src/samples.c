@@ -1,7 +1,9 @@
 /* fluidnet.linear._samples: det Delta(s) and (det Delta)'(s) / det Delta(s) of a stack of
  * delay systems through the Schur complement of their flows (schur_samples; fluidnet/linear/
  * stacked.py, Stack._schur_part, computes the same in NumPy and is its reference), or on the
- * whole characteristic matrix (dense_samples; NumPy's det and solve are its reference).
+ * whole characteristic matrix (dense_samples; NumPy's det and solve are its reference), and
+ * Newton's method on det Delta of one whole system from many starts (dense_newton; the NumPy
+ * iterations it replaces, named at newton_kernel, are its reference).
  *
  * One sample q of system k = idx[q] at s = s[q]:
  *
@@ -224,6 +226,8 @@ typedef struct {
     const cx *probe;
     const int64_t *tsa, *tsi, *tsat, *sti, *stb, *stat;
     Py_ssize_t nts, nst;
+    /* dense_newton: its options (see newton_kernel) */
+    const double *opts;
     cx *f, *g;
 } arrays;
 
@@ -348,37 +352,41 @@ static void samples(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_
     }
 }
 
-/* The dense samples: Delta(s) = s I - A0 - sum_j A_j E_j and Delta'(s) = I + sum_j tau_j E_j A_j
- * of system k in full (n x n), each delay's terms on its entries du[dstart[j]:dstart[j + 1]];
- * then as above. work: 2 n^2 + 2 n values, perm n indices. */
-static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
+/* Delta(s) and Delta'(s) = I + sum_j tau_j E_j A_j of system k in full (n x n, into D and dD),
+ * each delay's terms on its entries du[dstart[j]:dstart[j + 1]]. */
+INLINED void dense_matrices(const arrays *x, const sizes *z, cx s, int64_t k, cx *D, cx *dD) {
     const Py_ssize_t n = z->nT, nn = n * n, K = z->K, m = z->m;
+    const cx *a0 = x->base + k * nn;
+    for (Py_ssize_t e = 0; e < nn; e++) {
+        D[e] = (cx){-a0[e].re, -a0[e].im};
+        dD[e] = (cx){0.0, 0.0};
+    }
+    for (Py_ssize_t a = 0; a < n; a++) {
+        D[a * (n + 1)] = cadd(D[a * (n + 1)], s);
+        dD[a * (n + 1)].re = 1.0;
+    }
+    for (Py_ssize_t jd = 0; jd < z->nd; jd++) {
+        const int64_t j = x->delays[jd];
+        const double t = x->tau[k * m + j];
+        const double mag = exp(-s.re * t);
+        const cx E = {mag * cos(-s.im * t), mag * sin(-s.im * t)};
+        const cx Et = {E.re * t, E.im * t};
+        const cx *p = x->per + (j * K + k) * nn;
+        for (int64_t e = x->dstart[jd]; e < x->dstart[jd + 1]; e++) {
+            const int64_t u = x->du[e];
+            D[u] = csub(D[u], cmul(E, p[u]));
+            dD[u] = cadd(dD[u], cmul(Et, p[u]));
+        }
+    }
+}
+
+/* The dense samples: Delta(s) and Delta'(s) of system k in full (dense_matrices), then as
+ * above. work: 2 n^2 + 2 n values, perm n indices. */
+static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
+    const Py_ssize_t n = z->nT, nn = n * n;
     cx *D = work, *dD = D + nn, *rp = dD + nn, *y = rp + n;
     for (Py_ssize_t q = 0; q < Q; q++) {
-        const cx s = x->s[q];
-        const int64_t k = x->idx[q];
-        const cx *a0 = x->base + k * nn;
-        for (Py_ssize_t e = 0; e < nn; e++) {
-            D[e] = (cx){-a0[e].re, -a0[e].im};
-            dD[e] = (cx){0.0, 0.0};
-        }
-        for (Py_ssize_t a = 0; a < n; a++) {
-            D[a * (n + 1)] = cadd(D[a * (n + 1)], s);
-            dD[a * (n + 1)].re = 1.0;
-        }
-        for (Py_ssize_t jd = 0; jd < z->nd; jd++) {
-            const int64_t j = x->delays[jd];
-            const double t = x->tau[k * m + j];
-            const double mag = exp(-s.re * t);
-            const cx E = {mag * cos(-s.im * t), mag * sin(-s.im * t)};
-            const cx Et = {E.re * t, E.im * t};
-            const cx *p = x->per + (j * K + k) * nn;
-            for (int64_t e = x->dstart[jd]; e < x->dstart[jd + 1]; e++) {
-                const int64_t u = x->du[e];
-                D[u] = csub(D[u], cmul(E, p[u]));
-                dD[u] = cadd(dD[u], cmul(Et, p[u]));
-            }
-        }
+        dense_matrices(x, z, x->s[q], x->idx[q], D, dD);
         cx f;
         if (factor(D, n, perm, rp, x->mode, (cx){1.0, 0.0}, &f)) {
             if (x->mode == SOLVE) {
@@ -393,6 +401,109 @@ static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ss
             x->f[q] = x->mode == SOLVE ? (cx){NAN, 0.0} : f;
             x->g[q] = (cx){INFINITY, 0.0};
         }
+    }
+}
+
+/* trace(Delta(s)^{-1} Delta'(s)) of system 0 in full, as dense() gives it in mode DET (inf
+ * where Delta is singular or a value is not finite). work: 2 n^2 + 2 n values, perm n. */
+INLINED cx logderiv_at(const arrays *x, const sizes *z, cx s, cx *work, Py_ssize_t *perm) {
+    const Py_ssize_t n = z->nT, nn = n * n;
+    cx *D = work, *dD = D + nn, *rp = dD + nn, *y = rp + n;
+    dense_matrices(x, z, s, 0, D, dD);
+    cx f;
+    if (!factor(D, n, perm, rp, DET, (cx){1.0, 0.0}, &f)) {
+        return (cx){INFINITY, 0.0};
+    }
+    const cx g = trace_solve(D, perm, rp, dD, n, y);
+    return cfinite(g) ? g : (cx){INFINITY, 0.0};
+}
+
+/* The multiplicity m (2 to mmax) whose linear rate (m - 1)/m the ratio of two successive Newton
+ * steps matches to tol (in real part, and with an imaginary part within tol); 1 otherwise
+ * (fluidnet/stability/crossing.py, _multiplicity_of_ratio). */
+static inline long rate_multiplicity(cx ratio, double tol, long mmax) {
+    const double m = rint(1.0 / (1.0 - ratio.re));
+    if (!isfinite(m) || m < 2.0 || m > (double)mmax || !(fabs(ratio.im) <= tol)) {
+        return 1;
+    }
+    return fabs(ratio.re - (m - 1.0) / m) <= tol ? (long)m : 1;
+}
+
+enum { REFINE = 0, FOLLOW = 1 };
+
+/* Newton's method on det Delta of one system from every start s[q] (each on its own), the step
+ * 1 / trace(Delta^{-1} Delta') (logderiv_at); the final iterate in f[q].
+ *
+ * REFINE (fluidnet/linear/newton.py, newton_roots, is the reference): opts = (real, maxiter);
+ * a start stops when its step falls below 1e-11 (1 + |lambda|), stops shrinking below
+ * 1e-8 (1 + |lambda|), or its iterate is not finite; with real, a real start's steps are real.
+ * g[q] = (size of the last step, 0).
+ *
+ * FOLLOW (fluidnet/stability/crossing.py, _newton_loop): opts = (unit, maxiter, give_up (< 0:
+ * none), tol, mmax, wander); the steps of a start whose two successive step ratios give the
+ * same multiplicity m >= 2 (rate_multiplicity) are taken m times longer until one fails to
+ * shrink by half; stops below 1e-13 (unit + |lambda|), or stalling below 1e-9 (unit +
+ * |lambda|), or not finite (converged: g[q] = 0); after give_up iterations a start still
+ * stepping farther than wander (unit + |lambda|) is left unconverged (g[q] = 1), as is one that
+ * reaches maxiter. */
+static void newton_kernel(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work,
+                          Py_ssize_t *perm) {
+    const double *o = x->opts;
+    const cx one = {1.0, 0.0};
+    for (Py_ssize_t q = 0; q < Q; q++) {
+        cx lam = x->s[q];
+        if (x->mode == REFINE) {
+            const int real = o[0] != 0.0;
+            const Py_ssize_t maxiter = (Py_ssize_t)o[1];
+            double last = INFINITY;
+            for (Py_ssize_t it = 0; it < maxiter; it++) {
+                cx step = cdiv(one, logderiv_at(x, z, lam, work, perm));
+                if (!cfinite(step)) step = (cx){0.0, 0.0};
+                if (real && lam.im == 0.0) step.im = 0.0;
+                lam = csub(lam, step);
+                const double size = hypot(step.re, step.im), scale = 1.0 + hypot(lam.re, lam.im);
+                const int done = size <= 1e-11 * scale ||
+                                 (size >= 0.9 * last && size <= 1e-8 * scale) || !cfinite(lam);
+                last = size;
+                if (done) break;
+            }
+            x->f[q] = lam;
+            x->g[q] = (cx){last, 0.0};
+            continue;
+        }
+        const double unit = o[0], tol = o[3], wander = o[5];
+        const Py_ssize_t maxiter = (Py_ssize_t)o[1], give_up = (Py_ssize_t)o[2];
+        const long mmax = (long)o[4];
+        cx plain = {NAN, NAN};
+        double prev = INFINITY, mult = 1.0;
+        long guess = 1;
+        int active = 1;
+        for (Py_ssize_t it = 0; it < maxiter; it++) {
+            cx step = cdiv(one, logderiv_at(x, z, lam, work, perm));
+            if (!cfinite(step)) step = (cx){0.0, 0.0};
+            if (it >= 1) {
+                const cx ratio = cdiv(step, plain);
+                long now = rate_multiplicity(ratio, tol, mmax);
+                if (mult > 1.0 && !(hypot(ratio.re, ratio.im) < 0.5)) {
+                    mult = 1.0; /* a simple root taken for a multiple one: plain steps again */
+                    now = 1;
+                }
+                if (now >= 2 && now == guess && mult == 1.0) mult = (double)now;
+                guess = now;
+            }
+            plain = step;
+            step = (cx){step.re * mult, step.im * mult};
+            lam = csub(lam, step);
+            const double size = hypot(step.re, step.im), scale = unit + hypot(lam.re, lam.im);
+            int done = size <= 1e-13 * scale || (size >= 0.9 * prev && size <= 1e-9 * scale) ||
+                       !cfinite(lam);
+            prev = size;
+            if (done) active = 0;
+            if (give_up >= 0 && it + 1 >= give_up && size > wander * scale) done = 1;
+            if (done) break;
+        }
+        x->f[q] = lam;
+        x->g[q] = (cx){active ? 1.0 : 0.0, 0.0};
     }
 }
 
@@ -525,10 +636,13 @@ static PyObject *schur_samples(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "schur_samples: an index lies outside its array");
         goto done;
     }
-    arrays x = {in[0].buf, idx,  in[2].buf, in[3].buf, in[4].buf, delays, dstart,
-                du,        tt,   tt_at,     ts,        st,        ii,     starts,
-                places,    mode, in[15].buf, tsa,      tsi,       tsat,   sti,
-                stb,       stat, nts,       nst,       fb.buf,    gb.buf};
+    arrays x = {.s = in[0].buf,     .idx = idx,     .tau = in[2].buf, .base = in[3].buf,
+                .per = in[4].buf,   .delays = delays, .dstart = dstart, .du = du,
+                .tt = tt,           .tt_at = tt_at, .ts = ts,         .st = st,
+                .ii = ii,           .starts = starts, .places = places, .mode = mode,
+                .probe = in[15].buf, .tsa = tsa,     .tsi = tsi,       .tsat = tsat,
+                .sti = sti,         .stb = stb,     .stat = stat,     .nts = nts,
+                .nst = nst,         .f = fb.buf,    .g = gb.buf};
     result = run(samples, &x, &z, Q, 2 * U + 2 * nT * nT + 2 * nS + 2 * nT, nT);
 done:
     release(&b);
@@ -597,6 +711,66 @@ done:
     return result;
 }
 
+#define N_NEWTON 8
+static const char *const NEWTON_NAMES[N_NEWTON] = {"s",      "tau", "A0", "A",
+                                                   "delays", "dstart", "du", "opts"};
+
+static PyObject *dense_newton(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *obj[N_NEWTON], *fo, *go;
+    Py_ssize_t m, n;
+    int mode;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnniOOO", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+                          &obj[5], &obj[6], &m, &n, &mode, &obj[7], &fo, &go)) {
+        return NULL;
+    }
+    const Py_ssize_t item[N_NEWTON] = {16, 8, 16, 16, 8, 8, 8, 8};
+    buffers b;
+    if (hold(&b, "dense_newton", obj, item, NEWTON_NAMES, N_NEWTON, fo, go) != 0) {
+        return NULL;
+    }
+    const Py_buffer *in = b.view, fb = b.view[N_NEWTON], gb = b.view[N_NEWTON + 1];
+    PyObject *result = NULL;
+    const Py_ssize_t Q = in[0].len / 16, nd = in[4].len / 8, ndu = in[6].len / 8;
+    const Py_ssize_t n_opts = mode == REFINE ? 2 : 6;
+    if (m < 0 || n < 1 || in[1].len / 8 != m || in[2].len / 16 != n * n ||
+        in[3].len / 16 != m * n * n || in[5].len / 8 != nd + 1 || fb.len != Q * 16 ||
+        gb.len != Q * 16 || mode < REFINE || mode > FOLLOW || in[7].len / 8 != n_opts) {
+        PyErr_SetString(PyExc_ValueError, "dense_newton: the arrays' sizes do not agree");
+        goto done;
+    }
+    const int64_t *delays = in[4].buf, *dstart = in[5].buf, *du = in[6].buf;
+    int bad = dstart[0] != 0 || dstart[nd] != ndu;
+    for (Py_ssize_t a = 0; a < nd; a++)
+        bad |= delays[a] < 0 || delays[a] >= m || dstart[a + 1] < dstart[a];
+    for (Py_ssize_t a = 0; a < ndu; a++) bad |= du[a] < 0 || du[a] >= n * n;
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "dense_newton: an index lies outside its array");
+        goto done;
+    }
+    arrays x = {0};
+    x.s = in[0].buf;
+    x.tau = in[1].buf;
+    x.base = in[2].buf;
+    x.per = in[3].buf;
+    x.delays = delays;
+    x.dstart = dstart;
+    x.du = du;
+    x.mode = mode;
+    x.opts = in[7].buf;
+    x.f = fb.buf;
+    x.g = gb.buf;
+    sizes z = {0};
+    z.K = 1;
+    z.m = m;
+    z.nT = n;
+    z.nd = nd;
+    result = run(newton_kernel, &x, &z, Q, 2 * n * n + 2 * n, n);
+done:
+    release(&b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"schur_samples", schur_samples, METH_VARARGS,
      "schur_samples(s, idx, tau, base, per, delays, dstart, du, tt, tt_at, ts, st, i, starts, "
@@ -606,6 +780,10 @@ static PyMethodDef methods[] = {
     {"dense_samples", dense_samples, METH_VARARGS,
      "dense_samples(s, idx, tau, A0, A, delays, dstart, du, K, m, n, mode, probe, f, g): the "
      "same on the whole n x n characteristic matrices (A0 (K, n n), A (m, K, n n))."},
+    {"dense_newton", dense_newton, METH_VARARGS,
+     "dense_newton(s, tau, A0, A, delays, dstart, du, m, n, mode, opts, f, g): Newton's method on "
+     "det Delta of one whole system from every start s (mode 0: a refinement, 1: a root path's "
+     "corrector; see newton_kernel in fluidnet/linear/src/samples.c), the iterates into f."},
     {NULL, NULL, 0, NULL},
 };
 
