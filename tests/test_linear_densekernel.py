@@ -113,6 +113,26 @@ def test_the_paths_corrector_finds_four_fold_roots():
     np.testing.assert_allclose(lam, ref, rtol=1e-12)
 
 
+@pytest.mark.parametrize("eps", [1e-3, 1e-5, 1e-7])
+def test_the_paths_corrector_near_two_close_simple_roots(eps):
+    """x1' = -a x1(t - 1), x2' = -(a + eps) x2(t - 1): two simple roots eps apart look double to
+    Newton's method from afar (its steps shrink by about 1/2, so the longer steps are taken)
+    until the pair is resolved and a longer step jumps across a root (back to plain steps):
+    each start ends at one of the two Lambert W roots, as NumPy's iteration ends."""
+    a = 0.3
+    lin = fn.LinearDDE(np.zeros((2, 2)), [(1.0, -np.diag([a, a + eps]))])
+    pair = np.array([lambertw(-a, 1), lambertw(-(a + eps), 1)])
+    start = pair.mean() + np.array([0.05, 0.02 + 0.03j, -0.04j, 0.1 + 0.1j, 0.01])
+    kernel = dense_kernel(lin)
+    assert kernel is not None
+    lam, active = _follow(kernel, start, 1.0)
+    ref, ref_active = _numpy_follow(lin, start, 1.0, 40, None)
+    assert not active.any() and not ref_active.any()
+    np.testing.assert_allclose(lam, ref, rtol=1e-12)
+    nearest = np.min(np.abs(lam[:, None] - pair[None, :]), axis=1)
+    assert np.all(nearest <= 1e-9 * np.abs(pair[0]))
+
+
 @pytest.mark.parametrize("n", [2, 5, 12])
 @pytest.mark.parametrize("give_up", [None, 3])
 def test_the_paths_corrector_equals_numpys(n, give_up):
