@@ -705,6 +705,13 @@ class DenseKernel:
     :mod:`.samples`): the logarithmic derivative of ``det Delta`` and Newton's method on it, from
     any number of starts at once.
 
+    Parameters
+    ----------
+    kernel : module
+        The compiled module (:func:`~fluidnet.linear.samples.compiled_samples`).
+    lin : LinearDDE
+        The system.
+
     Newton's method on one system (a root refined after a discretization, a root path's
     corrector) takes a few points an iteration, where NumPy's batched ``solve`` and the
     iteration's array operations cost 17-80 us an iteration (3 to 10 states, 1 to 16 points)
@@ -733,8 +740,19 @@ class DenseKernel:
         self._newton_args = (tau, A0, A, delays, dstart, du, m, n)
 
     def logderiv(self, s: np.ndarray) -> np.ndarray:
-        """``trace(Delta(s)^{-1} Delta'(s))`` at every point of ``s`` (``inf`` where ``Delta``
-        is singular or a value is not finite)."""
+        """``trace(Delta(s)^{-1} Delta'(s))`` at every point of ``s``.
+
+        Parameters
+        ----------
+        s : numpy.ndarray
+            Complex points.
+
+        Returns
+        -------
+        numpy.ndarray
+            Complex, the shape of ``s``; ``inf`` where ``Delta`` is singular or a value is
+            not finite.
+        """
         s = np.ascontiguousarray(s, dtype=complex)
         f = np.empty(s.shape, dtype=complex)
         g = np.empty(s.shape, dtype=complex)
@@ -750,8 +768,24 @@ class DenseKernel:
         return f, np.real(g)
 
     def refine(self, lam, real: bool, maxiter: int) -> tuple[np.ndarray, np.ndarray]:
-        """The iterates and last step sizes of
-        :func:`~fluidnet.linear.newton.newton_roots` on this system from ``lam``."""
+        """The iteration of :func:`~fluidnet.linear.newton.newton_roots` on this system.
+
+        Parameters
+        ----------
+        lam : array_like
+            Complex starts.
+        real : bool
+            A real system: real starts take real steps.
+        maxiter : int
+            Iterations at most.
+
+        Returns
+        -------
+        lam : numpy.ndarray
+            The final iterates.
+        last : numpy.ndarray
+            The size of each one's last step (``inf`` where none was taken).
+        """
         return self._newton(lam, 0, (1.0 if real else 0.0, float(maxiter)))
 
     def follow(
@@ -764,17 +798,53 @@ class DenseKernel:
         max_multiplicity: int,
         wander: float,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The iterates, and which starts are still active, of the root paths' corrector
-        (:func:`fluidnet.stability.crossing.newton_roots`, whose loop documents the rules and
-        the options) on this system from ``lam``."""
+        """The iteration of the root paths' corrector
+        (:func:`fluidnet.stability.crossing.newton_roots`) on this system.
+
+        Parameters
+        ----------
+        lam : array_like
+            Complex starts.
+        unit : float
+            The system's size floor (:func:`~fluidnet.stability.crossing.size_unit`).
+        maxiter : int
+            Iterations at most.
+        give_up : int or None
+            After this many iterations, a start still stepping farther than ``wander``
+            ``(unit + |lambda|)`` is left unconverged.
+        tol : float
+            How close a ratio of successive steps must be to ``(m - 1) / m`` to stand for a
+            root of multiplicity ``m``.
+        max_multiplicity : int
+            The largest ``m`` recognized.
+        wander : float
+            See ``give_up``.
+
+        Returns
+        -------
+        lam : numpy.ndarray
+            The final iterates.
+        active : numpy.ndarray of bool
+            The starts that did not converge.
+        """
         opts = (unit, maxiter, -1 if give_up is None else give_up, tol, max_multiplicity, wander)
         lam, active = self._newton(lam, 1, tuple(float(o) for o in opts))
         return lam, active != 0.0
 
 
 def dense_kernel(lin) -> DenseKernel | None:
-    """:class:`DenseKernel` of ``lin``, or ``None`` where the compiled kernel is not built or the
-    system has fewer than 2 or more than :data:`KERNEL_MAX_ROWS` states (NumPy's code then)."""
+    """:class:`DenseKernel` of ``lin``, where it applies.
+
+    Parameters
+    ----------
+    lin : LinearDDE
+
+    Returns
+    -------
+    DenseKernel or None
+        ``None`` where the compiled kernel is not built, or the system has fewer than 2 or more
+        than :data:`KERNEL_MAX_ROWS` states (the caller's NumPy code then).
+    """
     if not 2 <= lin.n <= KERNEL_MAX_ROWS:
         return None
     kernel = compiled_samples()
