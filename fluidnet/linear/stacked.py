@@ -701,16 +701,8 @@ class Stack:
 
 
 class DenseKernel:
-    """One system's matrices for the compiled kernel (``dense_samples`` and ``dense_newton`` of
-    :mod:`.samples`): the logarithmic derivative of ``det Delta`` and Newton's method on it, from
-    any number of starts at once.
-
-    Parameters
-    ----------
-    kernel : module
-        The compiled module (:func:`~fluidnet.linear.samples.compiled_samples`).
-    lin : LinearDDE
-        The system.
+    """One system's matrices for Newton's method on ``det Delta`` by the compiled kernel
+    (``dense_newton`` of :mod:`.samples`), from any number of starts at once.
 
     Newton's method on one system (a root refined after a discretization, a root path's
     corrector) takes a few points an iteration, where NumPy's batched ``solve`` and the
@@ -720,44 +712,21 @@ class DenseKernel:
     ``|re| + |im|``, as LAPACK's): the values agree with NumPy's to rounding. Made by
     :func:`dense_kernel`; the arrays are read when it is made (a later change of the system in
     place is not seen).
+
+    Parameters
+    ----------
+    kernel : module
+        The compiled module (:func:`~fluidnet.linear.samples.compiled_samples`).
+    lin : LinearDDE
+        The system.
     """
 
     def __init__(self, kernel, lin):
-        n = lin.n
-        m = len(lin.delays)
-        A = np.zeros((m, 1, n * n), dtype=complex)
-        for j, a in enumerate(lin.A):
-            A[j, 0] = np.ravel(a)
-        reach = [np.flatnonzero(A[j, 0] != 0) for j in range(m)]
-        delays = np.array([j for j in range(m) if reach[j].size], dtype=np.int64)
-        dstart = np.cumsum([0] + [reach[j].size for j in delays]).astype(np.int64)
-        du = np.concatenate([reach[j] for j in delays]) if delays.size else np.zeros(0)
         self._kernel = kernel
-        tau = np.array(lin.delays, dtype=float)
-        A0 = np.ascontiguousarray(np.reshape(lin.A0, (1, n * n)), dtype=complex)
-        du = np.ascontiguousarray(du, dtype=np.int64)
-        self._samples_args = (tau, A0, A, delays, dstart, du, 1, m, n, 0, np.zeros(0, complex))
-        self._newton_args = (tau, A0, A, delays, dstart, du, m, n)
-
-    def logderiv(self, s: np.ndarray) -> np.ndarray:
-        """``trace(Delta(s)^{-1} Delta'(s))`` at every point of ``s``.
-
-        Parameters
-        ----------
-        s : numpy.ndarray
-            Complex points.
-
-        Returns
-        -------
-        numpy.ndarray
-            Complex, the shape of ``s``; ``inf`` where ``Delta`` is singular or a value is
-            not finite.
-        """
-        s = np.ascontiguousarray(s, dtype=complex)
-        f = np.empty(s.shape, dtype=complex)
-        g = np.empty(s.shape, dtype=complex)
-        self._kernel.dense_samples(s, np.zeros(s.shape, dtype=np.int64), *self._samples_args, f, g)
-        return g
+        # the dense samples' arrays of the one-system stack (tau, A0, A, delays, dstart, du)
+        # and its sizes m, n
+        args = Stack.from_systems([lin])._dense_compiled
+        self._newton_args = (*args[:6], args[7], args[8])
 
     def _newton(self, lam, mode: int, opts: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
         s = np.ascontiguousarray(lam, dtype=complex)

@@ -380,42 +380,41 @@ INLINED void dense_matrices(const arrays *x, const sizes *z, cx s, int64_t k, cx
     }
 }
 
-/* The dense samples: Delta(s) and Delta'(s) of system k in full (dense_matrices), then as
- * above. work: 2 n^2 + 2 n values, perm n indices. */
-static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
+/* The LU factors of Delta(s) of system k (dense_matrices; f = det Delta in mode DET, its phase
+ * in PHASE, as factor gives it) and trace(Delta(s)^{-1} Delta'(s)), returned: inf where Delta is
+ * singular or a value is not finite. work: 2 n^2 + 2 n values, perm n indices. */
+INLINED cx dense_logderiv(const arrays *x, const sizes *z, cx s, int64_t k, int mode, cx *work,
+                          Py_ssize_t *perm, cx *f) {
     const Py_ssize_t n = z->nT, nn = n * n;
     cx *D = work, *dD = D + nn, *rp = dD + nn, *y = rp + n;
-    for (Py_ssize_t q = 0; q < Q; q++) {
-        dense_matrices(x, z, x->s[q], x->idx[q], D, dD);
-        cx f;
-        if (factor(D, n, perm, rp, x->mode, (cx){1.0, 0.0}, &f)) {
-            if (x->mode == SOLVE) {
-                for (Py_ssize_t a = 0; a < n; a++) y[a] = x->probe[a];
-                x->f[q] = (cx){solve_vector_norm(D, perm, rp, y, n), 0.0};
-            } else {
-                x->f[q] = f;
-                const cx g = trace_solve(D, perm, rp, dD, n, y);
-                x->g[q] = cfinite(g) ? g : (cx){INFINITY, 0.0};
-            }
-        } else {
-            x->f[q] = x->mode == SOLVE ? (cx){NAN, 0.0} : f;
-            x->g[q] = (cx){INFINITY, 0.0};
-        }
-    }
-}
-
-/* trace(Delta(s)^{-1} Delta'(s)) of system 0 in full, as dense() gives it in mode DET (inf
- * where Delta is singular or a value is not finite). work: 2 n^2 + 2 n values, perm n. */
-INLINED cx logderiv_at(const arrays *x, const sizes *z, cx s, cx *work, Py_ssize_t *perm) {
-    const Py_ssize_t n = z->nT, nn = n * n;
-    cx *D = work, *dD = D + nn, *rp = dD + nn, *y = rp + n;
-    dense_matrices(x, z, s, 0, D, dD);
-    cx f;
-    if (!factor(D, n, perm, rp, DET, (cx){1.0, 0.0}, &f)) {
+    dense_matrices(x, z, s, k, D, dD);
+    if (!factor(D, n, perm, rp, mode, (cx){1.0, 0.0}, f)) {
         return (cx){INFINITY, 0.0};
     }
     const cx g = trace_solve(D, perm, rp, dD, n, y);
     return cfinite(g) ? g : (cx){INFINITY, 0.0};
+}
+
+/* The dense samples: det Delta (or its phase) and the logarithmic derivative of system k in full
+ * (dense_logderiv), or (SOLVE) ||Delta^{-1} probe||. work: 2 n^2 + 2 n values, perm n. */
+static void dense(const arrays *x, const sizes *z, Py_ssize_t Q, cx *work, Py_ssize_t *perm) {
+    const Py_ssize_t n = z->nT, nn = n * n;
+    cx *D = work, *dD = D + nn, *rp = dD + nn, *y = rp + n;
+    for (Py_ssize_t q = 0; q < Q; q++) {
+        if (x->mode != SOLVE) {
+            x->g[q] = dense_logderiv(x, z, x->s[q], x->idx[q], x->mode, work, perm, &x->f[q]);
+            continue;
+        }
+        dense_matrices(x, z, x->s[q], x->idx[q], D, dD);
+        cx f;
+        if (factor(D, n, perm, rp, SOLVE, (cx){1.0, 0.0}, &f)) {
+            for (Py_ssize_t a = 0; a < n; a++) y[a] = x->probe[a];
+            x->f[q] = (cx){solve_vector_norm(D, perm, rp, y, n), 0.0};
+        } else {
+            x->f[q] = (cx){NAN, 0.0};
+            x->g[q] = (cx){INFINITY, 0.0};
+        }
+    }
 }
 
 /* The multiplicity m (2 to mmax) whose linear rate (m - 1)/m the ratio of two successive Newton
@@ -432,7 +431,7 @@ static inline long rate_multiplicity(cx ratio, double tol, long mmax) {
 enum { REFINE = 0, FOLLOW = 1 };
 
 /* Newton's method on det Delta of one system from every start s[q] (each on its own), the step
- * 1 / trace(Delta^{-1} Delta') (logderiv_at); the final iterate in f[q].
+ * 1 / trace(Delta^{-1} Delta') (dense_logderiv); the final iterate in f[q].
  *
  * REFINE (fluidnet/linear/newton.py, newton_roots, is the reference): opts = (real, maxiter);
  * a start stops when its step falls below 1e-11 (1 + |lambda|), stops shrinking below
@@ -450,6 +449,7 @@ static void newton_kernel(const arrays *x, const sizes *z, Py_ssize_t Q, cx *wor
                           Py_ssize_t *perm) {
     const double *o = x->opts;
     const cx one = {1.0, 0.0};
+    cx det; /* not used */
     for (Py_ssize_t q = 0; q < Q; q++) {
         cx lam = x->s[q];
         if (x->mode == REFINE) {
@@ -457,7 +457,7 @@ static void newton_kernel(const arrays *x, const sizes *z, Py_ssize_t Q, cx *wor
             const Py_ssize_t maxiter = (Py_ssize_t)o[1];
             double last = INFINITY;
             for (Py_ssize_t it = 0; it < maxiter; it++) {
-                cx step = cdiv(one, logderiv_at(x, z, lam, work, perm));
+                cx step = cdiv(one, dense_logderiv(x, z, lam, 0, DET, work, perm, &det));
                 if (!cfinite(step)) step = (cx){0.0, 0.0};
                 if (real && lam.im == 0.0) step.im = 0.0;
                 lam = csub(lam, step);
@@ -479,7 +479,7 @@ static void newton_kernel(const arrays *x, const sizes *z, Py_ssize_t Q, cx *wor
         long guess = 1;
         int active = 1;
         for (Py_ssize_t it = 0; it < maxiter; it++) {
-            cx step = cdiv(one, logderiv_at(x, z, lam, work, perm));
+            cx step = cdiv(one, dense_logderiv(x, z, lam, 0, DET, work, perm, &det));
             if (!cfinite(step)) step = (cx){0.0, 0.0};
             if (it >= 1) {
                 const cx ratio = cdiv(step, plain);
@@ -649,6 +649,17 @@ done:
     return result;
 }
 
+/* Whether the delays in use, their entry ranges and entries lie outside their arrays (m
+ * delays, n x n matrices): the check of dense_samples and dense_newton. */
+static int dense_indices_bad(const int64_t *delays, const int64_t *dstart, const int64_t *du,
+                             Py_ssize_t nd, Py_ssize_t ndu, Py_ssize_t m, Py_ssize_t n) {
+    int bad = dstart[0] != 0 || dstart[nd] != ndu;
+    for (Py_ssize_t a = 0; a < nd; a++)
+        bad |= delays[a] < 0 || delays[a] >= m || dstart[a + 1] < dstart[a];
+    for (Py_ssize_t a = 0; a < ndu; a++) bad |= du[a] < 0 || du[a] >= n * n;
+    return bad;
+}
+
 #define N_DENSE 9
 static const char *const DENSE_NAMES[N_DENSE] = {"s",      "idx", "tau", "A0",   "A",
                                                  "delays", "dstart", "du", "probe"};
@@ -678,11 +689,8 @@ static PyObject *dense_samples(PyObject *self, PyObject *args) {
         goto done;
     }
     const int64_t *idx = in[1].buf, *delays = in[5].buf, *dstart = in[6].buf, *du = in[7].buf;
-    int bad = dstart[0] != 0 || dstart[nd] != ndu;
+    int bad = dense_indices_bad(delays, dstart, du, nd, ndu, m, n);
     for (Py_ssize_t q = 0; q < Q; q++) bad |= idx[q] < 0 || idx[q] >= K;
-    for (Py_ssize_t a = 0; a < nd; a++)
-        bad |= delays[a] < 0 || delays[a] >= m || dstart[a + 1] < dstart[a];
-    for (Py_ssize_t a = 0; a < ndu; a++) bad |= du[a] < 0 || du[a] >= n * n;
     if (bad) {
         PyErr_SetString(PyExc_ValueError, "dense_samples: an index lies outside its array");
         goto done;
@@ -740,11 +748,7 @@ static PyObject *dense_newton(PyObject *self, PyObject *args) {
         goto done;
     }
     const int64_t *delays = in[4].buf, *dstart = in[5].buf, *du = in[6].buf;
-    int bad = dstart[0] != 0 || dstart[nd] != ndu;
-    for (Py_ssize_t a = 0; a < nd; a++)
-        bad |= delays[a] < 0 || delays[a] >= m || dstart[a + 1] < dstart[a];
-    for (Py_ssize_t a = 0; a < ndu; a++) bad |= du[a] < 0 || du[a] >= n * n;
-    if (bad) {
+    if (dense_indices_bad(delays, dstart, du, nd, ndu, m, n)) {
         PyErr_SetString(PyExc_ValueError, "dense_newton: an index lies outside its array");
         goto done;
     }
