@@ -126,13 +126,18 @@ def test_a_scheduler_address_alone_is_enough(client, tmp_path):
     assert "1.0, 2.0, 3.0" in out.stdout
 
 
-def test_a_chunk_finishing_just_after_a_stop_is_stored(client, tmp_path):
+def test_a_chunk_finishing_just_after_a_stop_is_stored(client, tmp_path, monkeypatch):
     """Stopped (Ctrl-C in receive) as the first chunk arrives, while the second runs 0.1 s
     more: the second, finished within DASK_STOP_GRACE_S, is stored with the first (before,
-    it was cancelled: a finished item on its way to the client when a signal came was lost)."""
-    from fluidnet.sweep.executors import DASK_STOP_GRACE_S
+    it was cancelled: a finished item on its way to the client when a signal came was lost).
 
-    assert DASK_STOP_GRACE_S >= 0.5
+    The grace is raised to 5 s here: with three test runs at once on 2 cores, the 0.1 s chunk
+    once took longer than the 0.5 s grace to reach the client (and was then rightly not
+    kept); what is tested is that a chunk finished within the grace is stored."""
+    from fluidnet.sweep import executors
+
+    assert executors.DASK_STOP_GRACE_S >= 0.5
+    monkeypatch.setattr(executors, "DASK_STOP_GRACE_S", 5.0)
     path = tmp_path / "stopped"
 
     def receive(indices, results):
