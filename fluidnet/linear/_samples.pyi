@@ -81,3 +81,19 @@ def dense_newton(
     """Newton's method on ``det Delta`` of one whole system from every start ``s`` (mode 0: a
     refinement, 1: a root path's corrector), the iterates into ``f`` (see
     :class:`fluidnet.linear.stacked.DenseKernel`)."""
+
+def scaled_steps(
+    J: Any,
+    F: Any,
+    X: Any,
+    dX: Any,
+    r: Any,
+    rows: Any,
+    singular: Any,
+    K: int,
+    n: int,
+    /,
+) -> None:
+    """The damped Newton steps of ``K`` real systems of ``n`` states (rows scaled by their
+    sizes, columns by the states' magnitudes; ``fluidnet.symbolic.densenewton._step_in``) into
+    ``dX``, ``r``, ``rows``; ``singular[k] = 1`` where the step of least norm was taken."""

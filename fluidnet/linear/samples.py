@@ -12,11 +12,12 @@ states, 4.5 us against 17). Both also give ``||Delta^{-1} b||`` for the residual
 :meth:`~fluidnet.linear.stacked.Stack.residual_within`. ``dense_newton`` runs Newton's method
 on ``det Delta`` of one whole system from many starts at once, each start's iteration to its
 end in C (:class:`~fluidnet.linear.stacked.DenseKernel`: the refinement of a discretization's
-eigenvalues, a root path's corrector). The NumPy code (``Stack._schur_part``,
-``Stack._det_logderiv_lapack``, the iterations of :func:`fluidnet.linear.newton.newton_roots`
-and of :func:`fluidnet.stability.crossing.newton_roots`) stays as the kernel's reference in the
-tests and as the fallback where the module is not built or was built from other sources (a
-warning says how to rebuild).
+eigenvalues, a root path's corrector). ``scaled_steps`` takes the scaled Newton steps of the
+equilibrium search's many small real systems (:mod:`fluidnet.symbolic.densenewton`). The NumPy
+code (``Stack._schur_part``, ``Stack._det_logderiv_lapack``, the iterations of
+:func:`fluidnet.linear.newton.newton_roots` and of :func:`fluidnet.stability.crossing.newton_roots`,
+``densenewton._step_numpy``) stays as the kernels' reference in the tests and as the fallback
+where the module is not built or was built from other sources (a warning says how to rebuild).
 """
 
 from __future__ import annotations

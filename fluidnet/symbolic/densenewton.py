@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -228,9 +229,45 @@ def _step(F: np.ndarray, J: np.ndarray, X: np.ndarray):
         return _step_in(F, J, X)
 
 
+#: Below this many states, the steps of a stack are taken by the compiled kernel
+#: ``scaled_steps`` of ``fluidnet/linear/src/samples.c`` (NumPy's batched solve and its
+#: least-norm fallback cost 100-200 us a round whatever the stack's size; the kernel 1-3 us a
+#: system). Above, NumPy's (sparse) solves.
+KERNEL_BELOW = SPARSE_FROM
+
+
+@lru_cache(maxsize=1)
+def _kernel():
+    """The compiled ``scaled_steps``, or ``None`` where the module is not built (or stale)."""
+    from ..linear.samples import compiled_samples
+
+    module = compiled_samples()
+    return getattr(module, "scaled_steps", None) if module is not None else None
+
+
 def _step_in(F: np.ndarray, J: np.ndarray, X: np.ndarray, singular: list[bool] | None = None):
     """:func:`_step` inside the caller's ``numpy.errstate(all="ignore")`` (``singular``: see
-    :func:`solve_rows`)."""
+    :func:`solve_rows`): by the compiled kernel below :data:`KERNEL_BELOW` states, else
+    :func:`_step_numpy` (its reference)."""
+    K, n = X.shape
+    kernel = _kernel() if 0 < n < KERNEL_BELOW and K else None
+    if kernel is None:
+        return _step_numpy(F, J, X, singular)
+    dX, r, rows, flags = np.empty((K, n)), np.empty((K, n)), np.empty((K, n)), np.empty(K)
+    kernel(
+        np.ascontiguousarray(J, dtype=float),
+        np.ascontiguousarray(F, dtype=float),
+        np.ascontiguousarray(X, dtype=float),
+        dX, r, rows, flags, K, n,
+    )  # fmt: skip
+    if singular is not None:
+        singular[0] = bool(flags.any())
+    return dX, r, rows
+
+
+def _step_numpy(F: np.ndarray, J: np.ndarray, X: np.ndarray, singular: list[bool] | None = None):
+    """:func:`_step_in` in NumPy: LAPACK's solves, ``numpy.linalg.pinv`` where one is singular
+    (the compiled kernel's reference)."""
     absX = np.abs(X)
     rows = _sizes(J, X, absX)
     cols = np.where(absX > 0, np.maximum(absX, 1e-300), 1.0)

@@ -37,7 +37,7 @@ import numpy as np
 from ..errors import ModelError
 from ..linear.lineardde import LinearDDE
 from .batchequilibria import _settled
-from .densenewton import FLOOR, TOL, _Rows, _sizes, _step, newton
+from .densenewton import FLOOR, KERNEL_BELOW, TOL, _kernel, _Rows, _sizes, _step, _step_in, newton
 from .equilibrium import _plan as _equilibrium_plan
 from .equilibrium import rank_key
 from .linearize import LinearizedBatch, _linearized_at, _parameter_table, _plan
@@ -559,7 +559,22 @@ class NearbyPoint:
 def _point_step(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float]:
     """The Newton step of one point and its largest scaled residual, scaled as
     ``densenewton._step`` scales them (rows by size, columns by the states' magnitudes); a zero
-    step, unsolved, where the residual is at the rounding level ``TOL`` (no step is taken)."""
+    step, unsolved, where the residual is at the rounding level ``TOL`` (no step is taken).
+    By the compiled kernel of ``densenewton._step_in`` where it is built, else in NumPy."""
+    if _kernel() is not None and 0 < x.size < KERNEL_BELOW:
+        with np.errstate(all="ignore"):
+            dX, r, _ = _step_in(F[None, :], J[None, :, :], x[None, :])
+        err = float(np.abs(r).max())
+        if np.isfinite(dX).all():
+            return (np.zeros(x.shape) if not err > TOL else dX[0]), err
+        if not err > TOL:  # not finite: A was (a NaN step) or the solve overflowed (no step)
+            return _point_step_numpy(F, J, x)
+        return dX[0], err
+    return _point_step_numpy(F, J, x)
+
+
+def _point_step_numpy(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, float]:
+    """:func:`_point_step` in NumPy (LAPACK's solve, ``numpy.linalg.pinv`` where singular)."""
     with np.errstate(all="ignore"):
         ax = np.abs(x)
         s = np.abs(J) @ ax

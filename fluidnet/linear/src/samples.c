@@ -3,7 +3,8 @@
  * stacked.py, Stack._schur_part, computes the same in NumPy and is its reference), or on the
  * whole characteristic matrix (dense_samples; NumPy's det and solve are its reference), and
  * Newton's method on det Delta of one whole system from many starts (dense_newton; the NumPy
- * iterations it replaces, named at newton_kernel, are its reference).
+ * iterations it replaces, named at newton_kernel, are its reference); and, for the equilibrium
+ * search, the scaled Newton steps of many small real systems (scaled_steps).
  *
  * One sample q of system k = idx[q] at s = s[q]:
  *
@@ -775,6 +776,227 @@ done:
     return result;
 }
 
+/* Damped Newton's steps of many real systems (fluidnet.symbolic.densenewton._step_in and
+ * solve_rows are the reference; fluidnet.symbolic.stepkernel calls this). System k of n states:
+ *
+ *   rows_i = sum_j |J_ij| |x_j|   (1 where it is 0 or not finite)
+ *   cols_j = max(|x_j|, 1e-300)   (1 where x_j = 0)
+ *   A_ij   = J_ij cols_j / rows_i,  r_i = F_i / rows_i
+ *   A y = r by LU with partial pivoting; where a pivot is exactly 0 (where LAPACK's getrf, and so
+ *   numpy.linalg.solve, stops) the step of least norm, y = A^+ r, with numpy.linalg.pinv's cut of
+ *   the singular values at n eps times the largest, from a one-sided Jacobi SVD (Hestenes);
+ *   dX_j = y_j cols_j, NaN where A or r has an entry that is not finite.
+ *
+ * singular[k] is 1 where the least-norm step was taken. */
+#define STEP_SWEEPS 60
+
+/* A y = b in place (A row-major n x n, b becomes y); 1 at an exactly zero pivot (A and b are
+ * then spoilt), else 0. */
+INLINED int real_lu_solve(double *A, double *b, Py_ssize_t n) {
+    for (Py_ssize_t c = 0; c < n; c++) {
+        Py_ssize_t p = c;
+        double big = fabs(A[c * n + c]);
+        for (Py_ssize_t i = c + 1; i < n; i++) {
+            if (fabs(A[i * n + c]) > big) {
+                big = fabs(A[i * n + c]);
+                p = i;
+            }
+        }
+        if (big == 0.0) {
+            return 1;
+        }
+        if (p != c) {
+            for (Py_ssize_t j = 0; j < n; j++) {
+                double t = A[c * n + j];
+                A[c * n + j] = A[p * n + j];
+                A[p * n + j] = t;
+            }
+            double t = b[c];
+            b[c] = b[p];
+            b[p] = t;
+        }
+        const double d = A[c * n + c];
+        for (Py_ssize_t i = c + 1; i < n; i++) {
+            const double l = A[i * n + c] / d;
+            if (l != 0.0) {
+                for (Py_ssize_t j = c + 1; j < n; j++) {
+                    A[i * n + j] -= l * A[c * n + j];
+                }
+                b[i] -= l * b[c];
+            }
+        }
+    }
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        double v = b[i];
+        for (Py_ssize_t j = i + 1; j < n; j++) {
+            v -= A[i * n + j] * b[j];
+        }
+        b[i] = v / A[i * n + i];
+    }
+    return 0;
+}
+
+/* y = A^+ b (A row-major n x n, overwritten; V: n n of work space). The columns of A are
+ * rotated in pairs until every pair is orthogonal to rounding (A V = U S); then
+ * y = sum over singular values s_i > n eps max s of V_i (U S)_i . b / s_i^2. */
+static void min_norm_solve(double *A, const double *b, double *y, Py_ssize_t n, double *V) {
+    for (Py_ssize_t i = 0; i < n * n; i++) {
+        V[i] = 0.0;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        V[i * n + i] = 1.0;
+    }
+    const double eps = 2.220446049250313e-16;
+    for (int sweep = 0; sweep < STEP_SWEEPS; sweep++) {
+        int rotated = 0;
+        for (Py_ssize_t p = 0; p < n - 1; p++) {
+            for (Py_ssize_t q = p + 1; q < n; q++) {
+                double alpha = 0.0, beta = 0.0, gamma = 0.0;
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    const double ap = A[i * n + p], aq = A[i * n + q];
+                    alpha += ap * ap;
+                    beta += aq * aq;
+                    gamma += ap * aq;
+                }
+                if (gamma == 0.0 || fabs(gamma) <= eps * sqrt(alpha) * sqrt(beta)) {
+                    continue;
+                }
+                rotated = 1;
+                const double zeta = (beta - alpha) / (2.0 * gamma);
+                const double t = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + hypot(1.0, zeta));
+                const double c = 1.0 / sqrt(1.0 + t * t), s = c * t;
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    const double ap = A[i * n + p], aq = A[i * n + q];
+                    A[i * n + p] = c * ap - s * aq;
+                    A[i * n + q] = s * ap + c * aq;
+                    const double vp = V[i * n + p], vq = V[i * n + q];
+                    V[i * n + p] = c * vp - s * vq;
+                    V[i * n + q] = s * vp + c * vq;
+                }
+            }
+        }
+        if (!rotated) {
+            break;
+        }
+    }
+    double smax = 0.0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        double norm2 = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            norm2 += A[i * n + j] * A[i * n + j];
+        }
+        smax = fmax(smax, sqrt(norm2));
+    }
+    const double cut = (double)n * eps * smax;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        y[i] = 0.0;
+    }
+    for (Py_ssize_t j = 0; j < n; j++) {
+        double norm2 = 0.0, proj = 0.0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            norm2 += A[i * n + j] * A[i * n + j];
+            proj += A[i * n + j] * b[i];
+        }
+        if (!(sqrt(norm2) > cut)) {
+            continue;
+        }
+        const double w = proj / norm2;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            y[i] += V[i * n + j] * w;
+        }
+    }
+}
+
+/* The steps of the K systems (work: 3 n n + 2 n doubles). */
+static void scaled_steps_kernel(const double *J, const double *F, const double *X, double *dX,
+                                double *r, double *rows, double *singular, Py_ssize_t K,
+                                Py_ssize_t n, double *work) {
+    double *A = work, *V = work + n * n, *keep = work + 2 * n * n, *cols = keep + n * n,
+           *y = cols + n;
+    for (Py_ssize_t k = 0; k < K; k++) {
+        const double *Jk = J + k * n * n, *Fk = F + k * n, *Xk = X + k * n;
+        double *dXk = dX + k * n, *rk = r + k * n, *rowsk = rows + k * n;
+        int finite = 1;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            const double a = fabs(Xk[j]);
+            cols[j] = a > 0.0 ? fmax(a, 1e-300) : 1.0;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            double size = 0.0;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                size += fabs(Jk[i * n + j]) * fabs(Xk[j]);
+            }
+            rowsk[i] = size > 0.0 && isfinite(size) ? size : 1.0;
+            rk[i] = Fk[i] / rowsk[i];
+            finite &= isfinite(rk[i]);
+            for (Py_ssize_t j = 0; j < n; j++) {
+                const double a = Jk[i * n + j] * cols[j] / rowsk[i];
+                A[i * n + j] = a;
+                finite &= isfinite(a);
+            }
+        }
+        singular[k] = 0.0;
+        if (!finite) {
+            for (Py_ssize_t j = 0; j < n; j++) {
+                dXk[j] = NAN;
+            }
+            continue;
+        }
+        memcpy(keep, A, (size_t)(n * n) * sizeof(double));
+        memcpy(y, rk, (size_t)n * sizeof(double));
+        if (real_lu_solve(A, y, n)) {
+            singular[k] = 1.0;
+            min_norm_solve(keep, rk, y, n, V);
+        }
+        for (Py_ssize_t j = 0; j < n; j++) {
+            dXk[j] = y[j] * cols[j];
+        }
+    }
+}
+
+#define N_STEPS 7
+static const char *const STEP_NAMES[N_STEPS] = {"J", "F", "X", "dX", "r", "rows", "singular"};
+
+static PyObject *scaled_steps(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *obj[N_STEPS];
+    Py_ssize_t K, n;
+    if (!PyArg_ParseTuple(args, "OOOOOOOnn", &obj[0], &obj[1], &obj[2], &obj[3], &obj[4],
+                          &obj[5], &obj[6], &K, &n)) {
+        return NULL;
+    }
+    buffers b;
+    b.count = 0;
+    PyObject *result = NULL;
+    for (int a = 0; a < N_STEPS; a++) {
+        int flags = PyBUF_C_CONTIGUOUS | (a < 3 ? 0 : PyBUF_WRITABLE);
+        if (PyObject_GetBuffer(obj[a], &b.view[a], flags) != 0) {
+            goto done;
+        }
+        b.count++;
+        const Py_ssize_t want = (a == 0 ? K * n * n : (a == N_STEPS - 1 ? K : K * n)) * 8;
+        if (K < 0 || n < 1 || b.view[a].len != want) {
+            PyErr_Format(PyExc_ValueError, "scaled_steps: %s has %zd bytes, not %zd (K=%zd, n=%zd "
+                         "float64)", STEP_NAMES[a], b.view[a].len, want, K, n);
+            goto done;
+        }
+    }
+    double *work = malloc((size_t)(3 * n * n + 2 * n + 1) * sizeof(double));
+    if (work == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    scaled_steps_kernel(b.view[0].buf, b.view[1].buf, b.view[2].buf, b.view[3].buf, b.view[4].buf,
+                        b.view[5].buf, b.view[6].buf, K, n, work);
+    Py_END_ALLOW_THREADS
+    free(work);
+    result = Py_NewRef(Py_None);
+done:
+    release(&b);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"schur_samples", schur_samples, METH_VARARGS,
      "schur_samples(s, idx, tau, base, per, delays, dstart, du, tt, tt_at, ts, st, i, starts, "
@@ -788,6 +1010,11 @@ static PyMethodDef methods[] = {
      "dense_newton(s, tau, A0, A, delays, dstart, du, m, n, mode, opts, f, g): Newton's method on "
      "det Delta of one whole system from every start s (mode 0: a refinement, 1: a root path's "
      "corrector; see newton_kernel in fluidnet/linear/src/samples.c), the iterates into f."},
+    {"scaled_steps", scaled_steps, METH_VARARGS,
+     "scaled_steps(J, F, X, dX, r, rows, singular, K, n): the damped Newton steps of K real "
+     "systems of n states, rows scaled by their sizes and columns by the states' magnitudes "
+     "(fluidnet.symbolic.densenewton._step_in), into dX, r, rows; singular[k] = 1 where the "
+     "step of least norm was taken."},
     {NULL, NULL, 0, NULL},
 };
 
