@@ -341,11 +341,13 @@ def test_a_large_network_is_solved_sparsely():
         m.linearize(equilibrium={k: 1.0 for k in eq})
 
 
-def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch):
+def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch, tmp_path):
     """The 60-flow ring again at the same values: the search's points are checked again instead
     of searching (a critical value's anchor, a repeated analysis; 220 ms a call at 100 states),
     and the answer is the closed form, as a new model's full search gives it."""
     from fluidnet.symbolic import newton
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing recalled from earlier runs
 
     m = _kelly_ring(60)
     first = m.equilibrium(kappa_1=0.7)
@@ -369,13 +371,15 @@ def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch):
     assert runs and list(other.values()) == pytest.approx([0.5 ** (1 / 6)] * 60, rel=1e-14)
 
 
-def test_the_first_equilibrium_of_a_large_model_stops_at_its_leading_start(monkeypatch):
+def test_the_first_equilibrium_of_a_large_model_stops_at_its_leading_start(monkeypatch, tmp_path):
     """first_equilibrium of the 60-flow ring (a critical value's branch check) stops the sparse
     search once its leading start settles an isolated point free of the boundary with no zero
     or negative state (nothing found after it ranks before it): the closed form
     x = (1/2)^(1/5), bit for bit the point a new model's full search returns first."""
     from fluidnet.symbolic import newton
     from fluidnet.symbolic.equilibrium import first_equilibrium
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing recalled from earlier runs
 
     verdicts = []
     solve = newton.SparseSteadyState.solve
@@ -497,3 +501,40 @@ def test_hundred_state_network_equilibrium_without_numpy_warnings():
     price = (u / 10.0) ** 4
     w = np.array([1.0 + ((3 * r) % 7) / 7 for r in range(90)])
     np.testing.assert_allclose(x * np.array([price[list(rt)].sum() for rt in routes]), w, rtol=1e-9)
+
+
+def test_a_large_models_search_is_recalled_by_the_next_process(monkeypatch, tmp_path):
+    # a large model's (sparse) search was kept in this process only: every new process searched
+    # the 100-state network again (0.55-0.6 s of its 0.6 s cached first equilibrium). Its record
+    # now keeps the points that gave the equilibrium, as a small model's does.
+    from user_laws import kelly_hundred
+
+    import fluidnet.symbolic.equilibrium as E
+    from fluidnet.symbolic.steadycode import record
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing recalled from earlier runs
+    searched = kelly_hundred().equilibrium(kappa=0.2)
+    m = kelly_hundred()  # a new model reads the record, as a new process does
+    assert E._plan(m).large
+    ((_, _, points),) = record(m)["recalled"]
+    assert len(points) == 1 and len(points[0]) == 100
+
+    def no_search(*a, **k):
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(E, "_numeric_candidates", no_search)
+    recalled = m.equilibrium(kappa=0.2)
+    assert recalled == searched and recalled.residual == searched.residual
+    # the law's own equations: each flow's rate is w_r over its links' prices, each filter its
+    # link's load (as in the test above)
+    x = np.array([recalled[f"x{r}"] for r in range(90)])
+    u = np.array([recalled[f"u{link}"] for link in range(10)])
+    routes = [tuple((r + j) % 10 for j in range(1 + r % 3)) for r in range(90)]
+    load = np.array([sum(x[r] for r in range(90) if link in routes[r]) for link in range(10)])
+    np.testing.assert_allclose(u, load, rtol=1e-9)
+    price = (u / 10.0) ** 4
+    w = np.array([1.0 + ((3 * r) % 7) / 7 for r in range(90)])
+    np.testing.assert_allclose(x * np.array([price[list(rt)].sum() for rt in routes]), w, rtol=1e-9)
+    # another capacity moves the equilibrium: searched
+    with pytest.raises(AssertionError, match="searched again"):
+        m.equilibrium(kappa=0.2, C=11.0)

@@ -1244,8 +1244,8 @@ def _memo_entry(p: np.ndarray, guess, states) -> list:
 
 def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | None:
     """The points the numeric search found at exactly these parameter values (and guess), kept
-    in the model's record by an earlier process (a large model's: by this process only);
-    checked again like any candidate by the caller."""
+    in the model's record by an earlier process (a large model's too: its record holds only
+    them); checked again like any candidate by the caller."""
     if plan.code is None and not plan.large:
         return None
     want = _memo_entry(p, guess, plan.states)
@@ -1275,8 +1275,8 @@ def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]
     at[repr(entry)] = (p.copy(), entry[1])
     for k in [k for k in at if k not in memo]:
         del at[k]
-    if plan.large or model._cache.get("recalled written"):
-        return  # a large model has no compiled steady-state code whose record would keep them
+    if model._cache.get("recalled written"):
+        return
     model._cache["recalled written"] = True
     entry = _memo_entry(p, guess, plan.states) + [[[float(v) for v in x] for x in points]]
     kept = [e for e in record(model).get("recalled", ()) if list(e[:2]) != entry[:2]]
