@@ -538,3 +538,35 @@ def test_a_large_models_search_is_recalled_by_the_next_process(monkeypatch, tmp_
     # another capacity moves the equilibrium: searched
     with pytest.raises(AssertionError, match="searched again"):
         m.equilibrium(kappa=0.2, C=11.0)
+
+
+def test_the_sparse_search_builds_the_matrix_scipy_builds_from_coordinates():
+    # the compressed-column layout kept per set of held states gives, entry for entry, the
+    # matrix scipy's conversion from coordinates gives (the same factors, so the same steps);
+    # a pattern with two entries at one place is left to the conversion (which sums them)
+    from scipy import sparse
+    from user_laws import kelly_hundred
+
+    from fluidnet.symbolic.equilibrium import _plan
+
+    m = kelly_hundred()
+    steady = _plan(m).sparse
+    p = np.array([m.params[k].value for k in m.param_names], dtype=float)
+    rng = np.random.default_rng(7)
+    for t in range(6):
+        x = rng.uniform(0.1, 5.0, steady.n)
+        E = steady._real(steady.evaluate(x, p))[steady.n :]
+        held = np.zeros(steady.n, dtype=bool)
+        held[rng.choice(steady.n, 3 * (t % 3), replace=False)] = True
+        scale = rng.uniform(0.5, 2.0, steady.n)
+        got = steady._system(E, held, scale)
+        keep = ~held[steady.rows]
+        h = np.flatnonzero(held)
+        rows = np.concatenate([steady.rows[keep], h])
+        cols = np.concatenate([steady.cols[keep], h])
+        vals = np.concatenate([E[keep] / scale[steady.rows[keep]], np.ones(h.size)])
+        want = sparse.csc_matrix((vals, (rows, cols)), shape=(steady.n, steady.n))
+        assert np.array_equal(got.indptr, want.indptr)
+        assert np.array_equal(got.indices, want.indices)
+        assert np.array_equal(got.data, want.data)
+    assert steady._layout(np.ones(3, dtype=bool), np.array([0, 1, 0]), np.array([2, 1, 2])) is None
