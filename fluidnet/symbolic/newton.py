@@ -301,9 +301,9 @@ class SparseSteadyState:
     def _layout(self, held: np.ndarray, rows: np.ndarray, cols: np.ndarray):
         """``(order, indices, indptr)``: the compressed-column form of the active system's
         pattern (entries sorted by column, then row: the matrix SciPy's conversion from
-        coordinates makes), kept per set of held states; ``None`` where two entries share a
-        place (the conversion sums them). Building the matrix from it skips the conversion
-        (0.16 ms of each Newton step of a 100-state network)."""
+        coordinates makes), kept per set of held states (up to 64); ``None`` where two entries
+        share a place (the conversion sums them). Building the matrix from it skips the
+        conversion (0.16 ms of each Newton step of a 100-state network)."""
         key = held.tobytes()
         if key in self._layouts:
             return self._layouts[key]
@@ -315,6 +315,6 @@ class SparseSteadyState:
             np.cumsum(np.bincount(c, minlength=self.n), out=indptr[1:])
             kept = (order, r.astype(np.int32), indptr)
         if len(self._layouts) >= 64:
-            self._layouts.pop(next(iter(self._layouts)))
+            self._layouts.clear()  # one call (threads of a sweep may share the model)
         self._layouts[key] = kept
         return kept
