@@ -61,6 +61,7 @@ import sympy
 
 from ..errors import AnalysisError, ModelError
 from .closedforms import cheap_to_solve, closed_forms, skip_solving
+from .memo import trim_oldest
 from .numeric import to_numpy
 from .rootsearch import Attempts, InOrder, homotopy, search
 from .rowscaling import row_scaling
@@ -1308,8 +1309,7 @@ def _keep_recent(memo: dict, key: str, points) -> None:
     """``memo[key] = points`` (copies), the last :data:`SEARCHED_HERE` keys kept."""
     memo.pop(key, None)
     memo[key] = [np.array(x, dtype=float) for x in points]
-    while len(memo) > SEARCHED_HERE:
-        memo.pop(next(iter(memo)))
+    trim_oldest(memo, SEARCHED_HERE)
 
 
 def _productive(checked: list, accepted: _Accepted, attempts: Attempts) -> list[np.ndarray]:

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import sympy
 
+from .memo import trim_oldest
+
 __all__ = ["RowScaling", "row_scaling"]
 
 
@@ -159,10 +161,8 @@ def keep_equilibria(model, P: np.ndarray, X: np.ndarray, ok: np.ndarray) -> None
         kept = memo.pop(key, None) or {}
         memo[key] = kept  # the newest class last
         kept[X[k].tobytes()] = None
-        while len(kept) > KEPT_PER_CLASS:
-            kept.pop(next(iter(kept)))
-    while len(memo) > KEPT_CLASSES:
-        memo.pop(next(iter(memo)))
+        trim_oldest(kept, KEPT_PER_CLASS)
+    trim_oldest(memo, KEPT_CLASSES)
 
 
 def known_equilibria(model, P: np.ndarray, X: np.ndarray) -> np.ndarray:
