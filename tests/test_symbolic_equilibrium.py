@@ -482,6 +482,20 @@ def test_a_recalled_search_keeps_only_the_points_that_gave_equilibria(monkeypatc
     np.testing.assert_allclose(x * q, 1.0, rtol=1e-12)
 
 
+def _assert_hundred_state_equilibrium(eq) -> None:
+    """The 100-state network's own equations at ``eq`` (tests/user_laws.py, C = 10, marking
+    (u/10)^4): each flow's rate is w_r over the sum of its links' prices, each load filter u_l
+    its link's load."""
+    x = np.array([eq[f"x{r}"] for r in range(90)])
+    u = np.array([eq[f"u{link}"] for link in range(10)])
+    routes = [tuple((r + j) % 10 for j in range(1 + r % 3)) for r in range(90)]
+    load = np.array([sum(x[r] for r in range(90) if link in routes[r]) for link in range(10)])
+    np.testing.assert_allclose(u, load, rtol=1e-9)
+    price = (u / 10.0) ** 4
+    w = np.array([1.0 + ((3 * r) % 7) / 7 for r in range(90)])
+    np.testing.assert_allclose(x * np.array([price[list(rt)].sum() for rt in routes]), w, rtol=1e-9)
+
+
 def test_hundred_state_network_equilibrium_without_numpy_warnings():
     # the sparse Newton search of a 100-state network (tests/user_laws.py) printed numpy's
     # "overflow encountered in dot" about thirty times: a trial step whose residual norm is
@@ -493,14 +507,7 @@ def test_hundred_state_network_equilibrium_without_numpy_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         eq = m.equilibrium()
-    x = np.array([eq[f"x{r}"] for r in range(90)])
-    u = np.array([eq[f"u{link}"] for link in range(10)])
-    routes = [tuple((r + j) % 10 for j in range(1 + r % 3)) for r in range(90)]
-    load = np.array([sum(x[r] for r in range(90) if link in routes[r]) for link in range(10)])
-    np.testing.assert_allclose(u, load, rtol=1e-9)
-    price = (u / 10.0) ** 4
-    w = np.array([1.0 + ((3 * r) % 7) / 7 for r in range(90)])
-    np.testing.assert_allclose(x * np.array([price[list(rt)].sum() for rt in routes]), w, rtol=1e-9)
+    _assert_hundred_state_equilibrium(eq)
 
 
 def test_a_large_models_search_is_recalled_by_the_next_process(monkeypatch, tmp_path):
@@ -525,16 +532,7 @@ def test_a_large_models_search_is_recalled_by_the_next_process(monkeypatch, tmp_
     monkeypatch.setattr(E, "_numeric_candidates", no_search)
     recalled = m.equilibrium(kappa=0.2)
     assert recalled == searched and recalled.residual == searched.residual
-    # the law's own equations: each flow's rate is w_r over its links' prices, each filter its
-    # link's load (as in the test above)
-    x = np.array([recalled[f"x{r}"] for r in range(90)])
-    u = np.array([recalled[f"u{link}"] for link in range(10)])
-    routes = [tuple((r + j) % 10 for j in range(1 + r % 3)) for r in range(90)]
-    load = np.array([sum(x[r] for r in range(90) if link in routes[r]) for link in range(10)])
-    np.testing.assert_allclose(u, load, rtol=1e-9)
-    price = (u / 10.0) ** 4
-    w = np.array([1.0 + ((3 * r) % 7) / 7 for r in range(90)])
-    np.testing.assert_allclose(x * np.array([price[list(rt)].sum() for rt in routes]), w, rtol=1e-9)
+    _assert_hundred_state_equilibrium(recalled)
     # another capacity moves the equilibrium: searched
     with pytest.raises(AssertionError, match="searched again"):
         m.equilibrium(kappa=0.2, C=11.0)
@@ -569,4 +567,13 @@ def test_the_sparse_search_builds_the_matrix_scipy_builds_from_coordinates():
         assert np.array_equal(got.indptr, want.indptr)
         assert np.array_equal(got.indices, want.indices)
         assert np.array_equal(got.data, want.data)
-    assert steady._layout(np.ones(3, dtype=bool), np.array([0, 1, 0]), np.array([2, 1, 2])) is None
+    # a pattern with an entry twice (rows 0, 1, 0; columns 2, 1, 2): the conversion sums them
+    from fluidnet.symbolic.newton import SparseSteadyState
+
+    twice = object.__new__(SparseSteadyState)
+    twice.n, twice._layouts = 3, {}
+    twice.rows, twice.cols = np.array([0, 1, 0]), np.array([2, 1, 2])
+    free = np.zeros(3, dtype=bool)
+    assert twice._layout(free, np.ones(3, dtype=bool), np.zeros(0, dtype=np.intp)) is None
+    summed = twice._system(np.array([1.0, 2.0, 3.0]), free, np.ones(3))
+    assert summed.toarray()[0, 2] == 4.0 and summed.toarray()[1, 1] == 2.0

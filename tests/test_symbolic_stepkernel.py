@@ -137,11 +137,12 @@ def test_one_point_step_is_the_stacks():
     rng = np.random.default_rng(5)
     J, F, X = _stack(rng, 3, 4)
     J[1, :, 2] = 0.0
+    allowed = _allowed(J, X)
     for k in range(3):
         step, err = _point_step(F[k], J[k], X[k])
         ref, ref_err = _point_step_numpy(F[k], J[k], X[k])
         assert err == pytest.approx(ref_err, rel=1e-14)
-        assert np.abs(step - ref).max() <= 1e-11 * np.abs(ref).max()
+        assert _gap(step[None], ref[None], X[k : k + 1])[0] <= allowed[k]
     # at the rounding level no step is taken
     x = np.array([2.0, 3.0])
     step, err = _point_step(np.array([1e-17, 0.0]), np.eye(2), x)
@@ -168,9 +169,11 @@ def test_the_search_reaches_what_numpys_iteration_reaches(law, monkeypatch):
     reference = newton(plan.code, X0, p, held, nonnegative=nonneg, quiet=8)
     assert compiled.converged.sum() >= 4  # a comparison over something
     assert np.array_equal(compiled.converged, reference.converged)
+    # converged rows end within the scaled residual FLOOR of a root, so two iterations that
+    # differ by rounding may stop that far apart (relative to the states' size)
     ok = reference.converged
-    scale = np.maximum(np.abs(reference.x[ok]), 1e-9 * np.abs(reference.x[ok]).max())
-    assert np.abs(compiled.x[ok] - reference.x[ok]).max() <= 1e-9 * scale.max()
+    size = np.abs(reference.x[ok]).max()
+    assert np.abs(compiled.x[ok] - reference.x[ok]).max() <= 10 * densenewton.FLOOR * size
 
 
 def test_equilibria_with_the_kernel_are_the_independent_solutions():

@@ -561,15 +561,16 @@ def _point_step(F: np.ndarray, J: np.ndarray, x: np.ndarray) -> tuple[np.ndarray
     ``densenewton._step`` scales them (rows by size, columns by the states' magnitudes); a zero
     step, unsolved, where the residual is at the rounding level ``TOL`` (no step is taken).
     By the compiled kernel of ``densenewton._step_in`` where it is built, else in NumPy."""
-    if _kernel() is not None and 0 < x.size < KERNEL_BELOW:
-        with np.errstate(all="ignore"):
-            dX, r, _ = _step_in(F[None, :], J[None, :, :], x[None, :])
-        err = float(np.abs(r).max())
-        if np.isfinite(dX).all():
-            return (np.zeros(x.shape) if not err > TOL else dX[0]), err
-        if not err > TOL:  # not finite: A was (a NaN step) or the solve overflowed (no step)
-            return _point_step_numpy(F, J, x)
+    if not (0 < x.size < KERNEL_BELOW and _kernel() is not None):
+        return _point_step_numpy(F, J, x)
+    with np.errstate(all="ignore"):
+        dX, r, _ = _step_in(F[None, :], J[None, :, :], x[None, :])
+    err = float(np.abs(r).max())
+    if err > TOL:
         return dX[0], err
+    if np.isfinite(dX).all():  # converged: no step
+        return np.zeros(x.shape), err
+    # not finite: a system that is not finite (a NaN step) or an overflowing solve (no step)
     return _point_step_numpy(F, J, x)
 
 

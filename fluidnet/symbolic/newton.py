@@ -286,27 +286,29 @@ class SparseSteadyState:
 
         keep = ~held[self.rows]
         vals = E[keep] / rows_scale[self.rows[keep]]
-        rows, cols = self.rows[keep], self.cols[keep]
-        if held.any():
-            h = np.flatnonzero(held)
-            rows = np.concatenate([rows, h])
-            cols = np.concatenate([cols, h])
+        h = np.flatnonzero(held)
+        if h.size:
             vals = np.concatenate([vals, np.ones(h.size)])
-        layout = self._layout(held, rows, cols)
+        layout = self._layout(held, keep, h)
         if layout is None:
+            rows = np.concatenate([self.rows[keep], h])
+            cols = np.concatenate([self.cols[keep], h])
             return sparse.csc_matrix((vals, (rows, cols)), shape=(self.n, self.n))
         order, indices, indptr = layout
         return sparse.csc_matrix((vals[order], indices, indptr), shape=(self.n, self.n))
 
-    def _layout(self, held: np.ndarray, rows: np.ndarray, cols: np.ndarray):
+    def _layout(self, held: np.ndarray, keep: np.ndarray, h: np.ndarray):
         """``(order, indices, indptr)``: the compressed-column form of the active system's
-        pattern (entries sorted by column, then row: the matrix SciPy's conversion from
-        coordinates makes), kept per set of held states (up to 64); ``None`` where two entries
-        share a place (the conversion sums them). Building the matrix from it skips the
-        conversion (0.16 ms of each Newton step of a 100-state network)."""
+        pattern (the entries ``keep`` of the Jacobian's, then ``h``'s diagonal; sorted by
+        column, then row: the matrix SciPy's conversion from coordinates makes), kept per set
+        of held states (up to 64); ``None`` where two entries share a place (the conversion
+        sums them). Building the matrix from it skips the conversion (0.16 ms of each Newton
+        step of a 100-state network)."""
         key = held.tobytes()
         if key in self._layouts:
             return self._layouts[key]
+        rows = np.concatenate([self.rows[keep], h])
+        cols = np.concatenate([self.cols[keep], h])
         order = np.lexsort((rows, cols))
         r, c = rows[order], cols[order]
         kept: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
