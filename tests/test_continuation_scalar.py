@@ -73,3 +73,29 @@ def test_a_zero_at_zero_ends_on_the_absolute_floor():
     x = illinois(counted, -1.0, 0.5, math.sinh(-1.0), math.sinh(0.5), atol=1e-15)
     assert abs(x) <= 1e-15
     assert len(calls) < 40 and min(abs(c) for c in calls) > 1e-300
+
+
+def test_an_estimate_rounded_onto_the_last_point_ends_there():
+    """The values of a real search (a root's real part at the PI AQM model's crossing in Tp,
+    issue 34): the fifth value, 2.3e-17 at a slope of about 3.5, puts the zero within 1e-17 of
+    that point, below its rounding (1.1e-16). The next secant estimate rounds onto it, and the
+    search ends there; it used to bisect from the far end, 24 more values."""
+    start = (0.5128972665000315, 0.5288790577155593, -0.025195901626086457, 0.0036527411291482625)
+    values = {
+        0.5268554843160854: 9.716393600894604e-05,
+        0.5268018634776248: 2.5733149387139537e-06,
+        0.5267990238412132: -2.436528057301483e-06,
+        0.5268004048932332: 6.798440647400204e-12,
+        0.5268004048893797: 2.331865694672084e-17,
+    }
+    gen = illinois_steps(*start)
+    asked = [next(gen)]
+    with pytest.raises(StopIteration) as stop:
+        while True:
+            asked.append(gen.send(values[asked[-1]]))
+    assert asked == list(values)  # the same points as the search asked for, no other
+    assert stop.value.value == 0.5268004048893797
+    # the slope between the two points either side: the zero is within 1e-16 of the answer
+    rise = 6.798440647400204e-12 + 2.436528057301483e-06
+    slope = rise / (0.5268004048932332 - 0.5267990238412132)
+    assert abs(2.331865694672084e-17 / slope) < 1e-16
