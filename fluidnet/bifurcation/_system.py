@@ -19,7 +19,8 @@ from ..errors import ModelError
 
 __all__ = ["OrbitSystem", "orbit_system"]
 
-_MODULES = [{"DiracDelta": lambda x: np.where(np.asarray(x) == 0, np.inf, 0.0)}, "numpy"]
+# NumPy as the module, not its name (see fluidnet.symbolic.numeric._MODULES)
+_MODULES = [{"DiracDelta": lambda x: np.where(np.asarray(x) == 0, np.inf, 0.0)}, np]
 
 
 def _vectorized(args, exprs: Sequence[sympy.Basic | float], shape: tuple[int, ...]):

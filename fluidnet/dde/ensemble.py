@@ -401,7 +401,7 @@ def _validated_sets(model, names: list[str], table: np.ndarray) -> list[dict[str
         if lag.kind != "parameter" or not ({s.name for s in lag.delay.free_symbols} & set(names)):
             continue
         syms = sorted(lag.delay.free_symbols, key=lambda s: s.name)
-        f = sympy.lambdify(syms, lag.delay, modules="numpy")
+        f = sympy.lambdify(syms, lag.delay, modules=np)
         tau = np.broadcast_to(
             np.asarray(f(*[columns[s.name] for s in syms]), float), table.shape[:1]
         )

@@ -263,8 +263,8 @@ class FlowLaw:
         """
         vals = self.values(**overrides)
         rep = {self.symbol(k): v for k, v in vals.items()}
-        a = sympy.lambdify(RATE, self.increase.xreplace(rep), "numpy")
-        d = sympy.lambdify(RATE, self.decrease.xreplace(rep), "numpy")
+        a = sympy.lambdify(RATE, self.increase.xreplace(rep), np)
+        d = sympy.lambdify(RATE, self.decrease.xreplace(rep), np)
 
         def inc(x):
             return np.broadcast_to(a(np.asarray(x, dtype=float)), np.shape(x)).astype(float)

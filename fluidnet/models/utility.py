@@ -274,7 +274,7 @@ class Utility:
     def _num(self, key: str, expr: sympy.Expr) -> Callable:
         k = "num_" + key
         if k not in self._cache:
-            self._cache[k] = sympy.lambdify(X, expr, "numpy")
+            self._cache[k] = sympy.lambdify(X, expr, np)
         return self._cache[k]
 
     def _check_assumption4(self) -> None:

@@ -224,7 +224,7 @@ class WindowChain:
     @cached_property
     def _numpy(self) -> dict[str, Callable[..., np.ndarray]]:
         args = (self.window, *self._params)
-        return {law: sympy.lambdify(args, e, modules="numpy") for law, e in self._exprs.items()}
+        return {law: sympy.lambdify(args, e, modules=np) for law, e in self._exprs.items()}
 
     def evaluate(self, law: str, w: Any, *, check: bool = True) -> np.ndarray:
         """The law ``"increase"``, ``"decrease"``, ``"mark"`` or ``"ack_rate"`` at windows ``w``.

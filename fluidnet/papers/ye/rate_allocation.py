@@ -48,8 +48,8 @@ def fluid_ratio(case: str = "I", t_end: float = T_END, history=None, **params) -
 def optimum_ratio(case: str = "I") -> float:
     """x4 : x maximizing (15) with the library's utilities (bounded scalar search)."""
     r13, r4 = RTTS[case]
-    U13 = sympy.lambdify(RATE, tcp_utility(mu(r13)), "numpy")
-    U4 = sympy.lambdify(RATE, tcp_utility(mu(r4)), "numpy")
+    U13 = sympy.lambdify(RATE, tcp_utility(mu(r13)), np)
+    U4 = sympy.lambdify(RATE, tcp_utility(mu(r4)), np)
     B = B_TOPOLOGY_ONE
     res = minimize_scalar(
         lambda v: -(3 * U13(B - v) + U4(v)),

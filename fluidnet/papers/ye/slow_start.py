@@ -51,8 +51,8 @@ def fluid(x_s: float, approximate=(), t_end: float = T_END):
 def library_optimum(x_s: float, case: str = "I") -> float:
     """x4 maximizing 3 U(B - x4) + U(x4) with :func:`fluidnet.models.tcp_utility`."""
     r13, r4 = RTTS[case]
-    U13 = sympy.lambdify(RATE, tcp_utility(mu(r13), x_s=x_s), "numpy")
-    U4 = sympy.lambdify(RATE, tcp_utility(mu(r4), x_s=x_s), "numpy")
+    U13 = sympy.lambdify(RATE, tcp_utility(mu(r13), x_s=x_s), np)
+    U4 = sympy.lambdify(RATE, tcp_utility(mu(r4), x_s=x_s), np)
     B = B_TOPOLOGY_ONE
     res = minimize_scalar(
         lambda v: -(3 * U13(B - v) + U4(v)),

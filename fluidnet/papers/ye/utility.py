@@ -19,7 +19,7 @@ from .data import FIG1, FIG1_U
 def fig1_utility():
     """The Fig 1 utility as a numpy function (from :func:`fluidnet.models.tcp_utility`)."""
     U = tcp_utility(FIG1["mu"], sympy.Rational(1, 2), 1, FIG1["x_s"])
-    return sympy.lambdify(RATE, U, "numpy")
+    return sympy.lambdify(RATE, U, np)
 
 
 def crossing(U, scale: float = 1.0) -> float:
@@ -48,7 +48,7 @@ def fig1(ctx: Context) -> dict:
     # the slopes on both sides of the kink, from the law's marginal utility log(1 + a/d)
     tl = tcp_law(mu_, x_s=xs_)
     vals = {tl.symbol(k): v for k, v in tl.values().items()}
-    up = sympy.lambdify(RATE, tl.reverse_engineered.marginal_utility.xreplace(vals), "numpy")
+    up = sympy.lambdify(RATE, tl.reverse_engineered.marginal_utility.xreplace(vals), np)
     values["slope below"], values["slope above"] = float(up(0.5)), float(up(1.0 + 1e-12))
     holds = 1.0 * xs_ >= mu_ and float(up(0.5)) >= float(up(1.0 + 1e-12))
     values["concave"] = Value(holds, f"alpha x_s = {xs_:g} >= mu = {mu_:g}")
