@@ -8,6 +8,8 @@ measured in CPU seconds of the process (``time.process_time``, all its threads):
 * **first equilibrium**: ``m.equilibrium()`` in a new process with an empty compile cache
   (symbolic and code-generation work included), and in a second new process with the cache
   the first one left (``cached``);
+* **first linearization**: ``m.linearize()`` right after it (the linearization's code
+  generated, no goal of its own);
 * **chart**: ``fn.stability_chart`` on the law's parameter plane, 100 x 100 points (20 x 20
   for more than 10 states), the first chart of the process after the first equilibrium, and a second
   chart of other values (``repeat``);
@@ -88,6 +90,7 @@ print(json.dumps(out))
 
 _ALL = """
 out["eq_s"], _ = cpu(m.equilibrium)
+out["lin_s"], _ = cpu(m.linearize)
 print(json.dumps(out), flush=True)
 for key, shift in (("chart", 0.0), ("chart_repeat", 0.013)):
     g = grid(shift)
@@ -208,6 +211,7 @@ def _row(name: str, r: dict) -> str:
         return "ok" if ok else "MISS"
 
     eq_ms = r.get("eq_s") and 1e3 * r["eq_s"]
+    lin_ms = r.get("lin_s") and 1e3 * r["lin_s"]
     eqc_ms = r.get("eq_cached_s") and 1e3 * r["eq_cached_s"]
     crit_ms = r.get("critical_s") and 1e3 * r["critical_s"]
     crit2_ms = r.get("critical_repeat_s") and 1e3 * r["critical_repeat_s"]
@@ -224,6 +228,7 @@ def _row(name: str, r: dict) -> str:
         f"{r['states']:>4}",
         f"{_fmt(eq_ms, 1, 1):>9} {marks[0]:<4}",
         f"{_fmt(eqc_ms, 1, 2):>8} {marks[1]:<4}",
+        f"{_fmt(lin_ms, 1, 1):>7}",
         f"{_fmt(r.get('chart_pts_s')):>8} {_fmt(r.get('chart_repeat_pts_s')):>8} {marks[2]:<4}",
         f"{_fmt(r.get('boundary_s'), 1, 2):>7} {marks[3]:<4}",
         f"{_fmt(crit_ms, 1, 0):>7} {_fmt(crit2_ms, 1, 0):>6} {marks[4]:<4}",
@@ -236,7 +241,8 @@ def _row(name: str, r: dict) -> str:
 
 
 HEADER = (
-    f"{'law':<20} {'n':>4} {'1st eq ms':>14} {'cached':>13} {'chart pts/s (repeat)':>22} "
+    f"{'law':<20} {'n':>4} {'1st eq ms':>14} {'cached':>13} {'lin ms':>7} "
+    f"{'chart pts/s (repeat)':>22} "
     f"{'boundary s':>12} {'critical ms (rep.)':>19}"
 )
 
