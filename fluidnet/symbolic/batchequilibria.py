@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FluidnetError
+from ..nearest import nearest
 from .densenewton import FLOOR, newton, track
 from .equilibrium import RESIDUAL_TOL, equilibria, rank_key
 from .rowscaling import row_scaling
@@ -91,15 +92,14 @@ def _spread(P: np.ndarray) -> np.ndarray:
 def _nearest(
     P: np.ndarray, unit: np.ndarray, targets: np.ndarray, sources: np.ndarray
 ) -> np.ndarray:
-    """For every target column index, the nearest source column index (scaled max-norm; a
-    k-d tree: comparing every pair cost 0.3 s at 10 000 points, and the subsample of the
-    sources it took beyond 4 million pairs missed the nearest)."""
-    from scipy.spatial import KDTree
-
+    """For every target column index, the nearest source column index (scaled max-norm;
+    :func:`fluidnet.nearest.nearest`: few pairs compared directly, many by a k-d tree --
+    comparing every pair cost 0.3 s at 10 000 points, and the subsample of the sources it took
+    beyond 4 million pairs missed the nearest)."""
     Pt = (P[:, targets] / unit[:, None]).T
     Ps = (P[:, sources] / unit[:, None]).T
-    _, j = KDTree(Ps).query(Pt, p=np.inf)
-    return sources[np.asarray(j, dtype=np.intp)]
+    _, j = nearest(Ps, Pt, p=np.inf)
+    return sources[j[:, 0]]
 
 
 def _settled(

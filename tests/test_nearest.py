@@ -1,0 +1,113 @@
+"""fluidnet.nearest: nearest neighbours against SciPy's k-d tree (a second method), ties, the
+switch to the tree for many pairs, bad input, and a chart of a process without SciPy."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from scipy.spatial import KDTree
+
+import fluidnet
+from fluidnet import nearest as nearest_module
+from fluidnet.nearest import DIRECT_PAIRS, nearest
+
+
+@pytest.mark.parametrize("p", [2.0, np.inf])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_the_same_neighbours_as_a_kd_tree(p, k):
+    """Random points (no ties): the same indices as SciPy's KDTree, distances to rounding."""
+    rng = np.random.default_rng(7)
+    src = rng.normal(size=(300, 3))
+    tgt = rng.normal(size=(500, 3))
+    assert src.shape[0] * tgt.shape[0] <= DIRECT_PAIRS  # compared directly
+    dist, idx = nearest(src, tgt, k=k, p=p)
+    ref_d, ref_i = KDTree(src).query(tgt, k=k, p=p)
+    assert dist.shape == idx.shape == (500, k)
+    np.testing.assert_array_equal(idx, np.reshape(ref_i, (500, k)))
+    np.testing.assert_allclose(dist, np.reshape(ref_d, (500, k)), rtol=1e-14, atol=0)
+
+
+def test_ties_go_to_the_lowest_index():
+    """A grid point between neighbours at equal distance (index steps) takes the first."""
+    src = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 1.0], [1.0, -1.0]])
+    tgt = np.array([[1.0, 0.0]])  # at distance 1 from all four
+    for p in (2.0, np.inf):
+        dist, idx = nearest(src, tgt, k=3, p=p)
+        np.testing.assert_array_equal(idx, [[0, 1, 2]])
+        np.testing.assert_array_equal(dist, [[1.0, 1.0, 1.0]])
+
+
+def test_many_pairs_go_to_the_tree(monkeypatch):
+    """Beyond DIRECT_PAIRS the k-d tree answers: the same neighbours (no ties here)."""
+    rng = np.random.default_rng(11)
+    src, tgt = rng.uniform(size=(50, 2)), rng.uniform(size=(40, 2))
+    direct = nearest(src, tgt, k=2, p=np.inf)
+    monkeypatch.setattr(nearest_module, "DIRECT_PAIRS", 10)
+    tree = nearest(src, tgt, k=2, p=np.inf)
+    np.testing.assert_array_equal(tree[1], direct[1])
+    np.testing.assert_allclose(tree[0], direct[0], rtol=1e-15, atol=0)
+
+
+def test_chunks_cover_every_target(monkeypatch):
+    """Targets taken a few at a time give the same answer as all at once."""
+    rng = np.random.default_rng(3)
+    src, tgt = rng.normal(size=(20, 2)), rng.normal(size=(101, 2))
+    whole = nearest(src, tgt)
+    monkeypatch.setattr(nearest_module, "CHUNK_PAIRS", 60)  # 3 targets a chunk
+    parts = nearest(src, tgt)
+    np.testing.assert_array_equal(parts[1], whole[1])
+    np.testing.assert_array_equal(parts[0], whole[0])
+
+
+@pytest.mark.parametrize(
+    ("src", "tgt", "k", "p", "match"),
+    [
+        (np.zeros((3, 2)), np.zeros((4, 3)), 1, 2.0, "must be"),
+        (np.zeros(3), np.zeros((4, 1)), 1, 2.0, "must be"),
+        (np.zeros((3, 2)), np.zeros((4, 2)), 4, 2.0, "k = 4"),
+        (np.zeros((3, 2)), np.zeros((4, 2)), 0, 2.0, "k = 0"),
+        (np.zeros((3, 2)), np.zeros((4, 2)), 1, 1.0, "p = 1"),
+    ],
+)
+def test_bad_input_is_refused(src, tgt, k, p, match):
+    with pytest.raises(ValueError, match=match):
+        nearest(src, tgt, k=k, p=p)
+
+
+def test_a_small_chart_imports_no_scipy():
+    """A process without the dask extra (which imports SciPy through dask.array) draws a chart
+    of a two-state law without importing SciPy: its batch's starts from the nearest solved
+    point are compared directly (the k-d tree's import cost 0.22 s of the first chart)."""
+    script = textwrap.dedent(
+        """
+        import sys
+        sys.modules["dask"] = None  # the dask extra not installed
+        import json
+        import numpy as np
+        import fluidnet as fn
+        x, q = fn.states("x q")
+        a, c = fn.params("a c")
+        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c},
+                     params={a: 0.5, c: 1.0})
+        ds = fn.stability_chart(m, {"a": np.linspace(0.1, 1.0, 8), "c": np.linspace(0.5, 2, 8)},
+                                progress=False, method="batch")
+        print(json.dumps([int(ds["stable"].sum()), sorted(k for k in sys.modules
+                                                          if k.split(".")[0] == "scipy")]))
+        """
+    )
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidnet.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    stable, scipy_modules = json.loads(out.stdout.strip().splitlines()[-1])
+    assert scipy_modules == []
+    assert 0 < stable <= 64
