@@ -15,6 +15,8 @@ measured in CPU seconds of the process (``time.process_time``, all its threads):
   chart of other values (``repeat``);
 * **boundary**: ``fn.stability_boundary`` on the same plane;
 * **critical**: ``fn.critical_value`` of the law's sweep, first call and repeat;
+* the window/queue law's **first chart** of a process with dask installed and without it (a
+  pip install without the ``dask`` extra);
 
 against the goals of issue 34: first equilibrium <= 50 ms up to 10 states (<= 5 ms cached),
 chart >= 5,000 points/s up to 10 states (>= 500 at 100 states), boundary <= 1 s, critical
@@ -267,6 +269,47 @@ def bench_orbits() -> dict:
     return out
 
 
+_FIRST_CHART = """
+import sys
+if {no_dask}:
+    sys.modules["dask"] = None  # as a pip install without the dask extra
+import json, time
+import numpy as np
+sys.path.insert(0, {tests!r})
+import fluidnet as fn
+import user_laws as U
+law = U.LAWS["tcp_red_rtt"]
+m = law.build()
+m.equilibrium()
+g = {{k: np.linspace(lo, hi, 100) for k, (lo, hi) in law.plane.items()}}
+t0 = time.process_time()
+fn.stability_chart(m, g, on_error="nan", progress=False)
+print(json.dumps(1e4 / (time.process_time() - t0)))
+"""
+
+
+def bench_first_chart() -> dict:
+    """The window/queue law's first chart of a process (points/s), with and without dask:
+    xarray imports ``dask.array`` (and SciPy through it) on its first Dataset when dask is
+    installed, which a pip install without the ``dask`` extra does not pay."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
+        for key, no_dask in (("with_dask", False), ("without_dask", True)):
+            code = _FIRST_CHART.format(no_dask=no_dask, tests=str(ROOT / "tests"))
+            try:
+                res = subprocess.run(
+                    [sys.executable, "-c", code],
+                    capture_output=True,
+                    text=True,
+                    env=_env(cache),
+                    timeout=LIMIT,
+                )
+                out[key + "_pts_s"] = float(res.stdout.strip().splitlines()[-1])
+            except (subprocess.TimeoutExpired, ValueError, IndexError):
+                out[key + "_pts_s"] = None
+    return out
+
+
 def main(names: list[str] | None = None) -> dict:
     sys.path.insert(0, str(ROOT / "tests"))
     import user_laws
@@ -292,6 +335,13 @@ def main(names: list[str] | None = None) -> dict:
         print(_row(name, r), flush=True)
     orbits = bench_orbits()
     results["orbits"] = orbits
+    first = bench_first_chart()
+    results["first_chart"] = first
+    print(
+        "first chart of a process (window/queue law, 100 x 100): "
+        f"{_fmt(first.get('with_dask_pts_s'))} points/s with dask installed, "
+        f"{_fmt(first.get('without_dask_pts_s'))} without"
+    )
     print(
         "bifurcation continuation (neuron, 50 orbits, 20 x 4): "
         f"{_fmt(orbits.get('numpy_first_ms_per_orbit'), 1, 1)} ms/orbit with NumPy imported "
