@@ -323,3 +323,34 @@ def test_closed_forms_are_solved_once_the_searches_cost_enough(tmp_path, monkeyp
     assert m.equilibrium(a=6.0) == pytest.approx({"x": 4.0, "y": 2.0}, rel=1e-15)
     assert len(equilibrium._plan(m).closed) == 1
     assert closed_forms(m, solve=False).status == "found"
+
+
+def test_analyses_neither_count_nor_solve_the_closed_forms(tmp_path, monkeypatch):
+    """The stability analyses make their systems within closed_forms_deferred: their one-point
+    searches neither count towards SOLVE_AFTER nor pay the one-time symbolic solve (which fell
+    in whichever analysis call crossed the line: RCP's second critical_value 122-126 ms instead
+    of 12). The same law searched point by point outside them gets its closed forms as
+    before, and they give x = 2a/3, y = a/3."""
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+    from fluidnet.symbolic import equilibrium
+    from fluidnet.symbolic.equilibrium import closed_forms_deferred
+
+    monkeypatch.setattr(equilibrium, "SOLVE_AFTER", 1e-9)
+    x, y = fn.states("x y")
+    a, T = fn.params("a T")
+    m = fn.Model({x: a - x(t - T) - y(t), y: x(t) - 2 * y(t)}, {a: 3.0, T: 1.0})
+    with closed_forms_deferred():
+        for v in (3.0, 4.0, 5.0):
+            assert m.equilibrium(a=v) == pytest.approx({"x": 2 * v / 3, "y": v / 3}, rel=1e-14)
+    # analyses: a chart (its batch and seeds), a critical value (its anchor, path, branch check)
+    fn.stability_chart(m, {"a": np.linspace(1.0, 4.0, 9), "T": np.linspace(0.5, 2.0, 9)})
+    fn.critical_value(m, "T", 0.1, 5.0)
+    assert m.cached("numeric search time", lambda: [0.0])[0] == 0.0
+    assert not m._cache.get("closed forms tried")
+    assert closed_forms(m, solve=False) is None or closed_forms(m, solve=False).status == "skipped"
+    assert not equilibrium._plan(m).closed
+    # outside them: counted, then solved, then used
+    assert m.equilibrium(a=6.0) == pytest.approx({"x": 4.0, "y": 2.0}, rel=1e-15)
+    assert m.equilibrium(a=9.0) == pytest.approx({"x": 6.0, "y": 3.0}, rel=1e-15)
+    assert len(equilibrium._plan(m).closed) == 1
+    assert closed_forms(m, solve=False).status == "found"

@@ -36,7 +36,7 @@ from ..linear.delaytf import DelayTF
 from ..linear.lineardde import LinearDDE
 from ..linear.quasipoly import QuasiPolynomial
 from ..linear.stacked import Stack
-from ..symbolic.equilibrium import first_equilibrium
+from ..symbolic.equilibrium import closed_forms_deferred, first_equilibrium
 from ..symbolic.linearize import linearize_batch
 from ..symbolic.model import Model
 from ..symbolic.nearby import NearbyPoint, linearize_near
@@ -157,7 +157,8 @@ class SystemFactory:
     def __call__(self, **values: float) -> LinearDDE:
         params = self.values(**values)
         if isinstance(self.source, Model):
-            return self.source.linearize(params=params)
+            with closed_forms_deferred():  # no one-time symbolic solve inside an analysis
+                return self.source.linearize(params=params)
         where = " at " + ", ".join(f"{k}={v:g}" for k, v in params.items()) if params else ""
         try:
             made = self.source(**params)
@@ -178,7 +179,8 @@ class SystemFactory:
         if not isinstance(self.source, Model):
             return self(**values)
         params = self.values(**values)
-        eq = first_equilibrium(self.source, **params)
+        with closed_forms_deferred():
+            eq = first_equilibrium(self.source, **params)
         return self.source.linearize(equilibrium=eq, params=params)
 
     def batch(self, values: Mapping[str, Any], near: np.ndarray | None = None) -> SystemBatch:
@@ -214,10 +216,11 @@ class SystemFactory:
         todo = range(K)
         if self.is_model:
             params = {**{k: np.full(K, float(v)) for k, v in self.fixed.items()}, **arrays}
-            if near is None:
-                lb = linearize_batch(self.source, params)
-            else:
-                lb = linearize_near(self.source, params, near)
+            with closed_forms_deferred():
+                if near is None:
+                    lb = linearize_batch(self.source, params)
+                else:
+                    lb = linearize_near(self.source, params, near)
             stack = lb.stack
             equilibria = np.where(lb.ok[:, None], lb.equilibrium, np.nan)
             todo = np.flatnonzero(~lb.ok)

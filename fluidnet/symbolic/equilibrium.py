@@ -49,11 +49,13 @@ relative residual of an equation is then measured against its sensitivity to the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -201,11 +203,37 @@ class _OnDemand:
 #: (0.3 ms a point) instead of searching (5-10 ms).
 SOLVE_AFTER = 0.2
 
+#: True while an analysis makes its systems (:func:`closed_forms_deferred`).
+_DEFERRED: ContextVar[bool] = ContextVar("fluidnet_closed_forms_deferred", default=False)
+
+
+@contextlib.contextmanager
+def closed_forms_deferred() -> Iterator[None]:
+    """Within: the equilibrium searches neither count towards :data:`SOLVE_AFTER` nor solve a
+    model's closed forms (closed forms known already are used).
+
+    The stability analyses make their systems within it
+    (:class:`fluidnet.stability.system.SystemFactory`): their one-point searches are few (the
+    start of a critical value's path and its branch check, a chart's seeds), and the one-time
+    solve (up to ``max(spent, 0.5)`` s of CPU) fell in whichever analysis call crossed the
+    line: RCP's second ``critical_value`` 122-126 ms instead of 12, the tandem law's first
+    0.6 s (its solve runs into the time box). A model searched point by point outside the
+    analyses (``m.equilibrium(...)`` in a loop, where the closed forms pay: RCP 3.4 -> 0.46 ms
+    a point) counts and solves as before. A context variable: a thread or task sees its own.
+    """
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
+
 
 def _solving_pays(model, plan: _Plan) -> bool:
     """Solve the closed forms now when the numeric searches of this model have cost
-    :data:`SOLVE_AFTER` already (once per model and process); True when the plan uses them
-    from now on."""
+    :data:`SOLVE_AFTER` already (once per model and process, never within
+    :func:`closed_forms_deferred`); True when the plan uses them from now on."""
+    if _DEFERRED.get():
+        return False
     spent = model.cached("numeric search time", lambda: [0.0])
     if spent[0] < SOLVE_AFTER or plan.large or plan.code is None:
         return False
@@ -549,7 +577,7 @@ def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equil
         accepted = _admissible(plan, candidates, p)
     if accepted and numeric and recalled is None and (plan.code is not None or plan.large):
         _memorize(model, plan, p, guess, _productive(candidates, accepted, attempts))
-    if numeric and recalled is None:
+    if numeric and recalled is None and not _DEFERRED.get():
         spent = model.cached("numeric search time", lambda: [0.0])
         spent[0] += time.process_time() - started
     if not accepted:
@@ -647,8 +675,9 @@ def _first_only(
             return None, attempts  # the full search, run to its end
         if verdict[-1]:
             _keep_recent(memo, key, attempts.candidates)
-            spent = model.cached("numeric search time", lambda: [0.0])
-            spent[0] += time.process_time() - started
+            if not _DEFERRED.get():
+                spent = model.cached("numeric search time", lambda: [0.0])
+                spent[0] += time.process_time() - started
     if not (verdict and verdict[-1]):
         return None, None
     if plan.code is not None:  # a start of the homotopies of _continued (generated code only)
