@@ -249,23 +249,28 @@ HEADER = (
 )
 
 
+def _last_number(code: str, cache: str) -> float | None:
+    """Run ``code`` in a new process; the number on its last line (None on failure)."""
+    try:
+        res = subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            env=_env(cache),
+            timeout=LIMIT,
+        )
+        return float(res.stdout.strip().splitlines()[-1])
+    except (subprocess.TimeoutExpired, ValueError, IndexError):
+        return None
+
+
 def bench_orbits() -> dict:
     """Neuron continuation, ms of CPU per orbit, NumPy imported first and last."""
     out = {}
     with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
         for key, first in (("numpy_first", "import numpy"), ("fluidnet_first", "")):
             code = _ORBITS.format(numpy_first=first, tests=str(ROOT / "tests"))
-            try:
-                res = subprocess.run(
-                    [sys.executable, "-c", code],
-                    capture_output=True,
-                    text=True,
-                    env=_env(cache),
-                    timeout=LIMIT,
-                )
-                out[key + "_ms_per_orbit"] = float(res.stdout.strip().splitlines()[-1])
-            except (subprocess.TimeoutExpired, ValueError, IndexError):
-                out[key + "_ms_per_orbit"] = None
+            out[key + "_ms_per_orbit"] = _last_number(code, cache)
     return out
 
 
@@ -296,17 +301,7 @@ def bench_first_chart() -> dict:
     with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
         for key, no_dask in (("with_dask", False), ("without_dask", True)):
             code = _FIRST_CHART.format(no_dask=no_dask, tests=str(ROOT / "tests"))
-            try:
-                res = subprocess.run(
-                    [sys.executable, "-c", code],
-                    capture_output=True,
-                    text=True,
-                    env=_env(cache),
-                    timeout=LIMIT,
-                )
-                out[key + "_pts_s"] = float(res.stdout.strip().splitlines()[-1])
-            except (subprocess.TimeoutExpired, ValueError, IndexError):
-                out[key + "_pts_s"] = None
+            out[key + "_pts_s"] = _last_number(code, cache)
     return out
 
 

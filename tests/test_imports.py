@@ -103,6 +103,33 @@ def test_a_linearization_imports_none_of_numpys_optional_submodules():
     assert loaded.isdisjoint(optional), sorted(loaded & optional)
 
 
+def test_a_small_chart_imports_no_scipy():
+    """A process without the dask extra (which imports SciPy through dask.array) draws a batch
+    chart of a two-state law without importing SciPy: its starts from the nearest solved point
+    are compared directly (fluidnet.nearest; the k-d tree's import cost 0.22 s of the first
+    chart)."""
+    loaded = _loaded_after(
+        """
+        import sys
+        sys.modules["dask"] = None  # the dask extra not installed
+        import numpy as np
+        import fluidnet as fn
+        x, q = fn.states("x q")
+        a, c = fn.params("a c")
+        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c},
+                     params={a: 0.5, c: 1.0})
+        grid = {"a": np.linspace(0.1, 1.0, 8), "c": np.linspace(0.5, 2, 8)}
+        ds = fn.stability_chart(m, grid, progress=False, method="batch")
+        assert (ds["fallback"].values == "").all()  # every point settled by the batch
+        """,
+        modules=True,
+    )
+    assert "xarray" in loaded
+    assert not any(name.split(".")[0] == "scipy" for name in loaded), sorted(
+        name for name in loaded if name.startswith("scipy")
+    )
+
+
 def test_a_simulation_imports_no_analysis_library():
     loaded = _loaded_after(
         """

@@ -1,19 +1,12 @@
 """fluidnet.nearest: nearest neighbours against SciPy's k-d tree (a second method), ties, the
-switch to the tree for many pairs, bad input, and a chart of a process without SciPy."""
+switch to the tree for many pairs, bad input (a chart without SciPy: tests/test_imports.py)."""
 
 from __future__ import annotations
-
-import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 from scipy.spatial import KDTree
 
-import fluidnet
 from fluidnet import nearest as nearest_module
 from fluidnet.nearest import DIRECT_PAIRS, nearest
 
@@ -78,36 +71,3 @@ def test_chunks_cover_every_target(monkeypatch):
 def test_bad_input_is_refused(src, tgt, k, p, match):
     with pytest.raises(ValueError, match=match):
         nearest(src, tgt, k=k, p=p)
-
-
-def test_a_small_chart_imports_no_scipy():
-    """A process without the dask extra (which imports SciPy through dask.array) draws a chart
-    of a two-state law without importing SciPy: its batch's starts from the nearest solved
-    point are compared directly (the k-d tree's import cost 0.22 s of the first chart)."""
-    script = textwrap.dedent(
-        """
-        import sys
-        sys.modules["dask"] = None  # the dask extra not installed
-        import json
-        import numpy as np
-        import fluidnet as fn
-        x, q = fn.states("x q")
-        a, c = fn.params("a c")
-        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c},
-                     params={a: 0.5, c: 1.0})
-        ds = fn.stability_chart(m, {"a": np.linspace(0.1, 1.0, 8), "c": np.linspace(0.5, 2, 8)},
-                                progress=False, method="batch")
-        print(json.dumps([int(ds["stable"].sum()), sorted(k for k in sys.modules
-                                                          if k.split(".")[0] == "scipy")]))
-        """
-    )
-    env = dict(os.environ)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidnet.__file__)))
-    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
-    )
-    assert out.returncode == 0, out.stderr
-    stable, scipy_modules = json.loads(out.stdout.strip().splitlines()[-1])
-    assert scipy_modules == []
-    assert 0 < stable <= 64
