@@ -346,3 +346,27 @@ def test_installing_the_accessor_twice_registers_it_once():
         _accessors.install()
         _accessors.install()
     assert hasattr(xr.Dataset, _accessors.ACCESSOR)
+
+
+def test_a_critical_value_and_a_boundary_import_no_masked_arrays():
+    """numpy.unique and numpy.setdiff1d import numpy.ma on their first call (14 ms of CPU, a
+    quarter of a first critical value, issue 34); the analyses' own index bookkeeping (the
+    diagonal blocks, the enclosures' pending circles, the batch equilibria's seeds, the coarse
+    chart's edge ends) does without them. (A chart imports numpy.ma anyway, through pandas.)"""
+    loaded = _loaded_after(
+        """
+        import numpy as np
+        import fluidnet as fn
+        x, q = fn.states("x q")
+        a, c, T = fn.params("a c T")
+        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - T)), q: x(fn.t) - c},
+                     params={a: 0.5, c: 1.0, T: 1.0})
+        cv = fn.critical_value(m, "T", 0.1, 10.0)
+        b = fn.stability_boundary(m, "a", "T", x_range=(0.2, 1.0), y_range=(0.5, 5.0),
+                                  progress=False)
+        assert b.curves and np.isfinite(cv.value)
+        print(cv.value)
+        """,
+        modules=True,
+    )
+    assert "numpy.ma" not in loaded

@@ -629,3 +629,69 @@ def test_gain_equal_at_the_delay_samples_is_not_a_delay_sweep(default):
     assert cv.value == pytest.approx(exact, rel=1e-10)
     assert cv.omega == pytest.approx(k(exact), rel=1e-9)
     assert cv.method == "continuation"
+
+
+def test_the_delay_pencils_eigenvalues_by_shift_and_invert():
+    """The delay sweep's unimodular eigenvalues come from a standard eigenvalue problem of a
+    shifted and inverted pencil (NumPy), not SciPy's QZ algorithm (whose import cost 0.25 s of
+    a first critical delay). An infinite eigenvalue (a singular B) comes back non-finite or
+    huge."""
+    from fluidnet.stability.delaysweep import _pencil_eigenvalues
+
+    a = np.diag([1.0, np.exp(0.3j), 2.0, 3.0 - 1.0j])
+    b = np.diag([1.0, 1.0, 0.0, 1.0]).astype(complex)
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(4, 4)))  # not diagonal
+    z = _pencil_eigenvalues(q @ a @ q.T, q @ b @ q.T)
+    finite = np.sort_complex(z[np.abs(z) < 1e10])  # (nan compares False: dropped too)
+    assert finite.size == 3
+    want = np.sort_complex(np.array([1.0, np.exp(0.3j), 3.0 - 1.0j]))
+    assert np.allclose(finite, want, rtol=0, atol=1e-13)
+
+
+def test_the_delay_pencil_falls_back_to_qz_when_no_shift_is_well_conditioned(monkeypatch):
+    from fluidnet.stability import delaysweep
+
+    a = np.array([[0.0, 1.0], [-1.0, 0.0]], dtype=complex)  # z = +-i
+    b = np.eye(2, dtype=complex)
+    monkeypatch.setattr(delaysweep, "MAX_SHIFT_CONDITION", 0.0)
+    z = delaysweep._pencil_eigenvalues(a, b)
+    assert np.allclose(np.sort_complex(z), [-1j, 1j], rtol=0, atol=1e-14)
+
+
+def test_a_critical_delay_against_its_closed_form_without_scipy():
+    """x' = a (1 - x q(t - T)), q' = x - c: at x = c, q = 1/c the characteristic equation is
+    s^2 + (a/c) s + a c e^{-sT} = 0; on s = jw, |w^2 - j (a/c) w| = a c, i.e.
+    w^4 + (a/c)^2 w^2 - (a c)^2 = 0, and e^{-jwT} = (w^2 - j (a/c) w) / (a c). Computed in a
+    fresh interpreter, which must import no SciPy module (a first critical delay cost 0.15 s,
+    mostly scipy.linalg's import)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    a, c = 0.5, 1.0
+    w2 = (-((a / c) ** 2) + math.sqrt((a / c) ** 4 + 4 * (a * c) ** 2)) / 2
+    w = math.sqrt(w2)
+    T = math.atan2((a / c) * w / (a * c), w2 / (a * c)) / w  # angle of e^{+jwT}
+    script = textwrap.dedent(
+        """
+        import json, sys
+        import fluidnet as fn
+        x, q = fn.states("x q")
+        a, c, T = fn.params("a c T")
+        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - T)), q: x(fn.t) - c},
+                     params={a: 0.5, c: 1.0, T: 1.0})
+        cv = fn.critical_value(m, "T", 0.1, 10.0)
+        print(json.dumps([cv.value, sorted(n for n in sys.modules if n.startswith("scipy"))]))
+        """
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fn.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    value, scipy_modules = json.loads(out.stdout.strip().splitlines()[-1])
+    assert value == pytest.approx(T, rel=1e-12)
+    assert scipy_modules == []

@@ -62,7 +62,8 @@ def _closure_blocks(pattern: np.ndarray) -> list[np.ndarray]:
         reach = np.minimum(reach @ reach, 1)
     mutual = (reach > 0) & (reach > 0).T
     first = np.argmax(mutual, axis=1)  # each state's block, named by its first state
-    heads = np.unique(first)
+    # a block's first state names itself (np.unique would import numpy.ma: 14 ms, once)
+    heads = np.flatnonzero(first == np.arange(n))
     if heads.size == 1:
         return [np.arange(n)]
     return [np.flatnonzero(first == h) for h in heads]

@@ -160,8 +160,6 @@ def delay_family(sweep, lo: float, hi: float) -> DelayFamily | None:
 
 def _unimodular(fam: DelayFamily) -> np.ndarray | None:
     """Eigenvalues ``z`` (``|z| ~ 1``) of the Kronecker-sum polynomial; ``None`` if singular."""
-    from scipy.linalg import eig
-
     n = fam.A0.shape[0]
     M = max(fam.m)
     eye = np.eye(n)
@@ -185,10 +183,44 @@ def _unimodular(fam: DelayFamily) -> np.ndarray | None:
     for j in range(d):
         big_a[(d - 1) * N2 :, j * N2 : (j + 1) * N2] = -C[j]
     big_b[(d - 1) * N2 :, (d - 1) * N2 :] = C[d]
-    with np.errstate(all="ignore"):
-        z = eig(big_a, big_b, right=False)
+    z = _pencil_eigenvalues(big_a, big_b)
     z = z[np.isfinite(z)]
     return z[np.abs(np.abs(z) - 1.0) <= 1e-6]
+
+
+#: Shifts tried for :func:`_pencil_eigenvalues`: inside the unit circle, away from it (the
+#: eigenvalues sought are unimodular: ``|z - shift| >= 0.45``), at unrelated angles.
+SHIFTS = (0.55 * np.exp(0.7j), 0.55 * np.exp(2.9j), 0.55 * np.exp(4.6j))
+#: Largest 1-norm condition number of ``A - shift B`` used; beyond it, the QZ algorithm.
+MAX_SHIFT_CONDITION = 1e8
+
+
+def _pencil_eigenvalues(big_a: np.ndarray, big_b: np.ndarray) -> np.ndarray:
+    """Eigenvalues ``z`` of ``A v = z B v``; infinite ones (``B`` singular) come back
+    non-finite or of modulus near ``1 / eps`` (the callers keep ``|z|`` near 1 only).
+
+    By a shift and invert, ``(A - s B)^-1 B v = v / (z - s)``: a standard eigenvalue problem
+    of NumPy, where SciPy's QZ algorithm (``scipy.linalg.eig(A, B)``) would import
+    ``scipy.linalg`` (0.25 s of CPU: most of a first critical delay, issue 34). The shift is
+    the first of :data:`SHIFTS` at which ``A - s B`` is well conditioned (the eigenvalues'
+    errors grow with its condition number); where none is, the QZ algorithm.
+    """
+    for shift in SHIFTS:
+        shifted = big_a - shift * big_b
+        try:
+            inverse = np.linalg.inv(shifted)
+        except np.linalg.LinAlgError:
+            continue
+        condition = np.linalg.norm(shifted, 1) * np.linalg.norm(inverse, 1)
+        if not condition <= MAX_SHIFT_CONDITION:
+            continue
+        mu = np.linalg.eigvals(inverse @ big_b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(mu == 0, np.inf, shift + 1.0 / mu)
+    from scipy.linalg import eig
+
+    with np.errstate(all="ignore"):
+        return np.asarray(eig(big_a, big_b, right=False))
 
 
 def _frequencies(fam: DelayFamily, z: np.ndarray) -> list[tuple[complex, float]]:
