@@ -370,3 +370,26 @@ def test_a_critical_value_and_a_boundary_import_no_masked_arrays():
         modules=True,
     )
     assert "numpy.ma" not in loaded
+
+
+def test_closed_form_roots_import_no_scipy():
+    """The Lambert W roots of a diagonal one-delay system (a network's alike flows) use
+    fluidnet's own Lambert W: scipy.special's import cost 0.3 s of a network's first critical
+    value (issue 34)."""
+    loaded = _loaded_after(
+        """
+        import numpy as np
+        from fluidnet.linear import LinearDDE
+        from fluidnet.linear.lambertw import lambert_roots
+        # x' = -x(t - 2): roots of s + exp(-2 s) = 0, unstable (k tau = 2 > pi / 2): one
+        # pair in the right half-plane (pi / 2 < 2 < 5 pi / 2)
+        roots = lambert_roots(LinearDDE(np.zeros((1, 1)), [(2.0, -np.ones((1, 1)))]), -3.0)
+        values = np.array([r.value for r in roots])
+        # to rounding: s's own (eps |s|) times |f'(s)| = |1 - 2 exp(-2 s)| <= 1 + 2 |s|
+        size = np.abs(values)
+        bound = 4 * np.finfo(float).eps * size * (1 + 2 * size)
+        assert np.all(np.abs(values + np.exp(-2 * values)) <= bound), values
+        assert np.sum(values.real > 0) == 2, values
+        """
+    )
+    assert "scipy" not in loaded

@@ -23,10 +23,12 @@ with no discretization and no argument principle.
 delayed term (the scalar factors of alike flows, :mod:`fluidnet.linear.aggregate`); anything
 else (complex or coupled matrices, two delays on one state, ``x`` at or near ``-1/e`` where two
 roots merge, an overflow, a root that does not verify) gives ``None``, for the caller's general
-path. Each value from :func:`scipy.special.lambertw` (at its default tolerance, 1e-8) is
-polished by Newton's method on ``f`` and kept only when it moved by less than ``1e-6``
-relative, its residual is at rounding level, it lies in its branch's band of imaginary parts,
-and the roots of one state are distinct.
+path. The branches' values come from :func:`_lambert_w` (Halley's iteration from the
+asymptotic and branch-point series of Corless et al., Sec. 4; NumPy only: SciPy's
+``scipy.special.lambertw``, which gives the same values to 1e-13, cost its 0.3 s import on a
+network's first critical value). Each is polished by Newton's method on ``f`` and kept only
+when it moved by less than ``1e-6`` relative, its residual is at rounding level, it lies in
+its branch's band of imaginary parts, and the roots of one state are distinct.
 
 :func:`stability_margins` gives, by Hayes' theorem, three smooth functions of ``(a tau, b tau)``
 per state, all positive exactly when the factor is stable: what a parameter continuation
@@ -81,6 +83,57 @@ def one_delay_factors(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return a, b, tau
 
 
+def _lambert_w(x: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``W_k(x)`` for real ``x != 0`` and integer ``k`` (broadcast, flattened), complex; NaN
+    where the iteration did not converge.
+
+    The branches are SciPy's (``scipy.special.lambertw``: ``x < 0`` on a branch cut belongs to
+    the side of positive imaginary part, so ``W_0`` and ``W_-1`` are real on ``(-1/e, 0)``).
+    Halley's iteration on ``h(w) = w - x exp(-w)`` (no overflow where ``w exp(w)`` would),
+    from: ``L1 - L2 + L2 / L1`` with ``L1 = log x + 2 pi i k``, ``L2 = log L1`` (Corless et al.,
+    eq. 4.20); Winitzki's approximation on the real part of ``W_0``; the branch-point series
+    ``-1 +- p - p^2 / 3 +- 11 p^3 / 72``, ``p = sqrt(2 (e x + 1))`` (their eq. 4.22) for the
+    branches 0 and -1 near ``-1/e``. Stops when a step is below ``1e-10`` relative (the
+    iteration is cubic: the value is then good to rounding).
+    """
+    x, k = np.broadcast_arrays(np.asarray(x, dtype=float), np.asarray(k, dtype=np.int64))
+    x, k = x.ravel(), k.ravel()
+    e1 = math.e * x + 1.0  # 0 at the branch point
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        L1 = np.log(np.abs(x)) + 1j * (np.where(x < 0, math.pi, 0.0) + 2 * math.pi * k)
+        L2 = np.log(L1)
+        w = L1 - L2 + L2 / L1
+        real0 = (k == 0) & (x > -1.0 / math.e)
+        lx = np.log1p(np.where(real0, x, 0.0))
+        w = np.where(real0, lx * (1.0 - np.log1p(lx) / (2.0 + lx)), w)
+        low = (k == -1) & (x < 0) & ~real0 & (x > -1.0 / math.e)
+        la = np.log(np.where(low, -x, 0.5))
+        w = np.where(low, la - np.log(-la) + np.log(-la) / la, w)
+        near = ((k == 0) | (k == -1)) & (np.abs(e1) <= 0.6)
+        p = np.sqrt(2.0 * e1.astype(complex)) * np.where(k == 0, 1.0, -1.0)
+        w = np.where(near, -1.0 + p - p * p / 3.0 + (11.0 / 72.0) * p**3, w).astype(complex)
+    sign, logx = np.sign(x), np.log(np.abs(x))
+    done = np.zeros(x.size, dtype=bool)
+    for _ in range(60):
+        live = np.flatnonzero(~done)
+        if not live.size:
+            break
+        wl = w[live]
+        with np.errstate(over="ignore", invalid="ignore"):
+            # x exp(-w); through log |x| only where exp(-w) would overflow (log |x|'s
+            # rounding, up to 700 eps, would cost digits of W_0 near 0)
+            t = np.where(
+                np.abs(np.real(wl)) < 700.0,
+                x[live] * np.exp(-wl),
+                sign[live] * np.exp(logx[live] - wl),
+            )
+            h, dh = wl - t, 1.0 + t
+            step = 2.0 * h * dh / (2.0 * dh * dh + h * t)  # h'' = -t
+        w[live] = wl - step
+        done[live] = np.abs(step) <= 1e-10 * (1.0 + np.abs(wl))
+    return np.where(done & np.isfinite(w), w, complex("nan"))
+
+
 def _branch_bounds(b: np.ndarray, tau: np.ndarray, sigma: float) -> np.ndarray | None:
     """The largest ``|k|`` whose branch can give a root right of ``Re s = sigma``, plus one,
     per state: ``1 + |x| exp((a - sigma) tau) / (2 pi)``, where ``|x| exp(a tau) = |b| tau``."""
@@ -95,8 +148,6 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Every root of the factors ``s - a_i - b_i exp(-s tau_i)`` right of ``sigma``, and the
     relative residual of each in its own factor (``None``: not certain; see the module
     notes)."""
-    from scipy.special import lambertw
-
     plain = (b == 0.0) | (tau == 0.0)  # no delayed term (or a zero delay): one root, a + b
     vals = [(a + b)[plain].astype(complex)]
     res = [np.zeros(int(plain.sum()))]
@@ -116,9 +167,7 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
         first = np.repeat(np.cumsum(2 * K + 1) - (2 * K + 1), 2 * K + 1)
         k = np.arange(state.size) - first - K[state]
         ai, bi, ti = a[state], b[state], tau[state]
-        # scipy's default tolerance (a tighter one returns NaN near the branch point); the
-        # values are polished below
-        w = np.asarray(lambertw(x[state], k), dtype=complex)  # pyright: ignore[reportArgumentType]
+        w = _lambert_w(x[state], k)  # polished below
         if not np.all(np.isfinite(w)):
             return None
         # the band of imaginary parts of each branch (Corless et al., Sec. 4), rounding room
