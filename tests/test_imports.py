@@ -393,3 +393,23 @@ def test_closed_form_roots_import_no_scipy():
         """
     )
     assert "scipy" not in loaded
+
+
+def test_margins_import_no_scipy():
+    """Crossovers are refined by fluidnet's own Brent method: scipy.optimize's import cost
+    0.25 s of a first margins call (issue 34). L = K e^{-sT} / s: gain crossover K, phase
+    margin 90 - K T degrees, delay margin pi / (2K) - T."""
+    loaded = _loaded_after(
+        """
+        import math
+        import sympy
+        import fluidnet as fn
+        s = sympy.Symbol("s")
+        K, T = 2.0, 0.3
+        m = fn.margins(K * sympy.exp(-T * s) / s)
+        assert abs(m.gain_crossover - K) <= 1e-12 * K, m
+        assert abs(m.phase_margin - (90 - math.degrees(K * T))) <= 1e-9, m
+        assert abs(m.delay_margin - (math.pi / (2 * K) - T)) <= 1e-12, m
+        """
+    )
+    assert "scipy" not in loaded
