@@ -182,3 +182,37 @@ def test_equilibria_with_the_kernel_are_the_independent_solutions():
     eq = tandem().equilibrium(C1=2000.0)
     assert eq == pytest.approx(tandem_reference(2000.0), rel=1e-11, abs=1e-12)
     assert eq.boundary == ("q1",)
+
+
+def _sparse_stack(rng, K: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """K diagonally dominant systems of n states, three nonzeros per row."""
+    A = np.zeros((K, n, n))
+    i = np.arange(n)
+    A[:, i, i] = 4.0 + rng.random((K, n))
+    A[:, i[:-1], i[1:]] = rng.normal(size=(K, n - 1))
+    A[:, i[1:], i[:-1]] = rng.normal(size=(K, n - 1))
+    return A, rng.normal(size=(K, n))
+
+
+@pytest.mark.parametrize("K, sparse", [(40, False), (800, True)])
+def test_a_stack_goes_sparse_only_when_its_dense_work_is_large(monkeypatch, K, sparse):
+    """From SPARSE_FROM states a stack of sparse systems is one block-diagonal sparse LU, but
+    only when the dense solve would cost more than scipy.sparse's import (K n^3 >= SPARSE_WORK:
+    the thirty-flow rings' searches of about 46 systems paid 0.18 s of import for nothing).
+    Either way the solutions are LAPACK's dense ones to rounding."""
+    rng = np.random.default_rng(K)
+    n = densenewton.SPARSE_FROM + 6
+    A, b = _sparse_stack(rng, K, n)
+    assert (K * n**3 >= densenewton.SPARSE_WORK) == sparse
+    calls = []
+    real = densenewton._sparse_blocks
+
+    def spy(As, bs):
+        calls.append(len(As))
+        return real(As, bs)
+
+    monkeypatch.setattr(densenewton, "_sparse_blocks", spy)
+    y = densenewton.solve_rows(A, b)
+    assert calls == ([K] if sparse else [])
+    ref = np.linalg.solve(A, b[:, :, None])[..., 0]
+    assert np.max(np.abs(y - ref) / np.abs(ref).max()) <= 1e-13

@@ -85,6 +85,10 @@ def _sizes(J: np.ndarray, X: np.ndarray, absX: np.ndarray | None = None) -> np.n
 #: From this many states on, a stack of systems whose matrices are mostly zeros is solved as
 #: one sparse block-diagonal system (LAPACK's dense solve of 1000 systems of 100 states: 0.7 s).
 SPARSE_FROM = 24
+#: ... and from this much dense work on (``K n^3`` for ``K`` systems of ``n`` states: about
+#: 15 ms of LAPACK): a smaller stack is solved densely at once, where the sparse path would
+#: import scipy.sparse (0.18 s of CPU, once per process) to save less than that.
+SPARSE_WORK = 2e7
 
 
 def solve_rows(A: np.ndarray, b: np.ndarray, singular: list[bool] | None = None) -> np.ndarray:
@@ -104,7 +108,7 @@ def solve_rows(A: np.ndarray, b: np.ndarray, singular: list[bool] | None = None)
     As = A if idx.size == len(A) else A[idx]
     bs = b if idx.size == len(b) else b[idx]
     n = A.shape[1]
-    if n >= SPARSE_FROM:
+    if n >= SPARSE_FROM and len(As) * n**3 >= SPARSE_WORK:
         y = _sparse_blocks(As, bs)
         if y is not None:
             out[idx] = y
