@@ -413,3 +413,31 @@ def test_margins_import_no_scipy():
         """
     )
     assert "scipy" not in loaded
+
+
+def test_a_boundary_whose_batch_restarts_roots_imports_no_scipy():
+    """The roots' batch restarts a point from its nearest certified neighbour with
+    fluidnet.nearest (ties to the highest index), not SciPy's k-d tree: scipy.spatial's import
+    cost 0.25 s of the tandem law's first boundary (issue 34)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    loaded = _loaded_after(
+        f"""
+        import sys
+        sys.path.insert(0, {tests!r})
+        import fluidnet as fn
+        import fluidnet.linear.batch as batch
+        import user_laws
+        law = user_laws.LAWS["tandem_two_class"]
+        m = law.build()
+        calls = []
+        real = batch._nearest_certified
+        def spy(*args, **kwargs):
+            calls.append(1)
+            return real(*args, **kwargs)
+        batch._nearest_certified = spy
+        (xn, xr), (yn, yr) = law.plane.items()
+        b = fn.stability_boundary(m, xn, yn, x_range=xr, y_range=yr, progress=False)
+        assert b.curves and calls, (len(b.curves), len(calls))
+        """
+    )
+    assert "scipy" not in loaded
