@@ -98,7 +98,8 @@ def brentq(f: Callable[..., Any], a: float, b: float, **options: Any) -> float:
     step = previous = b - a
     # the bracket's width two iterations ago: the interpolation steps must halve it in two
     # (else a bisection: near a multiple root they creep, Brent's own safeguard allows
-    # tens of times the bisection's count)
+    # tens of times the bisection's count). Starting from the bracket makes the first step a
+    # bisection: as few evaluations or fewer than interpolating first on the tests' functions.
     widths = [abs(b - a)] * 2
     for _ in range(maxiter):
         if (fb > 0) == (fc > 0):  # the sign change is between a and b: a becomes the end
