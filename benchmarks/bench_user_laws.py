@@ -171,16 +171,22 @@ def _env(cache: str) -> dict[str, str]:
     return env
 
 
+def _process(code: str, cache: str) -> subprocess.CompletedProcess:
+    """``code`` run in a new Python process (the bench's environment, time limit ``LIMIT``;
+    raises :class:`subprocess.TimeoutExpired`)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=_env(cache),
+        timeout=LIMIT,
+    )
+
+
 def _run(code: str, cache: str) -> dict:
     """Run ``code`` in a new process; its last JSON line (what it reached), or the error."""
     try:
-        res = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            env=_env(cache),
-            timeout=LIMIT,
-        )
+        res = _process(code, cache)
         stdout, err = res.stdout, res.stderr if res.returncode else ""
         if res.returncode < 0:  # the kernel's out-of-memory killer, say
             err = f"killed by signal {-res.returncode}"
@@ -271,14 +277,7 @@ HEADER = (
 def _last_number(code: str, cache: str) -> float | None:
     """Run ``code`` in a new process; the number on its last line (None on failure)."""
     try:
-        res = subprocess.run(
-            [sys.executable, "-c", code],
-            capture_output=True,
-            text=True,
-            env=_env(cache),
-            timeout=LIMIT,
-        )
-        return float(res.stdout.strip().splitlines()[-1])
+        return float(_process(code, cache).stdout.strip().splitlines()[-1])
     except (subprocess.TimeoutExpired, ValueError, IndexError):
         return None
 

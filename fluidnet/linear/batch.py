@@ -459,7 +459,7 @@ def _nearest_certified(
 
     k = 1 if exclude is None else min(2, solved.size)
     latest_first = solved[::-1]  # nearest() breaks ties to its lowest index
-    dist, near = nearest(coords[latest_first].astype(float), coords[points].astype(float), k=k)
+    dist, near = nearest(coords[latest_first], coords[points], k=k)
     pick = latest_first[near]
     if exclude is None:
         return pick[:, 0]

@@ -356,9 +356,9 @@ def _coarse(points: _Points, n_seed: int):
     solve(np.flatnonzero(ok & ~known))
     for _ in range(4):
         edges = _brackets(n_seed, known, stable)
-        ends = np.zeros(known.size, dtype=bool)  # each edge's ends, once (np.unique would
-        ends[np.array(edges, dtype=int).reshape(-1)] = True  # import numpy.ma: 14 ms, once)
-        ends = np.flatnonzero(ends)
+        is_end = np.zeros(known.size, dtype=bool)  # each edge's ends, once (np.unique
+        is_end[np.array(edges, dtype=int).reshape(-1)] = True  # imports numpy.ma: 14 ms)
+        ends = np.flatnonzero(is_end)
         before = (known.copy(), stable.copy())
         solve(ends)
         if np.array_equal(before[0], known) and np.array_equal(before[1], stable):

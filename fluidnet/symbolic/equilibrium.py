@@ -228,6 +228,14 @@ def closed_forms_deferred() -> Iterator[None]:
         _DEFERRED.reset(token)
 
 
+def _count_search_time(model, started: float) -> None:
+    """Add the CPU time since ``started`` to the model's numeric search time (what
+    :func:`_solving_pays` weighs), except within :func:`closed_forms_deferred`."""
+    if not _DEFERRED.get():
+        spent = model.cached("numeric search time", lambda: [0.0])
+        spent[0] += time.process_time() - started
+
+
 def _solving_pays(model, plan: _Plan) -> bool:
     """Solve the closed forms now when the numeric searches of this model have cost
     :data:`SOLVE_AFTER` already (once per model and process, never within
@@ -577,9 +585,8 @@ def _equilibria(model, guess, isolated: bool, params, first: bool) -> list[Equil
         accepted = _admissible(plan, candidates, p)
     if accepted and numeric and recalled is None and (plan.code is not None or plan.large):
         _memorize(model, plan, p, guess, _productive(candidates, accepted, attempts))
-    if numeric and recalled is None and not _DEFERRED.get():
-        spent = model.cached("numeric search time", lambda: [0.0])
-        spent[0] += time.process_time() - started
+    if numeric and recalled is None:
+        _count_search_time(model, started)
     if not accepted:
         where = ""
         if plan.surfaces:
@@ -675,9 +682,7 @@ def _first_only(
             return None, attempts  # the full search, run to its end
         if verdict[-1]:
             _keep_recent(memo, key, attempts.candidates)
-            if not _DEFERRED.get():
-                spent = model.cached("numeric search time", lambda: [0.0])
-                spent[0] += time.process_time() - started
+            _count_search_time(model, started)
     if not (verdict and verdict[-1]):
         return None, None
     if plan.code is not None:  # a start of the homotopies of _continued (generated code only)
