@@ -88,18 +88,34 @@ def _rescanned(kind: str, scan: Callable[[], Any]) -> Any:
     return hit[1]
 
 
-def _scan_openblas() -> tuple[tuple[Any, Any], ...]:
+#: File-name beginnings of the other BLAS libraries threadpoolctl knows (BLIS, FlexiBLAS, MKL;
+#: ``libblas`` a conda shim of any of them): where one is loaded, threadpoolctl limits them all.
+_OTHER_BLAS = ("libblis", "libflexiblas", "libmkl_rt", "mkl_rt", "libblas")
+
+
+class _Libraries(tuple):
+    """The (get, set) thread-count functions of every OpenBLAS loaded (a tuple of pairs), and
+    ``alone``: whether they are every BLAS library loaded (none other, and each OpenBLAS with
+    its functions found), so that they can be limited without threadpoolctl."""
+
+    alone: bool
+
+
+def _scan_openblas() -> _Libraries:
     """(get, set) thread-count functions of every OpenBLAS loaded in this process (Linux)."""
     try:
         with open("/proc/self/maps") as fh:
-            paths = {line.split()[-1] for line in fh if "openblas" in line and ".so" in line}
+            loaded = {line.split()[-1] for line in fh if ".so" in line}
     except OSError:
-        return ()
+        return _with_alone((), False)
+    paths = {path for path in loaded if "openblas" in path}
+    alone = not any(os.path.basename(path).startswith(_OTHER_BLAS) for path in loaded)
     out = []
     for path in sorted(paths):
         try:
             lib = ctypes.CDLL(path)
         except OSError:
+            alone = False
             continue
         for get_name, set_name in _SETTERS:
             if hasattr(lib, get_name) and hasattr(lib, set_name):
@@ -108,11 +124,35 @@ def _scan_openblas() -> tuple[tuple[Any, Any], ...]:
                 put.argtypes = [ctypes.c_int]
                 out.append((get, put))
                 break
-    return tuple(out)
+        else:
+            alone = False
+    return _with_alone(tuple(out), alone)
 
 
-def _openblas_controls() -> tuple[tuple[Any, Any], ...]:
+def _with_alone(controls: tuple, alone: bool) -> _Libraries:
+    libs = _Libraries(controls)
+    libs.alone = alone
+    return libs
+
+
+def _openblas_controls() -> _Libraries:
     return _rescanned("openblas", _scan_openblas)
+
+
+class _OpenBLASLimit:
+    """One thread for every OpenBLAS of ``controls`` (through their own functions), the
+    counts they had put back by :meth:`restore_original_limits` (as threadpoolctl's limiter)."""
+
+    def __init__(self, controls: tuple) -> None:
+        self._before = [(put, get()) for get, put in controls]
+        for put, n in self._before:
+            if n != 1:
+                put(1)
+
+    def restore_original_limits(self) -> None:
+        for put, n in reversed(self._before):
+            if n != 1:
+                put(n)
 
 
 def _blas_controller() -> Any:
@@ -144,6 +184,11 @@ def _limit_new_libraries(section: _Section) -> None:
     controls = _openblas_controls()
     if controls and all(get() == 1 for get, _ in controls):
         # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing limit)
+        return
+    if controls.alone:
+        # OpenBLAS only (NumPy's and SciPy's wheels): their own functions, without building
+        # threadpoolctl's controller (about 7 ms, once per process)
+        section.limiters.append(_OpenBLASLimit(controls))
         return
     section.limiters.append(
         _rescanned("threadpoolctl", _blas_controller).limit(limits=1, user_api="blas")
@@ -180,9 +225,10 @@ def single_threaded_blas() -> Iterator[None]:
 
     The dense problems of the stability analysis are small (tens to a few hundred rows):
     threading them gains nothing, and on a busy machine (or with one process per core) a
-    multi-threaded OpenBLAS can be tens of times slower. Uses ``threadpoolctl``'s controller of
-    the BLAS libraries loaded, found again only after the process imported an extension module
-    (:func:`_generation`).
+    multi-threaded OpenBLAS can be tens of times slower. Where every BLAS loaded is an OpenBLAS
+    (the wheels of NumPy and SciPy, on Linux) their own thread-count functions are used;
+    otherwise ``threadpoolctl``'s controller of the BLAS libraries loaded. The libraries are
+    found again only after the process imported an extension module (:func:`_generation`).
 
     Sections nest: an inner section costs a counter check, unless an extension module was
     imported since the libraries were limited (it may have loaded another BLAS, e.g. scipy's):

@@ -206,3 +206,42 @@ def test_a_user_thread_count_is_kept_for_libraries_loaded_inside():
     assert out["inside"] == {"numpy": 1, "scipy": 1}  # limited inside the section
     n = out["numpy_before"]  # the count the user's setting gives on this machine
     assert out["after"] == {"numpy": n, "scipy": n}  # restored; SciPy's started with it too
+
+
+_OWN_FUNCTIONS = """
+import json, sys
+import numpy  # NumPy first: its OpenBLAS has a thread per core
+import fluidnet.threads as th
+{other}
+
+def counts():
+    from threadpoolctl import threadpool_info
+    return sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+from threadpoolctl import threadpool_limits
+threadpool_limits(limits=2, user_api="blas")  # two threads (on a machine of any size)
+before = counts()
+del sys.modules["threadpoolctl"]  # imported again only if the section needs its controller
+with th.single_threaded_blas():
+    out = {{"controller": "threadpoolctl" in sys.modules}}
+    out["inside"] = counts()
+out["before"], out["after"] = before, counts()
+print(json.dumps(out))
+"""
+
+
+def test_openblas_alone_is_limited_by_its_own_functions():
+    """With only OpenBLAS loaded (NumPy's wheel) a section sets its threads through OpenBLAS's
+    own functions: threadpoolctl's controller (7 ms of every first analysis of a process that
+    imported NumPy first) is not built, and threadpoolctl itself sees one thread inside and the
+    count before after. With another BLAS loaded (here NumPy's OpenBLAS taken for one by its
+    name) the section falls back to threadpoolctl, which limits every BLAS it knows."""
+    own = _child_result(_OWN_FUNCTIONS.format(other=""))
+    assert own["before"] and set(own["before"]) == {2}, own
+    assert own["controller"] is False, own
+    assert own["inside"] and set(own["inside"]) == {1}, own
+    assert own["after"] == own["before"], own
+    other = _child_result(_OWN_FUNCTIONS.format(other='th._OTHER_BLAS += ("libscipy_openblas",)'))
+    assert other["controller"] is True, other
+    assert other["inside"] and set(other["inside"]) == {1}, other
+    assert other["after"] == other["before"], other
