@@ -203,3 +203,44 @@ def test_the_critical_gain_of_a_network_continues_by_recall(monkeypatch):
     n_full = len(calls) - n_recalled
     assert n_recalled == 1 and n_full > 5
     assert recalled.value == full.value
+
+
+def test_the_row_scaling_is_kept_in_the_record_and_read_by_a_later_model(monkeypatch, tmp_path):
+    """Built once from the equations (sympy's factor_terms: 13.6 ms of a first critical delay
+    of the 4-state tandem law), the free parameters and the factors' generated code are kept in
+    the model's record: a new model of the same law (a later process) reads them without
+    splitting an equation, and its factors are those written here, a and b / c, with the same
+    classes of points (a negative c flips the second row, a zero a leaves no class)."""
+    import fluidnet.symbolic.rowscaling as RS
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+
+    def law():
+        x, q = fn.states("x q")
+        a, b, c, w, C, T = fn.params("a b c w C T")
+        rhs = {x: a * (w - x(t - T) * q(t - T)), q: (x(t) - C) * b / c}
+        values = {a: 1.0, b: 2.0, c: 4.0, w: 3.0, C: 5.0, T: 0.1}
+        return fn.Model(rhs=rhs, params=values, name="row scaling kept")
+
+    first = row_scaling(law())
+    assert _free_of(first) == {"a", "b", "c", "T"}
+
+    def no_split(*args):
+        raise AssertionError("the equations were split again")
+
+    monkeypatch.setattr(RS, "_split", no_split)
+    later = row_scaling(law())
+    assert _free_of(later) == _free_of(first)
+    m = law()
+    points = [_column(m), _column(m, a=7.0, T=2.0), _column(m, c=-1.0), _column(m, a=0.0)]
+    P = np.stack(points, axis=1)
+    assert later.keys(P) == first.keys(P)
+    keys = later.keys(P)
+    assert keys[0] == keys[1] and keys[2] not in (keys[0], None) and keys[3] is None
+    names = list(m.param_names)
+    a, b, c = (P[names.index(nm)] for nm in "abc")
+    np.testing.assert_allclose(later._factors.batch(P), np.stack([a, b / c], axis=1), rtol=1e-15)
+
+
+def _free_of(rs) -> set[str]:
+    return {nm for nm, f in zip(rs.names, rs.free, strict=True) if f}

@@ -30,6 +30,8 @@ import numpy as np
 import sympy
 
 from .memo import trim_oldest
+from .npsource import Unprintable, function_source
+from .steadycode import keep, record, run_source
 
 __all__ = ["RowScaling", "row_scaling"]
 
@@ -95,8 +97,9 @@ def _split(e: sympy.Expr, states) -> tuple[sympy.Expr, sympy.Expr]:
 
 
 def _row_scaling(model) -> RowScaling:
-    from .numeric import to_numpy
-
+    """The row scaling from the model's equations (sympy: about 1-3 ms an equation), kept in
+    its record (:func:`~fluidnet.symbolic.steadycode.keep`) as the free parameters and the
+    generated source of the factors."""
     form = model.form
     lagged = {lag.symbol: form.x[lag.state] for lag in form.lags}
     factors, rest = [], []
@@ -110,12 +113,56 @@ def _row_scaling(model) -> RowScaling:
     free = np.array([by_name[nm] not in used for nm in names], dtype=bool)
     if form.t in used:
         free[:] = False  # explicit time: no equilibrium to share
-    return RowScaling(names, free, to_numpy((form.p,), factors, plain=True))
+    source = None
+    if not any(sympy.sympify(c).has(sympy.I) for c in factors):
+        try:
+            source = function_source("factors", (tuple(form.p),), factors)
+        except Unprintable:
+            pass
+    if source is None:  # an expression with no generated form: sympy's function, not kept
+        from .numeric import to_numpy
+
+        return RowScaling(names, free, to_numpy((form.p,), factors, plain=True))
+    keep(model, "scaling", {"names": names, "free": [bool(f) for f in free], "source": source})
+    return _from_source(model, names, free, source)
+
+
+class _Factors:
+    """The factors ``c_i`` from their generated function (``(n,) + points``), as
+    :func:`~fluidnet.symbolic.numeric.to_numpy`'s ``batch`` gives them (``(K, n)``)."""
+
+    def __init__(self, function) -> None:
+        self._function = function
+
+    def batch(self, P: np.ndarray) -> np.ndarray:
+        return np.asarray(self._function(np.asarray(P, dtype=float))).T
+
+
+def _from_source(model, names: tuple[str, ...], free: np.ndarray, source: str) -> RowScaling:
+    ns = run_source(source, f"row scaling of {model.form.name}")
+    return RowScaling(names, free, _Factors(ns["factors"]))
+
+
+def _recorded(model) -> RowScaling | None:
+    """The row scaling kept in the model's record by an earlier process, or ``None`` (none
+    kept, or not this model's parameters)."""
+    kept = record(model).get("scaling")
+    if not isinstance(kept, dict):
+        return None
+    names = tuple(model.param_names)
+    try:
+        free = np.array(kept["free"], dtype=bool)
+        if tuple(kept["names"]) != names or free.shape != (len(names),):
+            return None
+        return _from_source(model, names, free, str(kept["source"]))
+    except Exception:  # noqa: BLE001 - a stale or foreign section: built again
+        return None
 
 
 def row_scaling(model) -> RowScaling:
-    """The model's :class:`RowScaling` (built once per model: about 1 ms an equation)."""
-    return model.cached("row scaling", lambda: _row_scaling(model))
+    """The model's :class:`RowScaling` (built once per model and kept in its record: a later
+    process reads it)."""
+    return model.cached("row scaling", lambda: _recorded(model) or _row_scaling(model))
 
 
 def recalls_between(model, names) -> bool:
