@@ -441,3 +441,37 @@ def test_a_boundary_whose_batch_restarts_roots_imports_no_scipy():
         """
     )
     assert "scipy" not in loaded
+
+
+def test_a_large_models_first_equilibrium_imports_no_scipy(tmp_path):
+    """The search of a model over 40 states (Newton's steps, the test that the point is
+    isolated) is dense LAPACK up to 400 states: scipy.sparse's import was 0.34 s of the
+    100-state network's first equilibrium of 0.55 s (issue 34). The 60-flow ring of
+    Zimmermann (3.2.16) (flow i on links i and i + 1, 2 x (2 x / c)^B = w): x = (1/2)^(1/5),
+    searched (an empty cache) and then recalled by a second model."""
+    code = """
+        import numpy as np
+        import fluidnet as fn
+        A = np.zeros((60, 60), dtype=int)
+        for i in range(60):
+            A[i, i] = A[(i + 1) % 60, i] = 1
+        def ring():
+            return fn.models.kelly_primal(
+                A, w=1.0, kappa=0.5, c=2.0, B=4.0, T=list(np.linspace(0.05, 0.15, 60))
+            )
+        for m in (ring(), ring()):
+            eq = m.equilibrium()
+            x = np.array(list(eq.values()))
+            assert np.all(np.abs(x - 0.5**0.2) <= 1e-14 * 0.5**0.2), x
+            assert eq.isolated and eq.residual <= 1e-15
+        """
+    env_cache = os.environ.get("FLUIDNET_CACHE")
+    os.environ["FLUIDNET_CACHE"] = str(tmp_path)
+    try:
+        loaded = _loaded_after(code)
+    finally:
+        if env_cache is None:
+            del os.environ["FLUIDNET_CACHE"]
+        else:
+            os.environ["FLUIDNET_CACHE"] = env_cache
+    assert "scipy" not in loaded

@@ -577,3 +577,60 @@ def test_the_sparse_search_builds_the_matrix_scipy_builds_from_coordinates():
     assert twice._layout(free, np.ones(3, dtype=bool), np.zeros(0, dtype=np.intp)) is None
     summed = twice._system(np.array([1.0, 2.0, 3.0]), free, np.ones(3))
     assert summed.toarray()[0, 2] == 4.0 and summed.toarray()[1, 1] == 2.0
+
+
+def test_a_large_models_dense_and_sparse_paths_agree(monkeypatch, tmp_path):
+    """Up to 400 states the large search's Newton steps and isolation test are dense (NumPy's
+    LAPACK), beyond it sparse (SciPy's LU): the 60-flow ring solved both ways gives the closed
+    form x = (1/2)^(1/5) (Zimmermann (3.2.16)) to 1e-14, isolated; the dense active system is
+    entry for entry the matrix SciPy builds from the coordinates (held states' rows e_i); a
+    Jacobian that is exactly singular is refused by both paths."""
+    from scipy import sparse
+    from user_laws import kelly_hundred
+
+    import fluidnet.symbolic.newton as newton
+    from fluidnet.symbolic.equilibrium import _plan
+
+    built = []
+    for name in ("_system", "_dense_system"):
+        real = getattr(newton.SparseSteadyState, name)
+
+        def spy(self, *args, real=real, name=name):
+            built.append(name)
+            return real(self, *args)
+
+        monkeypatch.setattr(newton.SparseSteadyState, name, spy)
+    for limit, used in ((newton.DENSE_STATES, "_dense_system"), (0, "_system")):
+        monkeypatch.setattr(newton, "DENSE_STATES", limit)
+        monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path / used))  # searched from the starts
+        built.clear()
+        eq = _kelly_ring(60).equilibrium()
+        assert built and set(built) == {used}
+        assert list(eq.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+        assert eq.isolated and eq.residual <= 1e-15
+    monkeypatch.undo()
+    m = kelly_hundred()
+    steady = _plan(m).sparse
+    p = np.array([m.params[k].value for k in m.param_names], dtype=float)
+    rng = np.random.default_rng(11)
+    for t in range(4):
+        x = rng.uniform(0.1, 5.0, steady.n)
+        E = steady._real(steady.evaluate(x, p))[steady.n :]
+        held = np.zeros(steady.n, dtype=bool)
+        held[rng.choice(steady.n, 4 * t, replace=False)] = True
+        scale = rng.uniform(0.5, 2.0, steady.n)
+        keep = ~held[steady.rows]
+        h = np.flatnonzero(held)
+        rows = np.concatenate([steady.rows[keep], h])
+        cols = np.concatenate([steady.cols[keep], h])
+        vals = np.concatenate([E[keep] / scale[steady.rows[keep]], np.ones(h.size)])
+        want = sparse.csc_matrix((vals, (rows, cols)), shape=(steady.n, steady.n)).toarray()
+        assert np.array_equal(steady._dense_system(E, held, scale), want)
+    # x_0 + x_1 = 2 twice over (2 x_0 + 2 x_1 = 4) and x_i = 1 for the 43 others: singular
+    xs = sympy.symbols("x0:45")
+    eqs = [xs[0] + xs[1] - 2, 2 * xs[0] + 2 * xs[1] - 4] + [xi - 1 for xi in xs[2:]]
+    singular = newton.SparseSteadyState(eqs, xs, ())
+    for limit in (newton.DENSE_STATES, 0):
+        monkeypatch.setattr(newton, "DENSE_STATES", limit)
+        assert not singular.well_conditioned(np.ones(45), np.zeros(0), range(45))
+        assert singular.well_conditioned(np.ones(45), np.zeros(0), range(1, 45))

@@ -386,7 +386,7 @@ class _Plan:
         """The Jacobian of the steady-state equations (built on first use: dense and slow to
         build for a model of a thousand states, and not needed to check a given point)."""
         if self.large:
-            return lambda x, p: _dense(self.sparse_form.jacobian(x, p), len(self.states))
+            return self.sparse_form.dense_jacobian
         if self.code is not None:
             return self.code.jacobian
         return to_numpy(self._args, sympy.Matrix(self._eqs).jacobian(sympy.Matrix(self._x)))
@@ -422,11 +422,6 @@ class _Plan:
         if self.code is not None:
             return bool(np.all(np.isfinite(self.code.raw(x, z, p))))
         return bool(np.all(np.isfinite(self.raw(x, z, p))))
-
-
-def _dense(J, n: int) -> np.ndarray:
-    """A sparse Jacobian as a dense array (NaN where it was not finite)."""
-    return np.full((n, n), np.nan) if J is None else J.toarray()
 
 
 def _plan(model) -> _Plan:

@@ -16,7 +16,8 @@ minutes. A large model is solved here instead:
   first order; for a sum of monomials the size is their absolute values weighted by their
   degrees);
 * Newton's method runs from every start at once (the compiled functions evaluated on arrays),
-  each step a sparse LU solve of the Jacobian with its rows scaled by the equations' sizes
+  each step an LU solve of the Jacobian (sparse, or NumPy's dense LU up to
+  :data:`DENSE_STATES` states) with its rows scaled by the equations' sizes
   (equations whose values fall geometrically, from 1 to 1e-90, are solved to their own
   precision), damped by backtracking on the scaled residual;
 * a projected state ``x_i >= 0`` is handled by an active set: while ``x_i = 0`` and its
@@ -31,6 +32,7 @@ from typing import cast
 
 import numpy as np
 
+from ..threads import single_threaded_blas
 from .densenewton import LeadingRows
 
 __all__ = ["SparseSteadyState"]
@@ -44,6 +46,10 @@ MAX_HALVINGS = 30
 #: spread over six decades, a switching one such as Kelly's dual law with capped rates up to
 #: about 250).
 MAX_ROUNDS = 300
+#: Up to this many states the Jacobian's solves and its condition number are dense (NumPy's
+#: LAPACK: 0.1-0.3 ms for a 100-state network), and SciPy's sparse LU only beyond: its import
+#: (0.34 s) was most of the first equilibrium of a 100-state network in a process.
+DENSE_STATES = 400
 #: A scaled residual below which a start that stops improving is at its rounding floor (far
 #: from a root the scaled residual of a power law is flat: about 1/5 for ``x^5 = c``).
 FLOOR = 1e-10
@@ -98,6 +104,20 @@ class SparseSteadyState:
             return None
         return sparse.csc_matrix((vals, (self.rows, self.cols)), shape=(self.n, self.n))
 
+    def dense_jacobian(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """The Jacobian at ``x`` as a dense array (NaN everywhere where it is not finite)."""
+        vals = self._real(self.evaluate(x, p))[self.n :]
+        if not np.all(np.isfinite(vals)):
+            return np.full((self.n, self.n), np.nan)
+        return self._dense(vals, self.rows, self.cols)
+
+    def _dense(self, vals: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """The ``(n, n)`` array of the entries ``vals`` at ``(rows, cols)``, entries that
+        share a place summed (as SciPy's conversion from coordinates does)."""
+        J = np.zeros((self.n, self.n))
+        np.add.at(J, (rows, cols), vals)
+        return J
+
     def _sizes(self, x: np.ndarray, E: np.ndarray) -> np.ndarray:
         return np.bincount(self.rows, weights=np.abs(E) * np.abs(x[self.cols]), minlength=self.n)
 
@@ -111,7 +131,10 @@ class SparseSteadyState:
     def well_conditioned(self, x: np.ndarray, p: np.ndarray, free, limit: float = 1e10) -> bool:
         """Whether the Jacobian of the equations ``free`` in the states ``free`` at ``x``, its
         rows scaled by the equations' sizes, is nonsingular with a condition number
-        (1-norm, estimated from its sparse LU factors) below ``limit``."""
+        (1-norm, estimated from its sparse LU factors; computed from the dense inverse up to
+        :data:`DENSE_STATES` states) below ``limit``."""
+        if self.n <= DENSE_STATES:
+            return self._well_conditioned_dense(x, p, free, limit)
         from scipy.sparse.linalg import LinearOperator, onenormest, splu
 
         J = self.jacobian(x, p)
@@ -140,6 +163,23 @@ class SparseSteadyState:
             # a number: onenormest returns a tuple only with compute_v or compute_w
             est = cast(float, onenormest(inverse))
             cond = float(abs(J).sum(axis=0).max()) * est
+        return bool(np.isfinite(cond) and cond < limit)
+
+    def _well_conditioned_dense(self, x, p, free, limit: float) -> bool:
+        J = self.dense_jacobian(x, p)
+        if not np.all(np.isfinite(J)):
+            return False
+        free = np.asarray(free, dtype=np.intp)
+        rows = self.sizes(x, p)[free]
+        rows = np.where((rows > 0) & np.isfinite(rows), rows, 1.0)
+        J = J[np.ix_(free, free)] / rows[:, None]
+        with single_threaded_blas():
+            try:
+                inverse = np.linalg.inv(J)
+            except np.linalg.LinAlgError:
+                return False  # exactly singular
+        with np.errstate(all="ignore"):
+            cond = float(np.abs(J).sum(axis=0).max() * np.abs(inverse).sum(axis=0).max())
         return bool(np.isfinite(cond) and cond < limit)
 
     # ------------------------------------------------------------------ Newton from many starts
@@ -258,6 +298,13 @@ class SparseSteadyState:
     def _step(self, E: np.ndarray, held: np.ndarray, scale: np.ndarray, r: np.ndarray):
         """The Newton step of the active system (rows scaled); where the Jacobian is singular,
         the least-squares step of least norm (a continuum is then flagged, not lost)."""
+        if self.n <= DENSE_STATES:
+            J = self._dense_system(E, held, scale)
+            with single_threaded_blas():
+                try:
+                    return np.linalg.solve(J, r)
+                except np.linalg.LinAlgError:
+                    return np.linalg.lstsq(J, r, rcond=None)[0]
         from scipy.sparse.linalg import lsmr, splu
 
         J = self._system(E, held, scale)
@@ -279,6 +326,14 @@ class SparseSteadyState:
         (each equation's size; 1 for held states and equations of size 0)."""
         scale = np.where(held | ~(size > 0) | ~np.isfinite(size), 1.0, size)
         return np.where(held, x, F) / scale, scale
+
+    def _dense_system(self, E: np.ndarray, held: np.ndarray, rows_scale: np.ndarray):
+        """:meth:`_system` as a dense array."""
+        keep = ~held[self.rows]
+        J = self._dense(E[keep] / rows_scale[self.rows[keep]], self.rows[keep], self.cols[keep])
+        h = np.flatnonzero(held)
+        J[h, h] = 1.0
+        return J
 
     def _system(self, E: np.ndarray, held: np.ndarray, rows_scale: np.ndarray):
         """The Jacobian of the active system, rows scaled (a held state's row is ``e_i``)."""
