@@ -475,3 +475,28 @@ def test_a_large_models_first_equilibrium_imports_no_scipy(tmp_path):
         else:
             os.environ["FLUIDNET_CACHE"] = env_cache
     assert "scipy" not in loaded
+
+
+def test_a_networks_critical_value_imports_no_masked_arrays():
+    """The aggregation of a network's flows (classes of alike flows, the columns that are sums)
+    finds its classes without numpy.unique and numpy.setdiff1d (whose first call imports
+    numpy.ma: 11 ms of the 20-flow ring's first critical value, issue 34). The critical gain
+    is checked by the rightmost characteristic root there: on the imaginary axis."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    loaded = _loaded_after(
+        f"""
+        import sys
+        sys.path.insert(0, {tests!r})
+        import user_laws
+        import fluidnet as fn
+        law = user_laws.LAWS["kelly_twenty"]
+        m = law.build()
+        (px, prange), = [law.sweep]
+        cv = fn.critical_value(m, px, *prange)
+        root = m.linearize(**{{px: cv.value}}).roots(k=2)[0]
+        assert prange[0] < cv.value < prange[1], cv.value
+        assert abs(root.real) <= 1e-8 * abs(root.imag) and root.imag != 0, root
+        """,
+        modules=True,
+    )
+    assert "numpy.ma" not in loaded
