@@ -634,3 +634,51 @@ def test_a_large_models_dense_and_sparse_paths_agree(monkeypatch, tmp_path):
         monkeypatch.setattr(newton, "DENSE_STATES", limit)
         assert not singular.well_conditioned(np.ones(45), np.zeros(0), range(45))
         assert singular.well_conditioned(np.ones(45), np.zeros(0), range(1, 45))
+
+
+def test_a_large_models_code_is_kept_in_its_record(monkeypatch, tmp_path):
+    """A large model's equations, differentiated and printed once (0.1 s of the 100-state
+    network's first equilibrium in every process), are kept in its record: a new model of the
+    same law (a later process) reads them without differentiating, and finds the 60-flow
+    ring's closed form x = (1/2)^(1/5) again. The generated values and Jacobian entries are
+    sympy's own (lambdify of the equations and of their derivatives) to 1e-13 at random
+    points."""
+    import fluidnet.symbolic.jacobians as jacobians
+    from fluidnet.symbolic.equilibrium import _plan
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+    m = _kelly_ring(60)
+    eq = m.equilibrium()
+    first = _plan(m).sparse_form
+    assert first.source is not None
+
+    def no_derivatives(*args, **kwargs):
+        raise AssertionError("the equations were differentiated again")
+
+    monkeypatch.setattr(jacobians, "forward_jacobian", no_derivatives)
+    later = _kelly_ring(60)
+    again = later.equilibrium()
+    assert list(again.values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+    assert again == pytest.approx(eq, rel=1e-15)
+    monkeypatch.undo()
+    steady = _plan(later).sparse_form
+    assert steady.source == first.source
+    form = later.form
+    rep = {lag.symbol: form.x[lag.state] for lag in form.lags}
+    eqs = [e.xreplace(rep) for e in form.rhs]
+    f = sympy.lambdify([form.x, form.p], eqs, "numpy")
+    rows = [0, 17, 59]  # three rows of the Jacobian (all 60 cost sympy seconds)
+    derivatives = [[sympy.diff(eqs[i], xj) for xj in form.x] for i in rows]
+    jac = sympy.lambdify([form.x, form.p], derivatives, "numpy")
+    p = np.array([later.params[k].value for k in later.param_names], dtype=float)
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.uniform(0.2, 3.0, 60)
+        want_f, want_j = np.array(f(x, p), dtype=float), np.array(jac(x, p), dtype=float)
+        np.testing.assert_allclose(steady.f(x, p), want_f, rtol=1e-13, atol=1e-13)
+        got_j = steady.dense_jacobian(x, p)[rows]
+        np.testing.assert_allclose(got_j, want_j, rtol=1e-13, atol=1e-13)
+        X = rng.uniform(0.2, 3.0, (4, 60))
+        got = steady.evaluate.batch(X.T, p)
+        for k in range(4):
+            np.testing.assert_allclose(got[k, :60], np.array(f(X[k], p)), rtol=1e-13, atol=1e-13)

@@ -295,7 +295,7 @@ class _Plan:
         self.code = None
         self.active = None
         if self.large:
-            self._plan_sparse(form)
+            self._plan_sparse(model)
             return
         self.sparse: SparseSteadyState | None = None
         for i, e in enumerate(form.rhs):
@@ -332,26 +332,50 @@ class _Plan:
         self.all_terms = to_numpy(args, [t for ts in terms for t in ts])
         self.term_owner = np.repeat(np.arange(len(eqs)), [len(ts) for ts in terms])
 
-    def _plan_sparse(self, form) -> None:
-        """The plan of a large model: equations as written, sparse Jacobian, sizes from it."""
+    def _plan_sparse(self, model) -> None:
+        """The plan of a large model: equations as written, sparse Jacobian, sizes from it;
+        its generated code kept in the model's record (a later process reads it instead of
+        differentiating the equations again: 0.1 s of the 100-state network's equilibrium)."""
         from .newton import SparseSteadyState
 
-        rep = {lag.symbol: form.x[lag.state] for lag in form.lags}
-        eqs = [e.xreplace(rep) for e in form.rhs]
-        for i, e in enumerate(eqs):
-            if e.has(form.t):
+        form = self._form = model.form
+        for i, e in enumerate(form.rhs):
+            if e.has(form.t):  # lags are symbols: only an explicit t is left
                 raise ModelError(
                     f"the right-hand side of {form.states[i]} depends explicitly on t; a "
                     "time-varying model has no equilibrium"
                 )
-        self.sparse = SparseSteadyState(eqs, form.x, form.p, form.nonnegative)
+        kept = record(model).get("sparse")
+        self.sparse = None
+        if isinstance(kept, str):
+            try:
+                self.sparse = SparseSteadyState.from_source(kept, form.nonnegative)
+            except Exception:  # noqa: BLE001 - a stale or foreign piece: generated again
+                self.sparse = None
+        if self.sparse is None or self.sparse.n != form.n:
+            self.sparse = SparseSteadyState(self._written, form.x, form.p, form.nonnegative)
+            if self.sparse.source is not None:
+                keep(model, "sparse", self.sparse.source)
         self.f = self.sparse.f  # the values part of one evaluation of values, sizes, Jacobian
-        zs = [lag.symbol for lag in form.lags]
-        self.raw = to_numpy((form.x, zs, form.p), form.rhs, plain=True)
         self.lag_states = [lag.state for lag in form.lags]
         self.symbolic, self.closed = False, []
         self.subsets = [()]  # projected states: an active set in the Newton iteration
-        self._surface_eqs = eqs
+
+    @functools.cached_property
+    def _written(self) -> list[sympy.Expr]:
+        """The steady-state equations as written (every lag the current state; a large
+        model's, not expanded)."""
+        form = self._form
+        rep = {lag.symbol: form.x[lag.state] for lag in form.lags}
+        return [e.xreplace(rep) for e in form.rhs]
+
+    @functools.cached_property
+    def raw(self):
+        """The right-hand sides as written, delayed values as separate arguments (a large
+        model's; built on first use)."""
+        form = self._form
+        zs = [lag.symbol for lag in form.lags]
+        return to_numpy((form.x, zs, form.p), form.rhs, plain=True)
 
     @functools.cached_property
     def _eqs(self) -> list[sympy.Expr]:
@@ -361,7 +385,7 @@ class _Plan:
 
     @functools.cached_property
     def _surface_eqs(self) -> list[sympy.Expr]:
-        return self._eqs
+        return self._written if self.large else self._eqs
 
     @functools.cached_property
     def surfaces(self) -> tuple[str, ...]:

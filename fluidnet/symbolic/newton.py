@@ -31,9 +31,12 @@ from collections.abc import Callable
 from typing import cast
 
 import numpy as np
+import sympy
 
 from ..threads import single_threaded_blas
 from .densenewton import LeadingRows
+from .npsource import Unprintable, function_source
+from .steadycode import run_source
 
 __all__ = ["SparseSteadyState"]
 
@@ -53,6 +56,35 @@ DENSE_STATES = 400
 #: A scaled residual below which a start that stops improving is at its rounding floor (far
 #: from a root the scaled residual of a power law is flat: about 1/5 for ``x^5 = c``).
 FLOOR = 1e-10
+
+
+def _module_source(n: int, rows, cols, args, exprs, definitions) -> str:
+    """A module defining ``N``, ``ROWS``, ``COLS`` and ``fj(x, p)``: the values of the
+    equations and the Jacobian's entries at ``(ROWS, COLS)``."""
+    return "\n".join(
+        [
+            f"N = {int(n)}",
+            f"ROWS = {tuple(int(r) for r in rows)!r}",
+            f"COLS = {tuple(int(c) for c in cols)!r}",
+            function_source("fj", args, exprs, definitions=definitions),
+        ]
+    )
+
+
+class _Generated:
+    """A generated function of ``(x, p)`` (rows of its output first) called as
+    :func:`~fluidnet.symbolic.numeric.to_numpy`'s functions are: one point gives ``(k,)``,
+    ``batch`` at ``K`` points ``(K, k)``."""
+
+    def __init__(self, function) -> None:
+        self._function = function
+
+    def __call__(self, x, p) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return self._function(np.asarray(x, dtype=float), np.asarray(p, dtype=float))
+
+    def batch(self, X, p) -> np.ndarray:
+        return self(X, p).T
 
 
 class SparseSteadyState:
@@ -75,14 +107,40 @@ class SparseSteadyState:
 
         values, derivs, outputs, entries = forward_jacobian(eqs, list(x))
         args = (tuple(x), tuple(p))
-        self.n = len(x)
-        self.rows = np.array([e[0] for e in entries], dtype=np.intp)
-        self.cols = np.array([e[1] for e in entries], dtype=np.intp)
+        rows = [e[0] for e in entries]
+        cols = [e[1] for e in entries]
         # one function for the values and the Jacobian's entries: the definitions they share
         # are evaluated once
-        self.evaluate = to_numpy(
-            args, [*outputs, *(e[2] for e in entries)], definitions=values + derivs
-        )
+        exprs = [*outputs, *(e[2] for e in entries)]
+        #: the same function as generated source (see :meth:`from_source`), or None where an
+        #: expression has no numpy form in :mod:`~fluidnet.symbolic.npsource`
+        self.source: str | None = None
+        try:
+            if not any(sympy.sympify(e).has(sympy.I) for e in exprs):
+                self.source = _module_source(len(x), rows, cols, args, exprs, values + derivs)
+        except Unprintable:
+            pass
+        if self.source is not None:
+            evaluate = _Generated(run_source(self.source, "sparse steady state")["fj"])
+        else:
+            evaluate = to_numpy(args, exprs, definitions=values + derivs)
+        self._setup(len(x), rows, cols, evaluate, nonnegative)
+
+    @classmethod
+    def from_source(cls, source: str, nonnegative=()) -> SparseSteadyState:
+        """The steady state from the :attr:`source` of an earlier one (a model's record: a
+        later process reads it instead of differentiating and printing again)."""
+        ns = run_source(source, "sparse steady state")
+        self = cls.__new__(cls)
+        self.source = source
+        self._setup(int(ns["N"]), ns["ROWS"], ns["COLS"], _Generated(ns["fj"]), nonnegative)
+        return self
+
+    def _setup(self, n: int, rows, cols, evaluate, nonnegative) -> None:
+        self.n = n
+        self.rows = np.array(rows, dtype=np.intp)
+        self.cols = np.array(cols, dtype=np.intp)
+        self.evaluate = evaluate
         self.nonnegative = np.array(sorted(nonnegative), dtype=np.intp)
         self._layouts: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray] | None] = {}
 

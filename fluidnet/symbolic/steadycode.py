@@ -132,7 +132,8 @@ def run_source(source: str, label: str) -> dict[str, Any]:
 
 
 #: The modules whose source decides what a model's record holds (part of its key): the
-#: generated code, the closed forms, the search whose results it keeps, and the row scaling.
+#: generated code, the closed forms, the search whose results it keeps, the row scaling and a
+#: large model's sparse code.
 RECORD_GENERATOR = (
     "npsource.py",
     "steadycode.py",
@@ -142,16 +143,18 @@ RECORD_GENERATOR = (
     "rootsearch.py",
     "equilibrium.py",
     "rowscaling.py",
+    "newton.py",
 )
 #: The sections of a model's record.
-SECTIONS = ("steady", "closed", "recalled", "scaling")
+SECTIONS = ("steady", "closed", "recalled", "scaling", "sparse")
 
 
 def record(model) -> dict[str, Any]:
     """What the store keeps for ``model``, read once per process: ``{"steady": source of the
     steady-state code, "closed": source of the closed forms, "recalled": the search's points
     at parameter values searched before, "scaling": the free parameters and factors of
-    :mod:`~fluidnet.symbolic.rowscaling`}``, each section present when kept.
+    :mod:`~fluidnet.symbolic.rowscaling`, "sparse": a large model's code of
+    :mod:`~fluidnet.symbolic.newton`}``, each section present when kept.
 
     One file per model (``fluidnet_model_<digest>.py``, a Python module of literals), keyed by
     its structure and by :data:`RECORD_GENERATOR`'s source: a second process reads it once
