@@ -35,7 +35,7 @@ import sympy
 
 from ..threads import single_threaded_blas
 from .densenewton import LeadingRows
-from .npsource import Unprintable, function_source
+from .npsource import GeneratedFunction, Unprintable, function_source
 from .steadycode import run_source
 
 __all__ = ["SparseSteadyState"]
@@ -69,22 +69,6 @@ def _module_source(n: int, rows, cols, args, exprs, definitions) -> str:
             function_source("fj", args, exprs, definitions=definitions),
         ]
     )
-
-
-class _Generated:
-    """A generated function of ``(x, p)`` (rows of its output first) called as
-    :func:`~fluidnet.symbolic.numeric.to_numpy`'s functions are: one point gives ``(k,)``,
-    ``batch`` at ``K`` points ``(K, k)``."""
-
-    def __init__(self, function) -> None:
-        self._function = function
-
-    def __call__(self, x, p) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return self._function(np.asarray(x, dtype=float), np.asarray(p, dtype=float))
-
-    def batch(self, X, p) -> np.ndarray:
-        return self(X, p).T
 
 
 class SparseSteadyState:
@@ -121,7 +105,7 @@ class SparseSteadyState:
         except Unprintable:
             pass
         if self.source is not None:
-            evaluate = _Generated(run_source(self.source, "sparse steady state")["fj"])
+            evaluate = GeneratedFunction(run_source(self.source, "sparse steady state")["fj"])
         else:
             evaluate = to_numpy(args, exprs, definitions=values + derivs)
         self._setup(len(x), rows, cols, evaluate, nonnegative)
@@ -133,7 +117,7 @@ class SparseSteadyState:
         ns = run_source(source, "sparse steady state")
         self = cls.__new__(cls)
         self.source = source
-        self._setup(int(ns["N"]), ns["ROWS"], ns["COLS"], _Generated(ns["fj"]), nonnegative)
+        self._setup(int(ns["N"]), ns["ROWS"], ns["COLS"], GeneratedFunction(ns["fj"]), nonnegative)
         return self
 
     def _setup(self, n: int, rows, cols, evaluate, nonnegative) -> None:

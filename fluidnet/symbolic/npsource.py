@@ -19,13 +19,13 @@ number, ``log`` of a negative number) is NaN, never complex. Nodes without a num
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import sympy
 
-__all__ = ["Unprintable", "function_source", "namespace", "NAMESPACE_VERSION"]
+__all__ = ["GeneratedFunction", "Unprintable", "function_source", "namespace", "NAMESPACE_VERSION"]
 
 #: Changes when the helpers of :func:`namespace` change meaning (part of the cache keys).
 NAMESPACE_VERSION = "1"
@@ -296,3 +296,20 @@ def function_source(
         lines.append(f"    _o[{i}] = {code(sympy.sympify(out))}")
     lines.append("    return _o")
     return "\n".join(lines) + "\n"
+
+
+class GeneratedFunction:
+    """A function of :func:`function_source` (its rows first: ``(k,) + points``) called as
+    :func:`~fluidnet.symbolic.numeric.to_numpy`'s functions are: with the arguments of one
+    point it gives ``(k,)``, and ``batch`` with arrays ``(len(group), K)`` gives ``(K, k)``;
+    floating-point errors ignored (undefined values are NaN, callers check)."""
+
+    def __init__(self, function: Callable[..., np.ndarray]) -> None:
+        self._function = function
+
+    def __call__(self, *args) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return self._function(*(np.asarray(a, dtype=float) for a in args))
+
+    def batch(self, *args) -> np.ndarray:
+        return self(*args).T

@@ -30,7 +30,7 @@ import numpy as np
 import sympy
 
 from .memo import trim_oldest
-from .npsource import Unprintable, function_source
+from .npsource import GeneratedFunction, Unprintable, function_source
 from .steadycode import keep, record, run_source
 
 __all__ = ["RowScaling", "row_scaling"]
@@ -127,20 +127,9 @@ def _row_scaling(model) -> RowScaling:
     return _from_source(model, names, free, source)
 
 
-class _Factors:
-    """The factors ``c_i`` from their generated function (``(n,) + points``), as
-    :func:`~fluidnet.symbolic.numeric.to_numpy`'s ``batch`` gives them (``(K, n)``)."""
-
-    def __init__(self, function) -> None:
-        self._function = function
-
-    def batch(self, P: np.ndarray) -> np.ndarray:
-        return np.asarray(self._function(np.asarray(P, dtype=float))).T
-
-
 def _from_source(model, names: tuple[str, ...], free: np.ndarray, source: str) -> RowScaling:
     ns = run_source(source, f"row scaling of {model.form.name}")
-    return RowScaling(names, free, _Factors(ns["factors"]))
+    return RowScaling(names, free, GeneratedFunction(ns["factors"]))
 
 
 def _recorded(model) -> RowScaling | None:
