@@ -415,20 +415,30 @@ def test_margins_import_no_scipy():
     assert "scipy" not in loaded
 
 
+def _user_law(name: str, body: str) -> str:
+    """A script running ``body`` with ``law``, the law ``name`` of tests/user_laws.py, and its
+    model ``m`` (``fn`` is fluidnet)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    start = f"""
+        import sys
+        sys.path.insert(0, {tests!r})
+        import fluidnet as fn
+        import user_laws
+        law = user_laws.LAWS[{name!r}]
+        m = law.build()
+        """
+    return textwrap.dedent(start) + textwrap.dedent(body)
+
+
 def test_a_boundary_whose_batch_restarts_roots_imports_no_scipy():
     """The roots' batch restarts a point from its nearest certified neighbour with
     fluidnet.nearest (ties to the highest index), not SciPy's k-d tree: scipy.spatial's import
     cost 0.25 s of the tandem law's first boundary (issue 34)."""
-    tests = os.path.dirname(os.path.abspath(__file__))
     loaded = _loaded_after(
-        f"""
-        import sys
-        sys.path.insert(0, {tests!r})
-        import fluidnet as fn
+        _user_law(
+            "tandem_two_class",
+            """
         import fluidnet.linear.batch as batch
-        import user_laws
-        law = user_laws.LAWS["tandem_two_class"]
-        m = law.build()
         calls = []
         real = batch._nearest_certified
         def spy(*args, **kwargs):
@@ -438,7 +448,8 @@ def test_a_boundary_whose_batch_restarts_roots_imports_no_scipy():
         (xn, xr), (yn, yr) = law.plane.items()
         b = fn.stability_boundary(m, xn, yn, x_range=xr, y_range=yr, progress=False)
         assert b.curves and calls, (len(b.curves), len(calls))
-        """
+        """,
+        )
     )
     assert "scipy" not in loaded
 
@@ -482,21 +493,17 @@ def test_a_networks_critical_value_imports_no_masked_arrays():
     finds its classes without numpy.unique and numpy.setdiff1d (whose first call imports
     numpy.ma: 11 ms of the 20-flow ring's first critical value, issue 34). The critical gain
     is checked by the rightmost characteristic root there: on the imaginary axis."""
-    tests = os.path.dirname(os.path.abspath(__file__))
     loaded = _loaded_after(
-        f"""
-        import sys
-        sys.path.insert(0, {tests!r})
-        import user_laws
-        import fluidnet as fn
-        law = user_laws.LAWS["kelly_twenty"]
-        m = law.build()
+        _user_law(
+            "kelly_twenty",
+            """
         (px, prange), = [law.sweep]
         cv = fn.critical_value(m, px, *prange)
-        root = m.linearize(**{{px: cv.value}}).roots(k=2)[0]
+        root = m.linearize(**{px: cv.value}).roots(k=2)[0]
         assert prange[0] < cv.value < prange[1], cv.value
         assert abs(root.real) <= 1e-8 * abs(root.imag) and root.imag != 0, root
         """,
+        ),
         modules=True,
     )
     assert "numpy.ma" not in loaded
