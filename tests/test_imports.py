@@ -507,3 +507,27 @@ def test_a_networks_critical_value_imports_no_masked_arrays():
         modules=True,
     )
     assert "numpy.ma" not in loaded
+
+
+def test_a_large_systems_roots_import_no_scipy():
+    """The boxes of a large system (fluidnet.linear.large) start from the abscissa bound r*,
+    now found by fluidnet's Brent method: scipy.optimize's import (0.25 s) fell in the first
+    chart of a 100-state network without dask. The 100-state parking lot of
+    tests/test_linear_large.py: its rightmost root, certified from the boxes, is a zero of the
+    closed form h (mpmath at 30 digits)."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    loaded = _loaded_after(
+        f"""
+        import sys
+        sys.path.insert(0, {tests!r})
+        import mpmath as mp
+        from test_linear_large import _h, _parking_lot
+        roots = _parking_lot(99).roots(k=2)
+        assert roots.n_nodes == 0 and roots.certified is True
+        top = roots[0]
+        with mp.workdps(30):
+            exact = complex(mp.findroot(_h(99, 1.0), mp.mpc(top.value)))
+        assert abs(top.value - exact) <= max(top.error, 1e-12 * abs(exact)), (top, exact)
+        """
+    )
+    assert "scipy" not in loaded

@@ -189,3 +189,22 @@ def test_the_search_widens_step_by_step_to_the_rightmost_roots():
     assert roots.certified
     assert 1.41 > roots[0].real > 1.39  # between the lines counted above
     assert dense.residual(np.array([roots[0].value]), np.array([0]))[0] < 1e-12
+
+
+def test_the_abscissa_bound_is_the_root_of_its_equation():
+    """r* solves r = mu + ||A_1|| e^{-r tau} (mu the largest eigenvalue of A0's symmetric part,
+    ||A_1|| its Frobenius norm): r* = mu + W_0(||A_1|| tau e^{-mu tau}) / tau (SciPy's
+    Lambert W), found by fluidnet's Brent method to its tolerance 1e-9 (1 + |hi|)."""
+    from scipy.special import lambertw
+
+    from fluidnet.linear.sparse import SparseSystem
+
+    n, tau, c = 14, 0.5, 3.0
+    A1 = np.zeros((n, n))
+    A1[0, 1] = c
+    lin = fn.LinearDDE(-np.diag(np.arange(1.0, n + 1)), [(tau, A1)])
+    system = SparseSystem.from_lineardde(lin)
+    mu = -1.0
+    want = mu + float(np.real(lambertw(c * tau * np.exp(-mu * tau)))) / tau
+    got = large.abscissa_bound(system, lin.A0)
+    assert abs(got - want) <= 1e-8, (got, want)

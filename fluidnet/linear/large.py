@@ -43,10 +43,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..brent import brentq
 from ..threads import single_threaded_blas
 from .contour import count_in_rectangle, zeros_from_power_sums
 from .newton import newton_roots
@@ -86,8 +87,6 @@ CLUSTER_RTOL = 1e-3
 
 def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
     """``r*``: no root has a real part above it (see the module docstring)."""
-    from scipy.optimize import brentq
-
     mu = float(np.max(np.linalg.eigvalsh(0.5 * (A0 + A0.conj().T))))
     _, nk = system.matrix_norms()
     tau = system.tau
@@ -101,8 +100,7 @@ def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
     hi = mu + float(np.sum(nk)) + 1.0  # the delayed terms are below sum(nk) right of 0
     while excess(hi) > 0:
         hi = 2.0 * hi + 1.0
-    # scipy's brentq is unannotated: a (root, RootResults) pair only with full_output=True
-    return float(cast(float, brentq(excess, mu, hi, xtol=1e-9 * (1.0 + abs(hi)))))
+    return brentq(excess, mu, hi, xtol=1e-9 * (1.0 + abs(hi)))
 
 
 def _newton(system: SparseSystem, lam: np.ndarray, real: bool, maxiter: int = 40):
