@@ -531,3 +531,21 @@ def test_a_large_systems_roots_import_no_scipy():
         """
     )
     assert "scipy" not in loaded
+
+
+def test_a_window_chains_zero_drift_imports_no_scipy():
+    """The zero-drift window of a window chain is bracketed on a grid and refined by
+    fluidnet's Brent method (scipy.optimize's import: 0.25 s). Reno's chain (increase 1/w,
+    decrease w/2, marking p): (1 - p)/w = p w / 2, w = sqrt(2 (1 - p) / p)."""
+    loaded = _loaded_after(
+        """
+        import math
+        import sympy
+        import fluidnet as fn
+        w = sympy.Symbol("w")
+        chain = fn.WindowChain(1 / w, w / 2, 0.02)
+        want = math.sqrt(2 * 0.98 / 0.02)
+        assert abs(chain.zero_drift() - want) <= 1e-13 * want, chain.zero_drift()
+        """
+    )
+    assert "scipy" not in loaded

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import sympy
 
+from ..brent import brentq
 from ..errors import AnalysisError, ModelError, OptionError, ParameterError
 from ..overrides import parameter_value
 from ..parsing import as_expression
@@ -347,8 +348,6 @@ class WindowChain:
         AnalysisError
             When it is not positive at ``lo``.
         """
-        from scipy.optimize import brentq
-
         from .errors import NotNormalizableError
 
         grid = np.geomspace(lo, hi, 2001)
@@ -368,16 +367,8 @@ class WindowChain:
         i = neg[0]
         if d[i] == 0:
             return float(grid[i])
-        # scipy's brentq is unannotated: pyright infers ``rtol: float64`` from its default and a
-        # ``(root, RootResults)`` tuple from full_output, which is False here.
-        root = brentq(
-            lambda x: float(self.drift(x)),
-            grid[i - 1],
-            grid[i],
-            xtol=1e-14,
-            rtol=1e-14,  # pyright: ignore[reportArgumentType]
-        )
-        return float(cast(float, root))
+        lo_i, hi_i = float(grid[i - 1]), float(grid[i])
+        return brentq(lambda x: float(self.drift(x)), lo_i, hi_i, xtol=1e-14, rtol=1e-14)
 
     def marking_onset(self, below: float | None = None) -> float:
         """The largest window ``W*`` under which nothing is marked (0 if marking starts at 0).
