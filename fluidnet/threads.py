@@ -26,7 +26,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 __all__ = ["single_threaded_blas", "one_blas_thread", "blas_bound"]
 
@@ -93,11 +93,12 @@ def _rescanned(kind: str, scan: Callable[[], Any]) -> Any:
 _OTHER_BLAS = ("libblis", "libflexiblas", "libmkl_rt", "mkl_rt", "libblas")
 
 
-class _Libraries(tuple):
-    """The (get, set) thread-count functions of every OpenBLAS loaded (a tuple of pairs), and
-    ``alone``: whether they are every BLAS library loaded (none other, and each OpenBLAS with
-    its functions found), so that they can be limited without threadpoolctl."""
+class _Libraries(NamedTuple):
+    """The OpenBLAS libraries loaded: ``controls``, the (get, set) thread-count functions of
+    each, and ``alone``: whether they are every BLAS library loaded (none other, and each
+    OpenBLAS with its functions found), so that they can be limited without threadpoolctl."""
 
+    controls: tuple[tuple[Any, Any], ...]
     alone: bool
 
 
@@ -107,7 +108,7 @@ def _scan_openblas() -> _Libraries:
         with open("/proc/self/maps") as fh:
             loaded = {line.split()[-1] for line in fh if ".so" in line}
     except OSError:
-        return _with_alone((), False)
+        return _Libraries((), False)
     paths = {path for path in loaded if "openblas" in path}
     alone = not any(os.path.basename(path).startswith(_OTHER_BLAS) for path in loaded)
     out = []
@@ -126,13 +127,7 @@ def _scan_openblas() -> _Libraries:
                 break
         else:
             alone = False
-    return _with_alone(tuple(out), alone)
-
-
-def _with_alone(controls: tuple, alone: bool) -> _Libraries:
-    libs = _Libraries(controls)
-    libs.alone = alone
-    return libs
+    return _Libraries(tuple(out), alone)
 
 
 def _openblas_controls() -> _Libraries:
@@ -181,11 +176,11 @@ def _limit_new_libraries(section: _Section) -> None:
     """Limit every BLAS loaded to one thread (unless all already are), keeping the limiter to
     undo it when the outermost section ends."""
     section.modules = _generation()
-    controls = _openblas_controls()
+    controls, alone = _openblas_controls()
     if controls and all(get() == 1 for get, _ in controls):
         # already single-threaded (OPENBLAS_NUM_THREADS=1, a worker, or an enclosing limit)
         return
-    if controls.alone:
+    if alone:
         # OpenBLAS only (NumPy's and SciPy's wheels): their own functions, without building
         # threadpoolctl's controller (about 7 ms, once per process)
         section.limiters.append(_OpenBLASLimit(controls))
@@ -274,5 +269,5 @@ def blas_bound(func: Callable[_P, _R]) -> Callable[_P, _R]:
 
 def one_blas_thread() -> None:
     """Process-pool initializer: one BLAS thread per worker process."""
-    for _, put in _openblas_controls():
+    for _, put in _openblas_controls().controls:
         put(1)

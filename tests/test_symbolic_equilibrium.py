@@ -663,3 +663,18 @@ def test_a_large_models_code_is_kept_in_its_record(monkeypatch, tmp_path):
         got = steady.evaluate.batch(X.T, p)
         for k in range(4):
             np.testing.assert_allclose(got[k, :60], np.array(f(X[k], p)), rtol=1e-13, atol=1e-13)
+
+
+def test_a_stale_kept_code_is_built_again(monkeypatch, tmp_path):
+    """A record whose large code does not load (not Python, or another number of states) is
+    built again and kept in its place: the 60-flow ring's closed form x = (1/2)^(1/5)."""
+    from fluidnet.symbolic.equilibrium import _plan
+    from fluidnet.symbolic.steadycode import keep, record
+
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))
+    good = _plan(_kelly_ring(60)).sparse_form.source
+    for stale in ("this is not ( python", good.replace("N = 60", "N = 59", 1)):
+        keep(_kelly_ring(60), "sparse", stale)
+        m = _kelly_ring(60)
+        assert list(m.equilibrium().values()) == pytest.approx([0.5**0.2] * 60, rel=1e-14)
+        assert record(_kelly_ring(60))["sparse"] == good

@@ -67,7 +67,14 @@ from .memo import trim_oldest
 from .numeric import to_numpy
 from .rootsearch import Attempts, InOrder, homotopy, search
 from .rowscaling import row_scaling
-from .steadycode import boundary_subsets, keep, record, steady_code, steady_state_equations
+from .steadycode import (
+    boundary_subsets,
+    keep,
+    kept_or_built,
+    record,
+    steady_code,
+    steady_state_equations,
+)
 
 if TYPE_CHECKING:
     from .model import Model
@@ -345,18 +352,19 @@ class _Plan:
                     f"the right-hand side of {form.states[i]} depends explicitly on t; a "
                     "time-varying model has no equilibrium"
                 )
-        kept = record(model).get("sparse")
-        self.sparse = None
-        if isinstance(kept, str):
-            try:
-                self.sparse = SparseSteadyState.from_source(kept, form.nonnegative)
-            except Exception:  # noqa: BLE001 - a stale or foreign piece: generated again
-                self.sparse = None
-        if self.sparse is None or self.sparse.n != form.n:
-            self.sparse = SparseSteadyState(self._written, form.x, form.p, form.nonnegative)
-            if self.sparse.source is not None:
-                keep(model, "sparse", self.sparse.source)
-        self.f = self.sparse.f  # the values part of one evaluation of values, sizes, Jacobian
+
+        def build() -> tuple[SparseSteadyState, str | None]:
+            steady = SparseSteadyState(self._written, form.x, form.p, form.nonnegative)
+            return steady, steady.source
+
+        sparse: SparseSteadyState = kept_or_built(
+            model,
+            "sparse",
+            lambda src: SparseSteadyState.from_source(src, form.n, form.nonnegative),
+            build,
+        )
+        self.sparse = sparse
+        self.f = sparse.f  # the values part of one evaluation of values, sizes, Jacobian
         self.lag_states = [lag.state for lag in form.lags]
         self.symbolic, self.closed = False, []
         self.subsets = [()]  # projected states: an active set in the Newton iteration

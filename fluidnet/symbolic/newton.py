@@ -31,11 +31,10 @@ from collections.abc import Callable
 from typing import cast
 
 import numpy as np
-import sympy
 
 from ..threads import single_threaded_blas
 from .densenewton import LeadingRows
-from .npsource import GeneratedFunction, Unprintable, function_source
+from .npsource import GeneratedFunction, real_function_source
 from .steadycode import run_source
 
 __all__ = ["SparseSteadyState"]
@@ -58,15 +57,19 @@ DENSE_STATES = 400
 FLOOR = 1e-10
 
 
-def _module_source(n: int, rows, cols, args, exprs, definitions) -> str:
+def _module_source(n: int, rows, cols, args, exprs, definitions) -> str | None:
     """A module defining ``N``, ``ROWS``, ``COLS`` and ``fj(x, p)``: the values of the
-    equations and the Jacobian's entries at ``(ROWS, COLS)``."""
+    equations and the Jacobian's entries at ``(ROWS, COLS)`` (``None`` where an expression
+    has no generated form)."""
+    fj = real_function_source("fj", args, exprs, definitions=definitions)
+    if fj is None:
+        return None
     return "\n".join(
         [
             f"N = {int(n)}",
             f"ROWS = {tuple(int(r) for r in rows)!r}",
             f"COLS = {tuple(int(c) for c in cols)!r}",
-            function_source("fj", args, exprs, definitions=definitions),
+            fj,
         ]
     )
 
@@ -98,12 +101,7 @@ class SparseSteadyState:
         exprs = [*outputs, *(e[2] for e in entries)]
         #: the same function as generated source (see :meth:`from_source`), or None where an
         #: expression has no numpy form in :mod:`~fluidnet.symbolic.npsource`
-        self.source: str | None = None
-        try:
-            if not any(sympy.sympify(e).has(sympy.I) for e in exprs):
-                self.source = _module_source(len(x), rows, cols, args, exprs, values + derivs)
-        except Unprintable:
-            pass
+        self.source = _module_source(len(x), rows, cols, args, exprs, values + derivs)
         if self.source is not None:
             evaluate = GeneratedFunction(run_source(self.source, "sparse steady state")["fj"])
         else:
@@ -111,10 +109,13 @@ class SparseSteadyState:
         self._setup(len(x), rows, cols, evaluate, nonnegative)
 
     @classmethod
-    def from_source(cls, source: str, nonnegative=()) -> SparseSteadyState:
-        """The steady state from the :attr:`source` of an earlier one (a model's record: a
-        later process reads it instead of differentiating and printing again)."""
+    def from_source(cls, source: str, n: int, nonnegative=()) -> SparseSteadyState:
+        """The steady state of ``n`` states from the :attr:`source` of an earlier one (a
+        model's record: a later process reads it instead of differentiating and printing
+        again); raises :class:`ValueError` for the source of another number of states."""
         ns = run_source(source, "sparse steady state")
+        if int(ns["N"]) != n:
+            raise ValueError(f"a kept steady state of {ns['N']} states, not {n}")
         self = cls.__new__(cls)
         self.source = source
         self._setup(int(ns["N"]), ns["ROWS"], ns["COLS"], GeneratedFunction(ns["fj"]), nonnegative)
@@ -136,15 +137,6 @@ class SparseSteadyState:
     def sizes(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """``sum_j |df_i/dx_j| |x_j|`` for every equation ``i`` (NaN where not finite)."""
         return self._sizes(x, self._real(self.evaluate(x, p))[self.n :])
-
-    def jacobian(self, x: np.ndarray, p: np.ndarray):
-        """The Jacobian at ``x`` as a sparse CSC matrix (``None`` where it is not finite)."""
-        from scipy import sparse
-
-        vals = self._real(self.evaluate(x, p))[self.n :]
-        if not np.all(np.isfinite(vals)):
-            return None
-        return sparse.csc_matrix((vals, (self.rows, self.cols)), shape=(self.n, self.n))
 
     def dense_jacobian(self, x: np.ndarray, p: np.ndarray) -> np.ndarray:
         """The Jacobian at ``x`` as a dense array (NaN everywhere where it is not finite)."""
@@ -173,22 +165,29 @@ class SparseSteadyState:
     def well_conditioned(self, x: np.ndarray, p: np.ndarray, free, limit: float = 1e10) -> bool:
         """Whether the Jacobian of the equations ``free`` in the states ``free`` at ``x``, its
         rows scaled by the equations' sizes, is nonsingular with a condition number
-        (1-norm, estimated from its sparse LU factors; computed from the dense inverse up to
-        :data:`DENSE_STATES` states) below ``limit``."""
-        if self.n <= DENSE_STATES:
-            return self._well_conditioned_dense(x, p, free, limit)
-        from scipy.sparse.linalg import LinearOperator, onenormest, splu
-
-        J = self.jacobian(x, p)
-        if J is None:
+        (1-norm, computed from the dense inverse up to :data:`DENSE_STATES` states, beyond
+        estimated from its sparse LU factors) below ``limit``."""
+        E = self._real(self.evaluate(x, p))[self.n :]  # one evaluation: entries and sizes
+        if not np.all(np.isfinite(E)):
             return False
         free = np.asarray(free, dtype=np.intp)
-        J = J[free][:, free]
-        rows = self.sizes(x, p)[free]
+        rows = self._sizes(x, E)[free]
         rows = np.where((rows > 0) & np.isfinite(rows), rows, 1.0)
+        if self.n <= DENSE_STATES:
+            J = self._dense(E, self.rows, self.cols)[np.ix_(free, free)] / rows[:, None]
+            with single_threaded_blas():
+                try:
+                    inverse = np.linalg.inv(J)
+                except np.linalg.LinAlgError:
+                    return False  # exactly singular
+            with np.errstate(all="ignore"):
+                cond = float(np.abs(J).sum(axis=0).max() * np.abs(inverse).sum(axis=0).max())
+            return bool(np.isfinite(cond) and cond < limit)
         from scipy import sparse
+        from scipy.sparse.linalg import LinearOperator, onenormest, splu
 
-        J = sparse.diags(1.0 / rows) @ J
+        J = sparse.csc_matrix((E, (self.rows, self.cols)), shape=(self.n, self.n))
+        J = sparse.diags(1.0 / rows) @ J[free][:, free]
         try:
             lu = splu(sparse.csc_matrix(J))
         except (RuntimeError, ValueError):
@@ -205,23 +204,6 @@ class SparseSteadyState:
             # a number: onenormest returns a tuple only with compute_v or compute_w
             est = cast(float, onenormest(inverse))
             cond = float(abs(J).sum(axis=0).max()) * est
-        return bool(np.isfinite(cond) and cond < limit)
-
-    def _well_conditioned_dense(self, x, p, free, limit: float) -> bool:
-        J = self.dense_jacobian(x, p)
-        if not np.all(np.isfinite(J)):
-            return False
-        free = np.asarray(free, dtype=np.intp)
-        rows = self.sizes(x, p)[free]
-        rows = np.where((rows > 0) & np.isfinite(rows), rows, 1.0)
-        J = J[np.ix_(free, free)] / rows[:, None]
-        with single_threaded_blas():
-            try:
-                inverse = np.linalg.inv(J)
-            except np.linalg.LinAlgError:
-                return False  # exactly singular
-        with np.errstate(all="ignore"):
-            cond = float(np.abs(J).sum(axis=0).max() * np.abs(inverse).sum(axis=0).max())
         return bool(np.isfinite(cond) and cond < limit)
 
     # ------------------------------------------------------------------ Newton from many starts

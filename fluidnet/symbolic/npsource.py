@@ -25,7 +25,14 @@ from typing import Any
 import numpy as np
 import sympy
 
-__all__ = ["GeneratedFunction", "Unprintable", "function_source", "namespace", "NAMESPACE_VERSION"]
+__all__ = [
+    "GeneratedFunction",
+    "Unprintable",
+    "function_source",
+    "real_function_source",
+    "namespace",
+    "NAMESPACE_VERSION",
+]
 
 #: Changes when the helpers of :func:`namespace` change meaning (part of the cache keys).
 NAMESPACE_VERSION = "1"
@@ -296,6 +303,25 @@ def function_source(
         lines.append(f"    _o[{i}] = {code(sympy.sympify(out))}")
     lines.append("    return _o")
     return "\n".join(lines) + "\n"
+
+
+def real_function_source(
+    name: str,
+    groups: Sequence[Sequence[sympy.Symbol]],
+    outputs: Sequence[Any],
+    *,
+    definitions: Sequence[tuple[sympy.Symbol, Any]] = (),
+) -> str | None:
+    """:func:`function_source` of real expressions, or ``None`` where one has no numpy form
+    here or holds ``I`` (the caller falls back to :func:`~fluidnet.symbolic.numeric.to_numpy`,
+    which evaluates complex values)."""
+    exprs = [*outputs, *(e for _, e in definitions)]
+    if any(sympy.sympify(e).has(sympy.I) for e in exprs):
+        return None
+    try:
+        return function_source(name, groups, outputs, definitions=definitions)
+    except Unprintable:
+        return None
 
 
 class GeneratedFunction:

@@ -30,8 +30,8 @@ import numpy as np
 import sympy
 
 from .memo import trim_oldest
-from .npsource import GeneratedFunction, Unprintable, function_source
-from .steadycode import keep, record, run_source
+from .npsource import GeneratedFunction, real_function_source
+from .steadycode import kept_or_built, run_source
 
 __all__ = ["RowScaling", "row_scaling"]
 
@@ -96,10 +96,10 @@ def _split(e: sympy.Expr, states) -> tuple[sympy.Expr, sympy.Expr]:
     return c, h
 
 
-def _row_scaling(model) -> RowScaling:
-    """The row scaling from the model's equations (sympy: about 1-3 ms an equation), kept in
-    its record (:func:`~fluidnet.symbolic.steadycode.keep`) as the free parameters and the
-    generated source of the factors."""
+def _row_scaling(model) -> tuple[RowScaling, dict | None]:
+    """The row scaling from the model's equations (sympy: about 1-3 ms an equation), and what
+    its record keeps of it: the free parameters and the generated source of the factors
+    (``None`` where a factor has no generated form: sympy's function then, not kept)."""
     form = model.form
     lagged = {lag.symbol: form.x[lag.state] for lag in form.lags}
     factors, rest = [], []
@@ -113,45 +113,34 @@ def _row_scaling(model) -> RowScaling:
     free = np.array([by_name[nm] not in used for nm in names], dtype=bool)
     if form.t in used:
         free[:] = False  # explicit time: no equilibrium to share
-    source = None
-    if not any(sympy.sympify(c).has(sympy.I) for c in factors):
-        try:
-            source = function_source("factors", (tuple(form.p),), factors)
-        except Unprintable:
-            pass
-    if source is None:  # an expression with no generated form: sympy's function, not kept
+    source = real_function_source("factors", (tuple(form.p),), factors)
+    if source is None:
         from .numeric import to_numpy
 
-        return RowScaling(names, free, to_numpy((form.p,), factors, plain=True))
-    keep(model, "scaling", {"names": names, "free": [bool(f) for f in free], "source": source})
-    return _from_source(model, names, free, source)
+        return RowScaling(names, free, to_numpy((form.p,), factors, plain=True)), None
+    kept = {"names": names, "free": [bool(f) for f in free], "source": source}
+    return _loaded(model, kept), kept
 
 
-def _from_source(model, names: tuple[str, ...], free: np.ndarray, source: str) -> RowScaling:
-    ns = run_source(source, f"row scaling of {model.form.name}")
-    return RowScaling(names, free, GeneratedFunction(ns["factors"]))
-
-
-def _recorded(model) -> RowScaling | None:
-    """The row scaling kept in the model's record by an earlier process, or ``None`` (none
-    kept, or not this model's parameters)."""
-    kept = record(model).get("scaling")
-    if not isinstance(kept, dict):
-        return None
+def _loaded(model, kept: dict) -> RowScaling:
+    """The row scaling of a record's section (raises where it is not this model's)."""
     names = tuple(model.param_names)
-    try:
-        free = np.array(kept["free"], dtype=bool)
-        if tuple(kept["names"]) != names or free.shape != (len(names),):
-            return None
-        return _from_source(model, names, free, str(kept["source"]))
-    except Exception:  # noqa: BLE001 - a stale or foreign section: built again
-        return None
+    free = np.array(kept["free"], dtype=bool)
+    if tuple(kept["names"]) != names or free.shape != (len(names),):
+        raise ValueError("the kept row scaling is another model's")
+    ns = run_source(str(kept["source"]), f"row scaling of {model.form.name}")
+    return RowScaling(names, free, GeneratedFunction(ns["factors"]))
 
 
 def row_scaling(model) -> RowScaling:
     """The model's :class:`RowScaling` (built once per model and kept in its record: a later
     process reads it)."""
-    return model.cached("row scaling", lambda: _recorded(model) or _row_scaling(model))
+    return model.cached(
+        "row scaling",
+        lambda: kept_or_built(
+            model, "scaling", lambda kept: _loaded(model, kept), lambda: _row_scaling(model)
+        ),
+    )
 
 
 def recalls_between(model, names) -> bool:

@@ -378,22 +378,36 @@ class SteadyCode:
             )
 
 
+def kept_or_built(
+    model, section: str, load: Callable[[Any], Any], build: Callable[[], tuple[Any, Any]]
+) -> Any:
+    """``load(value)`` of the model's record ``section`` when it is kept and loads, else the
+    object of ``build() -> (object, value)``, whose ``value`` is kept (unless ``None``). A kept
+    value that does not load (stale, foreign, or refused by ``load`` raising) is built again."""
+    kept = record(model).get(section)
+    if kept is not None:
+        try:
+            return load(kept)
+        except Exception:  # noqa: BLE001 - a stale or foreign piece: built again below
+            pass
+    built, value = build()
+    if value is not None:
+        keep(model, section, value)
+    return built
+
+
 def steady_code(model) -> SteadyCode | None:
     """The steady-state code of ``model`` (from its record in the store, else generated and
     kept), or ``None`` when an expression has no numpy form here (the caller builds functions
     with :func:`~fluidnet.symbolic.numeric.to_numpy` instead)."""
     form = model.form
     label = f"steady state of {form.name}"
-    source = record(model).get("steady")
-    if isinstance(source, str):
+
+    def build() -> tuple[SteadyCode | None, str | None]:
         try:
-            return SteadyCode(run_source(source, label))
-        except Exception:  # noqa: BLE001 - a stale or foreign piece: generated again below
-            pass
-    try:
-        source = _source(form)
-    except Unprintable:
-        return None
-    code = SteadyCode(run_source(source, label))
-    keep(model, "steady", source)
-    return code
+            source = _source(form)
+        except Unprintable:
+            return None, None
+        return SteadyCode(run_source(source, label)), source
+
+    return kept_or_built(model, "steady", lambda src: SteadyCode(run_source(src, label)), build)
