@@ -43,6 +43,9 @@ class _Stability:
 def _register(xr: ModuleType) -> None:
     if not hasattr(xr.Dataset, ACCESSOR):
         xr.register_dataset_accessor(ACCESSOR)(_Stability)
+    from . import _daskcheck
+
+    _daskcheck.install()  # no import of dask.array for xarray's test of dask arrays
 
 
 class _AfterXarrayImport:

@@ -130,6 +130,71 @@ def test_a_small_chart_imports_no_scipy():
     )
 
 
+def test_a_chart_leaves_dask_array_unimported_until_the_user_imports_it():
+    """xarray's test for dask arrays (fluidnet._daskcheck) imported dask.array (0.3 s) at the
+    first Dataset of a process; a chart now leaves it out, and once the user imports dask,
+    xarray handles dask arrays as before: kept lazy, and a masked one has its mask made NaN
+    (xarray's own rule for masked arrays)."""
+    if importlib.util.find_spec("dask") is None:
+        pytest.skip("dask is not installed: nothing would import it")
+    loaded = _loaded_after(
+        """
+        import sys
+        import numpy as np
+        import fluidnet as fn
+        x, q = fn.states("x q")
+        a, c = fn.params("a c")
+        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c},
+                     params={a: 0.5, c: 1.0})
+        grid = {"a": np.linspace(0.1, 1.0, 4), "c": np.linspace(0.5, 2, 4)}
+        ds = fn.stability_chart(m, grid, progress=False, method="batch")
+        assert "dask.array" not in sys.modules
+        ds.mean("a")  # a reduction of the chart does not import it either
+        assert "dask.array" not in sys.modules
+        import dask.array as da
+        import xarray as xr
+        lazy = xr.Dataset({"v": (("x",), da.zeros(6, chunks=3))})
+        assert isinstance(lazy["v"].data, da.Array) and dict(lazy.chunks) == {"x": (3, 3)}
+        masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+        got = xr.Variable(("x",), da.from_array(masked, chunks=2)).values
+        assert got[0] == 1.0 and np.isnan(got[1]) and got[2] == 3.0, got
+        """,
+        modules=True,
+    )
+    assert "dask.array" in loaded  # imported by the user's own line
+
+
+def test_the_dask_check_leaves_xarrays_own_entry_and_other_caches_alone(monkeypatch):
+    import xarray.namedarray.pycompat as pycompat
+
+    from fluidnet import _daskcheck
+
+    monkeypatch.delitem(sys.modules, "dask.array", raising=False)
+    # an entry xarray made already is kept
+    own = object()
+    monkeypatch.setattr(pycompat, "_cached_duck_array_modules", {"dask": own})
+    _daskcheck.install()
+    assert pycompat._cached_duck_array_modules["dask"] is own
+    # a cache that is not the dictionary of this xarray version is not touched
+    monkeypatch.setattr(pycompat, "_cached_duck_array_modules", None)
+    _daskcheck.install()
+    assert pycompat._cached_duck_array_modules is None
+    # an empty cache gets the entry, a DuckArrayModule whose types follow sys.modules
+    monkeypatch.setattr(pycompat, "_cached_duck_array_modules", {})
+    _daskcheck.install()
+    entry = pycompat._cached_duck_array_modules["dask"]
+    assert isinstance(entry, pycompat.DuckArrayModule)
+    assert entry.type == ()
+
+    class Array:
+        pass
+
+    monkeypatch.setitem(sys.modules, "dask.array", type(sys)("dask.array"))
+    sys.modules["dask.array"].Array = Array  # type: ignore[attr-defined]
+    assert entry.type == (Array,)
+    assert pycompat.array_type("dask") == (Array,)
+
+
 def test_a_simulation_imports_no_analysis_library():
     loaded = _loaded_after(
         """
