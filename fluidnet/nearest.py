@@ -10,6 +10,14 @@ extra, which imports SciPy through ``dask.array``). Up to :data:`DIRECT_PAIRS` p
 compared directly (a few milliseconds), without SciPy; larger queries (thousands of points
 against thousands) use :class:`scipy.spatial.KDTree`.
 
+Points on a grid, in index steps (integer coordinates, as the batch of the roots gives them),
+are compared through ``|t|^2 + |s|^2 - 2 t.s`` with one matrix product per chunk of targets:
+for integers below :data:`EXACT_COORDINATE` every term is an integer that a double holds
+exactly, so the squared distances are the direct ones bit for bit (the same neighbours, the
+same ties), at 7-13 ns a pair instead of 20-40. Up to :data:`GRID_PAIRS` pairs go this way: a
+100-state network's 20 x 20 chart compares 11 852 aggregated points against 148 (1.75 million
+pairs, 23 ms), where the k-d tree's import cost 0.35 s of the first chart.
+
 Ties (points at the same distance: common on a grid) go to the lowest index when compared
 directly; the k-d tree breaks them in the order its traversal meets them. The batch of the
 roots (:func:`fluidnet.linear.batch._nearest_certified`, a point whose neighbour failed)
@@ -21,12 +29,19 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["DIRECT_PAIRS", "nearest"]
+__all__ = ["DIRECT_PAIRS", "GRID_PAIRS", "nearest"]
 
 #: Largest number of (target, source) pairs compared directly.
 DIRECT_PAIRS = 1 << 20
+#: Largest number of pairs of integer points (a grid in index steps, Euclidean distance)
+#: compared directly by matrix products (0.11 s at 16 million pairs on a 2-core machine).
+GRID_PAIRS = 1 << 24
+#: Integer coordinates below this in magnitude give exact squared distances by the products.
+EXACT_COORDINATE = 1 << 20
 #: Pairs compared at once (the targets are taken in chunks of this many pairs).
 CHUNK_PAIRS = 1 << 16
+#: Pairs compared at once by matrix products.
+GRID_CHUNK_PAIRS = 1 << 18
 
 
 def nearest(
@@ -63,6 +78,8 @@ def nearest(
     if p not in (2.0, np.inf):
         raise ValueError(f"p = {p}: 2 or numpy.inf")
     S, T = src.shape[0], tgt.shape[0]
+    if p == 2.0 and S * T <= GRID_PAIRS and _integers(src) and _integers(tgt):
+        return _grid_nearest(src, tgt, k)
     if S * T > DIRECT_PAIRS:
         from scipy.spatial import KDTree  # imported for large queries only
 
@@ -84,3 +101,27 @@ def nearest(
             idx[a : a + step, j] = near
             d[rows, near] = np.inf
     return dist, idx
+
+
+def _integers(x: np.ndarray) -> bool:
+    """Whether every coordinate is an integer below :data:`EXACT_COORDINATE` in magnitude."""
+    return bool(np.all(np.abs(x) < EXACT_COORDINATE) and np.all(x == np.floor(x)))
+
+
+def _grid_nearest(src: np.ndarray, tgt: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest` of integer points by exact squared distances from matrix products."""
+    S, T = src.shape[0], tgt.shape[0]
+    dist = np.empty((T, k))
+    idx = np.empty((T, k), dtype=np.intp)
+    src2 = np.einsum("ij,ij->i", src, src)
+    step = max(1, GRID_CHUNK_PAIRS // max(S, 1))
+    for a in range(0, T, step):
+        part = tgt[a : a + step]
+        d = np.einsum("ij,ij->i", part, part)[:, None] + src2[None, :] - 2.0 * (part @ src.T)
+        rows = np.arange(d.shape[0])
+        for j in range(k):
+            near = np.argmin(d, axis=1)  # the first of equals: the lowest index
+            dist[a : a + step, j] = d[rows, near]
+            idx[a : a + step, j] = near
+            d[rows, near] = np.inf
+    return np.sqrt(dist), idx

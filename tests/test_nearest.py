@@ -1,5 +1,6 @@
-"""fluidnet.nearest: nearest neighbours against SciPy's k-d tree (a second method), ties, the
-switch to the tree for many pairs, bad input (a chart without SciPy: tests/test_imports.py)."""
+"""fluidnet.nearest: nearest neighbours against SciPy's k-d tree (a second method) and against
+sorting every pair (grid points), ties, the switch to the tree for many pairs, bad input (a
+chart without SciPy: tests/test_imports.py)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,54 @@ def test_many_pairs_go_to_the_tree(monkeypatch):
     tree = nearest(src, tgt, k=2, p=np.inf)
     np.testing.assert_array_equal(tree[1], direct[1])
     np.testing.assert_allclose(tree[0], direct[0], rtol=1e-15, atol=0)
+
+
+def _brute_force(src, tgt, k):
+    """Each target's k nearest by sorting (squared distance, index): ties to the lowest."""
+    dist = np.empty((len(tgt), k))
+    idx = np.empty((len(tgt), k), dtype=np.intp)
+    for i, t in enumerate(tgt):
+        sq = [(float(np.sum((s - t) ** 2)), j) for j, s in enumerate(src)]
+        best = sorted(sq)[:k]
+        dist[i] = [np.sqrt(d) for d, _ in best]
+        idx[i] = [j for _, j in best]
+    return dist, idx
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_grid_points_have_exact_distances_and_ties_to_the_lowest_index(k, monkeypatch):
+    """Integer points (index steps on a grid, many ties) by matrix products: the neighbours and
+    distances of sorting every pair, bit for bit, in chunks or not."""
+    rng = np.random.default_rng(5)
+    src = rng.integers(-4, 5, size=(60, 3)).astype(float)
+    tgt = rng.integers(-5, 6, size=(45, 3)).astype(float)
+    ref = _brute_force(src, tgt, k)
+    got = nearest(src, tgt, k=k)
+    np.testing.assert_array_equal(got[1], ref[1])
+    np.testing.assert_array_equal(got[0], ref[0])
+    monkeypatch.setattr(nearest_module, "GRID_CHUNK_PAIRS", 130)  # two targets a chunk
+    chunked = nearest(src, tgt, k=k)
+    np.testing.assert_array_equal(chunked[1], ref[1])
+    np.testing.assert_array_equal(chunked[0], ref[0])
+
+
+def test_many_grid_pairs_need_no_tree(monkeypatch):
+    """Integer points beyond DIRECT_PAIRS (up to GRID_PAIRS) are compared without SciPy: the
+    k-d tree's distances (large coordinates, so no ties), and scipy.spatial made unimportable."""
+    import sys
+
+    rng = np.random.default_rng(9)
+    src = rng.integers(0, 1 << 19, size=(3000, 3)).astype(float)
+    tgt = rng.integers(0, 1 << 19, size=(400, 3)).astype(float)
+    assert DIRECT_PAIRS < src.shape[0] * tgt.shape[0] <= nearest_module.GRID_PAIRS
+    ref_d, ref_i = KDTree(src).query(tgt, k=2)
+    monkeypatch.setitem(sys.modules, "scipy.spatial", None)
+    dist, idx = nearest(src, tgt, k=2)
+    np.testing.assert_array_equal(idx, ref_i)
+    np.testing.assert_allclose(dist, ref_d, rtol=1e-15, atol=0)
+    # a coordinate at the bound of exact products, or not an integer: not by products
+    for bad in (float(nearest_module.EXACT_COORDINATE), 0.5):
+        assert not nearest_module._integers(np.array([[bad, 0.0]]))
 
 
 def test_chunks_cover_every_target(monkeypatch):
