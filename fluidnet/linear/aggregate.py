@@ -140,17 +140,11 @@ class _Matrices:
 
     def _block(self, rows, cols) -> np.ndarray:
         rows, cols = np.atleast_1d(rows), np.atleast_1d(cols)
-        n = self.A0.shape[-1]
-        # the cheaper order for row-major matrices: a row is one run of memory (n / 8 cache
-        # lines), a column one line per row; a few columns of every row are cheap to gather,
-        # rows of every column are not, and a few rows beat many columns
-        if rows.size < 8 * min(cols.size, n / 8):
-            a0 = self.A0[:, rows][:, :, cols]
-            a = self.A[:, :, rows][..., cols]
-        else:
-            a0 = self.A0[:, :, cols][:, rows]
-            a = self.A[..., cols][:, :, rows]
-        return np.concatenate([a0[:, None], a], axis=1)
+        # one gather of the block's entries (rows by columns broadcast): taking the rows of
+        # every matrix first and then their columns copied a (K, m, rows, n) array on the way,
+        # 2.5-3.5 times slower (a 100-state network's 400 systems: 16-17 -> 5-6.5 ms a block)
+        r = rows[:, None]
+        return np.concatenate([self.A0[:, r, cols][:, None], self.A[:, :, r, cols]], axis=1)
 
     def entries(self, i: np.ndarray, j: np.ndarray) -> np.ndarray:
         """``(K, m + 1, len(i))``: the entries ``(i, j)`` of every matrix."""
