@@ -85,6 +85,35 @@ def test_kelly_exponential_marking_over_a_plane():
     assert np.all(lb.stack.A0 == 0)
 
 
+def test_a_plane_of_free_parameters_reads_the_search_at_the_defaults(monkeypatch):
+    # the gain k and the delay T do not move the equilibria (fluidnet.symbolic.rowscaling):
+    # the one full search of the plane runs with them at the model's defaults, where
+    # m.equilibrium() has searched already, and every point has scipy's equilibrium
+    import fluidnet.symbolic.batchequilibria as be
+
+    m = kelly3()
+    m.equilibrium()
+    calls = []
+    full = be.equilibria
+    monkeypatch.setattr(be, "equilibria", lambda *a, **k: calls.append(k) or full(*a, **k))
+    grid = _grid(k=np.array([0.3, 0.7, 2.0]), T=np.array([0.05, 1.0]))
+    X, ok = equilibria_batch(m, grid)
+    assert ok.all()
+    assert [(c["k"], c["T"]) for c in calls] == [(0.1, 0.1)]
+    (want,) = kelly_by_scipy(12.0)
+    for x in X:
+        assert x == pytest.approx(want, rel=1e-10)
+    # a plane that also moves the equilibria (B): its own points are searched
+    calls.clear()
+    grid = _grid(k=np.array([0.3, 0.7]), B=np.array([9.0, 12.0]))
+    X, ok = equilibria_batch(m, grid)
+    assert ok.all() and len(calls) >= 1
+    assert all(c["k"] == 0.1 for c in calls)  # B the point's own, k the default
+    for x, b in zip(X, grid["B"], strict=True):
+        (want,) = kelly_by_scipy(b)
+        assert x == pytest.approx(want, rel=1e-10)
+
+
 def test_batch_equals_the_per_point_search_and_its_linearization():
     m = window_red()
     grid = _grid(d=np.array([0.1, 0.3]), K=np.array([5e-5, 3e-4]))
