@@ -341,6 +341,26 @@ def test_a_large_network_is_solved_sparsely():
         m.linearize(equilibrium={k: 1.0 for k in eq})
 
 
+def test_a_large_models_batch_over_gains_builds_no_dense_code(monkeypatch):
+    """Equilibria of the 60-flow ring at many gains (which do not move them): one full search
+    settles every point, and the dense steady code the continuation would need (0.28 s of
+    sympy for a 100-state network) is not built; a plane over a price w_1 (which moves them)
+    builds it once. The values: x = (1/2)^(1/5) at every gain (Zimmermann (3.2.16))."""
+    import fluidnet.symbolic.steadycode as sc
+    from fluidnet.symbolic.linearize import equilibria_batch
+
+    built = []
+    original = sc.steady_code
+    monkeypatch.setattr(sc, "steady_code", lambda model: built.append(1) or original(model))
+    m = _kelly_ring(60)
+    X, ok = equilibria_batch(m, {"kappa_1": np.array([0.3, 0.9, 1.5]), "kappa_2": 2.0})
+    assert ok.all() and not built
+    assert X == pytest.approx(np.full((3, 60), 0.5**0.2), rel=1e-14)
+    X, ok = equilibria_batch(m, {"w_1": np.array([0.9, 1.0, 1.1])})
+    assert ok.all() and built == [1]
+    assert X[1] == pytest.approx(np.full(60, 0.5**0.2), rel=1e-14)
+
+
 def test_a_large_model_recalls_its_search_at_values_it_solved(monkeypatch, tmp_path):
     """The 60-flow ring again at the same values: the search's points are checked again instead
     of searching (a critical value's anchor, a repeated analysis; 220 ms a call at 100 states),

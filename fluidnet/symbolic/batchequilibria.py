@@ -31,9 +31,9 @@ by one, as :meth:`fluidnet.Model.equilibrium` does, with its errors and warnings
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -191,7 +191,7 @@ def _singular(code: SteadyCode, x: np.ndarray, P: np.ndarray, held: np.ndarray, 
 def equilibria_at_points(
     model,
     plan,
-    code: SteadyCode,
+    code: SteadyCode | Callable[[], SteadyCode],
     P: np.ndarray,
     valid: np.ndarray,
     *,
@@ -203,8 +203,11 @@ def equilibria_at_points(
     ----------
     model : fluidnet.Model
     plan : the model's equilibrium plan
-    code : SteadyCode
-        The model's steady-state code.
+    code : SteadyCode or callable
+        The model's steady-state code, or a function that builds it: called only when points
+        are continued (not when the full search settles every point, as at one point per
+        class of :func:`_one_per_class`; a 100-state network's dense code is 0.28 s of
+        sympy).
     P : numpy.ndarray
         ``(m, K)`` parameter values (``model.param_names`` order).
     valid : numpy.ndarray of bool
@@ -219,7 +222,7 @@ def equilibria_at_points(
     """
     names = model.param_names
     m, K = P.shape
-    n = code.n
+    n = len(plan.states)
     X = np.full((K, n), np.nan)
     ok = np.zeros(K, dtype=bool)
     reasons = ["" if v else "a parameter value out of its bounds" for v in valid]
@@ -284,11 +287,19 @@ def equilibria_at_points(
                 first = tied[0] if tied else seeds[0]
                 reasons[k] = reasons[first] or "no seed equilibrium to continue from"
         return PointEquilibria(X, ok, reasons)
+    built: list[SteadyCode] = [code] if isinstance(code, SteadyCode) else []
+
+    def steady() -> SteadyCode:
+        """The steady code, built at the first continuation that needs it."""
+        if not built:
+            built.append(cast("Callable[[], SteadyCode]", code)())
+        return built[0]
+
     unit = _spread(P)
     rest = np.flatnonzero(_without(valid, seeds))
     if rest.size:
         src = _nearest(P, unit, rest, np.array(settled_seeds))
-        _continue_rows(code, X, ok, held_of, kind_of, P, rest, src, nonneg, False, plan.active)
+        _continue_rows(steady(), X, ok, held_of, kind_of, P, rest, src, nonneg, False, plan.active)
     # outwards from what is settled: warm starts from the nearest settled point, in waves
     # while they settle points (cheaper than every configuration at every point left)
     for _ in range(WAVES):
@@ -297,17 +308,17 @@ def equilibria_at_points(
             break
         before = int(ok.sum())
         src = _nearest(P, unit, left, np.flatnonzero(ok))
-        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, False, plan.active)
+        _continue_rows(steady(), X, ok, held_of, kind_of, P, left, src, nonneg, False, plan.active)
         if int(ok.sum()) == before:
             break
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any() and len(plan.subsets) > 1:
         src = _nearest(P, unit, left, np.flatnonzero(ok))
-        _other_configurations(code, plan.subsets, X, ok, held_of, kind_of, P, left, src, nonneg)
+        _other_configurations(steady(), plan.subsets, X, ok, held_of, kind_of, P, left, src, nonneg)
     left = np.flatnonzero(valid & ~ok & np.array([not r for r in reasons]))
     if left.size and ok.any():
         src = _nearest(P, unit, left, np.flatnonzero(ok))
-        _continue_rows(code, X, ok, held_of, kind_of, P, left, src, nonneg, True, plan.active)
+        _continue_rows(steady(), X, ok, held_of, kind_of, P, left, src, nonneg, True, plan.active)
     # the check: the full search at a few points settled by continuation
     continued = np.flatnonzero(_without(ok, seeds))
     if continued.size:

@@ -13,6 +13,7 @@ Conventions (the standard ones of the fluid-model literature, used by every sour
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -493,9 +494,10 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any], guess=None):
         todo &= ~found  # singular there, or none admissible: continued like a numeric law
     if not todo.any():
         return P, X, ok, why
-    code = eq_plan.code
+    code: Any = eq_plan.code
     if code is None and eq_plan.large and len(model.state_names) <= BATCH_MAX_STATES:
-        code = model.cached("batch steady code", lambda: steady_code(model))
+        # built when points are continued (see equilibria_at_points)
+        code = functools.partial(model.cached, "batch steady code", lambda: steady_code(model))
     if code is None:
         for j in np.flatnonzero(todo):
             why[j] = (
