@@ -94,13 +94,22 @@ def nearest(
     for a in range(0, T, step):
         diff = np.abs(tgt[a : a + step, None, :] - src[None, :, :])
         d = diff.max(axis=2) if p == np.inf else np.sqrt(np.sum(diff * diff, axis=2))
-        rows = np.arange(d.shape[0])
-        for j in range(k):
-            near = np.argmin(d, axis=1)  # the first of equals: the lowest index
-            dist[a : a + step, j] = d[rows, near]
-            idx[a : a + step, j] = near
-            d[rows, near] = np.inf
+        dist[a : a + step], idx[a : a + step] = _k_smallest(d, k)
     return dist, idx
+
+
+def _k_smallest(d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` smallest entries of each row of ``d`` (overwritten) and their columns, the
+    smallest first; of equals, the lowest column first."""
+    rows = np.arange(d.shape[0])
+    vals = np.empty((d.shape[0], k))
+    cols = np.empty((d.shape[0], k), dtype=np.intp)
+    for j in range(k):
+        near = np.argmin(d, axis=1)  # the first of equals: the lowest index
+        vals[:, j] = d[rows, near]
+        cols[:, j] = near
+        d[rows, near] = np.inf
+    return vals, cols
 
 
 def _integers(x: np.ndarray) -> bool:
@@ -118,10 +127,5 @@ def _grid_nearest(src: np.ndarray, tgt: np.ndarray, k: int) -> tuple[np.ndarray,
     for a in range(0, T, step):
         part = tgt[a : a + step]
         d = np.einsum("ij,ij->i", part, part)[:, None] + src2[None, :] - 2.0 * (part @ src.T)
-        rows = np.arange(d.shape[0])
-        for j in range(k):
-            near = np.argmin(d, axis=1)  # the first of equals: the lowest index
-            dist[a : a + step, j] = d[rows, near]
-            idx[a : a + step, j] = near
-            d[rows, near] = np.inf
+        dist[a : a + step], idx[a : a + step] = _k_smallest(d, k)
     return np.sqrt(dist), idx

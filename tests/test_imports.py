@@ -103,6 +103,19 @@ def test_a_linearization_imports_none_of_numpys_optional_submodules():
     assert loaded.isdisjoint(optional), sorted(loaded & optional)
 
 
+#: A script drawing a batch chart of a two-state law on an ``n`` x ``n`` grid (``ds``).
+_SMALL_CHART = """
+        import numpy as np
+        import fluidnet as fn
+        x, q = fn.states("x q")
+        a, c = fn.params("a c")
+        m = fn.Model(rhs={{x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c}},
+                     params={{a: 0.5, c: 1.0}})
+        grid = {{"a": np.linspace(0.1, 1.0, {n}), "c": np.linspace(0.5, 2, {n})}}
+        ds = fn.stability_chart(m, grid, progress=False, method="batch")
+"""
+
+
 def test_a_small_chart_imports_no_scipy():
     """A process without the dask extra (which imports SciPy through dask.array) draws a batch
     chart of a two-state law without importing SciPy: its starts from the nearest solved point
@@ -112,14 +125,9 @@ def test_a_small_chart_imports_no_scipy():
         """
         import sys
         sys.modules["dask"] = None  # the dask extra not installed
-        import numpy as np
-        import fluidnet as fn
-        x, q = fn.states("x q")
-        a, c = fn.params("a c")
-        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c},
-                     params={a: 0.5, c: 1.0})
-        grid = {"a": np.linspace(0.1, 1.0, 8), "c": np.linspace(0.5, 2, 8)}
-        ds = fn.stability_chart(m, grid, progress=False, method="batch")
+        """
+        + _SMALL_CHART.format(n=8)
+        + """
         assert (ds["fallback"].values == "").all()  # every point settled by the batch
         """,
         modules=True,
@@ -138,16 +146,9 @@ def test_a_chart_leaves_dask_array_unimported_until_the_user_imports_it():
     if importlib.util.find_spec("dask") is None:
         pytest.skip("dask is not installed: nothing would import it")
     loaded = _loaded_after(
-        """
+        _SMALL_CHART.format(n=4)
+        + """
         import sys
-        import numpy as np
-        import fluidnet as fn
-        x, q = fn.states("x q")
-        a, c = fn.params("a c")
-        m = fn.Model(rhs={x: a * (1 - x(fn.t) * q(fn.t - 1.0)), q: x(fn.t) - c},
-                     params={a: 0.5, c: 1.0})
-        grid = {"a": np.linspace(0.1, 1.0, 4), "c": np.linspace(0.5, 2, 4)}
-        ds = fn.stability_chart(m, grid, progress=False, method="batch")
         assert "dask.array" not in sys.modules
         ds.mean("a")  # a reduction of the chart does not import it either
         assert "dask.array" not in sys.modules
