@@ -4,7 +4,7 @@ xarray asks whether an array is a dask array each time it wraps one (``as_compat
 called for every variable of every Dataset), through ``array_type("dask")`` of
 ``xarray.namedarray.pycompat``. The first time, that imports ``dask.array`` when dask is
 installed: 0.3 s on a 2-core machine, paid by the first chart of a process although no dask
-array is anywhere in it (fluidnet's ``sweep`` extra installs dask; a chart of 400 network
+array is anywhere in it (fluidnet's ``dask`` extra installs dask; a chart of 400 network
 points took 1.05 s, 0.34 s of it that import).
 
 No dask array can exist before ``dask.array`` is imported, so until then the answer to

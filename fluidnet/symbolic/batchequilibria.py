@@ -362,9 +362,9 @@ def _standing_point(model, p: np.ndarray) -> dict[str, Any] | None:
     and changes a value; else ``None``.
 
     A chart over a gain and a delay asks for equilibria at points none of which is the
-    model's default, where ``model.equilibrium()`` has searched already (and the record on
-    disk keeps the result): the full search there is read back instead of run again (a
-    100-state network's 0.3 s at the first chart of a process)."""
+    model's default: every such plane then shares one full search, at the defaults, which
+    this process or the record of an earlier one (its first full search) may hold already;
+    else it is run there as it would have been at the plane's first point."""
     scaling = row_scaling(model)
     if not scaling.any_free:
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -34,6 +34,7 @@ from .symbols import param_subs
 
 if TYPE_CHECKING:
     from .model import Model
+    from .steadycode import SteadyCode
 
 __all__ = [
     "linearize",
@@ -494,7 +495,7 @@ def _parameters_and_equilibria(model, values: Mapping[str, Any], guess=None):
         todo &= ~found  # singular there, or none admissible: continued like a numeric law
     if not todo.any():
         return P, X, ok, why
-    code: Any = eq_plan.code
+    code: SteadyCode | Callable[[], SteadyCode] | None = eq_plan.code
     if code is None and eq_plan.large and len(model.state_names) <= BATCH_MAX_STATES:
         # built when points are continued (see equilibria_at_points)
         code = functools.partial(model.cached, "batch steady code", lambda: steady_code(model))
