@@ -23,8 +23,13 @@ reimported. Any other attribute that is a submodule of the package (``fluidnet.d
 ``import fluidnet``) is imported on access too, as an eager ``__init__`` used to do.
 
 A public name that is also the name of a submodule (``fluidnet.dde.oscillation`` the function,
-in ``fluidnet/dde/oscillation.py``) must be imported eagerly by its package: Python binds a
-submodule in its package when it is first imported, which would replace the lazy name.
+in ``fluidnet/dde/oscillation.py``) is lazy too. Python binds a submodule in its package when
+it is first imported (``setattr(package, "oscillation", module)``), which would replace the
+name; the package's module object is therefore of a :class:`types.ModuleType` subclass
+(:class:`_Package`) that binds, for such a name, the submodule's attribute of that name instead
+(the function, read from the submodule just imported). These names were imported eagerly by
+their packages (bode, margins, nichols and nyquist: 4 ms of every first analysis that needed
+none of them).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from __future__ import annotations
 import ast
 import importlib
 import os
+import sys
+import types
 from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["attach_stub", "stub_table"]
@@ -54,6 +61,24 @@ def _submodules(path: list[str]) -> frozenset[str]:
             ):
                 names.add(stem)
     return frozenset(names)
+
+
+class _Package(types.ModuleType):
+    """A package whose public names include some named like their submodules
+    (``_same_named``): binding such a submodule in the package binds its attribute of that
+    name instead (see the module notes)."""
+
+    _same_named: frozenset[str] = frozenset()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if (
+            name in self._same_named
+            and isinstance(value, types.ModuleType)
+            and value.__name__ == f"{self.__name__}.{name}"
+            and hasattr(value, name)
+        ):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
 
 
 def stub_table(package: str, init_file: str) -> dict[str, tuple[str, str]]:
@@ -139,6 +164,14 @@ def attach_stub(
     table = stub_table(package, str(namespace["__file__"]))
     modules = dict(extra or {})
     submodules: list[frozenset[str]] = []
+    same = frozenset(
+        name
+        for name, (module, attr) in table.items()
+        if module == f"{package}.{name}" == f"{package}.{attr}"
+    )
+    own = sys.modules.get(package)
+    if same and own is not None and own.__dict__ is namespace and type(own) is types.ModuleType:
+        own.__class__ = type("_Package", (_Package,), {"_same_named": same})
 
     def __getattr__(name: str) -> object:
         if name in table:

@@ -276,6 +276,39 @@ def test_a_function_named_like_its_module_is_not_hidden_by_the_module():
     )
 
 
+def test_a_function_named_like_its_module_is_lazy():
+    # the packages do not import bode, margins, nichols, nyquist, oscillation or linearize
+    # until their names are used (4 ms of every first analysis); then the name is the function
+    loaded = _loaded_after(
+        """
+        import fluidnet as fn
+        import fluidnet.dde, fluidnet.stability, fluidnet.symbolic
+        """,
+        modules=True,
+    )
+    same = [
+        "fluidnet.stability.bode",
+        "fluidnet.stability.margins",
+        "fluidnet.stability.nichols",
+        "fluidnet.stability.nyquist",
+        "fluidnet.dde.oscillation",
+        "fluidnet.symbolic.linearize",
+    ]
+    assert loaded.isdisjoint(same), sorted(loaded & set(same))
+    _loaded_after(
+        """
+        import sys
+        import fluidnet as fn
+        f = fn.stability.margins  # the name first: the function, its module imported for it
+        assert type(f).__name__ == "function"
+        assert f is sys.modules["fluidnet.stability.margins"].margins
+        from fluidnet.stability import nyquist
+        assert nyquist is sys.modules["fluidnet.stability.nyquist"].nyquist
+        assert fn.stability.Margins is sys.modules["fluidnet.stability.margins"].Margins
+        """
+    )
+
+
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_lazy_names_do_not_collide_with_submodules(package):
     # a lazy name that is also a submodule's name would be shadowed by the module once the

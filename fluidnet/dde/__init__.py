@@ -95,10 +95,6 @@ exhaust ``max_steps`` (see :func:`fluidnet.dde.simulation.failure_message`).
 from __future__ import annotations
 
 from .._lazy import attach_stub
-from .oscillation import (  # a submodule named like its function: bound eagerly
-    Oscillation as Oscillation,
-)
-from .oscillation import oscillation as oscillation
 
 # Public names: the stub __init__.pyi lists them once (for type checkers too); each is
 # imported from its module on first access (see fluidnet._lazy).

@@ -10,18 +10,6 @@
 """
 
 from .._lazy import attach_stub
-from .bode import BodeResponse as BodeResponse  # a submodule named like its function: bound eagerly
-from .bode import bode as bode
-from .margins import Margins as Margins  # a submodule named like its function: bound eagerly
-from .margins import margins as margins
-from .nichols import (  # a submodule named like its function: bound eagerly
-    NicholsResponse as NicholsResponse,
-)
-from .nichols import nichols as nichols
-from .nyquist import (  # a submodule named like its function: bound eagerly
-    NyquistResponse as NyquistResponse,
-)
-from .nyquist import nyquist as nyquist
 
 # Public names: the stub __init__.pyi lists them once (for type checkers too); each is
 # imported from its module on first access (see fluidnet._lazy).

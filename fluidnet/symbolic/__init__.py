@@ -21,7 +21,6 @@ This stage builds on :mod:`fluidnet.linear` only (and keeps what it builds throu
 from __future__ import annotations
 
 from .._lazy import attach_stub
-from .linearize import linearize as linearize  # a submodule named like its function: bound eagerly
 
 # Public names: the stub __init__.pyi lists them once (for type checkers too); each is
 # imported from its module on first access (see fluidnet._lazy).
