@@ -312,17 +312,21 @@ def test_a_function_named_like_its_module_is_lazy():
 @pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_lazy_names_do_not_collide_with_submodules(package):
     # a lazy name that is also a submodule's name would be shadowed by the module once the
-    # submodule is imported: such names must be bound eagerly by __init__.py
+    # submodule is imported: the package's module class binds such a name's function in its
+    # place when it is the submodule's attribute of that name (fluidnet._lazy._Package);
+    # any other such name must be bound eagerly by __init__.py
     from fluidnet._lazy import _submodules, stub_table
 
     mod = importlib.import_module(package)
     table = stub_table(package, mod.__file__)
     eager = vars(mod)
+    handled = getattr(type(mod), "_same_named", frozenset())
     clashes = {
         name
         for name, (module, attr) in table.items()
         if name in _submodules(list(mod.__path__))
         and f"{module}.{attr}" != f"{package}.{name}"
+        and name not in handled
         and not (
             name in eager
             and not hasattr(eager[name], "__path__")
@@ -330,6 +334,11 @@ def test_lazy_names_do_not_collide_with_submodules(package):
         )
     }
     assert not clashes, clashes
+    assert handled == {
+        name
+        for name, (module, attr) in table.items()
+        if (module, attr) == (f"{package}.{name}", name)
+    }
 
 
 @pytest.mark.parametrize("package", [*LAZY_PACKAGES, "fluidnet.packet"])
