@@ -85,30 +85,30 @@ def test_kelly_exponential_marking_over_a_plane():
     assert np.all(lb.stack.A0 == 0)
 
 
-def test_a_plane_of_free_parameters_reads_the_search_at_the_defaults(monkeypatch):
+def test_a_later_process_recalls_a_search_of_the_same_class(monkeypatch, tmp_path):
     # the gain k and the delay T do not move the equilibria (fluidnet.symbolic.rowscaling):
-    # the one full search of the plane runs with them at the model's defaults, where
-    # m.equilibrium() has searched already, and every point has scipy's equilibrium
-    import fluidnet.symbolic.batchequilibria as be
+    # a later process (a new model object, the record on disk) charting a plane over them
+    # reads the search that equilibria() made at the defaults instead of searching again, and
+    # every point has scipy's equilibrium; a plane that moves them (B) is searched
+    import fluidnet.symbolic.equilibrium as eqm
+    from fluidnet.symbolic.equilibrium import equilibria
 
-    m = kelly3()
-    m.equilibrium()
-    calls = []
-    full = be.equilibria
-    monkeypatch.setattr(be, "equilibria", lambda *a, **k: calls.append(k) or full(*a, **k))
-    grid = _grid(k=np.array([0.3, 0.7, 2.0]), T=np.array([0.05, 1.0]))
-    X, ok = equilibria_batch(m, grid)
-    assert ok.all()
-    assert [(c["k"], c["T"]) for c in calls] == [(0.1, 0.1)]
+    monkeypatch.setenv("FLUIDNET_CACHE", str(tmp_path))  # nothing recalled from earlier runs
+    equilibria(kelly3())  # the first full search of a process: kept in the record
+    searched = []
+    numeric = eqm._numeric_candidates
+    monkeypatch.setattr(
+        eqm, "_numeric_candidates", lambda *a, **k: searched.append(1) or numeric(*a, **k)
+    )
+    m = kelly3()  # a later process's model
+    X, ok = equilibria_batch(m, _grid(k=np.array([0.3, 0.7, 2.0]), T=np.array([0.05, 1.0])))
+    assert ok.all() and not searched
     (want,) = kelly_by_scipy(12.0)
     for x in X:
         assert x == pytest.approx(want, rel=1e-10)
-    # a plane that also moves the equilibria (B): its own points are searched
-    calls.clear()
     grid = _grid(k=np.array([0.3, 0.7]), B=np.array([9.0, 12.0]))
     X, ok = equilibria_batch(m, grid)
-    assert ok.all() and len(calls) >= 1
-    assert all(c["k"] == 0.1 for c in calls)  # B the point's own, k the default
+    assert ok.all() and searched
     for x, b in zip(X, grid["B"], strict=True):
         (want,) = kelly_by_scipy(b)
         assert x == pytest.approx(want, rel=1e-10)

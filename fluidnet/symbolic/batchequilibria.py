@@ -245,19 +245,11 @@ def equilibria_at_points(
     def full_search(k: int) -> bool:
         """The full search at point ``k``: True when it settles the point unambiguously."""
         point: dict[str, Any] = {nm: float(P[i, k]) for i, nm in enumerate(names)}
-        found = None
-        standing = _standing_point(model, P[:, k])
-        if standing is not None:
-            try:  # the same equilibria, most likely searched already (kept in the record)
-                found = equilibria(model, guess=guess, **standing)
-            except FluidnetError:
-                found = None  # the point's own search says why
-        if found is None:
-            try:
-                found = equilibria(model, guess=guess, **point)
-            except FluidnetError as exc:
-                reasons[k] = str(exc)
-                return False
+        try:
+            found = equilibria(model, guess=guess, **point)
+        except FluidnetError as exc:
+            reasons[k] = str(exc)
+            return False
         first = found[0]
         rivals = [e for e in found[1:] if e.isolated and bool(e.boundary) == bool(first.boundary)]
         if guess is None and any(_order_key(e) == _order_key(first) for e in rivals):
@@ -353,34 +345,6 @@ class _Classes:
 
     of: np.ndarray
     valid: np.ndarray
-
-
-def _standing_point(model, p: np.ndarray) -> dict[str, Any] | None:
-    """The parameter values ``p`` with the parameters the equilibria do not depend on
-    (:mod:`~fluidnet.symbolic.rowscaling`) at the model's defaults, when that leaves the
-    point's key (the same equilibria: the equations differ by positive factors of their rows)
-    and changes a value; else ``None``.
-
-    A chart over a gain and a delay asks for equilibria at points none of which is the
-    model's default: every such plane then shares one full search, at the defaults, which
-    this process or the record of an earlier one (its first full search) may hold already;
-    else it is run there as it would have been at the plane's first point."""
-    scaling = row_scaling(model)
-    if not scaling.any_free:
-        return None
-    names = model.param_names
-    defaults = [model.params[nm].value for nm in names]
-    if any(d is None for d in np.asarray(defaults, dtype=object)[scaling.free]):
-        return None
-    q = np.array(
-        [float(d) if f else float(v) for d, f, v in zip(defaults, scaling.free, p, strict=True)]
-    )
-    if np.array_equal(q, p):
-        return None
-    key, standing = scaling.keys(np.stack([np.asarray(p, dtype=float), q], axis=1))
-    if key is None or key != standing:
-        return None
-    return {nm: float(v) for nm, v in zip(names, q, strict=True)}
 
 
 def _one_per_class(model, P: np.ndarray, todo: np.ndarray) -> _Classes | None:

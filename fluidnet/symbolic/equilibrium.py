@@ -1317,8 +1317,28 @@ def _recalled(model, plan: _Plan, p: np.ndarray, guess) -> list[np.ndarray] | No
         seen = _same_class(model, memo, p, want[1])
     if seen is not None:
         return [x.copy() for x in seen]
-    for entry in record(model).get("recalled", ()):
+    entries = record(model).get("recalled", ())
+    for entry in entries:
         if list(entry[:2]) == want:
+            return [np.array(x, dtype=float) for x in entry[2]]
+    return _recorded_same_class(model, entries, p, want[1])
+
+
+def _recorded_same_class(model, entries, p: np.ndarray, g) -> list[np.ndarray] | None:
+    """The points of a search kept in the record (by an earlier process) at values that differ
+    from ``p`` only in the parameters the equilibria do not depend on, as :func:`_same_class`
+    finds them in this process: a chart over a gain and a delay reads the search
+    ``equilibria()`` made at the model's defaults (0.3 s at 100 states)."""
+    kept = [e for e in entries if e[1] == g and len(e[0]) == p.size]
+    if not kept:  # (the row scaling is not built for nothing: a first process has no entry)
+        return None
+    scaling = row_scaling(model)
+    key = scaling.key(p) if scaling.any_free else None
+    if key is None:
+        return None
+    keys = scaling.keys(np.array([e[0] for e in kept], dtype=float).T)  # one evaluation
+    for entry, other in zip(kept, keys, strict=True):
+        if other == key:
             return [np.array(x, dtype=float) for x in entry[2]]
     return None
 
