@@ -22,6 +22,7 @@ after the charts and the boundary, would otherwise land in whichever call comes 
   the charts had paid fall in it;
 * the window/queue law's **first chart** of a process with dask installed and without it (a
   pip install without the ``dask`` extra);
+* the 100-state network's chart at **100 x 100** (points/s and the process's peak memory);
 
 against the goals of issue 34: first equilibrium <= 50 ms up to 10 states (<= 5 ms cached),
 chart >= 5,000 points/s up to 10 states (>= 500 at 100 states), boundary <= 1 s, critical
@@ -329,6 +330,36 @@ def bench_first_chart() -> dict:
     return out
 
 
+_LARGE_CHART = """
+import json, resource, sys, time
+import numpy as np
+sys.path.insert(0, {tests!r})
+import fluidnet as fn
+import user_laws as U
+law = U.LAWS["kelly_hundred"]
+m = law.build()
+m.equilibrium()
+g = {{k: np.linspace(lo, hi, 100) for k, (lo, hi) in law.plane.items()}}
+t0 = time.process_time()
+ds = fn.stability_chart(m, g, on_error="nan", progress=False)
+print(json.dumps({{
+    "pts_s": 1e4 / (time.process_time() - t0),
+    "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "fallback": int((ds["fallback"].values != "").sum()),
+}}))
+"""
+
+
+def bench_large_chart() -> dict:
+    """The 100-state network's chart at 100 x 100 (as a user would draw it, not the 20 x 20 of
+    the table): points/s, the process's peak memory (MB) and the points the batch did not
+    settle (``fallback``). Its dense matrices fit 666 points at a time
+    (:func:`fluidnet.symbolic.linearize.dense_batch_points`): the chart is cut into blocks of
+    that size."""
+    with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
+        return _run(_LARGE_CHART.format(tests=str(ROOT / "tests")), cache)
+
+
 def main(names: list[str] | None = None) -> dict:
     sys.path.insert(0, str(ROOT / "tests"))
     import user_laws
@@ -356,11 +387,19 @@ def main(names: list[str] | None = None) -> dict:
     results["orbits"] = orbits
     first = bench_first_chart()
     results["first_chart"] = first
+    large = bench_large_chart() if not names or "kelly_hundred" in names else {}
+    results["large_chart"] = large
     print(
         "first chart of a process (window/queue law, 100 x 100): "
         f"{_fmt(first.get('with_dask_pts_s'))} points/s with dask installed, "
         f"{_fmt(first.get('without_dask_pts_s'))} without"
     )
+    if large:
+        print(
+            "the 100-state network's chart at 100 x 100: "
+            f"{_fmt(large.get('pts_s'))} points/s, peak memory {_fmt(large.get('peak_mb'))} MB, "
+            f"{large.get('fallback', large.get('failed'))} points not settled by the batch"
+        )
     print(
         "bifurcation continuation (neuron, 50 orbits, 20 x 4): "
         f"{_fmt(orbits.get('numpy_first_ms_per_orbit'), 1, 1)} ms/orbit with NumPy imported "

@@ -1,5 +1,6 @@
 """Stability charts against closed forms: RCP's exact region, Lambert W, delayed integrators."""
 
+import importlib
 import math
 
 import numpy as np
@@ -29,6 +30,51 @@ def test_rcp_chart_matches_the_closed_form_at_every_point():
     np.testing.assert_array_equal(ds["stable"].values, expected)
     assert expected.sum() > 30 and (~expected).sum() > 30  # both sides well represented
     assert ds["abscissa"].attrs["units"] == "1/s"
+
+
+def test_a_model_chart_larger_than_its_dense_batch_is_cut_into_batches_that_fit(monkeypatch):
+    # issue 34: a 50 x 50 chart of the 100-state network (more points than its dense
+    # (K, delays, n, n) matrices may hold: 666) went one point at a time for every point, at
+    # 1.9 GB; here RCP (2 states, 2 delays) with room for 30 points, a 3 x 40 grid: one value
+    # of alpha (40 points) does not fit, so each is cut along beta
+    from fluidnet.symbolic.linearize import dense_batch_points
+
+    # the module (the package's attribute of that name is the function linearize)
+    lin_module = importlib.import_module("fluidnet.symbolic.linearize")
+
+    monkeypatch.setattr(lin_module, "BATCH_ENTRIES", 2 * 2 * 2 * 30)
+    m = fn.models.rcp()
+    assert dense_batch_points(m) == 30
+    sizes = []
+    batch = lin_module.linearize_batch
+
+    def recorded(model, values, **kw):
+        sizes.append(max(np.size(v) for v in values.values()))
+        return batch(model, values, **kw)
+
+    monkeypatch.setattr("fluidnet.stability.system.linearize_batch", recorded)
+    alphas, betas = np.array([0.2, 0.6, 1.2]), np.linspace(0.013, 0.63, 40)
+    ds = fn.stability_chart(m, {"alpha": alphas, "beta": betas}, method="batch", progress=False)
+    assert sizes and max(sizes) <= 30 and sum(sizes) == 120
+    assert not (ds["fallback"].values != "").any()
+    expected = np.array([[rcp_exactly_stable(a, b) for b in betas] for a in alphas])
+    np.testing.assert_array_equal(ds["stable"].values, expected)
+    assert expected.sum() > 20 and (~expected).sum() > 20
+
+
+def test_chart_blocks_keep_the_grid_order_and_their_size():
+    from fluidnet.stability.chart import _blocks
+
+    axes = [np.arange(3.0), 10.0 + np.arange(5.0), 100.0 + np.arange(4.0)]
+    full = np.stack([g.ravel() for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+    for size, count in ((60, 1), (20, 3), (19, 3 * 2), (7, 3 * 5), (3, 3 * 5 * 2), (1, 60)):
+        blocks = _blocks(axes, size)
+        assert len(blocks) == count
+        points = [
+            np.stack([g.ravel() for g in np.meshgrid(*b, indexing="ij")], axis=1) for b in blocks
+        ]
+        assert max(len(p) for p in points) <= size
+        np.testing.assert_array_equal(np.concatenate(points), full)
 
 
 def test_rcp_beta_zero_has_a_root_at_zero_and_is_not_stable():

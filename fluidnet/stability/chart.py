@@ -9,6 +9,7 @@ fluidnet.stability.chart`` (using ``fn.stability_chart`` or ``fn.nonlinear_chart
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -122,14 +123,22 @@ class _ChartChunk:
 
 
 def _blocks(axes: list[np.ndarray], size: int | None = None) -> list[list[np.ndarray]]:
-    """Cut the grid along its first axis into blocks of about ``size`` (default
-    :data:`CHUNK_POINTS`, read at each call) points."""
+    """Cut the grid into blocks of about ``size`` (default :data:`CHUNK_POINTS`, read at each
+    call) points, in the grid's C order: along its first axis into even blocks of rows; where
+    one value of the first axis has more points than ``size``, each of its values on its own
+    and the next axis cut alike (and so on): no block has more than ``size`` points."""
     size = CHUNK_POINTS if size is None else size
-    per_row = int(np.prod([a.size for a in axes[1:]], dtype=int)) if len(axes) > 1 else 1
-    rows = max(1, size // max(per_row, 1))
-    n_blocks = -(-axes[0].size // rows)
-    rows = -(-axes[0].size // n_blocks)  # even blocks
-    return [[axes[0][i : i + rows], *axes[1:]] for i in range(0, axes[0].size, rows)]
+    sizes = [a.size for a in axes]
+    # the first axis whose values (the points of the later axes each) fit in a block
+    d = next(i for i in range(len(axes)) if math.prod(sizes[i + 1 :]) <= size)
+    rows = max(1, size // math.prod(sizes[d + 1 :]))
+    n_blocks = -(-sizes[d] // rows)
+    rows = -(-sizes[d] // n_blocks)  # even blocks
+    blocks = []
+    for lead in itertools.product(*(range(s) for s in sizes[:d])):
+        head = [axes[i][j : j + 1] for i, j in enumerate(lead)]
+        blocks += [[*head, axes[d][i : i + rows], *axes[d + 1 :]] for i in range(0, sizes[d], rows)]
+    return blocks
 
 
 def stability_chart(
@@ -260,7 +269,11 @@ def stability_chart(
             error = np.array([r[3] for r in res], dtype=object)
             fallback = np.full(error.shape, "", dtype=object)
         else:
-            blocks = [(names, b) for b in _blocks([coords[n] for n in names])]
+            # a model's batch holds its dense matrices for at most so many points (more go
+            # one at a time, at many times the memory): the blocks are cut to fit
+            limit = factory.batch_points()
+            size = CHUNK_POINTS if limit is None else min(CHUNK_POINTS, limit)
+            blocks = [(names, b) for b in _blocks([coords[n] for n in names], size)]
             task = _ChartChunk(factory, on_error, root_kw)
             res = run.map(task, blocks, progress=progress, desc=desc, store=store)
             absc, omega, line = (np.concatenate([r[i] for r in res]) for i in range(3))

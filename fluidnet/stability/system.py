@@ -37,7 +37,7 @@ from ..linear.lineardde import LinearDDE
 from ..linear.quasipoly import QuasiPolynomial
 from ..linear.stacked import Stack
 from ..symbolic.equilibrium import closed_forms_deferred, first_equilibrium
-from ..symbolic.linearize import linearize_batch
+from ..symbolic.linearize import dense_batch_points, linearize_batch
 from ..symbolic.model import Model
 from ..symbolic.nearby import NearbyPoint, linearize_near
 
@@ -182,6 +182,18 @@ class SystemFactory:
         with closed_forms_deferred():
             eq = first_equilibrium(self.source, **params)
         return self.source.linearize(equilibrium=eq, params=params)
+
+    def batch_points(self) -> int | None:
+        """The most points :meth:`batch` settles as one batch (a model's
+        :func:`~fluidnet.symbolic.linearize.dense_batch_points`); ``None`` for a factory, whose
+        systems are made one by one, or a model that cannot be linearized (each point then
+        reports why)."""
+        if not isinstance(self.source, Model):
+            return None
+        try:
+            return dense_batch_points(self.source)
+        except FluidnetError:
+            return None
 
     def batch(self, values: Mapping[str, Any], near: np.ndarray | None = None) -> SystemBatch:
         """The linear systems at many points at once.

@@ -40,6 +40,7 @@ __all__ = [
     "linearize",
     "sparse_jacobian",
     "linearize_batch",
+    "dense_batch_points",
     "LinearizedBatch",
     "equilibria_batch",
     "jacobian_blocks",
@@ -544,6 +545,22 @@ def _parameter_table(model, values: Mapping[str, Any]):
             why[j] = f"parameter {k!r} = {P[i, j]:g} is not finite or out of its bounds"
         ok &= ~bad
     return P, ok, why
+
+
+def dense_batch_points(model) -> int:
+    """The most parameter points whose linearizations :func:`linearize_batch` holds as dense
+    stacked matrices (:data:`BATCH_ENTRIES` entries of the ``(K, delays, n, n)`` array; a
+    delay-free model counts as one delay, its ``(K, n, n)``); a larger batch is made one point
+    at a time. A chart of more points is cut into blocks of at most this many.
+
+    >>> import fluidnet as fn
+    >>> from fluidnet.symbolic.linearize import dense_batch_points
+    >>> dense_batch_points(fn.models.rcp())  # 2 states, 2 delays: 20 000 000 / (2 * 2 * 2)
+    2500000
+    """
+    plan = _plan(model)
+    n = len(plan.form.states)
+    return max(1, BATCH_ENTRIES // (max(plan.n_groups, 1) * n * n))
 
 
 def linearize_batch(
