@@ -116,3 +116,43 @@ def test_a_factory_of_a_factory_is_the_model_underneath(monkeypatch):
         m, {"beta": np.linspace(0.1, 0.5, 8), "alpha": np.linspace(0.2, 0.6, 8)}
     )
     np.testing.assert_array_equal(ds["abscissa"].values, direct["abscissa"].values)
+
+
+def test_a_batch_of_more_points_than_its_dense_matrices_hold_is_made_in_parts(monkeypatch):
+    # issue 34: the coarse chart of a boundary of the 100-state network with n_seed=40 (1600
+    # points, room for 666) was linearized one point at a time, each with the full search (2.5
+    # s against 1.1). Here RCP with room for 7 points: 20 points in three batches, each
+    # point's system that of its own linearization, an error at point 15 kept at 15.
+    monkeypatch.setattr(linearize, "BATCH_ENTRIES", 2 * 2 * 2 * 7)
+    m = fn.models.rcp()
+    factory = SystemFactory(m)
+    assert factory.batch_points() == 7
+    sizes = []
+    batch = linearize.linearize_batch
+
+    def recorded(model, values, **kw):
+        sizes.append(max(np.size(v) for v in values.values()))
+        return batch(model, values, **kw)
+
+    monkeypatch.setattr(system, "linearize_batch", recorded)
+    alpha = np.linspace(0.2, 1.2, 20)
+    alpha[15] = np.nan
+    beta = np.linspace(0.1, 0.6, 20)
+    made = factory.batch({"alpha": alpha, "beta": beta})
+    assert sizes == [7, 7, 6]
+    assert set(made.errors) == {15} and "alpha" in str(made.errors[15])
+    assert made.fallback == {} and made.separate == {}
+    assert made.stack.K == 20 and made.equilibria.shape == (20, 2)
+    for k in (0, 6, 7, 14, 16, 19):
+        lin = m.linearize(alpha=alpha[k], beta=beta[k])
+        expected = dict(lin.equilibrium)
+        np.testing.assert_allclose(made.equilibria[k], [expected[s] for s in m.state_names])
+        mine = made.system(k)
+        np.testing.assert_allclose(mine.A0, lin.A0, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(mine.delays, lin.delays, rtol=1e-14)
+        for a1, a2 in zip(mine.A, lin.A, strict=True):
+            np.testing.assert_allclose(a1, a2, rtol=1e-12, atol=1e-15)
+    # continued from those equilibria (a boundary's steps): parts alike
+    sizes.clear()
+    again = factory.batch({"alpha": alpha * 1.01, "beta": beta}, near=made.equilibria)
+    assert again.stack.K == 20 and set(again.errors) == {15}

@@ -220,6 +220,18 @@ class SystemFactory:
         arrays = {k: np.asarray(v, dtype=float).reshape(-1) for k, v in values.items()}
         K = max((a.size for a in arrays.values()), default=1)
         names = list(arrays)
+        limit = self.batch_points()
+        if limit is not None and K > limit:
+            # more points than the dense matrices of one batch may hold: batches of `limit`
+            # (one batch of all went one point at a time, each with the full search)
+            parts = [
+                self.batch(
+                    {k: a[i : i + limit] if a.size == K else a for k, a in arrays.items()},
+                    None if near is None else near[i : i + limit],
+                )
+                for i in range(0, K, limit)
+            ]
+            return _joined(parts, arrays)
         made: dict[int, LinearDDE] = {}
         errors: dict[int, FluidnetError] = {}
         fallback: dict[int, str] = {}
@@ -387,6 +399,31 @@ def _fill(stack: Stack, made: dict[int, LinearDDE]) -> dict[int, LinearDDE]:
             stack.A[k, j] = a
             stack.tau[k, j] = tau
     return left
+
+
+def _joined(parts: list[SystemBatch], values: dict[str, np.ndarray]) -> SystemBatch:
+    """One :class:`SystemBatch` of consecutive batches of a model's points (``values``: all of
+    them): the stacks concatenated, the points of the dictionaries renumbered."""
+    offsets = np.cumsum([0] + [p.stack.K for p in parts[:-1]])
+
+    def merged(attr: str) -> dict:
+        pairs = zip(offsets, parts, strict=True)
+        return {int(o) + k: v for o, p in pairs for k, v in getattr(p, attr).items()}
+
+    eqs = [p.equilibria for p in parts if p.equilibria is not None]
+    return SystemBatch(
+        stack=Stack(
+            np.concatenate([p.stack.A0 for p in parts]),
+            np.concatenate([p.stack.A for p in parts]),
+            np.concatenate([p.stack.tau for p in parts]),
+        ),
+        errors=merged("errors"),
+        separate=merged("separate"),
+        names=parts[0].names,
+        values=values,
+        fallback=merged("fallback"),
+        equilibria=np.concatenate(eqs) if len(eqs) == len(parts) else None,
+    )
 
 
 @dataclass
