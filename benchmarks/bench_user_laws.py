@@ -298,45 +298,16 @@ def bench_orbits() -> dict:
     return out
 
 
-_FIRST_CHART = """
+_ONE_CHART = """
 import sys
 if {no_dask}:
     sys.modules["dask"] = None  # as a pip install without the dask extra
-import json, time
+import json, resource, time
 import numpy as np
 sys.path.insert(0, {tests!r})
 import fluidnet as fn
 import user_laws as U
-law = U.LAWS["tcp_red_rtt"]
-m = law.build()
-m.equilibrium()
-g = {{k: np.linspace(lo, hi, 100) for k, (lo, hi) in law.plane.items()}}
-t0 = time.process_time()
-fn.stability_chart(m, g, on_error="nan", progress=False)
-print(json.dumps(1e4 / (time.process_time() - t0)))
-"""
-
-
-def bench_first_chart() -> dict:
-    """The window/queue law's first chart of a process (points/s), with and without dask:
-    with dask installed, xarray imports ``dask.base`` (0.1 s) on its first Dataset, which a pip
-    install without the ``dask`` extra does not pay (``dask.array``, 0.3 s more, is left out
-    by :mod:`fluidnet._daskcheck`)."""
-    out = {}
-    with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
-        for key, no_dask in (("with_dask", False), ("without_dask", True)):
-            code = _FIRST_CHART.format(no_dask=no_dask, tests=str(ROOT / "tests"))
-            out[key + "_pts_s"] = _last_number(code, cache)
-    return out
-
-
-_LARGE_CHART = """
-import json, resource, sys, time
-import numpy as np
-sys.path.insert(0, {tests!r})
-import fluidnet as fn
-import user_laws as U
-law = U.LAWS["kelly_hundred"]
+law = U.LAWS[{law!r}]
 m = law.build()
 m.equilibrium()
 g = {{k: np.linspace(lo, hi, 100) for k, (lo, hi) in law.plane.items()}}
@@ -350,6 +321,25 @@ print(json.dumps({{
 """
 
 
+def _one_chart(law: str, cache: str, no_dask: bool = False) -> dict:
+    """A 100 x 100 chart of ``law`` as the first analysis of a new process (after its first
+    equilibrium; compile cache ``cache``): ``{"pts_s", "peak_mb" (the process's peak
+    memory), "fallback" (points the batch did not settle)}``, or ``{"failed": ...}``."""
+    return _run(_ONE_CHART.format(no_dask=no_dask, tests=str(ROOT / "tests"), law=law), cache)
+
+
+def bench_first_chart() -> dict:
+    """The window/queue law's first chart of a process (points/s), with and without dask:
+    with dask installed, xarray imports ``dask.base`` (0.1 s) on its first Dataset, which a pip
+    install without the ``dask`` extra does not pay (``dask.array``, 0.3 s more, is left out
+    by :mod:`fluidnet._daskcheck`)."""
+    with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
+        return {
+            key + "_pts_s": _one_chart("tcp_red_rtt", cache, no_dask).get("pts_s")
+            for key, no_dask in (("with_dask", False), ("without_dask", True))
+        }
+
+
 def bench_large_chart() -> dict:
     """The 100-state network's chart at 100 x 100 (as a user would draw it, not the 20 x 20 of
     the table): points/s, the process's peak memory (MB) and the points the batch did not
@@ -357,7 +347,7 @@ def bench_large_chart() -> dict:
     (:func:`fluidnet.symbolic.linearize.dense_batch_points`): the chart is cut into blocks of
     that size."""
     with tempfile.TemporaryDirectory(prefix="fluidnet-bench-") as cache:
-        return _run(_LARGE_CHART.format(tests=str(ROOT / "tests")), cache)
+        return _one_chart("kelly_hundred", cache)
 
 
 def main(names: list[str] | None = None) -> dict:
