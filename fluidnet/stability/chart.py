@@ -161,11 +161,12 @@ def stability_chart(
     line just left of it counts exactly the roots found right of that line (see
     :mod:`fluidnet.linear.certificate`).
 
-    With ``method="batch"`` (the default, ``"auto"``, for 64 points or more) the grid is one
-    computation
+    With ``method="batch"`` (the default, ``"auto"``, for 64 points or more) each block of the
+    grid (:data:`CHUNK_POINTS` points, fewer for a model whose dense matrices would not fit:
+    :func:`~fluidnet.symbolic.linearize.dense_batch_points`) is one computation
     (:func:`fluidnet.linear.batch.rightmost_roots`): the linearizations of a model are
-    evaluated for all points at once, and each point's roots are continued by Newton's method
-    from a solved neighbour, falling back to the full discretization of
+    evaluated for all its points at once, and each point's roots are continued by Newton's
+    method from a solved neighbour, falling back to the full discretization of
     :func:`fluidnet.linear.roots.certified_roots` where the certificate fails (refined 1.5x at
     a time, up to ``max_nodes``, while its own certificate fails).
     ``method="pointwise"`` runs the full method (:func:`~fluidnet.linear.roots.certified_roots`)
