@@ -550,8 +550,10 @@ def _parameter_table(model, values: Mapping[str, Any]):
 def dense_batch_points(model) -> int:
     """The most parameter points whose linearizations :func:`linearize_batch` holds as dense
     stacked matrices (:data:`BATCH_ENTRIES` entries of the ``(K, delays, n, n)`` array; a
-    delay-free model counts as one delay, its ``(K, n, n)``); a larger batch is made one point
-    at a time. A chart of more points is cut into blocks of at most this many.
+    delay-free model is counted as one delay, its ``(K, n, n)``): it makes a larger batch of a
+    model with delays one point at a time. A chart of more points is cut into blocks of at most
+    this many, and :meth:`~fluidnet.stability.system.SystemFactory.batch` makes more points in
+    batches of this many.
 
     >>> import fluidnet as fn
     >>> from fluidnet.symbolic.linearize import dense_batch_points
