@@ -44,7 +44,7 @@ def install() -> None:
     base = getattr(pycompat, "DuckArrayModule", None)
     if not isinstance(cache, dict) or not isinstance(base, type) or "dask" in cache:
         return
-    cache.setdefault("dask", _entry(base))
+    cache["dask"] = _entry(base)
 
 
 def _entry(base: type) -> Any:

@@ -31,9 +31,10 @@ by one, as :meth:`fluidnet.Model.equilibrium` does, with its errors and warnings
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -279,13 +280,8 @@ def equilibria_at_points(
                 first = tied[0] if tied else seeds[0]
                 reasons[k] = reasons[first] or "no seed equilibrium to continue from"
         return PointEquilibria(X, ok, reasons)
-    built: list[SteadyCode] = [code] if isinstance(code, SteadyCode) else []
-
-    def steady() -> SteadyCode:
-        """The steady code, built at the first continuation that needs it."""
-        if not built:
-            built.append(cast("Callable[[], SteadyCode]", code)())
-        return built[0]
+    # the steady code, built at the first continuation that needs it
+    steady = (lambda: code) if isinstance(code, SteadyCode) else functools.cache(code)
 
     unit = _spread(P)
     rest = np.flatnonzero(_without(valid, seeds))

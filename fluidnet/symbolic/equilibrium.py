@@ -1332,15 +1332,20 @@ def _recorded_same_class(model, entries, p: np.ndarray, g) -> list[np.ndarray] |
     kept = [e for e in entries if e[1] == g and len(e[0]) == p.size]
     if not kept:  # (the row scaling is not built for nothing: a first process has no entry)
         return None
+    at = _first_of_class(model, p, np.array([e[0] for e in kept], dtype=float).T)
+    return None if at is None else [np.array(x, dtype=float) for x in kept[at][2]]
+
+
+def _first_of_class(model, p: np.ndarray, others: np.ndarray) -> int | None:
+    """The first column of ``others`` ``(m, N)`` whose parameter values differ from ``p`` only
+    in parameters the equilibria do not depend on (the same key of
+    :mod:`fluidnet.symbolic.rowscaling`, all columns in one evaluation); ``None`` when none
+    does or when the model has no such parameters."""
     scaling = row_scaling(model)
     key = scaling.key(p) if scaling.any_free else None
     if key is None:
         return None
-    keys = scaling.keys(np.array([e[0] for e in kept], dtype=float).T)  # one evaluation
-    for entry, other in zip(kept, keys, strict=True):
-        if other == key:
-            return [np.array(x, dtype=float) for x in entry[2]]
-    return None
+    return next((i for i, other in enumerate(scaling.keys(others)) if other == key), None)
 
 
 def _memorize(model, plan: _Plan, p: np.ndarray, guess, points: list[np.ndarray]) -> None:
@@ -1371,19 +1376,12 @@ def _same_class(model, memo: dict, p: np.ndarray, g) -> list[np.ndarray] | None:
     :mod:`fluidnet.symbolic.rowscaling`), the newest first; ``None`` when there are none."""
     if not memo:
         return None
-    scaling = row_scaling(model)
-    key = scaling.key(p) if scaling.any_free else None
-    if key is None:
-        return None
     at = model.cached("searched at", dict)
     kept = [k for k in reversed(list(memo)) if k in at and at[k][1] == g]
     if not kept:
         return None
-    keys = scaling.keys(np.stack([at[k][0] for k in kept], axis=1))  # one evaluation
-    for k, other in zip(kept, keys, strict=True):
-        if other == key:
-            return memo[k]
-    return None
+    first = _first_of_class(model, p, np.stack([at[k][0] for k in kept], axis=1))
+    return None if first is None else memo[kept[first]]
 
 
 def _keep_recent(memo: dict, key: str, points) -> None:
