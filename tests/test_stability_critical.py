@@ -551,6 +551,46 @@ def test_a_followed_count_needs_every_root_right_of_its_line():
     assert _followed_count(sweep, 2.0, lam[np.argsort(-lam.real)][1:], True, rhp_only=True) is None
 
 
+def test_a_root_taken_to_the_lower_half_plane_fails_the_step():
+    # a real system's followed roots are upper half-plane representatives: Newton's method
+    # from a long step took the third (-4.639 + 0.963j) to the mirror image of the second
+    # (the 3-route network at B = 25.8 in test_stability_user_laws); its real part alone
+    # passes the predictor test, so the step was accepted
+    from fluidnet.stability.rootpaths import _judge, _lost, _Path
+
+    lam = np.array([-0.1212 + 0j, -3.4339 + 3.8652j, -4.639 + 0.9634j])
+    v = np.array([-0.2, 1.0 + 5.0j, 20.8 + 1.0j])
+    path = _Path(0.583, lam, v)
+    new = np.array([-0.1268 + 0j, -3.3813 + 4.1508j, -3.3813 - 4.1508j])
+    ok = np.ones(3, dtype=bool)
+    assert _judge(path, new, ok, 0.05) is None  # (the test of the real parts alone)
+    assert _judge(path, new, ok, 0.05, real_system=True) == ("mirror", 2)
+    assert _lost(path, new, ok, 0.05, 1.0, real_system=True).tolist() == [False, False, True]
+    # a pair that met on the real axis, resolved by Newton's method to about 1e-8: accepted
+    near = np.array([-0.1268 + 0j, -3.3813 + 4.1508j, -3.58 - 2e-8j])
+    assert _judge(path, near, ok, 0.05, real_system=True) is None
+
+
+def test_a_pair_that_parts_on_the_real_axis_is_a_split():
+    from fluidnet.stability.rootpaths import _Path, _split
+
+    path = _Path(0.363, np.array([-0.514 + 0j, -0.9156 + 0.1996j]), np.zeros(2, dtype=complex))
+    assert _split(path, np.array([-0.6 + 0j, -0.8731 + 1e-9j])).tolist() == [False, True]
+    assert not _split(path, np.array([-0.6 + 0j, -0.90 + 0.1j])).any()
+
+
+def test_the_residual_of_the_root_of_a_vanishing_system():
+    # x' = b x(t - 1) at b = 0: every matrix vanishes, the one root is 0, and Newton's method
+    # lands within rounding of it; relative to |lambda| alone its residual was 1
+    from fluidnet.stability.crossing import newton_roots, relative_residual
+
+    lin = fn.LinearDDE(np.zeros((1, 1)))
+    assert relative_residual(lin, np.array([1.5e-33 + 0j]))[0] <= 1e-8
+    assert relative_residual(lin, np.array([1e-3 + 0j]))[0] == pytest.approx(1.0)
+    root, ok = newton_roots(lin, np.array([1.3e-17 + 0j]))
+    assert ok[0] and abs(root[0]) <= 1e-30
+
+
 def test_mgt_red_checkpoint_counts_are_the_full_counts():
     # every checkpoint of the root path (several counted from the followed roots) against the
     # roots computed in full by the spectral discretization at that value

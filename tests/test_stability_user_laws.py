@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from user_laws import LAWS, kelly_three_routes, sigmoid_rate, tcp_red_rtt
+from user_laws import LAWS, kelly_three_routes, pi_over_tcp, sigmoid_rate, tcp_red_rtt
 
 import fluidnet as fn
 from fluidnet.linear import batch as linear_batch
@@ -119,6 +119,67 @@ def test_critical_gain_is_the_closed_form_even_from_another_branch(monkeypatch):
     cv = fn.critical_value(m, "kappa", 1.0, 50.0, T=1.0)
     assert math.pi / (2 * c_up) < 4.0  # what following the upper branch would give
     assert cv.value == pytest.approx(math.pi / (2 * c_low), rel=1e-9)
+
+
+def test_three_routes_critical_gain_is_the_first_sign_change_of_the_abscissa():
+    # at B = 25.8091 a long step of the root path took a followed root (-4.64 + 0.96j) by
+    # Newton's method to the mirror image of another one (-3.38 - 4.15j): that pair was then
+    # followed twice, its crossing at 2.486 counted twice (0 -> 2 -> 4), which made up for
+    # the pair no longer followed, which crosses first; the critical gain came out 2.486.
+    # Second method: the spectral discretization's rightmost root (characteristic_roots) at
+    # each value, bisected on the sign of its real part, and the pointwise chart below it.
+    m = kelly_three_routes()
+    B = 25.809100160706183
+
+    def abscissa(kappa: float) -> float:
+        roots = fn.linear.characteristic_roots(m.linearize(kappa=kappa, B=B), 4)
+        assert roots.certified
+        return roots[0].real
+
+    a, b = 2.0, 2.3
+    assert abscissa(a) < 0 < abscissa(b)
+    ref = brentq(abscissa, a, b, xtol=1e-13, rtol=1e-13)
+    cv = fn.critical_value(m, "kappa", 0.1, 20.0, B=B)
+    assert cv.value == pytest.approx(ref, rel=1e-9)
+    top = fn.linear.characteristic_roots(m.linearize(kappa=ref, B=B), 4)[0]
+    assert cv.omega == pytest.approx(abs(top.imag), rel=1e-7)
+    assert (cv.count_before, cv.count_after) == (0, 2)
+    chart = fn.stability_chart(
+        m, {"kappa": np.linspace(0.1, 0.999 * ref, 12)}, B=B, method="pointwise", progress=False
+    )
+    assert chart["stable"].values.all()
+    # both crossings up to 3, each counted once: 4 roots in the right half-plane there
+    sw = fn.stability_switches(m, "kappa", 0.1, 3.0, B=B)
+    assert [(c.count_before, c.count_after) for c in sw.crossings] == [(0, 2), (2, 4)]
+    assert sw.crossings[0].value == pytest.approx(ref, rel=1e-9)
+    at_3 = fn.linear.characteristic_roots(m.linearize(kappa=3.0, B=B), 8)
+    assert sum(1 for r in at_3 if r.real > 0) == 4
+
+
+def test_pi_critical_delay_where_a_pair_parts_on_the_real_axis():
+    # at N = 149.6 a pair of the PI loop's roots meets on the real axis at Tp = 0.37 and parts
+    # as two real roots; the path's representative of the pair followed one, the other was
+    # followed by nobody, met a third and crossed as a new pair at 0.743. The count at the end
+    # disagreed, and every restart from the last checkpoint lost the root the same way: "could
+    # not be certified ... even following 96 roots". Second method: the spectral
+    # discretization's rightmost root, bisected on the sign of its real part.
+    m = pi_over_tcp()
+    N = 149.62078461540386
+
+    def abscissa(tp: float) -> float:
+        roots = fn.linear.characteristic_roots(m.linearize(Tp=tp, N=N), 4)
+        assert roots.certified
+        return roots[0].real
+
+    assert abscissa(0.72) < 0 < abscissa(0.77)
+    ref = brentq(abscissa, 0.72, 0.77, xtol=1e-13, rtol=1e-13)
+    cv = fn.critical_value(m, "Tp", 0.05, 1.0, N=N)
+    assert cv.value == pytest.approx(ref, rel=1e-9)
+    assert (cv.count_before, cv.count_after) == (0, 2)
+    chart = fn.stability_chart(
+        m, {"Tp": np.linspace(0.05, 0.999 * ref, 16)}, N=N, method="pointwise", progress=False
+    )
+    assert chart["stable"].values.all()
 
 
 def test_critical_delay_of_the_window_queue_law_is_a_crossing_of_the_per_point_system():

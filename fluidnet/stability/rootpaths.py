@@ -197,22 +197,24 @@ class RootPath:
         new, ok = yield ("newton", q, path.lam + path.v * h)
         self.first_try = False
         unit = self.unit(q)
-        verdict = _judge(path, new, ok, h, unit)
+        verdict = _judge(path, new, ok, h, unit, real_system=self.real_system)
         if verdict is not None and verdict[0] == "axis" and q == self.hi:
-            new, verdict = _axis_at_end(path, new, ok, h, unit, local_scale(q, self.span))
-        if verdict is not None and verdict[0] in ("newton", "collide") and rejects >= 1:
+            new, verdict = _axis_at_end(
+                path, new, ok, h, unit, local_scale(q, self.span), self.real_system
+            )
+        if verdict is not None and verdict[0] in ("newton", "collide", "mirror") and rejects >= 1:
             # a root that Newton loses while it moves away from the axis on the left (a chain
             # root leaving for -infinity as a gain vanishes: the second real root of
             # x' = b x(t - 1) as b -> 0-) is no longer followed: it cannot cross in this step,
             # and the next checkpoint's full count catches any root that does
-            gone = _lost(path, new, ok, h, unit)
+            gone = _lost(path, new, ok, h, unit, self.real_system)
             leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0)
             if gone.any() and not gone.all() and np.all(leaving[gone]):
                 keep = ~gone
                 return Attempt(ok=False, h=h, restart=_Path(path.p, path.lam[keep], path.v[keep]))
             # a root that Newton loses (two roots meeting off the axis, a root leaving for
             # -infinity): start afresh from the certified roots at q, if the count allows it
-            lost = ~ok | _collided(new, unit)
+            lost = ~ok | _collided(new, unit) | (self.real_system & _mirrored(new, unit))
             far = np.abs(np.real(path.lam)) > 10 * h * np.abs(path.v) + 1e-6 * np.abs(path.lam)
             same_side = (np.real(path.lam) > 0) == (np.real(new) > 0)
             if np.all(far[lost]) and np.all(same_side[~lost]):
@@ -221,6 +223,19 @@ class RootPath:
                     return Attempt(ok=False, h=h, restart=fresh)
         if verdict is not None:
             return Attempt(ok=False, h=h, reason=verdict[0], data={"verdict": verdict, "p": path.p})
+        split = np.flatnonzero(_split(path, new, unit) & self.real_system)
+        if split.size:
+            # a pair met on the real axis and parted as two real roots: its representative
+            # follows one of them, and the other, followed by nobody, may meet a third and
+            # cross as a new pair (a PI controller's critical delay: every restart from the
+            # last checkpoint lost it again, whatever the number of roots followed, and the
+            # range was not certified); the roots to follow are taken from the certified
+            # roots at q
+            fresh = yield from call(self.restart_at(q))
+            if fresh is None:  # (a crossing in the same step: the step is halved)
+                data = {"verdict": ("split", int(split[0])), "p": path.p}
+                return Attempt(ok=False, h=h, reason="split", data=data)
+            return Attempt(ok=False, h=h, restart=fresh)
         err = np.abs(np.real(new) - (np.real(path.lam) + np.real(path.v) * h))
         reach = _ahead(np.real(path.lam), np.real(new)) if self.look_ahead else np.real(new)
         tol = 0.25 * np.maximum(np.abs(reach), 1e-12 * unit)
@@ -565,7 +580,15 @@ def follow_roots(
     )
 
 
-def _axis_at_end(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float, local):
+def _axis_at_end(
+    path: _Path,
+    new: np.ndarray,
+    ok: np.ndarray,
+    h: float,
+    unit: float,
+    local: float,
+    real_system: bool = False,
+):
     """The last step, onto ``hi``, with a root within ``AXIS_TOL`` of the axis there: the range
     ends within about 1e-7 of a crossing. The root is on the side of its real part or, when
     its crossing is at ``hi`` itself (to ``1e-12`` of the parameter's scale), on the side it
@@ -579,13 +602,16 @@ def _axis_at_end(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: f
             return new, ("axis", int(i))
         if abs(new[i].real / speed) <= 1e-12 * local:
             new[i] = complex(math.copysign(np.finfo(float).tiny, speed), new[i].imag)
-    return new, _judge(path, new, ok, h, unit, axis=False)
+    return new, _judge(path, new, ok, h, unit, axis=False, real_system=real_system)
 
 
-def _lost(path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float) -> np.ndarray:
-    """The followed roots Newton's method lost in a step: those that did not converge, and of
-    roots that converged to one root, all but the one that landed nearest its prediction."""
-    lost = ~ok
+def _lost(
+    path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float, real_system: bool = False
+) -> np.ndarray:
+    """The followed roots Newton's method lost in a step: those that did not converge, those
+    of a real system that landed in the lower half-plane (:func:`_mirrored`), and of roots
+    that converged to one root, all but the one that landed nearest its prediction."""
+    lost = ~ok | (real_system & _mirrored(new, unit))
     same = _collided(new, unit) & ok
     if same.any():
         pred = path.lam + path.v * h
@@ -608,16 +634,50 @@ def _collided(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     return out
 
 
+def _mirrored(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
+    """Roots in the lower half-plane beyond rounding (``Im < -1e-6 (unit + |lambda|)``).
+
+    The roots followed for a real system are upper half-plane representatives, one per
+    conjugate pair, and a change counts for the pair (:func:`~.crossing.count_change`). A
+    root's path reaches the lower half-plane only through the real axis, where it meets its
+    own mirror image (a double real root, which Newton's method resolves to about 1e-8): one
+    found further down is the mirror image of another root, onto which Newton's method jumped
+    from a long step. Followed on, it would stand for a pair already followed (its crossing
+    counted twice) or for one that is not, in place of its own root: a 3-route network's
+    critical gain came out so at 2.486, a crossing counted twice making up for an unfollowed
+    pair that had crossed at 2.21."""
+    return np.imag(new) < -1e-6 * (unit + np.abs(new))
+
+
+def _split(path: _Path, new: np.ndarray, unit: float = 1.0) -> np.ndarray:
+    """A real system's followed roots that were off the real axis and are on it now (to
+    ``1e-6 (unit + |lambda|)``, as :func:`_mirrored`): a conjugate pair that met on the axis
+    and parted as two real roots, of which the step's representative follows one."""
+    tol = 1e-6 * (unit + np.abs(new))
+    return (np.imag(path.lam) > 1e-6 * (unit + np.abs(path.lam))) & (np.abs(np.imag(new)) <= tol)
+
+
 def _judge(
-    path: _Path, new: np.ndarray, ok: np.ndarray, h: float, unit: float = 1.0, axis: bool = True
+    path: _Path,
+    new: np.ndarray,
+    ok: np.ndarray,
+    h: float,
+    unit: float = 1.0,
+    axis: bool = True,
+    real_system: bool = False,
 ):
     """``None`` when the step is accepted, else ``(reason, index)`` (``unit``: the system's
-    :func:`~.crossing.size_unit`; ``axis=False`` accepts roots on the imaginary axis)."""
+    :func:`~.crossing.size_unit`; ``axis=False`` accepts roots on the imaginary axis; a
+    ``real_system``'s roots must stay in the upper half-plane, :func:`_mirrored`)."""
     if not np.all(ok):
         return ("newton", int(np.flatnonzero(~ok)[0]))
     hit = np.flatnonzero(_collided(new, unit))
     if hit.size:
         return ("collide", int(hit[0]))
+    if real_system:
+        low = np.flatnonzero(_mirrored(new, unit))
+        if low.size:
+            return ("mirror", int(low[0]))
     for i, lam in enumerate(new):
         if axis and on_axis(lam, unit):
             return ("axis", i)
@@ -637,6 +697,8 @@ def _stuck_message(sweep: Sweep, path: _Path, verdict) -> str:
     what = {
         "newton": "Newton's method does not converge to it (the system changes abruptly?)",
         "collide": "it collides with another root (a multiple root)",
+        "mirror": "Newton's method takes it to the mirror image of another root",
+        "split": "its pair parts on the real axis in a step where another root crosses",
         "axis": "it stays on the imaginary axis (a root at 0 or j omega for a whole interval?)",
         "curved": "its path bends too fast to follow",
     }[reason]
