@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
-from user_laws import LAWS, kelly_three_routes, pi_over_tcp, sigmoid_rate, tcp_red_rtt
+from user_laws import (
+    LAWS,
+    kelly_three_routes,
+    pi_over_tcp,
+    sigmoid_rate,
+    tandem_two_class,
+    tcp_red_rtt,
+)
 
 import fluidnet as fn
 from fluidnet.linear import batch as linear_batch
@@ -180,6 +187,56 @@ def test_pi_critical_delay_where_a_pair_parts_on_the_real_axis():
         m, {"Tp": np.linspace(0.05, 0.999 * ref, 16)}, N=N, method="pointwise", progress=False
     )
     assert chart["stable"].values.all()
+
+
+def test_pi_switches_where_a_pair_forms_near_a_real_root():
+    # at N = 50.8 a pair of the PI loop's roots forms near a real root at Tp = 0.2134 and
+    # moves left, Newton's method taking it onto that root's position from a long step; the
+    # pair was taken for a root leaving for -infinity and no longer followed, and it is the
+    # one that crosses at 0.483: the switches of [0.05, 1] were not certified. Second method:
+    # the spectral discretization's rightmost root, bisected, and its count at the end.
+    m = pi_over_tcp()
+    N = 50.75669731210668
+
+    def abscissa(tp: float) -> float:
+        return fn.linear.characteristic_roots(m.linearize(Tp=tp, N=N), 4)[0].real
+
+    ref = brentq(abscissa, 0.4, 0.6, xtol=1e-13, rtol=1e-13)
+    sw = fn.stability_switches(m, "Tp", 0.05, 1.0, N=N)
+    assert [(c.count_before, c.count_after) for c in sw.crossings] == [(0, 2)]
+    assert sw.crossings[0].value == pytest.approx(ref, rel=1e-9)
+    at_end = fn.linear.characteristic_roots(m.linearize(Tp=1.0, N=N), 8)
+    assert at_end.certified and sum(1 for r in at_end if r.real > 0) == 2
+
+
+def test_tandem_boundary_pocket_on_the_box_edge_needs_a_finer_seed_chart():
+    # an unstable pocket of the tandem law touches the box's top edge between two stable
+    # points of the 16 x 16 seed chart: that boundary misses it, and its repr says that such
+    # pieces are not found; with n_seed=40 the pocket's curve is found, its ends on the edge
+    # where the spectral method's rightmost root crosses the axis (bisected)
+    m = tandem_two_class()
+    xr = (0.01686189956744719, 2.567111944986683)
+    yr = (0.00033968043797303677, 0.0005095206569595552)
+    top = yr[1]
+
+    def abscissa(d1: float) -> float:
+        return fn.linear.characteristic_roots(m.linearize(d1=d1, K2=top), 4)[0].real
+
+    assert abscissa(0.2) < 0 < abscissa(0.3) and abscissa(0.4) < 0
+    enter = brentq(abscissa, 0.2, 0.3, xtol=1e-12)
+    leave = brentq(abscissa, 0.3, 0.4, xtol=1e-12)
+    coarse = fn.stability_boundary(m, "d1", "K2", x_range=xr, y_range=yr, progress=False)
+    assert coarse.n_seed == 16
+    assert "pieces crossing no cell edge of the 16 x 16 seed chart are not found" in repr(coarse)
+    assert all(c.x.min() > 0.5 for c in coarse.curves)  # the pocket is not there
+    fine = fn.stability_boundary(m, "d1", "K2", x_range=xr, y_range=yr, n_seed=40, progress=False)
+    (pocket,) = [c for c in fine.curves if c.x.max() < 0.5]
+    assert pocket.on_boundary.all()
+    on_top = np.abs(pocket.y - top) <= 1e-12 * top
+    assert sorted(pocket.x[on_top]) == [
+        pytest.approx(enter, rel=1e-7),
+        pytest.approx(leave, rel=1e-7),
+    ]
 
 
 def test_critical_delay_of_the_window_queue_law_is_a_crossing_of_the_per_point_system():

@@ -206,9 +206,19 @@ class RootPath:
             # a root that Newton loses while it moves away from the axis on the left (a chain
             # root leaving for -infinity as a gain vanishes: the second real root of
             # x' = b x(t - 1) as b -> 0-) is no longer followed: it cannot cross in this step,
-            # and the next checkpoint's full count catches any root that does
+            # and the next checkpoint's full count catches any root that does. Only a root that
+            # Newton's method lost for good -- no convergence, or a landing further from its
+            # prediction than ten of its steps -- is taken for one leaving: a root lost near
+            # its prediction met another (a pair that forms or parts on the real axis: a PI
+            # controller's pair, dropped so, was the one that crossed next), and the roots are
+            # taken afresh from the certified count below
             gone = _lost(path, new, ok, h, unit, self.real_system)
-            leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0)
+            pred = path.lam + path.v * h
+            with np.errstate(invalid="ignore"):
+                far_off = ~ok | ~(
+                    np.abs(new - pred) <= 10 * np.abs(path.v) * h + 1e-6 * np.abs(pred)
+                )
+            leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0) & far_off
             if gone.any() and not gone.all() and np.all(leaving[gone]):
                 keep = ~gone
                 return Attempt(ok=False, h=h, restart=_Path(path.p, path.lam[keep], path.v[keep]))
