@@ -128,33 +128,42 @@ def test_critical_gain_is_the_closed_form_even_from_another_branch(monkeypatch):
     assert cv.value == pytest.approx(math.pi / (2 * c_low), rel=1e-9)
 
 
+def _spectral_crossing(m, name: str, a: float, b: float, **fixed: float) -> float:
+    """Second method: where the spectral discretization's rightmost root (characteristic_roots)
+    crosses the axis in (a, b), bisected on the sign of its real part (unstable at b)."""
+
+    def abscissa(v: float) -> float:
+        roots = fn.linear.characteristic_roots(m.linearize(**{name: v}, **fixed), 4)
+        assert roots.certified
+        return roots[0].real
+
+    assert abscissa(a) < 0 < abscissa(b)
+    return brentq(abscissa, a, b, xtol=1e-13, rtol=1e-13)
+
+
+def _assert_first_switch(m, name: str, lo: float, hi: float, ref: float, **fixed: float):
+    """critical_value over (lo, hi) is ``ref``, 0 -> 2 roots, and the pointwise chart below it
+    is stable throughout."""
+    cv = fn.critical_value(m, name, lo, hi, **fixed)
+    assert cv.value == pytest.approx(ref, rel=1e-9)
+    assert (cv.count_before, cv.count_after) == (0, 2)
+    below = {name: np.linspace(lo, 0.999 * ref, 16)}
+    chart = fn.stability_chart(m, below, method="pointwise", progress=False, **fixed)
+    assert chart["stable"].values.all()
+    return cv
+
+
 def test_three_routes_critical_gain_is_the_first_sign_change_of_the_abscissa():
     # at B = 25.8091 a long step of the root path took a followed root (-4.64 + 0.96j) by
     # Newton's method to the mirror image of another one (-3.38 - 4.15j): that pair was then
     # followed twice, its crossing at 2.486 counted twice (0 -> 2 -> 4), which made up for
     # the pair no longer followed, which crosses first; the critical gain came out 2.486.
-    # Second method: the spectral discretization's rightmost root (characteristic_roots) at
-    # each value, bisected on the sign of its real part, and the pointwise chart below it.
     m = kelly_three_routes()
     B = 25.809100160706183
-
-    def abscissa(kappa: float) -> float:
-        roots = fn.linear.characteristic_roots(m.linearize(kappa=kappa, B=B), 4)
-        assert roots.certified
-        return roots[0].real
-
-    a, b = 2.0, 2.3
-    assert abscissa(a) < 0 < abscissa(b)
-    ref = brentq(abscissa, a, b, xtol=1e-13, rtol=1e-13)
-    cv = fn.critical_value(m, "kappa", 0.1, 20.0, B=B)
-    assert cv.value == pytest.approx(ref, rel=1e-9)
+    ref = _spectral_crossing(m, "kappa", 2.0, 2.3, B=B)
+    cv = _assert_first_switch(m, "kappa", 0.1, 20.0, ref, B=B)
     top = fn.linear.characteristic_roots(m.linearize(kappa=ref, B=B), 4)[0]
     assert cv.omega == pytest.approx(abs(top.imag), rel=1e-7)
-    assert (cv.count_before, cv.count_after) == (0, 2)
-    chart = fn.stability_chart(
-        m, {"kappa": np.linspace(0.1, 0.999 * ref, 12)}, B=B, method="pointwise", progress=False
-    )
-    assert chart["stable"].values.all()
     # both crossings up to 3, each counted once: 4 roots in the right half-plane there
     sw = fn.stability_switches(m, "kappa", 0.1, 3.0, B=B)
     assert [(c.count_before, c.count_after) for c in sw.crossings] == [(0, 2), (2, 4)]
@@ -168,40 +177,20 @@ def test_pi_critical_delay_where_a_pair_parts_on_the_real_axis():
     # as two real roots; the path's representative of the pair followed one, the other was
     # followed by nobody, met a third and crossed as a new pair at 0.743. The count at the end
     # disagreed, and every restart from the last checkpoint lost the root the same way: "could
-    # not be certified ... even following 96 roots". Second method: the spectral
-    # discretization's rightmost root, bisected on the sign of its real part.
+    # not be certified ... even following 96 roots".
     m = pi_over_tcp()
     N = 149.62078461540386
-
-    def abscissa(tp: float) -> float:
-        roots = fn.linear.characteristic_roots(m.linearize(Tp=tp, N=N), 4)
-        assert roots.certified
-        return roots[0].real
-
-    assert abscissa(0.72) < 0 < abscissa(0.77)
-    ref = brentq(abscissa, 0.72, 0.77, xtol=1e-13, rtol=1e-13)
-    cv = fn.critical_value(m, "Tp", 0.05, 1.0, N=N)
-    assert cv.value == pytest.approx(ref, rel=1e-9)
-    assert (cv.count_before, cv.count_after) == (0, 2)
-    chart = fn.stability_chart(
-        m, {"Tp": np.linspace(0.05, 0.999 * ref, 16)}, N=N, method="pointwise", progress=False
-    )
-    assert chart["stable"].values.all()
+    _assert_first_switch(m, "Tp", 0.05, 1.0, _spectral_crossing(m, "Tp", 0.72, 0.77, N=N), N=N)
 
 
 def test_pi_switches_where_a_pair_forms_near_a_real_root():
     # at N = 50.8 a pair of the PI loop's roots forms near a real root at Tp = 0.2134 and
     # moves left, Newton's method taking it onto that root's position from a long step; the
     # pair was taken for a root leaving for -infinity and no longer followed, and it is the
-    # one that crosses at 0.483: the switches of [0.05, 1] were not certified. Second method:
-    # the spectral discretization's rightmost root, bisected, and its count at the end.
+    # one that crosses at 0.483: the switches of [0.05, 1] were not certified.
     m = pi_over_tcp()
     N = 50.75669731210668
-
-    def abscissa(tp: float) -> float:
-        return fn.linear.characteristic_roots(m.linearize(Tp=tp, N=N), 4)[0].real
-
-    ref = brentq(abscissa, 0.4, 0.6, xtol=1e-13, rtol=1e-13)
+    ref = _spectral_crossing(m, "Tp", 0.4, 0.6, N=N)
     sw = fn.stability_switches(m, "Tp", 0.05, 1.0, N=N)
     assert [(c.count_before, c.count_after) for c in sw.crossings] == [(0, 2)]
     assert sw.crossings[0].value == pytest.approx(ref, rel=1e-9)
