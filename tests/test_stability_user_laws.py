@@ -304,6 +304,24 @@ def test_hundred_states_critical_gain_is_where_the_abscissa_changes_sign():
     assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)
 
 
+def test_thirty_delays_critical_gain_past_a_double_real_root():
+    # the ring's routes make two followed real roots meet at a double root (-0.0404 at
+    # kappa = 0.052); Newton's method lands both on it, and one is dropped (the next count
+    # certifies the rest). Taking every lost root near its prediction for a meeting made the
+    # path stop there ("it collides with another root"). Second method: the pointwise roots
+    # of the 30 states either side of the critical gain.
+    from user_laws import kelly_thirty_delays
+
+    m = kelly_thirty_delays()
+    cv = fn.critical_value(m, "kappa", 0.05, 20.0)
+    assert cv.direction == "destabilizing"
+    below = m.linearize(kappa=cv.value * (1 - 1e-5)).roots(k=2)
+    above = m.linearize(kappa=cv.value * (1 + 1e-5)).roots(k=2)
+    assert below.certified and above.certified
+    assert below[0].real < 0 < above[0].real
+    assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)
+
+
 def test_twenty_flows_boundary_in_batches_equals_the_point_by_point_curve(monkeypatch):
     # Newton's method from the ends of some coarse-chart edges went to another root's
     # crossing, outside the edge (the ring's crossing frequency changes fast), and the whole

@@ -13,8 +13,12 @@ real part by less than a quarter of
 The real part of each root is then, to the order of the predictor, a monotone function of the
 parameter on the step, or one that keeps its sign: a root that crosses the axis and comes back
 within one step (the failure of a scan that compares only the spectral abscissa at a few points,
-which lets two crossings cancel) makes the step fail, and the step is halved. Each crossing is
-then located by the Illinois method on the real part of its root.
+which lets two crossings cancel) makes the step fail, and the step is halved. For a real system
+the followed roots are upper half-plane representatives, one per conjugate pair: a root that
+Newton's method takes to the lower half-plane (the mirror image of another root) fails the step
+too, and where a pair parts on the real axis, the roots to follow are taken afresh from the
+certified count there (its representative follows only one of the two real roots). Each
+crossing is then located by the Illinois method on the real part of its root.
 
 The path is a stepper (:class:`RootPath`) of the continuation engine
 (:func:`fluidnet.continuation.follow`) with its :class:`~fluidnet.continuation.ErrorController`;
@@ -206,19 +210,21 @@ class RootPath:
             # a root that Newton loses while it moves away from the axis on the left (a chain
             # root leaving for -infinity as a gain vanishes: the second real root of
             # x' = b x(t - 1) as b -> 0-) is no longer followed: it cannot cross in this step,
-            # and the next checkpoint's full count catches any root that does. Only a root that
-            # Newton's method lost for good -- no convergence, or a landing further from its
-            # prediction than ten of its steps -- is taken for one leaving: a root lost near
-            # its prediction met another (a pair that forms or parts on the real axis: a PI
-            # controller's pair, dropped so, was the one that crossed next), and the roots are
-            # taken afresh from the certified count below
+            # and the next checkpoint's full count catches any root that does. A pair's
+            # representative only when Newton's method lost it for good -- no convergence, or
+            # a landing further from its prediction than ten of its steps: one lost near its
+            # prediction met a real root there (a pair that forms near it, or parts on the
+            # axis: a PI controller's pair, dropped so, was the one that crossed next), and
+            # the roots are taken afresh from the certified count below. (A real root lost
+            # near its prediction may be one of a double root, a ring's symmetric flows.)
             gone = _lost(path, new, ok, h, unit, self.real_system)
             pred = path.lam + path.v * h
             with np.errstate(invalid="ignore"):
                 far_off = ~ok | ~(
                     np.abs(new - pred) <= 10 * np.abs(path.v) * h + 1e-6 * np.abs(pred)
                 )
-            leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0) & far_off
+            pair = np.imag(path.lam) > 1e-6 * (unit + np.abs(path.lam))
+            leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0) & (far_off | ~pair)
             if gone.any() and not gone.all() and np.all(leaving[gone]):
                 keep = ~gone
                 return Attempt(ok=False, h=h, restart=_Path(path.p, path.lam[keep], path.v[keep]))
