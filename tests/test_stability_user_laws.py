@@ -287,6 +287,18 @@ def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
     assert (batch["omega"].values > 0).any() and (batch["omega"].values == 0).any()
 
 
+def _assert_gain_destabilizes_there(m, step: float) -> None:
+    """The network's critical gain in [0.05, 20]: the pointwise roots ``step`` (relative)
+    below it are stable, above it unstable, at its crossing frequency."""
+    cv = fn.critical_value(m, "kappa", 0.05, 20.0)
+    assert cv.direction == "destabilizing"
+    below = m.linearize(kappa=cv.value * (1 - step)).roots(k=2)
+    above = m.linearize(kappa=cv.value * (1 + step)).roots(k=2)
+    assert below.certified and above.certified
+    assert below[0].real < 0 < above[0].real
+    assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)
+
+
 def test_hundred_states_critical_gain_is_where_the_abscissa_changes_sign():
     # the count of right-half-plane roots at the range's start asked the rectangle search of
     # large systems for 2 n = 200 rightmost roots, which exhausted its budget: the sweep
@@ -294,14 +306,7 @@ def test_hundred_states_critical_gain_is_where_the_abscissa_changes_sign():
     # method: the pointwise roots of the 100 states either side of the critical gain.
     from user_laws import kelly_hundred
 
-    m = kelly_hundred()
-    cv = fn.critical_value(m, "kappa", 0.05, 20.0)
-    assert cv.direction == "destabilizing"
-    below = m.linearize(kappa=cv.value * (1 - 1e-4)).roots(k=2)
-    above = m.linearize(kappa=cv.value * (1 + 1e-4)).roots(k=2)
-    assert below.certified and above.certified
-    assert below[0].real < 0 < above[0].real
-    assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)
+    _assert_gain_destabilizes_there(kelly_hundred(), 1e-4)
 
 
 def test_thirty_delays_critical_gain_past_a_double_real_root():
@@ -312,14 +317,7 @@ def test_thirty_delays_critical_gain_past_a_double_real_root():
     # of the 30 states either side of the critical gain.
     from user_laws import kelly_thirty_delays
 
-    m = kelly_thirty_delays()
-    cv = fn.critical_value(m, "kappa", 0.05, 20.0)
-    assert cv.direction == "destabilizing"
-    below = m.linearize(kappa=cv.value * (1 - 1e-5)).roots(k=2)
-    above = m.linearize(kappa=cv.value * (1 + 1e-5)).roots(k=2)
-    assert below.certified and above.certified
-    assert below[0].real < 0 < above[0].real
-    assert abs(above[0].imag) == pytest.approx(cv.omega, rel=1e-3)
+    _assert_gain_destabilizes_there(kelly_thirty_delays(), 1e-5)
 
 
 def test_twenty_flows_boundary_in_batches_equals_the_point_by_point_curve(monkeypatch):
