@@ -272,6 +272,32 @@ def test_twenty_flows_slow_cluster_is_certified_by_the_batch():
     assert (batch["fallback"].values == "").all()
 
 
+def test_thirty_unequal_flows_a_fourfold_root_is_reported_at_its_value():
+    # the unequal 30-flow ring has 4-fold roots (four alike flows). At this point the
+    # pointwise method's discretization would exceed DENSE_LIMIT, so the rectangles of
+    # fluidnet.linear.large locate the roots, and they report a 4-fold root as one cluster.
+    # Its mean came from the power sums on the cluster's own box, 1.6e-4 off (-0.0758492,
+    # within the stated error 8.4e-4), and the chart's abscissa carried it: batch and
+    # pointwise differed by 0.2 %. Second method: the dense discretization's roots.
+    from user_laws import kelly_thirty_unequal
+
+    from fluidnet.linear.large import large_roots
+    from fluidnet.linear.roots import balanced
+
+    m = kelly_thirty_unequal()
+    pars = {"kappa": 0.07554154806849804, "T": 0.11675014262192969}
+    lin = m.linearize(**pars)
+    dense = lin.roots(k=2, n_nodes=60)
+    assert dense[0].multiplicity == 4 and dense[0].imag == 0
+    boxes = large_roots(balanced(lin), 2, None)
+    assert boxes.certified and boxes[0].multiplicity == 4
+    assert boxes[0].value == pytest.approx(dense[0].value, rel=1e-10)
+    grid = {k: np.array([v]) for k, v in pars.items()}
+    batch, point = _chart_pair(m, grid)
+    _assert_same(batch, point)
+    assert point["abscissa"].values[0, 0] == pytest.approx(dense[0].real, rel=1e-10)
+
+
 def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
     # 90 flows on 30 routes (3 alike flows each) and 10 link filters: the batch factors the
     # 100-state determinant into a 40-state system and 30 scalar factors with double roots
