@@ -223,7 +223,7 @@ class RootPath:
                 far_off = ~ok | ~(
                     np.abs(new - pred) <= 10 * np.abs(path.v) * h + 1e-6 * np.abs(pred)
                 )
-            pair = np.imag(path.lam) > 1e-6 * (unit + np.abs(path.lam))
+            pair = _off_axis(path.lam, unit)
             leaving = (np.real(path.lam) < 0) & (np.real(path.v) < 0) & (far_off | ~pair)
             if gone.any() and not gone.all() and np.all(leaving[gone]):
                 keep = ~gone
@@ -650,6 +650,17 @@ def _collided(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     return out
 
 
+def _axis_tol(lam: np.ndarray, unit: float) -> np.ndarray:
+    """How far from the real axis a root still counts as on it: ``1e-6 (unit + |lambda|)``
+    (Newton's method resolves a double real root to about 1e-8)."""
+    return 1e-6 * (unit + np.abs(lam))
+
+
+def _off_axis(lam: np.ndarray, unit: float = 1.0) -> np.ndarray:
+    """Upper half-plane roots beyond :func:`_axis_tol`: a real system's pair representatives."""
+    return np.imag(lam) > _axis_tol(lam, unit)
+
+
 def _mirrored(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     """Roots in the lower half-plane beyond rounding (``Im < -1e-6 (unit + |lambda|)``).
 
@@ -662,15 +673,14 @@ def _mirrored(new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     counted twice) or for one that is not, in place of its own root: a 3-route network's
     critical gain came out so at 2.486, a crossing counted twice making up for an unfollowed
     pair that had crossed at 2.21."""
-    return np.imag(new) < -1e-6 * (unit + np.abs(new))
+    return np.imag(new) < -_axis_tol(new, unit)
 
 
 def _split(path: _Path, new: np.ndarray, unit: float = 1.0) -> np.ndarray:
     """A real system's followed roots that were off the real axis and are on it now (to
     ``1e-6 (unit + |lambda|)``, as :func:`_mirrored`): a conjugate pair that met on the axis
     and parted as two real roots, of which the step's representative follows one."""
-    tol = 1e-6 * (unit + np.abs(new))
-    return (np.imag(path.lam) > 1e-6 * (unit + np.abs(path.lam))) & (np.abs(np.imag(new)) <= tol)
+    return _off_axis(path.lam, unit) & (np.abs(np.imag(new)) <= _axis_tol(new, unit))
 
 
 def _judge(
