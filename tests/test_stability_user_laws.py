@@ -272,22 +272,29 @@ def test_twenty_flows_slow_cluster_is_certified_by_the_batch():
     assert (batch["fallback"].values == "").all()
 
 
-def test_thirty_unequal_flows_a_fourfold_root_is_reported_at_its_value():
-    # the unequal 30-flow ring has 4-fold roots (four alike flows). At this point the
+@pytest.mark.parametrize(
+    ("kappa", "T"),
+    [(0.07554154806849804, 0.11675014262192969), (0.03449042945481805, 0.25544180135143935)],
+)
+def test_thirty_unequal_flows_a_fourfold_root_is_reported_at_its_value(kappa, T):
+    # the unequal 30-flow ring has 4-fold roots (four alike flows). At these points the
     # pointwise method's discretization would exceed DENSE_LIMIT, so the rectangles of
     # fluidnet.linear.large locate the roots, and they report a 4-fold root as one cluster.
-    # Its mean came from the power sums on the cluster's own box, 1.6e-4 off (-0.0758492,
-    # within the stated error 8.4e-4), and the chart's abscissa carried it: batch and
-    # pointwise differed by 0.2 %. Second method: the dense discretization's roots.
+    # Its mean came from the power sums on the cluster's own box, 1.6e-4 off at the first
+    # point (-0.0758492 for -0.076012, within the stated error 8.4e-4), and the chart's
+    # abscissa carried it: batch and pointwise differed by 0.2 %. At the second, a circle
+    # of twice the box's diameter also held the next 4-fold root, 1.1e-3 away (-0.034939
+    # for -0.034705). Second method: the dense discretization's roots.
     from user_laws import kelly_thirty_unequal
 
     from fluidnet.linear.large import large_roots
     from fluidnet.linear.roots import balanced
 
     m = kelly_thirty_unequal()
-    pars = {"kappa": 0.07554154806849804, "T": 0.11675014262192969}
+    pars = {"kappa": kappa, "T": T}
     lin = m.linearize(**pars)
-    dense = lin.roots(k=2, n_nodes=60)
+    dense = lin.roots(k=2, n_nodes=30)
+    assert dense.n_nodes == 30  # the dense discretization
     assert dense[0].multiplicity == 4 and dense[0].imag == 0
     boxes = large_roots(balanced(lin), 2, None)
     assert boxes.certified and boxes[0].multiplicity == 4

@@ -332,38 +332,47 @@ class _Locator:
         self.roots.append((c, res, box.count, box.diameter))
 
     def cluster_mean(self, box: _Box) -> complex:
-        """The mean of the roots of a small box, from the trapezoidal rule on a circle twice
-        the box's diameter around its centroid (the rule converges geometrically there, where
-        on the box's own boundary, close to the roots, it does not), with the exact
-        ``(det Delta)'/det Delta`` and the nodes doubled until two estimates agree; the
-        centroid when the circle does not hold exactly the box's roots (another root near
-        it) or the estimates do not settle."""
-        c = box.centroid
-        radius = 2.0 * box.diameter
-        m = box.count
+        """The mean of the roots of a small box, from the trapezoidal rule on a circle around
+        it (the rule converges geometrically there, where on the box's own boundary, close
+        to the roots, it does not), with the exact ``(det Delta)'/det Delta`` and the nodes
+        doubled until two estimates agree. Circles of 1.5, 1.2 and 2 times the box's
+        half-diagonal around its centre are tried, until one holds exactly the box's roots;
+        the centroid from the box's power sums when none does (other roots close by)."""
+        y0 = -box.y1 if box.symmetric else box.y0
+        centre = complex(0.5 * (box.lo + box.hi), 0.5 * (y0 + box.y1))
+        for factor in (1.5, 1.2, 2.0):
+            mean = self._circle_mean(centre, factor * 0.5 * box.diameter, box.count)
+            if mean is not None:
+                if self.real and box.symmetric:
+                    mean = complex(mean.real, 0.0)
+                return mean
+        return box.centroid
+
+    def _circle_mean(self, centre: complex, radius: float, m: int) -> complex | None:
+        """The mean of the roots inside the circle, when it holds ``m`` of them and the
+        trapezoidal rule settles within 128 nodes; else None."""
         n = 16
         z = radius * np.exp(2j * np.pi * np.arange(n) / n)
-        g = self.system.logderiv(c + z)
+        g = self.system.logderiv(centre + z)
         self.used += n
         previous = None
         while np.all(np.isfinite(g)):
-            count = np.mean(z * g)
-            shift = np.mean(z * z * g) / m
-            if abs(count - m) <= 1e-6 * m and previous is not None:
-                if abs(shift - previous) <= 1e-10 * radius:
-                    mean = complex(c + shift)
-                    if self.real and box.symmetric:
-                        mean = complex(mean.real, 0.0)
-                    return mean if abs(shift) <= radius else c
+            count, shift = np.mean(z * g), np.mean(z * z * g)
+            if previous is not None and abs(count - previous[0]) <= 1e-8 * max(m, 1):
+                # settled: the count is an integer, and the mean settled with it
+                if abs(count - m) > 0.5:
+                    return None
+                if abs(shift - previous[1]) <= 1e-10 * radius * m:
+                    return complex(centre + shift / m)
             if n >= 128 or self.used >= MAX_SAMPLES:
-                break
-            previous = shift
+                return None
+            previous = (count, shift)
             extra = z * np.exp(1j * np.pi / n)
-            g = np.concatenate([g, self.system.logderiv(c + extra)])
+            g = np.concatenate([g, self.system.logderiv(centre + extra)])
             z = np.concatenate([z, extra])
             self.used += n
             n *= 2
-        return c
+        return None
 
     def solve(self, box: _Box, k: int | None) -> float | None:
         """Count and locate the roots in ``box`` (rightmost first); with ``k``, stop once
