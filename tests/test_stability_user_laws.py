@@ -272,6 +272,32 @@ def test_twenty_flows_slow_cluster_is_certified_by_the_batch():
     assert (batch["fallback"].values == "").all()
 
 
+def test_twenty_flows_two_close_real_roots_are_located_apart():
+    # two real roots, -0.0313584 and -0.0318009, 4.4e-4 apart: the boxes of
+    # fluidnet.linear.large never located them from the power sums on a box's boundary (one
+    # root 2.8e-6 inside an edge of the box holding both) and reported them as one cluster,
+    # at -0.0318032, which the pointwise chart gave as its abscissa (1.4 % off). The power
+    # sums on a circle around the box locate them. Second method: the dense discretization
+    # (20 states x 31 nodes) and the batch.
+    from user_laws import kelly_twenty
+
+    from fluidnet.linear.large import large_roots
+    from fluidnet.linear.roots import balanced
+
+    m = kelly_twenty()
+    pars = {"kappa": 0.05898457188453884, "T": 0.3278471503750548}
+    lin = m.linearize(**pars)
+    dense = lin.roots(k=2, n_nodes=30)
+    assert dense.n_nodes == 30 and [r.multiplicity for r in dense] == [1, 1]
+    boxes = large_roots(balanced(lin), 2, None)
+    assert boxes.certified
+    np.testing.assert_allclose(boxes.values, dense.values, rtol=1e-10)
+    grid = {k: np.array([v]) for k, v in pars.items()}
+    batch, point = _chart_pair(m, grid)
+    _assert_same(batch, point)
+    assert point["abscissa"].values[0, 0] == pytest.approx(dense[0].real, rel=1e-10)
+
+
 @pytest.mark.parametrize(
     ("kappa", "T"),
     [(0.07554154806849804, 0.11675014262192969), (0.03449042945481805, 0.25544180135143935)],
