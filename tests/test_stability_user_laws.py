@@ -198,11 +198,13 @@ def test_pi_switches_where_a_pair_forms_near_a_real_root():
     assert at_end.certified and sum(1 for r in at_end if r.real > 0) == 2
 
 
-def test_tandem_boundary_pocket_on_the_box_edge_needs_a_finer_seed_chart():
+def test_tandem_boundary_pocket_on_the_box_edge_is_found_by_the_edge_check():
     # an unstable pocket of the tandem law touches the box's top edge between two stable
-    # points of the 16 x 16 seed chart: that boundary misses it, and its repr says that such
-    # pieces are not found; with n_seed=40 the pocket's curve is found, its ends on the edge
-    # where the spectral method's rightmost root crosses the axis (bisected)
+    # points of the 16 x 16 seed chart: without the edge check that boundary misses it and
+    # its repr says that such pieces are not found; with it (the default) the pocket's curve
+    # is traced from the switches along the top edge, its ends on the edge where the
+    # spectral method's rightmost root crosses the axis (bisected), and so it is with
+    # n_seed=40, whose chart brackets the pocket itself
     m = tandem_two_class()
     xr = (0.01686189956744719, 2.567111944986683)
     yr = (0.00033968043797303677, 0.0005095206569595552)
@@ -214,18 +216,38 @@ def test_tandem_boundary_pocket_on_the_box_edge_needs_a_finer_seed_chart():
     assert abscissa(0.2) < 0 < abscissa(0.3) and abscissa(0.4) < 0
     enter = brentq(abscissa, 0.2, 0.3, xtol=1e-12)
     leave = brentq(abscissa, 0.3, 0.4, xtol=1e-12)
-    coarse = fn.stability_boundary(m, "d1", "K2", x_range=xr, y_range=yr, progress=False)
-    assert coarse.n_seed == 16
-    assert "pieces crossing no cell edge of the 16 x 16 seed chart are not found" in repr(coarse)
-    assert all(c.x.min() > 0.5 for c in coarse.curves)  # the pocket is not there
-    fine = fn.stability_boundary(m, "d1", "K2", x_range=xr, y_range=yr, n_seed=40, progress=False)
-    (pocket,) = [c for c in fine.curves if c.x.max() < 0.5]
-    assert pocket.on_boundary.all()
-    on_top = np.abs(pocket.y - top) <= 1e-12 * top
-    assert sorted(pocket.x[on_top]) == [
-        pytest.approx(enter, rel=1e-7),
-        pytest.approx(leave, rel=1e-7),
-    ]
+    kw = {"x_range": xr, "y_range": yr, "progress": False}
+    unchecked = fn.stability_boundary(m, "d1", "K2", check_edges=False, **kw)
+    assert unchecked.n_seed == 16 and unchecked.edges_checked is None
+    assert "pieces crossing no cell edge of the 16 x 16 seed chart are not found" in repr(unchecked)
+    assert all(c.x.min() > 0.5 for c in unchecked.curves)  # the pocket is not there
+    checked = fn.stability_boundary(m, "d1", "K2", **kw)
+    assert checked.edges_checked is True
+    assert "pieces inside the box crossing no cell edge" in repr(checked)
+    assert checked.to_xarray().attrs["edges_checked"] == 1
+    fine = fn.stability_boundary(m, "d1", "K2", n_seed=40, check_edges=False, **kw)
+    for b in (checked, fine):
+        (pocket,) = [c for c in b.curves if c.x.max() < 0.5]
+        assert pocket.on_boundary.all()
+        on_top = np.abs(pocket.y - top) <= 1e-12 * top
+        assert sorted(pocket.x[on_top]) == [
+            pytest.approx(enter, rel=1e-7),
+            pytest.approx(leave, rel=1e-7),
+        ]
+    # the curves the seed chart found are the same with and without the check
+    assert len(checked.curves) == len(unchecked.curves) + 1
+
+
+def test_boundary_check_edges_must_be_a_bool():
+    with pytest.raises(fn.OptionError, match="check_edges = 'yes' must be True, False or None"):
+        fn.stability_boundary(
+            tandem_two_class(),
+            "d1",
+            "K2",
+            x_range=(0.1, 1),
+            y_range=(3e-4, 5e-4),
+            check_edges="yes",
+        )
 
 
 def test_critical_delay_of_the_window_queue_law_is_a_crossing_of_the_per_point_system():

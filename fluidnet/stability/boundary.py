@@ -25,7 +25,10 @@ Two methods:
     instead from Brent-located seeds in ``(x, y, omega)`` by pseudo-arclength continuation
     (Newton corrector) until it leaves the box. The batched method finds the curves that bound
     the stable region; the traced ones also go on past the corners where they stop bounding
-    it.
+    it. A piece that crosses no edge of the chart's cells (a pocket between two chart points)
+    is not seeded so; for systems of up to 12 states (``check_edges``) the certified
+    stability switches along the box's four edges seed the pieces that touch the box, traced
+    by continuation where no curve found passes.
 
 Both mark a curve point ``on_boundary`` when no characteristic root lies in the open right
 half-plane there (checked with :func:`~fluidnet.linear.roots.characteristic_roots`; the
@@ -36,6 +39,7 @@ computed at about 64 points per curve and located by bisection where it changes.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -46,6 +50,7 @@ from ..continuation import IterationController, Stop, follow, run
 from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint, null_tangent
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
+from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
 from ..options import count_option, number_option
@@ -104,8 +109,15 @@ class StabilityBoundary:
     n_seed : int or None
         ``"continuation"``: the size of the coarse chart that seeded the curves. A piece of
         the boundary that crosses no edge of its cells is not found (a small unstable pocket
-        between two stable chart points, also one that touches the box's edge); a larger
-        ``n_seed`` resolves smaller pieces. ``None`` for D-subdivision.
+        between two stable chart points) unless it touches the box's edges, which
+        ``edges_checked`` covers; a larger ``n_seed`` resolves smaller pieces. ``None`` for
+        D-subdivision.
+    edges_checked : bool or None
+        ``"continuation"``: True when every stability switch along the box's four edges
+        (:func:`~fluidnet.stability.critical.stability_switches`, certified) lies on a curve
+        found, those the seed chart missed traced from there; False when that check could
+        not be made (a warning says why); ``None`` when it was not made (``check_edges``) or
+        for D-subdivision, which finds every curve.
     """
 
     x_name: str
@@ -116,6 +128,7 @@ class StabilityBoundary:
     method: str
     fixed: dict[str, float] = field(default_factory=dict)
     n_seed: int | None = None
+    edges_checked: bool | None = None
 
     def segments(self) -> list[BoundaryCurve]:
         """The contiguous runs of curve points that lie on the stability boundary."""
@@ -194,6 +207,9 @@ class StabilityBoundary:
                 "y_range": list(self.y_range),
                 "method": self.method,
                 **({} if self.n_seed is None else {"n_seed": self.n_seed}),
+                **(
+                    {} if self.edges_checked is None else {"edges_checked": int(self.edges_checked)}
+                ),
                 **{f"fixed_{k}": v for k, v in self.fixed.items()},
             },
         )
@@ -234,12 +250,13 @@ class StabilityBoundary:
     def __repr__(self) -> str:
         n = sum(len(c) for c in self.curves)
         nb = sum(int(c.on_boundary.sum()) for c in self.curves)
-        seeded = (
-            ""
-            if self.n_seed is None
-            else f"; pieces crossing no cell edge of the {self.n_seed} x {self.n_seed} seed chart "
-            "are not found"
-        )
+        seeded = ""
+        if self.n_seed is not None:
+            where = " inside the box" if self.edges_checked else ""
+            seeded = (
+                f"; pieces{where} crossing no cell edge of the {self.n_seed} x {self.n_seed} "
+                "seed chart are not found"
+            )
         return (
             f"StabilityBoundary({self.x_name} in {self.x_range}, {self.y_name} in "
             f"{self.y_range}, {len(self.curves)} curves, {n} points ({nb} on the boundary), "
@@ -576,12 +593,12 @@ def _near_segment(points: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(np.min(np.hypot(*(points - proj)), initial=np.inf))
 
 
-def _continuation(plane, factory, xr, yr, n_seed, executor, progress, omega_scale, resolution):
-    xn, yn = plane.xn, plane.yn
+def _curve_through(plane, xr, yr, x, y, w, hold, omega_scale, resolution):
+    """The D-curve through the crossing at ``(x, y)`` with frequency ``w``, traced both ways
+    until it leaves the box (a Hopf curve until its frequency reaches 0), as ``(x, y, omega,
+    kind)``; ``hold`` is the coordinate kept fixed while the seed is corrected. None when
+    the seed cannot be corrected."""
     sx, sy = xr[1] - xr[0], yr[1] - yr[0]
-    origin = np.array([xr[0], yr[0]])
-    span = np.array([sx, sy])
-    curves = []
     w_eps = 1e-6 * omega_scale
 
     def G_hopf(u):
@@ -597,6 +614,59 @@ def _continuation(plane, factory, xr, yr, n_seed, executor, progress, omega_scal
         except FluidnetError:
             return np.full(1, np.nan)
 
+    if w > w_eps:
+        scales = np.array([sx, sy, max(w, omega_scale)])
+        pts = _trace(
+            G_hopf,
+            np.array([x, y, w]),
+            scales,
+            xr,
+            yr,
+            resolution,
+            20000,
+            stop=lambda u: u[2] < w_eps,
+            hold=hold,
+        )
+        kind = "hopf"
+    else:
+        scales = np.array([sx, sy])
+        pts = _trace(
+            G_zero,
+            np.array([x, y]),
+            scales,
+            xr,
+            yr,
+            resolution,
+            20000,
+            stop=lambda u: False,
+            hold=hold,
+        )
+        kind = "zero"
+    if pts is not None:
+        # a seed on the box's edge: the branch leaving the box lands back on it at once
+        step = np.hypot((pts[1:, 0] - pts[:-1, 0]) / sx, (pts[1:, 1] - pts[:-1, 1]) / sy)
+        pts = pts[np.concatenate([[True], step > 1e-12])]
+    if pts is None or len(pts) < 2:
+        return None
+    omega = np.abs(pts[:, 2]) if kind == "hopf" else np.zeros(len(pts))
+    return pts[:, 0], pts[:, 1], omega, kind
+
+
+def _scaled_points(curve, xr, yr) -> np.ndarray:
+    """A curve's points (2 x n) in box coordinates (each range mapped to [0, 1])."""
+    return np.vstack(
+        [
+            (np.asarray(curve[0]) - xr[0]) / (xr[1] - xr[0]),
+            (np.asarray(curve[1]) - yr[0]) / (yr[1] - yr[0]),
+        ]
+    )
+
+
+def _continuation(plane, factory, xr, yr, n_seed, executor, progress, omega_scale, resolution):
+    xn, yn = plane.xn, plane.yn
+    origin = np.array([xr[0], yr[0]])
+    span = np.array([xr[1] - xr[0], yr[1] - yr[0]])
+    curves = []
     covered: list[np.ndarray] = []
     for bracket in _brackets(factory, xn, yn, xr, yr, n_seed, executor, progress):
         a = (np.asarray(bracket[0]) - origin) / span
@@ -605,40 +675,47 @@ def _continuation(plane, factory, xr, yr, n_seed, executor, progress, omega_scal
             continue  # a traced curve already crosses this edge
         x, y, w = _locate(factory, xn, yn, bracket)
         hold = 1 if bracket[0][1] == bracket[1][1] else 0  # the edge's constant coordinate
-        if w > w_eps:
-            scales = np.array([sx, sy, max(w, omega_scale)])
-            pts = _trace(
-                G_hopf,
-                np.array([x, y, w]),
-                scales,
-                xr,
-                yr,
-                resolution,
-                20000,
-                stop=lambda u: u[2] < w_eps,
-                hold=hold,
-            )
-            kind = "hopf"
-        else:
-            scales = np.array([sx, sy])
-            pts = _trace(
-                G_zero,
-                np.array([x, y]),
-                scales,
-                xr,
-                yr,
-                resolution,
-                20000,
-                stop=lambda u: False,
-                hold=hold,
-            )
-            kind = "zero"
-        if pts is None or len(pts) < 2:
+        curve = _curve_through(plane, xr, yr, x, y, w, hold, omega_scale, resolution)
+        if curve is None:
             continue
-        omega = np.abs(pts[:, 2]) if kind == "hopf" else np.zeros(len(pts))
-        curves.append((pts[:, 0], pts[:, 1], omega, kind))
-        covered.append(((pts[:, :2] - origin) / span).T)
+        curves.append(curve)
+        covered.append(_scaled_points(curve, xr, yr))
     return curves
+
+
+def _edge_curves(plane, factory, xr, yr, found, omega_scale, resolution):
+    """The curves through the stability switches on the box's four edges that no curve in
+    ``found`` passes (within twice ``resolution``): pieces of the boundary that touch the
+    box but cross no cell edge of the seed chart. Returns the new curves, and the reason
+    when the switches along an edge could not be certified (else "")."""
+    from .critical import stability_switches
+
+    xn, yn = plane.xn, plane.yn
+    covered = [_scaled_points(c, xr, yr) for c in found]
+    new = []
+    edges = (
+        (xn, xr, yn, yr[0]),
+        (xn, xr, yn, yr[1]),
+        (yn, yr, xn, xr[0]),
+        (yn, yr, xn, xr[1]),
+    )
+    for name, (lo, hi), other, value in edges:
+        try:
+            sw = stability_switches(factory, name, lo, hi, **{other: value})
+        except FluidnetError as exc:
+            return new, f"the switches along {other} = {value:g} were not certified: {exc}"
+        for c in sw.switches:
+            x, y = (c.value, value) if name == xn else (value, c.value)
+            p = _scaled_points(([x], [y]), xr, yr)
+            if any(np.min(np.hypot(*(q - p))) < 2 * resolution for q in covered if q.size):
+                continue
+            hold = 1 if name == xn else 0
+            curve = _curve_through(plane, xr, yr, x, y, c.omega, hold, omega_scale, resolution)
+            if curve is None:
+                return new, f"the curve through the switch at ({x:g}, {y:g}) was not traced"
+            new.append(curve)
+            covered.append(_scaled_points(curve, xr, yr))
+    return new, ""
 
 
 # ---------------------------------------------------------------------- boundary marking
@@ -738,6 +815,7 @@ def stability_boundary(
     omega_max: float | None = None,
     resolution: float = 0.005,
     n_seed: int = 16,
+    check_edges: bool | None = None,
     executor: ExecutorSpec = None,
     progress: bool | None = None,
     params: Mapping[str, float] | None = None,
@@ -768,7 +846,16 @@ def stability_boundary(
         The tandem law of two TCP classes over two RED links has an unstable pocket on the
         edge ``K2 = 5.1e-4`` of the box ``d1`` in (0.017, 2.57), ``K2`` in (3.4e-4, 5.1e-4),
         for ``d1`` in (0.235, 0.352), between two stable points of the 16 x 16 chart: it is
-        found with ``n_seed=40``.
+        found with ``n_seed=40``, and by the edge check.
+    check_edges : bool, optional
+        Continuation: also find every stability switch along the box's four edges
+        (:func:`~fluidnet.stability.critical.stability_switches`, certified) and trace the
+        curves through those that no curve seeded by the chart passes, so that no piece
+        touching the box is missed (the result's ``edges_checked``). It costs four
+        certified sweeps: 0.05-0.2 s for the laws of a few states in ``make bench``, 1.5-20 s
+        for its networks of 20-100 states, where the sweeps of some cannot be certified
+        (4-fold roots of alike flows). Default: checked for systems of at most
+        :data:`~fluidnet.linear.large.LARGE_STATES` states.
     executor, progress
         For the coarse chart of the point-by-point continuation, when the batched one does not
         settle the curves (see :mod:`fluidnet.sweep`); the batched method and the boundary
@@ -790,7 +877,7 @@ def stability_boundary(
         For ``method="dsubdivision"`` on a non-affine dependence.
     OptionError
         For a bad range (not a pair ``low < high`` of finite numbers), method, ``resolution``,
-        ``n_seed`` or ``omega_max``.
+        ``n_seed``, ``check_edges`` or ``omega_max``.
     ParameterError
         For an end of a range or a fixed value that is not a real number (see
         :mod:`fluidnet.overrides`), or an unknown parameter name (models).
@@ -821,6 +908,8 @@ def stability_boundary(
     if not 0 < resolution < 0.5:
         raise OptionError(f"resolution = {resolution!r} must lie in (0, 0.5)")
     n_seed = count_option("n_seed", n_seed, minimum=2, where="stability_boundary")
+    if check_edges is not None and not isinstance(check_edges, (bool, np.bool_)):
+        raise OptionError(f"check_edges = {check_edges!r} must be True, False or None")
     if omega_max is not None:
         omega_max = number_option("omega_max", omega_max, positive=True, where="stability_boundary")
     fixed = merge_params(params, fixed, "stability_boundary")
@@ -837,6 +926,7 @@ def stability_boundary(
     raw = None
     equilibria = None
     flags = None
+    edges_checked = None
     used = method
     if method in ("auto", "dsubdivision"):
         raw = _dsubdivision(plane, xr, yr, w_max, resolution)
@@ -859,6 +949,24 @@ def stability_boundary(
                 plane, factory, xr, yr, n_seed, executor, progress, w_scale, resolution
             )
         used = "continuation"
+        if check_edges is None:
+            check_edges = lin.n <= LARGE_STATES
+        if check_edges:
+            extra, failure = _edge_curves(plane, factory, xr, yr, raw, w_scale, resolution)
+            edges_checked = not failure
+            if failure:
+                warnings.warn(
+                    f"stability_boundary: the box's edges were not checked ({failure}); "
+                    "pieces touching them may be missing",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+            if extra:
+                raw = list(raw) + extra
+                if flags is not None:  # the batch's own flags, and the new curves' marked
+                    flags = flags + _mark(_OnBoundary(factory, x, y), extra, executor, progress)
+                if equilibria is not None:
+                    equilibria = equilibria + [None] * len(extra)
     # edge points found by root finding may overshoot the box by rounding: clip them
     raw = [(np.clip(cx, *xr), np.clip(cy, *yr), cw, kind) for cx, cy, cw, kind in raw]
     if flags is None:
@@ -883,6 +991,7 @@ def stability_boundary(
         method=used,
         fixed=dict(fixed),
         n_seed=n_seed if used == "continuation" else None,
+        edges_checked=edges_checked,
     )
 
 
