@@ -320,6 +320,37 @@ def test_twenty_flows_two_close_real_roots_are_located_apart():
     assert point["abscissa"].values[0, 0] == pytest.approx(dense[0].real, rel=1e-10)
 
 
+def test_thirty_delays_eight_close_roots_are_located_one_by_one():
+    # the 30-flow ring with five delays has 8 real roots within 6e-5 of each other, in pairs
+    # about 1e-9 apart. The boxes of fluidnet.linear.large reported them as one cluster at
+    # their mean, -0.0282079 (error 8.3e-4), which the pointwise chart gave as its abscissa
+    # (the batch: -0.02817852, 1e-3 relative). The power sums on a circle around the cluster
+    # and Newton's method on det Delta divided by the roots found locate all 8. Second
+    # method: the argument principle on lines between them (the stacked evaluation).
+    from user_laws import kelly_thirty_delays
+
+    from fluidnet.linear.certificate import count_right_of
+    from fluidnet.linear.large import large_roots
+    from fluidnet.linear.roots import balanced
+    from fluidnet.linear.stacked import Stack
+
+    m = kelly_thirty_delays()
+    pars = {"kappa": 0.03626466263433439, "T": 0.11169278429870616}
+    lin = m.linearize(**pars)
+    boxes = large_roots(balanced(lin), 8, None)
+    assert boxes.certified and [r.multiplicity for r in boxes] == [1] * 8
+    v = np.sort(boxes.values.real)[::-1]
+    assert np.all(v[:-1] - v[1:] < 3e-5) and v[0] - v[-1] < 6e-5
+    lines = np.concatenate([[v[0] + 1e-9], 0.5 * (v[:-1] + v[1:]), [v[-1] - 1e-9]])
+    st = Stack.from_systems([lin])
+    counts = [int(count_right_of(st, np.array([s]))[0][0]) for s in lines]
+    assert counts == list(range(9))
+    grid = {k: np.array([x]) for k, x in pars.items()}
+    batch, point = _chart_pair(m, grid)
+    _assert_same(batch, point)
+    assert point["abscissa"].values[0, 0] == pytest.approx(v[0], rel=1e-10)
+
+
 @pytest.mark.parametrize(
     ("kappa", "T"),
     [(0.07554154806849804, 0.11675014262192969), (0.03449042945481805, 0.25544180135143935)],

@@ -27,9 +27,12 @@ for 200 states):
    circle around the box (:meth:`_Locator.circle_sums`, where the trapezoidal rule converges
    geometrically); otherwise, or when the verified roots do not account for its count, it is
    halved and both halves are counted (their counts must add up).
-   A box holding more roots than that, smaller than :data:`CLUSTER_RTOL` of its modulus, is
-   reported as one entry: the mean of its roots (from the power sums on a circle around the
-   box), their count as multiplicity and its diameter as error
+   A box holding more roots than that, smaller than :data:`CLUSTER_RTOL` of its modulus, has
+   them located from the power sums on a circle when there are at most
+   :data:`MAX_ON_CIRCLE`, and verified (a 30-flow ring's 8 roots within 6e-5 of each other);
+   otherwise, or when that fails, it is reported as one entry: the mean of its roots (from
+   the power sums on a circle around the box), their count as multiplicity and its diameter
+   as error
    (a network of 199 almost equal flows has 198 roots within 2e-3 of -0.030). With ``k``,
    the search stops once ``k`` roots lie right of every unresolved box.
 4. **Widening.** Without a region, ``sigma`` starts ``1 / tau_max`` left of ``r*`` and moves
@@ -85,6 +88,9 @@ MAX_WIDTH = 64.0
 #: modulus, at least 1 / max(tau_max, 1)), is reported as one entry: their mean, their count
 #: as multiplicity, the box's diameter as error.
 CLUSTER_RTOL = 1e-3
+#: Most roots of such a box located one by one from the power sums on a circle around it
+#: before it is reported as one entry.
+MAX_ON_CIRCLE = 12
 
 
 def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
@@ -103,11 +109,6 @@ def abscissa_bound(system: SparseSystem, A0: np.ndarray) -> float:
     while excess(hi) > 0:
         hi = 2.0 * hi + 1.0
     return brentq(excess, mu, hi, xtol=1e-9 * (1.0 + abs(hi)))
-
-
-def _newton(system: SparseSystem, lam: np.ndarray, real: bool, maxiter: int = 40):
-    """Newton on ``det Delta`` of the sparse system (:func:`~.newton.newton_roots`)."""
-    return newton_roots(system.logderiv, lam, real, maxiter)
 
 
 def _distinct(lam: np.ndarray) -> np.ndarray:
@@ -300,33 +301,73 @@ class _Locator:
 
     def locate(self, box: _Box, z: np.ndarray | None = None) -> bool:
         """The roots of ``box`` from its power sums (or from the candidates ``z``), refined
-        and verified; False when they do not account for its count."""
+        and verified; False when they do not account for its count.
+
+        Where the verified roots account for fewer, Newton's method is run again from the
+        same candidates on ``det Delta`` divided by the roots found (twice at most): two
+        candidates that converged to one root of a pair 1e-10 apart (the 30-flow ring with
+        five delays has such pairs) then find the other."""
         if z is None:
             z = zeros_from_power_sums(box.sums, box.count)
         if self.real:
             z = np.where(np.imag(z) < 0, z.conj(), z)
             z = np.where(np.abs(np.imag(z)) <= 1e-6 * (1.0 + np.abs(z)), np.real(z) + 0j, z)
-        lam, _ = _newton(self.system, z, self.real)
+        found: list[tuple[complex, float, int, float]] = []
+        for _ in range(3):
+            new = self._verified(box, z, found)
+            if new is None:
+                return False
+            found.extend(new)
+            # a symmetric box holds the mirror of each complex root too; an upper box does not
+            weight = sum(m * (2 if box.symmetric and v.imag != 0 else 1) for v, _, m, _ in found)
+            if weight == box.count:
+                self.roots.extend(found)
+                return True
+            if weight > box.count or not new:
+                return False
+        return False
+
+    def _verified(self, box: _Box, z: np.ndarray, found: list) -> list | None:
+        """Newton's method from ``z`` on ``det Delta`` divided by the ``found`` roots, the
+        limits verified (:func:`~.rootcheck.verified_roots`) that are new; None when one
+        lies outside the box."""
+        poles = np.array([v for v, *_ in found], dtype=complex)
+        orders = np.array([m for _, _, m, _ in found], dtype=float)
+        if self.real:
+            off = np.imag(poles) != 0
+            poles = np.concatenate([poles, poles[off].conj()])
+            orders = np.concatenate([orders, orders[off]])
+
+        def logderiv(s):
+            g = self.system.logderiv(s)
+            if poles.size:
+                g = g - np.sum(orders / (s[:, None] - poles[None, :]), axis=1)
+            return g
+
+        lam, _ = newton_roots(logderiv, z, self.real, 40)
         lam = lam[np.isfinite(lam)]
         if self.real:
             lam = np.where(np.imag(lam) < 0, lam.conj(), lam)
         lam = lam[box.holds(lam)]
         for v, _, _, e in self.roots:  # not a root located before
             lam = lam[np.abs(lam - v) > max(e, 1e-9 * (1.0 + abs(v)))]
+        for v, _, _, e in found:  # nor one found here (its pair may lie 1e-10 away)
+            lam = lam[np.abs(lam - v) > e]
         if lam.size == 0:
-            return False
+            return []
         lam = lam[_distinct(lam)]
         res = self.system.residual(lam, self.norms)
         lam, res = lam[res <= RESIDUAL_TOL], res[res <= RESIDUAL_TOL]
         if lam.size == 0:
-            return False
+            return []
         vals, rr, mult, err = verified_roots(self.lin, lam, res, self.norms, self.system)
-        # a symmetric box holds the mirror of each complex root too; an upper box does not
-        weight = mult * np.where(box.symmetric & (np.imag(vals) != 0), 2, 1)
-        if not (box.holds(vals).all() and int(weight.sum()) == box.count):
-            return False
-        self.roots.extend(zip(vals, rr, mult, err, strict=True))
-        return True
+        if not box.holds(vals).all():
+            return None
+        new = []
+        for v, r, m, e in zip(vals, rr, mult, err, strict=True):
+            if all(abs(v - w) > e + f for w, _, _, f in found):
+                new.append((complex(v), float(r), int(m), float(e)))
+        return new
 
     def cluster(self, box: _Box) -> None:
         """Report the roots of a small box as one entry: their mean, count and the box's size."""
@@ -345,16 +386,19 @@ class _Locator:
         mean = complex(centre + sums[0] / box.count)
         return complex(mean.real, 0.0) if self.real and box.symmetric else mean
 
-    def locate_on_circle(self, box: _Box) -> bool:
+    def locate_on_circle(self, box: _Box, factors=(1.5,)) -> bool:
         """:meth:`locate` from the power sums of :meth:`circle_sums` (a root close to the
         box's boundary spoils the sums on it: two real roots of the 20-flow ring, 4.4e-4
         apart, one 2.8e-6 inside a box's edge, were never located and were reported as one
         cluster at their mean)."""
-        got = self.circle_sums(box, MAX_LOCATED, (1.5,))  # else it is halved, and tried again
+        got = self.circle_sums(box, box.count, factors)
         if got is None:
             return False
         centre, sums = got
-        return self.locate(box, centre + zeros_from_power_sums(sums, box.count))
+        # in units of the circle's radius, where the sums are of order 1
+        r = 0.5 * box.diameter
+        p = np.arange(1, box.count + 1)
+        return self.locate(box, centre + r * zeros_from_power_sums(sums / r**p, box.count))
 
     def circle_sums(
         self, box: _Box, powers: int, factors=(1.5, 1.2, 2.0)
@@ -413,12 +457,15 @@ class _Locator:
                 if right >= k:
                     return line
             b = max(self.frontier, key=lambda x: (x.hi, x.y1))
+            # (a box that is not is halved, and tried again)
             if b.count <= MAX_LOCATED and (self.locate(b) or self.locate_on_circle(b)):
                 self.frontier.remove(b)
                 continue
             scale = max(abs(b.centroid), 1.0 / max(self.lin.max_delay, 1.0))
             if b.count > 1 and b.diameter <= CLUSTER_RTOL * scale:
-                self.cluster(b)
+                small = b.count <= MAX_ON_CIRCLE
+                if not (small and self.locate_on_circle(b, (1.5, 1.2, 2.0))):
+                    self.cluster(b)
                 self.frontier.remove(b)
                 continue
             if b.depth >= MAX_DEPTH or self.used >= MAX_SAMPLES:
