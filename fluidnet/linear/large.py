@@ -379,10 +379,10 @@ class _Locator:
         """The mean of the roots of a small box, from :meth:`circle_sums` (on the box's own
         boundary, close to the roots, the trapezoidal rule converges slowly); the centroid
         from the box's power sums when no circle holds exactly its roots."""
-        got = self.circle_sums(box, 1)
+        got = self.circle_sums(box, 1, (1.5, 1.2, 2.0), (box.count, box.count))
         if got is None:
             return box.centroid
-        centre, sums = got
+        centre, _, sums = got
         mean = complex(centre + sums[0] / box.count)
         return complex(mean.real, 0.0) if self.real and box.symmetric else mean
 
@@ -390,34 +390,36 @@ class _Locator:
         """:meth:`locate` from the power sums of :meth:`circle_sums` (a root close to the
         box's boundary spoils the sums on it: two real roots of the 20-flow ring, 4.4e-4
         apart, one 2.8e-6 inside a box's edge, were never located and were reported as one
-        cluster at their mean)."""
-        got = self.circle_sums(box, box.count, factors)
+        cluster at their mean). The circle may hold other roots too, up to
+        :data:`MAX_ON_CIRCLE` in all: a cut through a cluster leaves roots just outside
+        each half (8 roots of the 30-flow ring with five delays within 3e-5, cut 2 and 6)."""
+        got = self.circle_sums(box, MAX_ON_CIRCLE, factors, (box.count, MAX_ON_CIRCLE))
         if got is None:
             return False
-        centre, sums = got
+        centre, m, sums = got
         # in units of the circle's radius, where the sums are of order 1
         r = 0.5 * box.diameter
-        p = np.arange(1, box.count + 1)
-        return self.locate(box, centre + r * zeros_from_power_sums(sums / r**p, box.count))
+        p = np.arange(1, m + 1)
+        return self.locate(box, centre + r * zeros_from_power_sums(sums[:m] / r**p, m))
 
     def circle_sums(
-        self, box: _Box, powers: int, factors=(1.5, 1.2, 2.0)
-    ) -> tuple[complex, np.ndarray] | None:
-        """``(c, [sum (r - c)^p for p = 1..powers])`` over the roots ``r`` of ``box``: the
-        trapezoidal rule on a circle around the box's centre ``c`` (it converges
-        geometrically there), with the exact ``(det Delta)'/det Delta`` and the nodes
-        doubled until two estimates agree. Circles of ``factors`` times the box's
-        half-diagonal are tried until one holds exactly the box's roots; None when none does
-        (other roots close by) or the rule does not settle within 128 nodes."""
+        self, box: _Box, powers: int, factors, counts: tuple[int, int]
+    ) -> tuple[complex, int, np.ndarray] | None:
+        """``(c, m, [sum (r - c)^p for p = 1..powers])`` over the ``m`` roots ``r`` in a
+        circle around the box's centre ``c``: the trapezoidal rule on the circle (it converges
+        geometrically there), with the exact ``(det Delta)'/det Delta`` and the nodes doubled
+        until two estimates agree. Circles of ``factors`` times the box's half-diagonal are
+        tried until one holds a number of roots in ``counts`` (low, high); None when none
+        does or the rule does not settle within 128 nodes."""
         y0 = -box.y1 if box.symmetric else box.y0
         centre = complex(0.5 * (box.lo + box.hi), 0.5 * (y0 + box.y1))
         for factor in factors:
-            sums = self._circle_sums(centre, factor * 0.5 * box.diameter, box.count, powers)
-            if sums is not None:
-                return centre, sums
+            got = self._circle_sums(centre, factor * 0.5 * box.diameter, powers, counts)
+            if got is not None:
+                return centre, got[0], got[1]
         return None
 
-    def _circle_sums(self, centre: complex, radius: float, m: int, powers: int):
+    def _circle_sums(self, centre: complex, radius: float, powers: int, counts):
         p = np.arange(1, powers + 1)
         n = 16
         z = radius * np.exp(2j * np.pi * np.arange(n) / n)
@@ -427,12 +429,14 @@ class _Locator:
         while np.all(np.isfinite(g)):
             count = np.mean(z * g)
             sums = np.mean(z[None, :] ** (p[:, None] + 1) * g[None, :], axis=1)
-            if previous is not None and abs(count - m) > 0.5 and abs(count - previous[0]) < 0.25:
-                return None  # another root inside (or close by): not this circle
-            if previous is not None and abs(count - previous[0]) <= 1e-8 * max(m, 1):
-                # settled: the count is the box's, and the sums settled with it
-                if np.all(np.abs(sums - previous[1]) <= 1e-10 * m * radius**p):
-                    return sums
+            m = round(count.real)
+            if previous is not None and abs(count - previous[0]) < 0.25:
+                if not counts[0] <= m <= counts[1]:
+                    return None  # about to settle on a count that is not wanted
+                if abs(count - previous[0]) <= 1e-8 * max(m, 1) and abs(count - m) <= 1e-6:
+                    # settled: the count, and the sums with it
+                    if np.all(np.abs(sums - previous[1]) <= 1e-10 * max(m, 1) * radius**p):
+                        return m, sums
             if n >= 128 or self.used >= MAX_SAMPLES:
                 return None
             previous = (count, sums)
@@ -458,7 +462,9 @@ class _Locator:
                     return line
             b = max(self.frontier, key=lambda x: (x.hi, x.y1))
             # (a box that is not is halved, and tried again)
-            if b.count <= MAX_LOCATED and (self.locate(b) or self.locate_on_circle(b)):
+            if (b.count <= MAX_LOCATED and self.locate(b)) or (
+                b.count <= MAX_ON_CIRCLE and self.locate_on_circle(b)
+            ):
                 self.frontier.remove(b)
                 continue
             scale = max(abs(b.centroid), 1.0 / max(self.lin.max_delay, 1.0))
