@@ -119,6 +119,7 @@ try:
     )
     out["boundary_points"] = int(sum(len(c) for c in b.curves))
     out["boundary_method"] = b.method
+    out["boundary_edges"] = b.edges_checked
 except fn.FluidnetError as exc:
     out["boundary_error"] = str(exc)[:200]
 print(json.dumps(out), flush=True)
@@ -262,11 +263,14 @@ def _row(name: str, r: dict) -> str:
         f"{_fmt(eqc_ms, 1, 2):>8} {marks[1]:<4}",
         f"{_fmt(lin_ms, 1, 1):>7}",
         f"{_fmt(r.get('chart_pts_s')):>8} {_fmt(r.get('chart_repeat_pts_s')):>8} {marks[2]:<4}",
-        f"{_fmt(r.get('boundary_s'), 1, 2):>7} {marks[3]:<4}",
+        f"{_fmt(r.get('boundary_s'), 1, 2):>7}{'e' if r.get('boundary_edges') else ' '}"
+        f"{marks[3]:<4}",
         f"{_fmt(crit_ms, 1, 0):>7} {_fmt(crit2_ms, 1, 0):>6} {_fmt(crit1_ms, 1, 0):>6} "
         f"{marks[4]:<4}",
     ]
     extra = [f"{k}: {r[k]}" for k in r if k.endswith(("error", "failed")) and r[k]]
+    if r.get("boundary_edges") is False:
+        extra.append("the boundary's edge check was not certified")
     fb = r.get("chart_fallback")
     if fb:
         extra.append(f"{fb} chart points settled pointwise")
@@ -356,6 +360,7 @@ def main(names: list[str] | None = None) -> dict:
 
     results: dict = {"user": {}, "library": {}}
     print("CPU time of the process (one core), NumPy imported before fluidnet; goals of issue 34")
+    print("(boundary s: 'e' marks a boundary whose box edges were checked, check_edges)")
     print("user-written laws (tests/user_laws.py):")
     print(HEADER)
     for name, law in user_laws.LAWS.items():
