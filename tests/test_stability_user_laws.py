@@ -294,6 +294,21 @@ def test_twenty_flows_slow_cluster_is_certified_by_the_batch():
     assert (batch["fallback"].values == "").all()
 
 
+def _large_roots_and_chart(m, pars: dict, k: int):
+    """The linearization at ``pars``, its ``k`` rightmost roots by the rectangles of
+    fluidnet.linear.large (certified), and the pointwise chart's abscissa there, whose
+    chart equals the batch's."""
+    from fluidnet.linear.large import large_roots
+    from fluidnet.linear.roots import balanced
+
+    lin = m.linearize(**pars)
+    boxes = large_roots(balanced(lin), k, None)
+    assert boxes.certified
+    batch, point = _chart_pair(m, {name: np.array([v]) for name, v in pars.items()})
+    _assert_same(batch, point)
+    return lin, boxes, point["abscissa"].values[0, 0]
+
+
 def test_twenty_flows_two_close_real_roots_are_located_apart():
     # two real roots, -0.0313584 and -0.0318009, 4.4e-4 apart: the boxes of
     # fluidnet.linear.large never located them from the power sums on a box's boundary (one
@@ -303,21 +318,12 @@ def test_twenty_flows_two_close_real_roots_are_located_apart():
     # (20 states x 31 nodes) and the batch.
     from user_laws import kelly_twenty
 
-    from fluidnet.linear.large import large_roots
-    from fluidnet.linear.roots import balanced
-
-    m = kelly_twenty()
     pars = {"kappa": 0.05898457188453884, "T": 0.3278471503750548}
-    lin = m.linearize(**pars)
+    lin, boxes, abscissa = _large_roots_and_chart(kelly_twenty(), pars, 2)
     dense = lin.roots(k=2, n_nodes=30)
     assert dense.n_nodes == 30 and [r.multiplicity for r in dense] == [1, 1]
-    boxes = large_roots(balanced(lin), 2, None)
-    assert boxes.certified
     np.testing.assert_allclose(boxes.values, dense.values, rtol=1e-10)
-    grid = {k: np.array([v]) for k, v in pars.items()}
-    batch, point = _chart_pair(m, grid)
-    _assert_same(batch, point)
-    assert point["abscissa"].values[0, 0] == pytest.approx(dense[0].real, rel=1e-10)
+    assert abscissa == pytest.approx(dense[0].real, rel=1e-10)
 
 
 @pytest.mark.parametrize(
@@ -338,15 +344,12 @@ def test_thirty_delays_eight_close_roots_are_located_one_by_one(kappa, T):
     from user_laws import kelly_thirty_delays
 
     from fluidnet.linear.certificate import count_right_of
-    from fluidnet.linear.large import large_roots
-    from fluidnet.linear.roots import balanced
     from fluidnet.linear.stacked import Stack
 
-    m = kelly_thirty_delays()
-    pars = {"kappa": kappa, "T": T}
-    lin = m.linearize(**pars)
-    boxes = large_roots(balanced(lin), 8, None)
-    assert boxes.certified and sum(r.multiplicity for r in boxes) == 8
+    lin, boxes, abscissa = _large_roots_and_chart(
+        kelly_thirty_delays(), {"kappa": kappa, "T": T}, 8
+    )
+    assert sum(r.multiplicity for r in boxes) == 8
     # each root alone, or a pair within its disc (an error of a few 1e-9)
     assert all(r.imag == 0 and r.error <= 1e-8 for r in boxes)
     v = np.array([r.real for r in boxes])
@@ -357,10 +360,7 @@ def test_thirty_delays_eight_close_roots_are_located_one_by_one(kappa, T):
     st = Stack.from_systems([lin])
     counts = [int(count_right_of(st, np.array([s]))[0][0]) for s in lines]
     assert counts == [0, *np.cumsum([r.multiplicity for r in boxes]).tolist()]
-    grid = {k: np.array([x]) for k, x in pars.items()}
-    batch, point = _chart_pair(m, grid)
-    _assert_same(batch, point)
-    assert point["abscissa"].values[0, 0] == pytest.approx(v[0], rel=1e-10)
+    assert abscissa == pytest.approx(v[0], rel=1e-10)
 
 
 @pytest.mark.parametrize(
@@ -378,22 +378,14 @@ def test_thirty_unequal_flows_a_fourfold_root_is_reported_at_its_value(kappa, T)
     # for -0.034705). Second method: the dense discretization's roots.
     from user_laws import kelly_thirty_unequal
 
-    from fluidnet.linear.large import large_roots
-    from fluidnet.linear.roots import balanced
-
-    m = kelly_thirty_unequal()
     pars = {"kappa": kappa, "T": T}
-    lin = m.linearize(**pars)
+    lin, boxes, abscissa = _large_roots_and_chart(kelly_thirty_unequal(), pars, 2)
     dense = lin.roots(k=2, n_nodes=30)
     assert dense.n_nodes == 30  # the dense discretization
     assert dense[0].multiplicity == 4 and dense[0].imag == 0
-    boxes = large_roots(balanced(lin), 2, None)
-    assert boxes.certified and boxes[0].multiplicity == 4
+    assert boxes[0].multiplicity == 4
     assert boxes[0].value == pytest.approx(dense[0].value, rel=1e-10)
-    grid = {k: np.array([v]) for k, v in pars.items()}
-    batch, point = _chart_pair(m, grid)
-    _assert_same(batch, point)
-    assert point["abscissa"].values[0, 0] == pytest.approx(dense[0].real, rel=1e-10)
+    assert abscissa == pytest.approx(dense[0].real, rel=1e-10)
 
 
 def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
