@@ -22,19 +22,20 @@ for 200 states):
    to its count.
 3. **Locating, rightmost first.** The unresolved box reaching farthest right is taken next. A
    box with at most :data:`MAX_LOCATED` roots gets them from its power sums (Newton's
-   identities), refined by Newton's method on ``det Delta`` and verified by their inclusion
-   discs (:mod:`~fluidnet.linear.inclusion`), or failing that from the power sums on a
-   circle around the box (:meth:`_Locator.circle_sums`, where the trapezoidal rule converges
-   geometrically); otherwise, or when the verified roots do not account for its count, it is
-   halved and both halves are counted (their counts must add up).
-   A box holding more roots than that, smaller than :data:`CLUSTER_RTOL` of its modulus, has
-   them located from the power sums on a circle when there are at most
-   :data:`MAX_ON_CIRCLE`, and verified (a 30-flow ring's 8 roots within 6e-5 of each other);
-   otherwise, or when that fails, it is reported as one entry: the mean of its roots (from
-   the power sums on a circle around the box), their count as multiplicity and its diameter
-   as error
-   (a network of 199 almost equal flows has 198 roots within 2e-3 of -0.030). With ``k``,
-   the search stops once ``k`` roots lie right of every unresolved box.
+   identities), refined by Newton's method on ``det Delta`` (run again on ``det Delta``
+   divided by the roots found, where those account for fewer than its count) and verified by
+   their inclusion discs (:mod:`~fluidnet.linear.inclusion`). Failing that, a box of at most
+   :data:`MAX_ON_CIRCLE` roots gets them so from the power sums on a circle around it
+   (:meth:`_Locator.circle_sums`: the trapezoidal rule converges geometrically there, and
+   not on the box's own edges when a root lies close to one; the circle may hold roots of a
+   neighbouring box too). Otherwise, or when the verified roots do not account for its
+   count, it is halved and both halves are counted (their counts must add up). A box still
+   unresolved, smaller than :data:`CLUSTER_RTOL` of its modulus, is reported as one entry:
+   the mean of its roots (from the power sums on a circle that holds exactly them, else its
+   own), their count as multiplicity and its diameter as error (a network of 199 almost
+   equal flows has 198 roots within 2e-3 of -0.030; the 30-flow ring with five delays has 8
+   roots within 6e-5, located one by one). With ``k``, the search stops once ``k`` roots lie
+   right of every unresolved box.
 4. **Widening.** Without a region, ``sigma`` starts ``1 / tau_max`` left of ``r*`` and moves
    left (the width doubling) until ``k`` roots are found.
 
@@ -84,12 +85,12 @@ MAX_LOCATED = 4
 MAX_DEPTH = 64
 #: How far left of r* (in units of 1 / tau_max) the search for k roots goes.
 MAX_WIDTH = 64.0
-#: A box holding more roots than can be located at once, smaller than this (relative to its
-#: modulus, at least 1 / max(tau_max, 1)), is reported as one entry: their mean, their count
-#: as multiplicity, the box's diameter as error.
+#: A box whose roots are not located, smaller than this (relative to its modulus, at least
+#: 1 / max(tau_max, 1)), is reported as one entry: their mean, their count as multiplicity,
+#: the box's diameter as error.
 CLUSTER_RTOL = 1e-3
-#: Most roots of such a box located one by one from the power sums on a circle around it
-#: before it is reported as one entry.
+#: Most roots of a box located one by one from the power sums on a circle around it (before
+#: it is halved, or reported as one entry).
 MAX_ON_CIRCLE = 12
 
 
@@ -469,8 +470,9 @@ class _Locator:
                 continue
             scale = max(abs(b.centroid), 1.0 / max(self.lin.max_delay, 1.0))
             if b.count > 1 and b.diameter <= CLUSTER_RTOL * scale:
+                # other circles than the one just tried
                 small = b.count <= MAX_ON_CIRCLE
-                if not (small and self.locate_on_circle(b, (1.5, 1.2, 2.0))):
+                if not (small and self.locate_on_circle(b, (1.2, 2.0))):
                     self.cluster(b)
                 self.frontier.remove(b)
                 continue
