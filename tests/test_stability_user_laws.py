@@ -388,6 +388,28 @@ def test_thirty_unequal_flows_a_fourfold_root_is_reported_at_its_value(kappa, T)
     assert abscissa == pytest.approx(dense[0].real, rel=1e-10)
 
 
+def test_thirty_unequal_flows_switches_with_fourfold_roots_are_certified():
+    # the unequal 30-flow ring's alike flows give 4-fold roots, and crossings that add 8
+    # right-half-plane roots at once. Followed as one system, its roots could not be told
+    # apart: the switches of kappa in [0.1, 2] at T = 0.3 were "not certified ... even
+    # following 96 roots". The parts of the factored determinant are now followed one by one.
+    # Second method: the spectral count of every root right of the axis, between crossings.
+    from user_laws import kelly_thirty_unequal
+
+    m = kelly_thirty_unequal()
+    sw = fn.stability_switches(m, "kappa", 0.1, 2.0, T=0.3)
+    values = [c.value for c in sw.crossings]
+    assert len(values) == 7 and sw.count_lo == 0
+    assert [c.change for c in sw.crossings] == [2, 2, 2, 2, 8, 8, 2]
+    ends = [0.1, *values, 2.0]
+    for a, b, before in zip(ends[:-1], ends[1:], [0, *[c.count_after for c in sw.crossings]]):
+        roots = m.linearize(kappa=0.5 * (a + b), T=0.3).roots(region=0.0)
+        assert roots.certified
+        assert sum(r.multiplicity for r in roots if r.real > 0) == before
+    cv = fn.critical_value(m, "kappa", 0.1, 2.0, T=0.3)
+    assert values[0] == pytest.approx(cv.value, rel=1e-9)
+
+
 def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
     # 90 flows on 30 routes (3 alike flows each) and 10 link filters: the batch factors the
     # 100-state determinant into a 40-state system and 30 scalar factors with double roots

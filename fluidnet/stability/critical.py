@@ -80,7 +80,7 @@ from ..threads import blas_bound
 from .critical_results import CriticalValue, CriticalValues
 from .crossing import Count, Crossing, Sweep, anchor_value, local_scale
 from .delaysweep import delay_crossings, delay_family
-from .factoredpaths import first_switch_factored
+from .factoredpaths import first_switch_factored, switches_factored
 from .rootpaths import follow_roots
 from .system import SystemFactory
 
@@ -332,7 +332,10 @@ def _crossings(sweep: Sweep, lo: float, hi: float, method: str, first_switch: bo
                 "independent of it, every delay an integer multiple of one delay proportional to "
                 f"{sweep.name}) and the counts to confirm the crossings; use method='auto'"
             )
-    factored = first_switch_factored(sweep, lo, hi) if first_switch else None
+    if first_switch:
+        factored = first_switch_factored(sweep, lo, hi)
+    else:
+        factored = switches_factored(sweep, lo, hi)
     if factored is not None:
         crossings, checks = factored
     else:
