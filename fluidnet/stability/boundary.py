@@ -852,10 +852,9 @@ def stability_boundary(
         (:func:`~fluidnet.stability.critical.stability_switches`, certified) and trace the
         curves through those that no curve seeded by the chart passes, so that no piece
         touching the box is missed (the result's ``edges_checked``). It costs four
-        certified sweeps: 0.05-0.2 s for the laws of a few states in ``make bench``, 1.5-20 s
-        for its networks of 20-100 states, where the sweeps of some cannot be certified
-        (4-fold roots of alike flows). Default: checked for systems of at most
-        :data:`~fluidnet.linear.large.LARGE_STATES` states.
+        certified sweeps: 0.05-0.2 s for the laws of a few states in ``make bench``, 1-25 s
+        for its networks of 20-100 states, whose edges cross tens of D-curves. Default:
+        checked for systems of at most :data:`~fluidnet.linear.large.LARGE_STATES` states.
     executor, progress
         For the coarse chart of the point-by-point continuation, when the batched one does not
         settle the curves (see :mod:`fluidnet.sweep`); the batched method and the boundary
