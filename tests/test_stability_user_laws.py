@@ -402,7 +402,8 @@ def test_thirty_unequal_flows_switches_with_fourfold_roots_are_certified():
     assert len(values) == 7 and sw.count_lo == 0
     assert [c.change for c in sw.crossings] == [2, 2, 2, 2, 8, 8, 2]
     ends = [0.1, *values, 2.0]
-    for a, b, before in zip(ends[:-1], ends[1:], [0, *[c.count_after for c in sw.crossings]]):
+    counts = [0, *[c.count_after for c in sw.crossings]]
+    for a, b, before in zip(ends[:-1], ends[1:], counts, strict=True):
         roots = m.linearize(kappa=0.5 * (a + b), T=0.3).roots(region=0.0)
         assert roots.certified
         assert sum(r.multiplicity for r in roots if r.real > 0) == before
