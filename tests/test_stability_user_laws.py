@@ -399,14 +399,15 @@ def test_thirty_unequal_flows_switches_with_fourfold_roots_are_certified():
     m = kelly_thirty_unequal()
     sw = fn.stability_switches(m, "kappa", 0.1, 2.0, T=0.3)
     values = [c.value for c in sw.crossings]
-    assert len(values) == 7 and sw.count_lo == 0
-    assert [c.change for c in sw.crossings] == [2, 2, 2, 2, 8, 8, 2]
     ends = [0.1, *values, 2.0]
-    counts = [0, *[c.count_after for c in sw.crossings]]
-    for a, b, before in zip(ends[:-1], ends[1:], counts, strict=True):
+    spectral = []
+    for a, b in zip(ends[:-1], ends[1:], strict=True):
         roots = m.linearize(kappa=0.5 * (a + b), T=0.3).roots(region=0.0)
         assert roots.certified
-        assert sum(r.multiplicity for r in roots if r.real > 0) == before
+        spectral.append(sum(r.multiplicity for r in roots if r.real > 0))
+    assert [sw.count_lo, *[c.count_after for c in sw.crossings]] == spectral
+    # four alike flows: a 4-fold pair crosses, 8 roots at once
+    assert max(c.change for c in sw.crossings) == 8
     cv = fn.critical_value(m, "kappa", 0.1, 2.0, T=0.3)
     assert values[0] == pytest.approx(cv.value, rel=1e-9)
 

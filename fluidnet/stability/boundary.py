@@ -50,7 +50,6 @@ from ..continuation import IterationController, Stop, follow, run
 from ..continuation.arclength import ArclengthStepper, CorrectionFailed, CurvePoint, null_tangent
 from ..errors import AnalysisError, FluidnetError, OptionError
 from ..linear.batch import rightmost_roots
-from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
 from ..linear.roots import characteristic_roots
 from ..options import count_option, number_option
@@ -66,6 +65,10 @@ if TYPE_CHECKING:
     from ..symbolic.model import Model
 
 __all__ = ["BoundaryCurve", "StabilityBoundary", "stability_boundary"]
+
+#: Largest system whose box edges :func:`stability_boundary` checks by default (four certified
+#: sweeps: 0.05-0.2 s up to here; 1-25 s for the networks of 20-100 states of ``make bench``).
+EDGE_CHECK_STATES = 12
 
 
 @dataclass(kw_only=True)
@@ -854,7 +857,8 @@ def stability_boundary(
         touching the box is missed (the result's ``edges_checked``). It costs four
         certified sweeps: 0.05-0.2 s for the laws of a few states in ``make bench``, 1-25 s
         for its networks of 20-100 states, whose edges cross tens of D-curves. Default:
-        checked for systems of at most :data:`~fluidnet.linear.large.LARGE_STATES` states.
+        checked for systems of at most ``fluidnet.stability.boundary.EDGE_CHECK_STATES`` (12)
+        states.
     executor, progress
         For the coarse chart of the point-by-point continuation, when the batched one does not
         settle the curves (see :mod:`fluidnet.sweep`); the batched method and the boundary
@@ -949,7 +953,7 @@ def stability_boundary(
             )
         used = "continuation"
         if check_edges is None:
-            check_edges = lin.n <= LARGE_STATES
+            check_edges = lin.n <= EDGE_CHECK_STATES
         if check_edges:
             extra, failure = _edge_curves(plane, factory, xr, yr, raw, w_scale, resolution)
             edges_checked = not failure
