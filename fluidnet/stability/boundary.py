@@ -968,8 +968,6 @@ def stability_boundary(
                 raw = list(raw) + extra
                 if flags is not None:  # the batch's own flags, and the new curves' marked
                     flags = flags + _mark(_OnBoundary(factory, x, y), extra, executor, progress)
-                if equilibria is not None:
-                    equilibria = equilibria + [None] * len(extra)
     # edge points found by root finding may overshoot the box by rounding: clip them
     raw = [(np.clip(cx, *xr), np.clip(cy, *yr), cw, kind) for cx, cy, cw, kind in raw]
     if flags is None:
