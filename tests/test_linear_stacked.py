@@ -6,7 +6,13 @@ import pytest
 from scipy.special import lambertw
 
 import fluidnet as fn
-from fluidnet.linear.stacked import Stack, balance_scales, singular_values
+from fluidnet.linear.samples import compiled_samples
+from fluidnet.linear.stacked import (
+    Stack,
+    balance_scales,
+    schur_segment,
+    singular_values,
+)
 
 
 def _direct_delta(A0, delays, s):
@@ -186,6 +192,46 @@ def test_schur_complement_det_equals_the_dense_determinant():
     fp, _ = part.det_logderiv(s[:3], np.zeros(3, dtype=int))
     ref = np.linalg.det(st.delta(s[:3], np.ones(3, dtype=int)))
     np.testing.assert_allclose(fp, ref, rtol=1e-10)
+
+
+def test_schur_segment_samples_the_interpolated_systems():
+    # second method: the systems (1 - t) a + t b formed as matrices, sampled by the stack
+    rng = np.random.default_rng(11)
+    a = _star_system(rng)
+    # other values on the same pattern of entries, and other delays
+    b = Stack(
+        a.A0 * rng.uniform(0.5, 1.5, size=a.A0.shape),
+        a.A * rng.uniform(0.5, 1.5, size=a.A.shape),
+        a.tau * 1.3,
+        a.split,
+    )
+    at = schur_segment(a, b)
+    if compiled_samples() is None:
+        assert at is None  # NumPy's samples: the caller forms the systems
+        return
+    assert at is not None
+    s = rng.normal(size=30) + 1j * rng.normal(size=30) * 8
+    idx = rng.integers(0, 2, size=30)
+    for t in (0.1, 0.5, 0.9):
+        mid = Stack(
+            (1 - t) * a.A0 + t * b.A0, (1 - t) * a.A + t * b.A, (1 - t) * a.tau + t * b.tau, a.split
+        )
+        logderiv = at(t)
+        assert logderiv is not None
+        assert np.array_equal(logderiv(s, idx), mid.det_logderiv(s, idx)[1])
+    # an entry that cancels halfway changes the pattern there: no samples from the ends
+    S, T = a.split
+    i, j = T[0], S[0]
+    assert a.A0[0, i, j] != 0
+    flipped = b.A0.copy()
+    flipped[:, i, j] = -a.A0[:, i, j]
+    assert at(0.5) is not None
+    other = Stack(flipped, b.A, b.tau, a.split)
+    assert schur_segment(a, other)(0.5) is None
+    assert schur_segment(a, other)(0.3) is not None
+    # no Schur complement, or another pattern: None
+    small = _star_system(rng, K=2, leaves=8, hubs=2)
+    assert schur_segment(small, small) is None
 
 
 def test_schur_complement_is_not_used_where_it_does_not_pay():

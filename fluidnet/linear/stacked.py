@@ -14,6 +14,7 @@ complement where the structure allows), NumPy's LAPACK where it is not built.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Literal, overload
@@ -22,7 +23,15 @@ import numpy as np
 
 from .samples import compiled_samples
 
-__all__ = ["DenseKernel", "Stack", "balance_scales", "dense_kernel", "singular_values"]
+__all__ = [
+    "DenseKernel",
+    "Stack",
+    "aberth",
+    "balance_scales",
+    "dense_kernel",
+    "schur_segment",
+    "singular_values",
+]
 
 #: Systems of at least this many states are evaluated through a Schur complement where their
 #: structure allows (:meth:`Stack.split`).
@@ -568,48 +577,8 @@ class Stack:
         maxiter: int = 40,
     ) -> tuple[np.ndarray, np.ndarray]:
         """The Ehrlich-Aberth iteration on ``det Delta`` for candidates ``lam`` of the real
-        systems ``idx``: all candidates of one system at once, each Newton step deflated by
-        the others (and by the mirror images of the complex ones),
-        ``lam_i -= w_i / (1 - w_i sum_j 1 / (lam_i - lam_j))`` with ``w_i = f / f'``.
-
-        Newton's method started from several points of a cluster of roots (a network's flows
-        give one root each, close together) sends them to one root, slowly; the deflation
-        keeps them apart, so that they converge to distinct roots. Real candidates stay real
-        (the sum over a complex candidate and its mirror image is real there). Stops per
-        candidate as :meth:`newton`; returns ``(lam, active)`` likewise.
-        """
-        lam = np.array(lam, dtype=complex)
-        P = int(idx.max()) + 1 if idx.size else 0
-        order = np.argsort(idx, kind="stable")
-        start = np.searchsorted(idx[order], np.arange(P))
-        rank = np.empty(idx.size, dtype=int)
-        rank[order] = np.arange(idx.size) - start[idx[order]]
-        C = int(rank.max()) + 1 if idx.size else 0
-        active = np.ones(lam.shape, dtype=bool)
-        prev = np.full(lam.shape, np.inf)
-        on_axis = np.imag(lam) == 0.0
-        for _ in range(maxiter):
-            a = np.flatnonzero(active)
-            if a.size == 0:
-                break
-            table = np.full((P, C), np.nan + 0j)
-            table[idx, rank] = lam
-            with np.errstate(all="ignore"):
-                w = 1.0 / self.logderiv(lam[a], idx[a])
-                others = table[idx[a]]  # (a, C)
-                mirror = np.where(np.imag(others) != 0, others.conj(), np.nan)
-                near = 1.0 / (lam[a, None] - others)
-                near[np.arange(a.size), rank[a]] = 0.0  # not itself
-                far = 1.0 / (lam[a, None] - mirror)
-                far[np.arange(a.size), rank[a]] = np.where(
-                    on_axis[a], 0.0, 1.0 / (lam[a] - lam[a].conj())
-                )
-                total = np.nansum(near, axis=1) + np.nansum(far, axis=1)
-                step = w / (1.0 - w * total)
-            step[~np.isfinite(step)] = 0.0
-            step[on_axis[a]] = step[on_axis[a]].real
-            _advance(lam, a, step, prev, active, tol, stall_tol)
-        return lam, active
+        systems ``idx``: :func:`aberth` with this stack's :meth:`logderiv`."""
+        return aberth(self.logderiv, lam, idx, tol=tol, stall_tol=stall_tol, maxiter=maxiter)
 
     def min_singular(self, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
         """Smallest singular value of ``Delta(s_q)``."""
@@ -903,6 +872,124 @@ def _probe_vector(n: int) -> np.ndarray:
     j = np.arange(n)
     v = (1.0 + 0.5 * np.cos(2.399963 * j + 0.7)) * np.exp(1j * (1.618034 * j * j + 0.3 * j))
     return v / np.linalg.norm(v)
+
+
+def aberth(
+    logderiv: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    lam: np.ndarray,
+    idx: np.ndarray,
+    *,
+    tol: float,
+    stall_tol: float,
+    maxiter: int = 40,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Ehrlich-Aberth iteration on ``det Delta`` for candidates ``lam`` of the real
+    systems ``idx``, of which ``logderiv(s, idx)`` gives ``(det Delta)' / det Delta``: all
+    candidates of one system at once, each Newton step deflated by the others (and by the
+    mirror images of the complex ones), ``lam_i -= w_i / (1 - w_i sum_j 1 / (lam_i - lam_j))``
+    with ``w_i = f / f'``.
+
+    Newton's method started from several points of a cluster of roots (a network's flows
+    give one root each, close together) sends them to one root, slowly; the deflation
+    keeps them apart, so that they converge to distinct roots. Real candidates stay real
+    (the sum over a complex candidate and its mirror image is real there). Stops per
+    candidate as :meth:`Stack.newton`; returns ``(lam, active)`` likewise.
+    """
+    lam = np.array(lam, dtype=complex)
+    P = int(idx.max()) + 1 if idx.size else 0
+    order = np.argsort(idx, kind="stable")
+    start = np.searchsorted(idx[order], np.arange(P))
+    rank = np.empty(idx.size, dtype=int)
+    rank[order] = np.arange(idx.size) - start[idx[order]]
+    C = int(rank.max()) + 1 if idx.size else 0
+    active = np.ones(lam.shape, dtype=bool)
+    prev = np.full(lam.shape, np.inf)
+    on_axis = np.imag(lam) == 0.0
+    for _ in range(maxiter):
+        a = np.flatnonzero(active)
+        if a.size == 0:
+            break
+        table = np.full((P, C), np.nan + 0j)
+        table[idx, rank] = lam
+        with np.errstate(all="ignore"):
+            w = 1.0 / logderiv(lam[a], idx[a])
+            others = table[idx[a]]  # (a, C)
+            mirror = np.where(np.imag(others) != 0, others.conj(), np.nan)
+            near = 1.0 / (lam[a, None] - others)
+            near[np.arange(a.size), rank[a]] = 0.0  # not itself
+            far = 1.0 / (lam[a, None] - mirror)
+            far[np.arange(a.size), rank[a]] = np.where(
+                on_axis[a], 0.0, 1.0 / (lam[a] - lam[a].conj())
+            )
+            total = np.nansum(near, axis=1) + np.nansum(far, axis=1)
+            step = w / (1.0 - w * total)
+        step[~np.isfinite(step)] = 0.0
+        step[on_axis[a]] = step[on_axis[a]].real
+        _advance(lam, a, step, prev, active, tol, stall_tol)
+    return lam, active
+
+
+def schur_segment(
+    a: Stack, b: Stack
+) -> Callable[[float], Callable[[np.ndarray, np.ndarray], np.ndarray] | None] | None:
+    """The logarithmic derivative of ``det Delta`` of the systems ``(1 - t) a + t b`` (their
+    matrices and delays), for any ``t``, without forming those matrices: ``None`` unless both
+    stacks sample through one Schur complement by the compiled kernel (the same split and
+    pattern of entries).
+
+    The kernel reads only the entries of :attr:`Stack._schur_pattern`, gathered from the
+    matrices (:attr:`Stack._schur_used`); the systems between ``a`` and ``b`` have those
+    entries interpolated, bit for bit what gathering them from the interpolated matrices gives
+    (negation, and a real factor on a complex number with zero imaginary part, are exact).
+    A root followed along the segment (:func:`fluidnet.linear.batch._tracked`: nine systems
+    between a 100-state network's grid point and its neighbour) then costs no ``(K, m, n, n)``
+    arrays a step. Returns ``at(t)``, which gives ``logderiv(s, idx)``, or ``None`` where some
+    interpolated entry cancels to zero so that the systems at ``t`` have another pattern (the
+    caller forms them then).
+    """
+    kernel = compiled_samples()
+    S, T = a.split
+    if (
+        kernel is None
+        or a.K != b.K
+        or a.m != b.m
+        or not S.size
+        or T.size > KERNEL_MAX_ROWS
+        or not (np.array_equal(S, b.split[0]) and np.array_equal(T, b.split[1]))
+        or a._schur_pattern is not b._schur_pattern
+    ):
+        return None
+    ta, base_a, per_a, *rest = a._schur_compiled
+    tb, base_b, per_b, *_ = b._schur_compiled
+    live = (base_a != 0) | np.any(per_a != 0, axis=0)  # (K, |used|)
+    reach = np.any(per_a != 0, axis=1)  # (m, |used|)
+
+    def at(t: float) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        tau = (1 - t) * ta + t * tb
+        base = (1 - t) * base_a + t * base_b
+        per = (1 - t) * per_a + t * per_b
+        moved = (base != 0) | np.any(per != 0, axis=0)
+        # the systems at t have the pattern of a (and b) unless an entry cancelled: nonzero
+        # entries in some system, and the entries each delay reaches
+        if not (
+            np.array_equal(np.any(moved, axis=0), np.any(live, axis=0))
+            and np.array_equal(np.any(per != 0, axis=1), reach)
+        ):
+            return None
+        args = (np.ascontiguousarray(tau), base, per, *rest)
+
+        def logderiv(s: np.ndarray, idx: np.ndarray) -> np.ndarray:
+            s = np.ascontiguousarray(s, dtype=complex)
+            f = np.empty(s.shape, dtype=complex)
+            g = np.empty(s.shape, dtype=complex)
+            kernel.schur_samples(
+                s, np.ascontiguousarray(idx, dtype=np.int64), *args, 0, *_NO_SOLVE, f, g
+            )
+            return g
+
+        return logderiv
+
+    return at
 
 
 def _advance(lam, a, step, prev, active, tol: float, stall_tol: float) -> None:
