@@ -16,7 +16,12 @@ import numpy as np
 import pytest
 
 from fluidnet.linear import LinearDDE
-from fluidnet.linear.lambertw import lambert_roots, one_delay_factors, stability_margins
+from fluidnet.linear.lambertw import (
+    lambert_roots,
+    one_delay_factors,
+    rightmost_one_delay,
+    stability_margins,
+)
 from fluidnet.linear.roots import certified_roots
 
 
@@ -207,3 +212,69 @@ def test_lambert_w_every_branch_equals_scipys(k):
     shown = np.isfinite(lhs)
     rel = np.abs(lhs - x)[shown] / np.abs(x[shown])
     assert np.all(rel <= 16 * np.finfo(float).eps * (1 + np.abs(w[shown])))
+
+
+def test_rightmost_one_delay_against_the_discretization_and_the_argument_principle():
+    # second methods: the spectral discretization's certified rightmost root of each factor,
+    # and the argument principle's count right of the line returned (the root alone, or the
+    # pair): x = b tau e^{-a tau} positive, in (-1/e, 0), and below -1/e (a complex pair)
+    from fluidnet.linear.certificate import count_right_of
+    from fluidnet.linear.stacked import Stack
+
+    rng = np.random.default_rng(3)
+    a = rng.uniform(-2.0, 1.0, size=40)
+    tau = rng.uniform(0.05, 2.0, size=40)
+    x = np.concatenate([rng.uniform(0.01, 5, 12), rng.uniform(-0.36, -0.01, 12)])
+    x = np.concatenate([x, rng.uniform(-30.0, -0.4, 16)])
+    b = x * np.exp(a * tau) / tau
+    root, line, ok = rightmost_one_delay(a, b, tau)
+    assert ok.all()
+    assert np.sum(np.imag(root) > 0) >= 16  # the pairs of x < -1/e
+    for i in range(a.size):
+        ref = certified_roots(scalar(a[i], b[i], tau[i]), k=2)
+        assert ref.certified
+        top = ref[0].value
+        assert abs(root[i] - complex(top.real, abs(top.imag))) <= 1e-10 * (1 + abs(top))
+        assert line[i] < root[i].real
+    stack = Stack(a[:, None, None], b[:, None, None, None], tau[:, None])
+    counted, _ = count_right_of(stack, line)
+    assert counted.tolist() == np.where(np.imag(root) > 0, 2, 1).tolist()
+
+
+def test_rightmost_one_delay_declines_the_branch_point_and_takes_delay_free_factors():
+    root, line, ok = rightmost_one_delay(
+        np.array([0.0, -0.5, 0.3, 0.0]),
+        np.array([-1.0 / math.e, 0.0, -0.2, -1.0]),
+        np.array([1.0, 0.7, 0.0, np.inf]),
+    )
+    # a double real root at the branch point: left to the general path
+    assert not ok[0] and np.isnan(root[0]) and np.isnan(line[0])
+    # no delayed term (b = 0, or a zero delay): the one root a + b, no line needed
+    assert ok[1] and root[1] == -0.5 and line[1] == -np.inf
+    assert ok[2] and root[2] == pytest.approx(0.1) and line[2] == -np.inf
+    assert not ok[3]  # an infinite delay
+
+
+def test_batch_factors_in_closed_form_equal_the_continuation():
+    # second method: the batch's own continuation and certificates (_rightmost_plain) on the
+    # same scalar systems; a system with two delayed terms goes that way in any case
+    from fluidnet.linear.batch import _rightmost_plain, _system_from, rightmost_roots
+    from fluidnet.linear.stacked import Stack
+
+    ka, kt = np.meshgrid(np.linspace(0.2, 3.0, 12), np.linspace(0.1, 1.2, 10), indexing="ij")
+    K = ka.size
+    A0 = np.full((K, 1, 1), -0.3)
+    A = np.zeros((K, 2, 1, 1))
+    A[:, 0, 0, 0] = -ka.ravel()
+    A[5, 1, 0, 0] = -0.2  # two delayed terms: not in closed form
+    tau = np.stack([kt.ravel(), 1.5 * kt.ravel()], axis=1)
+    stack = Stack(A0, A, tau)
+    got = rightmost_roots(stack, ka.shape)
+    ref = _rightmost_plain(stack, ka.shape, _system_from(stack), {}, None)
+    assert got.certified.all() and ref.certified.all()
+    assert got.stats["closed_form"] == K - 1
+    np.testing.assert_allclose(got.root, ref.root, rtol=1e-11, atol=1e-13)
+    assert np.array_equal(got.root.real < 0, ref.root.real < 0)
+    # the one point left to the general path: the first of its grid, by the full method
+    assert got.full.tolist() == [k == 5 for k in range(K)]
+    assert np.all(got.certificate < got.root.real)
