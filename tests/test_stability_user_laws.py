@@ -309,6 +309,34 @@ def _large_roots_and_chart(m, pars: dict, k: int):
     return lin, boxes, point["abscissa"].values[0, 0]
 
 
+def test_hundred_states_rightmost_root_is_its_factors_not_a_cluster_mean():
+    # at a small gain the 100-state network's 30 classes of three alike flows give some 30
+    # double roots within 4 % of each other (-0.0465 to -0.049): the boxes of
+    # fluidnet.linear.large resolved them only as one cluster, reported at -0.0469501, which
+    # the pointwise chart gave as its abscissa (the batch: -0.0465362, 0.9 % apart). The
+    # factors' roots, with their multiplicities, are the whole system's. Second methods: the
+    # dense discretization of the whole system (100 states x 7 nodes) and the batch.
+    from user_laws import kelly_hundred
+
+    from fluidnet.linear.roots import generator_matrix
+
+    m = kelly_hundred()
+    pars = {"kappa": 0.039580664627270314, "T": 0.31025835396234686}
+    lin = m.linearize(**pars)
+    roots = lin.roots(k=3)
+    assert roots.certified
+    ev = np.linalg.eigvals(generator_matrix(lin, 6))
+    ev = ev[np.argsort(-ev.real)]
+    assert ev[0].real == pytest.approx(ev[1].real, rel=1e-8)  # a double root
+    assert roots[0].multiplicity == 2
+    assert roots[0].value == pytest.approx(ev[0], rel=1e-10)
+    assert roots[1].value == pytest.approx(ev[2], rel=1e-10)
+    assert roots[0].residual < 1e-10  # of the whole system at the root
+    batch, point = _chart_pair(m, {name: np.array([v]) for name, v in pars.items()})
+    _assert_same(batch, point)
+    assert point["abscissa"].values[0, 0] == pytest.approx(ev[0].real, rel=1e-10)
+
+
 def test_twenty_flows_two_close_real_roots_are_located_apart():
     # two real roots, -0.0313584 and -0.0318009, 4.4e-4 apart: the boxes of
     # fluidnet.linear.large never located them from the power sums on a box's boundary (one

@@ -38,11 +38,14 @@ watches to show that no root of a factor crosses the imaginary axis.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .lineardde import LinearDDE
 from .rootset import CharacteristicRoot, Roots
+
+if TYPE_CHECKING:
+    from .lineardde import LinearDDE
 
 __all__ = ["lambert_roots", "one_delay_factors", "rightmost_one_delay", "stability_margins"]
 
