@@ -344,3 +344,23 @@ def test_aberth_deflates_by_the_mirror_images_of_complex_roots():
         got = lam[idx == k]
         got = got[np.argsort(got.imag)]
         np.testing.assert_allclose(got, exact, rtol=0, atol=1e-11)
+
+
+def test_full_scales_of_a_part_are_its_own():
+    # second method: the scales computed on the part alone; badly scaled systems that take
+    # different numbers of Osborne sweeps, so that a batch goes on after some have settled
+    rng = np.random.default_rng(5)
+    K, n = 6, 7
+    A0 = rng.normal(size=(K, n, n)) * np.exp(rng.uniform(-12, 12, size=(K, 1, n)))
+    A = rng.normal(size=(K, 2, n, n)) * np.exp(rng.uniform(-6, 6, size=(K, 1, n, 1)))
+    st = Stack(A0, A, np.tile([0.3, 0.8], (K, 1)))
+    whole = st.full_scales
+    assert np.any(whole != 1.0) and np.all(np.log2(whole) == np.round(np.log2(whole)))
+    idx = np.array([4, 1, 1, 3])
+    part = st.take(idx)
+    assert "full_scales" in part.__dict__  # handed on, not computed again
+    alone = Stack(A0[idx], A[idx], st.tau[idx]).full_scales
+    assert np.array_equal(part.full_scales, alone)
+    assert np.array_equal(alone, whole[idx])
+    # a stack whose scales were never computed hands on nothing
+    assert "full_scales" not in Stack(A0, A, st.tau).take(idx).__dict__

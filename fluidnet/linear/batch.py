@@ -348,6 +348,8 @@ def _rightmost_plain(
             bal = stack.scaled(d)
             live = np.any(bal.A != 0, axis=(0, 2, 3))  # delays with a matrix somewhere
             bal = Stack(bal.A0, bal.A[:, live], bal.tau[:, live], bal.given_split)
+            if bal.n > 1:  # the certificate's balancing, once: every part taken inherits it
+                _ = bal.full_scales
             delay_free = bal.max_delay() == 0.0
             coords = np.indices(shape).reshape(len(shape), -1).T
             deferred: list[np.ndarray] = []

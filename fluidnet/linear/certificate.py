@@ -103,7 +103,12 @@ def count_right_of(stack: Stack, sigma: np.ndarray) -> tuple[np.ndarray, np.ndar
         stack = grouped(stack) or stack
     K, n = stack.K, stack.n
     if K and n > 1:
-        d = balance_scales(stack.magnitude(), mild=1.0)
+        # a stack's scales once for all its parts (Stack.full_scales), a sparse system's here
+        d = (
+            stack.full_scales
+            if isinstance(stack, Stack)
+            else balance_scales(stack.magnitude(), mild=1.0)
+        )
         if np.any(d != 1.0):
             stack = stack.scaled(d)
     sigma = np.asarray(sigma, dtype=float).reshape(K)

@@ -107,7 +107,11 @@ class Stack:
         return cls(A0, A, tau)
 
     def take(self, idx) -> Stack:
-        return Stack(self.A0[idx], self.A[idx], self.tau[idx], self.split)
+        part = Stack(self.A0[idx], self.A[idx], self.tau[idx], self.split)
+        scales = self.__dict__.get("full_scales")
+        if scales is not None:  # computed on the whole stack: each system's own (see there)
+            part.__dict__["full_scales"] = scales[idx]
+        return part
 
     def scaled(self, d: np.ndarray) -> Stack:
         """The similar systems ``D^{-1} A D`` for diagonal scalings ``d`` ``(K, n)``."""
@@ -145,6 +149,17 @@ class Stack:
         if T.size > SCHUR_MAX_FRACTION * n:
             return none, np.arange(n)
         return S, T
+
+    @cached_property
+    def full_scales(self) -> np.ndarray:
+        """:func:`balance_scales` of :meth:`magnitude` with ``mild=1`` (every system balanced),
+        ``(K, n)``: the argument principle's count balances each stack it is given
+        (:func:`~fluidnet.linear.certificate.count_right_of`). Each system's scales are its
+        own (Osborne's iteration runs on every system apart; one that has settled does not
+        change while others go on), so :meth:`take` hands on a part's scales when the whole
+        stack's are known: a chart's batch computes them once for its points instead of at
+        every count (0.7 of the 100-state network's 100 x 100 chart's 19 s)."""
+        return balance_scales(self.magnitude(), mild=1.0)
 
     def magnitude(self) -> np.ndarray:
         """``|A0| + sum_j |A_j|`` per system, ``(K, n, n)`` (what balancing equilibrates)."""
