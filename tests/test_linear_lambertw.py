@@ -278,3 +278,49 @@ def test_batch_factors_in_closed_form_equal_the_continuation():
     # the one point left to the general path: the first of its grid, by the full method
     assert got.full.tolist() == [k == 5 for k in range(K)]
     assert np.all(got.certificate < got.root.real)
+
+
+def test_rightmost_one_delay_is_zero_exactly_where_the_factor_is_singular_at_zero():
+    # s - a + a exp(-s tau) has the root 0 (its rightmost where a tau < 1): the branch's value
+    # a + W(x) / tau gives it only to rounding, as often above 0 as below, and a marginal
+    # factor read as stable. Second method: the batch's continuation, which snaps a root at 0
+    # as characteristic_roots does; a nearly singular factor keeps its own small root.
+    from fluidnet.linear.batch import _rightmost_plain, _system_from
+    from fluidnet.linear.stacked import Stack
+
+    rng = np.random.default_rng(1)
+    tau = rng.uniform(0.01, 1.0, 200)
+    a = rng.uniform(-3.0, 0.99, 200) / np.maximum(tau, 1.0)
+    root, line, ok = rightmost_one_delay(a, -a, tau)
+    assert ok.all() and np.all(root == 0.0) and np.all(line < 0)
+    stack = Stack(a[:, None, None], -a[:, None, None, None], tau[:, None])
+    ref = _rightmost_plain(stack, (200,), _system_from(stack), {}, None)
+    assert ref.certified.all() and np.all(ref.root == 0.0)
+    near, _, ok = rightmost_one_delay(np.array([0.3]), np.array([-0.3 * (1 - 1e-9)]), np.ones(1))
+    # not singular: its own root, (a + b) / (1 + b tau) = 3e-10 / 0.7 right of 0, not snapped
+    assert ok[0] and near[0].real == pytest.approx(0.3e-9 / 0.7, rel=1e-5)
+
+
+def test_factored_roots_of_alike_flows_equal_the_whole_systems():
+    # four classes of two alike flows on one link (9 states): det Delta is the reduced
+    # system's times each class's factor s - a - b exp(-s tau); the first class's factor is
+    # singular at 0 (b = -a), so 0 is a root, exactly. Second method: the whole system's
+    # roots by the dense discretization (characteristic_roots, which snaps a root at 0).
+    from fluidnet.linear.roots import _factored_roots, characteristic_roots
+
+    classes = [(-0.8, 0.8, 0.9), (-1.0, -0.5, 0.5), (-1.0, -1.0, 1.0), (-1.0, -1.5, 1.5)]
+    n = 9
+    A0 = np.zeros((n, n))
+    delayed: dict[float, np.ndarray] = {}
+    for c, (a, b, tau) in enumerate(classes):
+        for i in (2 * c, 2 * c + 1):
+            A0[i, i], A0[i, 8], A0[8, i] = a, -0.5, 1.0
+            delayed.setdefault(tau, np.zeros((n, n)))[i, i] = b
+    A0[8, 8] = -2.0
+    lin = LinearDDE(A0, sorted(delayed.items()))
+    ours = _factored_roots(lin, 6, None, 400)
+    ref = characteristic_roots(lin, 6)
+    assert ours is not None and ours.certified and ref.certified
+    assert ours[0].value == 0.0 and ref[0].value == 0.0
+    np.testing.assert_allclose(ours.values, ref.values, rtol=1e-12, atol=1e-14)
+    assert [r.multiplicity for r in ours] == [r.multiplicity for r in ref]

@@ -30,6 +30,10 @@ network's first critical value). Each is polished by Newton's method on ``f`` an
 when it moved by less than ``1e-6`` relative, its residual is at rounding level, it lies in
 its branch's band of imaginary parts, and the roots of one state are distinct.
 
+:func:`rightmost_one_delay` gives, for thousands of scalar factors at once (a chart's), only
+the rightmost root and a line right of which it is the only one: the branches 0 and +-1 and the
+bound on every other branch, checked as above.
+
 :func:`stability_margins` gives, by Hayes' theorem, three smooth functions of ``(a tau, b tau)``
 per state, all positive exactly when the factor is stable: what a parameter continuation
 watches to show that no root of a factor crosses the imaginary axis.
@@ -47,7 +51,13 @@ from .rootset import CharacteristicRoot, Roots
 if TYPE_CHECKING:
     from .lineardde import LinearDDE
 
-__all__ = ["lambert_roots", "one_delay_factors", "rightmost_one_delay", "stability_margins"]
+__all__ = [
+    "lambert_roots",
+    "one_delay_factors",
+    "rightmost_one_delay",
+    "snapped_to_zero",
+    "stability_margins",
+]
 
 #: Most branches evaluated for one state (beyond, the closed form is left to the general path).
 MAX_BRANCHES = 4000
@@ -313,6 +323,21 @@ def lambert_roots(lin: LinearDDE, sigma: float, k: int = 0) -> Roots | None:
     return Roots(roots, 0, certified=True, certificate=float(sigma))
 
 
+def snapped_to_zero(s: np.ndarray, a: np.ndarray, b: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """Roots ``s`` of the factors ``s - a - b exp(-s tau)`` (one each, broadcast) within
+    rounding of 0 made exactly 0 where the factor is singular at 0 (``a + b = 0`` to
+    ``1e-12`` of ``|a| + |b|``): its root there is 0 itself, which the branch's value gives only
+    to rounding (``a + W(x) / tau``, as often ``+3e-15`` as ``-3e-15``). As
+    :func:`~fluidnet.linear.roots.characteristic_roots` does, so that a marginal factor reads
+    as not stable; the same tolerances (``1e-6`` of ``max(1 / tau, |a| + |b|)`` for the root)."""
+    size = np.abs(a) + np.abs(b)
+    with np.errstate(divide="ignore"):
+        ref = np.maximum(np.where(tau > 0, 1.0 / tau, 0.0), size)
+    singular = np.abs(a + b) <= 1e-12 * size
+    near = np.abs(s) <= 1e-6 * np.maximum(ref, np.finfo(float).tiny)
+    return np.where(singular & near, 0.0 + 0j, s)
+
+
 def rightmost_one_delay(
     a: np.ndarray, b: np.ndarray, tau: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -398,6 +423,7 @@ def rightmost_one_delay(
         good &= np.isfinite(gap) & (gap > 1e-9 * scale[:, 0])
     real = np.abs(np.imag(top)) <= 1e-12 * scale[:, 0]
     top = np.where(real, np.real(top) + 0j, np.real(top) + 1j * np.abs(np.imag(top)))
+    top = snapped_to_zero(top, a, b, tau)
     g = d[good]
     root[g] = top[good]
     line[g] = (np.real(top) - 0.5 * gap)[good]

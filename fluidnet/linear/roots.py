@@ -74,6 +74,7 @@ import math
 import threading
 import warnings
 from collections import OrderedDict
+from dataclasses import replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
@@ -594,7 +595,7 @@ def _factored_roots(lin: LinearDDE, k: int, box, max_nodes: int) -> Roots | None
     rectangles.
     """
     from .aggregate import aggregation
-    from .lambertw import lambert_roots, rightmost_one_delay
+    from .lambertw import lambert_roots, rightmost_one_delay, snapped_to_zero
 
     if not lin.delays or not is_real_system(lin):
         return None
@@ -621,27 +622,20 @@ def _factored_roots(lin: LinearDDE, k: int, box, max_nodes: int) -> Roots | None
         f = system(agg.factors, g)
         got = None
         if box is None and f.delays:
-            a, b, tau = f.A0[0, 0], f.A[0][0, 0], f.delays[0]
-            top = rightmost_one_delay(np.array([a]), np.array([b]), np.array([tau]))[0][0]
+            a, b, tau = (np.array([v]) for v in (f.A0[0, 0], f.A[0][0, 0], f.delays[0]))
+            top = rightmost_one_delay(a, b, tau)[0][0]
             if np.isfinite(top):
-                got = lambert_roots(f, sigma=float(top.real) - 2.0 / tau, k=k)
+                got = lambert_roots(f, sigma=float(top.real) - 2.0 / tau[0], k=k)
+            if got is not None:  # a root at 0 exactly where the factor is singular there
+                zero = snapped_to_zero(got.values, a, b, tau)
+                got = got._with(
+                    [replace(r, value=complex(v)) for r, v in zip(got, zero, strict=True)]
+                )
         if got is None:
             got = certified_roots(f, k, box, max_nodes=max_nodes)
             if not got.certified:
                 return None
-        parts.append(
-            got._with(
-                [
-                    CharacteristicRoot(
-                        value=r.value,
-                        residual=r.residual,
-                        multiplicity=r.multiplicity * mult,
-                        error=r.error,
-                    )
-                    for r in got
-                ]
-            )
-        )
+        parts.append(got._with([replace(r, multiplicity=r.multiplicity * mult) for r in got]))
     return _union(lin, parts, k, box)
 
 
