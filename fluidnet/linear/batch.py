@@ -298,8 +298,7 @@ def _rightmost_scalar(
     rest = closed if skip is None else closed | skip
     if rest.all():
         empty = np.full(K, "", dtype=object)
-        stats = {"continued": 0, "discretized": 0, "full": 0, "batch_errors": 0}
-        stats["closed_form"] = int(closed.sum())
+        stats = dict(_State(0).stats, closed_form=int(closed.sum()))
         return RightmostRoots(
             root,
             line,

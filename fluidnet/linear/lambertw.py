@@ -157,6 +157,33 @@ def _branch_bounds(b: np.ndarray, tau: np.ndarray, sigma: float) -> np.ndarray |
     return 2 + np.floor(reach).astype(int)
 
 
+def _branch_roots(a, b, tau, x, k) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The root ``a + W_k(x) / tau`` of each factor ``s - a - b exp(-s tau)`` (flat arrays,
+    one branch ``k`` each), polished by Newton's method; its relative residual in its factor;
+    and whether it is certain (module notes): the branch's value finite and inside its band
+    of imaginary parts (Corless et al., Sec. 4, with rounding room), the root moved by less
+    than ``1e-6`` (a start that Newton carried to another root moves more), finite, and its
+    residual at rounding level. Distinctness is the caller's."""
+    w = _lambert_w(x, k)
+    ak = np.abs(k)
+    room = 1e-9 * (1.0 + np.abs(w))
+    im = np.abs(np.imag(w))
+    band = (im >= np.where(ak >= 1, (2 * ak - 2) * math.pi, 0.0) - room) & (
+        im <= (2 * ak + 1) * math.pi + room
+    )
+    s0 = a + w / tau
+    s = s0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(3):  # Newton on f(s) = s - a - b exp(-s tau): simple roots
+            e = b * np.exp(-s * tau)
+            s = s - (s - a - e) / (1.0 + tau * e)
+        e = b * np.exp(-s * tau)
+        r = np.abs(s - a - e) / np.maximum(np.abs(s) + np.abs(a) + np.abs(e), 1e-300)
+        moved = np.abs(s - s0) <= 1e-6 * (np.abs(s) + np.abs(a) + 1.0 / tau)
+    good = np.isfinite(w) & band & np.isfinite(s) & (r <= 1e-12) & moved
+    return s, r, good
+
+
 def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
     """Every root of the factors ``s - a_i - b_i exp(-s tau_i)`` right of ``sigma``, and the
     relative residual of each in its own factor (``None``: not certain; see the module
@@ -179,29 +206,9 @@ def _roots(a, b, tau, sigma: float) -> tuple[np.ndarray, np.ndarray] | None:
         state = np.repeat(np.arange(a.size), 2 * K + 1)
         first = np.repeat(np.cumsum(2 * K + 1) - (2 * K + 1), 2 * K + 1)
         k = np.arange(state.size) - first - K[state]
-        ai, bi, ti = a[state], b[state], tau[state]
-        w = _lambert_w(x[state], k)  # polished below
-        if not np.all(np.isfinite(w)):
-            return None
-        # the band of imaginary parts of each branch (Corless et al., Sec. 4), rounding room
-        ak = np.abs(k)
-        room = 1e-9 * (1.0 + np.abs(w))
-        lo_im = np.where(ak >= 1, (2 * ak - 2) * math.pi, 0.0) - room
-        hi_im = (2 * ak + 1) * math.pi + room
-        if not np.all((np.abs(np.imag(w)) >= lo_im) & (np.abs(np.imag(w)) <= hi_im)):
-            return None
-        s0 = ai + w / ti
-        s = s0
-        with np.errstate(over="ignore", invalid="ignore"):
-            for _ in range(3):  # Newton on f(s) = s - a - b exp(-s tau): simple roots
-                e = bi * np.exp(-s * ti)
-                s = s - (s - ai - e) / (1.0 + ti * e)
-            e = bi * np.exp(-s * ti)
-            r = np.abs(s - ai - e) / np.maximum(np.abs(s) + np.abs(ai) + np.abs(e), 1e-300)
-        # a start that Newton carried to another root moved by more than this, or onto a
-        # root another branch gives too (the distinctness check below)
-        moved = np.abs(s - s0) <= 1e-6 * (np.abs(s) + np.abs(ai) + 1.0 / ti)
-        if not (np.all(np.isfinite(s)) and np.all(r <= 1e-12) and np.all(moved)):
+        ti = tau[state]
+        s, r, good = _branch_roots(a[state], b[state], ti, x[state], k)
+        if not np.all(good):
             return None
         if not _distinct(s, state, ti):
             return None  # two branches gave one root: not the distinct roots of the theorem
@@ -387,27 +394,16 @@ def rightmost_one_delay(
     a, b, tau = a[d], b[d], tau[d]
     with np.errstate(over="ignore", invalid="ignore"):
         x = b * tau * np.exp(np.minimum(-a * tau, 700.0))
-    branches = np.array([0, 1, -1])
-    w = _lambert_w(x[:, None], branches[None, :]).reshape(d.size, 3)
-    ak = np.abs(branches)[None, :]
-    room = 1e-9 * (1.0 + np.abs(w))
-    im = np.abs(np.imag(w))
-    band = (im >= np.where(ak >= 1, (2 * ak - 2) * math.pi, 0.0) - room) & (
-        im <= (2 * ak + 1) * math.pi + room
-    )
-    A, B, T = a[:, None], b[:, None], tau[:, None]
+    # the branches 0, 1 and -1 of every factor (rows), each verified
+    rep = np.repeat(np.arange(d.size), 3)
+    k = np.tile(np.array([0, 1, -1]), d.size)
+    sv, _, ok3 = _branch_roots(a[rep], b[rep], tau[rep], x[rep], k)
+    sv, ok3 = sv.reshape(d.size, 3), ok3.reshape(d.size, 3)
+    T = tau[:, None]
+    scale = np.abs(sv) + np.abs(a)[:, None] + 1.0 / T
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        s0 = A + w / T
-        sv = s0
-        for _ in range(3):  # Newton on f(s) = s - a - b exp(-s tau): simple roots
-            e = B * np.exp(-sv * T)
-            sv = sv - (sv - A - e) / (1.0 + T * e)
-        e = B * np.exp(-sv * T)
-        res = np.abs(sv - A - e) / np.maximum(np.abs(sv) + np.abs(A) + np.abs(e), 1e-300)
-        scale = np.abs(sv) + np.abs(A) + 1.0 / T
-        moved = np.abs(sv - s0) <= 1e-6 * scale
         good = np.isfinite(x) & (x != 0.0) & (np.abs(x * math.e + 1.0) > BRANCH_POINT_GAP)
-        good &= np.all(np.isfinite(sv) & band & moved & (res <= 1e-12), axis=1)
+        good &= np.all(ok3, axis=1)
         # distinct roots (the theorem's), each branch's own
         sep = 1e-8 * (np.abs(sv) + 1.0 / T)
         for i, j in ((0, 1), (0, 2), (1, 2)):
