@@ -329,6 +329,27 @@ def test_a_range_starting_just_past_a_switch(method):
     assert (before.direction, before.count_before) == ("destabilizing", 0)
 
 
+def test_unstable_throughout_by_the_followed_roots_agrees_with_the_closed_form():
+    # inside an unstable window of Cooke and Grossman's oscillator (a pair crossed in at
+    # 18.679 and crosses out at the next switch): continuation follows the rightmost roots
+    # from lo, right of the axis to hi, and counts nothing more; the exact delay method and
+    # the closed form agree that no switch is there
+    ahead, count_lo = _next_switches(19.0, 80.0)
+    assert count_lo == 2
+    hi = ahead[0][0] - 0.1
+    assert ahead[0][2] == -2 and hi > 19.5
+    m = cooke_grossman()
+    with pytest.raises(fn.AnalysisError, match="unstable on the whole interval") as err:
+        fn.critical_value(m, "tau", 19.0, hi, method="continuation")
+    assert "2 right-half-plane roots at 19, counted in full; followed from 19 to" in str(err.value)
+    with pytest.raises(fn.AnalysisError, match="unstable on the whole interval"):
+        fn.critical_value(m, "tau", 19.0, hi, method="delay")
+    # a range past the switch: the followed pair leaves, and the full path finds the switch
+    cv = fn.critical_value(m, "tau", 19.0, ahead[0][0] + 0.1, method="continuation")
+    assert cv.value == pytest.approx(ahead[0][0], rel=1e-12)
+    assert (cv.direction, cv.count_before, cv.count_after) == ("stabilizing", 2, 0)
+
+
 @pytest.mark.parametrize("method", ["delay", "continuation"])
 def test_ranges_that_start_or_end_on_a_switch(method):
     tau_s = cooke_grossman_crossings(0.1, 0.25, 80.0)[6][0]

@@ -440,6 +440,36 @@ def test_thirty_unequal_flows_switches_with_fourfold_roots_are_certified():
     assert values[0] == pytest.approx(cv.value, rel=1e-9)
 
 
+@pytest.mark.parametrize(
+    ("law", "lo", "hi", "T", "points"),
+    [
+        ("kelly_thirty_unequal", 1.75043359145411, 8.754930859467736, 0.08101642857652064, 9),
+        ("kelly_hundred", 1.4272597027923013, 3.596678137412407, 0.21835196726911427, 5),
+        # so many unstable roots at lo that their count there gives up (after 8 s): the
+        # few rightmost, certified, are followed instead
+        ("kelly_thirty_delays", 7.36057634422, 16.6829, 0.2269, 5),
+    ],
+)
+def test_networks_unstable_throughout_have_no_switch(law, lo, hi, T, points):
+    # drawn by a random check of critical_value against the pointwise chart: both networks
+    # are unstable for every gain in [lo, hi]. Following the rightmost roots and counting them
+    # all at every checkpoint, more and more of them unstable, failed: the 30-flow ring after
+    # 7 s ("could not be certified ... even following 48 roots"), the 100-state network after
+    # 42 s ("the number of right-half-plane roots at kappa=2.12 is not certified"), the ring
+    # with five delays after 13 s (the same at kappa=7.36, lo). Roots unstable at lo are now
+    # followed to hi, where one of them stays unstable. Second method:
+    # the pointwise roots of the whole system along the interval, unstable at every point.
+    m = LAWS[law].build()
+    with pytest.raises(fn.AnalysisError, match="unstable on the whole interval") as err:
+        fn.critical_value(m, "kappa", lo, hi, T=T)
+    assert f"followed from {lo:g} to {hi:g}" in str(err.value)
+    chart = fn.stability_chart(
+        m, {"kappa": np.geomspace(lo, hi, points)}, params={"T": T}, method="pointwise"
+    )
+    assert not chart["stable"].values.any()
+    assert (chart["abscissa"].values > 0).all()
+
+
 def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
     # 90 flows on 30 routes (3 alike flows each) and 10 link filters: the batch factors the
     # 100-state determinant into a 40-state system and 30 scalar factors with double roots

@@ -46,6 +46,13 @@ every bracket differs by exactly the crossings in it. The counts checked are ret
 (``checks``). A sweep whose counts cannot be reconciled raises
 :class:`~fluidnet.errors.AnalysisError` instead of answering.
 
+A system unstable at ``lo`` has no first switch in the range when it stays unstable: by
+continuation, its rightmost roots (up to four of the right half-plane, from the count at
+``lo``) are followed to ``hi``, and when one of them is right of the axis in every step, the
+range is reported without a switch and nothing more is counted (a large network's count of
+tens of unstable roots at every checkpoint could take a minute, or fail). Where they all leave
+the right half-plane, the range is followed and counted in full as above.
+
 The ends of the range
 ---------------------
 A range may begin or end a hair's breadth from a crossing (``lo`` 1e-7 past a switch, where

@@ -175,6 +175,10 @@ class Sweep:
         instead of a search.
     """
 
+    #: Whether :meth:`lin` is the whole system (not a part of its factored determinant,
+    #: :class:`~fluidnet.stability.factoredpaths.PartSweep`): its counts are the system's.
+    whole_system = True
+
     def __init__(
         self,
         factory,

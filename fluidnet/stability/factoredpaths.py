@@ -49,7 +49,13 @@ from ..linear.lineardde import LinearDDE
 from ..linear.rootset import Roots
 from ..linear.stacked import Stack
 from .crossing import Count, Crossing, Sweep, local_scale, rhp_count, size_unit
-from .rootpaths import VELOCITY_STEP, WINDOW, follow_roots
+from .rootpaths import (
+    VELOCITY_STEP,
+    WINDOW,
+    StaysUnstable,
+    follow_roots,
+    raise_if_stays_unstable,
+)
 
 __all__ = ["PartSweep", "first_switch_factored", "switches_factored"]
 
@@ -147,6 +153,8 @@ class PartSweep(Sweep):
     """One part of a factored system along the swept parameter (see the module notes): a
     :class:`~.crossing.Sweep` whose system at ``p`` is that part of the whole system's."""
 
+    whole_system = False
+
     def __init__(self, sweep: Sweep, parts: _Parts, index: int):
         super().__init__(sweep.factory, sweep.name, sweep.root_options, continued=False)
         self.parts, self.index = parts, index
@@ -204,6 +212,9 @@ def first_switch_factored(
             return None
         sweeps = [PartSweep(sweep, parts, i) for i in range(len(parts.mult))]
         starts = [sw.count_edge(lo, hi - lo) for sw in sweeps[1:]]
+        for sw, start in zip(sweeps[1:], starts, strict=True):
+            if start.count:  # an unstable factor's roots are the system's too
+                raise_if_stays_unstable(sw, lo, hi, start)
         if any(c.count for c in starts):
             return None
         visited: list[float] = []
@@ -219,6 +230,11 @@ def first_switch_factored(
                 if quiet is not None
                 else follow_roots(sw, lo, q, first_switch=False, start=start)
             )
+    except StaysUnstable:
+        # the reduced system unstable on the whole range: its roots are the whole system's
+        if sweep.same_branch(hi):
+            raise
+        return None
     except FluidnetError:
         return None
     return _merged(found, parts.mult, q)

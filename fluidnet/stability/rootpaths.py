@@ -31,6 +31,11 @@ are every root right of a line left of them and of the window (:func:`_followed_
 that of a full computation. When it does not match (a root from further left than the followed
 ones crossed), the stretch is redone with twice as many followed roots. Checkpoints are at the
 start, after every crossing, every ``CHECK_EVERY`` steps and at the end.
+
+A first switch from a start where the system is unstable is looked for only when the system
+does not stay unstable: its rightmost roots are followed first, without checkpoints, and when
+one of them is right of the axis in every step to the end the range has no switch
+(:func:`raise_if_stays_unstable`).
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ import numpy as np
 from ..continuation import Attempt, ErrorController, Stop, call, follow, run
 from ..continuation.controller import StepSizeError
 from ..continuation.scalar import illinois_steps
-from ..errors import AnalysisError
+from ..errors import AnalysisError, FluidnetError
 from ..linear.certificate import certificate_line, count_right_of
 from ..linear.large import LARGE_STATES
+from ..linear.roots import certified_roots
 from ..linear.rootset import CharacteristicRoot, Roots
 from ..linear.stacked import Stack
 from .crossing import (
@@ -57,7 +63,9 @@ from .crossing import (
     newton_roots,
     on_axis,
     relative_residual,
+    rhp_count,
     size_unit,
+    unit_time_roots,
 )
 
 __all__ = ["follow_roots", "RootPath"]
@@ -574,7 +582,22 @@ def follow_roots(
     k = None
     a = lo
     if start is None:
-        start = sweep.count_edge(lo, hi - lo)
+        try:
+            start = sweep.count_edge(lo, hi - lo)
+        except AnalysisError as exc:
+            if not first_switch:
+                raise
+            uncounted = exc
+        else:
+            uncounted = None
+        if uncounted is not None:
+            # tens of unstable roots that cannot all be counted (a 30-flow ring's count at
+            # lo gave up after 8 s): the rightmost few may still show the range unstable
+            raise_if_stays_unstable(sweep, lo, hi, _rightmost_count(sweep, lo), False)
+            raise uncounted
+    assert start is not None
+    if first_switch and start.count:
+        raise_if_stays_unstable(sweep, lo, hi, start)
     done: list[Crossing] = []
     done_checks: list[Count] = []
     for _ in range(MAX_RESTARTS + 1):
@@ -593,6 +616,143 @@ def follow_roots(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
         "right-half-plane roots at a checkpoint does not match the crossings found, even "
         f"following {k} roots; pass root_options={{'max_nodes': ...}} or split the interval"
+    )
+
+
+#: Right-half-plane roots followed to show that a system unstable at the start of a range
+#: stays unstable (:func:`raise_if_stays_unstable`).
+HELD_ROOTS = 4
+
+
+class StaysUnstable(AnalysisError):
+    """A range without a first stability switch: the system is unstable on all of it
+    (:func:`raise_if_stays_unstable`)."""
+
+
+class _HeldPath(RootPath):
+    """The right-half-plane roots of a system unstable at ``lo`` followed to ``hi`` while one
+    of them stays there (:func:`raise_if_stays_unstable`): no counts, no restarts."""
+
+    look_ahead = True
+
+    def __init__(self, sweep: Sweep, lo: float, hi: float, lam: np.ndarray):
+        super().__init__(lo, hi, first_switch=False)
+        self.sweep = sweep
+        self.real_system = is_real(sweep.lin(lo))
+        self.lam0 = lam
+        self.previous = lam  # the roots at the start of the step (see accepted)
+
+    def start(self) -> _Path:
+        return _Path(self.lo, self.lam0, _velocity(self.sweep, self.lo, self.lam0, self.span, 1.0))
+
+    def answer(self, request):
+        _, p, guesses = request
+        give_up = GIVE_UP_AFTER if self.first_try else None
+        return newton_roots(self.sweep.lin(p), guesses, give_up=give_up)
+
+    def keep(self, new, q):
+        return np.ones(new.size, dtype=bool)
+
+    def unit(self, q):
+        return size_unit(self.sweep.lin(q))
+
+    def restart_at(self, q):
+        return None
+
+    def accepted(self, path, attempt, h_next):
+        self.previous = path.lam  # the roots at the start of the step
+        return (yield from super().accepted(path, attempt, h_next))
+
+    def checkpoint(self, path, located, q):
+        # a root right of the axis at both ends of the step, which it did not cross: the
+        # step's test holds its real part away from 0 in between (it misses its secant
+        # prediction by less than a quarter of the smaller distance to the axis)
+        unit = self.unit(q)
+        right0 = np.array([r.real > 0 and not on_axis(r, unit) for r in self.previous])
+        right1 = np.array([r.real > 0 and not on_axis(r, unit) for r in path.lam])
+        if not np.any(right0 & right1):
+            return Stop(None)
+        return path
+
+    def finish(self, path):
+        return path
+
+    def failed(self, path, error):
+        return None
+
+    def lost(self, t, guess):
+        return AnalysisError(f"the root near {guess:.6g} was lost at {self.sweep.name}={t:.12g}")
+
+
+def _rightmost_count(sweep: Sweep, p: float) -> Count | None:
+    """The few rightmost roots at ``p``, certified the rightmost (``count``: those of them in
+    the right half-plane, not every one there), or ``None``."""
+    try:
+        roots = certified_roots(sweep.lin(p), 6, solve=unit_time_roots, **sweep.root_options)
+    except FluidnetError:
+        return None
+    if not roots.certified:
+        return None
+    return Count(float(p), rhp_count(roots, size_unit(sweep.lin(p))), roots)
+
+
+def raise_if_stays_unstable(
+    sweep: Sweep, lo: float, hi: float, start: Count | None, counted: bool = True
+) -> None:
+    """Raise the :class:`AnalysisError` of a range without a stability switch when the system,
+    unstable at ``lo`` (``start``: its count there), is shown unstable on all of ``[lo, hi]``:
+    its rightmost roots (up to :data:`HELD_ROOTS` of the right half-plane, from the certified
+    count at ``lo``) are followed to ``hi``, and in every step one of them stays right of the
+    axis. Nothing is counted on the way: how many roots are unstable does not matter for
+    whether there is a first switch, and a count of a large network with tens of unstable
+    roots is the costliest there is (a 100-state network's failed after 40 s). Returns
+    without a verdict when the followed roots all leave the right half-plane, a step
+    fails, or the equilibria continued along the range left the branch ranked first at
+    ``hi`` (the caller then follows and counts every root, as without this test). Without
+    ``counted``, ``start`` holds only the rightmost roots at ``lo``, not its full count."""
+    if start is None:
+        return
+    lin = sweep.lin(lo)
+    real = is_real(lin)
+    unit = size_unit(lin)
+    vals = np.array([r.value for r in start.roots], dtype=complex)
+    if real:
+        vals = vals[np.imag(vals) >= 0]
+    right = np.array([v.real > 0 and not on_axis(v, unit) for v in vals], dtype=bool)
+    lam = vals[right]
+    lam = lam[np.argsort(-np.real(lam), kind="stable")][:HELD_ROOTS]
+    if not lam.size or not hi > lo:
+        return
+    stepper = _HeldPath(sweep, lo, hi, lam)
+    try:
+        path = stepper.start()
+        end = run(
+            follow(stepper, path, stepper.controller(), _first_step(path, hi - lo)),
+            stepper.answer,
+        )
+    except FluidnetError:  # a root lost, a system not found: left to the full path
+        return
+    if end is None or end.p != hi or not sweep.same_branch(hi):
+        return
+    top = end.lam[np.argmax(end.lam.real)]
+    # (a part of a factored system: its roots are the system's, its count is not)
+    count = (
+        f"{start.count} right-half-plane roots at {lo:g}, counted in full; "
+        if sweep.whole_system and counted
+        else ""
+    )
+    held = (
+        "a root of the right half-plane stays right of the axis all the way"
+        if lam.size == 1
+        else f"of {lam.size} roots of the right half-plane one stays right of the axis in every "
+        "step"
+    )
+    raise StaysUnstable(
+        f"no stability switch of {sweep.name} in [{lo:g}, {hi:g}] (no crossing of the "
+        f"imaginary axis changes stability): the system is unstable on the whole interval "
+        f"({count}followed from {lo:g} to {hi:g}, {held}; the rightmost {lam[0]:.6g} at "
+        f"{lo:g}, {top:.6g} at {hi:g}). To find one, look outside the interval, or change "
+        "another parameter"
     )
 
 
