@@ -378,7 +378,23 @@ class _PathController(ErrorController):
         return super().adapt(h, attempt)
 
 
-class _SerialPath(RootPath):
+class _OnSweep(RootPath):
+    """A path of one :class:`~.crossing.Sweep` (``self.sweep``): its requests answered by
+    Newton's method on the swept system, its size unit the system's."""
+
+    sweep: Sweep
+
+    def answer(self, request):
+        """Newton's method on the swept system (the one kind of request of a serial path)."""
+        _, p, guesses = request
+        give_up = GIVE_UP_AFTER if self.first_try else None
+        return newton_roots(self.sweep.lin(p), guesses, give_up=give_up)
+
+    def unit(self, q):
+        return size_unit(self.sweep.lin(q))
+
+
+class _SerialPath(_OnSweep):
     """One path, certified by full root computations at its checkpoints."""
 
     look_ahead = True
@@ -396,17 +412,8 @@ class _SerialPath(RootPath):
         lam = _upper(self.last.roots, self.real_system, self.sweep.lin(self.lo))
         return _Path(self.lo, lam, _velocity(self.sweep, self.lo, lam, self.span, +1.0))
 
-    def answer(self, request):
-        """Newton's method on the swept system (the one kind of request of a serial path)."""
-        _, p, guesses = request
-        give_up = GIVE_UP_AFTER if self.first_try else None
-        return newton_roots(self.sweep.lin(p), guesses, give_up=give_up)
-
     def keep(self, new, q):
         return _in_window(new, self.sweep.lin(q))
-
-    def unit(self, q):
-        return size_unit(self.sweep.lin(q))
 
     def _reseed(self, check: Count, q: float, sign: float) -> _Path:
         self.checks.append(check)
@@ -629,7 +636,7 @@ class StaysUnstable(AnalysisError):
     (:func:`raise_if_stays_unstable`)."""
 
 
-class _HeldPath(RootPath):
+class _HeldPath(_OnSweep):
     """The right-half-plane roots of a system unstable at ``lo`` followed to ``hi`` while one
     of them stays there (:func:`raise_if_stays_unstable`): no counts, no restarts."""
 
@@ -645,16 +652,8 @@ class _HeldPath(RootPath):
     def start(self) -> _Path:
         return _Path(self.lo, self.lam0, _velocity(self.sweep, self.lo, self.lam0, self.span, 1.0))
 
-    def answer(self, request):
-        _, p, guesses = request
-        give_up = GIVE_UP_AFTER if self.first_try else None
-        return newton_roots(self.sweep.lin(p), guesses, give_up=give_up)
-
     def keep(self, new, q):
         return np.ones(new.size, dtype=bool)
-
-    def unit(self, q):
-        return size_unit(self.sweep.lin(q))
 
     def restart_at(self, q):
         return None
