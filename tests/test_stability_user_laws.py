@@ -470,6 +470,26 @@ def test_networks_unstable_throughout_have_no_switch(law, lo, hi, T, points):
     assert (chart["abscissa"].values > 0).all()
 
 
+def test_restarts_after_real_roots_meet_do_not_creep():
+    # drawn by a random check of critical_value on the ring with five delays (T = 0.0465):
+    # its slow real roots, one per flow, meet in pairs as the gain grows. Newton's method loses
+    # one of a meeting pair and the path starts afresh from a full count a step ahead; each
+    # restart went on with the halved step, so the restarts crept up to the next meeting:
+    # 276 full counts and 42 s for this range (at T = 0.0236 over [0.07, 20], 36 counts, then
+    # "it collides with another root" after 40 s). The restarted path now keeps the step first
+    # tried. Second method: the pointwise roots 1e-5 (relative) either side of the value.
+    m = LAWS["kelly_thirty_delays"].build()
+    T = 0.0465341987785899
+    cv = fn.critical_value(m, "kappa", 0.6316708277542392, 7.1236374506501745, T=T)
+    assert len(cv.checks) < 20
+    below = m.linearize(kappa=cv.value * (1 - 1e-5), T=T).roots(k=2)
+    above = m.linearize(kappa=cv.value * (1 + 1e-5), T=T).roots(k=2)
+    assert below.certified and above.certified
+    assert below.abscissa < 0 < above.abscissa
+    assert cv.direction == "destabilizing"
+    assert cv.omega == pytest.approx(abs(above[0].imag), rel=1e-3)
+
+
 def test_hundred_states_the_factored_batch_equals_the_pointwise_roots():
     # 90 flows on 30 routes (3 alike flows each) and 10 link filters: the batch factors the
     # 100-state determinant into a 40-state system and 30 scalar factors with double roots
