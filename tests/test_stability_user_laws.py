@@ -337,6 +337,41 @@ def test_hundred_states_rightmost_root_is_its_factors_not_a_cluster_mean():
     assert point["abscissa"].values[0, 0] == pytest.approx(ev[0].real, rel=1e-10)
 
 
+def _reduced_part(lin):
+    """The reduced system of the factored determinant of ``lin`` (fluidnet.linear.aggregate)."""
+    from fluidnet.linear.aggregate import aggregation
+    from fluidnet.linear.stacked import Stack
+
+    st = aggregation(Stack.from_systems([lin])).reduced
+    live = [j for j in range(st.m) if np.any(st.A[0, j] != 0)]
+    return fn.LinearDDE(st.A0[0], [(float(st.tau[0, j]), st.A[0, j]) for j in live])
+
+
+def test_hundred_states_part_box_cut_through_a_cluster_is_counted():
+    # drawn by a random check of stability_switches on the 100-state network (T = 0.0814,
+    # kappa in [0.234, 17.68]): at kappa = 4.81 the reduced 40-state part of its factored
+    # determinant has 32 unstable roots. Asked for its 24 rightmost, the rectangles of
+    # fluidnet.linear.large cut a box through four roots: its lower half, with one of them
+    # 0.013 inside the cut, was counted with the box's mean, 0.039 outside, as a pole of
+    # order 4, whose field cancelled the roots' at the samples. The half was counted 0, the
+    # halves disagreed, and the sweep failed after 28 s. A box's mean is now a pole only
+    # farther from the boundary than twice the reach of its box. Second method: the dense
+    # discretization (40 states x 25 nodes).
+    from user_laws import kelly_hundred
+
+    from fluidnet.linear.large import large_roots
+    from fluidnet.linear.roots import balanced, generator_matrix
+
+    lin = _reduced_part(kelly_hundred().linearize(kappa=4.81197477835, T=0.0814121259637468))
+    assert lin.n == 40
+    boxes = large_roots(balanced(lin), 24, None)
+    assert boxes.certified
+    ev = np.linalg.eigvals(generator_matrix(lin, 24))
+    ev = ev[np.argsort(-ev.real)][:24]
+    assert sum(1 for v in ev if v.real > 0) == 24
+    np.testing.assert_allclose(np.sort_complex(boxes.values), np.sort_complex(ev), rtol=1e-8)
+
+
 def test_twenty_flows_two_close_real_roots_are_located_apart():
     # two real roots, -0.0313584 and -0.0318009, 4.4e-4 apart: the boxes of
     # fluidnet.linear.large never located them from the power sums on a box's boundary (one
@@ -468,6 +503,31 @@ def test_networks_unstable_throughout_have_no_switch(law, lo, hi, T, points):
     )
     assert not chart["stable"].values.any()
     assert (chart["abscissa"].values > 0).all()
+
+
+def test_switches_restart_from_later_checkpoints_without_limit(monkeypatch):
+    # drawn by a random check of stability_switches on the networks: over [0.234, 17.68] at
+    # T = 0.0814 the 100-state network's 30-state part needed more followed roots four times,
+    # from ever later checkpoints (kappa = 1.72 twice, 5.75, 15.44; 12, 24, 48 and 96 roots),
+    # as tens of roots cross one after another; three restarts were allowed in all, and the
+    # sweep failed after 28 s. Only restarts from the same checkpoint are limited now. Here
+    # the 20-flow ring restarts from two checkpoints (kappa = 0.205 and 0.786) with one
+    # restart allowed. Second method: the pointwise count between the crossings.
+    from user_laws import kelly_twenty
+
+    from fluidnet.stability import rootpaths
+
+    monkeypatch.setattr(rootpaths, "MAX_RESTARTS", 1)
+    m = kelly_twenty()
+    lo, hi, T = 0.20475660741411417, 6.114338984420262, 0.09926589475246499
+    sw = fn.stability_switches(m, "kappa", lo, hi, T=T)
+    counts = [sw.count_lo] + [c.count_after for c in sw.crossings]
+    assert counts == [0, 2, 4, 6]
+    ends = [lo, *(c.value for c in sw.crossings), hi]
+    for a, b, count in zip(ends[:-1], ends[1:], counts, strict=True):
+        roots = m.linearize(kappa=0.5 * (a + b), T=T).roots(region=0.0)
+        assert roots.certified
+        assert sum(r.multiplicity for r in roots if r.real > 0) == count
 
 
 def test_restarts_after_real_roots_meet_do_not_creep():
