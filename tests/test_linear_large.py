@@ -19,6 +19,7 @@ import pytest
 
 import fluidnet as fn
 from fluidnet.linear import large
+from fluidnet.linear import roots as roots_module
 from fluidnet.linear.large import large_roots
 from fluidnet.linear.roots import balanced
 
@@ -114,9 +115,24 @@ def test_a_cluster_of_roots_is_one_entry():
 
 def test_a_budget_exhausted_refuses_with_its_reason(monkeypatch):
     monkeypatch.setattr(large, "MAX_SAMPLES", 40)
+    monkeypatch.setattr(roots_module, "DENSE_FALLBACK", 0)  # no dense discretization after
     lin = _parking_lot(99)
     with pytest.raises(fn.AnalysisError, match="not certified: .*evaluations of det Delta"):
         lin.spectral_abscissa()
+
+
+def test_a_budget_exhausted_falls_back_to_the_dense_discretization(monkeypatch):
+    # where the rectangles give up (here a budget of 40 evaluations), the dense
+    # discretization is tried, up to DENSE_FALLBACK rows (30 states: up to 65 nodes). Second
+    # method: the rectangles with their whole budget.
+    lin = _parking_lot(29)
+    boxes = large_roots(balanced(lin), 6, None)
+    assert boxes.certified and boxes.n_nodes == 0
+    monkeypatch.setattr(large, "MAX_SAMPLES", 40)
+    assert large_roots(balanced(lin), 6, None).certified is False
+    got = lin.roots(k=6)
+    assert got.certified and got.n_nodes > 0 and not got.reason
+    np.testing.assert_allclose(got.values, boxes.values, rtol=1e-10)
 
 
 def test_a_real_root_is_never_counted_as_a_conjugate_pair():

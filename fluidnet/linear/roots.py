@@ -65,7 +65,10 @@ its first size, 12 states or more) is solved without discretization, by the argu
 principle on rectangles and Newton's method on its sparse characteristic matrix
 (:mod:`.large`); one whose alike flows factor ``det Delta`` (:mod:`.aggregate`) is solved as
 its reduced system and its scalar factors instead, joined as blocks are (the rectangles saw
-the factors' roots, many and close, as clusters).
+the factors' roots, many and close, as clusters). Where the rectangles give up (tens of
+unstable roots spend their budget of evaluations, or a box's count and its halves' disagree),
+the dense discretization is tried after all, up to ``DENSE_FALLBACK`` rows (seconds, where
+the failure would end an analysis).
 """
 
 from __future__ import annotations
@@ -653,7 +656,42 @@ def _block_roots(lin: LinearDDE, k: int, box, max_nodes: int, n_nodes: int | Non
             factored = _factored_roots(lin, k, box, max_nodes)
             if factored is not None:
                 return factored
-            return large_roots(lin, k, box, system=sparse)
+            got = large_roots(lin, k, box, system=sparse)
+            fallback = DENSE_FALLBACK // lin.n - 1
+            if got.certified is not False or n_nodes is not None or fallback < MIN_NODES:
+                return got
+            # the rectangles gave up (tens of unstable roots spent their budget, or the counts
+            # of a box and its halves disagree): the dense discretization, up to
+            # DENSE_FALLBACK rows, reports the same roots or says why not
+            top = min(max_nodes, fallback)
+            dense = _dense_roots(lin, k, box, top, None, warn=False)
+            if dense.certified is False:
+                # n_nodes 0: no larger discretization is tried after this one
+                return Roots(
+                    dense,
+                    0,
+                    False,
+                    math.nan,
+                    reason=(
+                        f"{got.reason}; nor are the roots of a dense discretization of up to "
+                        f"{top} nodes ({lin.n * (top + 1)} rows) certified"
+                    ),
+                )
+            return dense
+    return _dense_roots(lin, k, box, max_nodes, n_nodes)
+
+
+#: Most rows of the dense discretization tried for a large system when the rectangles of
+#: :mod:`.large` give up (its eigenvalue problem costs about 4 s at 2 000 rows).
+DENSE_FALLBACK = 2000
+
+
+def _dense_roots(
+    lin: LinearDDE, k: int, box, max_nodes: int, n_nodes: int | None, *, warn: bool = True
+) -> Roots:
+    """The roots from the dense discretization (see :func:`characteristic_roots`); without
+    ``warn``, a size not converged at ``max_nodes`` is not warned about (the caller reports
+    the result as not certified instead)."""
     norms = system_norms(lin)
     if not lin.delays:
         return select_roots(_certify(lin, _ode_roots(lin, norms), box), k, box)
@@ -703,6 +741,11 @@ def _block_roots(lin: LinearDDE, k: int, box, max_nodes: int, n_nodes: int | Non
             break
         if N >= max_nodes and same and N >= needed:
             break  # fewer than k roots found: the others are far left (see the module notes)
+        if N >= max_nodes and not warn:
+            # not converged within the caller's limit: not certified (the certificate's line
+            # holds the rightmost root only)
+            full = _finalize(lin, found, norms, N)
+            return Roots(select_roots(full, k, box), N, False, math.nan)
         if N >= max_nodes:
             warnings.warn(
                 f"characteristic roots of {lin!r} not converged at the discretization limit "
