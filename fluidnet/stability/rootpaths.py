@@ -74,6 +74,8 @@ __all__ = ["follow_roots", "RootPath"]
 CHECK_EVERY = 12
 #: Followed roots: at least the ``k`` rightmost, ``k`` doubled on a failed certificate.
 MAX_RESTARTS = 3
+#: Most roots asked for at a restart (followed: those of them in the window).
+MAX_FOLLOWED = 512
 #: Roots are followed when their real part is above ``-WINDOW / tau_max``.
 WINDOW = 4.0
 #: Relative agreement of two successive estimates of a crossing that ends its search.
@@ -614,22 +616,30 @@ def follow_roots(
         raise_if_stays_unstable(sweep, lo, hi, start)
     done: list[Crossing] = []
     done_checks: list[Count] = []
-    for _ in range(MAX_RESTARTS + 1):
+    stalled = 0
+    while True:
         res = _follow(sweep, a, hi, start, k, first_switch, visited)
         if res[0] == "ok":
             return done + res[1], done_checks + res[2]
         # the count at a checkpoint does not match: a root followed by nobody crossed; redo
-        # from the last good checkpoint with twice as many followed roots
+        # from the last good checkpoint with twice as many followed roots. Restarts from the
+        # same checkpoint are limited (MAX_RESTARTS); one further on has made progress (as the
+        # gain grows, tens of roots cross one after another: a 30-state part of a network
+        # needed 12, 24, 48 and then 96 roots from ever later checkpoints)
         _, confirmed, checks, last = res
         done += confirmed
         done_checks += checks[:-1]
+        stalled = stalled + 1 if last.value == a else 1
+        if stalled > MAX_RESTARTS or (k or 0) >= MAX_FOLLOWED:
+            break
         a = last.value
         k = 2 * max(len(last.roots), k or 6)
         start = sweep.count_edge(a, hi - a, k=k)
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
-        "right-half-plane roots at a checkpoint does not match the crossings found, even "
-        f"following {k} roots; pass root_options={{'max_nodes': ...}} or split the interval"
+        f"right-half-plane roots at a checkpoint after {sweep.name}={last.value:.12g} "
+        f"({last.count} there) does not match the crossings found, even following {k} roots; "
+        f"split the interval at {last.value:.12g} (the crossings below it are certified)"
     )
 
 
