@@ -166,6 +166,37 @@ def test_a_factor_with_thousands_of_roots_right_of_the_line():
     assert np.all(np.abs(vals + b * np.exp(-vals)) <= 1e-9 * b)
 
 
+def test_distinct_roots_by_sorted_passes_equal_every_pair():
+    """The check that no two roots of one state coincide (within 1e-8 of their size) sorts
+    them and compares neighbours; against the definition, every pair, on random roots of a
+    few states with planted near-coincidences (half of the draws) just inside and outside
+    the tolerance."""
+    from fluidnet.linear.lambertw import _distinct
+
+    rng = np.random.default_rng(7)
+    outcomes = set()
+    for trial in range(400):
+        m = int(rng.integers(2, 60))
+        s = rng.normal(size=m) * 10 ** rng.uniform(-2, 3) + 1j * rng.normal(size=m) * 50
+        state = rng.integers(0, 3, size=m)
+        tau = rng.uniform(0.01, 1.0, size=3)[state]
+        if trial % 2:
+            i, j = rng.choice(m, 2, replace=False)
+            tol = 1e-8 * (abs(s[i]) + 1.0 / tau[i])
+            s[j] = s[i] + tol * rng.choice([0.5, 0.99, 1.01, 3.0]) * np.exp(
+                2j * np.pi * rng.random()
+            )
+            state[j], tau[j] = state[i], tau[i]
+        tol = 1e-8 * (np.abs(s) + 1.0 / tau)
+        gap = np.abs(s[:, None] - s[None, :])
+        pair = (state[:, None] == state[None, :]) & (gap <= np.maximum(tol[:, None], tol[None, :]))
+        np.fill_diagonal(pair, False)
+        want = not pair.any()
+        assert _distinct(s, state, tau) == want
+        outcomes.add(want)
+    assert outcomes == {True, False}
+
+
 def test_lambert_w_closed_forms():
     # W_0(e) = 1, W_0(-1/e * 0) ..., W_-1(-2 exp(-2)) = -2, W_0(1) = omega; W_0(x log x) = log x
     from fluidnet.linear.lambertw import _lambert_w

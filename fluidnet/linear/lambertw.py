@@ -63,10 +63,6 @@ __all__ = [
 MAX_BRANCHES = 4000
 #: ``x`` within this (relative) of ``-1/e``: two roots nearly merge, left to the general path.
 BRANCH_POINT_GAP = 1e-6
-#: Roots compared with all others at a time in :func:`_distinct` (a block of distances of
-#: at most 16 MB for 1000 roots; the old all-at-once table recursed forever on one state of
-#: more than 3000 roots).
-PAIRWISE_ROWS = 1000
 
 
 def one_delay_factors(lin: LinearDDE) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -262,15 +258,24 @@ def _conjugate_pairs(
 
 
 def _distinct(s: np.ndarray, state: np.ndarray, tau: np.ndarray) -> bool:
-    """No two roots of one state within ``1e-8 (|s| + 1 / tau)`` of each other (every pair,
-    :data:`PAIRWISE_ROWS` roots against all at a time)."""
+    """No two roots of one state within ``1e-8 (|s| + 1 / tau)`` of each other (the larger of
+    the two tolerances).
+
+    The roots are sorted by state and real part, and each is compared with the next, the one
+    after, and so on while some pair of one state has real parts within the largest
+    tolerance: a few passes over the roots (their branches lie apart), not every pair.
+    """
     tol = 1e-8 * (np.abs(s) + 1.0 / tau)
-    for a in range(0, s.size, PAIRWISE_ROWS):
-        rows = np.arange(a, min(a + PAIRWISE_ROWS, s.size))
-        same = state[rows, None] == state[None, :]
-        same[np.arange(rows.size), rows] = False  # a root and itself
-        gap = np.abs(s[rows, None] - s[None, :])
-        if np.any(same & (gap <= tol[rows, None])):
+    order = np.lexsort((np.real(s), state))
+    s, state, tol = s[order], state[order], tol[order]
+    reach = float(np.max(tol)) if tol.size else 0.0
+    for shift in range(1, s.size):
+        same = state[shift:] == state[:-shift]
+        close = same & (np.real(s[shift:]) - np.real(s[:-shift]) <= reach)
+        if not np.any(close):
+            return True
+        gap = np.abs(s[shift:] - s[:-shift])
+        if np.any(close & (gap <= np.maximum(tol[shift:], tol[:-shift]))):
             return False
     return True
 
