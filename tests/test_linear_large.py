@@ -225,3 +225,33 @@ def test_the_abscissa_bound_is_the_root_of_its_equation():
     want = mu + float(np.real(lambertw(c * tau * np.exp(-mu * tau)))) / tau
     got = large.abscissa_bound(system, lin.A0)
     assert abs(got - want) <= 1e-8, (got, want)
+
+
+def test_whole_matrix_samples_by_the_compiled_kernel_equal_lapacks():
+    # a system without a Schur complement (the parking lot's arrow has one; the dense block
+    # below does not), of up to KERNEL_MAX_ROWS states, is sampled by the compiled kernel on
+    # whole matrices (fluidnet.linear.sparse.SparseSystem.whole): tens of microseconds a
+    # sample of 30 states against about a millisecond assembled in Python. Second method:
+    # the LAPACK factorization per sample, which it replaces.
+    from fluidnet.linear.samples import compiled_samples
+    from fluidnet.linear.sparse import SparseSystem
+
+    if compiled_samples() is None:
+        pytest.skip("the compiled kernel is not built")
+    rng = np.random.default_rng(5)
+    n = 30
+    A0 = -np.eye(n) + 0.1 * rng.normal(size=(n, n))
+    lin = fn.LinearDDE(
+        A0, [(0.1 * (k + 1), 0.3 * rng.normal(size=(n, n)) / (k + 1)) for k in range(5)]
+    )
+    fast = SparseSystem.from_lineardde(lin)
+    assert fast.schur is None and fast.whole is not None
+    slow = SparseSystem.from_lineardde(lin)
+    slow.__dict__["whole"] = None  # the LAPACK path
+    s = rng.normal(size=64) + 1j * rng.normal(size=64) * 20
+    for method in ("det_logderiv", "det_logderiv_fast"):
+        f1, g1 = getattr(fast, method)(s)
+        f2, g2 = getattr(slow, method)(s)
+        np.testing.assert_allclose(f1, f2, atol=1e-12)
+        np.testing.assert_allclose(np.abs(f1), 1.0, rtol=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-5 if method.endswith("fast") else 1e-10)

@@ -247,6 +247,45 @@ class SparseSystem:
         stack = Stack(A[:, 0], A[:, 1:], self.tau[None, :])
         return stack if stack.split[0].size else None
 
+    @cached_property
+    def whole(self) -> Stack | None:
+        """The system as a one-system :class:`~fluidnet.linear.stacked.Stack` whose samples
+        the compiled kernel takes on whole matrices, where there is no Schur complement
+        (:attr:`schur`) and the kernel pays (up to ``KERNEL_MAX_ROWS`` states): one sample of
+        a 30-state ring with five delays costs tens of microseconds there, against two
+        LAPACK factorizations assembled in Python here. ``None`` otherwise."""
+        from .samples import compiled_samples
+        from .stacked import DENSE_KERNEL_STATES, KERNEL_MAX_ROWS, Stack
+
+        if self.schur is not None or not DENSE_KERNEL_STATES <= self.n <= KERNEL_MAX_ROWS:
+            return None
+        if compiled_samples() is None:
+            return None
+        m = self.tau.size
+        A = np.zeros((1, m + 1, self.n, self.n), dtype=self.values.dtype)
+        np.add.at(A[0], (self.which + 1, self.rows, self.cols), self.values)
+        return Stack(A[:, 0], A[:, 1:], self.tau[None, :])
+
+    def _whole_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`det_logderiv` by the compiled kernel (:attr:`whole`): the phase of its
+        determinant, and its exact ``(det Delta)'/det Delta``."""
+        from .samples import compiled_samples
+
+        assert self.whole is not None
+        kernel = compiled_samples()
+        assert kernel is not None  # whole is None without it
+        f = np.zeros(s.size, dtype=complex)
+        g = np.full(s.size, np.inf, dtype=complex)
+        ok = np.isfinite(s)
+        if ok.any():
+            det, g[ok] = self.whole._dense_kernel(kernel, s[ok], np.zeros(int(ok.sum()), int), 0)
+            with np.errstate(all="ignore"):
+                f[ok] = det / np.abs(det)
+        bad = ~np.isfinite(g) | ~np.isfinite(f)
+        f[bad] = 0.0
+        g[bad] = np.inf
+        return f, g
+
     def _schur_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         assert self.schur is not None
         f = np.zeros(s.size, dtype=complex)
@@ -265,6 +304,8 @@ class SparseSystem:
         s = np.asarray(s, dtype=complex).ravel()
         if self.schur is not None:
             return self._schur_det_logderiv(s)
+        if self.whole is not None:
+            return self._whole_det_logderiv(s)
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         for q, sq in enumerate(s):
@@ -289,10 +330,13 @@ class SparseSystem:
         factorization instead of ``n`` solves; its relative error is about ``eps / d``, ``d``
         the distance to the nearest root): for sampling contours, where ``|f'/f|`` only
         sizes the steps and seeds the power sums. (Through the Schur complement, where the
-        structure allows, it is exact and as cheap.)"""
+        structure allows, or the compiled kernel on whole matrices (:attr:`whole`), it is
+        exact and as cheap.)"""
         s = np.asarray(s, dtype=complex).ravel()
         if self.schur is not None:
             return self._schur_det_logderiv(s)
+        if self.whole is not None:
+            return self._whole_det_logderiv(s)
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         for q, sq in enumerate(s):
