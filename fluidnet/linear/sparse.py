@@ -237,15 +237,21 @@ class SparseSystem:
         (a network whose flows act on each other only through a few links): ``det Delta``
         then costs that of a matrix of the links' size, for all samples at once. ``None``
         otherwise."""
-        from .stacked import SCHUR_MIN_STATES, Stack
+        from .stacked import SCHUR_MIN_STATES
 
         if not SCHUR_MIN_STATES <= self.n <= DENSE_STATES:
             return None
+        stack = self._stack()
+        return stack if stack.split[0].size else None
+
+    def _stack(self) -> Stack:
+        """The system as a one-system dense :class:`~fluidnet.linear.stacked.Stack`."""
+        from .stacked import Stack
+
         m = self.tau.size
         A = np.zeros((1, m + 1, self.n, self.n), dtype=self.values.dtype)
         np.add.at(A[0], (self.which + 1, self.rows, self.cols), self.values)
-        stack = Stack(A[:, 0], A[:, 1:], self.tau[None, :])
-        return stack if stack.split[0].size else None
+        return Stack(A[:, 0], A[:, 1:], self.tau[None, :])
 
     @cached_property
     def whole(self) -> Stack | None:
@@ -255,16 +261,13 @@ class SparseSystem:
         a 30-state ring with five delays costs tens of microseconds there, against two
         LAPACK factorizations assembled in Python here. ``None`` otherwise."""
         from .samples import compiled_samples
-        from .stacked import DENSE_KERNEL_STATES, KERNEL_MAX_ROWS, Stack
+        from .stacked import DENSE_KERNEL_STATES, KERNEL_MAX_ROWS
 
         if self.schur is not None or not DENSE_KERNEL_STATES <= self.n <= KERNEL_MAX_ROWS:
             return None
         if compiled_samples() is None:
             return None
-        m = self.tau.size
-        A = np.zeros((1, m + 1, self.n, self.n), dtype=self.values.dtype)
-        np.add.at(A[0], (self.which + 1, self.rows, self.cols), self.values)
-        return Stack(A[:, 0], A[:, 1:], self.tau[None, :])
+        return self._stack()
 
     def _whole_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`det_logderiv` by the compiled kernel (:attr:`whole`): the phase of its
