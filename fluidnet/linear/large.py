@@ -170,8 +170,8 @@ class _Box:
 
     @property
     def reach(self) -> float:
-        """The largest distance from :attr:`centroid` to a point of the box (its corners;
-        for a real system's symmetric box, of the conjugate root pairs' upper or lower half)."""
+        """The largest distance from :attr:`centroid` to a point of the box: to its farthest
+        corner (a symmetric box's corners are those of ``[lo, hi] x [-y1, y1]``)."""
         c = self.centroid
         y0 = -self.y1 if self.symmetric else self.y0
         return max(abs(complex(x, y) - c) for x in (self.lo, self.hi) for y in (y0, self.y1))

@@ -72,7 +72,8 @@ __all__ = ["follow_roots", "RootPath"]
 
 #: A checkpoint (full root computation) every this many accepted steps.
 CHECK_EVERY = 12
-#: Followed roots: at least the ``k`` rightmost, ``k`` doubled on a failed certificate.
+#: Followed roots: at least the ``k`` rightmost, ``k`` doubled on a failed certificate; at
+#: most this many restarts from one checkpoint (from a later one, the count starts again).
 MAX_RESTARTS = 3
 #: Most roots asked for at a restart (followed: those of them in the window).
 MAX_FOLLOWED = 512
