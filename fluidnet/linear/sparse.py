@@ -269,33 +269,24 @@ class SparseSystem:
             return None
         return self._stack()
 
-    def _whole_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`det_logderiv` by the compiled kernel (:attr:`whole`): the phase of its
-        determinant, and its exact ``(det Delta)'/det Delta``."""
-        from .samples import compiled_samples
-
-        assert self.whole is not None
-        kernel = compiled_samples()
-        assert kernel is not None  # whole is None without it
+    def _compiled_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`det_logderiv` by compiled code, through the Schur complement (:attr:`schur`)
+        or on whole matrices (:attr:`whole`): the phase of the determinant, and its exact
+        ``(det Delta)'/det Delta``."""
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         ok = np.isfinite(s)
         if ok.any():
-            det, g[ok] = self.whole._dense_kernel(kernel, s[ok], np.zeros(int(ok.sum()), int), 0)
-            with np.errstate(all="ignore"):
-                f[ok] = det / np.abs(det)
-        bad = ~np.isfinite(g) | ~np.isfinite(f)
-        f[bad] = 0.0
-        g[bad] = np.inf
-        return f, g
+            idx = np.zeros(int(ok.sum()), int)
+            if self.schur is not None:
+                f[ok], g[ok] = self.schur._det_logderiv_schur(s[ok], idx, True)
+            else:
+                from .samples import compiled_samples
 
-    def _schur_det_logderiv(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        assert self.schur is not None
-        f = np.zeros(s.size, dtype=complex)
-        g = np.full(s.size, np.inf, dtype=complex)
-        ok = np.isfinite(s)
-        if ok.any():
-            f[ok], g[ok] = self.schur._det_logderiv_schur(s[ok], np.zeros(int(ok.sum()), int), True)
+                assert self.whole is not None
+                det, g[ok] = self.whole._dense_kernel(compiled_samples(), s[ok], idx, 0)
+                with np.errstate(all="ignore"):
+                    f[ok] = det / np.abs(det)
         bad = ~np.isfinite(g) | ~np.isfinite(f)
         f[bad] = 0.0
         g[bad] = np.inf
@@ -305,10 +296,8 @@ class SparseSystem:
         """The phase ``det / |det|`` of ``det Delta(s_q)`` (0 where singular) and
         ``(det Delta)'/det Delta = trace(Delta^{-1} Delta')`` (``inf`` where singular)."""
         s = np.asarray(s, dtype=complex).ravel()
-        if self.schur is not None:
-            return self._schur_det_logderiv(s)
-        if self.whole is not None:
-            return self._whole_det_logderiv(s)
+        if self.schur is not None or self.whole is not None:
+            return self._compiled_det_logderiv(s)
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         for q, sq in enumerate(s):
@@ -336,10 +325,8 @@ class SparseSystem:
         structure allows, or the compiled kernel on whole matrices (:attr:`whole`), it is
         exact and as cheap.)"""
         s = np.asarray(s, dtype=complex).ravel()
-        if self.schur is not None:
-            return self._schur_det_logderiv(s)
-        if self.whole is not None:
-            return self._whole_det_logderiv(s)
+        if self.schur is not None or self.whole is not None:
+            return self._compiled_det_logderiv(s)
         f = np.zeros(s.size, dtype=complex)
         g = np.full(s.size, np.inf, dtype=complex)
         for q, sq in enumerate(s):
