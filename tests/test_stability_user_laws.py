@@ -518,9 +518,20 @@ def test_switches_restart_from_later_checkpoints_without_limit(monkeypatch):
     from fluidnet.stability import rootpaths
 
     monkeypatch.setattr(rootpaths, "MAX_RESTARTS", 1)
+    follow = rootpaths._follow
+    restarts_from = []
+
+    def recorded(*args, **kwargs):
+        got = follow(*args, **kwargs)
+        if got[0] == "failed":
+            restarts_from.append(got[3].value)  # the last good checkpoint
+        return got
+
+    monkeypatch.setattr(rootpaths, "_follow", recorded)
     m = kelly_twenty()
     lo, hi, T = 0.20475660741411417, 6.114338984420262, 0.09926589475246499
     sw = fn.stability_switches(m, "kappa", lo, hi, T=T)
+    assert len(set(restarts_from)) >= 2  # what the case is for
     counts = [sw.count_lo] + [c.count_after for c in sw.crossings]
     assert counts == [0, 2, 4, 6]
     ends = [lo, *(c.value for c in sw.crossings), hi]
