@@ -572,6 +572,40 @@ def test_a_followed_count_needs_every_root_right_of_its_line():
     assert _followed_count(sweep, 2.0, lam[np.argsort(-lam.real)][1:], True, rhp_only=True) is None
 
 
+def test_a_followed_count_on_a_line_just_left_of_the_followed_roots():
+    # followed roots that were a full count's k rightmost (a large system's, whose line lies
+    # right of the window) are counted on a line just left of them (near=True): they must be
+    # every root right of it, and the line must be left of the imaginary axis
+    import functools
+
+    from fluidnet.stability.crossing import Sweep
+    from fluidnet.stability.rootpaths import _followed_count
+
+    sweep = Sweep(functools.partial(oscillator, 0.25), "tau", {})
+    lin = sweep.lin(2.0)
+    full = fn.linear.characteristic_roots(lin, 24)
+    lam = np.array([r.value for r in full if r.imag > 0][:3])  # the three rightmost pairs
+    n_ref = sum(change for tau, _, change in cooke_grossman_crossings(0.1, 0.25, 2.0))
+    got = _followed_count(sweep, 2.0, lam, True, near=True)
+    assert got is not None and got.count == n_ref == 2
+    assert got.roots.certified
+    # the line lies between the third pair and the fourth (all roots are complex here)
+    re = full.values.real[::2]
+    assert np.all(full.values.imag[::2] > 0)
+    assert re[3] < got.roots.certificate < re[2]
+    np.testing.assert_allclose(
+        np.sort_complex([r.value for r in got.roots if r.imag > 0]),
+        np.sort_complex(lam),
+        rtol=1e-12,
+    )
+    # one of them left out (a root from further left overtook the followed ones): no count
+    assert _followed_count(sweep, 2.0, np.delete(lam, 1), True, near=True) is None
+    # the rightmost pair alone is unstable: a line just left of it lies right of the axis,
+    # where it would not count every unstable root: no count
+    assert lam[0].real > 0
+    assert _followed_count(sweep, 2.0, lam[:1], True, near=True) is None
+
+
 def test_a_root_taken_to_the_lower_half_plane_fails_the_step():
     # a real system's followed roots are upper half-plane representatives: Newton's method
     # from a long step took the third (-4.639 + 0.963j) to the mirror image of the second

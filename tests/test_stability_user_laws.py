@@ -541,6 +541,79 @@ def test_switches_restart_from_later_checkpoints_without_limit(monkeypatch):
         assert sum(r.multiplicity for r in roots if r.real > 0) == count
 
 
+def test_counts_with_many_unstable_roots_ask_for_them_at_once(monkeypatch):
+    # the 20-flow ring over [4.73, 10.64] at T = 0.168 (a range of the random check of
+    # stability_switches): 12 to 30 roots unstable. A full count at a checkpoint asked for the
+    # 6 rightmost roots, then 12, then 24 (three computations, each anew), until the leftmost
+    # was stable; it now asks for the number it would reach (24 where 14 are expected) at
+    # once. Second method: the pointwise count between the crossings.
+    from user_laws import kelly_twenty
+
+    from fluidnet.stability import crossing
+
+    computed = crossing.certified_roots
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return computed(*args, **kwargs)
+
+    monkeypatch.setattr(crossing, "certified_roots", counted)
+    count = crossing.Sweep.count
+    full = []  # (k asked for, expected unstable or None, computations)
+
+    def recorded(self, p, k=None, rhp_only=False):
+        before = len(calls)
+        got = count(self, p, k, rhp_only)
+        full.append((k, got.count, len(calls) - before))
+        return got
+
+    monkeypatch.setattr(crossing.Sweep, "count", recorded)
+    m = kelly_twenty()
+    lo, hi, T = 4.72636446561418, 10.642100051425972, 0.1681793473124034
+    sw = fn.stability_switches(m, "kappa", lo, hi, T=T)
+    counts = [sw.count_lo] + [c.count_after for c in sw.crossings]
+    assert counts == [14, 16, 18, 20, 22, 24, 26, 28, 30]
+    ends = [lo, *(c.value for c in sw.crossings), hi]
+    for a, b, n in zip(ends[:-1], ends[1:], counts, strict=True):
+        roots = m.linearize(kappa=0.5 * (a + b), T=T).roots(region=0.0)
+        assert roots.certified
+        assert sum(r.multiplicity for r in roots if r.real > 0) == n
+    # the counts after the start with 6 or more unstable: one computation each (none for a
+    # factor part's closed form)
+    later = [f for f in full[1:] if f[0] is not None and f[1] >= 6]
+    assert sum(n_computed for *_, n_computed in later) >= 3
+    assert all(k >= n + 6 and n_computed <= 1 for k, n, n_computed in later)
+
+
+def test_a_restart_follows_enough_roots_for_those_found_unstable(monkeypatch):
+    # the ring with five delays, its critical gain over [0.05, 20] (the benchmark's sweep):
+    # the 6 roots followed from kappa = 0.463 missed the pair that crosses first, and the count
+    # at 4.54 found 8 roots unstable where 2 were expected. The restart followed 12 roots and
+    # failed again at 3.57 (4 unstable, 2 expected); only 24 roots passed. A restart now
+    # follows enough roots for those found unstable where the count failed, 24 at once.
+    # Second method: the pointwise roots 1e-5 (relative) either side of the value.
+    from fluidnet.stability import rootpaths
+
+    follow = rootpaths._follow
+    followed = []
+
+    def recorded(sweep, lo, hi, start, k, *args, **kwargs):
+        followed.append(k)
+        return follow(sweep, lo, hi, start, k, *args, **kwargs)
+
+    monkeypatch.setattr(rootpaths, "_follow", recorded)
+    m = LAWS["kelly_thirty_delays"].build()
+    cv = fn.critical_value(m, "kappa", 0.05, 20.0)
+    assert followed == [None, 24]
+    below = m.linearize(kappa=cv.value * (1 - 1e-5)).roots(k=2)
+    above = m.linearize(kappa=cv.value * (1 + 1e-5)).roots(k=2)
+    assert below.certified and above.certified
+    assert below.abscissa < 0 < above.abscissa
+    assert (cv.direction, cv.count_before, cv.count_after) == ("destabilizing", 0, 2)
+    assert cv.omega == pytest.approx(abs(above[0].imag), rel=1e-3)
+
+
 def test_restarts_after_real_roots_meet_do_not_creep():
     # drawn by a random check of critical_value on the ring with five delays (T = 0.0465):
     # its slow real roots, one per flow, meet in pairs as the gain grows. Newton's method loses

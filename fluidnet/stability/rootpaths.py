@@ -27,10 +27,12 @@ The path is a stepper (:class:`RootPath`) of the continuation engine
 The count at every checkpoint certifies the result: the number of right-half-plane roots there
 must equal the number at the previous checkpoint plus the changes of the crossings found in
 between. It is the count of the followed roots when the argument principle confirms that they
-are every root right of a line left of them and of the window (:func:`_followed_count`), else
-that of a full computation. When it does not match (a root from further left than the followed
-ones crossed), the stretch is redone with twice as many followed roots. Checkpoints are at the
-start, after every crossing, every ``CHECK_EVERY`` steps and at the end.
+are every root right of a line left of them and of the window (:func:`_followed_count`; for a
+large system whose followed roots were a full count's ``k`` rightmost, a line just left of
+them), else that of a full computation, which asks at once for about as many roots as it needs
+(:meth:`_SerialPath._wanted`). When it does not match (a root from further left than the
+followed ones crossed), the stretch is redone with twice as many followed roots. Checkpoints
+are at the start, after every crossing, every ``CHECK_EVERY`` steps and at the end.
 
 A first switch from a start where the system is unstable is looked for only when the system
 does not stay unstable: its rightmost roots are followed first, without checkpoints, and when
@@ -77,6 +79,9 @@ CHECK_EVERY = 12
 MAX_RESTARTS = 3
 #: Most roots asked for at a restart (followed: those of them in the window).
 MAX_FOLLOWED = 512
+#: A full count at a checkpoint asks for this many roots more than the right-half-plane roots
+#: expected there (:meth:`_SerialPath._wanted`).
+MORE_THAN_EXPECTED = 6
 #: Roots are followed when their real part is above ``-WINDOW / tau_max``.
 WINDOW = 4.0
 #: Relative agreement of two successive estimates of a crossing that ends its search.
@@ -433,7 +438,7 @@ class _SerialPath(_OnSweep):
         return _Path(q, lam, _velocity(self.sweep, q, lam, self.span, sign))
 
     def restart_at(self, q):
-        check = self.sweep.count(q, self.k)
+        check = self.sweep.count(q, self._wanted())
         if check.count != self.count:
             return None
         return self._reseed(check, q, 1.0 if q < self.hi else -1.0)
@@ -444,31 +449,51 @@ class _SerialPath(_OnSweep):
         switch = any(c.is_switch for c in self.crossings[len(self.confirmed) :])
         last_one = self.first_switch and switch
         if q == self.hi:  # a root may lie within AXIS_TOL of the axis there
-            check = self.sweep.count_edge(q, self.span, end=True, k=self.k)
+            check = self.sweep.count_edge(q, self.span, end=True, k=self._wanted())
         else:
             # a closed form of the roots, where the system has one (a factor part of
             # fluidnet.stability.factoredpaths), else the followed roots' count
-            check = self.sweep.closed_count(q, self.k)
-            if check is None and (last_one or not self._window_unknown()):
-                check = _followed_count(self.sweep, q, path.lam, self.real_system, last_one)
+            check = self.sweep.closed_count(q, self._wanted())
+            if check is None:
+                near = not last_one and self._window_unknown()
+                check = _followed_count(
+                    self.sweep, q, path.lam, self.real_system, last_one, near=near
+                )
             if check is None:  # the roots there are not all followed: computed in full
-                check = self.sweep.count(q, self.k, rhp_only=last_one)
+                check = self.sweep.count(q, self._wanted(), rhp_only=last_one)
         if check.count != self.count:
-            return Stop(("failed", self.confirmed, self.checks, self.last))
+            return Stop(("failed", self.confirmed, self.checks, self.last, check.count))
         if last_one or q == self.hi:
             self.checks.append(check)
             return Stop(("ok", self.crossings, self.checks))
         return self._reseed(check, q, 1.0)
 
+    def _wanted(self) -> int | None:
+        """The rightmost roots a full count here asks for first: the restarts' ``k``, and
+        where at least :data:`MORE_THAN_EXPECTED` right-half-plane roots are expected (the
+        last count and the crossings since), the number that :meth:`~.crossing.Sweep.count`
+        would reach by doubling from 6 on the way to that many more than expected.
+
+        The count doubles the roots asked for until the leftmost is stable, each time a new
+        computation: where tens of roots are unstable, asking for 6 first cost four or five
+        computations of a 40-state system's rectangles instead of one. Asking for just
+        ``MORE_THAN_EXPECTED`` more (20 roots for 14 expected on the 20-flow ring, not 24)
+        followed too few, and a root that none of them was crossed: the path restarted.
+        (With fewer expected, the count asks for what it always did.)"""
+        if self.count < MORE_THAN_EXPECTED:
+            return self.k
+        return max(self.k or 0, _doubled_to(self.count + MORE_THAN_EXPECTED))
+
     def _window_unknown(self) -> bool:
         """Whether the followed roots of a large system (the rectangles' ``k`` rightmost,
         :data:`~fluidnet.linear.large.LARGE_STATES` states or more) came from a count whose
         certificate line lies right of the window (``-WINDOW / tau_max``): the roots between
-        them are not known, and the count from the followed roots, which needs every root
-        right of a line left of the window, is not tried (its argument principle cost 10 to
-        55 ms a checkpoint on a 20-flow ring, to find 42 to 156 roots there against 5 to 24
-        followed). Smaller systems, whose full computation reaches the window more often,
-        always try it."""
+        them are not known, and a count from the followed roots on a line left of the window
+        would fail (its argument principle cost 10 to 55 ms a checkpoint on a 20-flow ring, to
+        find 42 to 156 roots there against 5 to 24 followed). Their count is then made on a
+        line just left of them (``near`` in :func:`_followed_count`), as the full count's
+        certificate was: 3 to 4 ms where it fails. Smaller systems, whose full computation
+        reaches the window more often, count on a line left of the window."""
         lin = self.sweep.lin(self.last.value)
         if lin.n < LARGE_STATES or not lin.delays:
             return False
@@ -486,8 +511,23 @@ class _SerialPath(_OnSweep):
         )
 
 
+def _doubled_to(n: int) -> int:
+    """The first of 6, 12, 24, ... (the roots :meth:`~.crossing.Sweep.count` asks for as it
+    doubles) that is at least ``n``."""
+    k = 6
+    while k < n:
+        k *= 2
+    return k
+
+
 def _followed_count(
-    sweep: Sweep, q: float, lam: np.ndarray, real_system: bool, rhp_only: bool = False
+    sweep: Sweep,
+    q: float,
+    lam: np.ndarray,
+    real_system: bool,
+    rhp_only: bool = False,
+    *,
+    near: bool = False,
 ) -> Count | None:
     """The count at ``q`` from the followed roots ``lam`` (converged at ``q``), when the
     argument principle confirms that they are every root right of a line ``Re s = sigma``;
@@ -499,6 +539,11 @@ def _followed_count(
     takes from a full computation there to go on with -- and the right-half-plane count is
     theirs. With ``rhp_only`` (the last checkpoint, where only the count is needed) the line
     is just left of the imaginary axis, and the count that of the followed roots right of it.
+    With ``near`` (followed roots that were the ``k`` rightmost of a count whose line lay right
+    of the window) the line is just left of the leftmost followed root: the roots right of it
+    are then exactly the followed ones, the rightmost as many as followed, as a full count
+    asking for that many would give (where a root from further left has overtaken one of them,
+    the count fails, and the full computation is made).
     The line is placed, and the count made, as for a full computation's certificate
     (:func:`~fluidnet.linear.certificate.certificate_line`,
     :func:`~fluidnet.linear.certificate.count_right_of`). Systems without delays and slow
@@ -513,6 +558,10 @@ def _followed_count(
     re = np.real(lam)
     if rhp_only:
         sigma = certificate_line(re, tau, start=0.0)
+    elif near:
+        sigma = certificate_line(re, tau, start=float(np.min(re)))
+        if not np.all(re > sigma):
+            return None
     else:
         window = -WINDOW / tau
         sigma = certificate_line(np.r_[re, window], tau, start=min(window, float(np.min(re))))
@@ -554,7 +603,8 @@ def _follow(
     visited: list[float] | None = None,
 ):
     """One continuation from the checkpoint ``start``: ``("ok", crossings, checks)``, or on a
-    failed certificate ``("failed", crossings up to the last good checkpoint, checks, it)``.
+    failed certificate ``("failed", crossings up to the last good checkpoint, checks, it,
+    the count that did not match)``.
     ``visited`` receives the ends of the accepted steps."""
     stepper = _SerialPath(sweep, lo, hi, start, k, first_switch)
     if visited is not None:
@@ -627,14 +677,17 @@ def follow_roots(
         # same checkpoint are limited (MAX_RESTARTS); one further on has made progress (as the
         # gain grows, tens of roots cross one after another: a 30-state part of a network
         # needed 12, 24, 48 and then 96 roots from ever later checkpoints)
-        _, confirmed, checks, last = res
+        _, confirmed, checks, last, found = res
         done += confirmed
         done_checks += checks[:-1]
         stalled = stalled + 1 if last.value == a else 1
         if stalled > MAX_RESTARTS or (k or 0) >= MAX_FOLLOWED:
             break
         a = last.value
-        k = 2 * max(len(last.roots), k or 6)
+        # twice as many, and enough for the roots found unstable where the count failed (the
+        # ring with five delays: 8 there, where 2 were expected; 12 roots followed from the
+        # last checkpoint failed again, and only 24 did not)
+        k = max(2 * max(len(last.roots), k or 6), _doubled_to(found + MORE_THAN_EXPECTED))
         start = sweep.count_edge(a, hi - a, k=k)
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
