@@ -686,8 +686,9 @@ def follow_roots(
         a = last.value
         # twice as many, and enough for the roots found unstable where the count failed (the
         # ring with five delays: 8 there, where 2 were expected; 12 roots followed from the
-        # last checkpoint failed again, and only 24 did not)
-        k = max(2 * max(len(last.roots), k or 6), _doubled_to(found + MORE_THAN_EXPECTED))
+        # last checkpoint failed again, and only 24 did not), that up to MAX_FOLLOWED
+        enough = min(_doubled_to(found + MORE_THAN_EXPECTED), MAX_FOLLOWED)
+        k = max(2 * max(len(last.roots), k or 6), enough)
         start = sweep.count_edge(a, hi - a, k=k)
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
