@@ -152,6 +152,11 @@ class Count:
         return self.roots.abscissa
 
 
+#: Rightmost roots a full count asks for first (more for a small system: ``2 n``); it doubles
+#: them until the leftmost is stable (:meth:`Sweep.count`).
+FIRST_ROOTS = 6
+
+
 class Sweep:
     """The linear system along one parameter, with cached systems and counts.
 
@@ -263,7 +268,7 @@ class Sweep:
         # 2 n rightmost roots to start with, but not for a system the rectangles of
         # fluidnet.linear.large solve (200 roots of a 100-state network exhausted their budget):
         # the loop asks for more until the leftmost root is in the left half-plane
-        k = max(k or 0, 6, 2 * lin.n if lin.n < LARGE_STATES else 0)
+        k = max(k or 0, FIRST_ROOTS, 2 * lin.n if lin.n < LARGE_STATES else 0)
         while True:
             self.n_counts += 1
             roots = certified_roots(lin, k, solve=unit_time_roots, **self.root_options)

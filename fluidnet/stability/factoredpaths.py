@@ -48,7 +48,7 @@ from ..linear.large import LARGE_STATES
 from ..linear.lineardde import LinearDDE
 from ..linear.rootset import Roots
 from ..linear.stacked import Stack
-from .crossing import Count, Crossing, Sweep, local_scale, rhp_count, size_unit
+from .crossing import FIRST_ROOTS, Count, Crossing, Sweep, local_scale, rhp_count, size_unit
 from .rootpaths import (
     VELOCITY_STEP,
     WINDOW,
@@ -180,7 +180,7 @@ class PartSweep(Sweep):
         lin = self.lin(p)
         if not lin.delays:
             return None
-        want = max(k or 0, 6, 2 * lin.n if lin.n < LARGE_STATES else 0)
+        want = max(k or 0, FIRST_ROOTS, 2 * lin.n if lin.n < LARGE_STATES else 0)
         roots = lambert_roots(lin, -(WINDOW + 1.0) / lin.max_delay, want)
         if roots is None:
             return None

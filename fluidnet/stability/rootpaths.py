@@ -56,6 +56,7 @@ from ..linear.roots import certified_roots
 from ..linear.rootset import CharacteristicRoot, Roots
 from ..linear.stacked import Stack
 from .crossing import (
+    FIRST_ROOTS,
     Count,
     Crossing,
     Sweep,
@@ -470,9 +471,10 @@ class _SerialPath(_OnSweep):
 
     def _wanted(self) -> int | None:
         """The rightmost roots a full count here asks for first: the restarts' ``k``, and
-        where at least :data:`MORE_THAN_EXPECTED` right-half-plane roots are expected (the
-        last count and the crossings since), the number that :meth:`~.crossing.Sweep.count`
-        would reach by doubling from 6 on the way to that many more than expected.
+        where at least :data:`~.crossing.FIRST_ROOTS` right-half-plane roots are expected (the
+        last count and the crossings since: the first roots asked for would all be unstable),
+        the number that :meth:`~.crossing.Sweep.count` would reach by doubling on the way to
+        :data:`MORE_THAN_EXPECTED` more than expected.
 
         The count doubles the roots asked for until the leftmost is stable, each time a new
         computation: where tens of roots are unstable, asking for 6 first cost four or five
@@ -480,7 +482,7 @@ class _SerialPath(_OnSweep):
         ``MORE_THAN_EXPECTED`` more (20 roots for 14 expected on the 20-flow ring, not 24)
         followed too few, and a root that none of them was crossed: the path restarted.
         (With fewer expected, the count asks for what it always did.)"""
-        if self.count < MORE_THAN_EXPECTED:
+        if self.count < FIRST_ROOTS:
             return self.k
         return max(self.k or 0, _doubled_to(self.count + MORE_THAN_EXPECTED))
 
@@ -512,9 +514,9 @@ class _SerialPath(_OnSweep):
 
 
 def _doubled_to(n: int) -> int:
-    """The first of 6, 12, 24, ... (the roots :meth:`~.crossing.Sweep.count` asks for as it
-    doubles) that is at least ``n``."""
-    k = 6
+    """The first of ``FIRST_ROOTS`` (6), 12, 24, ... (the roots :meth:`~.crossing.Sweep.count`
+    asks for as it doubles) that is at least ``n``."""
+    k = FIRST_ROOTS
     while k < n:
         k *= 2
     return k
@@ -688,7 +690,7 @@ def follow_roots(
         # ring with five delays: 8 there, where 2 were expected; 12 roots followed from the
         # last checkpoint failed again, and only 24 did not), that up to MAX_FOLLOWED
         enough = min(_doubled_to(found + MORE_THAN_EXPECTED), MAX_FOLLOWED)
-        k = max(2 * max(len(last.roots), k or 6), enough)
+        k = max(2 * max(len(last.roots), k or FIRST_ROOTS), enough)
         start = sweep.count_edge(a, hi - a, k=k)
     raise AnalysisError(
         f"the crossings of {sweep.name} in [{lo:g}, {hi:g}] could not be certified: the number of "
